@@ -1,0 +1,3 @@
+"""otel-eval: live evaluation of AI agents from their OpenTelemetry traces."""
+
+__version__ = "0.1.0"

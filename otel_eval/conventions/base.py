@@ -1,0 +1,115 @@
+"""What a convention reads from one span: the contract between conventions and the mapper.
+
+Each convention module (``openinference``, ``genai``, ``adk``, ``traceloop``, ``noveum``, ...)
+exposes::
+
+    NAME: str                                  # "openinference", "genai", ...
+    def detect(span: SpanRecord) -> bool       # cheap: looks at attribute keys / span name
+    def read(span: SpanRecord) -> Reading      # pure: never raises on missing attributes
+
+and is listed, in detection order, in ``otel_eval.conventions.CONVENTIONS``. The mapper
+(:mod:`otel_eval.mapping`) turns a :class:`Reading` into ``AgentData``; the trajectory builder
+(:mod:`otel_eval.trajectory`) turns the readings of a session into turns and tool calls. Neither
+looks at raw attributes, so a new dialect is one new module.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, Optional
+
+from ..models.agent_data import ToolSchema
+
+SpanType = Literal["agent", "llm", "tool", "retriever", "chain", "unknown"]
+
+
+@dataclass
+class RequestedCall:
+    """A tool call an LLM response (or an agent action) asked for."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    call_id: Optional[str] = None
+
+
+@dataclass
+class ToolInvocation:
+    """What a tool span did: the call as executed, and its outcome."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    call_id: Optional[str] = None
+    result: Any = None
+    error: Optional[str] = None
+    """None on success; the error message (status message, exception message) on failure."""
+
+
+@dataclass
+class Reading:
+    convention: str
+    span_type: SpanType = "unknown"
+    agent_name: Optional[str] = None
+    user_input: Optional[str] = None
+    """The user's request as this span saw it (agent task, or the last user message of an LLM call)."""
+    system_prompt: Optional[str] = None
+    response: Optional[str] = None
+    """The span's output as text (agent final answer, LLM completion text, tool output)."""
+    tools_available: list[ToolSchema] = field(default_factory=list)
+    requested_calls: list[RequestedCall] = field(default_factory=list)
+    """Tool calls decided by this span (LLM tool_calls of one response = one parallel group)."""
+    tool: Optional[ToolInvocation] = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+    retrieval_query: Optional[list[str]] = None
+    retrieved_documents: Optional[list[str]] = None
+    session_id: Optional[str] = None
+    user_id: Optional[str] = None
+    agent_exit: bool = False
+    is_wrapper: bool = False
+    """A span that groups or forwards calls (ADK ``(merged tools)``, an MCP client wrapper): never a call."""
+    model: Optional[str] = None
+    input_tokens: Optional[int] = None
+    output_tokens: Optional[int] = None
+    trace: Optional[str] = None
+    """JSON dump of the span's events, where the convention keeps them (Noveum agent spans)."""
+    sources: dict[str, str] = field(default_factory=dict)
+    """AgentData field → the attribute it came from (shown by ``otel-eval inspect``)."""
+
+
+def parse_json_maybe(value: Any) -> Any:
+    """A JSON string parsed, anything else unchanged; text that is not JSON stays text."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text[:1] in ("{", "[", '"') or text in ("true", "false", "null") or _looks_numeric(text):
+            try:
+                return json.loads(text)
+            except ValueError:
+                return value
+    return value
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def as_arguments(value: Any, single_key: str = "input") -> dict[str, Any]:
+    """Tool arguments as a dict: JSON strings parsed; a bare value becomes ``{single_key: value}``."""
+    parsed = parse_json_maybe(value)
+    if parsed is None:
+        return {}
+    if isinstance(parsed, dict):
+        return parsed
+    return {single_key: parsed}
+
+
+def as_text(value: Any) -> Optional[str]:
+    """A value as display text: strings unchanged, structures as compact JSON."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)

@@ -1,0 +1,220 @@
+"""SpanRecord → AgentData: pick the span's convention, read it, apply the seed's field rules.
+
+``map_span`` is the public one-span entry point; ``map_spans`` also returns the reading and
+session id the engine needs; ``aggregate_trace`` builds the per-trace record of the seed's
+"Span Aggregation" section.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional, Sequence
+
+from .conventions import CONVENTIONS
+from .conventions.base import Reading
+from .models.agent_data import AgentData, ToolCall, ToolResult
+from .spans import SpanRecord
+
+#: DESIGN §4: the first of these span attributes that is set names the session.
+SESSION_ATTRIBUTES = (
+    "session.id",
+    "gen_ai.conversation.id",
+    "gcp.vertex.agent.session_id",
+    "traceloop.association.properties.session_id",
+    "langfuse.session.id",
+    "metadata.session_id",
+)
+USER_ATTRIBUTES = (
+    "user.id",
+    "enduser.id",
+    "gen_ai.user.id",
+    "traceloop.association.properties.user_id",
+    "langfuse.user.id",
+    "metadata.user_id",
+)
+CASE_ATTRIBUTES = ("otel_eval.case_id", "otel_eval.case")
+SESSION_END_ATTRIBUTE = "otel_eval.session.end"
+SESSION_END_EVENT = "session.end"
+VERSION_ATTRIBUTES = ("gen_ai.agent.version",)
+
+
+@dataclass
+class MappedSpan:
+    span: SpanRecord
+    reading: Reading
+    data: AgentData
+    session_id: Optional[str]
+    """The session id found on the span, or None (the session is then keyed by trace id)."""
+
+
+def first_attribute(span: SpanRecord, keys: Sequence[str], resource_too: bool = True) -> Optional[str]:
+    for key in keys:
+        value = span.attributes.get(key)
+        if value not in (None, ""):
+            return str(value)
+    if resource_too:
+        for key in keys:
+            value = span.resource.get(key)
+            if value not in (None, ""):
+                return str(value)
+    return None
+
+
+def session_id_of(span: SpanRecord, reading: Optional[Reading] = None) -> Optional[str]:
+    """The session id by DESIGN §4 precedence; None means "one trace = one session"."""
+    found = first_attribute(span, SESSION_ATTRIBUTES)
+    if found is None and reading is not None and reading.session_id:
+        found = reading.session_id
+    return found
+
+
+def user_id_of(span: SpanRecord, reading: Optional[Reading] = None) -> Optional[str]:
+    found = first_attribute(span, USER_ATTRIBUTES)
+    if found is None and reading is not None and reading.user_id:
+        found = reading.user_id
+    return found
+
+
+def ends_session(span: SpanRecord) -> bool:
+    """An explicit end: attribute ``otel_eval.session.end`` true, or a ``session.end`` event."""
+    flag = span.attributes.get(SESSION_END_ATTRIBUTE)
+    if flag is True or (isinstance(flag, str) and flag.lower() in ("true", "1", "yes")):
+        return True
+    return any(event.name == SESSION_END_EVENT for event in span.events)
+
+
+def agent_version_of(span: SpanRecord) -> Optional[str]:
+    return first_attribute(span, VERSION_ATTRIBUTES, resource_too=False) or (
+        str(span.resource["service.version"]) if span.resource.get("service.version") else None
+    )
+
+
+def read_span(span: SpanRecord) -> Reading:
+    """The reading of the first convention that recognises the span (DESIGN §4 order)."""
+    for convention in CONVENTIONS:
+        if convention.detect(span):
+            return convention.read(span)
+    return Reading(convention="none")
+
+
+def to_agent_data(span: SpanRecord, reading: Reading) -> AgentData:
+    """Apply the seed's per-span-type rules to a reading."""
+    kind = reading.span_type if reading.span_type != "unknown" else "agent"
+    if kind in ("chain",):
+        kind = "agent"
+    tool_calls = [
+        ToolCall(tool_name=call.name, parameters=call.arguments, call_id=call.call_id or span.span_id)
+        for call in reading.requested_calls
+    ]
+    results: list[ToolResult] = []
+    if reading.tool is not None:
+        results.append(
+            ToolResult(
+                call_id=reading.tool.call_id or span.span_id,
+                result=reading.tool.result,
+                success=reading.tool.error is None and span.status != "error",
+                error_message=reading.tool.error,
+            )
+        )
+    retrieved = [reading.retrieved_documents] if reading.retrieved_documents is not None else None
+    return AgentData(
+        user_id=user_id_of(span, reading),
+        task_id=span.trace_id,
+        turn_id=span.span_id,
+        agent_name=reading.agent_name or kind,
+        agent_role=kind,
+        agent_task=reading.user_input if kind == "agent" or reading.user_input else None,
+        system_prompt=reading.system_prompt,
+        agent_response=reading.response,
+        trace=reading.trace,
+        tools_available=list(reading.tools_available),
+        tool_calls=tool_calls,
+        parameters_passed=dict(reading.parameters),
+        tool_call_results=results,
+        retrieval_query=reading.retrieval_query,
+        retrieved_context=retrieved,
+        exit_status=span.status,
+        agent_exit=reading.agent_exit,
+        metadata=None,
+    )
+
+
+def map_span(span: SpanRecord) -> AgentData:
+    """One finished span → its AgentData record."""
+    return to_agent_data(span, read_span(span))
+
+
+def map_spans(spans: Iterable[SpanRecord]) -> list[MappedSpan]:
+    out = []
+    for span in spans:
+        reading = read_span(span)
+        out.append(MappedSpan(span, reading, to_agent_data(span, reading), session_id_of(span, reading)))
+    return out
+
+
+def aggregate_trace(mapped: Sequence[MappedSpan]) -> AgentData:
+    """The per-trace record (seed "Span Aggregation").
+
+    task = the root's input (else the first user input seen), response = the root's output (else
+    the last response of an agent or LLM span), every tool call and result of the trace in start
+    order, the system prompt of the first LLM span, the union of available tools.
+    """
+    if not mapped:
+        raise ValueError("aggregate_trace needs at least one span")
+    ordered = sorted(mapped, key=lambda m: (m.span.start_ns, m.span.end_ns))
+    roots = [m for m in ordered if m.span.is_root] or ordered[:1]
+    root = roots[0]
+    llms = [m for m in ordered if m.reading.span_type == "llm"]
+
+    task = root.reading.user_input or next((m.reading.user_input for m in ordered if m.reading.user_input), None)
+    response = root.reading.response
+    if response is None:
+        for m in reversed(ordered):
+            if m.reading.span_type in ("agent", "llm", "chain") and m.reading.response:
+                response = m.reading.response
+                break
+
+    tools_seen: dict[str, Any] = {}
+    calls: list[ToolCall] = []
+    results: list[ToolResult] = []
+    queries: list[str] = []
+    contexts: list[list[str]] = []
+    for m in ordered:
+        for schema in m.data.tools_available:
+            tools_seen.setdefault(schema.name, schema)
+        if m.reading.tool is not None and not m.reading.is_wrapper:
+            tool = m.reading.tool
+            call_id = tool.call_id or m.span.span_id
+            calls.append(ToolCall(tool_name=tool.name, parameters=tool.arguments, call_id=call_id))
+            results.extend(m.data.tool_call_results)
+        if m.data.retrieval_query:
+            queries.extend(m.data.retrieval_query)
+        if m.data.retrieved_context:
+            contexts.extend(m.data.retrieved_context)
+    if not calls:  # dialects with no tool spans (Noveum roots) still record the agent's actions
+        for m in ordered:
+            calls.extend(m.data.tool_calls)
+
+    status = "error" if any(m.span.status == "error" for m in roots) else root.span.status
+    user_id = next((m.data.user_id for m in ordered if m.data.user_id), None)
+    return AgentData(
+        user_id=user_id,
+        task_id=root.span.trace_id,
+        turn_id=root.span.span_id,
+        agent_name=root.reading.agent_name or "agent",
+        agent_role="agent",
+        agent_task=task,
+        system_prompt=next((m.reading.system_prompt for m in llms if m.reading.system_prompt), None),
+        agent_response=response,
+        trace=json.dumps([{"span_id": m.span.span_id, "name": m.span.name, "type": m.reading.span_type} for m in ordered]),
+        tools_available=list(tools_seen.values()),
+        tool_calls=calls,
+        parameters_passed=dict(root.data.parameters_passed),
+        tool_call_results=results,
+        retrieval_query=queries or None,
+        retrieved_context=contexts or None,
+        exit_status=status,
+        agent_exit=any(m.reading.agent_exit for m in ordered) or root.span.end_ns > 0,
+        metadata=None,
+    )

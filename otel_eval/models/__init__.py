@@ -1,0 +1,26 @@
+"""Data models: AgentData (per span / per trace), the EvalSet golden family, and results."""
+
+from .agent_data import AgentData, ToolCall, ToolResult, ToolSchema
+from .evalset import (
+    IGNORE,
+    CriterionConfig,
+    EvalCase,
+    EvalConfig,
+    EvalSet,
+    Invocation,
+    MatchType,
+    MessageContent,
+    Rubric,
+    SessionInput,
+    StepType,
+    TrajectoryStep,
+)
+from .evalset import ToolCall as ExpectedToolCall
+from .results import CriterionResult, CriterionStats, EvalCaseResult, EvalReport, EvalSummary
+
+__all__ = [
+    "AgentData", "ToolCall", "ToolResult", "ToolSchema",
+    "IGNORE", "CriterionConfig", "EvalCase", "EvalConfig", "EvalSet", "Invocation", "MatchType",
+    "MessageContent", "Rubric", "SessionInput", "StepType", "TrajectoryStep", "ExpectedToolCall",
+    "CriterionResult", "CriterionStats", "EvalCaseResult", "EvalReport", "EvalSummary",
+]

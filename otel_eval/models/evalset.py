@@ -1,0 +1,219 @@
+"""The golden-set model: EvalSet → EvalCase → Invocation, as in the evalset seed.
+
+Every golden format otel-eval reads (EvalSet JSON, trajectory-golden, Big Sky, ADK) loads into
+these classes. Expectations that only some formats carry (SQL expected or not, the expected
+table, first-call-only matching) are first-class fields of :class:`Invocation`, so scoring never
+digs through ``metadata``.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ..errors import InputError
+
+#: Argument value that matches anything (Big Sky's ``"IGNORE"``).
+IGNORE = "IGNORE"
+
+
+class MessageContent(BaseModel):
+    role: str
+    content: Union[str, list[dict[str, Any]]]
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def user(cls, text: str) -> "MessageContent":
+        return cls(role="user", content=text)
+
+    @classmethod
+    def assistant(cls, text: str) -> "MessageContent":
+        return cls(role="assistant", content=text)
+
+    def get_text(self) -> str:
+        """The message's text; structured content contributes its ``text`` parts."""
+        if isinstance(self.content, str):
+            return self.content
+        parts = []
+        for part in self.content:
+            text = part.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+        return "\n".join(parts)
+
+
+class ToolCall(BaseModel):
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    call_id: Optional[str] = None
+    result: Optional[Any] = None
+
+    def matches(self, other: "ToolCall", check_args: bool = True, check_call_id: bool = False) -> bool:
+        """Same tool, and (by default) the same arguments; ``"IGNORE"`` values match anything."""
+        if self.name != other.name:
+            return False
+        if check_call_id and self.call_id != other.call_id:
+            return False
+        if check_args:
+            from ..metrics.arguments import arguments_equal
+
+            return arguments_equal(self.args, other.args)
+        return True
+
+
+class StepType(str, Enum):
+    NODE = "node"
+    TOOL = "tool"
+    MESSAGE = "message"
+    CONDITIONAL = "conditional"
+
+
+class TrajectoryStep(BaseModel):
+    step_type: StepType
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    timestamp: Optional[float] = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def node(cls, name: str, timestamp: Optional[float] = None, **metadata: Any) -> "TrajectoryStep":
+        return cls(step_type=StepType.NODE, name=name, timestamp=timestamp, metadata=metadata)
+
+    @classmethod
+    def tool(
+        cls, name: str, args: Optional[dict[str, Any]] = None, timestamp: Optional[float] = None, **metadata: Any
+    ) -> "TrajectoryStep":
+        return cls(step_type=StepType.TOOL, name=name, args=args or {}, timestamp=timestamp, metadata=metadata)
+
+
+class Invocation(BaseModel):
+    invocation_id: str
+    user_content: MessageContent
+    expected_tool_trajectory: list[ToolCall] = Field(default_factory=list)
+    expected_intermediate_responses: list[MessageContent] = Field(default_factory=list)
+    expected_final_response: Optional[MessageContent] = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    # Expectations from the trajectory-golden and Big Sky formats.
+    expected_tool_selection: Optional[str] = None
+    """The tool the agent should pick first (trajectory-golden ``tool_selection``)."""
+    expected_sql: Optional[bool] = None
+    """Whether SQL should be generated (``sql_generation: yes|no``); None = not checked."""
+    expected_tables: list[str] = Field(default_factory=list)
+    """Tables the generated SQL should read (``expected_table``)."""
+    first_call_only: bool = False
+    """Only the first actual tool call is compared (Big Sky's ``chat:matchToolCall``)."""
+
+
+class SessionInput(BaseModel):
+    thread_id: Optional[str] = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    initial_state: dict[str, Any] = Field(default_factory=dict)
+
+
+class EvalCase(BaseModel):
+    eval_id: str
+    name: str = ""
+    conversation: list[Invocation] = Field(default_factory=list)
+    session_input: Optional[SessionInput] = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    tags: list[str] = Field(default_factory=list)
+
+    @property
+    def query(self) -> str:
+        """The first user message: what a session is matched on."""
+        return self.conversation[0].user_content.get_text() if self.conversation else ""
+
+
+class EvalSet(BaseModel):
+    eval_set_id: str
+    name: str = ""
+    description: str = ""
+    eval_cases: list[EvalCase] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: Union[str, Path]) -> "EvalSet":
+        """Read an ``.evalset.json`` file; a bad file raises :class:`InputError` naming the JSON path."""
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InputError(str(path), "file not found") from None
+        except UnicodeDecodeError as exc:
+            raise InputError(str(path), f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        except json.JSONDecodeError as exc:
+            raise InputError(str(path), f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+        return cls.from_dict(data, source=str(path))
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "<evalset>") -> "EvalSet":
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise InputError(source, first["msg"], json_path(first["loc"])) from None
+
+    def save(self, path: Union[str, Path]) -> None:
+        Path(path).write_text(self.model_dump_json(indent=2, exclude_defaults=False) + "\n", encoding="utf-8")
+
+
+def json_path(loc: tuple) -> str:
+    """Pydantic's error location as a JSON path: ``('eval_cases', 0, 'eval_id')`` → ``$.eval_cases[0].eval_id``."""
+    out = "$"
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+class MatchType(str, Enum):
+    EXACT = "EXACT"
+    IN_ORDER = "IN_ORDER"
+    ANY_ORDER = "ANY_ORDER"
+
+
+class Rubric(BaseModel):
+    name: str
+    description: str
+    scoring_guide: str = "5=fully meets the description, 1=does not meet it at all"
+    weight: float = 1.0
+
+
+class CriterionConfig(BaseModel):
+    enabled: bool = True
+    threshold: float = 0.8
+    match_type: MatchType = MatchType.EXACT
+    judge_model: str = "gpt-4o-mini"
+    rubrics: list[Rubric] = Field(default_factory=list)
+    check_args: bool = True
+    """For trajectory criteria: compare arguments as well as tool names."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Criterion-specific settings (argument modes, per-tool overrides, regex patterns, ...)."""
+
+
+class UserSimulatorConfig(BaseModel):
+    model: str = "gpt-4o-mini"
+    max_turns: int = 10
+
+
+class EvalConfig(BaseModel):
+    criteria: dict[str, CriterionConfig] = Field(default_factory=dict)
+    user_simulator_config: Optional[UserSimulatorConfig] = None
+
+    @classmethod
+    def default(cls) -> "EvalConfig":
+        """The seed defaults plus the trajectory-golden checks, which skip when a case sets no expectation."""
+        return cls(
+            criteria={
+                "trajectory_match": CriterionConfig(threshold=0.8, match_type=MatchType.EXACT),
+                "response_match": CriterionConfig(threshold=0.7),
+                "llm_judge": CriterionConfig(threshold=0.7, judge_model="gpt-4o-mini"),
+                "tool_selection": CriterionConfig(threshold=1.0),
+                "sql_generation": CriterionConfig(threshold=1.0),
+                "table_usage": CriterionConfig(threshold=1.0),
+            }
+        )

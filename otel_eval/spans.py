@@ -1,0 +1,326 @@
+"""SpanRecord: the neutral span every input is turned into before the engine sees it.
+
+The SDK processor (:func:`from_sdk_span`), the OTLP receivers (:func:`from_otlp`) and the
+offline Noveum reader (:func:`from_noveum`) all produce the same frozen record, so nothing
+downstream knows where a span came from.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Iterable, Iterator, Mapping, Optional
+
+from .errors import InputError
+
+STATUS_OK, STATUS_ERROR, STATUS_UNSET = "ok", "error", "unset"
+_KIND_NAMES = {0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
+_STATUS_NAMES = {0: STATUS_UNSET, 1: STATUS_OK, 2: STATUS_ERROR}
+
+
+@dataclass(frozen=True, slots=True)
+class SpanEvent:
+    name: str
+    time_ns: int
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SpanRecord:
+    trace_id: str
+    span_id: str
+    parent_span_id: Optional[str]
+    name: str
+    start_ns: int
+    end_ns: int
+    kind: str = "internal"
+    status: str = STATUS_UNSET
+    status_message: str = ""
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    events: tuple[SpanEvent, ...] = ()
+    resource: Mapping[str, Any] = field(default_factory=dict)
+    scope: str = ""
+
+    @property
+    def is_root(self) -> bool:
+        return not self.parent_span_id
+
+    @property
+    def duration_ns(self) -> int:
+        return max(0, self.end_ns - self.start_ns)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict; :func:`from_dict` reads it back unchanged."""
+        return {
+            "trace_id": self.trace_id,
+            "span_id": self.span_id,
+            "parent_span_id": self.parent_span_id,
+            "name": self.name,
+            "start_ns": self.start_ns,
+            "end_ns": self.end_ns,
+            "kind": self.kind,
+            "status": self.status,
+            "status_message": self.status_message,
+            "attributes": dict(self.attributes),
+            "events": [{"name": e.name, "time_ns": e.time_ns, "attributes": dict(e.attributes)} for e in self.events],
+            "resource": dict(self.resource),
+            "scope": self.scope,
+        }
+
+
+def from_dict(data: Mapping[str, Any]) -> SpanRecord:
+    return SpanRecord(
+        trace_id=data["trace_id"],
+        span_id=data["span_id"],
+        parent_span_id=data.get("parent_span_id") or None,
+        name=data.get("name", ""),
+        start_ns=int(data.get("start_ns", 0)),
+        end_ns=int(data.get("end_ns", 0)),
+        kind=data.get("kind", "internal"),
+        status=data.get("status", STATUS_UNSET),
+        status_message=data.get("status_message", ""),
+        attributes=data.get("attributes") or {},
+        events=tuple(
+            SpanEvent(e["name"], int(e.get("time_ns", 0)), e.get("attributes") or {}) for e in data.get("events") or ()
+        ),
+        resource=data.get("resource") or {},
+        scope=data.get("scope", ""),
+    )
+
+
+def to_json(span: SpanRecord) -> str:
+    return json.dumps(span.to_dict(), ensure_ascii=False, default=str)
+
+
+def from_json(text: str) -> SpanRecord:
+    return from_dict(json.loads(text))
+
+
+# --- OpenTelemetry SDK -----------------------------------------------------------------------
+
+def from_sdk_span(span: Any) -> SpanRecord:
+    """Build a record from an SDK ``ReadableSpan`` (what ``SpanProcessor.on_end`` receives)."""
+    ctx = span.context
+    parent = span.parent
+    status = span.status
+    return SpanRecord(
+        trace_id=format(ctx.trace_id, "032x"),
+        span_id=format(ctx.span_id, "016x"),
+        parent_span_id=format(parent.span_id, "016x") if parent is not None and parent.span_id else None,
+        name=span.name,
+        start_ns=span.start_time or 0,
+        end_ns=span.end_time or span.start_time or 0,
+        kind=span.kind.name.lower() if span.kind is not None else "internal",
+        status=_STATUS_NAMES.get(status.status_code.value, STATUS_UNSET) if status is not None else STATUS_UNSET,
+        status_message=(status.description or "") if status is not None else "",
+        attributes=_plain(span.attributes),
+        events=tuple(SpanEvent(e.name, e.timestamp or 0, _plain(e.attributes)) for e in span.events),
+        resource=_plain(span.resource.attributes) if span.resource is not None else {},
+        scope=span.instrumentation_scope.name if span.instrumentation_scope is not None else "",
+    )
+
+
+def _plain(attrs: Optional[Mapping[str, Any]]) -> dict[str, Any]:
+    # SDK attribute sequences are tuples; lists keep JSON round trips equal.
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in (attrs or {}).items()}
+
+
+# --- OTLP protobuf ---------------------------------------------------------------------------
+
+@dataclass
+class DecodeResult:
+    spans: list[SpanRecord]
+    rejected: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def error_message(self) -> str:
+        if not self.errors:
+            return ""
+        more = f" (and {len(self.errors) - 3} more)" if len(self.errors) > 3 else ""
+        return "; ".join(self.errors[:3]) + more
+
+
+def any_value(value: Any) -> Any:
+    """An OTLP ``AnyValue`` as a plain Python value (kvlists become dicts, bytes base64 text)."""
+    which = value.WhichOneof("value")
+    if which is None:
+        return None
+    if which == "array_value":
+        return [any_value(v) for v in value.array_value.values]
+    if which == "kvlist_value":
+        return {kv.key: any_value(kv.value) for kv in value.kvlist_value.values}
+    if which == "bytes_value":
+        return base64.b64encode(value.bytes_value).decode("ascii")
+    return getattr(value, which)
+
+
+def key_values(kvs: Iterable[Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kv in kvs:
+        val = any_value(kv.value)
+        out[kv.key] = val
+        if isinstance(val, dict):
+            out.update(flatten(val, kv.key))
+    return out
+
+
+def from_otlp(resource_spans: Iterable[Any]) -> DecodeResult:
+    """Records from the ``resource_spans`` of an ``ExportTraceServiceRequest``.
+
+    Spans whose trace or span id is not the right length or is all zeros are rejected, as the
+    OTLP spec asks, and counted; the rest are returned.
+    """
+    result = DecodeResult(spans=[])
+    for rs in resource_spans:
+        resource = key_values(rs.resource.attributes)
+        for ss in rs.scope_spans:
+            scope = ss.scope.name
+            for s in ss.spans:
+                problem = _id_problem(s.trace_id, 16, "trace_id") or _id_problem(s.span_id, 8, "span_id")
+                if not problem and s.parent_span_id and len(s.parent_span_id) != 8:
+                    problem = f"parent_span_id has {len(s.parent_span_id)} bytes, expected 8"
+                if problem:
+                    result.rejected += 1
+                    result.errors.append(f"span {s.name!r}: {problem}")
+                    continue
+                parent = s.parent_span_id.hex() if s.parent_span_id and any(s.parent_span_id) else None
+                result.spans.append(
+                    SpanRecord(
+                        trace_id=s.trace_id.hex(),
+                        span_id=s.span_id.hex(),
+                        parent_span_id=parent,
+                        name=s.name,
+                        start_ns=s.start_time_unix_nano,
+                        end_ns=s.end_time_unix_nano or s.start_time_unix_nano,
+                        kind=_KIND_NAMES.get(s.kind, "unspecified"),
+                        status=_STATUS_NAMES.get(s.status.code, STATUS_UNSET),
+                        status_message=s.status.message,
+                        attributes=key_values(s.attributes),
+                        events=tuple(SpanEvent(e.name, e.time_unix_nano, key_values(e.attributes)) for e in s.events),
+                        resource=resource,
+                        scope=scope,
+                    )
+                )
+    return result
+
+
+def _id_problem(raw: bytes, size: int, name: str) -> str:
+    if len(raw) != size:
+        return f"{name} has {len(raw)} bytes, expected {size}"
+    if not any(raw):
+        return f"{name} is all zeros"
+    return ""
+
+
+# --- Noveum dataset.json ---------------------------------------------------------------------
+
+def from_noveum(span: Mapping[str, Any], source: str = "<noveum>", index: int = 0) -> SpanRecord:
+    """A span of the Noveum ``dataset.json`` export (noveum-trace-python).
+
+    Ids are UUIDs and kept as given; nested attribute dicts stay under their key and are also
+    flattened to dotted keys; ``"parent_span_id": ""`` and ``null`` both mean "no parent";
+    span times are naive ``YYYY-MM-DD HH:MM:SS.fffffffff`` UTC strings.
+    """
+    where = f"$[{index}]"
+    if not isinstance(span, Mapping):
+        raise InputError(source, f"expected a span object, got {type(span).__name__}", where)
+    for key in ("trace_id", "span_id"):
+        if not isinstance(span.get(key), str) or not span.get(key):
+            raise InputError(source, f"missing or empty {key}", f"{where}.{key}")
+    attrs_in = span.get("attributes") or {}
+    if not isinstance(attrs_in, Mapping):
+        raise InputError(source, "attributes must be an object", f"{where}.attributes")
+    attributes = dict(attrs_in)
+    for key, val in attrs_in.items():
+        if isinstance(val, Mapping):
+            attributes.update(flatten(val, key))
+    events = []
+    for j, ev in enumerate(span.get("events") or []):
+        if not isinstance(ev, Mapping) or "name" not in ev:
+            raise InputError(source, "event must be an object with a name", f"{where}.events[{j}]")
+        events.append(SpanEvent(ev["name"], _time_ns(ev.get("timestamp")), dict(ev.get("attributes") or {})))
+    metadata = span.get("metadata") or {}
+    resource: dict[str, Any] = {"service.name": span.get("project") or "noveum"}
+    if span.get("environment"):
+        resource["deployment.environment.name"] = span["environment"]
+    if isinstance(metadata, Mapping):
+        for key in ("session_id", "user_id"):
+            if metadata.get(key):
+                attributes.setdefault(f"metadata.{key}", metadata[key])
+    status = str(span.get("status") or STATUS_UNSET).lower()
+    return SpanRecord(
+        trace_id=span["trace_id"],
+        span_id=span["span_id"],
+        parent_span_id=span.get("parent_span_id") or None,
+        name=span.get("name", ""),
+        start_ns=_time_ns(span.get("start_time")),
+        end_ns=_time_ns(span.get("end_time")),
+        kind="internal",
+        status=status if status in (STATUS_OK, STATUS_ERROR) else STATUS_UNSET,
+        status_message=span.get("status_message") or "",
+        attributes=attributes,
+        events=tuple(events),
+        resource=resource,
+        scope=(span.get("sdk") or {}).get("name", "noveum-trace") if isinstance(span.get("sdk"), Mapping) else "",
+    )
+
+
+def read_noveum_file(path: str) -> list[SpanRecord]:
+    """All spans of a Noveum ``dataset.json`` file (a JSON array of spans)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        raise InputError(path, "file not found") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    if not isinstance(data, list):
+        raise InputError(path, f"expected a JSON array of spans, got {type(data).__name__}")
+    return [from_noveum(s, path, i) for i, s in enumerate(data)]
+
+
+def _time_ns(value: Any) -> int:
+    if value is None or value == "":
+        return 0
+    if isinstance(value, (int, float)):
+        return int(value)
+    text = str(value).strip().replace("T", " ")
+    frac_ns = 0
+    tz = timezone.utc
+    # Nanosecond fractions do not fit datetime; split them off first.
+    main, _, rest = text.partition(".")
+    if rest:
+        digits = ""
+        for i, ch in enumerate(rest):
+            if ch.isdigit():
+                digits += ch
+            else:
+                tail = rest[i:]
+                if tail not in ("Z", "z"):
+                    tz = datetime.strptime(tail.replace(":", ""), "%z").tzinfo or timezone.utc
+                break
+        frac_ns = int((digits + "000000000")[:9])
+    else:
+        for sep in ("+", "Z"):
+            if sep in main[10:]:
+                idx = main.index(sep, 10)
+                tail = main[idx:]
+                main = main[:idx]
+                if tail != "Z":
+                    tz = datetime.strptime(tail.replace(":", ""), "%z").tzinfo or timezone.utc
+                break
+    dt = datetime.strptime(main, "%Y-%m-%d %H:%M:%S").replace(tzinfo=tz)
+    return int(dt.timestamp()) * 1_000_000_000 + frac_ns
+
+
+def flatten(value: Mapping[str, Any], prefix: str) -> Iterator[tuple[str, Any]]:
+    """Nested mappings as ``(dotted.key, leaf)`` pairs."""
+    for key, val in value.items():
+        dotted = f"{prefix}.{key}"
+        if isinstance(val, Mapping):
+            yield from flatten(val, dotted)
+        else:
+            yield dotted, val
