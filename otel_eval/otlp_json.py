@@ -122,6 +122,11 @@ def looks_like_otlp(path: str | Path) -> bool:
     path = Path(path)
     if path.suffix == ".pb":
         return True
-    with open(path, "rb") as fh:
-        head = fh.read(4096).decode("utf-8", "replace")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8", "replace")
+    except FileNotFoundError:
+        raise InputError(str(path), "file not found") from None
+    except IsADirectoryError:
+        raise InputError(str(path), "is a directory, not a span file") from None
     return "resourceSpans" in head or "resource_spans" in head

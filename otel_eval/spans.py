@@ -324,3 +324,58 @@ def flatten(value: Mapping[str, Any], prefix: str) -> Iterator[tuple[str, Any]]:
             yield from flatten(val, dotted)
         else:
             yield dotted, val
+
+
+# --- OTLP log records ------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class LogEvent:
+    """An OTLP log record tied to a span: some instrumentations put GenAI content only here
+    (``gen_ai.user.message``, ``gen_ai.choice``, ... events), so it must reach that span's AgentData."""
+
+    trace_id: str
+    span_id: str
+    time_ns: int
+    event_name: str
+    body: Any = None
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    resource: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "trace_id": self.trace_id,
+            "span_id": self.span_id,
+            "time_ns": self.time_ns,
+            "event_name": self.event_name,
+            "body": self.body,
+            "attributes": dict(self.attributes),
+            "resource": dict(self.resource),
+        }
+
+
+def logs_from_otlp(resource_logs: Iterable[Any]) -> tuple[list[LogEvent], int]:
+    """Log records that carry a trace and span id, and how many records had none (not kept:
+    without ids they cannot be attached to a span)."""
+    kept: list[LogEvent] = []
+    skipped = 0
+    for rl in resource_logs:
+        resource = key_values(rl.resource.attributes)
+        for sl in rl.scope_logs:
+            for rec in sl.log_records:
+                if len(rec.trace_id) != 16 or len(rec.span_id) != 8 or not any(rec.span_id):
+                    skipped += 1
+                    continue
+                attributes = key_values(rec.attributes)
+                name = getattr(rec, "event_name", "") or str(attributes.get("event.name", ""))
+                kept.append(
+                    LogEvent(
+                        trace_id=rec.trace_id.hex(),
+                        span_id=rec.span_id.hex(),
+                        time_ns=rec.time_unix_nano or rec.observed_time_unix_nano,
+                        event_name=name,
+                        body=any_value(rec.body) if rec.HasField("body") else None,
+                        attributes=attributes,
+                        resource=resource,
+                    )
+                )
+    return kept, skipped

@@ -1,0 +1,182 @@
+"""The ``otel-eval`` command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from .errors import OtelEvalError
+
+DEFAULT_DB = "otel-eval.db"
+
+EPILOG = """\
+examples:
+  otel-eval evaluate traces/dataset.json --golden cases.evalset.json
+  otel-eval collect --golden cases.evalset.json          # OTLP on 127.0.0.1:4317 (gRPC) and :4318 (HTTP)
+  otel-eval report --db otel-eval.db
+  otel-eval report --session my-session-42
+  otel-eval golden validate cases.json
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="otel-eval",
+        description="Evaluate AI agents from their OpenTelemetry traces: map spans to AgentData, match each "
+        "session to a golden case, score its trajectory and response, store everything in SQLite.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--log-level", default="WARNING", help="logging level (DEBUG, INFO, WARNING; default WARNING)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    ev = sub.add_parser("evaluate", help="evaluate span files offline (Noveum dataset.json, OTLP JSON / JSON lines / .pb)",
+                        description="Run captured spans through the whole pipeline: every session in the files is "
+                        "mapped, ended, matched to a golden case and scored; results go to --db.")
+    ev.add_argument("files", nargs="+", metavar="FILE", help="span files: Noveum dataset.json, OTLP JSON, JSON lines, or .pb captures")
+    ev.add_argument("--golden", action="append", default=[], metavar="PATH",
+                    help="golden set (EvalSet, trajectory-golden, Big Sky or ADK format); repeatable")
+    ev.add_argument("--db", default=DEFAULT_DB, help=f"SQLite file to store spans, AgentData and results (default {DEFAULT_DB})")
+    ev.add_argument("--config", metavar="TOML", help="TOML file with evaluation criteria ([criteria.NAME] tables)")
+    ev.add_argument("--json", action="store_true", help="print results as JSON instead of tables")
+
+    rp = sub.add_parser("report", help="summary and per-case results of one or more databases",
+                        description="Print the latest evaluation of every session: totals, per-criterion and per-case "
+                        "pass rates; with --session, one session's criteria and aligned trajectory.")
+    rp.add_argument("--db", action="append", default=[], metavar="PATH",
+                    help=f"database file; repeat to aggregate several collectors (default {DEFAULT_DB})")
+    rp.add_argument("--session", metavar="ID", help="show one session in detail")
+    rp.add_argument("--json", action="store_true", help="print as JSON")
+
+    col = sub.add_parser("collect", help="run the sidecar collector (OTLP gRPC :4317 and HTTP :4318)", add_help=False)
+    col.add_argument("args", nargs=argparse.REMAINDER)
+
+    gold = sub.add_parser("golden", help="check or convert golden sets")
+    gsub = gold.add_subparsers(dest="golden_command", metavar="ACTION")
+    gv = gsub.add_parser("validate", help="report every problem in golden files (file, JSON path, reason)")
+    gv.add_argument("files", nargs="+", metavar="FILE")
+    gv.add_argument("--json", action="store_true")
+    gc = gsub.add_parser("convert", help="write any supported golden format as an EvalSet .evalset.json")
+    gc.add_argument("source", metavar="FILE")
+    gc.add_argument("output", metavar="OUT")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["collect"]:
+        from collector.app import main as collect_main
+
+        return collect_main(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not args.command:
+        parser.print_help()
+        return 2
+    try:
+        if args.command == "evaluate":
+            return cmd_evaluate(args)
+        if args.command == "report":
+            return cmd_report(args)
+        if args.command == "golden":
+            return cmd_golden(args, parser)
+    except OtelEvalError as exc:
+        print(f"otel-eval: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    parser.print_help()
+    return 2
+
+
+def load_config(path: Optional[str]):
+    if not path:
+        return None
+    from .config import load_eval_config
+
+    return load_eval_config(path)
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from .evaluate import evaluate
+    from .readers import read_spans
+    from .report import current_evaluations, render_report, summarize
+
+    config = load_config(args.config)
+    spans = []
+    for path in args.files:
+        spans.extend(read_spans(path))
+    err = Console(stderr=True)
+    with Progress(TextColumn("ingesting spans"), BarColumn(), MofNCompleteColumn(), console=err,
+                  transient=True, disable=args.json or not err.is_terminal) as progress:
+        task = progress.add_task("spans", total=len(spans))
+        results = evaluate(spans, golden=args.golden, config=config, db=args.db,
+                           progress=lambda n: progress.advance(task, n))
+    rows = [r for r in current_evaluations([args.db]) if r["session_id"] in {res.session_id for res in results}]
+    if args.json:
+        print(json.dumps({"db": args.db, "spans": len(spans), "summary": summarize(rows), "sessions": rows},
+                         indent=2, default=str))
+    else:
+        out = Console()
+        out.print(f"{len(spans)} spans from {len(args.files)} file(s) → {args.db}")
+        render_report(rows, out)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from .report import current_evaluations, render_report, render_session, session_detail, summarize
+
+    dbs = args.db or [DEFAULT_DB]
+    if args.session:
+        row = session_detail(dbs, args.session)
+        if row is None:
+            print(f"otel-eval: no evaluation for session {args.session!r} in {', '.join(dbs)}", file=sys.stderr)
+            return 1
+        if args.json:
+            print(json.dumps(row, indent=2, default=str))
+        else:
+            render_session(row, Console())
+        return 0
+    rows = current_evaluations(dbs)
+    if args.json:
+        print(json.dumps({"dbs": dbs, "summary": summarize(rows), "sessions": rows}, indent=2, default=str))
+    else:
+        render_report(rows, Console())
+    return 0
+
+
+def cmd_golden(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .golden import convert, validate_golden
+
+    if args.golden_command == "validate":
+        problems: list[Any] = []
+        for path in args.files:
+            problems.extend(validate_golden(path))
+        if args.json:
+            print(json.dumps([{"source": p.source, "location": p.location, "reason": p.reason} for p in problems], indent=2))
+        else:
+            for p in problems:
+                print(f"{p.source}: at {p.location}: {p.reason}")
+            print(f"{len(problems)} problem(s) in {len(args.files)} file(s)")
+        return 1 if problems else 0
+    if args.golden_command == "convert":
+        convert(args.source, args.output)
+        print(f"wrote {args.output}")
+        return 0
+    parser.parse_args(["golden", "--help"])
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

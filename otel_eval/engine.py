@@ -1,0 +1,526 @@
+"""The engine: queue → store → sessions → scoring → notify.
+
+One writer thread owns ingestion: it drains the bounded queue, maps every span, writes spans and
+AgentData in one transaction per drained group, and only then acknowledges the callers
+(``ingest(wait=True)`` returns after commit). It also runs the session timers. Ended sessions go to
+a scorer thread with its own connection, so a slow LLM judge never stalls ingestion.
+
+Contract used by the collector and the in-process processor::
+
+    engine = Engine(db, golden=[...], config=None, trace_quiet=5.0, session_idle=60.0,
+                    on_result=None, max_queue_spans=100_000).start()
+    engine.ingest(spans, wait=True, timeout=None) -> IngestResult   # raises QueueFull
+    engine.ingest_logs(events, wait=True, timeout=None) -> IngestResult
+    engine.end_session(session_id); engine.flush(timeout); engine.wait_idle(timeout)
+    engine.close(score_open=False)   # True: end and score open sessions first (processor shutdown)
+    engine.stats() -> dict[str, float]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
+
+from .mapping import MappedSpan, aggregate_trace, ends_session, map_spans
+from .models.evalset import EvalConfig, EvalSet
+from .models.results import EvalCaseResult
+from .sessions import (
+    KEYED_BY_ATTRIBUTE,
+    KEYED_BY_TRACE,
+    REASON_REQUESTED,
+    REASON_SHUTDOWN,
+    SessionTracker,
+    Timing,
+)
+from .spans import LogEvent, SpanRecord
+from .store import ENDED, OPEN, SCORED, Store
+
+log = logging.getLogger("otel_eval.engine")
+
+GoldenSource = Union[str, Path, EvalSet]
+ResultCallback = Callable[[EvalCaseResult], Any]
+
+
+class QueueFull(Exception):
+    """The bounded ingest queue cannot take this batch now; the sender should retry later."""
+
+    retry_after: float = 1.0
+
+
+class EngineClosed(Exception):
+    """The engine is shutting down and accepts no more spans."""
+
+
+@dataclass
+class IngestResult:
+    accepted: int = 0
+    stored: int = 0
+    duplicates: int = 0
+
+
+@dataclass
+class _Batch:
+    spans: Sequence[SpanRecord] = ()
+    logs: Sequence[LogEvent] = ()
+    done: threading.Event = field(default_factory=threading.Event)
+    result: IngestResult = field(default_factory=IngestResult)
+    error: Optional[BaseException] = None
+    enqueued: float = field(default_factory=time.perf_counter)
+
+    @property
+    def size(self) -> int:
+        return len(self.spans) + len(self.logs)
+
+
+class Engine:
+    def __init__(
+        self,
+        db: Union[str, Path],
+        golden: Iterable[GoldenSource] = (),
+        config: Optional[EvalConfig] = None,
+        trace_quiet: float = 5.0,
+        session_idle: float = 60.0,
+        on_result: Optional[ResultCallback] = None,
+        max_queue_spans: int = 100_000,
+        fuzzy_threshold: float = 90.0,
+        judge: Any = None,
+    ):
+        self.db_path = str(db)
+        self.config = config or EvalConfig.default()
+        self.timing = Timing(trace_quiet, session_idle)
+        self.max_queue_spans = max_queue_spans
+        self.judge = judge
+        self._callbacks: list[ResultCallback] = [on_result] if on_result else []
+        self.eval_sets = [_load_golden(g) for g in golden]
+        self._golden_sources = [str(g) for g in golden if not isinstance(g, EvalSet)]
+        self.fuzzy_threshold = fuzzy_threshold
+        self._index = None
+        self.config_hash = hashlib.sha256(self.config.model_dump_json().encode()).hexdigest()[:12]
+
+        self._queue: "queue.Queue[Optional[_Batch]]" = queue.Queue()
+        self._queued_spans = 0
+        self._queue_lock = threading.Lock()
+        self._score_queue: "queue.Queue[Optional[str]]" = queue.Queue()
+        self._tracker = SessionTracker(self.timing)
+        self._writer: Optional[threading.Thread] = None
+        self._scorer: Optional[threading.Thread] = None
+        self._store: Optional[Store] = None
+        self._closing = False
+        self._closed = False
+        self._scoring_busy = 0
+        self._idle = threading.Condition()
+        self._stats_lock = threading.Lock()
+        self._stats: dict[str, float] = dict.fromkeys(
+            ("spans_received", "spans_stored", "spans_duplicate", "spans_dropped", "logs_stored",
+             "sessions_scored", "evaluations_total", "evaluations_passed", "evaluations_matched",
+             "ingest_seconds_sum", "ingest_seconds_count", "score_seconds_sum", "score_seconds_count"), 0.0)
+        self._latency_buckets = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+        self._latency_counts = [0] * (len(self._latency_buckets) + 1)
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def golden_index(self):
+        if self._index is None:
+            from .golden import GoldenIndex
+
+            self._index = GoldenIndex(self.eval_sets, fuzzy_threshold=self.fuzzy_threshold)
+        return self._index
+
+    def start(self) -> "Engine":
+        if self._writer is not None:
+            return self
+        self._store = Store(self.db_path)
+        self._save_golden(self._store)
+        self._resume(self._store)
+        _ = self.golden_index  # build once, before the first session ends
+        self._writer = threading.Thread(target=self._write_loop, name="otel-eval-writer", daemon=True)
+        self._scorer = threading.Thread(target=self._score_loop, name="otel-eval-scorer", daemon=True)
+        self._writer.start()
+        self._scorer.start()
+        return self
+
+    def __enter__(self) -> "Engine":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def add_listener(self, callback: ResultCallback) -> None:
+        self._callbacks.append(callback)
+
+    def _resume(self, store: Store) -> None:
+        resumed = 0
+        for row in store.sessions_with_status(OPEN):
+            self._tracker.resume(row.session_id, row.keyed_by, row.end_requested, store.traces_of(row.session_id))
+            resumed += 1
+        pending = store.sessions_with_status(ENDED)
+        for row in pending:
+            self._enqueue_scoring(row.session_id)
+        if resumed or pending:
+            log.info("resumed %d open session(s) and %d awaiting scoring from %s", resumed, len(pending), self.db_path)
+
+    def _save_golden(self, store: Store) -> None:
+        rows = []
+        for eval_set in self.eval_sets:
+            digest = hashlib.sha256(eval_set.model_dump_json().encode()).hexdigest()[:16]
+            for case in eval_set.eval_cases:
+                rows.append({
+                    "eval_set_id": eval_set.eval_set_id, "eval_id": case.eval_id, "name": case.name,
+                    "query": case.query, "source": eval_set.metadata.get("source", ""), "file_hash": digest,
+                    "case_json": case.model_dump_json(), "loaded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                })
+        if rows:
+            store.save_golden_cases(rows)
+
+    # --- ingest API ------------------------------------------------------------------------
+
+    def ingest(self, spans: Sequence[SpanRecord], wait: bool = True, timeout: Optional[float] = None) -> IngestResult:
+        """Queue spans for storage; with ``wait`` return only once they are committed."""
+        return self._submit(_Batch(spans=list(spans)), wait, timeout)
+
+    def ingest_logs(self, events: Sequence[LogEvent], wait: bool = True, timeout: Optional[float] = None) -> IngestResult:
+        return self._submit(_Batch(logs=list(events)), wait, timeout)
+
+    def _submit(self, batch: _Batch, wait: bool, timeout: Optional[float]) -> IngestResult:
+        if self._closing or self._writer is None:
+            raise EngineClosed("engine is not running")
+        with self._queue_lock:
+            if self._queued_spans and self._queued_spans + batch.size > self.max_queue_spans:
+                self._count("spans_dropped", len(batch.spans))
+                raise QueueFull(f"ingest queue full ({self._queued_spans} spans waiting)")
+            self._queued_spans += batch.size
+        self._count("spans_received", len(batch.spans))
+        self._queue.put(batch)
+        if not wait:
+            return IngestResult(accepted=len(batch.spans))
+        if not batch.done.wait(timeout):
+            raise TimeoutError("batch not committed in time; it stays queued and will be stored")
+        if batch.error is not None:
+            raise batch.error
+        return batch.result
+
+    def end_session(self, session_id: str) -> bool:
+        """End a session now (it is scored as soon as its spans are committed)."""
+        barrier = _Batch()
+        barrier.logs = ()
+        self._queue.put(_EndRequest(session_id, barrier))  # type: ignore[arg-type]
+        barrier.done.wait()
+        return bool(barrier.result.accepted)
+
+    def flush(self, timeout: Optional[float] = None) -> bool:
+        """Wait until everything queued so far is committed."""
+        if self._writer is None or not self._writer.is_alive():
+            return True
+        barrier = _Batch()
+        self._queue.put(barrier)
+        return barrier.done.wait(timeout)
+
+    def wait_idle(self, timeout: Optional[float] = None) -> bool:
+        """Wait until the queue is empty and no session is waiting to be scored (tests, offline runs)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self.flush(timeout):
+            return False
+        with self._idle:
+            while self._scoring_busy or not self._score_queue.empty():
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                self._idle.wait(remaining if remaining is not None else 0.5)
+        return True
+
+    def close(self, score_open: bool = False, timeout: Optional[float] = None) -> None:
+        """Stop accepting, commit what is queued; ``score_open`` also ends and scores open sessions."""
+        if self._closed:
+            return
+        if self._writer is None:
+            self._closed = True
+            return
+        self.flush(timeout)
+        if score_open:
+            done = _Batch()
+            self._queue.put(_EndRequest(None, done))  # type: ignore[arg-type]
+            done.done.wait(timeout)
+        self._closing = True
+        self._queue.put(None)
+        self._writer.join(timeout)
+        self._score_queue.put(None)
+        if self._scorer is not None:
+            self._scorer.join(timeout)
+        if self._store is not None:
+            self._store.close()
+        self._closed = True
+
+    # --- stats -----------------------------------------------------------------------------
+
+    def _count(self, key: str, amount: float = 1) -> None:
+        with self._stats_lock:
+            self._stats[key] += amount
+
+    def stats(self) -> dict[str, Any]:
+        with self._stats_lock:
+            out: dict[str, Any] = dict(self._stats)
+            out["ingest_latency_buckets"] = list(zip(self._latency_buckets + (float("inf"),),
+                                                     _cumulative(self._latency_counts)))
+        out["queue_depth"] = self._queued_spans
+        out["sessions_open"] = len(self._tracker)
+        out["sessions_awaiting_score"] = self._score_queue.qsize() + self._scoring_busy
+        return out
+
+    # --- writer thread ---------------------------------------------------------------------
+
+    def _write_loop(self) -> None:
+        store = self._store
+        assert store is not None
+        tick = max(0.01, min(self.timing.trace_quiet, self.timing.session_idle) / 5)
+        tick = min(tick, 0.5)
+        running = True
+        while running:
+            try:
+                item = self._queue.get(timeout=tick)
+            except queue.Empty:
+                item = _TICK
+            items = [item]
+            # Group commit: take whatever else is already waiting, up to a bounded amount.
+            while len(items) < 64:
+                try:
+                    items.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            batches: list[_Batch] = []
+            ends: list[_EndRequest] = []
+            for it in items:
+                if it is None:
+                    running = False
+                elif isinstance(it, _EndRequest):
+                    ends.append(it)
+                elif isinstance(it, _Batch):
+                    batches.append(it)
+            if batches:
+                self._write_batches(store, batches)
+            for request in ends:
+                self._handle_end(store, request)
+            self._end_due_sessions(store, time.time_ns())
+
+    def _write_batches(self, store: Store, batches: list[_Batch]) -> None:
+        now_ns = time.time_ns()
+        try:
+            with store.transaction():
+                for batch in batches:
+                    if batch.spans:
+                        self._write_spans(store, batch, now_ns)
+                    if batch.logs:
+                        stored = store.insert_log_events(batch.logs, now_ns)
+                        batch.result.stored += stored
+                        self._count("logs_stored", stored)
+        except Exception as exc:  # the database failed: report to every waiting caller, keep running
+            log.exception("could not store %d batch(es)", len(batches))
+            for batch in batches:
+                batch.error = exc
+        finished = time.perf_counter()
+        with self._queue_lock:
+            self._queued_spans -= sum(b.size for b in batches)
+        for batch in batches:
+            if batch.spans or batch.logs:
+                self._observe_latency(finished - batch.enqueued)
+            batch.done.set()
+
+    def _write_spans(self, store: Store, batch: _Batch, now_ns: int) -> None:
+        mapped = map_spans(batch.spans)
+        # A session id on any span of a trace names the session of the whole trace.
+        named: dict[str, str] = {}
+        for m in mapped:
+            if m.session_id and m.span.trace_id not in named:
+                named[m.span.trace_id] = m.session_id
+        rows = []
+        keys: list[tuple[str, str]] = []
+        for m in mapped:
+            trace_id = m.span.trace_id
+            session_id = named.get(trace_id)
+            keyed_by = KEYED_BY_ATTRIBUTE
+            known = self._tracker.session_of_trace(trace_id) or store.trace_session(trace_id)
+            if session_id is None:
+                session_id = known or trace_id
+                keyed_by = KEYED_BY_TRACE if session_id == trace_id else KEYED_BY_ATTRIBUTE
+            elif known is not None and known != session_id and known == trace_id:
+                store.move_trace(trace_id, known, session_id)
+                self._tracker.move_trace(trace_id, known, session_id, KEYED_BY_ATTRIBUTE)
+            rows.append((m.span, session_id, m.reading.convention, m.reading.span_type))
+            keys.append((session_id, keyed_by))
+        fresh = store.insert_spans(rows, now_ns)
+        new_rows = [(m, key) for m, key, is_new in zip(mapped, keys, fresh) if is_new]
+        stored = len(new_rows)
+        batch.result.accepted += len(mapped)
+        batch.result.stored += stored
+        batch.result.duplicates += len(mapped) - stored
+        self._count("spans_stored", stored)
+        self._count("spans_duplicate", len(mapped) - stored)
+        if not new_rows:
+            return
+        store.upsert_agent_data(
+            (m.span.trace_id, m.span.span_id, sid, "span", m.data) for m, (sid, _) in new_rows
+        )
+        per_trace: dict[str, list[MappedSpan]] = {}
+        session_of: dict[str, tuple[str, str]] = {}
+        for m, key in new_rows:
+            per_trace.setdefault(m.span.trace_id, []).append(m)
+            session_of[m.span.trace_id] = key
+        per_session: dict[str, list[MappedSpan]] = {}
+        for trace_id, members in per_trace.items():
+            sid, keyed_by = session_of[trace_id]
+            roots = [m.span for m in members if m.span.is_root]
+            store.touch_trace(
+                trace_id, sid, roots[0].span_id if roots else None,
+                min(m.span.start_ns for m in members), max(m.span.end_ns for m in members), len(members), now_ns,
+            )
+            per_session.setdefault(sid, []).extend(members)
+            self._tracker.observe(sid, keyed_by, trace_id, bool(roots), now_ns,
+                                  any(ends_session(m.span) for m in members))
+        for sid, members in per_session.items():
+            keyed_by = session_of[members[0].span.trace_id][1]
+            previous = store.touch_session(sid, keyed_by, len(members), now_ns,
+                                           any(ends_session(m.span) for m in members))
+            if previous in (SCORED, ENDED):
+                log.info("session %s re-opened by %d late span(s); it will be scored again", sid, len(members))
+
+    def _handle_end(self, store: Store, request: "_EndRequest") -> None:
+        now_ns = time.time_ns()
+        if request.session_id is None:  # shutdown: end every open session
+            targets = [(sid, REASON_SHUTDOWN) for sid in self._tracker.open_sessions()]
+        elif request.session_id in self._tracker:
+            targets = [(request.session_id, REASON_REQUESTED)]
+        else:
+            targets = []
+        for sid, _ in targets:
+            self._tracker.forget(sid)
+        self._mark_ended(store, targets, now_ns)
+        request.done.result.accepted = len(targets)
+        request.done.done.set()
+
+    def _end_due_sessions(self, store: Store, now_ns: int) -> None:
+        due = self._tracker.due(now_ns)
+        if due:
+            self._mark_ended(store, due, now_ns)
+
+    def _mark_ended(self, store: Store, ended: list[tuple[str, str]], now_ns: int) -> None:
+        if not ended:
+            return
+        with store.transaction():
+            for sid, reason in ended:
+                store.set_session_status(sid, ENDED, reason, now_ns)
+        for sid, reason in ended:
+            log.debug("session %s ended (%s)", sid, reason)
+            self._enqueue_scoring(sid)
+
+    def _observe_latency(self, seconds: float) -> None:
+        with self._stats_lock:
+            self._stats["ingest_seconds_sum"] += seconds
+            self._stats["ingest_seconds_count"] += 1
+            for i, bound in enumerate(self._latency_buckets):
+                if seconds <= bound:
+                    self._latency_counts[i] += 1
+                    break
+            else:
+                self._latency_counts[-1] += 1
+
+    # --- scorer thread ---------------------------------------------------------------------
+
+    def _enqueue_scoring(self, session_id: str) -> None:
+        with self._idle:
+            self._score_queue.put(session_id)
+
+    def _score_loop(self) -> None:
+        store = Store(self.db_path)
+        try:
+            while True:
+                session_id = self._score_queue.get()
+                if session_id is None:
+                    break
+                with self._idle:
+                    self._scoring_busy += 1
+                try:
+                    self._score(store, session_id)
+                except Exception:
+                    log.exception("scoring session %s failed", session_id)
+                finally:
+                    with self._idle:
+                        self._scoring_busy -= 1
+                        self._idle.notify_all()
+        finally:
+            store.close()
+
+    def _score(self, store: Store, session_id: str) -> None:
+        from .evaluate import evaluate_session
+
+        started = time.perf_counter()
+        spans = store.session_spans(session_id)
+        if not spans:
+            return
+        outcome = evaluate_session(
+            session_id, spans, store.session_log_events(session_id), self.golden_index, self.config, self.judge
+        )
+        with store.transaction():
+            store.upsert_agent_data(
+                (trace_id, data.turn_id or trace_id, session_id, "trace", data)
+                for trace_id, data in outcome.trace_records.items()
+            )
+        evaluation_id, revision = store.record_evaluation(
+            session_id, outcome.result,
+            eval_set_id=outcome.match.eval_set_id, matched_by=outcome.match.method,
+            match_score=outcome.match.score, config_hash=self.config_hash,
+            agent_version=outcome.trajectory.agent_version, query=outcome.trajectory.query,
+            columns=outcome.columns, details=outcome.details, session_fields=outcome.session_fields,
+        )
+        elapsed = time.perf_counter() - started
+        self._count("score_seconds_sum", elapsed)
+        self._count("score_seconds_count")
+        self._count("sessions_scored")
+        if outcome.match.case is not None:
+            self._count("evaluations_matched")
+            self._count("evaluations_total")
+            self._count("evaluations_passed", int(outcome.result.passed))
+        log.info(
+            "session %s scored (revision %d): %s, case %s, score %.2f",
+            session_id, revision,
+            "passed" if outcome.result.passed else "failed" if outcome.match.case else outcome.match.method,
+            outcome.result.eval_id or "-", outcome.result.score,
+        )
+        for callback in self._callbacks:
+            try:
+                callback(outcome.result)
+            except Exception:
+                log.exception("on_result callback failed for session %s", session_id)
+
+
+@dataclass
+class _EndRequest:
+    session_id: Optional[str]
+    done: _Batch
+
+
+_TICK = object()
+
+
+def _cumulative(counts: list[int]) -> list[int]:
+    out, total = [], 0
+    for c in counts:
+        total += c
+        out.append(total)
+    return out
+
+
+def _load_golden(source: GoldenSource) -> EvalSet:
+    if isinstance(source, EvalSet):
+        return source
+    from .golden import load_golden
+
+    eval_set = load_golden(source)
+    eval_set.metadata.setdefault("source", str(source))
+    return eval_set

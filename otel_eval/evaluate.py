@@ -1,0 +1,150 @@
+"""One session's spans → trajectory → golden match → scores. No I/O: the engine stores the outcome.
+
+Also the offline entry point :func:`evaluate`, which runs files through a real engine and SQLite
+file, exactly as the collector would have seen them.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
+
+from .mapping import MappedSpan, aggregate_trace, map_spans
+from .models.agent_data import AgentData
+from .models.evalset import EvalConfig, EvalSet
+from .models.results import EvalCaseResult
+from .spans import LogEvent, SpanRecord
+from .trajectory import Trajectory
+
+
+@dataclass
+class Outcome:
+    trajectory: Trajectory
+    match: Any
+    result: EvalCaseResult
+    trace_records: dict[str, AgentData] = field(default_factory=dict)
+    columns: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    session_fields: dict[str, Any] = field(default_factory=dict)
+
+
+def apply_logs(mapped: list[MappedSpan], events: Sequence[LogEvent]) -> None:
+    """Content an instrumentation sent only as log records joins the reading of its span."""
+    if not events:
+        return
+    try:
+        from .conventions.genai import apply_log_events
+    except ImportError:  # pragma: no cover - the GenAI convention ships with the package
+        return
+    from .mapping import to_agent_data
+
+    by_span: dict[tuple[str, str], list[LogEvent]] = {}
+    for event in events:
+        by_span.setdefault((event.trace_id, event.span_id), []).append(event)
+    for m in mapped:
+        attached = by_span.get((m.span.trace_id, m.span.span_id))
+        if attached:
+            m.reading = apply_log_events(m.reading, attached)
+            m.data = to_agent_data(m.span, m.reading)
+
+
+def evaluate_session(session_id: str, spans: Sequence[SpanRecord], events: Sequence[LogEvent], index: Any,
+                     config: EvalConfig, judge: Any = None) -> Outcome:
+    from .scoring import score_session
+    from .trajectory import build_trajectory
+
+    mapped = map_spans(spans)
+    apply_logs(mapped, events)
+    trajectory = build_trajectory(session_id, mapped)
+    per_trace: dict[str, list[MappedSpan]] = {}
+    for m in mapped:
+        per_trace.setdefault(m.span.trace_id, []).append(m)
+    trace_records = {trace_id: aggregate_trace(members) for trace_id, members in per_trace.items()}
+    match = index.match(trajectory.query, case_hint=trajectory.case_hint)
+    result = score_session(trajectory, match.case, config, judge=judge)
+    result.session_id = session_id
+    return Outcome(
+        trajectory=trajectory,
+        match=match,
+        result=result,
+        trace_records=trace_records,
+        columns=_trajectory_columns(trajectory, match.case),
+        details={"match": {"method": match.method, "score": match.score, "evidence": match.evidence}},
+        session_fields={
+            "user_id": trajectory.user_id,
+            "agent_version": trajectory.agent_version,
+            "service_name": trajectory.service_name,
+            "query": trajectory.query,
+            "trace_count": len(trajectory.turns),
+        },
+    )
+
+
+def _trajectory_columns(trajectory: Trajectory, case: Any) -> dict[str, Any]:
+    """The seed's BigQuery columns (expected/actual tool and table, SQL generated)."""
+    from .metrics.sql import extract_tables, find_sql
+
+    statements = find_sql(trajectory.sql_sources())
+    tables: list[str] = []
+    for sql in statements:
+        for table in extract_tables(sql):
+            if table not in tables:
+                tables.append(table)
+    calls = trajectory.calls
+    columns: dict[str, Any] = {
+        "actual_tool": calls[0].name if calls else None,
+        "actual_table": ", ".join(tables) or None,
+        "sql_generated": int(bool(statements)),
+    }
+    if case is not None and case.conversation:
+        first = case.conversation[0]
+        expected_tool = first.expected_tool_selection or (
+            first.expected_tool_trajectory[0].name if first.expected_tool_trajectory else None
+        )
+        columns["expected_tool"] = expected_tool
+        columns["expected_table"] = ", ".join(first.expected_tables) or None
+    return columns
+
+
+def evaluate(
+    inputs: Iterable[Union[str, Path, SpanRecord]],
+    golden: Iterable[Union[str, Path, EvalSet]] = (),
+    config: Optional[EvalConfig] = None,
+    db: Optional[Union[str, Path]] = None,
+    on_result: Optional[Callable[[EvalCaseResult], Any]] = None,
+    progress: Optional[Callable[[int], Any]] = None,
+) -> list[EvalCaseResult]:
+    """Evaluate captured spans offline: files (Noveum ``dataset.json``, OTLP JSON/JSON lines/.pb)
+    or SpanRecords. Every session found is ended and scored; results are also stored in ``db``."""
+    from .engine import Engine
+    from .readers import read_spans
+
+    spans: list[SpanRecord] = []
+    for item in inputs:
+        if isinstance(item, SpanRecord):
+            spans.append(item)
+        else:
+            spans.extend(read_spans(item))
+    results: list[EvalCaseResult] = []
+    tmp = None
+    if db is None:
+        tmp = tempfile.TemporaryDirectory()
+        db = Path(tmp.name) / "otel-eval.db"
+    engine = Engine(db, golden=golden, config=config, trace_quiet=3600, session_idle=3600, on_result=results.append)
+    if on_result:
+        engine.add_listener(on_result)
+    engine.start()
+    try:
+        step = 500
+        for start in range(0, len(spans), step):
+            chunk = spans[start : start + step]
+            engine.ingest(chunk)
+            if progress:
+                progress(len(chunk))
+    finally:
+        engine.close(score_open=True)
+        if tmp is not None:
+            tmp.cleanup()
+    return results

@@ -1,0 +1,71 @@
+"""EvalSpanProcessor: otel-eval inside the agent's own process, as an SDK ``SpanProcessor``.
+
+``on_end`` only converts the span and puts it on the engine's bounded queue: it never blocks the
+agent and never raises into it. When the queue is full the span is dropped and counted
+(``dropped_spans``), as the SDK's own BatchSpanProcessor does.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional, Union
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+
+from .engine import Engine
+from .models.evalset import EvalConfig, EvalSet
+from .models.results import EvalCaseResult
+from .spans import from_sdk_span
+
+log = logging.getLogger("otel_eval.processor")
+
+
+class EvalSpanProcessor(SpanProcessor):
+    def __init__(
+        self,
+        db: Union[str, Path] = "otel-eval.db",
+        golden: Union[str, Path, EvalSet, Iterable[Union[str, Path, EvalSet]]] = (),
+        config: Optional[EvalConfig] = None,
+        on_result: Optional[Callable[[EvalCaseResult], Any]] = None,
+        trace_quiet: float = 5.0,
+        session_idle: float = 60.0,
+        max_queue_spans: int = 100_000,
+    ):
+        if isinstance(golden, (str, Path, EvalSet)):
+            golden = [golden]
+        self.engine = Engine(
+            db, golden=list(golden), config=config, trace_quiet=trace_quiet, session_idle=session_idle,
+            on_result=on_result, max_queue_spans=max_queue_spans,
+        ).start()
+        self.dropped_spans = 0
+        self._shut_down = False
+
+    def on_start(self, span: Span, parent_context: Optional[Context] = None) -> None:
+        pass
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if self._shut_down:
+            return
+        try:
+            self.engine.ingest([from_sdk_span(span)], wait=False)
+        except Exception as exc:  # never into the agent: QueueFull, or anything unexpected
+            self.dropped_spans += 1
+            if self.dropped_spans == 1 or self.dropped_spans % 1000 == 0:
+                log.warning("otel-eval dropped %d span(s) so far: %s", self.dropped_spans, exc)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return self.engine.flush(timeout_millis / 1000)
+
+    def end_session(self, session_id: str) -> bool:
+        """End a session now instead of waiting for ``session_idle``."""
+        self.engine.flush()
+        return self.engine.end_session(session_id)
+
+    def shutdown(self) -> None:
+        """Commit what is queued, end and score every open session, close the database."""
+        if self._shut_down:
+            return
+        self._shut_down = True
+        self.engine.close(score_open=True)

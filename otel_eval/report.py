@@ -1,0 +1,194 @@
+"""Reading results back out of one or more otel-eval databases: summaries, per-case tables,
+one session's detail. The ``--json`` shapes produced here are documented in README and stable."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence, Union
+
+DbPath = Union[str, Path]
+
+
+def _connect(path: DbPath) -> sqlite3.Connection:
+    if not Path(path).exists():
+        from .errors import InputError
+
+        raise InputError(str(path), "database file not found")
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def current_evaluations(db_paths: Sequence[DbPath]) -> list[dict[str, Any]]:
+    """The latest revision of every session's evaluation, with its criteria, across databases."""
+    rows: list[dict[str, Any]] = []
+    for path in db_paths:
+        conn = _connect(path)
+        try:
+            evaluations = conn.execute(
+                "SELECT e.*, s.user_id, s.service_name, s.end_reason FROM evaluations e"
+                " LEFT JOIN sessions s ON s.session_id = e.session_id"
+                " WHERE e.superseded = 0 ORDER BY e.created_at, e.id"
+            ).fetchall()
+            criteria: dict[int, list[dict[str, Any]]] = {}
+            for c in conn.execute(
+                "SELECT c.* FROM criterion_results c JOIN evaluations e ON e.id = c.evaluation_id"
+                " WHERE e.superseded = 0 ORDER BY c.id"
+            ):
+                criteria.setdefault(c["evaluation_id"], []).append({
+                    "criterion": c["criterion"], "score": c["score"], "passed": bool(c["passed"]),
+                    "threshold": c["threshold"], "skipped": bool(c["skipped"]), "error": c["error"],
+                    "details": json.loads(c["details"]) if c["details"] else {},
+                })
+            for e in evaluations:
+                rows.append({
+                    "db": str(path), "session_id": e["session_id"], "revision": e["revision"],
+                    "case_id": e["case_id"], "eval_set_id": e["eval_set_id"], "matched_by": e["matched_by"],
+                    "match_score": e["match_score"], "passed": bool(e["passed"]), "score": e["score"],
+                    "agent_version": e["agent_version"], "query": e["query"], "created_at": e["created_at"],
+                    "error": e["error"], "user_id": e["user_id"], "end_reason": e["end_reason"],
+                    "criteria": criteria.get(e["id"], []),
+                })
+        finally:
+            conn.close()
+    return rows
+
+
+def summarize(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Totals, per-criterion and per-case aggregates over current evaluations."""
+    rows = list(rows)
+    matched = [r for r in rows if r["case_id"]]
+    passed = sum(1 for r in matched if r["passed"])
+    criteria: dict[str, dict[str, Any]] = {}
+    for r in matched:
+        for c in r["criteria"]:
+            stat = criteria.setdefault(c["criterion"], {"evaluated": 0, "passed": 0, "skipped": 0, "errors": 0,
+                                                        "score_sum": 0.0})
+            if c["skipped"]:
+                stat["skipped"] += 1
+                continue
+            stat["evaluated"] += 1
+            stat["passed"] += int(c["passed"])
+            stat["errors"] += int(bool(c["error"]))
+            stat["score_sum"] += c["score"]
+    for stat in criteria.values():
+        n = stat.pop("evaluated")
+        total = stat.pop("score_sum")
+        stat.update(evaluated=n, pass_rate=round(stat["passed"] / n, 4) if n else None,
+                    avg_score=round(total / n, 4) if n else None)
+    cases: dict[str, dict[str, Any]] = {}
+    for r in matched:
+        case = cases.setdefault(r["case_id"], {"case_id": r["case_id"], "eval_set_id": r["eval_set_id"],
+                                               "sessions": 0, "passed": 0, "score_sum": 0.0})
+        case["sessions"] += 1
+        case["passed"] += int(r["passed"])
+        case["score_sum"] += r["score"] or 0.0
+    case_list = []
+    for case in sorted(cases.values(), key=lambda c: c["case_id"]):
+        total = case.pop("score_sum")
+        case.update(pass_rate=round(case["passed"] / case["sessions"], 4), avg_score=round(total / case["sessions"], 4))
+        case_list.append(case)
+    versions: dict[str, dict[str, Any]] = {}
+    for r in matched:
+        v = versions.setdefault(r["agent_version"] or "unknown", {"sessions": 0, "passed": 0})
+        v["sessions"] += 1
+        v["passed"] += int(r["passed"])
+    for v in versions.values():
+        v["pass_rate"] = round(v["passed"] / v["sessions"], 4)
+    return {
+        "sessions": len(rows),
+        "matched": len(matched),
+        "unmatched": len(rows) - len(matched),
+        "passed": passed,
+        "failed": len(matched) - passed,
+        "pass_rate": round(passed / len(matched), 4) if matched else None,
+        "avg_score": round(sum(r["score"] or 0.0 for r in matched) / len(matched), 4) if matched else None,
+        "criteria": criteria,
+        "cases": case_list,
+        "versions": versions,
+    }
+
+
+def failing_criteria(row: dict[str, Any]) -> list[str]:
+    return [c["criterion"] for c in row["criteria"] if not c["skipped"] and not c["passed"] and c["criterion"] != "health"]
+
+
+def session_detail(db_paths: Sequence[DbPath], session_id: str) -> Optional[dict[str, Any]]:
+    for row in current_evaluations(db_paths):
+        if row["session_id"] == session_id:
+            return row
+    return None
+
+
+def render_report(rows: list[dict[str, Any]], console: Any = None, limit: int = 50) -> None:
+    """Summary, per-case table and the latest sessions, for a terminal."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    summary = summarize(rows)
+    rate = "-" if summary["pass_rate"] is None else f"{summary['pass_rate']:.0%}"
+    console.print(
+        f"[bold]{summary['sessions']}[/] sessions, {summary['matched']} matched a golden case, "
+        f"[green]{summary['passed']} passed[/], [red]{summary['failed']} failed[/], "
+        f"{summary['unmatched']} unmatched; pass rate [bold]{rate}[/]"
+    )
+    sessions = Table(title="Sessions", show_lines=False)
+    for col in ("session", "case", "matched by", "version", "result", "score", "failing criteria"):
+        sessions.add_column(col)
+    for r in rows[-limit:]:
+        if r["case_id"]:
+            verdict = "[green]PASS[/]" if r["passed"] else "[red]FAIL[/]"
+        else:
+            verdict = "[yellow]unmatched[/]"
+        sessions.add_row(
+            r["session_id"], r["case_id"] or "-", r["matched_by"] or "-", r["agent_version"] or "-", verdict,
+            f"{r['score']:.2f}" if r["case_id"] else "-", ", ".join(failing_criteria(r)) or "-",
+        )
+    console.print(sessions)
+    if summary["criteria"]:
+        crit = Table(title="Criteria")
+        for col in ("criterion", "evaluated", "passed", "skipped", "pass rate", "avg score"):
+            crit.add_column(col)
+        for name, s in summary["criteria"].items():
+            crit.add_row(name, str(s["evaluated"]), str(s["passed"]), str(s["skipped"]),
+                         "-" if s["pass_rate"] is None else f"{s['pass_rate']:.0%}",
+                         "-" if s["avg_score"] is None else f"{s['avg_score']:.2f}")
+        console.print(crit)
+
+
+def render_session(row: dict[str, Any], console: Any = None) -> None:
+    """One session: its match, every criterion with its explanation, the aligned trajectory."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    verdict = ("[green]PASS[/]" if row["passed"] else "[red]FAIL[/]") if row["case_id"] else "[yellow]unmatched[/]"
+    console.print(f"[bold]session {row['session_id']}[/] (revision {row['revision']}): {verdict}")
+    console.print(f"query: {row['query']!r}")
+    console.print(f"case: {row['case_id'] or '-'} ({row['matched_by']}, score {row['match_score']:.1f})")
+    for c in row["criteria"]:
+        state = "skipped" if c["skipped"] else ("[green]pass[/]" if c["passed"] else "[red]fail[/]")
+        reason = c["details"].get("reason") or c["error"] or ""
+        console.print(f"  {c['criterion']}: {state} score={c['score']:.2f} threshold={c['threshold']} {reason}")
+        pairs = c["details"].get("pairs") or c["details"].get("alignment")
+        if c["criterion"] == "trajectory_match" and isinstance(pairs, list):
+            table = Table(show_header=True)
+            for col in ("", "expected", "actual", "note"):
+                table.add_column(col)
+            for p in pairs:
+                mark = {"matched": "[green]✓[/]", "missing": "[red]✗ missing[/]", "extra": "[yellow]+ extra[/]"}.get(
+                    p.get("status", ""), p.get("status", ""))
+                table.add_row(mark, _call_text(p.get("expected")), _call_text(p.get("actual")), p.get("note", "") or "")
+            console.print(table)
+
+
+def _call_text(call: Any) -> str:
+    if not call:
+        return ""
+    if isinstance(call, dict):
+        args = call.get("args") or {}
+        return f"{call.get('name')}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
+    return str(call)

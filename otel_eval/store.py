@@ -1,0 +1,388 @@
+"""SQLite storage: schema, migrations, idempotent writes and the queries the rest needs.
+
+sqlite-utils creates and migrates the schema and serves the read side; the hot insert path uses
+``executemany`` on the same connection (measured faster than ``insert_all`` for span batches).
+Every statement takes its values as parameters. The file is plain SQLite in WAL mode, so
+Datasette, ``sqlite3`` or any BI tool can read it while the collector writes.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Optional, Sequence, Union
+
+import sqlite_utils
+
+from .models.agent_data import AgentData
+from .models.results import EvalCaseResult
+from .spans import LogEvent, SpanRecord, from_json, to_json
+
+SCHEMA_VERSION = 1
+AGENT_DATA_FIELDS = list(AgentData.model_fields)
+_JSON_FIELDS = {"expected_tool_call", "tools_available", "tool_calls", "parameters_passed", "tool_call_results",
+                "retrieval_query", "retrieved_context"}
+
+# Session states: open (receiving), ended (waiting to be scored), scored.
+OPEN, ENDED, SCORED = "open", "ended", "scored"
+
+
+def _json(value: Any) -> Optional[str]:
+    if value is None:
+        return None
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+@dataclass
+class SessionRow:
+    session_id: str
+    status: str
+    keyed_by: str
+    first_received_ns: int
+    last_received_ns: int
+    end_requested: bool
+    revision: int
+
+
+class Store:
+    """One SQLite file. Not shared across threads: open one Store per thread."""
+
+    def __init__(self, path: Union[str, Path], timeout: float = 30.0):
+        self.path = str(path)
+        self.conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+        self.conn.execute("PRAGMA foreign_keys=ON")
+        self.db = sqlite_utils.Database(self.conn)
+        self._lock = threading.RLock()
+        self._migrate()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # --- schema ----------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise RuntimeError(
+                f"{self.path}: database schema version {version} is newer than this otel-eval ({SCHEMA_VERSION})"
+            )
+        if version == SCHEMA_VERSION:
+            return
+        with self.transaction():
+            self._create_v1()
+            self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _create_v1(self) -> None:
+        db = self.db
+        db["spans"].create(
+            {
+                "trace_id": str, "span_id": str, "parent_span_id": str, "session_id": str, "name": str,
+                "kind": str, "status": str, "start_ns": int, "end_ns": int, "received_ns": int,
+                "convention": str, "span_type": str, "raw": str,
+            },
+            pk=("trace_id", "span_id"), if_not_exists=True,
+        )
+        db["spans"].create_index(["session_id"], if_not_exists=True)
+        columns: dict[str, Any] = {"id": int, "trace_id": str, "span_id": str, "session_id": str, "level": str}
+        for name in AGENT_DATA_FIELDS:
+            columns[name] = int if name == "agent_exit" else str
+        db["agent_data"].create(columns, pk="id", if_not_exists=True)
+        db["agent_data"].create_index(["trace_id", "span_id", "level"], unique=True, if_not_exists=True)
+        db["agent_data"].create_index(["session_id"], if_not_exists=True)
+        db["log_events"].create(
+            {"trace_id": str, "span_id": str, "time_ns": int, "event_name": str, "body": str, "attributes": str,
+             "received_ns": int},
+            pk=("trace_id", "span_id", "time_ns", "event_name"), if_not_exists=True,
+        )
+        db["traces"].create(
+            {"trace_id": str, "session_id": str, "root_span_id": str, "start_ns": int, "end_ns": int,
+             "span_count": int, "first_received_ns": int, "last_received_ns": int},
+            pk="trace_id", if_not_exists=True,
+        )
+        db["traces"].create_index(["session_id"], if_not_exists=True)
+        db["sessions"].create(
+            {"session_id": str, "status": str, "keyed_by": str, "first_received_ns": int,
+             "last_received_ns": int, "end_requested": int, "ended_ns": int, "end_reason": str,
+             "revision": int, "span_count": int, "trace_count": int, "user_id": str, "agent_version": str,
+             "service_name": str, "query": str},
+            pk="session_id", if_not_exists=True,
+            defaults={"status": OPEN, "end_requested": 0, "revision": 0, "span_count": 0, "trace_count": 0},
+        )
+        db["sessions"].create_index(["status"], if_not_exists=True)
+        db["golden_cases"].create(
+            {"eval_set_id": str, "eval_id": str, "name": str, "query": str, "source": str, "file_hash": str,
+             "case_json": str, "loaded_at": str},
+            pk=("eval_set_id", "eval_id"), if_not_exists=True,
+        )
+        db["evaluations"].create(
+            {"id": int, "session_id": str, "revision": int, "case_id": str, "eval_set_id": str,
+             "matched_by": str, "match_score": float, "passed": int, "score": float, "created_at": str,
+             "superseded": int, "config_hash": str, "agent_version": str, "query": str,
+             "expected_tool": str, "actual_tool": str, "expected_table": str, "actual_table": str,
+             "sql_generated": int, "error": str, "details": str},
+            pk="id", if_not_exists=True, defaults={"superseded": 0},
+        )
+        db["evaluations"].create_index(["session_id", "revision"], unique=True, if_not_exists=True)
+        db["evaluations"].create_index(["case_id"], if_not_exists=True)
+        db["criterion_results"].create(
+            {"id": int, "evaluation_id": int, "criterion": str, "score": float, "passed": int,
+             "threshold": float, "skipped": int, "error": str, "details": str},
+            pk="id", foreign_keys=[("evaluation_id", "evaluations", "id")], if_not_exists=True,
+        )
+        db["criterion_results"].create_index(["evaluation_id"], if_not_exists=True)
+        db.create_view(
+            "trajectory_evaluations",
+            """
+            SELECT e.id AS evaluation_id, e.session_id, e.query AS test_query,
+                   e.expected_tool, e.actual_tool, e.expected_table, e.actual_table, e.sql_generated,
+                   (SELECT c.passed FROM criterion_results c
+                     WHERE c.evaluation_id = e.id AND c.criterion = 'tool_selection' AND c.skipped = 0)
+                     AS tool_selection_correct,
+                   (SELECT c.passed FROM criterion_results c
+                     WHERE c.evaluation_id = e.id AND c.criterion = 'table_usage' AND c.skipped = 0)
+                     AS table_usage_correct,
+                   (SELECT c.passed FROM criterion_results c
+                     WHERE c.evaluation_id = e.id AND c.criterion = 'sql_generation' AND c.skipped = 0)
+                     AS sql_generation_correct,
+                   e.created_at AS evaluation_timestamp, e.config_hash AS evaluator_config
+              FROM evaluations e
+             WHERE e.superseded = 0 AND e.case_id IS NOT NULL
+            """,
+            ignore=True,
+        )
+        db.create_view(
+            "daily_pass_rate",
+            """
+            SELECT substr(created_at, 1, 10) AS day, case_id, agent_version,
+                   COUNT(*) AS evaluations, SUM(passed) AS passed,
+                   ROUND(1.0 * SUM(passed) / COUNT(*), 4) AS pass_rate, ROUND(AVG(score), 4) AS avg_score
+              FROM evaluations
+             WHERE superseded = 0 AND case_id IS NOT NULL
+             GROUP BY day, case_id, agent_version
+            """,
+            ignore=True,
+        )
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            else:
+                self.conn.execute("COMMIT")
+
+    # --- ingest (called inside a transaction) ----------------------------------------------
+
+    def insert_spans(self, rows: Sequence[tuple[SpanRecord, Optional[str], str, str]], received_ns: int) -> list[bool]:
+        """Insert spans, ignoring ones already stored; returns, per row, whether it was new.
+
+        ``rows`` are ``(span, session_id, convention, span_type)``. Idempotence on
+        (trace_id, span_id) is what makes a retried export harmless.
+        """
+        fresh: list[bool] = []
+        cur = self.conn.cursor()
+        for span, session_id, convention, span_type in rows:
+            cur.execute(
+                "INSERT OR IGNORE INTO spans (trace_id, span_id, parent_span_id, session_id, name, kind, status,"
+                " start_ns, end_ns, received_ns, convention, span_type, raw) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (span.trace_id, span.span_id, span.parent_span_id, session_id, span.name, span.kind, span.status,
+                 span.start_ns, span.end_ns, received_ns, convention, span_type, to_json(span)),
+            )
+            fresh.append(cur.rowcount == 1)
+        return fresh
+
+    def upsert_agent_data(self, rows: Iterable[tuple[str, str, Optional[str], str, AgentData]]) -> None:
+        """Rows ``(trace_id, span_id, session_id, level, data)``; a trace-level row is replaced on re-aggregation."""
+        names = ["trace_id", "span_id", "session_id", "level", *AGENT_DATA_FIELDS]
+        sql = (
+            f"INSERT INTO agent_data ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
+            " ON CONFLICT(trace_id, span_id, level) DO UPDATE SET "
+            + ", ".join(f"{n} = excluded.{n}" for n in names[2:])
+        )
+        params = []
+        for trace_id, span_id, session_id, level, data in rows:
+            values = []
+            for name in AGENT_DATA_FIELDS:
+                value = getattr(data, name)
+                if name in _JSON_FIELDS:
+                    value = _json(data.model_dump(include={name})[name])
+                elif name == "agent_exit":
+                    value = int(bool(value))
+                values.append(value)
+            params.append((trace_id, span_id, session_id, level, *values))
+        self.conn.executemany(sql, params)
+
+    def insert_log_events(self, events: Sequence[LogEvent], received_ns: int) -> int:
+        cur = self.conn.executemany(
+            "INSERT OR IGNORE INTO log_events (trace_id, span_id, time_ns, event_name, body, attributes, received_ns)"
+            " VALUES (?,?,?,?,?,?,?)",
+            [(e.trace_id, e.span_id, e.time_ns, e.event_name, _json(e.body), _json(dict(e.attributes)), received_ns)
+             for e in events],
+        )
+        return cur.rowcount
+
+    def touch_trace(self, trace_id: str, session_id: str, root_span_id: Optional[str], start_ns: int, end_ns: int,
+                    spans: int, received_ns: int) -> None:
+        self.conn.execute(
+            "INSERT INTO traces (trace_id, session_id, root_span_id, start_ns, end_ns, span_count, first_received_ns,"
+            " last_received_ns) VALUES (?,?,?,?,?,?,?,?)"
+            " ON CONFLICT(trace_id) DO UPDATE SET"
+            " session_id = excluded.session_id,"
+            " root_span_id = COALESCE(traces.root_span_id, excluded.root_span_id),"
+            " start_ns = MIN(traces.start_ns, excluded.start_ns), end_ns = MAX(traces.end_ns, excluded.end_ns),"
+            " span_count = traces.span_count + excluded.span_count, last_received_ns = excluded.last_received_ns",
+            (trace_id, session_id, root_span_id, start_ns, end_ns, spans, received_ns, received_ns),
+        )
+
+    def touch_session(self, session_id: str, keyed_by: str, spans: int, received_ns: int, end_requested: bool) -> str:
+        """Record activity on a session; a scored or ended session is re-opened. Returns its previous status."""
+        row = self.conn.execute("SELECT status FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+        if row is None:
+            self.conn.execute(
+                "INSERT INTO sessions (session_id, status, keyed_by, first_received_ns, last_received_ns,"
+                " end_requested, span_count) VALUES (?,?,?,?,?,?,?)",
+                (session_id, OPEN, keyed_by, received_ns, received_ns, int(end_requested), spans),
+            )
+            return ""
+        self.conn.execute(
+            "UPDATE sessions SET status = ?, last_received_ns = ?, span_count = span_count + ?,"
+            " end_requested = MAX(end_requested, ?) WHERE session_id = ?",
+            (OPEN, received_ns, spans, int(end_requested), session_id),
+        )
+        return row[0]
+
+    def move_trace(self, trace_id: str, old_session: str, new_session: str) -> None:
+        """A trace first keyed by its own id turned out to belong to a named session."""
+        for table in ("spans", "agent_data", "traces"):
+            self.conn.execute(f"UPDATE {table} SET session_id = ? WHERE trace_id = ?", (new_session, trace_id))
+        left = self.conn.execute("SELECT COUNT(*) FROM traces WHERE session_id = ?", (old_session,)).fetchone()[0]
+        if left == 0:
+            scored = self.conn.execute("SELECT COUNT(*) FROM evaluations WHERE session_id = ?", (old_session,)).fetchone()[0]
+            if scored:
+                self.conn.execute("UPDATE evaluations SET superseded = 1 WHERE session_id = ?", (old_session,))
+            self.conn.execute("DELETE FROM sessions WHERE session_id = ?", (old_session,))
+
+    def set_session_status(self, session_id: str, status: str, reason: str = "", now_ns: int = 0) -> None:
+        self.conn.execute(
+            "UPDATE sessions SET status = ?, end_reason = ?, ended_ns = ? WHERE session_id = ?",
+            (status, reason, now_ns, session_id),
+        )
+
+    def request_end(self, session_id: str) -> bool:
+        cur = self.conn.execute("UPDATE sessions SET end_requested = 1 WHERE session_id = ?", (session_id,))
+        return cur.rowcount == 1
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def sessions_with_status(self, *statuses: str) -> list[SessionRow]:
+        marks = ",".join("?" * len(statuses))
+        rows = self.conn.execute(
+            "SELECT session_id, status, keyed_by, first_received_ns, last_received_ns, end_requested, revision"
+            f" FROM sessions WHERE status IN ({marks})",
+            statuses,
+        ).fetchall()
+        return [SessionRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6]) for r in rows]
+
+    def traces_of(self, session_id: str) -> list[tuple[str, Optional[str], int]]:
+        """``(trace_id, root_span_id, last_received_ns)`` of a session's traces."""
+        return self.conn.execute(
+            "SELECT trace_id, root_span_id, last_received_ns FROM traces WHERE session_id = ?", (session_id,)
+        ).fetchall()
+
+    def session_spans(self, session_id: str) -> list[SpanRecord]:
+        rows = self.conn.execute(
+            "SELECT raw FROM spans WHERE session_id = ? ORDER BY start_ns, end_ns", (session_id,)
+        ).fetchall()
+        return [from_json(r[0]) for r in rows]
+
+    def trace_spans(self, trace_id: str) -> list[SpanRecord]:
+        rows = self.conn.execute("SELECT raw FROM spans WHERE trace_id = ? ORDER BY start_ns", (trace_id,)).fetchall()
+        return [from_json(r[0]) for r in rows]
+
+    def session_log_events(self, session_id: str) -> list[LogEvent]:
+        rows = self.conn.execute(
+            "SELECT l.trace_id, l.span_id, l.time_ns, l.event_name, l.body, l.attributes FROM log_events l"
+            " JOIN traces t ON t.trace_id = l.trace_id WHERE t.session_id = ? ORDER BY l.time_ns",
+            (session_id,),
+        ).fetchall()
+        return [
+            LogEvent(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None, json.loads(r[5]) if r[5] else {})
+            for r in rows
+        ]
+
+    def trace_session(self, trace_id: str) -> Optional[str]:
+        row = self.conn.execute("SELECT session_id FROM traces WHERE trace_id = ?", (trace_id,)).fetchone()
+        return row[0] if row else None
+
+    # --- evaluations -----------------------------------------------------------------------
+
+    def record_evaluation(self, session_id: str, result: EvalCaseResult, *, eval_set_id: Optional[str],
+                          matched_by: str, match_score: float, config_hash: str, agent_version: Optional[str],
+                          query: Optional[str], columns: dict[str, Any], details: dict[str, Any],
+                          session_fields: dict[str, Any], expected_status: str = ENDED) -> tuple[int, int]:
+        """Store one evaluation as the session's next revision and mark the session scored.
+
+        Returns ``(evaluation_id, revision)``. Earlier revisions are kept, marked superseded. The
+        status flips to scored only if the session is still ``expected_status`` — a span that
+        re-opened it meanwhile gets it scored again later.
+        """
+        with self.transaction() as conn:
+            revision = (conn.execute("SELECT COALESCE(MAX(revision), 0) FROM evaluations WHERE session_id = ?",
+                                     (session_id,)).fetchone()[0]) + 1
+            conn.execute("UPDATE evaluations SET superseded = 1 WHERE session_id = ?", (session_id,))
+            cur = conn.execute(
+                "INSERT INTO evaluations (session_id, revision, case_id, eval_set_id, matched_by, match_score, passed,"
+                " score, created_at, superseded, config_hash, agent_version, query, expected_tool, actual_tool,"
+                " expected_table, actual_table, sql_generated, error, details)"
+                " VALUES (?,?,?,?,?,?,?,?,?,0,?,?,?,?,?,?,?,?,?,?)",
+                (session_id, revision, result.eval_id or None, eval_set_id, matched_by, match_score,
+                 int(result.passed), result.score, _now_iso(), config_hash, agent_version, query,
+                 columns.get("expected_tool"), columns.get("actual_tool"), columns.get("expected_table"),
+                 columns.get("actual_table"), columns.get("sql_generated"), result.error, _json(details)),
+            )
+            evaluation_id = cur.lastrowid
+            conn.executemany(
+                "INSERT INTO criterion_results (evaluation_id, criterion, score, passed, threshold, skipped, error,"
+                " details) VALUES (?,?,?,?,?,?,?,?)",
+                [(evaluation_id, c.criterion, c.score, int(c.passed), c.threshold, int(c.skipped), c.error,
+                  _json(c.details)) for c in result.criterion_results],
+            )
+            sets = ", ".join(f"{k} = ?" for k in session_fields)
+            conn.execute(
+                f"UPDATE sessions SET revision = ?{', ' + sets if sets else ''} WHERE session_id = ?",
+                (revision, *session_fields.values(), session_id),
+            )
+            conn.execute(
+                "UPDATE sessions SET status = ? WHERE session_id = ? AND status = ?",
+                (SCORED, session_id, expected_status),
+            )
+        return evaluation_id, revision
+
+    def save_golden_cases(self, rows: list[dict[str, Any]]) -> None:
+        with self.transaction():
+            self.db["golden_cases"].upsert_all(rows, pk=("eval_set_id", "eval_id"))
+
+    def counts(self) -> dict[str, int]:
+        out = {}
+        for table in ("spans", "agent_data", "sessions", "evaluations"):
+            out[table] = self.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+        for status in (OPEN, ENDED, SCORED):
+            out[f"sessions_{status}"] = self.conn.execute(
+                "SELECT COUNT(*) FROM sessions WHERE status = ?", (status,)).fetchone()[0]
+        return out
+
+
+def _now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z"
