@@ -1,0 +1,218 @@
+"""The engine end to end: a real SDK TracerProvider, EvalSpanProcessor, a real SQLite file."""
+
+import json
+import sqlite3
+import time
+
+import pytest
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import Status, StatusCode
+
+from otel_eval import Engine, EvalSpanProcessor, QueueFull
+from otel_eval.models import EvalCase, EvalSet, ExpectedToolCall, Invocation, MessageContent
+from otel_eval.spans import SpanRecord
+
+GOLDEN = EvalSet(
+    eval_set_id="weather",
+    eval_cases=[
+        EvalCase(
+            eval_id="tokyo",
+            conversation=[Invocation(
+                invocation_id="t1",
+                user_content=MessageContent.user("What's the weather in Tokyo?"),
+                expected_tool_trajectory=[ExpectedToolCall(name="get_weather", args={"city": "Tokyo"})],
+                expected_final_response=MessageContent.assistant("It is 22°C and sunny in Tokyo."),
+            )],
+        )
+    ],
+)
+
+
+def run_turn(tracer, session_id, question, city, answer, end=False):
+    """One agent turn with OpenInference attributes: AGENT root → LLM (tool call) → TOOL → LLM."""
+    with tracer.start_as_current_span("agent.invoke") as root:
+        root.set_attribute("openinference.span.kind", "AGENT")
+        root.set_attribute("session.id", session_id)
+        root.set_attribute("input.value", question)
+        with tracer.start_as_current_span("llm") as llm:
+            llm.set_attribute("openinference.span.kind", "LLM")
+            llm.set_attribute("session.id", session_id)
+            llm.set_attribute("llm.input_messages.0.message.role", "user")
+            llm.set_attribute("llm.input_messages.0.message.content", question)
+            prefix = "llm.output_messages.0.message.tool_calls.0.tool_call."
+            llm.set_attribute(prefix + "id", "call_1")
+            llm.set_attribute(prefix + "function.name", "get_weather")
+            llm.set_attribute(prefix + "function.arguments", json.dumps({"city": city}))
+        with tracer.start_as_current_span("get_weather") as tool:
+            tool.set_attribute("openinference.span.kind", "TOOL")
+            tool.set_attribute("session.id", session_id)
+            tool.set_attribute("tool.name", "get_weather")
+            tool.set_attribute("input.value", json.dumps({"city": city}))
+            tool.set_attribute("input.mime_type", "application/json")
+            tool.set_attribute("output.value", f"22°C and sunny in {city}")
+        root.set_attribute("output.value", answer)
+        if end:
+            root.set_attribute("otel_eval.session.end", True)
+
+
+def provider_with(processor, version="1.0.0"):
+    provider = TracerProvider(resource=Resource.create({"service.name": "weather-agent", "service.version": version}))
+    provider.add_span_processor(processor)
+    return provider
+
+
+def evaluations(db):
+    conn = sqlite3.connect(db)
+    rows = conn.execute(
+        "SELECT session_id, revision, case_id, matched_by, passed, superseded FROM evaluations ORDER BY session_id, revision"
+    ).fetchall()
+    conn.close()
+    return rows
+
+
+def test_session_is_scored_once_after_it_ends(tmp_path):
+    db = tmp_path / "e.db"
+    results = []
+    processor = EvalSpanProcessor(db=db, golden=GOLDEN, trace_quiet=0.1, session_idle=0.3, on_result=results.append)
+    provider = provider_with(processor)
+    tracer = provider.get_tracer("test")
+    run_turn(tracer, "sess-pass", "What's the weather in Tokyo?", "Tokyo", "It is 22°C and sunny in Tokyo.")
+    run_turn(tracer, "sess-fail", "what's the weather in tokyo?", "Kyoto", "It is 22°C and sunny in Kyoto.")
+    assert processor.engine.flush(5)
+    deadline = time.monotonic() + 10
+    while len(results) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # further ticks must not score anything again
+    provider.shutdown()
+    by_session = {r.session_id: r for r in results}
+    assert set(by_session) == {"sess-pass", "sess-fail"}
+    assert by_session["sess-pass"].passed and by_session["sess-pass"].eval_id == "tokyo"
+    failing = [c.criterion for c in by_session["sess-fail"].criterion_results if not c.passed and not c.skipped]
+    assert not by_session["sess-fail"].passed and "trajectory_match" in failing
+    assert evaluations(db) == [("sess-fail", 1, "tokyo", "exact", 0, 0), ("sess-pass", 1, "tokyo", "exact", 1, 0)]
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT COUNT(*) FROM spans").fetchone()[0] == 8
+    assert conn.execute("SELECT level, COUNT(*) FROM agent_data GROUP BY level").fetchall() == [("span", 8), ("trace", 2)]
+    assert conn.execute("SELECT agent_version FROM evaluations LIMIT 1").fetchone()[0] == "1.0.0"
+
+
+def test_explicit_end_scores_without_waiting_for_idle(tmp_path):
+    results = []
+    processor = EvalSpanProcessor(db=tmp_path / "e.db", golden=GOLDEN, trace_quiet=0.1, session_idle=3600,
+                                  on_result=results.append)
+    tracer = provider_with(processor).get_tracer("test")
+    run_turn(tracer, "sess-end", "What's the weather in Tokyo?", "Tokyo", "It is 22°C and sunny in Tokyo.", end=True)
+    deadline = time.monotonic() + 10
+    while not results and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [r.session_id for r in results] == ["sess-end"]
+    processor.shutdown()
+
+
+def test_duplicates_and_child_before_parent_across_batches(tmp_path):
+    engine = Engine(tmp_path / "e.db", golden=[GOLDEN], trace_quiet=3600, session_idle=3600).start()
+    trace = "ab" * 16
+    root = SpanRecord(trace, "00000000000000r1".replace("r", "a"), None, "agent.invoke", 1, 10,
+                      attributes={"openinference.span.kind": "AGENT", "input.value": "What's the weather in Tokyo?",
+                                  "output.value": "sunny"})
+    child = SpanRecord(trace, "00000000000000c1", root.span_id, "get_weather", 2, 3,
+                       attributes={"openinference.span.kind": "TOOL", "tool.name": "get_weather",
+                                   "input.value": '{"city": "Tokyo"}'})
+    first = engine.ingest([child])
+    again = engine.ingest([child, root])
+    assert (first.stored, first.duplicates) == (1, 0)
+    assert (again.stored, again.duplicates) == (1, 1)
+    results = []
+    engine.add_listener(results.append)
+    engine.close(score_open=True)
+    assert [(r.session_id, r.eval_id, r.passed) for r in results] == [(trace, "tokyo", False)]
+    conn = sqlite3.connect(tmp_path / "e.db")
+    assert conn.execute("SELECT COUNT(*) FROM spans").fetchone()[0] == 2
+    assert conn.execute("SELECT span_count, trace_count FROM sessions").fetchone() == (2, 1)
+
+
+def test_late_span_rescored_as_new_revision(tmp_path):
+    db = tmp_path / "e.db"
+    engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1).start()
+    trace = "cd" * 16
+    root = SpanRecord(trace, "00000000000000a1", None, "agent.invoke", 1, 10,
+                      attributes={"openinference.span.kind": "AGENT", "session.id": "late",
+                                  "input.value": "What's the weather in Tokyo?",
+                                  "output.value": "It is 22°C and sunny in Tokyo."})
+    engine.ingest([root])
+    assert _wait(lambda: len(evaluations(db)) == 1)
+    tool = SpanRecord(trace, "00000000000000a2", root.span_id, "get_weather", 2, 3,
+                      attributes={"openinference.span.kind": "TOOL", "tool.name": "get_weather", "session.id": "late",
+                                  "input.value": '{"city": "Tokyo"}'})
+    engine.ingest([tool])
+    assert _wait(lambda: len(evaluations(db)) == 2)
+    engine.close()
+    assert evaluations(db) == [("late", 1, "tokyo", "exact", 0, 1), ("late", 2, "tokyo", "exact", 1, 0)]
+
+
+def test_restart_resumes_open_sessions_and_scores_each_once(tmp_path):
+    db = tmp_path / "e.db"
+    engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=3600).start()
+    root = SpanRecord("ef" * 16, "00000000000000a1", None, "agent.invoke", 1, 10,
+                      attributes={"openinference.span.kind": "AGENT", "session.id": "resumed",
+                                  "input.value": "What's the weather in Tokyo?"})
+    engine.ingest([root])
+    engine.close(score_open=False)  # like SIGTERM: committed, left open
+    assert evaluations(db) == []
+    results = []
+    engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.2, on_result=results.append).start()
+    assert _wait(lambda: len(results) == 1)
+    time.sleep(0.4)
+    engine.close(score_open=True)
+    engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.2).start()
+    time.sleep(0.4)
+    engine.close(score_open=True)
+    assert evaluations(db) == [("resumed", 1, "tokyo", "exact", 0, 0)]
+
+
+def test_processor_never_blocks_or_raises_when_queue_is_full(tmp_path):
+    db = tmp_path / "e.db"
+    processor = EvalSpanProcessor(db=db, golden=GOLDEN, max_queue_spans=5, trace_quiet=3600, session_idle=3600)
+    tracer = provider_with(processor).get_tracer("test")
+    blocker = sqlite3.connect(db, timeout=30)
+    blocker.execute("BEGIN IMMEDIATE")  # the writer cannot commit: the queue fills up
+    try:
+        started = time.monotonic()
+        for i in range(50):
+            with tracer.start_as_current_span(f"s{i}"):
+                pass
+        assert time.monotonic() - started < 2.0
+        assert processor.dropped_spans > 0
+    finally:
+        blocker.rollback()
+        blocker.close()
+    processor.shutdown()
+    stored = sqlite3.connect(db).execute("SELECT COUNT(*) FROM spans").fetchone()[0]
+    assert stored + processor.dropped_spans == 50
+
+
+def test_ingest_raises_queue_full_for_a_caller_that_waits(tmp_path):
+    db = tmp_path / "e.db"
+    engine = Engine(db, max_queue_spans=2, trace_quiet=3600, session_idle=3600).start()
+    blocker = sqlite3.connect(db, timeout=30)
+    blocker.execute("BEGIN IMMEDIATE")
+    mk = lambda i: SpanRecord("12" * 16, f"{i:016x}", None, "s", 1, 2)
+    try:
+        engine.ingest([mk(1), mk(2)], wait=False)
+        with pytest.raises(QueueFull):
+            engine.ingest([mk(3)], wait=False)
+    finally:
+        blocker.rollback()
+        blocker.close()
+    engine.close()
+    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM spans").fetchone()[0] == 2
+
+
+def _wait(predicate, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()

@@ -1,0 +1,90 @@
+"""The SQLite store: schema, idempotent span writes, revisions, parameterised SQL."""
+
+import sqlite3
+
+from otel_eval.models.agent_data import AgentData, ToolCall
+from otel_eval.models.results import CriterionResult, EvalCaseResult
+from otel_eval.spans import SpanRecord
+from otel_eval.store import ENDED, OPEN, SCHEMA_VERSION, SCORED, Store
+
+
+def span(span_id="00000000000000a1", trace_id="0" * 31 + "1", parent=None, **attrs):
+    return SpanRecord(trace_id=trace_id, span_id=span_id, parent_span_id=parent, name="s", start_ns=1, end_ns=2,
+                      attributes=attrs)
+
+
+def test_schema_wal_and_version(tmp_path):
+    path = tmp_path / "e.db"
+    Store(path).close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+    assert {"spans", "agent_data", "sessions", "traces", "evaluations", "criterion_results", "golden_cases",
+            "log_events", "trajectory_evaluations", "daily_pass_rate"} <= tables
+    view_cols = [r[1] for r in conn.execute("PRAGMA table_info(trajectory_evaluations)")]
+    assert view_cols == ["evaluation_id", "session_id", "test_query", "expected_tool", "actual_tool",
+                         "expected_table", "actual_table", "sql_generated", "tool_selection_correct",
+                         "table_usage_correct", "sql_generation_correct", "evaluation_timestamp",
+                         "evaluator_config"]
+    agent_cols = {r[1] for r in conn.execute("PRAGMA table_info(agent_data)")}
+    assert set(AgentData.model_fields) | {"session_id", "level", "trace_id", "span_id"} <= agent_cols
+
+
+def test_newer_schema_is_refused(tmp_path):
+    path = tmp_path / "e.db"
+    sqlite3.connect(path).execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    try:
+        Store(path)
+    except RuntimeError as exc:
+        assert "newer" in str(exc)
+    else:
+        raise AssertionError("opened a database from a newer version")
+
+
+def test_span_insert_is_idempotent_and_reports_new_rows(tmp_path):
+    store = Store(tmp_path / "e.db")
+    rows = [(span("00000000000000a1"), "s1", "none", "unknown"), (span("00000000000000a2"), "s1", "none", "unknown")]
+    with store.transaction():
+        assert store.insert_spans(rows, 10) == [True, True]
+    with store.transaction():
+        assert store.insert_spans(rows + [(span("00000000000000a3"), "s1", "none", "unknown")], 11) == [False, False, True]
+    assert store.counts()["spans"] == 3
+    assert [s.span_id for s in store.session_spans("s1")] == ["00000000000000a1", "00000000000000a2", "00000000000000a3"]
+
+
+def test_agent_data_json_columns_and_trace_level_upsert(tmp_path):
+    store = Store(tmp_path / "e.db")
+    data = AgentData(task_id="t", turn_id="a", tool_calls=[ToolCall(tool_name="get_weather", parameters={"city": "Tokyo"}, call_id="c1")])
+    with store.transaction():
+        store.upsert_agent_data([("t", "a", "s1", "span", data), ("t", "a", "s1", "trace", data)])
+        store.upsert_agent_data([("t", "a", "s1", "trace", data.model_copy(update={"agent_response": "done"}))])
+    rows = store.conn.execute("SELECT level, tool_calls, agent_response FROM agent_data ORDER BY level").fetchall()
+    assert rows == [("span", '[{"tool_name": "get_weather", "parameters": {"city": "Tokyo"}, "call_id": "c1"}]', None),
+                    ("trace", '[{"tool_name": "get_weather", "parameters": {"city": "Tokyo"}, "call_id": "c1"}]', "done")]
+
+
+def test_session_lifecycle_and_revisions(tmp_path):
+    store = Store(tmp_path / "e.db")
+    hostile = "x'); DROP TABLE spans; --"
+    with store.transaction():
+        assert store.touch_session(hostile, "attribute", 3, 100, False) == ""
+        store.set_session_status(hostile, ENDED, "idle", 200)
+    result = EvalCaseResult(eval_id="case-1", passed=True, score=1.0,
+                            criterion_results=[CriterionResult(criterion="trajectory_match", score=1.0, passed=True, threshold=0.8)])
+    common = dict(eval_set_id="set", matched_by="exact", match_score=100.0, config_hash="h", agent_version="1.0",
+                  query="q", columns={"expected_tool": "a", "actual_tool": "a"}, details={}, session_fields={})
+    ev1, rev1 = store.record_evaluation(hostile, result, **common)
+    assert rev1 == 1 and store.sessions_with_status(SCORED)[0].session_id == hostile
+    with store.transaction():  # a late span re-opens the session
+        assert store.touch_session(hostile, "attribute", 1, 300, False) == SCORED
+    assert store.sessions_with_status(OPEN)[0].session_id == hostile
+    with store.transaction():
+        store.set_session_status(hostile, ENDED, "idle", 400)
+    ev2, rev2 = store.record_evaluation(hostile, result.model_copy(update={"passed": False, "score": 0.5}), **common)
+    assert rev2 == 2
+    rows = store.conn.execute("SELECT revision, superseded, passed FROM evaluations ORDER BY revision").fetchall()
+    assert rows == [(1, 1, 1), (2, 0, 0)]
+    assert store.conn.execute("SELECT COUNT(*) FROM spans").fetchone()[0] == 0  # the table is still there
+    view = store.conn.execute("SELECT session_id, expected_tool, actual_tool FROM trajectory_evaluations").fetchall()
+    assert view == [(hostile, "a", "a")]
