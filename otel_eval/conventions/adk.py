@@ -1,0 +1,163 @@
+"""Google ADK's own telemetry (scope ``gcp.vertex.agent``), legacy and v2 schema.
+
+Legacy (ADK 1.x style, ``ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1``): a root ``invocation`` span with
+no attributes, ``call_llm`` spans carrying the whole request/response as JSON strings
+(``gcp.vertex.agent.llm_request`` / ``llm_response``, Gemini ``contents``/``parts``), and tool
+spans with ``gcp.vertex.agent.tool_call_args`` / ``tool_response``. v2 (the default) writes plain
+GenAI semconv (``invoke_workflow`` / ``invoke_agent`` / ``generate_content`` / ``execute_tool``),
+which :mod:`.genai` reads; this module runs first so ADK's own attributes are not lost and its
+quirks are undone:
+
+* ``execute_tool (merged)`` / ``gen_ai.tool.name="(merged tools)"`` only groups the responses of
+  parallel calls: a wrapper, never a call (its call id is an event UUID).
+* A tool "error" is often a ``{"error": ...}`` dict returned by a callback, with status ERROR and
+  description ``TOOL_ERROR``: the dict's text is the error.
+* Non-dict tool results are wrapped as ``{"result": value}``; the value is what the tool returned.
+* Tool spans carry placeholder ``llm_request``/``llm_response`` of ``"{}"``; ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from ..spans import SpanRecord
+from . import genai
+from .base import Reading, ToolInvocation, as_arguments, as_text, parse_json_maybe
+
+NAME = "adk"
+SCOPE = "gcp.vertex.agent"
+PREFIX = "gcp.vertex.agent."
+MERGED_TOOL_NAME = "(merged tools)"
+_PLACEHOLDERS = ("", "{}", "N/A", "<not specified>", "<not serializable>")
+
+
+def detect(span: SpanRecord) -> bool:
+    if span.scope == SCOPE or span.attributes.get("gen_ai.system") == SCOPE:
+        return True
+    return any(key.startswith(PREFIX) for key in span.attributes)
+
+
+def read(span: SpanRecord) -> Reading:
+    attrs = span.attributes
+    reading = genai.read_as(span, NAME)
+    if span.name == "invocation" and reading.span_type == "unknown":
+        reading.span_type = "chain"  # the Runner's invocation: wraps the agent, says nothing itself
+    if span.name == "call_llm" or _content(attrs.get(PREFIX + "llm_request")) is not None:
+        reading.span_type = "llm"
+        _read_llm(attrs, reading)
+    if reading.span_type == "tool":
+        _read_tool(span, reading)
+
+    session = _text(attrs.get(PREFIX + "session_id"))
+    if session is not None and reading.session_id is None:
+        reading.session_id = session
+        reading.sources["session_id"] = PREFIX + "session_id"
+    return reading
+
+
+def is_merged(span: SpanRecord) -> bool:
+    return span.attributes.get("gen_ai.tool.name") == MERGED_TOOL_NAME or span.name == "execute_tool (merged)"
+
+
+# --- LLM: gcp.vertex.agent.llm_request / llm_response ------------------------------------------
+
+def _read_llm(attrs: Mapping[str, Any], reading: Reading) -> None:
+    request = _content(attrs.get(PREFIX + "llm_request"))
+    response = _content(attrs.get(PREFIX + "llm_response"))
+    if isinstance(request, Mapping):
+        config = request.get("config") if isinstance(request.get("config"), Mapping) else {}
+        tools = [
+            declaration
+            for tool in genai.as_list(config.get("tools"))
+            if isinstance(tool, Mapping)
+            for declaration in genai.as_list(tool.get("function_declarations"))
+        ]
+        schemas = genai.tool_schemas(tools)
+        if schemas and not reading.tools_available:
+            reading.tools_available = schemas
+            reading.sources["tools_available"] = PREFIX + "llm_request"
+        genai.fill_from_messages(
+            reading,
+            genai.parse_messages(request.get("contents")),
+            system=genai.instructions_text(_instruction_parts(config.get("system_instruction"))),
+            input_source=PREFIX + "llm_request",
+            system_source=PREFIX + "llm_request",
+            with_calls=False,
+        )
+        if reading.model is None and request.get("model"):
+            reading.model = str(request["model"])
+    if isinstance(response, Mapping):
+        content = response.get("content")
+        outputs = genai.parse_messages(content, "assistant") if content is not None else []
+        genai.fill_from_messages(reading, (), outputs, output_source=PREFIX + "llm_response")
+        usage = response.get("usage_metadata") if isinstance(response.get("usage_metadata"), Mapping) else {}
+        if reading.input_tokens is None:
+            reading.input_tokens = genai.token_count(usage, "prompt_token_count")
+        if reading.output_tokens is None:
+            reading.output_tokens = genai.token_count(usage, "candidates_token_count")
+        if response.get("model_version"):
+            reading.model = str(response["model_version"])
+
+
+def _instruction_parts(value: Any) -> Any:
+    """``system_instruction`` is a string or a Content (``{"parts": [{"text": ...}]}``)."""
+    value = parse_json_maybe(value)
+    if isinstance(value, Mapping) and "parts" in value:
+        return value["parts"]
+    return value
+
+
+# --- tools ---------------------------------------------------------------------------------------
+
+def _read_tool(span: SpanRecord, reading: Reading) -> None:
+    attrs = span.attributes
+    if is_merged(span):
+        # Groups the responses of parallel calls that have their own spans: not a call.
+        reading.is_wrapper = True
+        reading.tool = None
+        reading.parameters = {}
+        reading.response = as_text(parse_json_maybe(attrs.get(PREFIX + "tool_response")))
+        reading.sources = {k: v for k, v in reading.sources.items() if k not in ("tool_calls", "parameters_passed",
+                                                                                  "tool_call_results")}
+        return
+    tool = reading.tool or ToolInvocation(name=str(attrs.get("gen_ai.tool.name") or "unknown"))
+    args_key = "gen_ai.tool.call.arguments"
+    raw_args = attrs.get(PREFIX + "tool_call_args")
+    if raw_args is not None and raw_args not in _PLACEHOLDERS[2:] and not tool.arguments:
+        tool.arguments = as_arguments(raw_args)
+        args_key = PREFIX + "tool_call_args"
+    result_key = "gen_ai.tool.call.result"
+    raw_result = attrs.get(PREFIX + "tool_response")
+    if tool.result is None and raw_result is not None and raw_result not in _PLACEHOLDERS[2:]:
+        tool.result = parse_json_maybe(raw_result)
+        result_key = PREFIX + "tool_response"
+    if tool.call_id in _PLACEHOLDERS:
+        tool.call_id = None
+    tool.result = _unwrap_result(tool.result)
+    if isinstance(tool.result, Mapping) and "error" in tool.result and span.status == "error":
+        tool.error = as_text(tool.result["error"])
+    elif span.status == "error" and tool.error is None:
+        tool.error = genai.span_error(span)
+    reading.tool = tool
+    reading.parameters = dict(tool.arguments)
+    reading.response = as_text(tool.result) if tool.result is not None else None
+    genai.tool_sources(reading, args_key, result_key)
+
+
+def _unwrap_result(result: Any) -> Any:
+    """ADK wraps a non-dict return value as ``{"result": value}``; give back the value."""
+    if isinstance(result, Mapping) and set(result) == {"result"}:
+        return result["result"]
+    return result
+
+
+def _content(value: Any) -> Optional[Any]:
+    """A JSON attribute, or None when ADK wrote a placeholder (``"{}"`` on tool spans, content off)."""
+    if value is None or (isinstance(value, str) and value.strip() in _PLACEHOLDERS):
+        return None
+    parsed = parse_json_maybe(value)
+    return None if parsed in ({}, None) else parsed
+
+
+def _text(value: Any) -> Optional[str]:
+    return None if value in (None, "") else str(value)

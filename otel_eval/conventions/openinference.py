@@ -1,0 +1,498 @@
+"""OpenInference (Arize) spans: ``openinference.span.kind`` plus flattened, indexed attributes.
+
+Read from the spec (``spec/semantic_conventions.md``, ``spec/tool_calling.md``) and checked
+against real openinference-instrumentation-langchain spans of a LangGraph agent, whose quirks
+this module absorbs so the trajectory builder never sees them:
+
+* any LangChain run whose name contains "agent" is kind AGENT, tools included (``call_db_agent``):
+  a span carrying ``tool.name`` is a tool whatever its kind;
+* a one-argument tool's ``input.value`` is the bare value (``Tokyo``): it is kept as
+  ``{"input": value}`` here and the builder swaps in the LLM's JSON arguments;
+* a tool's ``output.value`` is a serialized ``ToolMessage``: its content is the result and its
+  ``tool_call_id`` the call id (the TOOL span has no ``tool.id``);
+* AGENT/CHAIN ``input.value`` / ``output.value`` hold the whole message state: the user text is
+  the last human message of the input, the answer the last AI message of the output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Mapping, Optional
+
+from ..models.agent_data import ToolSchema
+from ..spans import SpanRecord
+from .base import Reading, RequestedCall, SpanType, ToolInvocation, as_arguments, as_text, parse_json_maybe
+
+NAME = "openinference"
+KIND_KEY = "openinference.span.kind"
+
+#: OpenInference kinds → span types. Kinds that neither answer the user, call a model for text,
+#: nor run a tool (embedding, guardrail, evaluator, prompt rendering) are steps: "chain".
+KIND_TYPES: dict[str, SpanType] = {
+    "AGENT": "agent",
+    "CHAIN": "chain",
+    "LLM": "llm",
+    "TOOL": "tool",
+    "RETRIEVER": "retriever",
+    "RERANKER": "retriever",
+    "EMBEDDING": "chain",
+    "GUARDRAIL": "chain",
+    "EVALUATOR": "chain",
+    "PROMPT": "chain",
+}
+_USER_ROLES = {"user", "human"}
+_ASSISTANT_ROLES = {"assistant", "ai", "model"}
+_JSON_MIME = "application/json"
+_INDEXED = re.compile(r"^(\d+)\.(.+)$")
+
+
+def detect(span: SpanRecord) -> bool:
+    return KIND_KEY in span.attributes
+
+
+def span_type_of(span: SpanRecord) -> SpanType:
+    kind = str(span.attributes.get(KIND_KEY) or "").upper()
+    if span.attributes.get("tool.name") and kind not in ("LLM", "RETRIEVER", "RERANKER", "EMBEDDING"):
+        return "tool"  # LangChain marks tools named "*agent*" as AGENT (call_db_agent)
+    return KIND_TYPES.get(kind, "unknown")
+
+
+def read(span: SpanRecord) -> Reading:
+    attrs = span.attributes
+    span_type = span_type_of(span)
+    reading = Reading(convention=NAME, span_type=span_type)
+    _read_identity(attrs, reading)
+    if span_type == "llm":
+        _read_llm(span, reading)
+    elif span_type == "tool":
+        _read_tool(span, reading)
+    elif span_type == "retriever":
+        _read_retriever(span, reading)
+    else:
+        _read_agent_or_chain(span, reading)
+    return reading
+
+
+# --- per span type ---------------------------------------------------------------------------
+
+def _read_identity(attrs: Mapping[str, Any], reading: Reading) -> None:
+    metadata = parse_json_maybe(attrs.get("metadata"))
+    metadata = metadata if isinstance(metadata, dict) else {}
+    for field_name, keys in (("session_id", ("session.id",)), ("user_id", ("user.id",))):
+        value = next((attrs[k] for k in keys if attrs.get(k) not in (None, "")), None)
+        key = keys[0]
+        if value is None and metadata.get(field_name) not in (None, ""):
+            value, key = metadata[field_name], f"metadata.{field_name}"
+        if value is not None:
+            setattr(reading, field_name, str(value))
+            reading.sources["user_id" if field_name == "user_id" else "session_id"] = key
+
+
+def _read_llm(span: SpanRecord, reading: Reading) -> None:
+    attrs = span.attributes
+    inputs = indexed_messages(attrs, "llm.input_messages")
+    outputs = indexed_messages(attrs, "llm.output_messages")
+    system = [m["text"] for m in inputs if m["role"] == "system" and m["text"]]
+    if system:
+        reading.system_prompt = "\n".join(system)
+        reading.sources["system_prompt"] = "llm.input_messages.*.message.content (role system)"
+    users = [m["text"] for m in inputs if m["role"] in _USER_ROLES and m["text"]]
+    if users:
+        reading.user_input = users[-1]
+        reading.sources["agent_task"] = "llm.input_messages.*.message.content (last role user)"
+    else:
+        prompts = _indexed_values(attrs, "llm.prompts", "prompt.text")
+        if prompts:
+            reading.user_input = str(prompts[-1])
+            reading.sources["agent_task"] = "llm.prompts.*.prompt.text"
+    texts = [m["text"] for m in outputs if m["text"]]
+    if texts:
+        reading.response = "\n".join(texts)
+        reading.sources["agent_response"] = "llm.output_messages.*.message.content"
+    else:
+        choices = _indexed_values(attrs, "llm.choices", "completion.text")
+        if choices:
+            reading.response = str(choices[0])
+            reading.sources["agent_response"] = "llm.choices.0.completion.text"
+    for message in outputs:
+        reading.requested_calls.extend(message["tool_calls"])
+    if reading.requested_calls:
+        reading.sources["tool_calls"] = "llm.output_messages.*.message.tool_calls.*.tool_call.*"
+    reading.tools_available = indexed_tool_schemas(attrs)
+    if reading.tools_available:
+        reading.sources["tools_available"] = "llm.tools.*.tool.json_schema"
+    reading.model = _str(attrs.get("llm.model_name")) or _str(attrs.get("llm.response.model_name")) or _str(
+        attrs.get("llm.request.model_name")
+    )
+    reading.input_tokens = _int(attrs.get("llm.token_count.prompt"))
+    reading.output_tokens = _int(attrs.get("llm.token_count.completion"))
+
+
+def _read_tool(span: SpanRecord, reading: Reading) -> None:
+    attrs = span.attributes
+    name = _str(attrs.get("tool.name")) or span.name
+    invocation = ToolInvocation(name=name)
+    reading.sources["tool_calls"] = "tool.name" if attrs.get("tool.name") else "span name"
+    definition = parse_json_maybe(attrs.get("tool.parameters"))
+    if "input.value" in attrs:
+        invocation.arguments = as_arguments(_io_value(attrs, "input"))
+        reading.sources["parameters_passed"] = "input.value"
+    elif isinstance(definition, dict) and not _is_schema(definition):
+        invocation.arguments = dict(definition)  # some tracers put the call's values here
+        reading.sources["parameters_passed"] = "tool.parameters"
+    if isinstance(definition, dict) and _is_schema(definition):
+        reading.tools_available = [
+            ToolSchema(name=name, description=_str(attrs.get("tool.description")) or "", args_schema=definition)
+        ]
+        reading.sources["tools_available"] = "tool.parameters"
+    invocation.call_id = _str(attrs.get("tool.id")) or _str(attrs.get("tool_call.id"))
+    if "output.value" in attrs:
+        result, message_call_id, failed = unwrap_tool_message(_io_value(attrs, "output"))
+        invocation.result = result
+        invocation.call_id = invocation.call_id or message_call_id
+        if failed:
+            invocation.error = as_text(result)
+        reading.sources["tool_call_results"] = "output.value"
+    error = span_error(span)
+    if error is not None:
+        invocation.error = error
+    reading.tool = invocation
+    reading.parameters = dict(invocation.arguments)
+    reading.response = as_text(invocation.result)
+    if reading.response is not None:
+        reading.sources["agent_response"] = "output.value"
+    documents = _documents(attrs, "retrieval.documents")
+    if documents:
+        reading.retrieved_documents = documents
+        reading.sources["retrieved_context"] = "retrieval.documents.*.document.content"
+
+
+def _read_retriever(span: SpanRecord, reading: Reading) -> None:
+    attrs = span.attributes
+    query = attrs.get("reranker.query") or _io_value(attrs, "input")
+    if query not in (None, ""):
+        reading.retrieval_query = [_query_text(query)]
+        reading.sources["retrieval_query"] = "reranker.query" if attrs.get("reranker.query") else "input.value"
+    for prefix in ("retrieval.documents", "reranker.output_documents"):
+        documents = _documents(attrs, prefix)
+        if documents:
+            reading.retrieved_documents = documents
+            reading.sources["retrieved_context"] = f"{prefix}.*.document.content"
+            break
+    reading.response = "\n\n".join(reading.retrieved_documents) if reading.retrieved_documents else None
+
+
+def _read_agent_or_chain(span: SpanRecord, reading: Reading) -> None:
+    attrs = span.attributes
+    if reading.span_type == "agent":
+        reading.agent_name = _str(attrs.get("agent.name")) or span.name or None
+        reading.sources["agent_name"] = "agent.name" if attrs.get("agent.name") else "span name"
+    value = _io_value(attrs, "input")
+    user = user_text(value)
+    if user is not None:
+        reading.user_input = user
+        reading.sources["agent_task"] = "input.value"
+    else:
+        users = [m["text"] for m in indexed_messages(attrs, "llm.input_messages") if m["role"] in _USER_ROLES and m["text"]]
+        if users:
+            reading.user_input = users[-1]
+            reading.sources["agent_task"] = "llm.input_messages.*.message.content (last role user)"
+    answer = answer_text(_io_value(attrs, "output"))
+    if answer is not None:
+        reading.response = answer
+        reading.sources["agent_response"] = "output.value"
+    documents = _documents(attrs, "retrieval.documents")
+    if documents:
+        reading.retrieved_documents = documents
+        reading.sources["retrieved_context"] = "retrieval.documents.*.document.content"
+
+
+# --- input / output values -------------------------------------------------------------------
+
+def _io_value(attrs: Mapping[str, Any], which: str) -> Any:
+    """``input.value``/``output.value``, JSON-parsed when its mime type says JSON (spec: else text)."""
+    value = attrs.get(f"{which}.value")
+    if isinstance(value, str) and str(attrs.get(f"{which}.mime_type") or "").startswith(_JSON_MIME):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def message_role_text(message: Any) -> tuple[Optional[str], Optional[str], list[Any]]:
+    """(role, text, tool_calls) of a chat message in any of LangChain's serialized shapes:
+    ``{"role","content"}``, ``{"type":"human","data":{...}}`` or the ``lc`` constructor form."""
+    if not isinstance(message, dict):
+        return None, None, []
+    if message.get("lc") == 1 and isinstance(message.get("kwargs"), dict):
+        ident = message.get("id") or []
+        cls = str(ident[-1]) if ident else ""
+        role = {"HumanMessage": "user", "AIMessage": "assistant", "SystemMessage": "system", "ToolMessage": "tool"}.get(
+            cls, cls.lower()
+        )
+        body = message["kwargs"]
+    elif isinstance(message.get("data"), dict) and "type" in message:
+        role, body = str(message["type"]), message["data"]
+    else:
+        role, body = message.get("role") or message.get("type"), message
+    role = {"human": "user", "ai": "assistant"}.get(str(role), str(role)) if role is not None else None
+    return role, content_text(body.get("content")), list(body.get("tool_calls") or [])
+
+
+def content_text(content: Any) -> Optional[str]:
+    """Message content as text: strings as is, content-part lists joined (text parts only)."""
+    if content is None:
+        return None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+        return "\n".join(parts) if parts else None
+    return as_text(content)
+
+
+def _messages_of(value: Any) -> Optional[list[Any]]:
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+        messages = value["messages"]
+        if messages and isinstance(messages[0], list):  # LangChain LLM input: a batch of lists
+            messages = messages[-1]
+        return messages
+    if isinstance(value, list) and value and isinstance(value[0], dict) and (
+        "role" in value[0] or "lc" in value[0] or "data" in value[0]
+    ):
+        return value
+    return None
+
+
+def user_text(value: Any) -> Optional[str]:
+    """The user's request in an agent/chain input: plain text, the last user message of a
+    ``messages`` state, or a conventional ``input``/``question``/``query`` field."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return value
+    messages = _messages_of(value)
+    if messages is not None:
+        for message in reversed(messages):
+            role, text, _ = message_role_text(message)
+            if role == "user" and text:
+                return text
+        return None
+    if isinstance(value, dict):
+        for key in ("input", "question", "query", "user_input", "prompt"):
+            if isinstance(value.get(key), str) and value[key]:
+                return value[key]
+    return None
+
+
+def answer_text(value: Any) -> Optional[str]:
+    """The answer in an agent/chain output: plain text, the last AI message (with text) of a
+    ``messages`` state, a conventional ``output``/``answer`` field, else the value as JSON."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return value
+    messages = _messages_of(value)
+    if messages is not None:
+        for message in reversed(messages):
+            role, text, _ = message_role_text(message)
+            if role == "assistant" and text:
+                return text
+        return None
+    if isinstance(value, dict):
+        for key in ("output", "answer", "result", "final_output", "content"):
+            if isinstance(value.get(key), str) and value[key]:
+                return value[key]
+        role, text, _ = message_role_text(value)
+        if role == "assistant" and text:
+            return text
+    return as_text(value)
+
+
+def unwrap_tool_message(value: Any) -> tuple[Any, Optional[str], bool]:
+    """(result, tool_call_id, failed) of a tool output: a serialized LangChain ``ToolMessage``
+    is unwrapped to its content (JSON-parsed when it is JSON); anything else is the result."""
+    body: Optional[dict[str, Any]] = None
+    if isinstance(value, dict):
+        if value.get("type") == "tool" and isinstance(value.get("data"), dict):
+            body = value["data"]
+        elif value.get("lc") == 1 and isinstance(value.get("kwargs"), dict) and "ToolMessage" in str(value.get("id")):
+            body = value["kwargs"]
+    if body is None:
+        return parse_json_maybe(value), None, False
+    result = body.get("content")
+    if isinstance(result, list):
+        result = content_text(result)
+    return parse_json_maybe(result), _str(body.get("tool_call_id")), body.get("status") == "error"
+
+
+def _query_text(query: Any) -> str:
+    if isinstance(query, dict):
+        for key in ("query", "input", "question"):
+            if isinstance(query.get(key), str):
+                return query[key]
+    return as_text(query) or ""
+
+
+# --- indexed attributes ----------------------------------------------------------------------
+
+def _group_indexed(attrs: Mapping[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
+    """``prefix.N.rest`` keys as {N: {rest: value}}."""
+    found: dict[int, dict[str, Any]] = {}
+    start = prefix + "."
+    for key, value in attrs.items():
+        if not key.startswith(start):
+            continue
+        match = _INDEXED.match(key[len(start):])
+        if match:
+            found.setdefault(int(match.group(1)), {})[match.group(2)] = value
+    return found
+
+
+def _indexed_values(attrs: Mapping[str, Any], prefix: str, leaf: str) -> list[Any]:
+    grouped = _group_indexed(attrs, prefix)
+    return [grouped[i][leaf] for i in sorted(grouped) if grouped[i].get(leaf) not in (None, "")]
+
+
+def indexed_messages(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """``llm.input_messages`` / ``llm.output_messages`` as [{role, text, tool_calls, tool_call_id}]."""
+    messages = []
+    for _, fields in sorted(_group_indexed(attrs, prefix).items()):
+        role = str(fields.get("message.role") or "").lower() or None
+        role = {"human": "user", "ai": "assistant", "model": "assistant"}.get(role or "", role)
+        text = fields.get("message.content")
+        if text in (None, ""):
+            contents = _group_indexed(fields, "message.contents")
+            parts = [
+                str(c["message_content.text"])
+                for _, c in sorted(contents.items())
+                if c.get("message_content.text") not in (None, "")
+                and str(c.get("message_content.type") or "text") == "text"
+            ]
+            text = "\n".join(parts) if parts else None
+        calls = []
+        for _, call in sorted(_group_indexed(fields, "message.tool_calls").items()):
+            name = call.get("tool_call.function.name")
+            if not name:
+                continue
+            calls.append(
+                RequestedCall(
+                    name=str(name),
+                    arguments=as_arguments(call.get("tool_call.function.arguments")),
+                    call_id=_str(call.get("tool_call.id")),
+                )
+            )
+        if not calls and fields.get("message.function_call_name"):
+            calls.append(
+                RequestedCall(
+                    name=str(fields["message.function_call_name"]),
+                    arguments=as_arguments(fields.get("message.function_call_arguments_json")),
+                )
+            )
+        messages.append(
+            {
+                "role": role,
+                "text": str(text) if text not in (None, "") else None,
+                "tool_calls": calls,
+                "tool_call_id": _str(fields.get("message.tool_call_id")),
+            }
+        )
+    return messages
+
+
+def indexed_tool_schemas(attrs: Mapping[str, Any]) -> list[ToolSchema]:
+    """``llm.tools.N.tool.json_schema`` (OpenAI function format or a bare definition), else
+    ``llm.tools.N.tool.{name,description,parameters}``."""
+    schemas = []
+    for _, fields in sorted(_group_indexed(attrs, "llm.tools").items()):
+        definition = parse_json_maybe(fields.get("tool.json_schema"))
+        if isinstance(definition, dict):
+            function = definition.get("function") if isinstance(definition.get("function"), dict) else definition
+            name = function.get("name")
+            if name:
+                params = function.get("parameters", function.get("input_schema"))
+                schemas.append(
+                    ToolSchema(
+                        name=str(name),
+                        description=str(function.get("description") or ""),
+                        args_schema=params if isinstance(params, dict) else None,
+                    )
+                )
+                continue
+        if fields.get("tool.name"):
+            params = parse_json_maybe(fields.get("tool.parameters"))
+            schemas.append(
+                ToolSchema(
+                    name=str(fields["tool.name"]),
+                    description=str(fields.get("tool.description") or ""),
+                    args_schema=params if isinstance(params, dict) else None,
+                )
+            )
+    return schemas
+
+
+def _documents(attrs: Mapping[str, Any], prefix: str) -> list[str]:
+    docs = []
+    for _, fields in sorted(_group_indexed(attrs, prefix).items()):
+        content = fields.get("document.content")
+        if content not in (None, ""):
+            docs.append(str(content))
+    return docs
+
+
+def documents_with_ids(attrs: Mapping[str, Any], prefix: str = "retrieval.documents") -> list[dict[str, Any]]:
+    """Retrieved documents with every field the spec defines (id, content, score, metadata)."""
+    docs = []
+    for _, fields in sorted(_group_indexed(attrs, prefix).items()):
+        doc = {key.split(".", 1)[1]: value for key, value in fields.items() if key.startswith("document.")}
+        if "metadata" in doc:
+            doc["metadata"] = parse_json_maybe(doc["metadata"])
+        docs.append(doc)
+    return docs
+
+
+# --- small helpers ---------------------------------------------------------------------------
+
+def _is_schema(value: dict[str, Any]) -> bool:
+    return "properties" in value or value.get("type") == "object" or "$schema" in value
+
+
+def span_error(span: SpanRecord) -> Optional[str]:
+    """A failed span's error as one line, ``"ValueError: Unknown city"``.
+
+    The status description of LangChain spans is the exception repr followed by the whole
+    traceback, so the ``exception`` event's type and message are preferred."""
+    if span.status != "error":
+        return None
+    exception = next((e for e in reversed(span.events) if e.name == "exception"), None)
+    if exception is not None:
+        kind = _str(exception.attributes.get("exception.type"))
+        message = _str(exception.attributes.get("exception.message"))
+        if message:
+            return f"{kind}: {message}" if kind else message
+        if kind:
+            return kind
+    first_line = (span.status_message or "").strip().splitlines()
+    return first_line[0] if first_line else "error"
+
+
+def _str(value: Any) -> Optional[str]:
+    if value in (None, ""):
+        return None
+    return str(value)
+
+
+def _int(value: Any) -> Optional[int]:
+    if value in (None, ""):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None

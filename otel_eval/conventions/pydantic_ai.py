@@ -1,0 +1,121 @@
+"""Pydantic AI's instrumentation (``Agent(instrument=...)`` / the ``Instrumentation`` capability).
+
+Built on the GenAI semconv (:mod:`.genai` reads the shared attributes); what is pydantic-ai's own:
+
+* the agent span (``invoke_agent <name>``, or ``agent run`` in data format v2) has no
+  ``gen_ai.input.messages``: the conversation is in ``pydantic_ai.all_messages`` (semconv parts,
+  history first; ``pydantic_ai.new_message_index`` marks where this run begins) and the answer in
+  ``final_result`` (text, or JSON for structured output);
+* tool arguments inside messages are a JSON string inside JSON; tool results travel as role
+  ``user`` ``tool_call_response`` parts with ``result``;
+* format v2 tool spans (``running tool``) use ``tool_arguments`` / ``tool_response``;
+* ``gen_ai.conversation.id`` is ``""`` when no conversation id was given (no session);
+* a ``ModelRetry`` leaves the tool span ERROR with a ``ToolRetryError`` exception event and the
+  retry prompt as ``gen_ai.tool.call.result``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..spans import SpanRecord
+from . import genai
+from .base import Reading, ToolInvocation, as_arguments, as_text, parse_json_maybe
+
+NAME = "pydantic_ai"
+_OWN_KEYS = ("pydantic_ai.all_messages", "final_result", "model_request_parameters", "gen_ai.agent.call.id",
+             "all_messages_events", "pydantic_ai.new_message_index")
+_V2_SPAN_NAMES = {"agent run": "agent", "running tool": "tool", "running output function": "tool"}
+
+
+def detect(span: SpanRecord) -> bool:
+    if span.scope.replace("_", "-").startswith("pydantic-ai"):
+        return True
+    attrs = span.attributes
+    if any(key in attrs for key in _OWN_KEYS) or any(key.startswith("pydantic_ai.") for key in attrs):
+        return True
+    return span.name in _V2_SPAN_NAMES and "logfire.msg" in attrs
+
+
+def read(span: SpanRecord) -> Reading:
+    attrs = span.attributes
+    reading = genai.read_as(span, NAME)
+    if reading.span_type == "unknown" and span.name in _V2_SPAN_NAMES:
+        reading.span_type = _V2_SPAN_NAMES[span.name]
+    if reading.session_id == "":
+        reading.session_id = None
+
+    if reading.span_type == "agent":
+        _read_agent(attrs, reading)
+    elif reading.span_type == "tool":
+        _read_tool(span, reading)
+    return reading
+
+
+def _read_agent(attrs: Any, reading: Reading) -> None:
+    if reading.agent_name is None and attrs.get("agent_name"):
+        reading.agent_name = str(attrs["agent_name"])
+        reading.sources["agent_name"] = "agent_name"
+    messages = genai.parse_messages(attrs.get("pydantic_ai.all_messages"))
+    start = _int(attrs.get("pydantic_ai.new_message_index")) or 0
+    if reading.user_input is None:
+        # This run's prompt is the first user text from new_message_index on; later user texts
+        # are retry prompts pydantic-ai writes as user messages.
+        own = [m for m in messages[start:] if m.role == "user" and m.texts]
+        text = own[0].text if own else genai.last_user_text(messages)
+        if text is not None:
+            reading.user_input = text
+            reading.sources["agent_task"] = "pydantic_ai.all_messages"
+    if reading.system_prompt is None:
+        text = genai.system_text(messages)
+        if text is not None:
+            reading.system_prompt = text
+            reading.sources["system_prompt"] = "pydantic_ai.all_messages"
+    final = attrs.get("final_result")
+    if final not in (None, ""):
+        reading.response = final if isinstance(final, str) else as_text(final)
+        reading.sources["agent_response"] = "final_result"
+    elif reading.response is None:
+        answers = [m for m in messages if m.role == "assistant" and m.texts]
+        if answers:
+            reading.response = answers[-1].text
+            reading.sources["agent_response"] = "pydantic_ai.all_messages"
+    reading.agent_exit = reading.response is not None
+
+
+def _read_tool(span: SpanRecord, reading: Reading) -> None:
+    attrs = span.attributes
+    tool = reading.tool or ToolInvocation(name=str(attrs.get("gen_ai.tool.name") or "unknown"))
+    args_key, result_key = "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"
+    if not tool.arguments and attrs.get("tool_arguments") is not None:
+        tool.arguments = as_arguments(attrs["tool_arguments"])
+        args_key = "tool_arguments"
+    if tool.result is None and attrs.get("tool_response") is not None:
+        tool.result = parse_json_maybe(attrs["tool_response"])
+        result_key = "tool_response"
+    if tool.error is not None:
+        # The retry prompt pydantic-ai records as the result is what the model was told; the
+        # exception message says why the tool failed.
+        tool.error = _retry_message(span) or tool.error
+    reading.tool = tool
+    reading.parameters = dict(tool.arguments)
+    reading.response = as_text(tool.result) if tool.result is not None else None
+    genai.tool_sources(reading, args_key, result_key)
+
+
+def _retry_message(span: SpanRecord) -> str | None:
+    for event in reversed(span.events):
+        if event.name == "exception":
+            message = event.attributes.get("exception.message")
+            kind = event.attributes.get("exception.type")
+            if message and kind:
+                return f"{kind}: {message}"
+            return str(message or kind) if (message or kind) else None
+    return None
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None

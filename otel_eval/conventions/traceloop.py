@@ -1,0 +1,186 @@
+"""Traceloop / OpenLLMetry: ``traceloop.*`` entity spans plus the flattened GenAI attributes of
+its LLM spans.
+
+* ``traceloop.span.kind``: workflow / task / agent / tool (workflow and task are chains);
+* ``traceloop.entity.name`` names the entity (the tool name on tool spans);
+* ``traceloop.entity.input`` / ``output``: JSON written by the SDK's decorators
+  (``{"args": [...], "kwargs": {...}}`` in, the return value out) or by its LangChain callback
+  (``{"inputs": ..., "tags", "metadata", "kwargs"}`` in, ``{"outputs": ..., "kwargs"}`` out);
+* ``traceloop.association.properties.<key>``: ``session_id`` / ``user_id`` among them;
+* LLM spans (``llm.request.type``): ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*`` (with
+  ``tool_calls.M.*``), ``llm.request.functions.N.*``, ``gen_ai.usage.prompt_tokens`` ... which
+  :mod:`.genai` reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from ..spans import SpanRecord
+from . import genai
+from .base import Reading, SpanType, ToolInvocation, as_arguments, as_text, parse_json_maybe
+
+NAME = "traceloop"
+KIND = "traceloop.span.kind"
+ENTITY_NAME = "traceloop.entity.name"
+ENTITY_INPUT = "traceloop.entity.input"
+ENTITY_OUTPUT = "traceloop.entity.output"
+WORKFLOW_NAME = "traceloop.workflow.name"
+ASSOCIATION = "traceloop.association.properties."
+_KIND_TYPES: dict[str, SpanType] = {"workflow": "chain", "task": "chain", "agent": "agent", "tool": "tool"}
+#: Argument names whose value is the user's request, in the order they are tried.
+_INPUT_KEYS = ("input", "query", "question", "message", "prompt", "user_input", "text", "task", "content")
+
+
+def detect(span: SpanRecord) -> bool:
+    attrs = span.attributes
+    return KIND in attrs or "llm.request.type" in attrs or any(key.startswith("traceloop.") for key in attrs)
+
+
+def read(span: SpanRecord) -> Reading:
+    attrs = span.attributes
+    kind = str(attrs.get(KIND) or "").lower()
+    if kind in _KIND_TYPES:
+        reading = Reading(convention=NAME, span_type=_KIND_TYPES[kind])
+        _read_entity(span, reading, kind)
+    else:
+        # An LLM (or other instrumented library) span inside a Traceloop workflow.
+        reading = genai.read_as(span, NAME)
+        if reading.span_type == "unknown" and ("llm.request.type" in attrs or _has_prompts(attrs)):
+            reading.span_type = "llm"
+            genai.read_messages(span, reading)
+        if not reading.tools_available:
+            schemas = genai.indexed_tool_schemas(attrs)
+            if schemas:
+                reading.tools_available = schemas
+                reading.sources["tools_available"] = "llm.request.functions.N"
+        if reading.input_tokens is None:
+            reading.input_tokens = genai.token_count(attrs, "llm.usage.prompt_tokens")
+
+    session = _association(attrs, "session_id")
+    if session is not None:
+        reading.session_id = session
+        reading.sources["session_id"] = ASSOCIATION + "session_id"
+    user = _association(attrs, "user_id")
+    if user is not None:
+        reading.user_id = user
+        reading.sources["user_id"] = ASSOCIATION + "user_id"
+    return reading
+
+
+def _read_entity(span: SpanRecord, reading: Reading, kind: str) -> None:
+    attrs = span.attributes
+    name = attrs.get(ENTITY_NAME) or (span.name.rsplit(".", 1)[0] if "." in span.name else span.name)
+    raw_input = parse_json_maybe(attrs.get(ENTITY_INPUT))
+    raw_output = parse_json_maybe(attrs.get(ENTITY_OUTPUT))
+    output = _unwrap_output(raw_output)
+
+    if kind == "tool":
+        arguments = entity_arguments(raw_input)
+        reading.tool = ToolInvocation(
+            name=str(name),
+            arguments=arguments,
+            call_id=None,
+            result=output,
+            error=genai.span_error(span),
+        )
+        reading.parameters = dict(arguments)
+        reading.sources.update({"tool_calls": ENTITY_NAME, "parameters_passed": ENTITY_INPUT,
+                                "tool_call_results": ENTITY_OUTPUT})
+    else:
+        reading.agent_name = str(name) if name else _text(attrs.get(WORKFLOW_NAME))
+        reading.sources["agent_name"] = ENTITY_NAME if name else WORKFLOW_NAME
+        text = request_text(raw_input)
+        if text is not None:
+            reading.user_input = text
+            reading.sources["agent_task"] = ENTITY_INPUT
+    if output is not None:
+        reading.response = output if isinstance(output, str) else as_text(output)
+        reading.sources["agent_response"] = ENTITY_OUTPUT
+    if kind == "agent" and reading.response is not None:
+        reading.agent_exit = True
+
+
+def entity_arguments(value: Any) -> dict[str, Any]:
+    """Tool arguments from ``traceloop.entity.input`` in any of its shapes.
+
+    Positional arguments have no names in the decorator's JSON: one becomes ``{"input": v}``
+    (as a bare tool input does elsewhere), several ``{"args": [...]}``; keyword arguments keep
+    their names.
+    """
+    value = parse_json_maybe(value)
+    if not isinstance(value, Mapping):
+        return as_arguments(value)
+    if "inputs" in value or "input_str" in value:  # LangChain callback
+        inputs = parse_json_maybe(value.get("inputs"))
+        if isinstance(inputs, Mapping) and inputs:
+            return dict(inputs)
+        return as_arguments(value.get("input_str", inputs))
+    if "args" in value or "kwargs" in value:  # @tool / @task decorator
+        raw_args = value.get("args")
+        args = [a for a in raw_args if a is not None] if isinstance(raw_args, list) else (
+            [] if raw_args is None else [raw_args])
+        kwargs = dict(value["kwargs"]) if isinstance(value.get("kwargs"), Mapping) else {}
+        if len(args) == 1 and isinstance(args[0], Mapping) and not kwargs:
+            return dict(args[0])
+        if len(args) == 1:
+            kwargs.setdefault("input", parse_json_maybe(args[0]))
+        elif args:
+            kwargs.setdefault("args", args)
+        return kwargs
+    return dict(value)
+
+
+def request_text(value: Any) -> Optional[str]:
+    """The user's request inside an entity input: a plain string, a well-known argument
+    (``input``, ``query``, ...), or the last user message of a ``messages`` list."""
+    value = parse_json_maybe(value)
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, list):
+        messages = genai.parse_messages(value)
+        text = genai.last_user_text(messages)
+        if text is not None:
+            return text
+        return next((request_text(item) for item in value if request_text(item) is not None), None)
+    if not isinstance(value, Mapping):
+        return None
+    for container in ("inputs", "kwargs"):
+        if container in value:
+            found = request_text(value[container])
+            if found is not None:
+                return found
+    if "args" in value:
+        found = request_text(value.get("args"))
+        if found is not None:
+            return found
+    if "messages" in value:
+        found = genai.last_user_text(genai.parse_messages(value["messages"]))
+        if found is not None:
+            return found
+    for key in _INPUT_KEYS:
+        if isinstance(value.get(key), str) and value[key]:
+            return value[key]
+    return None
+
+
+def _unwrap_output(value: Any) -> Any:
+    """The entity's return value: LangChain's ``{"outputs": ...}`` envelope removed, and an
+    ``{"output": text}`` result (AgentExecutor) reduced to the text."""
+    if isinstance(value, Mapping) and "outputs" in value:
+        value = parse_json_maybe(value["outputs"])
+    if isinstance(value, Mapping) and isinstance(value.get("output"), str) and len(value) <= 2:
+        return value["output"]
+    return value
+
+
+def _has_prompts(attrs: Mapping[str, Any]) -> bool:
+    return any(key.startswith(("gen_ai.prompt.", "gen_ai.completion.", "llm.prompts.")) for key in attrs)
+
+
+def _association(attrs: Mapping[str, Any], key: str) -> Optional[str]:
+    return _text(attrs.get(ASSOCIATION + key))
+
+
+def _text(value: Any) -> Optional[str]:
+    return None if value in (None, "") else str(value)

@@ -1,0 +1,104 @@
+"""Cut oversized text (prompts, documents, tool results) to a limit, visibly.
+
+DESIGN §10: an oversized value is truncated and marked, never silently dropped. The marker keeps
+the original length, so a reader knows how much was cut: ``"abc…[truncated, 183422 chars]"``.
+The limit applies to every text value separately (each string inside a dict or list too), so a
+structure keeps its shape and stays valid JSON. Truncating twice changes nothing: an already
+marked text keeps its first marker and its original length.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any, Optional
+
+from .conventions.base import Reading, RequestedCall, ToolInvocation
+
+DEFAULT_LIMIT = 64 * 1024
+"""Characters of text kept per value (64 Ki characters)."""
+
+_MARKER = "…[truncated, {} chars]"
+_MARKER_AT_END = re.compile(r"…\[truncated, (\d+) chars\]\Z")
+
+
+def marker(original_length: int) -> str:
+    """The text appended where a value was cut."""
+    return _MARKER.format(original_length)
+
+
+def is_truncated(text: str) -> bool:
+    return isinstance(text, str) and _MARKER_AT_END.search(text) is not None
+
+
+def original_length(text: str) -> Optional[int]:
+    """The length before truncation recorded in the marker, or None for an uncut text."""
+    found = _MARKER_AT_END.search(text) if isinstance(text, str) else None
+    return int(found.group(1)) if found else None
+
+
+def truncate_text(text: str, limit: int = DEFAULT_LIMIT) -> str:
+    """``text`` itself if it has at most ``limit`` characters, else its first ``limit``
+    characters followed by the marker."""
+    _check(limit)
+    found = _MARKER_AT_END.search(text)
+    if found is not None:
+        head = text[: found.start()]
+        if len(head) <= limit:
+            return text
+        return head[:limit] + marker(int(found.group(1)))
+    if len(text) <= limit:
+        return text
+    return text[:limit] + marker(len(text))
+
+
+def truncate_value(value: Any, limit: int = DEFAULT_LIMIT) -> Any:
+    """``value`` with every string in it cut to ``limit`` characters; dicts, lists and tuples
+    keep their shape, other values are returned unchanged. Never mutates its argument."""
+    _check(limit)
+    if isinstance(value, str):
+        return truncate_text(value, limit)
+    if isinstance(value, dict):
+        return {key: truncate_value(item, limit) for key, item in value.items()}
+    if isinstance(value, list):
+        return [truncate_value(item, limit) for item in value]
+    if isinstance(value, tuple):
+        return tuple(truncate_value(item, limit) for item in value)
+    return value
+
+
+def truncate_reading(reading: Reading, limit: int = DEFAULT_LIMIT) -> Reading:
+    """A copy of ``reading`` whose content fields (inputs, outputs, arguments, results,
+    documents) are cut to ``limit``; identifiers, names and counts are left alone."""
+    _check(limit)
+    out = copy.copy(reading)
+    out.user_input = _opt_text(reading.user_input, limit)
+    out.system_prompt = _opt_text(reading.system_prompt, limit)
+    out.response = _opt_text(reading.response, limit)
+    out.trace = _opt_text(reading.trace, limit)
+    out.parameters = truncate_value(reading.parameters, limit)
+    out.requested_calls = [
+        RequestedCall(call.name, truncate_value(call.arguments, limit), call.call_id) for call in reading.requested_calls
+    ]
+    if reading.tool is not None:
+        out.tool = ToolInvocation(
+            name=reading.tool.name,
+            arguments=truncate_value(reading.tool.arguments, limit),
+            call_id=reading.tool.call_id,
+            result=truncate_value(reading.tool.result, limit),
+            error=_opt_text(reading.tool.error, limit),
+        )
+    out.retrieval_query = truncate_value(reading.retrieval_query, limit)
+    out.retrieved_documents = truncate_value(reading.retrieved_documents, limit)
+    out.tools_available = list(reading.tools_available)
+    out.sources = dict(reading.sources)
+    return out
+
+
+def _opt_text(text: Optional[str], limit: int) -> Optional[str]:
+    return None if text is None else truncate_text(text, limit)
+
+
+def _check(limit: int) -> None:
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise ValueError(f"truncation limit must be a positive number of characters, got {limit!r}")
