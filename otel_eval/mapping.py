@@ -15,6 +15,7 @@ from .conventions import CONVENTIONS
 from .conventions.base import Reading
 from .models.agent_data import AgentData, ToolCall, ToolResult
 from .spans import SpanRecord
+from .truncation import DEFAULT_LIMIT, truncate_reading
 
 #: DESIGN §4: the first of these span attributes that is set names the session.
 SESSION_ATTRIBUTES = (
@@ -90,11 +91,15 @@ def agent_version_of(span: SpanRecord) -> Optional[str]:
     )
 
 
-def read_span(span: SpanRecord) -> Reading:
-    """The reading of the first convention that recognises the span (DESIGN §4 order)."""
+def read_span(span: SpanRecord, max_value_chars: int = DEFAULT_LIMIT) -> Reading:
+    """The reading of the first convention that recognises the span (DESIGN §4 order).
+
+    Content longer than ``max_value_chars`` (prompts, documents, tool results) is cut with a
+    marker that keeps the original length; the raw span is stored uncut.
+    """
     for convention in CONVENTIONS:
         if convention.detect(span):
-            return convention.read(span)
+            return truncate_reading(convention.read(span), max_value_chars)
     return Reading(convention="none")
 
 
@@ -145,10 +150,10 @@ def map_span(span: SpanRecord) -> AgentData:
     return to_agent_data(span, read_span(span))
 
 
-def map_spans(spans: Iterable[SpanRecord]) -> list[MappedSpan]:
+def map_spans(spans: Iterable[SpanRecord], max_value_chars: int = DEFAULT_LIMIT) -> list[MappedSpan]:
     out = []
     for span in spans:
-        reading = read_span(span)
+        reading = read_span(span, max_value_chars)
         out.append(MappedSpan(span, reading, to_agent_data(span, reading), session_id_of(span, reading)))
     return out
 

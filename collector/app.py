@@ -1,0 +1,212 @@
+"""Wiring of the sidecar: config → engine → receivers, the startup banner, and shutdown on signals.
+
+Shutdown order matters for "ack only after commit": first the receivers stop accepting and let
+in-flight exports finish (each of those waits for its own commit), then the engine drains and
+commits whatever is left and closes the database with open sessions left open, so the next start
+on the same file resumes them.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sqlite3
+import sys
+import threading
+from typing import Any, Callable, Optional, Sequence
+
+from otel_eval.errors import InputError, OtelEvalError
+
+from . import Receiver
+from .config import CollectorConfig, load_config
+from .grpc_server import GrpcReceiver
+from .http_server import HttpReceiver, OtlpHttpApp
+from .metrics import CollectorMetrics
+
+log = logging.getLogger("otel_eval.collector")
+
+
+class Collector:
+    """The engine plus the configured receivers. ``start()`` binds everything or raises."""
+
+    def __init__(self, config: CollectorConfig, engine: Any = None):
+        self.config = config
+        if engine is None:
+            from otel_eval.engine import Engine
+
+            engine = Engine(
+                config.db, golden=list(config.golden), config=config.eval_config, trace_quiet=config.trace_quiet,
+                session_idle=config.session_idle, max_queue_spans=config.queue_spans,
+            )
+        self.engine = engine
+        self.metrics = CollectorMetrics()
+        self.receiver = Receiver(engine, self.metrics)
+        self.grpc: Optional[GrpcReceiver] = None
+        self.http: Optional[HttpReceiver] = None
+        self._stopped = False
+
+    def start(self) -> "Collector":
+        config = self.config
+        self.engine.start()
+        try:
+            if config.grpc is not None:
+                tls = None
+                if config.tls:
+                    with open(config.tls_cert, "rb") as cert, open(config.tls_key, "rb") as key:  # type: ignore[arg-type]
+                        tls = (cert.read(), key.read())
+                self.grpc = GrpcReceiver(self.receiver, self.metrics, config.grpc, auth_token=config.auth_token,
+                                         tls=tls, max_request_bytes=config.max_request_bytes)
+                self.grpc.start()
+            if config.http is not None:
+                app = OtlpHttpApp(self.receiver, self.metrics, auth_token=config.auth_token,
+                                  max_request_bytes=config.max_request_bytes, stats=self.engine.stats)
+                self.http = HttpReceiver(app, config.http, tls_cert=config.tls_cert, tls_key=config.tls_key,
+                                         log_level="debug" if config.log_level == "debug" else "warning")
+                self.http.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    @property
+    def grpc_port(self) -> Optional[int]:
+        return self.grpc.port if self.grpc else None
+
+    @property
+    def http_port(self) -> Optional[int]:
+        return self.http.port if self.http else None
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Stop accepting, let in-flight exports commit, then commit the rest and close the database.
+        Open sessions stay open in the database; a restart resumes them."""
+        if self._stopped:
+            return
+        self._stopped = True
+        # Both receivers drain at once: each in-flight export waits for its own commit.
+        stoppers = [threading.Thread(target=r.stop, args=(grace,)) for r in (self.http, self.grpc) if r is not None]
+        for t in stoppers:
+            t.start()
+        for t in stoppers:
+            t.join()
+        self.engine.close(score_open=False)
+
+    def __enter__(self) -> "Collector":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def banner(self) -> list[str]:
+        """What an operator needs to check at a glance: where it listens, what it writes, what it compares to."""
+        config = self.config
+        scheme_note = "TLS" if config.tls else "plaintext"
+        auth_note = "bearer token required" if config.auth_token else "no auth"
+        lines = []
+        if self.grpc is not None:
+            lines.append(f"OTLP/gRPC listening on {config.grpc.host}:{self.grpc.port} ({scheme_note}, {auth_note})")  # type: ignore[union-attr]
+        else:
+            lines.append("OTLP/gRPC off")
+        if self.http is not None:
+            scheme = "https" if config.tls else "http"
+            base = f"{scheme}://{_host_for_url(config.http.host)}:{self.http.port}"  # type: ignore[union-attr]
+            lines.append(f"OTLP/HTTP listening on {base}/v1/traces and {base}/v1/logs ({scheme_note}, {auth_note}); "
+                         f"metrics at {base}/metrics, health at {base}/healthz")
+        else:
+            lines.append("OTLP/HTTP off")
+        for endpoint in (config.grpc, config.http):
+            if endpoint is not None and not endpoint.is_loopback and not config.auth_token:
+                lines.append(f"WARNING: {endpoint.host} is not a loopback address and no --auth-token is set; "
+                             "anyone who can reach it can write to the database")
+        lines.append(f"database: {config.db}")
+        eval_sets = getattr(self.engine, "eval_sets", None) or []
+        if eval_sets:
+            for eval_set in eval_sets:
+                source = eval_set.metadata.get("source", eval_set.eval_set_id)
+                lines.append(f"golden set: {source} ({eval_set.eval_set_id}, {len(eval_set.eval_cases)} cases)")
+        else:
+            lines.append("golden set: none (sessions get reference-free health metrics only)")
+        lines.append(f"sessions: a trace is complete {config.trace_quiet:g} s after its root span ends with no new "
+                     f"spans; a session ends {config.session_idle:g} s after its last trace completes")
+        lines.append(f"limits: {config.max_request_bytes} bytes per request, {config.queue_spans} queued spans")
+        if config.config_file:
+            lines.append(f"config file: {config.config_file}")
+        return lines
+
+
+def describe(exc: Exception) -> str:
+    """An error for the operator: ``source: reason``, with the JSON path only when there is one."""
+    if isinstance(exc, InputError):
+        where = f" at {exc.location}" if exc.location not in ("", "$") else ""
+        return f"{exc.source}{where}: {exc.reason}"
+    return str(exc)
+
+
+def _host_for_url(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=getattr(logging, level.upper()),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+def run(config: CollectorConfig, *, ready: Optional[Callable[[Collector], None]] = None,
+        stop_event: Optional[threading.Event] = None) -> int:
+    """Run until SIGTERM/SIGINT (or ``stop_event``), then drain, commit and return 0."""
+    stop = stop_event or threading.Event()
+    received: list[int] = []
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        if received:
+            # A second signal: the operator wants out now. Acknowledged spans are already committed.
+            log.warning("second %s: exiting without draining", signal.Signals(signum).name)
+            raise SystemExit(1)
+        received.append(signum)
+        stop.set()
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            previous[signum] = signal.signal(signum, on_signal)
+    try:
+        collector = Collector(config).start()
+        for line in collector.banner():
+            log.info("%s", line)
+        if ready is not None:
+            ready(collector)
+        while not stop.wait(0.5):
+            pass
+        if received:
+            log.info("%s received: stopping receivers, committing queued spans", signal.Signals(received[0]).name)
+        collector.stop()
+        stats = collector.engine.stats()
+        log.info("stopped: %d spans stored, %d duplicates ignored, %d sessions left open for the next start",
+                 stats.get("spans_stored", 0), stats.get("spans_duplicate", 0), stats.get("sessions_open", 0))
+        return 0
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def main(argv: Optional[Sequence[str]] = None, prog: str = "otel-eval collect") -> int:
+    """``otel-eval collect`` / ``python -m collector``. Returns the exit status."""
+    try:
+        config = load_config(argv, prog=prog)
+    except OtelEvalError as exc:
+        print(f"{prog}: error: {describe(exc)}", file=sys.stderr)
+        return 2
+    _configure_logging(config.log_level)
+    try:
+        return run(config)
+    except OtelEvalError as exc:  # a bad golden file, found when the engine loads it
+        log.error("%s", describe(exc))
+        return 2
+    except OSError as exc:  # address in use, unreadable TLS files
+        log.error("%s", exc)
+        return 1
+    except sqlite3.Error as exc:
+        log.error("database %s: %s", config.db, exc)
+        return 1

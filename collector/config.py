@@ -1,0 +1,290 @@
+"""Collector settings from flags, ``OTEL_EVAL_*`` environment variables and a TOML file.
+
+Precedence is flags > environment > file > defaults, decided per setting, so a deployment can
+keep a shared file and override one value per host. Every bad value raises
+:class:`~otel_eval.errors.InputError` naming where it came from (the flag, the variable or the
+file and key) so the operator can fix it without reading a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from pydantic import ValidationError
+
+from otel_eval.errors import InputError
+from otel_eval.models.evalset import EvalConfig, json_path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+DEFAULT_GRPC = "127.0.0.1:4317"
+DEFAULT_HTTP = "127.0.0.1:4318"
+DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
+DEFAULT_QUEUE_SPANS = 100_000
+LOG_LEVELS = ("debug", "info", "warning", "error")
+ENV_PREFIX = "OTEL_EVAL_"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+    @property
+    def is_loopback(self) -> bool:
+        return self.host in ("127.0.0.1", "::1", "localhost") or self.host.startswith("127.")
+
+
+@dataclass
+class CollectorConfig:
+    db: str = "otel-eval.db"
+    golden: list[str] = field(default_factory=list)
+    grpc: Optional[Endpoint] = field(default_factory=lambda: parse_endpoint(DEFAULT_GRPC, "default"))
+    http: Optional[Endpoint] = field(default_factory=lambda: parse_endpoint(DEFAULT_HTTP, "default"))
+    trace_quiet: float = 5.0
+    session_idle: float = 60.0
+    auth_token: Optional[str] = None
+    tls_cert: Optional[str] = None
+    tls_key: Optional[str] = None
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    queue_spans: int = DEFAULT_QUEUE_SPANS
+    log_level: str = "info"
+    eval_config: Optional[EvalConfig] = None
+    """Criteria from the TOML file's ``[criteria.*]`` tables; None lets the engine use its defaults."""
+    config_file: Optional[str] = None
+
+    @property
+    def tls(self) -> bool:
+        return bool(self.tls_cert)
+
+
+def parse_endpoint(text: str, source: str) -> Optional[Endpoint]:
+    """``HOST:PORT``, ``[v6]:PORT`` or ``off`` (None: that receiver is disabled)."""
+    value = str(text).strip()
+    if value.lower() == "off":
+        return None
+    host, sep, port_text = value.rpartition(":")
+    if not sep or not host:
+        raise InputError(source, f"expected HOST:PORT or 'off', got {value!r}")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise InputError(source, f"port must be a number, got {port_text!r} in {value!r}") from None
+    if not 0 <= port <= 65535:
+        raise InputError(source, f"port must be 0-65535, got {port}")
+    return Endpoint(host, port)
+
+
+def _positive_float(text: Any, source: str) -> float:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise InputError(source, f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise InputError(source, f"must be greater than 0, got {text!r}")
+    return value
+
+
+def _positive_int(text: Any, source: str) -> int:
+    if isinstance(text, bool):
+        raise InputError(source, f"expected a whole number, got {text!r}")
+    try:
+        value = int(text)
+    except (TypeError, ValueError):
+        raise InputError(source, f"expected a whole number, got {text!r}") from None
+    if value <= 0:
+        raise InputError(source, f"must be greater than 0, got {text!r}")
+    return value
+
+
+def _log_level(text: Any, source: str) -> str:
+    value = str(text).lower()
+    if value not in LOG_LEVELS:
+        raise InputError(source, f"expected one of {', '.join(LOG_LEVELS)}, got {text!r}")
+    return value
+
+
+def _text(text: Any, source: str) -> str:
+    if not isinstance(text, str) or not text:
+        raise InputError(source, f"expected a non-empty string, got {text!r}")
+    return text
+
+
+def _golden_list(value: Any, source: str) -> list[str]:
+    if isinstance(value, str):
+        # One variable holds several paths the way PATH does.
+        return [p for p in value.split(os.pathsep) if p]
+    if isinstance(value, list) and all(isinstance(v, str) and v for v in value):
+        return list(value)
+    raise InputError(source, f"expected a path or a list of paths, got {value!r}")
+
+
+# name → (converter, help).  One table drives the flags, the env vars and the TOML keys, so the
+# three spellings cannot drift apart.
+_SETTINGS: dict[str, tuple[Callable[[Any, str], Any], str]] = {
+    "db": (_text, "SQLite database file for spans, sessions and evaluations (default: otel-eval.db)."),
+    "golden": (_golden_list, "Golden set file (.evalset.json, trajectory-golden, Big Sky, ADK); repeat for "
+                             "several. In the environment, separate paths with '%s'." % os.pathsep.replace("%", "%%")),
+    "grpc": (parse_endpoint, f"OTLP/gRPC listen address HOST:PORT, or 'off' (default: {DEFAULT_GRPC})."),
+    "http": (parse_endpoint, f"OTLP/HTTP listen address HOST:PORT for /v1/traces, /v1/logs, /metrics and "
+                             f"/healthz, or 'off' (default: {DEFAULT_HTTP})."),
+    "trace_quiet": (_positive_float, "Seconds without new spans, after a trace's root span ended, before the "
+                                     "trace counts as complete (default: 5)."),
+    "session_idle": (_positive_float, "Seconds without a new trace, once all of a session's traces are complete, "
+                                      "before the session ends and is scored (default: 60)."),
+    "auth_token": (_text, "Require 'Authorization: Bearer TOKEN' on both protocols (/healthz stays open). "
+                          "Prefer the OTEL_EVAL_AUTH_TOKEN variable: flags show up in process lists."),
+    "tls_cert": (_text, "PEM certificate file; with --tls-key turns on TLS for both receivers."),
+    "tls_key": (_text, "PEM private key file for --tls-cert."),
+    "max_request_bytes": (_positive_int, "Largest request accepted, compressed and after decompression "
+                                         f"(default: {DEFAULT_MAX_REQUEST_BYTES}). Larger: HTTP 413 / gRPC "
+                                         "RESOURCE_EXHAUSTED."),
+    "queue_spans": (_positive_int, "Spans the engine may hold before committing; when full, exporters get "
+                                   f"HTTP 503 / gRPC UNAVAILABLE and retry (default: {DEFAULT_QUEUE_SPANS})."),
+    "log_level": (_log_level, "Logging level: debug, info, warning or error (default: info)."),
+}
+_PATH_SETTINGS = ("db", "golden", "tls_cert", "tls_key")
+
+
+def build_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Receive OpenTelemetry traces over OTLP (gRPC and HTTP) and evaluate agent sessions live. "
+                    "Every setting can also come from an OTEL_EVAL_<NAME> environment variable (e.g. "
+                    "OTEL_EVAL_DB) or the --config TOML file; flags win over the environment, which wins over "
+                    "the file.",
+        argument_default=None,
+    )
+    parser.add_argument("--config", metavar="FILE",
+                        help="TOML file with any of these settings (keys as the flag names with '_' for '-') "
+                             "and [criteria.NAME] tables (threshold, match_type, ...). Env: OTEL_EVAL_CONFIG.")
+    metavars = {"db": "PATH", "golden": "PATH", "grpc": "HOST:PORT", "http": "HOST:PORT",
+                "trace_quiet": "SECONDS", "session_idle": "SECONDS", "auth_token": "TOKEN",
+                "tls_cert": "FILE", "tls_key": "FILE", "max_request_bytes": "BYTES", "queue_spans": "N",
+                "log_level": "LEVEL"}
+    for name, (_, help_text) in _SETTINGS.items():
+        flag = "--" + name.replace("_", "-")
+        env = ENV_PREFIX + name.upper()
+        kwargs: dict[str, Any] = {"dest": name, "metavar": metavars[name], "help": f"{help_text} Env: {env}."}
+        if name == "golden":
+            kwargs["action"] = "append"
+        parser.add_argument(flag, **kwargs)
+    return parser
+
+
+def load_config(argv: Optional[Sequence[str]] = None, environ: Optional[Mapping[str, str]] = None,
+                prog: str = "otel-eval collect") -> CollectorConfig:
+    """Settings from ``argv`` (flags), ``environ`` and the TOML file they name.
+
+    Raises :class:`InputError` for bad values; argparse itself exits with status 2 on unknown flags.
+    """
+    environ = os.environ if environ is None else environ
+    args = build_parser(prog).parse_args(list(argv) if argv is not None else None)
+    values: dict[str, tuple[Any, str]] = {}  # name -> (raw value, where it came from)
+
+    config_file = args.config or environ.get(ENV_PREFIX + "CONFIG") or None
+    eval_config = None
+    if config_file:
+        file_values, eval_config = _read_toml(config_file)
+        values.update(file_values)
+    for name in _SETTINGS:
+        env = ENV_PREFIX + name.upper()
+        if environ.get(env):
+            values[name] = (environ[env], env)
+    for name in _SETTINGS:
+        flag_value = getattr(args, name)
+        if flag_value is not None:
+            values[name] = (flag_value, "--" + name.replace("_", "-"))
+
+    config = CollectorConfig(eval_config=eval_config, config_file=config_file)
+    for name, (raw, source) in values.items():
+        convert = _SETTINGS[name][0]
+        setattr(config, name, convert(raw, source))
+    _check(config, values)
+    return config
+
+
+def _read_toml(path: str) -> tuple[dict[str, tuple[Any, str]], Optional[EvalConfig]]:
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise InputError(path, "config file not found") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read config file: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(path, f"invalid TOML: {exc}") from None
+    base = Path(path).resolve().parent
+    values: dict[str, tuple[Any, str]] = {}
+    eval_config = None
+    for key, raw in data.items():
+        name = key.replace("-", "_")
+        if name == "criteria":
+            eval_config = _criteria(raw, path)
+            continue
+        if name not in _SETTINGS:
+            known = ", ".join(sorted(list(_SETTINGS) + ["criteria"]))
+            raise InputError(path, f"unknown setting {key!r} (known: {known})", f"$.{key}")
+        source = f"{path}: at $.{key}"
+        if name in _PATH_SETTINGS:
+            # Paths in a config file are relative to the file, so it works from any directory.
+            raw = _relative_to(raw, base)
+        values[name] = (raw, source)
+    return values, eval_config
+
+
+def _relative_to(value: Any, base: Path) -> Any:
+    if isinstance(value, str) and value and not os.path.isabs(value):
+        return str(base / value)
+    if isinstance(value, list):
+        return [_relative_to(v, base) for v in value]
+    return value
+
+
+def _criteria(raw: Any, path: str) -> EvalConfig:
+    """``[criteria.NAME]`` tables on top of the default criteria: a file that only sets the trajectory
+    threshold keeps every other default; ``enabled = false`` turns one off."""
+    if not isinstance(raw, dict):
+        raise InputError(path, "criteria must be a table of [criteria.NAME] tables", "$.criteria")
+    merged = EvalConfig.default().model_dump(mode="json")
+    for name, table in raw.items():
+        if not isinstance(table, dict):
+            raise InputError(path, f"expected a [criteria.{name}] table, got {type(table).__name__}",
+                             f"$.criteria.{name}")
+        merged["criteria"].setdefault(name, {}).update(table)
+    try:
+        return EvalConfig.model_validate(merged)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise InputError(path, err["msg"], json_path(tuple(err["loc"]))) from None
+
+
+def _check(config: CollectorConfig, values: Mapping[str, tuple[Any, str]]) -> None:
+    def where(name: str) -> str:
+        return values[name][1] if name in values else "--" + name.replace("_", "-")
+
+    if config.grpc is None and config.http is None:
+        raise InputError(where("grpc"), "both receivers are off (--grpc off and --http off): nothing to listen on")
+    if bool(config.tls_cert) != bool(config.tls_key):
+        missing = "tls_key" if config.tls_cert else "tls_cert"
+        raise InputError(where(missing), "--tls-cert and --tls-key must be given together")
+    for name in ("tls_cert", "tls_key"):
+        value = getattr(config, name)
+        if value and not os.path.isfile(value):
+            raise InputError(where(name), f"file not found: {value}")
+    for value in config.golden:
+        if not os.path.exists(value):
+            raise InputError(where("golden"), f"golden set not found: {value}")

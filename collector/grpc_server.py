@@ -1,0 +1,172 @@
+"""OTLP/gRPC receiver: TraceService/Export and LogsService/Export.
+
+The generated servicers would let grpc deserialize requests itself, and a malformed body would
+then come back as ``INTERNAL`` ("Exception deserializing request!"). OTLP wants
+``INVALID_ARGUMENT`` for data the client should not retry, so the methods are registered with raw
+bytes in and parsed here; the servicer classes are still the generated ones' subclasses, so they
+also work with ``add_TraceServiceServicer_to_server`` unchanged.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from concurrent import futures
+from typing import Any, Callable, Optional
+
+import grpc
+from google.protobuf.duration_pb2 import Duration
+from google.protobuf.message import DecodeError
+from google.rpc.error_details_pb2 import RetryInfo
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2_grpc
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest, ExportLogsServiceResponse
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from . import Receiver, Unavailable
+from .config import Endpoint
+from .metrics import CollectorMetrics
+
+log = logging.getLogger("otel_eval.collector")
+
+TRACE_SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
+LOGS_SERVICE = "opentelemetry.proto.collector.logs.v1.LogsService"
+#: The trailer the OTLP exporters read for how long to back off (opentelemetry-python does).
+RETRY_INFO_KEY = "google.rpc.retryinfo-bin"
+
+
+class TraceServicer(trace_service_pb2_grpc.TraceServiceServicer):
+    def __init__(self, receiver: Receiver, metrics: CollectorMetrics):
+        self.receiver = receiver
+        self.metrics = metrics
+
+    def Export(self, request: ExportTraceServiceRequest, context: grpc.ServicerContext) -> ExportTraceServiceResponse:
+        return _export(self.receiver.export_traces, request, context, self.metrics, "traces")
+
+
+class LogsServicer(logs_service_pb2_grpc.LogsServiceServicer):
+    def __init__(self, receiver: Receiver, metrics: CollectorMetrics):
+        self.receiver = receiver
+        self.metrics = metrics
+
+    def Export(self, request: ExportLogsServiceRequest, context: grpc.ServicerContext) -> ExportLogsServiceResponse:
+        return _export(self.receiver.export_logs, request, context, self.metrics, "logs")
+
+
+def _export(handle: Callable[[Any], Any], request: Any, context: grpc.ServicerContext,
+            metrics: CollectorMetrics, signal: str) -> Any:
+    try:
+        response = handle(request)
+    except Unavailable as exc:
+        metrics.request("grpc", signal, "unavailable")
+        retry = RetryInfo(retry_delay=Duration(seconds=exc.retry_after))
+        context.set_trailing_metadata(((RETRY_INFO_KEY, retry.SerializeToString()),))
+        context.abort(grpc.StatusCode.UNAVAILABLE, exc.reason)
+    except Exception:
+        log.exception("gRPC %s export failed", signal)
+        metrics.request("grpc", signal, "error")
+        context.abort(grpc.StatusCode.INTERNAL, "internal error while storing the batch (see collector log)")
+    metrics.request("grpc", signal, "ok")
+    return response
+
+
+def _raw_bytes_handler(export: Callable[[Any, grpc.ServicerContext], Any], request_type: type,
+                       response_type: type, metrics: CollectorMetrics, signal: str) -> grpc.RpcMethodHandler:
+    def parse_then_export(body: bytes, context: grpc.ServicerContext) -> Any:
+        request = request_type()
+        try:
+            request.ParseFromString(body)
+        except (DecodeError, ValueError, RuntimeError) as exc:
+            metrics.request("grpc", signal, "invalid")
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                          f"request is not a valid {request_type.__name__} protobuf: {exc}")
+        return export(request, context)
+
+    return grpc.unary_unary_rpc_method_handler(
+        parse_then_export, request_deserializer=None, response_serializer=response_type.SerializeToString
+    )
+
+
+class BearerTokenInterceptor(grpc.ServerInterceptor):
+    """Refuses every call whose ``authorization`` metadata is not ``Bearer <token>``."""
+
+    def __init__(self, token: str, metrics: CollectorMetrics):
+        self._expected = f"Bearer {token}".encode()
+        self._metrics = metrics
+
+        def deny(_request: Any, context: grpc.ServicerContext) -> None:
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
+
+        self._deny = grpc.unary_unary_rpc_method_handler(deny)
+
+    def intercept_service(self, continuation: Callable, handler_call_details: Any) -> Any:
+        given = ""
+        for key, value in handler_call_details.invocation_metadata or ():
+            if key == "authorization":
+                given = value if isinstance(value, str) else value.decode("latin-1")
+                break
+        # Constant-time: the comparison must not reveal how much of a guess was right.
+        if hmac.compare_digest(given.encode(), self._expected):
+            return continuation(handler_call_details)
+        signal = "logs" if LOGS_SERVICE in (handler_call_details.method or "") else "traces"
+        self._metrics.request("grpc", signal, "unauthenticated")
+        return self._deny
+
+
+class GrpcReceiver:
+    """A running OTLP/gRPC server; :meth:`start` binds (and returns the port), :meth:`stop` drains."""
+
+    def __init__(self, receiver: Receiver, metrics: CollectorMetrics, endpoint: Endpoint, *,
+                 auth_token: Optional[str] = None, tls: Optional[tuple[bytes, bytes]] = None,
+                 max_request_bytes: int = 16 * 1024 * 1024, max_workers: int = 8):
+        self.endpoint = endpoint
+        self.port: Optional[int] = None
+        self.tls = tls is not None
+        interceptors = [BearerTokenInterceptor(auth_token, metrics)] if auth_token else []
+        self._server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="otlp-grpc"),
+            interceptors=interceptors,
+            options=[
+                # grpc enforces it on the decompressed message too, so gzip cannot get around it.
+                ("grpc.max_receive_message_length", max_request_bytes),
+                ("grpc.max_send_message_length", 4 * 1024 * 1024),
+            ],
+            # In-flight calls each hold a request in memory: bound them (excess → RESOURCE_EXHAUSTED).
+            maximum_concurrent_rpcs=max_workers * 2,
+        )
+        traces = TraceServicer(receiver, metrics)
+        logs = LogsServicer(receiver, metrics)
+        self._server.add_generic_rpc_handlers((
+            grpc.method_handlers_generic_handler(TRACE_SERVICE, {
+                "Export": _raw_bytes_handler(traces.Export, ExportTraceServiceRequest, ExportTraceServiceResponse,
+                                             metrics, "traces"),
+            }),
+            grpc.method_handlers_generic_handler(LOGS_SERVICE, {
+                "Export": _raw_bytes_handler(logs.Export, ExportLogsServiceRequest, ExportLogsServiceResponse,
+                                             metrics, "logs"),
+            }),
+        ))
+        self._tls_pair = tls
+
+    def start(self) -> int:
+        address = str(self.endpoint)
+        try:
+            if self._tls_pair is not None:
+                cert, key = self._tls_pair
+                port = self._server.add_secure_port(address, grpc.ssl_server_credentials([(key, cert)]))
+            else:
+                port = self._server.add_insecure_port(address)
+        except RuntimeError as exc:
+            raise OSError(f"cannot listen for gRPC on {address}: {exc}") from None
+        if not port:
+            raise OSError(f"cannot listen for gRPC on {address} (address in use or not available)")
+        self._server.start()
+        self.port = port
+        return port
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Stop accepting calls and wait up to ``grace`` seconds for in-flight ones to commit."""
+        self._server.stop(grace).wait()

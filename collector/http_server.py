@@ -1,0 +1,313 @@
+"""OTLP/HTTP receiver: a small ASGI app served by uvicorn.
+
+Routes: ``POST /v1/traces`` and ``POST /v1/logs`` (``application/x-protobuf`` or
+``application/json``, optionally ``Content-Encoding: gzip``), ``GET /healthz`` and
+``GET /metrics`` (Prometheus text). Answers follow the OTLP/HTTP spec: the response message, or
+a ``google.rpc.Status`` for 4xx/5xx, in the encoding the request used.
+
+Memory stays bounded: the compressed body is read with a byte limit, and gzip is inflated with
+the same limit on its output, so neither a huge upload nor a small gzip bomb can exhaust memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import socket
+import threading
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional
+
+import uvicorn
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError
+from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from otel_eval.errors import InputError
+from otel_eval.otlp_json import parse_logs_request, parse_trace_request
+
+from . import Receiver, Unavailable
+from .config import Endpoint
+from .metrics import CollectorMetrics
+
+log = logging.getLogger("otel_eval.collector")
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
+# google.rpc.Code values for the Status body of error responses.
+_INVALID_ARGUMENT, _RESOURCE_EXHAUSTED, _INTERNAL, _UNAVAILABLE, _UNAUTHENTICATED = 3, 8, 13, 14, 16
+_SIGNALS = {
+    "/v1/traces": ("traces", ExportTraceServiceRequest, parse_trace_request),
+    "/v1/logs": ("logs", ExportLogsServiceRequest, parse_logs_request),
+}
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes = b""
+    content_type: str = JSON
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class BadBody(Exception):
+    pass
+
+
+def gunzip_bounded(data: bytes, limit: int) -> bytes:
+    """Inflate gzip ``data`` (one or more members) producing at most ``limit`` bytes."""
+    out = bytearray()
+    while data:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            out += inflater.decompress(data, limit + 1 - len(out))
+        except zlib.error as exc:
+            raise BadBody(f"body is not valid gzip: {exc}") from None
+        if len(out) > limit or inflater.unconsumed_tail:
+            raise BodyTooLarge(f"decompressed body exceeds {limit} bytes")
+        if not inflater.eof:
+            raise BadBody("gzip body is truncated")
+        data = inflater.unused_data
+    return bytes(out)
+
+
+def _media_type(value: str) -> str:
+    return value.split(";", 1)[0].strip().lower()
+
+
+def _status_body(code: int, message: str, content_type: str) -> bytes:
+    status = Status(code=code, message=message)
+    if content_type == PROTOBUF:
+        return status.SerializeToString()
+    return json.dumps(json_format.MessageToDict(status)).encode()
+
+
+def _error(http_status: int, rpc_code: int, message: str, content_type: str,
+           headers: Optional[dict[str, str]] = None) -> Response:
+    content_type = content_type if content_type in (PROTOBUF, JSON) else JSON
+    return Response(http_status, _status_body(rpc_code, message, content_type), content_type, headers or {})
+
+
+class OtlpHttpApp:
+    """The ASGI application. ``stats`` returns the engine's counters for ``/metrics``."""
+
+    def __init__(self, receiver: Receiver, metrics: CollectorMetrics, *, auth_token: Optional[str] = None,
+                 max_request_bytes: int = 16 * 1024 * 1024, stats: Callable[[], Mapping[str, float]] = dict):
+        self.receiver = receiver
+        self.metrics = metrics
+        self.max_request_bytes = max_request_bytes
+        self.stats = stats
+        self.draining = False
+        self._expected_auth = f"Bearer {auth_token}".encode() if auth_token else None
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        response = await self._route(scope, receive)
+        headers = [(b"content-type", response.content_type.encode()),
+                   (b"content-length", str(len(response.body)).encode())]
+        headers += [(k.lower().encode(), v.encode()) for k, v in response.headers.items()]
+        await send({"type": "http.response.start", "status": response.status, "headers": headers})
+        await send({"type": "http.response.body", "body": response.body if scope["method"] != "HEAD" else b""})
+
+    async def _lifespan(self, receive: Callable, send: Callable) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _route(self, scope: dict, receive: Callable) -> Response:
+        path, method = scope["path"], scope["method"]
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        if path == "/healthz":
+            if method not in ("GET", "HEAD"):
+                return Response(405, b'{"error":"use GET"}', headers={"Allow": "GET, HEAD"})
+            if self.draining:
+                return Response(503, b'{"status":"draining"}')
+            return Response(200, b'{"status":"ok"}')
+        if path == "/metrics":
+            if method not in ("GET", "HEAD"):
+                return Response(405, b'{"error":"use GET"}', headers={"Allow": "GET, HEAD"})
+            if not self._authorized(headers):
+                return self._unauthorized(JSON)
+            text = await asyncio.to_thread(lambda: self.metrics.render(self.stats()))
+            return Response(200, text.encode(), PROMETHEUS)
+        if path not in _SIGNALS:
+            return Response(404, json.dumps({"error": f"no such path {path}; OTLP uses /v1/traces and /v1/logs"}).encode())
+        signal = _SIGNALS[path][0]
+        content_type = _media_type(headers.get("content-type", ""))
+        if method != "POST":
+            return _error(405, _INVALID_ARGUMENT, f"{path} accepts POST only", content_type, {"Allow": "POST"})
+        if not self._authorized(headers):
+            self.metrics.request("http", signal, "unauthenticated")
+            return self._unauthorized(content_type)
+        if content_type not in (PROTOBUF, JSON):
+            self.metrics.request("http", signal, "unsupported_media_type")
+            return _error(415, _INVALID_ARGUMENT,
+                          f"unsupported Content-Type {headers.get('content-type', '')!r}; "
+                          f"use {PROTOBUF} or {JSON}", JSON)
+        encoding = headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("identity", "gzip", ""):
+            self.metrics.request("http", signal, "unsupported_media_type")
+            return _error(415, _INVALID_ARGUMENT, f"unsupported Content-Encoding {encoding!r}; use gzip or none",
+                          content_type)
+        try:
+            declared = int(headers.get("content-length", "0") or 0)
+        except ValueError:
+            return _error(400, _INVALID_ARGUMENT, "Content-Length is not a number", content_type)
+        if declared > self.max_request_bytes:
+            self.metrics.request("http", signal, "too_large")
+            return _error(413, _RESOURCE_EXHAUSTED,
+                          f"body of {declared} bytes exceeds the limit of {self.max_request_bytes}", content_type)
+        try:
+            body = await self._read_body(receive)
+        except BodyTooLarge as exc:
+            self.metrics.request("http", signal, "too_large")
+            return _error(413, _RESOURCE_EXHAUSTED, str(exc), content_type)
+        # Decoding and waiting for the commit block: keep them off the event loop.
+        return await asyncio.to_thread(self.export, path, content_type, encoding, body)
+
+    def _authorized(self, headers: Mapping[str, str]) -> bool:
+        if self._expected_auth is None:
+            return True
+        # Constant-time: the comparison must not reveal how much of a guess was right.
+        return hmac.compare_digest(headers.get("authorization", "").encode("latin-1"), self._expected_auth)
+
+    def _unauthorized(self, content_type: str) -> Response:
+        return _error(401, _UNAUTHENTICATED, "missing or wrong bearer token", content_type,
+                      {"WWW-Authenticate": 'Bearer realm="otel-eval"'})
+
+    async def _read_body(self, receive: Callable) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise BadBody("client disconnected before sending the whole body")
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_request_bytes:
+                raise BodyTooLarge(f"body exceeds the limit of {self.max_request_bytes} bytes")
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    def export(self, path: str, content_type: str, encoding: str, body: bytes) -> Response:
+        """Decode one export request, commit it and build the OTLP answer (runs on a worker thread)."""
+        signal, request_type, parse_json = _SIGNALS[path]
+        try:
+            if encoding == "gzip":
+                body = gunzip_bounded(body, self.max_request_bytes)
+            request = self._decode(body, content_type, request_type, parse_json)
+        except BodyTooLarge as exc:
+            self.metrics.request("http", signal, "too_large")
+            return _error(413, _RESOURCE_EXHAUSTED, str(exc), content_type)
+        except BadBody as exc:
+            self.metrics.request("http", signal, "invalid")
+            return _error(400, _INVALID_ARGUMENT, str(exc), content_type)
+        handle = self.receiver.export_traces if signal == "traces" else self.receiver.export_logs
+        try:
+            response = handle(request)
+        except Unavailable as exc:
+            self.metrics.request("http", signal, "unavailable")
+            return _error(503, _UNAVAILABLE, exc.reason, content_type, {"Retry-After": str(exc.retry_after)})
+        except Exception:
+            log.exception("HTTP %s export failed", signal)
+            self.metrics.request("http", signal, "error")
+            return _error(500, _INTERNAL, "internal error while storing the batch (see collector log)", content_type)
+        self.metrics.request("http", signal, "ok")
+        if content_type == PROTOBUF:
+            return Response(200, response.SerializeToString(), PROTOBUF)
+        return Response(200, json.dumps(json_format.MessageToDict(response)).encode(), JSON)
+
+    @staticmethod
+    def _decode(body: bytes, content_type: str, request_type: type, parse_json: Callable) -> Any:
+        if content_type == PROTOBUF:
+            request = request_type()
+            try:
+                request.ParseFromString(body)
+            except (DecodeError, ValueError, RuntimeError) as exc:
+                raise BadBody(f"body is not a valid {request_type.__name__} protobuf: {exc}") from None
+            return request
+        try:
+            data = json.loads(body)
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise BadBody(f"body is not valid JSON: {exc}") from None
+        try:
+            return parse_json(data, "request body")
+        except InputError as exc:
+            raise BadBody(f"{exc.reason} (at {exc.location})" if exc.location != "$" else exc.reason) from None
+        except RecursionError:
+            raise BadBody("JSON body is nested too deeply") from None
+
+
+class HttpReceiver:
+    """uvicorn serving :class:`OtlpHttpApp` on its own thread.
+
+    The socket is bound here, on the caller's thread, so "address in use" surfaces from
+    :meth:`start` as an error instead of a log line from a background thread, and port 0 works.
+    """
+
+    def __init__(self, app: OtlpHttpApp, endpoint: Endpoint, *, tls_cert: Optional[str] = None,
+                 tls_key: Optional[str] = None, log_level: str = "warning", max_connections: int = 64):
+        self.app = app
+        self.endpoint = endpoint
+        self.tls = bool(tls_cert)
+        self.port: Optional[int] = None
+        self._config = uvicorn.Config(
+            app, lifespan="off", access_log=False, log_level=log_level, ssl_certfile=tls_cert, ssl_keyfile=tls_key,
+            # Beyond this many connections uvicorn answers 503 instead of buffering more bodies.
+            limit_concurrency=max_connections, timeout_graceful_shutdown=30, server_header=False,
+        )
+        self._server = uvicorn.Server(self._config)
+        self._thread: Optional[threading.Thread] = None
+
+    def start(self, timeout: float = 10.0) -> int:
+        try:
+            self._config.load()
+        except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+            raise OSError(f"cannot load TLS certificate/key for HTTP: {exc}") from None
+        family = socket.AF_INET6 if ":" in self.endpoint.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.endpoint.host, self.endpoint.port))
+        except OSError as exc:
+            sock.close()
+            raise OSError(f"cannot listen for HTTP on {self.endpoint}: {exc.strerror or exc}") from None
+        sock.set_inheritable(True)
+        self.port = sock.getsockname()[1]
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                        name="otlp-http", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise OSError(f"HTTP server on {self.endpoint} did not start")
+            time.sleep(0.01)
+        return self.port
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Stop accepting connections and let in-flight requests finish (up to ``grace`` seconds)."""
+        self.app.draining = True
+        self._config.timeout_graceful_shutdown = max(1, int(grace))
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(grace + 5)

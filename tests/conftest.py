@@ -1,0 +1,100 @@
+"""Shared test fixtures: free ports, a running collector on a temp database, a self-signed cert."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def stored_span_ids(db: str | Path) -> set[tuple[str, str]]:
+    """(trace_id, span_id) of every span committed to the database file."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return set(conn.execute("SELECT trace_id, span_id FROM spans"))
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def start_collector(tmp_path: Path) -> Iterator[Callable[..., "object"]]:
+    """Start an in-process collector (real Engine, real servers on free loopback ports).
+
+    Keyword arguments override :class:`collector.config.CollectorConfig` fields.
+    """
+    from collector.app import Collector
+    from collector.config import CollectorConfig, Endpoint
+
+    started = []
+
+    def start(**overrides):
+        settings = dict(db=str(tmp_path / "eval.db"), grpc=Endpoint("127.0.0.1", 0), http=Endpoint("127.0.0.1", 0),
+                        trace_quiet=0.2, session_idle=0.2)
+        settings.update(overrides)
+        collector = Collector(CollectorConfig(**settings)).start()
+        started.append(collector)
+        return collector
+
+    yield start
+    for collector in started:
+        collector.stop(grace=1.0)
+
+
+@pytest.fixture(scope="session")
+def self_signed_cert(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(cert.pem, key.pem) valid for 127.0.0.1 and localhost, made with the openssl CLI."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl CLI not available to make a test certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+         "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+        check=True, capture_output=True,
+    )
+    return cert, key
+
+
+def sdk_spans(traces: int = 1, session_id: str | None = None, service: str = "test-agent") -> list:
+    """Finished SDK spans of ``traces`` small agent traces (agent → llm, tool), as exporters get them."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("tests.collector")
+    extra = {"session.id": session_id} if session_id else {}
+    for i in range(traces):
+        with tracer.start_as_current_span("invoke_agent weather", attributes={
+            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather", **extra,
+        }):
+            with tracer.start_as_current_span("chat gpt-4o", attributes={
+                "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", **extra,
+            }):
+                pass
+            with tracer.start_as_current_span("execute_tool get_weather", attributes={
+                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+                "gen_ai.tool.call.arguments": f'{{"city": "Paris {i}"}}', **extra,
+            }):
+                pass
+    provider.shutdown()
+    return list(memory.get_finished_spans())
+
+
+def ids_of(spans: list) -> set[tuple[str, str]]:
+    return {(format(s.context.trace_id, "032x"), format(s.context.span_id, "016x")) for s in spans}
