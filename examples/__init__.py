@@ -1,0 +1,1 @@
+"""Runnable, instrumented example agents with their golden sets (not part of the installed package)."""
