@@ -7,7 +7,12 @@ into what the agent *did*; the metrics only ever see :class:`Trajectory`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+from .conventions.base import as_text
+
+if TYPE_CHECKING:
+    from .mapping import MappedSpan
 
 
 @dataclass
@@ -84,8 +89,6 @@ class Trajectory:
 
     def sql_sources(self) -> list[str]:
         """Texts SQL may appear in: final responses and tool results (a sub-agent answers as a tool result)."""
-        from .conventions.base import as_text
-
         texts: list[str] = []
         for turn in self.turns:
             for call in turn.calls:
@@ -95,3 +98,307 @@ class Trajectory:
             if turn.final_response:
                 texts.append(turn.final_response)
         return texts
+
+
+# --- building --------------------------------------------------------------------------------
+
+_CALL_HOOK = "tool_observations"
+"""Optional convention hook: ``tool_observations(spans) -> {llm span id: observation}``. A convention
+that has it records tool outputs that cannot be trusted (Noveum: the run's final answer), so its
+tool results come only from what the LLM was later shown."""
+_NESTING_FLAG = "SEQUENTIAL_NESTING"
+"""Optional convention flag: parent links chain consecutive steps instead of meaning "inside"."""
+
+
+@dataclass
+class _Request:
+    """A tool call an LLM (or agent) span asked for, waiting to be paired with a tool span."""
+
+    mapped: Any
+    call: Any
+    group: Optional[str]
+    order: int = 0
+    used: bool = False
+
+
+def build_trajectory(session_id: str, mapped: Sequence["MappedSpan"]) -> Trajectory:
+    """A session's mapped spans → its trajectory: one turn per trace, ordered by root start.
+
+    Robust to what arrives over the wire: spans in any order (children before parents),
+    duplicates (first copy kept), missing roots (the earliest orphan stands in), missing attributes.
+    """
+    from .mapping import CASE_ATTRIBUTES, agent_version_of, first_attribute
+
+    unique: dict[tuple[str, str], Any] = {}
+    for m in mapped:
+        unique.setdefault((m.span.trace_id, m.span.span_id), m)
+    by_trace: dict[str, list[Any]] = {}
+    for m in unique.values():
+        by_trace.setdefault(m.span.trace_id, []).append(m)
+
+    traces = []
+    for trace_id, members in by_trace.items():
+        members.sort(key=lambda m: (m.span.start_ns, m.span.end_ns, m.span.span_id))
+        roots = _roots(members)
+        traces.append((roots[0].span.start_ns, trace_id, members, roots))
+    traces.sort(key=lambda t: (t[0], t[1]))
+
+    trajectory = Trajectory(session_id=session_id)
+    for index, (_, trace_id, members, roots) in enumerate(traces):
+        trajectory.turns.append(_build_turn(index, trace_id, members, roots))
+
+    ordered = [m for _, _, members, roots in traces for m in roots + [x for x in members if x not in roots]]
+    trajectory.user_id = next((m.data.user_id for m in ordered if m.data.user_id), None)
+    trajectory.agent_version = next((v for v in (agent_version_of(m.span) for m in ordered) if v), None)
+    trajectory.service_name = next(
+        (str(m.span.resource["service.name"]) for m in ordered if m.span.resource.get("service.name")), None
+    )
+    trajectory.case_hint = next(
+        (v for v in (first_attribute(m.span, CASE_ATTRIBUTES, resource_too=False) for m in ordered) if v), None
+    )
+    return trajectory
+
+
+def _roots(members: list[Any]) -> list[Any]:
+    """True roots first (no parent), then orphans whose parent never arrived; by start time."""
+    ids = {m.span.span_id for m in members}
+    roots = [m for m in members if not m.span.parent_span_id or m.span.parent_span_id not in ids]
+    roots.sort(key=lambda m: (bool(m.span.parent_span_id), m.span.start_ns, m.span.end_ns))
+    return roots or members[:1]
+
+
+def _build_turn(index: int, trace_id: str, members: list[Any], roots: list[Any]) -> Turn:
+    root = roots[0]
+    turn = Turn(
+        index=index,
+        trace_id=trace_id,
+        start_ns=min(m.span.start_ns for m in members),
+        end_ns=max(m.span.end_ns for m in members),
+        span_count=len(members),
+    )
+    llms = [m for m in members if m.reading.span_type == "llm"]
+    turn.llm_calls = len(llms)
+    turn.input_tokens = sum(m.reading.input_tokens or 0 for m in llms)
+    turn.output_tokens = sum(m.reading.output_tokens or 0 for m in llms)
+    turn.user_input = _user_input(roots, llms, members)
+    turn.final_response = _final_response(roots, llms)
+
+    observations = _observations(members)
+    turn.calls = _calls(index, members, root, observations)
+    recovered = {call.span_id: call.result for call in turn.calls if _has_hook(_span_of(members, call.span_id))}
+    for m in members:
+        documents = m.reading.retrieved_documents
+        if not documents:
+            continue
+        if m.span.span_id in recovered:  # the span's own output was not the observation
+            text = as_text(recovered[m.span.span_id])
+            documents = [text] if text else []
+        turn.retrieved_documents.extend(documents)
+    return turn
+
+
+def _user_input(roots: list[Any], llms: list[Any], members: list[Any]) -> Optional[str]:
+    for m in roots:
+        if m.reading.span_type in ("agent", "chain") and m.reading.user_input:
+            return m.reading.user_input
+    for m in llms:
+        if m.reading.user_input:
+            return m.reading.user_input
+    return next((m.reading.user_input for m in members if m.reading.user_input), None)
+
+
+def _final_response(roots: list[Any], llms: list[Any]) -> Optional[str]:
+    for m in roots:
+        if m.reading.span_type in ("agent", "chain") and m.reading.response:
+            return m.reading.response
+    for m in reversed(llms):
+        if m.reading.response and not m.reading.requested_calls:
+            return m.reading.response
+    return None
+
+
+def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any]) -> list[ActualCall]:
+    by_id = {m.span.span_id: m for m in members}
+    requests = _requests(members)
+    tools = [m for m in members if _is_call(m)]
+    if not tools:  # nothing executed was traced: what the model asked for is the best record
+        fallback = []
+        for r in requests:
+            agent, depth = _agent_of(r.mapped, by_id, root)
+            fallback.append(
+                ActualCall(
+                    name=r.call.name,
+                    args=dict(r.call.arguments),
+                    call_id=r.call.call_id,
+                    result=observations.get(r.mapped.span.span_id),
+                    span_id=r.mapped.span.span_id,
+                    start_ns=r.mapped.span.end_ns,
+                    turn=turn,
+                    group=r.group,
+                    agent=agent,
+                    depth=depth,
+                )
+            )
+        return fallback
+    claimed_ids = {m.reading.tool.call_id for m in tools if m.reading.tool.call_id}
+    calls = []
+    orders: dict[str, int] = {}
+    for m in tools:
+        tool = m.reading.tool
+        request = _match(m, requests, claimed_ids)
+        args = dict(tool.arguments)
+        call_id = tool.call_id
+        result, group = tool.result, None
+        if request is not None:
+            request.used = True
+            orders[m.span.span_id] = request.order
+            call_id = call_id or request.call.call_id
+            group = request.group
+            if _bare(args, request.call.arguments):
+                args = dict(request.call.arguments)
+        if _has_hook(m):
+            result = observations.get(request.mapped.span.span_id) if request is not None else None
+        error = tool.error
+        if error is None and m.span.status == "error":
+            error = m.span.status_message or "error"
+        agent, depth = _agent_of(m, by_id, root)
+        calls.append(
+            ActualCall(
+                name=tool.name,
+                args=args,
+                call_id=call_id,
+                result=result,
+                error=error,
+                span_id=m.span.span_id,
+                start_ns=m.span.start_ns,
+                turn=turn,
+                group=group,
+                agent=agent,
+                depth=depth,
+            )
+        )
+    return _parallel_in_request_order(calls, orders)
+
+
+def _parallel_in_request_order(calls: list[ActualCall], orders: dict[str, int]) -> list[ActualCall]:
+    """Start order, except that parallel calls (one group) keep the order the LLM asked for
+    them in, at the place of the group's first start: their start order is thread timing."""
+    anchor: dict[str, int] = {}
+    for call in calls:
+        if call.group is not None:
+            anchor[call.group] = min(anchor.get(call.group, call.start_ns), call.start_ns)
+
+    def key(call: ActualCall) -> tuple[int, int, int]:
+        if call.group is None:
+            return (call.start_ns, 0, 0)
+        return (anchor[call.group], 1, orders.get(call.span_id or "", 0))
+
+    return sorted(calls, key=key)
+
+
+def _is_call(m: Any) -> bool:
+    return m.reading.span_type == "tool" and m.reading.tool is not None and not m.reading.is_wrapper
+
+
+def _requests(members: list[Any]) -> list[_Request]:
+    """Calls the LLM spans asked for, in order; the agent spans' only when no LLM span asked
+    (an agent's action usually repeats an LLM decision)."""
+    out: list[_Request] = []
+    for span_type in ("llm", "agent"):
+        for m in members:
+            if m.reading.span_type != span_type or not m.reading.requested_calls:
+                continue
+            calls = m.reading.requested_calls
+            group = m.span.span_id if len(calls) > 1 else None
+            out.extend(_Request(m, call, group, len(out) + i) for i, call in enumerate(calls))
+        if out:
+            break
+    return out
+
+
+def _match(m: Any, requests: list[_Request], claimed_ids: set[str]) -> Optional[_Request]:
+    """The request a tool span carried out: same call id, else the earliest unused request
+    for the same tool made before the span started (ids other tool spans claim go last)."""
+    tool = m.reading.tool
+    open_requests = [r for r in requests if not r.used]
+    if tool.call_id:
+        for r in open_requests:
+            if r.call.call_id == tool.call_id:
+                return r
+    same_name = [r for r in open_requests if r.call.name == tool.name]
+    if tool.call_id:
+        same_name = [r for r in same_name if not r.call.call_id]
+    before = [r for r in same_name if r.mapped.span.start_ns <= m.span.start_ns] or same_name
+    before.sort(key=lambda r: r.call.call_id in claimed_ids if r.call.call_id else False)
+    return before[0] if before else None
+
+
+def _bare(args: dict[str, Any], requested: dict[str, Any]) -> bool:
+    """The tool span had only a bare value (``{"input": v}``) or nothing, and the LLM's call says
+    the same with argument names: the LLM's arguments are the better record."""
+    if not requested or args == requested:
+        return False
+    if not args:
+        return True
+    if set(args) != {"input"} or set(requested) == {"input"}:
+        return False
+    values = list(requested.values())
+    return len(values) == 1 and as_text(values[0]) == as_text(args["input"])
+
+
+def _agent_of(m: Any, by_id: dict[str, Any], root: Any) -> tuple[Optional[str], int]:
+    """(agent name, depth): depth counts the tool calls (and agents of another name not reached
+    through a tool) between the root and the span; the agent is the innermost of them."""
+    root_agent = root.reading.agent_name
+    if _sequential(m):
+        return root_agent, 0
+    chain = []
+    seen = {m.span.span_id}
+    parent = by_id.get(m.span.parent_span_id) if m.span.parent_span_id else None
+    while parent is not None and parent.span.span_id not in seen:
+        seen.add(parent.span.span_id)
+        chain.append(parent)
+        parent = by_id.get(parent.span.parent_span_id) if parent.span.parent_span_id else None
+    depth, current, through_tool = 0, None, False
+    for ancestor in reversed(chain):
+        reading = ancestor.reading
+        if _is_call(ancestor):
+            depth += 1
+            current, through_tool = reading.tool.name, True
+        elif reading.span_type == "agent" and reading.agent_name:
+            if current is not None and reading.agent_name != current and not through_tool:
+                depth += 1
+            current, through_tool = reading.agent_name, False
+    return current or root_agent, depth
+
+
+def _convention_module(m: Any) -> Any:
+    from .conventions import CONVENTIONS
+
+    return next((c for c in CONVENTIONS if getattr(c, "NAME", None) == m.reading.convention), None)
+
+
+def _has_hook(m: Any) -> bool:
+    module = _convention_module(m) if m is not None else None
+    return module is not None and callable(getattr(module, _CALL_HOOK, None))
+
+
+def _sequential(m: Any) -> bool:
+    module = _convention_module(m)
+    return bool(module is not None and getattr(module, _NESTING_FLAG, False))
+
+
+def _observations(members: list[Any]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    modules = {}
+    for m in members:
+        module = _convention_module(m)
+        if module is not None and callable(getattr(module, _CALL_HOOK, None)):
+            modules.setdefault(module.NAME, (module, []))[1].append(m.span)
+    for module, spans in modules.values():
+        found.update(getattr(module, _CALL_HOOK)(spans))
+    return found
+
+
+def _span_of(members: list[Any], span_id: Optional[str]) -> Any:
+    return next((m for m in members if m.span.span_id == span_id), None)

@@ -92,8 +92,8 @@ def test_session_is_scored_once_after_it_ends(tmp_path):
     assert not by_session["sess-fail"].passed and "trajectory_match" in failing
     assert evaluations(db) == [("sess-fail", 1, "tokyo", "exact", 0, 0), ("sess-pass", 1, "tokyo", "exact", 1, 0)]
     conn = sqlite3.connect(db)
-    assert conn.execute("SELECT COUNT(*) FROM spans").fetchone()[0] == 8
-    assert conn.execute("SELECT level, COUNT(*) FROM agent_data GROUP BY level").fetchall() == [("span", 8), ("trace", 2)]
+    assert conn.execute("SELECT COUNT(*) FROM spans").fetchone()[0] == 6
+    assert conn.execute("SELECT level, COUNT(*) FROM agent_data GROUP BY level").fetchall() == [("span", 6), ("trace", 2)]
     assert conn.execute("SELECT agent_version FROM evaluations LIMIT 1").fetchone()[0] == "1.0.0"
 
 
