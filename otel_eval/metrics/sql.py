@@ -1,0 +1,209 @@
+"""Finding SQL in agent output and the tables it reads.
+
+Agents hand SQL over in three shapes: a fenced code block in a message, a JSON value under a key
+such as ``"sql"`` or ``"query"`` (tool arguments and sub-agent results), or a bare statement in
+prose. Prose is full of words like "select" and "from", so a bare statement counts only when it
+looks like one: an upper-case keyword, or a line-leading keyword with a terminating ``;``, plus a
+statement shape (``SELECT … FROM``, ``WITH x AS (``, ``INSERT INTO``, ...).
+
+Tables come from a real parser (sqlglot, trying several dialects so BigQuery's back-quoted
+``project.dataset.table`` parses), with a regex fallback for fragments no dialect accepts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable, Optional
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
+_SQL_FENCE_LANGS = {"sql", "bigquery", "googlesql", "postgres", "postgresql", "psql", "mysql", "sqlite",
+                    "tsql", "plsql", "snowflake", "duckdb", "spark", "sparksql", "hive", "presto", "trino"}
+_STATEMENT_START = re.compile(r"\b(SELECT|WITH|INSERT|UPDATE|DELETE|CREATE|MERGE)\b", re.IGNORECASE)
+_SHAPES = [
+    re.compile(r"^SELECT\b.+?\bFROM\b\s*[`\"\[\w(]", re.IGNORECASE | re.DOTALL),
+    re.compile(r"^WITH\b\s+(RECURSIVE\s+)?[`\"\w]+\s*(\([^)]*\)\s*)?AS\s*\(", re.IGNORECASE),
+    re.compile(r"^INSERT\s+(OR\s+\w+\s+)?INTO\b", re.IGNORECASE),
+    re.compile(r"^UPDATE\s+[`\"\[\w.]+\s+(AS\s+\w+\s+)?SET\b", re.IGNORECASE),
+    re.compile(r"^DELETE\s+FROM\b", re.IGNORECASE),
+    re.compile(r"^CREATE\s+(OR\s+REPLACE\s+)?(TEMP(ORARY)?\s+)?(TABLE|VIEW|INDEX)\b", re.IGNORECASE),
+    re.compile(r"^MERGE\s+(INTO\s+)?[`\"\[\w.]+", re.IGNORECASE),
+]
+_STATEMENT_END = re.compile(r";|\n[ \t]*\n")
+_SQL_KEYS = {"sql", "query", "statement", "sql_query", "sqlquery", "sql_string", "generated_sql", "query_text"}
+_SPACES = re.compile(r"\s+")
+
+
+def looks_like_sql(text: str) -> bool:
+    """Does the text start with a statement of a known shape (case-insensitive)?"""
+    stripped = text.strip().lstrip("(").strip()
+    return any(shape.match(stripped) for shape in _SHAPES)
+
+
+def _bare_statements(text: str) -> list[str]:
+    found: list[str] = []
+    pos = 0
+    while True:
+        m = _STATEMENT_START.search(text, pos)
+        if not m:
+            return found
+        end_m = _STATEMENT_END.search(text, m.start())
+        end = end_m.start() if end_m else len(text)
+        statement = text[m.start():end].strip()
+        terminated = bool(end_m and end_m.group() == ";")
+        line_start = text[:m.start()].rstrip(" \t").endswith("\n") or not text[:m.start()].strip()
+        trusted = m.group(1).isupper() or (line_start and terminated)
+        if trusted and looks_like_sql(statement):
+            found.append(statement)
+            pos = end
+        else:
+            pos = m.end()
+
+
+def _from_json(value: Any, key: Optional[str], out: list[str]) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _from_json(v, str(k), out)
+    elif isinstance(value, list):
+        for item in value:
+            _from_json(item, key, out)
+    elif isinstance(value, str):
+        lowered = (key or "").lower()
+        if (lowered in _SQL_KEYS or "sql" in lowered) and looks_like_sql(value):
+            out.append(value.strip().rstrip(";").strip())
+        else:
+            out.extend(_from_text(value))
+
+
+def _from_text(text: str) -> list[str]:
+    stripped = text.strip()
+    if stripped[:1] in ("{", "["):
+        try:
+            parsed = json.loads(stripped)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, (dict, list)):
+            out: list[str] = []
+            _from_json(parsed, None, out)
+            return out
+    out = []
+    for m in _FENCE.finditer(text):
+        lang, body = m.group(1).lower(), m.group(2).strip()
+        if lang in _SQL_FENCE_LANGS or (not lang and looks_like_sql(body)):
+            out.append(body.rstrip(";").strip())
+        elif lang == "json":
+            out.extend(_from_text(body))
+    rest = _FENCE.sub("\n\n", text)
+    out.extend(s.rstrip(";").strip() for s in _bare_statements(rest))
+    return out
+
+
+def find_sql(texts: Iterable[Optional[str]]) -> list[str]:
+    """Every SQL statement in the texts, in order, each once (whitespace-insensitive)."""
+    seen: set[str] = set()
+    found: list[str] = []
+    for text in texts:
+        if not text:
+            continue
+        for sql in _from_text(text):
+            key = _SPACES.sub(" ", sql).strip().lower()
+            if sql and key not in seen:
+                seen.add(key)
+                found.append(sql)
+    return found
+
+
+def contains_sql(text: Optional[str]) -> bool:
+    return bool(find_sql([text]))
+
+
+# --- tables --------------------------------------------------------------------------------
+
+_DIALECTS: tuple[Optional[str], ...] = (None, "bigquery", "postgres", "mysql", "tsql", "snowflake")
+_TABLE_REF = re.compile(
+    r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+((?:`[^`]+`|\"[^\"]+\"|\[[^\]]+\]|[A-Za-z_][\w$-]*)"
+    r"(?:\s*\.\s*(?:`[^`]+`|\"[^\"]+\"|\[[^\]]+\]|[A-Za-z_][\w$-]*))*)",
+    re.IGNORECASE,
+)
+_CTE_NAME = re.compile(r"(?:\bWITH(?:\s+RECURSIVE)?|,)\s*([A-Za-z_]\w*)\s*(?:\([^)]*\)\s*)?AS\s*\(", re.IGNORECASE)
+_NAME_PART = re.compile(r"`[^`]+`|\"[^\"]+\"|\[[^\]]+\]|[A-Za-z_][\w$-]*")
+_NOT_TABLES = {"select", "where", "as", "on", "lateral", "unnest", "values", "set"}
+
+
+def _strip_quotes(part: str) -> str:
+    part = part.strip()
+    if part[:1] in ("`", '"', "[") and part[-1:] in ("`", '"', "]"):
+        return part[1:-1]
+    return part
+
+
+def _tables_by_parser(sql: str, dialect: Optional[str]) -> Optional[list[str]]:
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        trees = sqlglot.parse(sql, read=dialect)
+    except Exception:  # sqlglot raises several error types for text it cannot read
+        return None
+    names: list[str] = []
+    for tree in trees:
+        if tree is None:
+            continue
+        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        for table in tree.find_all(exp.Table):
+            if not table.name:
+                continue
+            parts = [p for p in (table.catalog, table.db, table.name) if p]
+            if len(parts) == 1 and parts[0].lower() in ctes:
+                continue
+            name = ".".join(parts)
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def _tables_by_regex(sql: str) -> list[str]:
+    ctes = {m.group(1).lower() for m in _CTE_NAME.finditer(sql)}
+    names: list[str] = []
+    for m in _TABLE_REF.finditer(sql):
+        parts = [_strip_quotes(p) for p in _NAME_PART.findall(m.group(1))]
+        name = ".".join(p for p in parts if p)
+        if not name or name.lower() in _NOT_TABLES or (len(parts) == 1 and name.lower() in ctes):
+            continue
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def extract_tables(sql: str, lower: bool = False, dialect: Optional[str] = None) -> list[str]:
+    """Tables the statement reads or writes, qualified names kept (``proj.ds.tbl``), CTE names
+    excluded, in order of first appearance. ``lower`` folds names for case-insensitive compares."""
+    names: Optional[list[str]] = None
+    for candidate in ((dialect,) if dialect else _DIALECTS):
+        names = _tables_by_parser(sql, candidate)
+        if names is not None:
+            break
+    if names is None:
+        names = _tables_by_regex(sql)
+    lowered_sql = sql.lower()
+
+    def position(name: str) -> int:
+        at = lowered_sql.find(name.split(".")[-1].lower())
+        return at if at >= 0 else len(sql)
+
+    names = sorted(names, key=position)
+    if lower:
+        out: list[str] = []
+        for name in names:
+            if name.lower() not in out:
+                out.append(name.lower())
+        return out
+    return names
+
+
+def table_matches(expected: str, actual: str) -> bool:
+    """Case-insensitive; an unqualified expected name matches a qualified actual one by its last parts
+    (``orders`` matches ``shop.orders`` and ``proj.shop.orders``)."""
+    e = [p for p in _strip_quotes(expected).lower().split(".") if p]
+    a = [p for p in _strip_quotes(actual).lower().split(".") if p]
+    return bool(e) and len(e) <= len(a) and a[-len(e):] == e

@@ -1,0 +1,437 @@
+"""EvalConfig criteria → one EvalCaseResult per session; results → an EvalReport.
+
+Rules (docs/metrics.md has every formula):
+
+* Invocation *i* of the case is scored against turn *i* of the trajectory. Turns the session is
+  missing count as empty turns (no calls, no answer); turns beyond the case are not scored. Both
+  gaps are reported in ``details['turns']``.
+* A criterion that does not apply (nothing expected, no judge endpoint) is *skipped* with a reason
+  and never fails the case. A criterion that fails to run (bad regex, judge timeout, unknown
+  criterion name) has ``error`` set and fails the case: configuration mistakes must be loud.
+* A case passes when every enabled, non-skipped criterion passes.
+  ``EvalCaseResult.score`` = mean score of the non-skipped criteria other than ``health``.
+* ``health`` is reported for every session (unless disabled) and fails only on a configured limit.
+* With no golden case (``case=None``) only ``health`` runs; the result has ``eval_id=""`` and
+  ``passed=False``, since nothing was checked against a reference. :func:`build_report` leaves
+  such results out unless asked.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable, Optional
+
+from .conventions.base import as_text
+from .metrics.arguments import ArgumentPolicy
+from .metrics.health import health
+from .metrics.judge import Judge
+from .metrics.response import contains, exact_match, regex_match, rouge1
+from .metrics.sql import extract_tables, find_sql, table_matches
+from .metrics.trajectory import align
+from .models.evalset import CriterionConfig, EvalCase, EvalConfig, Invocation, MatchType
+from .models.results import CriterionResult, CriterionStats, EvalCaseResult, EvalReport, EvalSummary
+from .trajectory import ActualCall, Trajectory, Turn
+
+HEALTH = "health"
+_EPSILON = 1e-9
+"""Scores like 0.7 computed as 0.69999999 still meet a 0.7 threshold."""
+
+ALIASES = {
+    "rubric_based": "llm_judge",
+    "final_response_judge": "llm_judge",
+    "tool_trajectory_avg_score": "trajectory_match",
+    "response_match_score": "response_match",
+}
+"""Criterion names other tools use for the same measure. ``options.kind`` may also name the kind,
+so one config can run, say, two response_match criteria with different methods."""
+
+
+class _Skip(Exception):
+    """The criterion does not apply; the message is the reason."""
+
+
+def _passed(score: float, threshold: float) -> bool:
+    return score + _EPSILON >= threshold
+
+
+def _result(name: str, cfg: CriterionConfig, score: float, details: dict[str, Any]) -> CriterionResult:
+    score = round(float(score), 6)
+    return CriterionResult(criterion=name, score=score, passed=_passed(score, cfg.threshold),
+                           threshold=cfg.threshold, details=details)
+
+
+# --- turn alignment -------------------------------------------------------------------------
+
+def _turn(trajectory: Trajectory, index: int) -> Turn:
+    return trajectory.turns[index] if index < len(trajectory.turns) else Turn(index=index, trace_id="")
+
+
+def _turn_gap(trajectory: Trajectory, case: EvalCase) -> dict[str, Any]:
+    expected, actual = len(case.conversation), len(trajectory.turns)
+    return {
+        "expected": expected,
+        "actual": actual,
+        "missing_turns": list(range(actual, expected)),
+        "unscored_extra_turns": list(range(expected, actual)),
+    }
+
+
+def _per_invocation(
+    trajectory: Trajectory,
+    case: EvalCase,
+    applies: Callable[[Invocation], bool],
+    score_one: Callable[[Invocation, Turn], tuple[float, dict[str, Any]]],
+    nothing_expected: str,
+) -> tuple[float, dict[str, Any]]:
+    """Mean over the invocations that carry the expectation; each detail entry names its turn."""
+    scores: list[float] = []
+    per_turn: list[dict[str, Any]] = []
+    for i, invocation in enumerate(case.conversation):
+        if not applies(invocation):
+            continue
+        turn = _turn(trajectory, i)
+        score, details = score_one(invocation, turn)
+        scores.append(score)
+        per_turn.append({"invocation": invocation.invocation_id, "turn": i,
+                         "turn_present": i < len(trajectory.turns), "score": round(score, 6), **details})
+    if not scores:
+        raise _Skip(nothing_expected)
+    return sum(scores) / len(scores), {"per_turn": per_turn, "turns": _turn_gap(trajectory, case)}
+
+
+# --- trajectory criteria ----------------------------------------------------------------------
+
+def _calls_for(turn: Turn, expected_names: set[str], max_depth: Any) -> tuple[list[ActualCall], Any]:
+    """The calls compared with the expectation. "auto": the top-level agent's calls, unless the
+    expectation names a tool only a nested (sub-agent) call used — then every call."""
+    if max_depth is None:
+        return list(turn.calls), None
+    if max_depth == "auto":
+        top = [c for c in turn.calls if c.depth == 0]
+        top_names = {c.name for c in top}
+        nested_names = {c.name for c in turn.calls if c.depth > 0}
+        if (expected_names - top_names) & nested_names:
+            return list(turn.calls), None
+        return top, 0
+    return [c for c in turn.calls if c.depth <= int(max_depth)], int(max_depth)
+
+
+def _trajectory_match(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:
+    options = cfg.options
+    policy = ArgumentPolicy.from_options(options)
+    graded = bool(options.get("graded", True))
+    max_depth = options.get("max_depth", "auto")
+    if not any(inv.expected_tool_trajectory for inv in case.conversation):
+        raise _Skip("the case expects no tool calls in any turn")
+
+    def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
+        calls, depth = _calls_for(turn, {c.name for c in inv.expected_tool_trajectory}, max_depth)
+        alignment = align(inv.expected_tool_trajectory, calls, check_args=cfg.check_args, arg_options=policy,
+                          collapse_retries=bool(options.get("collapse_retries", True)),
+                          first_call_only=inv.first_call_only)
+        satisfied = alignment.satisfies(cfg.match_type)
+        score = alignment.graded_score(cfg.match_type) if graded else float(satisfied)
+        return score, {"match_type": cfg.match_type.value, "satisfied": satisfied, "graded": graded,
+                       "max_depth": depth, "first_call_only": inv.first_call_only, **alignment.summary()}
+
+    # Every invocation is scored once any of them expects calls: an empty one expects none.
+    return _per_invocation(trajectory, case, lambda inv: True, one, "")
+
+
+def _first_call(turn: Turn) -> Optional[ActualCall]:
+    """The agent's first choice: the first call of the shallowest agent level."""
+    if not turn.calls:
+        return None
+    depth = min(c.depth for c in turn.calls)
+    return next(c for c in turn.calls if c.depth == depth)
+
+
+def _tool_selection(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:
+    def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
+        first = _first_call(turn)
+        actual = first.name if first else None
+        return float(actual == inv.expected_tool_selection), {
+            "expected_tool": inv.expected_tool_selection, "actual_tool": actual,
+            "calls": [c.name for c in turn.calls],
+        }
+
+    return _per_invocation(trajectory, case, lambda inv: inv.expected_tool_selection is not None, one,
+                           "the case sets no expected tool selection")
+
+
+def turn_sql_texts(turn: Turn) -> list[str]:
+    """Where a turn's SQL may be: tool-call arguments (an ``execute_sql(query=...)`` call), tool
+    results (a sub-agent answers as a tool result) and the final response."""
+    texts: list[str] = []
+    for call in turn.calls:
+        if call.args:
+            texts.append(as_text(call.args) or "")  # JSON: values under "sql"/"query" keys are found
+        text = as_text(call.result)
+        if text:
+            texts.append(text)
+    if turn.final_response:
+        texts.append(turn.final_response)
+    return texts
+
+
+def _sql_for_turn(turn: Turn) -> tuple[list[str], list[str]]:
+    statements = find_sql(turn_sql_texts(turn))
+    tables: list[str] = []
+    for sql in statements:
+        for table in extract_tables(sql):
+            if table not in tables:
+                tables.append(table)
+    return statements, tables
+
+
+def _sql_generation(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:
+    def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
+        statements, tables = _sql_for_turn(turn)
+        generated = bool(statements)
+        return float(generated == inv.expected_sql), {
+            "expected_sql": inv.expected_sql, "sql_generated": generated, "sql": statements, "tables": tables,
+        }
+
+    return _per_invocation(trajectory, case, lambda inv: inv.expected_sql is not None, one,
+                           "the case does not say whether SQL is expected")
+
+
+def _table_usage(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:
+    def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
+        statements, tables = _sql_for_turn(turn)
+        found = [e for e in inv.expected_tables if any(table_matches(e, t) for t in tables)]
+        missing = [e for e in inv.expected_tables if e not in found]
+        return len(found) / len(inv.expected_tables), {
+            "expected_tables": inv.expected_tables, "actual_tables": tables, "found": found,
+            "missing": missing, "sql": statements,
+        }
+
+    return _per_invocation(trajectory, case, lambda inv: bool(inv.expected_tables), one,
+                           "the case expects no tables")
+
+
+# --- response criteria --------------------------------------------------------------------------
+
+RESPONSE_METHODS = ("rouge1", "exact", "contains", "regex")
+
+
+def _response_match(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:
+    options = cfg.options
+    method = options.get("method", "rouge1")
+    if method not in RESPONSE_METHODS:
+        raise ValueError(f"options.method: unknown response method {method!r}; "
+                         f"expected one of {', '.join(RESPONSE_METHODS)}")
+    fold_case = options.get("fold_case")
+    if method == "regex":
+        pattern = options.get("pattern")
+        response = trajectory.final_response
+        matched = regex_match(pattern, response, ignore_case=bool(options.get("ignore_case", False)))
+        return float(matched), {"method": method, "pattern": pattern, "response": response}
+
+    def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
+        reference = inv.expected_final_response.get_text() if inv.expected_final_response else ""
+        candidate = turn.final_response or ""
+        details: dict[str, Any] = {"expected": reference, "actual": turn.final_response}
+        if method == "exact":
+            score = float(exact_match(reference, candidate, fold_case=bool(fold_case)))
+        elif method == "contains":
+            score = float(contains(reference, candidate, fold_case=True if fold_case is None else bool(fold_case)))
+        else:
+            r = rouge1(reference, candidate, use_stemmer=bool(options.get("use_stemmer", False)))
+            score = r.fmeasure
+            details.update(precision=round(r.precision, 6), recall=round(r.recall, 6))
+        return score, details
+
+    score, details = _per_invocation(trajectory, case, lambda inv: inv.expected_final_response is not None, one,
+                                     "the case has no expected final response")
+    return score, {"method": method, **details}
+
+
+def _llm_judge(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Optional[Judge] = None,
+               name: str = "llm_judge", **_: Any) -> tuple[float, dict]:
+    judge = judge if judge is not None else Judge.from_config(cfg)
+    if not getattr(judge, "configured", True):
+        raise _Skip("no judge endpoint configured (set options.base_url or OTEL_EVAL_JUDGE_BASE_URL)")
+    errors: list[str] = []
+
+    def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
+        result = judge.evaluate(
+            question=turn.user_input or inv.user_content.get_text(),
+            response=turn.final_response,
+            reference=inv.expected_final_response.get_text() if inv.expected_final_response else None,
+            rubrics=cfg.rubrics, threshold=cfg.threshold, criterion=name,
+        )
+        if result.skipped:
+            raise _Skip(result.details.get("reason", "judge skipped"))
+        if result.error:
+            errors.append(f"turn {turn.index}: {result.error}")
+        return result.score, {"error": result.error, **result.details}
+
+    score, details = _per_invocation(trajectory, case, lambda inv: True, one, "the case has no turns to judge")
+    if errors:
+        raise _JudgeFailed("; ".join(errors), details)
+    return score, details
+
+
+class _JudgeFailed(Exception):
+    def __init__(self, reason: str, details: dict[str, Any]) -> None:
+        super().__init__(reason)
+        self.details = details
+
+
+CRITERIA: dict[str, Callable[..., tuple[float, dict]]] = {
+    "trajectory_match": _trajectory_match,
+    "response_match": _response_match,
+    "llm_judge": _llm_judge,
+    "tool_selection": _tool_selection,
+    "sql_generation": _sql_generation,
+    "table_usage": _table_usage,
+}
+
+
+def criterion_kind(name: str, cfg: CriterionConfig) -> Optional[str]:
+    kind = cfg.options.get("kind") or ALIASES.get(name, name)
+    if kind in CRITERIA or kind == HEALTH:
+        return kind
+    if cfg.rubrics:
+        return "llm_judge"
+    return None
+
+
+def _health_result(trajectory: Trajectory, cfg: CriterionConfig, name: str = HEALTH) -> CriterionResult:
+    limits = {k: v for k, v in cfg.options.items() if k != "kind"}
+    try:
+        report = health(trajectory, limits)
+    except ValueError as exc:
+        return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold,
+                               error=str(exc), details={"reason": str(exc)})
+    checked = len(limits)
+    score = 1.0 - len(report["violations"]) / checked if checked else 1.0
+    return CriterionResult(criterion=name, score=round(score, 6), passed=report["passed"],
+                           threshold=cfg.threshold, details=report)
+
+
+_HEALTH_DEFAULT = CriterionConfig(threshold=1.0)
+
+
+def _run(name: str, kind: str, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig,
+         judge: Optional[Judge]) -> CriterionResult:
+    try:
+        score, details = CRITERIA[kind](trajectory, case, cfg, judge=judge, name=name)
+    except _Skip as skip:
+        return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True,
+                               details={"reason": str(skip)})
+    except _JudgeFailed as failed:
+        return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold,
+                               error=str(failed), details={"reason": str(failed), **failed.details})
+    except Exception as exc:  # a criterion's failure is its result, never the scorer's crash
+        reason = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+        return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold,
+                               error=reason, details={"reason": reason})
+    if kind != name:
+        details = {"kind": kind, **details}
+    return _result(name, cfg, score, details)
+
+
+def score_session(trajectory: Trajectory, case: Optional[EvalCase], config: EvalConfig,
+                  judge: Optional[Judge] = None) -> EvalCaseResult:
+    """Score one session against its golden case (or health only, when unmatched)."""
+    started = time.perf_counter()
+    results: list[CriterionResult] = []
+    health_cfgs = {n: c for n, c in config.criteria.items() if criterion_kind(n, c) == HEALTH}
+    if case is not None:
+        for name, cfg in config.criteria.items():
+            if not cfg.enabled or name in health_cfgs:
+                continue
+            kind = criterion_kind(name, cfg)
+            if kind is None:
+                reason = (f"unknown criterion {name!r}; known: {', '.join([*CRITERIA, HEALTH])} "
+                          f"(or set options.kind)")
+                results.append(CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold,
+                                               error=reason, details={"reason": reason}))
+                continue
+            results.append(_run(name, kind, trajectory, case, cfg, judge))
+    if not health_cfgs:
+        health_cfgs = {HEALTH: _HEALTH_DEFAULT}
+    for name, cfg in health_cfgs.items():
+        if cfg.enabled:
+            results.append(_health_result(trajectory, cfg, name))
+
+    ran = [r for r in results if not r.skipped]
+    scored = [r for r in ran if r.criterion not in health_cfgs]
+    score = sum(r.score for r in scored) / len(scored) if scored else 0.0
+    passed = case is not None and all(r.passed for r in ran)
+    return EvalCaseResult(
+        eval_id=case.eval_id if case is not None else "",
+        name=case.name if case is not None else None,
+        passed=passed,
+        criterion_results=results,
+        duration_seconds=round(time.perf_counter() - started, 6),
+        session_id=trajectory.session_id,
+        score=round(score, 6),
+    )
+
+
+# --- report -------------------------------------------------------------------------------------
+
+def _redacted(config: EvalConfig) -> dict[str, Any]:
+    """The config as used, without secrets (an API key in a criterion's options)."""
+    data = config.model_dump(mode="json")
+    for criterion in data.get("criteria", {}).values():
+        options = criterion.get("options") or {}
+        for key in list(options):
+            if "api_key" in key and key != "api_key_env":
+                options[key] = "***"
+    return data
+
+
+def build_report(
+    results: Iterable[EvalCaseResult],
+    eval_set_id: str,
+    config: EvalConfig,
+    eval_set_name: Optional[str] = None,
+    duration_seconds: float = 0.0,
+    include_unmatched: bool = False,
+    report_id: Optional[str] = None,
+) -> EvalReport:
+    """Summary over the results: pass rate, mean case score and per-criterion stats.
+
+    Unmatched sessions (``eval_id == ""``) are left out unless ``include_unmatched``: they were
+    not checked against a reference, so they would only drag the pass rate down."""
+    kept = [r for r in results if include_unmatched or r.eval_id]
+    total = len(kept)
+    passed = sum(1 for r in kept if r.passed)
+    stats: dict[str, CriterionStats] = {}
+    sums: dict[str, float] = {}
+    for result in kept:
+        for c in result.criterion_results:
+            s = stats.setdefault(c.criterion, CriterionStats())
+            if c.skipped:
+                s.skipped += 1
+                continue
+            s.evaluated += 1
+            s.passed += int(c.passed)
+            sums[c.criterion] = sums.get(c.criterion, 0.0) + c.score
+    for name, s in stats.items():
+        s.pass_rate = round(s.passed / s.evaluated, 6) if s.evaluated else 0.0
+        s.avg_score = round(sums.get(name, 0.0) / s.evaluated, 6) if s.evaluated else 0.0
+    summary = EvalSummary(
+        total_cases=total,
+        passed_cases=passed,
+        failed_cases=total - passed,
+        pass_rate=round(passed / total, 6) if total else 0.0,
+        avg_score=round(sum(r.score for r in kept) / total, 6) if total else 0.0,
+        criterion_stats=stats,
+    )
+    return EvalReport(
+        report_id=report_id or uuid.uuid4().hex,
+        eval_set_id=eval_set_id,
+        eval_set_name=eval_set_name,
+        results=kept,
+        summary=summary,
+        config_used=_redacted(config),
+        created_at=datetime.now(timezone.utc),
+        duration_seconds=duration_seconds,
+    )

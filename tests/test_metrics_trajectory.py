@@ -1,0 +1,180 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from otel_eval.metrics.trajectory import _blocks, align
+from otel_eval.models.evalset import MatchType, ToolCall
+from otel_eval.trajectory import ActualCall
+
+
+def E(name, **args):
+    return ToolCall(name=name, args=args)
+
+
+def A(name, error=None, group=None, **args):
+    return ActualCall(name=name, args=args, error=error, group=group)
+
+
+def test_identical_trajectories_satisfy_every_mode():
+    al = align([E("search", q="x"), E("book", id=1)], [A("search", q="x"), A("book", id="1")])
+    assert (al.exact_match, al.in_order_match, al.any_order_match) == (True, True, True)
+    assert (al.precision, al.recall, al.f1) == (1.0, 1.0, 1.0)
+    assert al.subset and al.superset
+
+
+def test_swapped_order_is_any_order_but_not_in_order():
+    al = align([E("a"), E("b")], [A("b"), A("a")])
+    assert (al.exact_match, al.in_order_match, al.any_order_match) == (False, False, True)
+    assert al.matched_in_order == 1
+    assert al.graded_score(MatchType.IN_ORDER) == 0.5
+    assert al.graded_score(MatchType.ANY_ORDER) == 1.0
+    assert al.graded_score(MatchType.EXACT) == 0.5  # in-order F1: P = R = 1/2
+    diff = al.diff()
+    assert [m["in_order"] for m in diff["matched"]].count(False) == 1
+    assert len(diff["out_of_order"]) == 1
+
+
+def test_extras_allowed_by_in_order_but_not_exact_and_lower_precision():
+    al = align([E("a"), E("c")], [A("a"), A("b"), A("c")])
+    assert (al.exact_match, al.in_order_match, al.any_order_match) == (False, True, True)
+    assert al.precision == pytest.approx(2 / 3)
+    assert al.recall == 1.0
+    assert al.f1 == pytest.approx(0.8)
+    assert al.graded_score(MatchType.EXACT) == pytest.approx(0.8)
+    assert al.diff()["extra"] == [{"actual_index": 1, "name": "b", "args": {}}]
+    assert not al.subset and al.superset
+
+
+def test_three_of_four_tools_give_recall_075():
+    al = align([E("a"), E("b"), E("c"), E("d")], [A("a"), A("b"), A("c")])
+    assert al.recall == 0.75
+    assert al.precision == 1.0
+    assert al.graded_score(MatchType.ANY_ORDER) == 0.75
+    assert al.graded_score(MatchType.IN_ORDER) == 0.75
+    assert al.graded_score(MatchType.EXACT) == pytest.approx(6 / 7)
+    assert al.diff()["missing"] == [{"expected_index": 3, "name": "d", "args": {}}]
+    assert al.subset and not al.superset
+
+
+def test_duplicates_count_as_often_as_they_occur():
+    two_expected = [E("search", q="x"), E("search", q="x")]
+    once = align(two_expected, [A("search", q="x")])
+    assert once.matched == 1 and once.recall == 0.5 and not once.any_order_match
+    twice = align([E("search", q="x")], [A("search", q="x"), A("search", q="x")])
+    assert twice.matched == 1 and twice.precision == 0.5 and twice.in_order_match and not twice.exact_match
+
+
+def test_arguments_decide_matching_unless_check_args_is_off():
+    al = align([E("weather", city="Paris")], [A("weather", city="Rome")])
+    assert al.matched == 0
+    mismatch = al.diff()["argument_mismatches"]
+    assert mismatch == [{
+        "name": "weather", "expected_index": 0, "actual_index": 0,
+        "arguments": [{"key": "city", "expected": "Paris", "actual": "Rome", "status": "different"}],
+    }]
+    assert align([E("weather", city="Paris")], [A("weather", city="Rome")], check_args=False).exact_match
+
+
+def test_ignore_arguments_and_argument_options():
+    assert align([E("run", sql="IGNORE", limit=10)], [A("run", sql="SELECT 1", limit="10")]).exact_match
+    al = align([E("s", q="x")], [A("s", q="x", page=2)], arg_options={"args_mode": "subset"})
+    assert al.exact_match
+
+
+def test_maximum_matching_is_not_fooled_by_greedy_choices():
+    # The first actual call could match either expected call; a greedy pass would take the wrong one.
+    expected = [E("f", a="IGNORE"), E("f", a=1)]
+    actual = [A("f", a=1), A("f", a=2)]
+    assert align(expected, actual).matched == 2
+    assert align(list(reversed(expected)), actual).matched == 2
+
+
+def test_retried_call_is_a_retry_not_an_extra_call():
+    al = align([E("query", sql="SELECT 1")],
+               [A("query", error="syntax error", sql="SELEC 1"), A("query", sql="SELECT 1")])
+    assert al.exact_match
+    assert al.precision == 1.0
+    assert al.diff()["extra"] == []
+    assert al.retries == [{"index": 0, "name": "query", "args": {"sql": "SELEC 1"}, "error": "syntax error",
+                           "retried_by": 1, "retry_succeeded": True}]
+
+
+def test_failed_call_without_retry_still_counts():
+    al = align([E("a")], [A("b", error="boom"), A("a")])
+    assert al.retries == []
+    assert al.precision == 0.5 and not al.exact_match and al.in_order_match
+
+
+def test_parallel_group_is_unordered_for_exact_and_in_order():
+    expected = [E("plan"), E("weather", city="Paris"), E("weather", city="Rome"), E("answer")]
+    actual = [A("plan"), A("weather", group="g1", city="Rome"), A("weather", group="g1", city="Paris"), A("answer")]
+    al = align(expected, actual)
+    assert al.exact_match and al.in_order_match
+    # Without the group, the swapped start order is an order error.
+    ungrouped = [A("plan"), A("weather", city="Rome"), A("weather", city="Paris"), A("answer")]
+    assert not align(expected, ungrouped).exact_match
+    assert align(expected, ungrouped).matched_in_order == 3
+
+
+def test_group_does_not_reorder_across_groups():
+    expected = [E("a"), E("b")]
+    actual = [A("b", group="g1"), A("a", group="g2")]
+    assert not align(expected, actual).in_order_match
+
+
+def test_first_call_only_compares_the_first_effective_call():
+    al = align([E("call_db_agent")], [A("call_db_agent"), A("call_ds_agent")], first_call_only=True)
+    assert al.exact_match and [c.name for c in al.actual] == ["call_db_agent"]
+
+
+def test_single_tool_use_and_empty_cases():
+    al = align([], [A("a")])
+    assert al.single_tool_use("a") and not al.single_tool_use("b")
+    assert (al.precision, al.recall, al.f1) == (0.0, 1.0, 0.0)
+    assert not al.exact_match and al.any_order_match
+    empty = align([], [])
+    assert empty.exact_match and empty.f1 == 1.0
+    none_done = align([E("a")], [])
+    assert (none_done.precision, none_done.recall, none_done.f1) == (1.0, 0.0, 0.0)
+
+
+# --- properties ---------------------------------------------------------------------------
+
+NAMES = st.sampled_from(["a", "b", "c"])
+ARGS = st.fixed_dictionaries({}, optional={"x": st.sampled_from([1, 2, "IGNORE"])})
+EXPECTED = st.lists(st.builds(lambda n, a: E(n, **a), NAMES, ARGS), max_size=6)
+ACTUAL = st.lists(
+    st.builds(lambda n, a, g, err: A(n, group=g, error=err, **{k: v for k, v in a.items() if v != "IGNORE"}),
+              NAMES, ARGS, st.sampled_from([None, None, "g1", "g2"]), st.sampled_from([None, None, None, "boom"])),
+    max_size=6,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(EXPECTED, ACTUAL, st.randoms(use_true_random=False))
+def test_scores_bounded_and_modes_nested_and_order_of_expected_irrelevant(expected, actual, rnd):
+    al = align(expected, actual)
+    for value in (al.precision, al.recall, al.f1, al.in_order_f1, al.in_order_recall,
+                  *(al.graded_score(m) for m in MatchType)):
+        assert 0.0 <= value <= 1.0
+    if al.exact_match:
+        assert al.in_order_match
+    if al.in_order_match:
+        assert al.any_order_match
+    assert al.matched_in_order <= al.matched
+    shuffled = list(expected)
+    rnd.shuffle(shuffled)
+    other = align(shuffled, actual)
+    assert (other.matched, other.precision, other.recall, other.f1, other.any_order_match) == (
+        al.matched, al.precision, al.recall, al.f1, al.any_order_match)
+
+
+@settings(max_examples=100, deadline=None)
+@given(ACTUAL)
+def test_a_trajectory_matches_itself_exactly(actual):
+    # A parallel group counts at its first member's position (its members may start later).
+    effective = align([], actual).actual
+    expected = [E(effective[i].name, **effective[i].args) for block in _blocks(effective) for i in block]
+    assert align(expected, actual).exact_match
