@@ -52,6 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--session", metavar="ID", help="show one session in detail")
     rp.add_argument("--json", action="store_true", help="print as JSON")
 
+    from .inspect import add_inspect_arguments
+
+    ins = sub.add_parser("inspect", help="show which convention and attribute fed each AgentData field",
+                         description="Per span: the detected convention, span type, and for every AgentData field "
+                         "its value and the attribute it came from (empty fields listed too); per session: where "
+                         "the session id came from and the trajectory built from it.")
+    add_inspect_arguments(ins)
+
     col = sub.add_parser("collect", help="run the sidecar collector (OTLP gRPC :4317 and HTTP :4318)", add_help=False)
     col.add_argument("args", nargs=argparse.REMAINDER)
 
@@ -84,6 +92,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return cmd_evaluate(args)
         if args.command == "report":
             return cmd_report(args)
+        if args.command == "inspect":
+            from .inspect import inspect_main
+
+            return inspect_main(args)
         if args.command == "golden":
             return cmd_golden(args, parser)
     except OtelEvalError as exc:

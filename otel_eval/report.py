@@ -135,18 +135,32 @@ def render_report(rows: list[dict[str, Any]], console: Any = None, limit: int = 
         f"[green]{summary['passed']} passed[/], [red]{summary['failed']} failed[/], "
         f"{summary['unmatched']} unmatched; pass rate [bold]{rate}[/]"
     )
+    # Narrow terminals get the columns that decide what to look at next; wide ones get all.
+    wide = console.width >= 120
     sessions = Table(title="Sessions", show_lines=False)
-    for col in ("session", "case", "matched by", "version", "result", "score", "failing criteria"):
-        sessions.add_column(col)
+    sessions.add_column("session", min_width=12, max_width=36 if wide else 24, no_wrap=True, overflow="ellipsis")
+    if wide:
+        sessions.add_column("query", min_width=12, max_width=40, no_wrap=True, overflow="ellipsis")
+    sessions.add_column("case", max_width=None if wide else 18, no_wrap=True, overflow="ellipsis")
+    if wide:
+        sessions.add_column("matched by", no_wrap=True)
+        sessions.add_column("version", no_wrap=True)
+    sessions.add_column("result", no_wrap=True)
+    sessions.add_column("score", no_wrap=True)
+    sessions.add_column("failing criteria", overflow="fold")
     for r in rows[-limit:]:
         if r["case_id"]:
             verdict = "[green]PASS[/]" if r["passed"] else "[red]FAIL[/]"
         else:
             verdict = "[yellow]unmatched[/]"
-        sessions.add_row(
-            r["session_id"], r["case_id"] or "-", r["matched_by"] or "-", r["agent_version"] or "-", verdict,
-            f"{r['score']:.2f}" if r["case_id"] else "-", ", ".join(failing_criteria(r)) or "-",
-        )
+        cells = [r["session_id"]]
+        if wide:
+            cells.append(r["query"] or "-")
+        cells.append(r["case_id"] or "-")
+        if wide:
+            cells += [r["matched_by"] or "-", r["agent_version"] or "-"]
+        cells += [verdict, f"{r['score']:.2f}" if r["case_id"] else "-", ", ".join(failing_criteria(r)) or "-"]
+        sessions.add_row(*cells)
     console.print(sessions)
     if summary["criteria"]:
         crit = Table(title="Criteria")
@@ -173,16 +187,60 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
         state = "skipped" if c["skipped"] else ("[green]pass[/]" if c["passed"] else "[red]fail[/]")
         reason = c["details"].get("reason") or c["error"] or ""
         console.print(f"  {c['criterion']}: {state} score={c['score']:.2f} threshold={c['threshold']} {reason}")
-        pairs = c["details"].get("pairs") or c["details"].get("alignment")
-        if c["criterion"] == "trajectory_match" and isinstance(pairs, list):
-            table = Table(show_header=True)
+        if c["criterion"] != "trajectory_match":
+            continue
+        for turn in c["details"].get("per_turn") or []:
+            table = Table(title=f"turn {turn.get('turn', 0) + 1}: expected vs actual", show_header=True)
             for col in ("", "expected", "actual", "note"):
-                table.add_column(col)
-            for p in pairs:
-                mark = {"matched": "[green]✓[/]", "missing": "[red]✗ missing[/]", "extra": "[yellow]+ extra[/]"}.get(
-                    p.get("status", ""), p.get("status", ""))
-                table.add_row(mark, _call_text(p.get("expected")), _call_text(p.get("actual")), p.get("note", "") or "")
+                table.add_column(col, overflow="fold")
+            for r in trajectory_rows(turn):
+                table.add_row(r["mark"], _call_text(r["expected"]), _call_text(r["actual"]), r["note"])
             console.print(table)
+
+
+_MARKS = {"match": "[green]✓[/]", "order": "[yellow]↕[/]", "args": "[red]≠[/]", "missing": "[red]✗[/]",
+          "extra": "[yellow]+[/]", "retry": "[dim]↻[/]"}
+
+
+def trajectory_rows(turn: dict[str, Any]) -> list[dict[str, Any]]:
+    """One turn's alignment as side-by-side rows, in expected order, then the extra calls.
+
+    Each row has ``kind`` (match, order, args, missing, extra, retry), the expected and actual call,
+    and a note saying what differs.
+    """
+    expected = turn.get("expected_calls") or [{"name": n, "args": {}} for n in turn.get("expected", [])]
+    actual = turn.get("actual_calls") or [{"name": n, "args": {}} for n in turn.get("actual", [])]
+    by_expected: dict[int, dict[str, Any]] = {}
+    used_actual: set[int] = set()
+    for m in turn.get("matched", []):
+        kind = "match" if m.get("in_order", True) else "order"
+        by_expected[m["expected_index"]] = {"kind": kind, "actual": m["actual_index"],
+                                            "note": "" if kind == "match" else "out of order"}
+        used_actual.add(m["actual_index"])
+    for mm in turn.get("argument_mismatches", []):
+        differing = [d for d in mm.get("arguments", []) if d.get("status") not in ("equal", "ignored")]
+        note = "; ".join(f"{d.get('key')}: expected {d.get('expected')!r}, got {d.get('actual')!r}" for d in differing)
+        by_expected[mm["expected_index"]] = {"kind": "args", "actual": mm["actual_index"], "note": note or "arguments differ"}
+        used_actual.add(mm["actual_index"])
+    rows: list[dict[str, Any]] = []
+    for i, exp in enumerate(expected):
+        hit = by_expected.get(i)
+        if hit is None:
+            rows.append({"kind": "missing", "expected": exp, "actual": None, "note": "not called"})
+        else:
+            rows.append({"kind": hit["kind"], "expected": exp, "actual": actual[hit["actual"]], "note": hit["note"]})
+    for j, act in enumerate(actual):
+        if j in used_actual:
+            continue
+        rows.append({"kind": "extra", "expected": None, "actual": act, "note": "not expected"})
+    # Failed attempts that a later call of the same tool retried are not counted, but shown.
+    for r in turn.get("retries", []):
+        note = f"failed ({r.get('error')}), retried" + (" successfully" if r.get("retry_succeeded") else "")
+        rows.append({"kind": "retry", "expected": None, "actual": {"name": r.get("name"), "args": r.get("args") or {}},
+                     "note": note})
+    for row in rows:
+        row["mark"] = _MARKS[row["kind"]]
+    return rows
 
 
 def _call_text(call: Any) -> str:

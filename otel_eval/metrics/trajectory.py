@@ -280,6 +280,8 @@ class Alignment:
         return {
             "expected": [c.name for c in self.expected],
             "actual": [c.name for c in self.actual],
+            "expected_calls": [{"name": c.name, "args": c.args} for c in self.expected],
+            "actual_calls": [{"name": c.name, "args": c.args, "error": c.error} for c in self.actual],
             "matched": self.matched,
             "matched_in_order": self.matched_in_order,
             "exact": self.exact_match,
