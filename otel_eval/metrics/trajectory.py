@@ -319,7 +319,8 @@ def align(
     if first_call_only:
         effective = effective[:1]
     compatible = [
-        [e.name == a.name and (not check_args or policy.equal(e.name, e.args, a.args)) for a in effective]
+        [e.name == a.name and (not check_args or e.check_args is False or policy.equal(e.name, e.args, a.args))
+         for a in effective]
         for e in expected
     ]
     ordered = _ordered_matching(compatible, _blocks(effective))

@@ -51,6 +51,9 @@ class ToolCall(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
     call_id: Optional[str] = None
     result: Optional[Any] = None
+    check_args: Optional[bool] = None
+    """False: the golden names the tool only (no ``tool_input``), so any arguments match.
+    None: the criterion's ``check_args`` decides."""
 
     def matches(self, other: "ToolCall", check_args: bool = True, check_call_id: bool = False) -> bool:
         """Same tool, and (by default) the same arguments; ``"IGNORE"`` values match anything."""
@@ -58,7 +61,7 @@ class ToolCall(BaseModel):
             return False
         if check_call_id and self.call_id != other.call_id:
             return False
-        if check_args:
+        if check_args and self.check_args is not False:
             from ..metrics.arguments import arguments_equal
 
             return arguments_equal(self.args, other.args)

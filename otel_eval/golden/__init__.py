@@ -1,0 +1,29 @@
+"""Golden data sets in every supported format, loaded into one EvalSet model, and the matcher
+that finds the golden case of a session. Formats and rules: docs/golden-formats.md."""
+
+from __future__ import annotations
+
+from .bigsky import criteria_from_bigsky
+from .load import (FORMATS, UnknownFormat, convert, detect_format, load_golden, load_golden_data,
+                   read_golden_file, save_evalset, validate_golden, validate_golden_data)
+from .matcher import GoldenIndex, Match, normalize_query
+from .problems import Problem, ProblemLog
+
+__all__ = [
+    "FORMATS",
+    "GoldenIndex",
+    "Match",
+    "Problem",
+    "ProblemLog",
+    "UnknownFormat",
+    "convert",
+    "criteria_from_bigsky",
+    "detect_format",
+    "load_golden",
+    "load_golden_data",
+    "normalize_query",
+    "read_golden_file",
+    "save_evalset",
+    "validate_golden",
+    "validate_golden_data",
+]

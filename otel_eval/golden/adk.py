@@ -1,0 +1,359 @@
+"""Google ADK eval data: ``.evalset.json`` (EvalSet/EvalCase/Invocation of
+``google/adk-python`` ``src/google/adk/evaluation/``) and the older ``.test.json`` files.
+
+Three shapes are read:
+
+* the current EvalSet: ``{eval_set_id, eval_cases: [{eval_id, conversation: [{invocation_id,
+  user_content: {parts, role}, final_response, intermediate_data: {tool_uses, tool_responses,
+  intermediate_responses} | {invocation_events}}], conversation_scenario, session_input}]}``.
+  ADK's EvalCase/Invocation accept camelCase aliases (``evalId``, ``userContent``, ``toolUses``...);
+  so does this loader.
+* the old test file: a list of ``{query, expected_tool_use: [{tool_name, tool_input}],
+  expected_intermediate_agent_responses, reference}``. As in ADK (``AgentEvaluator``), the whole
+  file is ONE session: one EvalCase (eval_id = file stem) whose turns are the items in order.
+* the old eval set: a list of ``{name, data: [<test file items>], initial_session}``, one case each.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent, SessionInput, ToolCall
+from .common import check_unique_ids, parse_arguments, parse_tool_uses
+from .problems import ProblemLog, child, type_name
+
+
+def _camel(snake: str) -> str:
+    head, *rest = snake.split("_")
+    return head + "".join(word.title() for word in rest)
+
+
+def _key(obj: dict, snake: str) -> Optional[str]:
+    """The key ``obj`` uses for a field: ADK writes snake_case and accepts camelCase aliases."""
+    if snake in obj:
+        return snake
+    camel = _camel(snake)
+    return camel if camel in obj else None
+
+
+def _get(obj: dict, snake: str) -> Any:
+    key = _key(obj, snake)
+    return obj[key] if key is not None else None
+
+
+def parse(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
+    if isinstance(data, list):
+        if data and all(isinstance(item, dict) and "data" in item for item in data):
+            return _parse_legacy_eval_set(data, log, eval_set_id)
+        return _parse_legacy_test_file(data, log, eval_set_id)
+    data = log.object(data, "$", "an ADK eval set object or a list of test queries")
+    if data is None:
+        return EvalSet(eval_set_id=eval_set_id)
+    set_id = _get(data, "eval_set_id")
+    if set_id is not None:
+        set_id = log.string(set_id, child("$", _key(data, "eval_set_id")), non_empty=True)
+    name = log.string(_get(data, "name"), "$.name", required=False) or ""
+    description = log.string(_get(data, "description"), "$.description", required=False) or ""
+    cases_key = _key(data, "eval_cases") or "eval_cases"
+    cases_path = child("$", cases_key)
+    cases: list[EvalCase] = []
+    ids: list[tuple[str, str]] = []
+    raw_cases = log.array(data[cases_key], cases_path) if cases_key in data else log.required(data, cases_key, "$")
+    for i, raw in enumerate(raw_cases or []):
+        path = child(cases_path, i)
+        case = _parse_case(raw, path, log)
+        if case is not None:
+            cases.append(case)
+        id_key = _key(raw, "eval_id") if isinstance(raw, dict) else None
+        if id_key and isinstance(raw[id_key], str):
+            ids.append((raw[id_key], child(path, id_key)))
+    check_unique_ids(ids, log)
+    return EvalSet(eval_set_id=set_id or eval_set_id, name=name, description=description, eval_cases=cases)
+
+
+# --- current EvalSet schema -------------------------------------------------------------------
+
+
+def _parse_case(raw: Any, path: str, log: ProblemLog) -> Optional[EvalCase]:
+    raw = log.object(raw, path, "an eval case object")
+    if raw is None:
+        return None
+    before = len(log.problems)
+    id_key = _key(raw, "eval_id") or "eval_id"
+    eval_id = log.required(raw, id_key, path)
+    if id_key in raw:
+        eval_id = log.string(eval_id, child(path, id_key), non_empty=True)
+    conv_key, scen_key = _key(raw, "conversation"), _key(raw, "conversation_scenario")
+    metadata: dict[str, Any] = {}
+    invocations: list[Invocation] = []
+    has_conversation = conv_key is not None and raw[conv_key] is not None
+    has_scenario = scen_key is not None and raw[scen_key] is not None
+    if has_conversation == has_scenario:
+        log.add(child(path, "conversation"), "exactly one of 'conversation' and 'conversation_scenario' must be given")
+    elif has_conversation:
+        conv_path = child(path, conv_key)
+        turns = log.array(raw[conv_key], conv_path) or []
+        if isinstance(raw[conv_key], list) and not turns:
+            log.add(conv_path, "case has no conversation: no query to match and nothing to score")
+        for n, turn in enumerate(turns):
+            invocation = _parse_invocation(turn, child(conv_path, n), log, f"{eval_id}-{n + 1}", first=n == 0)
+            if invocation is not None:
+                invocations.append(invocation)
+    else:
+        scen_path = child(path, scen_key)
+        scenario = log.object(raw[scen_key], scen_path)
+        if scenario is not None:
+            prompt_key = _key(scenario, "starting_prompt") or "starting_prompt"
+            prompt = log.required(scenario, prompt_key, scen_path)
+            if prompt_key in scenario:
+                prompt = log.string(prompt, child(scen_path, prompt_key), non_empty=True)
+            if isinstance(prompt, str):
+                # A simulated user: only the opening message is known; it is what a session is matched on.
+                invocations.append(Invocation(invocation_id=f"{eval_id}-1", user_content=MessageContent.user(prompt)))
+                metadata["conversation_scenario"] = scenario
+    session_input = _session_input(_get(raw, "session_input"), child(path, _key(raw, "session_input") or "session_input"), log)
+    for field in ("rubrics", "final_session_state"):
+        if _get(raw, field):
+            metadata[field] = _get(raw, field)
+    if len(log.problems) > before or not isinstance(eval_id, str):
+        return None
+    return EvalCase(eval_id=eval_id, conversation=invocations, session_input=session_input, metadata=metadata)
+
+
+def _session_input(value: Any, path: str, log: ProblemLog) -> Optional[SessionInput]:
+    if value is None:
+        return None
+    value = log.object(value, path)
+    if value is None:
+        return None
+    state = _get(value, "state")
+    if state is not None and log.object(state, child(path, _key(value, "state"))) is None:
+        return None
+    config = {k: _get(value, k) for k in ("app_name", "user_id") if _get(value, k) is not None}
+    session_id = _get(value, "session_id")
+    return SessionInput(thread_id=session_id if isinstance(session_id, str) else None, config=config,
+                        initial_state=state or {})
+
+
+def _parse_invocation(raw: Any, path: str, log: ProblemLog, default_id: str, first: bool) -> Optional[Invocation]:
+    raw = log.object(raw, path, "an invocation object")
+    if raw is None:
+        return None
+    before = len(log.problems)
+    inv_id = _get(raw, "invocation_id")
+    if inv_id is not None:
+        inv_id = log.string(inv_id, child(path, _key(raw, "invocation_id")))
+    user_key = _key(raw, "user_content") or "user_content"
+    user = None
+    if user_key in raw:
+        user = _content(raw[user_key], child(path, user_key), log, "user", require_text=first)
+    else:
+        log.required(raw, user_key, path)
+    final_key = _key(raw, "final_response")
+    final = _content(raw[final_key], child(path, final_key), log, "assistant") if final_key and raw[final_key] is not None else None
+    calls: list[ToolCall] = []
+    responses: list[MessageContent] = []
+    data_key = _key(raw, "intermediate_data")
+    if data_key and raw[data_key] is not None:
+        calls, responses = _intermediate(raw[data_key], child(path, data_key), log)
+    elif isinstance(raw.get("expected_tool_use"), list) and raw["expected_tool_use"]:
+        calls, _ = parse_tool_uses(raw["expected_tool_use"], child(path, "expected_tool_use"), log)
+    metadata = {"rubrics": _get(raw, "rubrics")} if _get(raw, "rubrics") else {}
+    if len(log.problems) > before or user is None:
+        return None
+    return Invocation(
+        invocation_id=inv_id or default_id,
+        user_content=user,
+        expected_tool_trajectory=calls,
+        expected_intermediate_responses=responses,
+        expected_final_response=final if final is not None and final.get_text().strip() else None,
+        metadata=metadata,
+    )
+
+
+def _content(value: Any, path: str, log: ProblemLog, role: str, require_text: bool = False) -> Optional[MessageContent]:
+    """A genai ``Content`` ({parts: [{text}|{function_call}|...], role}) as a MessageContent.
+
+    Text-only content becomes a plain string (what matching and ROUGE use); content with other
+    parts keeps the parts, whose ``text`` entries :meth:`MessageContent.get_text` still reads.
+    """
+    value = log.object(value, path, "a content object with 'parts'")
+    if value is None:
+        return None
+    parts = log.required(value, "parts", path)
+    if "parts" not in value or log.array(parts, child(path, "parts")) is None:
+        return None
+    kept: list[dict] = []
+    for k, part in enumerate(parts):
+        part = log.object(part, child(child(path, "parts"), k), "a part object")
+        if part is None:
+            continue
+        if part.get("text") is not None and not isinstance(part["text"], str):
+            log.add(child(child(child(path, "parts"), k), "text"), f"expected a string, got {type_name(part['text'])}")
+            continue
+        cleaned = {key: v for key, v in part.items() if v is not None}
+        if cleaned:
+            kept.append(cleaned)
+    texts = [p["text"] for p in kept if "text" in p]
+    if require_text and not "".join(texts).strip():
+        log.add(child(path, "parts"), "missing query: the first user message has no text")
+        return None
+    if all(set(p) == {"text"} for p in kept):
+        return MessageContent(role=role, content="\n".join(texts))
+    return MessageContent(role=role, content=kept)
+
+
+def _intermediate(value: Any, path: str, log: ProblemLog) -> tuple[list[ToolCall], list[MessageContent]]:
+    value = log.object(value, path)
+    if value is None:
+        return [], []
+    if _key(value, "invocation_events") is not None:
+        return _events(value, path, log)
+    calls: list[ToolCall] = []
+    uses_key = _key(value, "tool_uses") or "tool_uses"
+    for j, use in enumerate(log.array(value.get(uses_key) or [], child(path, uses_key)) or []):
+        call = _function_call(use, child(child(path, uses_key), j), log)
+        if call is not None:
+            calls.append(call)
+    resp_key = _key(value, "tool_responses") or "tool_responses"
+    for j, resp in enumerate(log.array(value.get(resp_key) or [], child(path, resp_key)) or []):
+        if isinstance(resp, dict):
+            _attach_result(calls, resp)
+        else:
+            log.add(child(child(path, resp_key), j), f"expected a function response object, got {type_name(resp)}")
+    responses: list[MessageContent] = []
+    ir_key = _key(value, "intermediate_responses") or "intermediate_responses"
+    for j, entry in enumerate(log.array(value.get(ir_key) or [], child(path, ir_key)) or []):
+        entry_path = child(child(path, ir_key), j)
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], list)):
+            log.add(entry_path, "expected an [author, parts] pair")
+            continue
+        text = "\n".join(p["text"] for p in entry[1] if isinstance(p, dict) and isinstance(p.get("text"), str))
+        responses.append(MessageContent(role="assistant", content=text, metadata={"author": entry[0]}))
+    return calls, responses
+
+
+def _events(value: dict, path: str, log: ProblemLog) -> tuple[list[ToolCall], list[MessageContent]]:
+    """``InvocationEvents``: tool calls and texts the agents produced, in order."""
+    calls: list[ToolCall] = []
+    responses: list[MessageContent] = []
+    key = _key(value, "invocation_events")
+    for e, event in enumerate(log.array(value[key], child(path, key)) or []):
+        e_path = child(child(path, key), e)
+        event = log.object(event, e_path, "an invocation event object")
+        if event is None:
+            continue
+        content = event.get("content") or {}
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for k, part in enumerate(parts or []):
+            if not isinstance(part, dict):
+                continue
+            fc_key, fr_key = _key(part, "function_call"), _key(part, "function_response")
+            if fc_key and part[fc_key] is not None:
+                call = _function_call(part[fc_key], child(child(child(child(e_path, "content"), "parts"), k), fc_key), log)
+                if call is not None:
+                    calls.append(call)
+            elif fr_key and isinstance(part[fr_key], dict):
+                _attach_result(calls, part[fr_key])
+            elif isinstance(part.get("text"), str) and part["text"].strip():
+                responses.append(MessageContent(role="assistant", content=part["text"],
+                                                metadata={"author": event.get("author", "")}))
+    return calls, responses
+
+
+def _function_call(raw: Any, path: str, log: ProblemLog) -> Optional[ToolCall]:
+    raw = log.object(raw, path, "a function call object")
+    if raw is None:
+        return None
+    name = log.required(raw, "name", path)
+    if "name" in raw:
+        name = log.string(name, child(path, "name"), non_empty=True)
+    args = parse_arguments(raw.get("args"), log, child(path, "args"))
+    call_id = raw.get("id") if isinstance(raw.get("id"), str) else None
+    if not isinstance(name, str) or args is None:
+        return None
+    return ToolCall(name=name, args=args, call_id=call_id)
+
+
+def _attach_result(calls: list[ToolCall], response: dict) -> None:
+    """A function response joins its call: by id when both have one, else the first open call of that name."""
+    target = None
+    if response.get("id"):
+        target = next((c for c in calls if c.call_id == response["id"]), None)
+    if target is None:
+        target = next((c for c in calls if c.name == response.get("name") and c.result is None), None)
+    if target is not None:
+        target.result = response.get("response")
+
+
+# --- old formats ------------------------------------------------------------------------------
+
+
+def _parse_legacy_test_file(items: list, log: ProblemLog, eval_set_id: str) -> EvalSet:
+    invocations = _legacy_invocations(items, "$", log, eval_set_id)
+    cases = [EvalCase(eval_id=eval_set_id, conversation=invocations)] if invocations else []
+    if not items:
+        log.add("$", "the test file has no queries")
+    return EvalSet(eval_set_id=eval_set_id, eval_cases=cases)
+
+
+def _parse_legacy_eval_set(items: list, log: ProblemLog, eval_set_id: str) -> EvalSet:
+    cases: list[EvalCase] = []
+    ids: list[tuple[str, str]] = []
+    for i, item in enumerate(items):
+        path = child("$", i)
+        before = len(log.problems)
+        name = log.required(item, "name", path)
+        if "name" in item:
+            name = log.string(name, child(path, "name"), non_empty=True)
+        data = log.array(item["data"], child(path, "data"))
+        invocations = _legacy_invocations(data or [], child(path, "data"), log, name or f"case{i + 1}")
+        if isinstance(data, list) and not data:
+            log.add(child(path, "data"), "case has no conversation: no query to match and nothing to score")
+        session = item.get("initial_session")
+        session_input = None
+        if isinstance(session, dict) and session:
+            session_input = SessionInput(config={k: session[k] for k in ("app_name", "user_id") if k in session},
+                                         initial_state=session.get("state") or {})
+        if len(log.problems) == before and isinstance(name, str):
+            case = EvalCase(eval_id=name, conversation=invocations, session_input=session_input)
+            cases.append(case)
+        if isinstance(name, str):
+            ids.append((name, child(path, "name")))
+    check_unique_ids(ids, log)
+    return EvalSet(eval_set_id=eval_set_id, eval_cases=cases)
+
+
+def _legacy_invocations(items: list, base: str, log: ProblemLog, case_id: str) -> list[Invocation]:
+    invocations: list[Invocation] = []
+    for n, item in enumerate(items):
+        path = child(base, n)
+        item = log.object(item, path, "a query object")
+        if item is None:
+            continue
+        before = len(log.problems)
+        query = log.required(item, "query", path)
+        if "query" in item:
+            query = log.string(query, child(path, "query"), non_empty=True)
+        calls, without_args = parse_tool_uses(item.get("expected_tool_use"), child(path, "expected_tool_use"), log)
+        responses = []
+        for k, resp in enumerate(log.array(item.get("expected_intermediate_agent_responses") or [],
+                                           child(path, "expected_intermediate_agent_responses")) or []):
+            r_path = child(child(path, "expected_intermediate_agent_responses"), k)
+            if isinstance(resp, dict) and isinstance(resp.get("text"), str):
+                responses.append(MessageContent(role="assistant", content=resp["text"],
+                                                metadata={"author": resp.get("author", "")}))
+            else:
+                log.add(r_path, "expected an object with 'author' and 'text'")
+        reference = log.string(item.get("reference"), child(path, "reference"), required=False)
+        if len(log.problems) > before or not isinstance(query, str):
+            continue
+        invocations.append(Invocation(
+            invocation_id=f"{case_id}-{n + 1}",
+            user_content=MessageContent.user(query),
+            expected_tool_trajectory=calls,
+            expected_intermediate_responses=responses,
+            expected_final_response=MessageContent.assistant(reference) if reference and reference.strip() else None,
+            metadata={"calls_without_args": without_args} if without_args else {},
+        ))
+    return invocations

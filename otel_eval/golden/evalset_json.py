@@ -1,0 +1,106 @@
+"""otel-eval's own ``.evalset.json`` (the evalset seed's model), with every problem reported.
+
+``EvalSet.load`` stops at pydantic's first error; here all of them are turned into problems with
+their JSON paths, and the checks pydantic cannot make (unique eval ids, a query to match on) are
+added.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pydantic import ValidationError
+
+from ..models.evalset import EvalCase, EvalSet
+from .common import check_unique_ids, content_text
+from .problems import ProblemLog, child
+
+
+def parse(data: Any, log: ProblemLog, default_eval_set_id: str) -> EvalSet:
+    """Validate ``data`` as an EvalSet; returns what could be read (possibly empty)."""
+    try:
+        eval_set = EvalSet.model_validate(data)
+    except ValidationError as exc:
+        _log_validation_errors(data, exc, log)
+        eval_set = _salvage(data, default_eval_set_id)
+    _check_cases(data, log)
+    return eval_set
+
+
+def _check_cases(data: Any, log: ProblemLog) -> None:
+    raw_cases = data.get("eval_cases") if isinstance(data, dict) else None
+    if not isinstance(raw_cases, list):
+        return
+    ids: list[tuple[str, str]] = []
+    for i, raw in enumerate(raw_cases):
+        path = child("$.eval_cases", i)
+        if not isinstance(raw, dict):
+            continue
+        if isinstance(raw.get("eval_id"), str):
+            ids.append((raw["eval_id"], child(path, "eval_id")))
+        conversation = raw.get("conversation", [])
+        if isinstance(conversation, list) and not conversation:
+            log.add(child(path, "conversation"), "case has no conversation: no query to match and nothing to score")
+            continue
+        first = conversation[0] if isinstance(conversation, list) else None
+        user = first.get("user_content") if isinstance(first, dict) else None
+        if isinstance(user, dict) and "content" in user:
+            text = content_text(user["content"])
+            if text is not None and not text.strip():
+                log.add(child(child(child(path, "conversation"), 0), "user_content") + ".content",
+                        "missing query: the first user message is empty")
+    check_unique_ids(ids, log)
+
+
+def _log_validation_errors(data: Any, exc: ValidationError, log: ProblemLog) -> None:
+    """One problem per location; a union's alternatives at one place become one 'or' reason."""
+    by_path: dict[str, list[str]] = {}
+    for err in exc.errors():
+        path = _error_path(data, err["loc"], err["type"])
+        reason = "missing required field" if err["type"] == "missing" else err["msg"]
+        reasons = by_path.setdefault(path, [])
+        if reason not in reasons:
+            reasons.append(reason)
+    for path, reasons in by_path.items():
+        log.add(path, " or ".join(reasons))
+
+
+def _error_path(data: Any, loc: tuple, err_type: str) -> str:
+    """Pydantic's location as a JSON path into ``data``.
+
+    Locations of union members carry the member type as an extra element (``..., 'content', 'str'``);
+    walking the actual data drops those, so the path names only keys the file really has.
+    """
+    path, node = "$", data
+    for n, part in enumerate(loc):
+        last = n == len(loc) - 1
+        if isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node):
+            path, node = child(path, part), node[part]
+        elif isinstance(part, str) and isinstance(node, dict) and part in node:
+            path, node = child(path, part), node[part]
+        elif isinstance(part, str) and isinstance(node, dict) and last and err_type == "missing":
+            path = child(path, part)
+        else:
+            break
+    return path
+
+
+def _salvage(data: Any, default_eval_set_id: str) -> EvalSet:
+    """The valid cases of an invalid file, so validation can still check what it can."""
+    if not isinstance(data, dict):
+        return EvalSet(eval_set_id=default_eval_set_id)
+    cases = []
+    for raw in data.get("eval_cases") or []:
+        case = _try(EvalCase, raw)
+        if case is not None:
+            cases.append(case)
+    eval_set_id = data.get("eval_set_id")
+    return EvalSet(eval_set_id=eval_set_id if isinstance(eval_set_id, str) else default_eval_set_id,
+                   eval_cases=cases)
+
+
+def _try(model: Any, raw: Any) -> Optional[Any]:
+    try:
+        return model.model_validate(raw)
+    except ValidationError:
+        return None

@@ -1,0 +1,208 @@
+"""Golden files in any supported format → one :class:`EvalSet`; validation; conversion.
+
+Every format's parser reports into a :class:`ProblemLog` and never stops early, so
+:func:`validate_golden` lists every problem of a file, and :func:`load_golden` raises
+:class:`InputError` with the first one (file, JSON path, reason).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from ..errors import InputError
+from ..models.evalset import EvalSet
+from . import adk, bigsky, evalset_json, trajectory_golden
+from .common import eval_set_id_from_source
+from .problems import Problem, ProblemLog
+
+FORMATS = ("evalset", "trajectory", "bigsky", "adk")
+
+_PARSERS = {
+    "evalset": evalset_json.parse,
+    "trajectory": trajectory_golden.parse,
+    "bigsky": bigsky.parse,
+    "adk": adk.parse,
+}
+
+#: Keys that only trajectory-golden items carry.
+_TRAJECTORY_KEYS = {"expected_trajectory", "expected_table", "expected_tables"}
+#: Keys that only old ADK test-file items carry.
+_ADK_LEGACY_KEYS = {"reference", "expected_intermediate_agent_responses"}
+
+
+class UnknownFormat(InputError):
+    """The data matches none of the golden formats."""
+
+
+PathLike = Union[str, Path]
+
+
+def detect_format(data: Any, source: Optional[str] = None) -> str:
+    """Which golden format ``data`` is in: "evalset" | "trajectory" | "bigsky" | "adk".
+
+    Decided by shape, not by file name, except for one case the shapes share: a list of bare
+    ``{query, expected_tool_use}`` items is an ADK test file (one multi-turn session) when
+    ``source`` ends with ``.test.json``, else trajectory-golden (one case per item).
+    Raises :class:`UnknownFormat` when nothing fits.
+    """
+    where = source or "<data>"
+    if isinstance(data, dict):
+        if "eval_cases" in data or "evalCases" in data:
+            return "adk" if _looks_adk(data.get("eval_cases", data.get("evalCases"))) else "evalset"
+        if "evaluators" in data or (isinstance(data.get("data"), list) and any(
+                isinstance(x, dict) and ("inputs" in x or "outputs" in x) for x in data["data"])):
+            return "bigsky"
+        items, _, _ = trajectory_golden.items_of(data)
+        if items is not None:
+            return "trajectory"
+        raise UnknownFormat(where, "unrecognised golden format: expected an EvalSet ('eval_cases'), a Big Sky "
+                                   "dataset ('data' + 'evaluators'), or a list of test cases ('query', "
+                                   "'expected_tool_use'); found keys " + ", ".join(sorted(map(str, data))[:10]))
+    if isinstance(data, list):
+        dicts = [x for x in data if isinstance(x, dict)]
+        if dicts and all("data" in x and "query" not in x for x in dicts):
+            return "adk"  # old ADK eval set: [{name, data: [...], initial_session}]
+        keys = set().union(*dicts) if dicts else set()
+        if keys & _TRAJECTORY_KEYS:
+            return "trajectory"
+        if keys & _ADK_LEGACY_KEYS:
+            return "adk"
+        if source and source.lower().endswith(".test.json"):
+            return "adk"
+        return "trajectory"
+    raise UnknownFormat(where, "unrecognised golden format: expected a JSON object or array at the top level")
+
+
+def _looks_adk(cases: Any) -> bool:
+    """ADK cases speak genai: ``parts`` in contents, ``intermediate_data``, scenarios, app/user ids."""
+    if not isinstance(cases, list):
+        return False
+    for case in cases:
+        if not isinstance(case, dict):
+            continue
+        if {"conversation_scenario", "conversationScenario", "evalId", "final_session_state"} & set(case):
+            return True
+        session = case.get("session_input") or case.get("sessionInput")
+        if isinstance(session, dict) and ({"app_name", "appName", "user_id", "userId", "state"} & set(session)):
+            return True
+        for turn in case.get("conversation") or []:
+            if not isinstance(turn, dict):
+                continue
+            if {"intermediate_data", "intermediateData", "final_response", "finalResponse", "userContent"} & set(turn):
+                return True
+            user = turn.get("user_content")
+            if isinstance(user, dict) and "parts" in user:
+                return True
+    return False
+
+
+def read_golden_file(path: PathLike, log: ProblemLog) -> Any:
+    """The JSON of ``path`` (``.jsonl``: one item per line → a list); problems go to ``log``."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        log.add("$", "file not found")
+        return None
+    except IsADirectoryError:
+        log.add("$", "is a directory, not a golden file")
+        return None
+    except UnicodeDecodeError as exc:
+        log.add("$", f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+        return None
+    if path.suffix.lower() == ".jsonl":
+        items = []
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                items.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                log.add(f"$[{len(items)}]", f"invalid JSON on line {lineno}: {exc.msg} (column {exc.colno})")
+                items.append(None)
+        return items
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        log.add("$", f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")
+        return None
+
+
+def _parse(data: Any, log: ProblemLog, fmt: Optional[str]) -> Optional[EvalSet]:
+    if fmt is None:
+        try:
+            fmt = detect_format(data, log.source)
+        except InputError as exc:
+            log.add(exc.location, exc.reason)
+            return None
+    elif fmt not in _PARSERS:
+        raise ValueError(f"unknown golden format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    eval_set = _PARSERS[fmt](data, log, eval_set_id_from_source(log.source))
+    if fmt != "evalset":
+        eval_set.metadata.setdefault("golden_format", fmt)
+    return eval_set
+
+
+def _raise_first(log: ProblemLog) -> None:
+    first = log.problems[0]
+    more = len(log.problems) - 1
+    reason = first.reason
+    if more:
+        reason += f" (and {more} more problem{'s' if more > 1 else ''}; `otel-eval golden validate` lists them all)"
+    raise InputError(first.source, reason, first.location)
+
+
+def load_golden_data(data: Any, source: str = "<data>", fmt: Optional[str] = None) -> EvalSet:
+    """Already-parsed JSON in any golden format → EvalSet. ``source`` names it in errors and gives
+    the eval_set_id when the format has none (file stem). Raises :class:`InputError`."""
+    log = ProblemLog(source)
+    eval_set = _parse(data, log, fmt)
+    if log.problems or eval_set is None:
+        _raise_first(log)
+    return eval_set
+
+
+def load_golden(path: PathLike, fmt: Optional[str] = None) -> EvalSet:
+    """A golden file in any supported format → EvalSet; the first problem raises :class:`InputError`."""
+    log = ProblemLog(str(path))
+    data = read_golden_file(path, log)
+    if log.problems:
+        _raise_first(log)
+    return load_golden_data(data, str(path), fmt)
+
+
+def validate_golden_data(data: Any, source: str = "<data>", fmt: Optional[str] = None) -> list[Problem]:
+    log = ProblemLog(source)
+    _parse(data, log, fmt)
+    return log.problems
+
+
+def validate_golden(path: PathLike, fmt: Optional[str] = None) -> list[Problem]:
+    """Every problem of a golden file (empty when it loads cleanly)."""
+    log = ProblemLog(str(path))
+    data = read_golden_file(path, log)
+    if log.problems and not isinstance(data, list):
+        return log.problems
+    n_read = len(log.problems)
+    read_errors = {p.location for p in log.problems}
+    _parse(data, log, fmt)
+    # A JSON-lines line that did not parse is read as null; its item problem would only repeat it.
+    return [p for n, p in enumerate(log.problems)
+            if n < n_read or p.location not in read_errors]
+
+
+def save_evalset(eval_set: EvalSet, path: PathLike) -> Path:
+    """Write ``eval_set`` as otel-eval ``.evalset.json`` (what :meth:`EvalSet.load` reads back)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    eval_set.save(path)
+    return path
+
+
+def convert(path: PathLike, out_path: PathLike, fmt: Optional[str] = None) -> EvalSet:
+    """Any golden format → ``.evalset.json``. Returns the EvalSet written."""
+    eval_set = load_golden(path, fmt)
+    save_evalset(eval_set, out_path)
+    return eval_set

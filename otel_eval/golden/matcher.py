@@ -1,0 +1,273 @@
+"""Which golden case a session is: its first user message (or an explicit case id) → EvalCase.
+
+Strategies, first hit wins (DESIGN §6):
+
+1. **case id** — ``case_hint`` (``otel_eval.case_id`` attribute or baggage) names ``eval_id`` or
+   ``eval_set_id/eval_id``. A hint that names an eval set instead narrows steps 2–3 to that set;
+   an eval_id used by several sets narrows them to those cases.
+2. **exact** — equal after :func:`normalize_query`.
+3. **fuzzy** — rapidfuzz ``fuzz.ratio`` (Indel similarity of the whole normalised strings)
+   ≥ ``fuzzy_threshold``, AND every word has a counterpart on the other side (the *word guard*):
+   identical, or for words of 4+ letters without digits, ``fuzz.ratio`` ≥ 80 (typos, plurals,
+   colour/color). One substituted, added or dropped word — "weather in Paris" vs "weather in
+   London", "top 10" vs "top 5", an added "please" — rejects the candidate whatever its ratio:
+   in a long query one word moves the ratio by only a few points, but it is what the query asks.
+4. otherwise **unmatched**.
+
+Two cases whose normalised queries are equal, or whose fuzzy scores are within
+``ambiguity_margin`` of the best, give **ambiguous**: no case is chosen and the candidates are in
+the evidence. Ambiguous and unmatched are states, not errors.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+from rapidfuzz import fuzz, process
+
+from ..models.evalset import EvalCase, EvalSet
+
+#: Word-level similarity (rapidfuzz ratio, 0–100) at which two words count as the same word.
+WORD_SIMILARITY = 80.0
+#: Words shorter than this, and words with digits, must be identical ("in"/"on", "10"/"100").
+MIN_FUZZY_WORD = 4
+#: How many candidates the evidence lists.
+EVIDENCE_CANDIDATES = 5
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
+                         "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"'})
+_SPACES = re.compile(r"\s+")
+_TRAILING_PUNCT = re.compile(r"[\s.!?\u2026\u3002\uff1f\uff01]+$")
+_WORD = re.compile(r"\w+")
+
+
+def normalize_query(text: Optional[str]) -> str:
+    """The form queries are compared in: Unicode NFKC, typographic quotes → ASCII, case-folded,
+    whitespace runs → one space, trimmed, trailing sentence punctuation (. ! ? … 。？！) removed.
+
+    "What’s the weather in  Tokyo?" and "what's the weather in tokyo" normalise alike; inner
+    punctuation is kept ("2+2" is not "22").
+    """
+    if not text:
+        return ""
+    # NFKC again after case-folding: folding can yield decomposed forms, and the result must be
+    # stable under a second normalisation (the exact index is keyed by it).
+    text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold())
+    text = _SPACES.sub(" ", text).strip()
+    return _TRAILING_PUNCT.sub("", text)
+
+
+def query_words(normalized: str) -> list[str]:
+    """Words for the word guard; apostrophes are dropped so "what's" and "whats" are one word."""
+    return _WORD.findall(normalized.replace("'", ""))
+
+
+def differing_words(a: str, b: str) -> tuple[list[str], list[str]]:
+    """Words of ``a`` and of ``b`` without a counterpart on the other side (see the word guard)."""
+    left, right = query_words(a), query_words(b)
+    remaining = list(right)
+    unpaired: list[str] = []
+    for word in left:  # identical words first, so a near-miss never takes an exact partner
+        if word in remaining:
+            remaining.remove(word)
+        else:
+            unpaired.append(word)
+    still: list[str] = []
+    for word in unpaired:
+        best, best_score = None, 0.0
+        if _fuzzy_word(word):
+            for other in remaining:
+                if _fuzzy_word(other):
+                    score = fuzz.ratio(word, other)
+                    if score >= WORD_SIMILARITY and score > best_score:
+                        best, best_score = other, score
+        if best is None:
+            still.append(word)
+        else:
+            remaining.remove(best)
+    return still, remaining
+
+
+def _fuzzy_word(word: str) -> bool:
+    return len(word) >= MIN_FUZZY_WORD and not any(ch.isdigit() for ch in word)
+
+
+@dataclass(frozen=True)
+class Match:
+    """The outcome of matching one session; ``case`` is None unless method is case_id/exact/fuzzy."""
+
+    case: Optional[EvalCase]
+    eval_set_id: Optional[str]
+    method: str
+    """"case_id" | "exact" | "fuzzy" | "ambiguous" | "unmatched"."""
+    score: float
+    """0–100: 100 for case_id and exact; the fuzzy ratio; for ambiguous/unmatched the best seen."""
+    evidence: dict[str, Any] = field(default_factory=dict)
+    """JSON-ready: the query, its normalised form, the hint, the best candidates with scores, and
+    candidates the word guard rejected with the words that differ."""
+
+    @property
+    def eval_id(self) -> Optional[str]:
+        return self.case.eval_id if self.case is not None else None
+
+
+@dataclass(frozen=True)
+class _Entry:
+    eval_set_id: str
+    case: EvalCase
+    normalized: str
+
+    def describe(self, score: Optional[float] = None) -> dict[str, Any]:
+        out: dict[str, Any] = {"eval_set_id": self.eval_set_id, "eval_id": self.case.eval_id, "query": self.case.query}
+        if score is not None:
+            out["score"] = round(score, 2)
+        return out
+
+
+class GoldenIndex:
+    """All loaded golden cases, indexed for matching: a dict for exact and case-id lookups, the
+    list of distinct normalised queries for rapidfuzz's ``process.extract``."""
+
+    def __init__(self, eval_sets: Iterable[EvalSet], fuzzy_threshold: float = 90.0, ambiguity_margin: float = 2.0):
+        self.eval_sets = list(eval_sets)
+        self.fuzzy_threshold = float(fuzzy_threshold)
+        self.ambiguity_margin = float(ambiguity_margin)
+        self._entries: list[_Entry] = []
+        self._by_query: dict[str, list[_Entry]] = {}
+        self._by_id: dict[str, list[_Entry]] = {}
+        self._by_set: dict[str, list[_Entry]] = {}
+        for eval_set in self.eval_sets:
+            self._by_set.setdefault(eval_set.eval_set_id, [])
+            for case in eval_set.eval_cases:
+                entry = _Entry(eval_set.eval_set_id, case, normalize_query(case.query))
+                self._entries.append(entry)
+                self._by_id.setdefault(case.eval_id, []).append(entry)
+                self._by_set[eval_set.eval_set_id].append(entry)
+                if entry.normalized:
+                    self._by_query.setdefault(entry.normalized, []).append(entry)
+        self._queries = list(self._by_query)
+
+    # --- lookups ------------------------------------------------------------------------------
+
+    @property
+    def cases(self) -> list[EvalCase]:
+        return [e.case for e in self._entries]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, eval_id: str) -> Optional[EvalCase]:
+        """The case with ``eval_id`` (or ``eval_set_id/eval_id``); None when there is none.
+
+        Raises LookupError when a bare eval_id is used by several eval sets.
+        """
+        entries = self._resolve_id(eval_id)
+        if len(entries) > 1:
+            sets = ", ".join(e.eval_set_id for e in entries)
+            raise LookupError(f"eval_id {eval_id!r} is in several eval sets ({sets}); use 'eval_set_id/eval_id'")
+        return entries[0].case if entries else None
+
+    def _resolve_id(self, hint: str) -> list[_Entry]:
+        # Whole hint as an eval_id first: ADK eval ids are often file paths with slashes.
+        if hint in self._by_id:
+            return list(self._by_id[hint])
+        set_id, sep, eval_id = hint.partition("/")
+        while sep:
+            found = [e for e in self._by_id.get(eval_id, []) if e.eval_set_id == set_id]
+            if found:
+                return found
+            more, sep, eval_id = eval_id.partition("/")
+            set_id = f"{set_id}/{more}"
+        return []
+
+    # --- matching -----------------------------------------------------------------------------
+
+    def match(self, query: Optional[str], case_hint: Optional[str] = None) -> Match:
+        normalized = normalize_query(query)
+        evidence: dict[str, Any] = {"query": query, "normalized": normalized, "case_hint": case_hint}
+        scope: Optional[list[_Entry]] = None
+
+        if case_hint:
+            by_id = self._resolve_id(case_hint)
+            if len(by_id) == 1:
+                entry = by_id[0]
+                evidence["reason"] = f"case hint {case_hint!r} names this case"
+                return Match(entry.case, entry.eval_set_id, "case_id", 100.0, evidence)
+            if by_id:
+                scope = by_id
+                evidence["hint_scope"] = f"eval_id {case_hint!r} is in {len(by_id)} eval sets; matching the query among them"
+            elif case_hint in self._by_set:
+                scope = self._by_set[case_hint]
+                evidence["hint_scope"] = f"eval set {case_hint!r}"
+            else:
+                evidence["hint_scope"] = f"case hint {case_hint!r} names no loaded case or eval set; ignored"
+
+        if not normalized:
+            if scope is not None and len(scope) > 1:
+                evidence["candidates"] = [e.describe() for e in scope[:EVIDENCE_CANDIDATES]]
+                evidence["reason"] = "no user input, and the case hint fits several cases"
+                return Match(None, None, "ambiguous", 0.0, evidence)
+            evidence["reason"] = "no user input to match on"
+            return Match(None, None, "unmatched", 0.0, evidence)
+
+        exact = self._by_query.get(normalized, [])
+        if scope is not None:
+            in_scope = {id(e) for e in scope}
+            exact = [e for e in exact if id(e) in in_scope]
+        if len(exact) == 1:
+            evidence["reason"] = "same query after normalisation"
+            return Match(exact[0].case, exact[0].eval_set_id, "exact", 100.0, evidence)
+        if exact:
+            evidence["candidates"] = [e.describe(100.0) for e in exact[:EVIDENCE_CANDIDATES]]
+            evidence["reason"] = f"{len(exact)} cases have this query; give a case id to choose"
+            return Match(None, None, "ambiguous", 100.0, evidence)
+        return self._fuzzy(normalized, scope, evidence)
+
+    def _fuzzy(self, normalized: str, scope: Optional[list[_Entry]], evidence: dict[str, Any]) -> Match:
+        if scope is None:
+            queries, groups = self._queries, self._by_query
+        else:
+            groups = {}
+            for e in scope:
+                if e.normalized:
+                    groups.setdefault(e.normalized, []).append(e)
+            queries = list(groups)
+        hits = process.extract(normalized, queries, scorer=fuzz.ratio, score_cutoff=self.fuzzy_threshold, limit=None)
+        accepted: list[tuple[_Entry, float]] = []
+        rejected: list[dict[str, Any]] = []
+        for choice, score, _ in hits:  # best first
+            if accepted and score < accepted[0][1] - self.ambiguity_margin:
+                break  # nothing further down can be the match or make it ambiguous
+            extra_query, extra_case = differing_words(normalized, choice)
+            for entry in groups[choice]:
+                if extra_query or extra_case:
+                    if len(rejected) < EVIDENCE_CANDIDATES:
+                        rejected.append({**entry.describe(score),
+                                         "differing_words": {"query": extra_query, "case": extra_case}})
+                else:
+                    accepted.append((entry, score))
+        if rejected:
+            evidence["rejected"] = rejected
+        if accepted:
+            accepted.sort(key=lambda pair: -pair[1])
+            best_entry, best = accepted[0]
+            close = [(e, s) for e, s in accepted if s >= best - self.ambiguity_margin]
+            evidence["candidates"] = [e.describe(s) for e, s in accepted[:EVIDENCE_CANDIDATES]]
+            if len(close) > 1:
+                evidence["reason"] = (f"{len(close)} cases within {self.ambiguity_margin:g} of the best fuzzy score "
+                                      f"{best:.2f}")
+                return Match(None, None, "ambiguous", round(best, 2), evidence)
+            evidence["reason"] = f"fuzzy ratio {best:.2f} >= {self.fuzzy_threshold:g} and every word has a counterpart"
+            return Match(best_entry.case, best_entry.eval_set_id, "fuzzy", round(best, 2), evidence)
+        # Nothing qualified: show the nearest queries so a near miss can be diagnosed.
+        nearest = process.extract(normalized, queries, scorer=fuzz.ratio, limit=EVIDENCE_CANDIDATES)
+        evidence.setdefault("candidates", [
+            entry.describe(score) for choice, score, _ in nearest for entry in groups[choice]
+        ][:EVIDENCE_CANDIDATES])
+        best = max((s for _, s, _ in nearest), default=0.0)
+        evidence["reason"] = (f"no case with fuzzy ratio >= {self.fuzzy_threshold:g} whose words all match"
+                              if rejected else f"no case with fuzzy ratio >= {self.fuzzy_threshold:g}")
+        return Match(None, None, "unmatched", round(best, 2), evidence)

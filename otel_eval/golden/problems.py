@@ -1,0 +1,100 @@
+"""What is wrong with a golden file, and where: every parser reports into one :class:`ProblemLog`.
+
+Parsers never stop at the first mistake; they log it with its JSON path, skip the bad part and go
+on, so ``otel-eval golden validate`` can list every problem of a file in one run. Loading raises
+only afterwards, with the first problem (see :func:`otel_eval.golden.load.load_golden`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem in a golden file: which file, where (a JSON path such as
+    ``$.data[3].outputs.message.tool_calls[0].function.arguments``) and what is wrong."""
+
+    source: str
+    location: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: at {self.location}: {self.reason}"
+
+
+def child(path: str, key: Union[str, int]) -> str:
+    """The JSON path of ``key`` under ``path``; keys that are not identifiers are quoted."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    if _IDENTIFIER.match(key):
+        return f"{path}.{key}"
+    escaped = key.replace("\\", "\\\\").replace('"', '\\"')
+    return f'{path}["{escaped}"]'
+
+
+def type_name(value: Any) -> str:
+    """JSON's name for a Python value's type, for messages a JSON author understands."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+@dataclass
+class ProblemLog:
+    """Problems found in one source, in the order they were found (document order)."""
+
+    source: str
+    problems: list[Problem] = field(default_factory=list)
+
+    def add(self, location: str, reason: str) -> None:
+        self.problems.append(Problem(self.source, location, reason))
+
+    def __bool__(self) -> bool:
+        return bool(self.problems)
+
+    # --- typed reads: each logs a problem and returns None when the value is unusable ---
+
+    def object(self, value: Any, path: str, what: str = "an object") -> Optional[dict]:
+        if isinstance(value, dict):
+            return value
+        self.add(path, f"expected {what}, got {type_name(value)}")
+        return None
+
+    def array(self, value: Any, path: str, what: str = "an array") -> Optional[list]:
+        if isinstance(value, list):
+            return value
+        self.add(path, f"expected {what}, got {type_name(value)}")
+        return None
+
+    def string(self, value: Any, path: str, required: bool = True, non_empty: bool = False) -> Optional[str]:
+        if value is None and not required:
+            return None
+        if not isinstance(value, str):
+            self.add(path, f"expected a string, got {type_name(value)}")
+            return None
+        if non_empty and not value.strip():
+            self.add(path, "must not be empty")
+            return None
+        return value
+
+    def required(self, obj: dict, key: str, path: str) -> Any:
+        """``obj[key]``, or None with a 'missing required field' problem."""
+        if key not in obj:
+            self.add(child(path, key), f"missing required field '{key}'")
+            return None
+        return obj[key]

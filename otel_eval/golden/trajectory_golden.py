@@ -1,0 +1,194 @@
+"""The trajectory-golden format of the trajectory-evaluation seed.
+
+A JSON list (or an object holding it under ``test_cases``/``cases``/``golden_dataset``/``examples``)
+of items::
+
+    {"id": "...", "query": "...", "expected_tool_use": [{"tool_name": "...", "tool_input": {...}}],
+     "expected_table": "...", "expected_trajectory": ["tool_selection: call_db_agent",
+     "sql_generation: yes"], "reference": "...", "tags": [...]}
+
+Each item becomes one single-turn EvalCase. The trajectory lines become first-class Invocation
+fields (``expected_tool_selection``, ``expected_sql``, ``expected_tables``), never metadata strings.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent
+from .common import check_unique_ids, parse_tool_uses, raw_id, slug_id
+from .problems import ProblemLog, child, type_name
+
+#: Object keys under which a trajectory-golden list may sit.
+CONTAINER_KEYS = ("test_cases", "cases", "golden_dataset", "examples")
+
+#: Keys an item may have beyond the ones mapped; anything else is kept in the case's metadata.
+_MAPPED_KEYS = {"id", "eval_id", "name", "query", "expected_tool_use", "expected_table", "expected_tables",
+                "expected_trajectory", "reference", "expected_response", "tags"}
+
+#: Values of ``sql_generation`` lines.
+_YES = {"yes", "true", "y", "1"}
+_NO = {"no", "false", "n", "0"}
+
+#: Lines of ``expected_trajectory`` this loader understands.
+TRAJECTORY_KEYS = ("tool_selection", "sql_generation", "table_usage")
+
+#: ``expected_table`` values that mean "no table expected" (the seed compares against 'N/A').
+_NO_TABLE = {"", "n/a", "na", "none"}
+
+
+def items_of(data: Any) -> tuple[Optional[list], str, dict]:
+    """The item list, its JSON path and the enclosing object (for name/description)."""
+    if isinstance(data, list):
+        return data, "$", {}
+    if isinstance(data, dict):
+        for key in CONTAINER_KEYS:
+            if isinstance(data.get(key), list):
+                return data[key], child("$", key), data
+    return None, "$", {}
+
+
+def parse(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
+    items, base, container = items_of(data)
+    if items is None:
+        log.add("$", "expected a JSON array of test cases (or an object with one under "
+                     + "/".join(f"'{k}'" for k in CONTAINER_KEYS) + f"), got {type_name(data)}")
+        return EvalSet(eval_set_id=eval_set_id)
+    cases: list[EvalCase] = []
+    ids: list[tuple[str, str]] = []
+    for i, item in enumerate(items):
+        path = child(base, i)
+        case = _parse_item(item, path, log)
+        if case is not None:
+            cases.append(case)
+        if raw_id(item) is not None:
+            ids.append((raw_id(item), child(path, "id")))
+        elif case is not None:
+            ids.append((case.eval_id, child(path, "query")))
+    check_unique_ids(ids, log)
+    name = container.get("name") if isinstance(container.get("name"), str) else ""
+    description = container.get("description") if isinstance(container.get("description"), str) else ""
+    return EvalSet(eval_set_id=eval_set_id, name=name, description=description, eval_cases=cases)
+
+
+def _parse_item(item: Any, path: str, log: ProblemLog) -> Optional[EvalCase]:
+    item = log.object(item, path, "a test case object")
+    if item is None:
+        return None
+    before = len(log.problems)
+    query = log.required(item, "query", path)
+    if "query" in item:
+        query = log.string(query, child(path, "query"), non_empty=True)
+
+    eval_id = _eval_id(item, path, log, query)
+    calls, calls_without_args = parse_tool_uses(item.get("expected_tool_use"), child(path, "expected_tool_use"), log)
+    tables = _tables(item, path, log)
+    selection, expected_sql, line_tables = _trajectory_lines(item.get("expected_trajectory"),
+                                                             child(path, "expected_trajectory"), log)
+    for table in line_tables:
+        if table not in tables:
+            tables.append(table)
+    response = None
+    for key in ("expected_response", "reference"):
+        if key in item:
+            text = log.string(item[key], child(path, key), required=False)
+            if text:
+                response = MessageContent.assistant(text)
+                break
+    tags = item.get("tags", [])
+    if not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
+        log.add(child(path, "tags"), "expected an array of strings")
+        tags = []
+    if len(log.problems) > before or not isinstance(query, str) or eval_id is None:
+        return None
+
+    metadata: dict[str, Any] = {}
+    if calls_without_args:
+        # No tool_input: the golden set names the tool only, so its arguments are not expected.
+        metadata["calls_without_args"] = calls_without_args
+    invocation = Invocation(
+        invocation_id=f"{eval_id}-1",
+        user_content=MessageContent.user(query),
+        expected_tool_trajectory=calls,
+        expected_final_response=response,
+        expected_tool_selection=selection or (calls[0].name if calls else None),
+        expected_sql=expected_sql,
+        expected_tables=tables,
+        metadata=metadata,
+    )
+    name = item.get("name") if isinstance(item.get("name"), str) else ""
+    extra = {k: v for k, v in item.items() if k not in _MAPPED_KEYS}
+    return EvalCase(eval_id=eval_id, name=name, conversation=[invocation], tags=list(tags), metadata=extra)
+
+
+def _eval_id(item: dict, path: str, log: ProblemLog, query: Any) -> Optional[str]:
+    for key in ("id", "eval_id"):
+        if key in item:
+            value = item[key]
+            if isinstance(value, bool) or not isinstance(value, (str, int)) or (isinstance(value, str) and not value.strip()):
+                log.add(child(path, key), f"expected a non-empty string or an integer, got {type_name(value)}")
+                return None
+            return str(value)
+    return slug_id(query) if isinstance(query, str) else None
+
+
+def _tables(item: dict, path: str, log: ProblemLog) -> list[str]:
+    tables: list[str] = []
+    for key in ("expected_table", "expected_tables"):
+        if key not in item or item[key] is None:
+            continue
+        value = item[key]
+        values = value if isinstance(value, list) else [value]
+        for k, table in enumerate(values):
+            table_path = child(child(path, key), k) if isinstance(value, list) else child(path, key)
+            if not isinstance(table, str):
+                log.add(table_path, f"expected a table name (string), got {type_name(table)}")
+            elif table.strip().lower() not in _NO_TABLE and table.strip() not in tables:
+                tables.append(table.strip())
+    return tables
+
+
+def _trajectory_lines(value: Any, path: str, log: ProblemLog) -> tuple[Optional[str], Optional[bool], list[str]]:
+    """``["tool_selection: X", "sql_generation: yes", "table_usage: T"]`` → (X, True, [T]).
+
+    A line this loader does not understand is a problem: dropping it would silently weaken the test.
+    """
+    selection: Optional[str] = None
+    expected_sql: Optional[bool] = None
+    tables: list[str] = []
+    if value is None:
+        return selection, expected_sql, tables
+    lines = log.array(value, path)
+    if lines is None:
+        return selection, expected_sql, tables
+    seen: dict[str, str] = {}
+    for k, line in enumerate(lines):
+        line_path = child(path, k)
+        if not isinstance(line, str):
+            log.add(line_path, f"expected a 'key: value' string, got {type_name(line)}")
+            continue
+        key, sep, raw = line.partition(":")
+        key, raw = key.strip().lower(), raw.strip()
+        if not sep or key not in TRAJECTORY_KEYS:
+            log.add(line_path, f"unknown trajectory line {line!r}: expected one of "
+                               + ", ".join(f"'{k}: ...'" for k in TRAJECTORY_KEYS))
+            continue
+        if not raw:
+            log.add(line_path, f"'{key}' has no value")
+            continue
+        if key in seen and key != "table_usage" and seen[key].lower() != raw.lower():
+            log.add(line_path, f"conflicting '{key}' lines: {seen[key]!r} and {raw!r}")
+            continue
+        seen[key] = raw
+        if key == "tool_selection":
+            selection = raw
+        elif key == "sql_generation":
+            if raw.lower() in _YES:
+                expected_sql = True
+            elif raw.lower() in _NO:
+                expected_sql = False
+            else:
+                log.add(line_path, f"sql_generation must be yes/no/true/false, got {raw!r}")
+        elif raw.lower() not in _NO_TABLE and raw not in tables:
+            tables.append(raw)
+    return selection, expected_sql, tables
