@@ -60,6 +60,12 @@ class CollectorConfig:
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     queue_spans: int = DEFAULT_QUEUE_SPANS
     log_level: str = "info"
+    max_value_chars: int = 65536
+    ui: bool = False
+    forward_results: Optional[str] = None
+    forward_spans: Optional[str] = None
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+    """``[[alerts]]`` tables from the TOML file, validated by ``otel_eval.alerts``."""
     eval_config: Optional[EvalConfig] = None
     """Criteria from the TOML file's ``[criteria.*]`` tables; None lets the engine use its defaults."""
     config_file: Optional[str] = None
@@ -123,6 +129,24 @@ def _text(text: Any, source: str) -> str:
     return text
 
 
+def _bool(value: Any, source: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise InputError(source, f"expected true or false, got {value!r}")
+
+
+def _otlp_url(value: Any, source: str) -> str:
+    text = _text(value, source)
+    if not text.startswith(("http://", "https://", "grpc://")):
+        raise InputError(source, f"expected an OTLP endpoint URL (http://, https:// or grpc://HOST:PORT), got {text!r}")
+    return text
+
+
 def _golden_list(value: Any, source: str) -> list[str]:
     if isinstance(value, str):
         # One variable holds several paths the way PATH does.
@@ -155,6 +179,14 @@ _SETTINGS: dict[str, tuple[Callable[[Any, str], Any], str]] = {
     "queue_spans": (_positive_int, "Spans the engine may hold before committing; when full, exporters get "
                                    f"HTTP 503 / gRPC UNAVAILABLE and retry (default: {DEFAULT_QUEUE_SPANS})."),
     "log_level": (_log_level, "Logging level: debug, info, warning or error (default: info)."),
+    "max_value_chars": (_positive_int, "Longest text kept per AgentData value (prompts, documents, tool results); "
+                                       "longer values are cut with a marker that keeps the original length "
+                                       "(default: 65536). The raw span is stored whole."),
+    "ui": (_bool, "Serve the web dashboard under /ui on the HTTP port (same auth as the receiver)."),
+    "forward_results": (_otlp_url, "Send every evaluation as an OTLP gen_ai.evaluation.result log record to this "
+                                   "endpoint (http://HOST:4318 or grpc://HOST:4317)."),
+    "forward_spans": (_otlp_url, "Also forward every received span, unchanged, to this OTLP endpoint "
+                                 "(http://HOST:4318 or grpc://HOST:4317)."),
 }
 _PATH_SETTINGS = ("db", "golden", "tls_cert", "tls_key")
 
@@ -174,11 +206,16 @@ def build_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:
     metavars = {"db": "PATH", "golden": "PATH", "grpc": "HOST:PORT", "http": "HOST:PORT",
                 "trace_quiet": "SECONDS", "session_idle": "SECONDS", "auth_token": "TOKEN",
                 "tls_cert": "FILE", "tls_key": "FILE", "max_request_bytes": "BYTES", "queue_spans": "N",
-                "log_level": "LEVEL"}
+                "log_level": "LEVEL", "max_value_chars": "N", "forward_results": "URL", "forward_spans": "URL"}
     for name, (_, help_text) in _SETTINGS.items():
         flag = "--" + name.replace("_", "-")
         env = ENV_PREFIX + name.upper()
-        kwargs: dict[str, Any] = {"dest": name, "metavar": metavars[name], "help": f"{help_text} Env: {env}."}
+        kwargs: dict[str, Any] = {"dest": name, "help": f"{help_text} Env: {env}."}
+        if _SETTINGS[name][0] is _bool:
+            kwargs["action"] = "store_const"
+            kwargs["const"] = True
+        else:
+            kwargs["metavar"] = metavars[name]
         if name == "golden":
             kwargs["action"] = "append"
         parser.add_argument(flag, **kwargs)
@@ -211,6 +248,9 @@ def load_config(argv: Optional[Sequence[str]] = None, environ: Optional[Mapping[
 
     config = CollectorConfig(eval_config=eval_config, config_file=config_file)
     for name, (raw, source) in values.items():
+        if name == "alerts":
+            config.alerts = list(raw)
+            continue
         convert = _SETTINGS[name][0]
         setattr(config, name, convert(raw, source))
     _check(config, values)
@@ -235,8 +275,13 @@ def _read_toml(path: str) -> tuple[dict[str, tuple[Any, str]], Optional[EvalConf
         if name == "criteria":
             eval_config = _criteria(raw, path)
             continue
+        if name == "alerts":
+            if not (isinstance(raw, list) and all(isinstance(r, dict) for r in raw)):
+                raise InputError(path, "alerts must be an array of [[alerts]] tables", "$.alerts")
+            values["alerts"] = (raw, f"{path}: at $.alerts")
+            continue
         if name not in _SETTINGS:
-            known = ", ".join(sorted(list(_SETTINGS) + ["criteria"]))
+            known = ", ".join(sorted(list(_SETTINGS) + ["criteria", "alerts"]))
             raise InputError(path, f"unknown setting {key!r} (known: {known})", f"$.{key}")
         source = f"{path}: at $.{key}"
         if name in _PATH_SETTINGS:

@@ -91,12 +91,14 @@ class Engine:
         max_queue_spans: int = 100_000,
         fuzzy_threshold: float = 90.0,
         judge: Any = None,
+        max_value_chars: int = 65536,
     ):
         self.db_path = str(db)
         self.config = config or EvalConfig.default()
         self.timing = Timing(trace_quiet, session_idle)
         self.max_queue_spans = max_queue_spans
         self.judge = judge
+        self.max_value_chars = max_value_chars
         self._callbacks: list[ResultCallback] = [on_result] if on_result else []
         self.eval_sets = [_load_golden(g) for g in golden]
         self._golden_sources = [str(g) for g in golden if not isinstance(g, EvalSet)]
@@ -333,7 +335,7 @@ class Engine:
             batch.done.set()
 
     def _write_spans(self, store: Store, batch: _Batch, now_ns: int) -> None:
-        mapped = map_spans(batch.spans)
+        mapped = map_spans(batch.spans, self.max_value_chars)
         # A session id on any span of a trace names the session of the whole trace.
         named: dict[str, str] = {}
         for m in mapped:
@@ -464,7 +466,8 @@ class Engine:
         if not spans:
             return
         outcome = evaluate_session(
-            session_id, spans, store.session_log_events(session_id), self.golden_index, self.config, self.judge
+            session_id, spans, store.session_log_events(session_id), self.golden_index, self.config, self.judge,
+            self.max_value_chars,
         )
         with store.transaction():
             store.upsert_agent_data(

@@ -51,11 +51,11 @@ def apply_logs(mapped: list[MappedSpan], events: Sequence[LogEvent]) -> None:
 
 
 def evaluate_session(session_id: str, spans: Sequence[SpanRecord], events: Sequence[LogEvent], index: Any,
-                     config: EvalConfig, judge: Any = None) -> Outcome:
+                     config: EvalConfig, judge: Any = None, max_value_chars: int = 65536) -> Outcome:
     from .scoring import score_session
     from .trajectory import build_trajectory
 
-    mapped = map_spans(spans)
+    mapped = map_spans(spans, max_value_chars)
     apply_logs(mapped, events)
     trajectory = build_trajectory(session_id, mapped)
     per_trace: dict[str, list[MappedSpan]] = {}
