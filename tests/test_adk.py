@@ -16,8 +16,9 @@ from otel_eval.conventions.base import RequestedCall
 from otel_eval.mapping import aggregate_trace, map_span, map_spans, read_span, session_id_of
 from otel_eval.otlp_json import read_trace_file
 from otel_eval.spans import SpanRecord, from_otlp, from_sdk_span
+from tests.paths import FIXTURES
 
-CAPTURE = Path("/work/shared/fixtures/realclients/google_adk_legacy.otlp.json")
+CAPTURE = (FIXTURES / "realclients/google_adk_legacy.otlp.json")
 SYSTEM_PROMPT = (
     "You are a helpful assistant. Use the tools to answer questions about weather, forecasts, company data and "
     "support policies.\n\nYou are an agent. Your internal name is \"assistant_agent\". The description about you is "
@@ -226,7 +227,7 @@ def test_adk_read_never_raises_on_odd_attributes():
 
 # --- the two captures describe the same runs: same tool sequences per scenario -------------------
 
-GENAI_CAPTURE = Path("/work/shared/fixtures/realclients/openai_otel_genai.otlp.json")
+GENAI_CAPTURE = (FIXTURES / "realclients/openai_otel_genai.otlp.json")
 
 
 @lru_cache(maxsize=1)

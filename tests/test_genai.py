@@ -18,8 +18,9 @@ from otel_eval.conventions.base import RequestedCall
 from otel_eval.mapping import map_span, map_spans, read_span, session_id_of
 from otel_eval.otlp_json import read_trace_file
 from otel_eval.spans import LogEvent, SpanRecord, from_otlp, from_sdk_span
+from tests.paths import FIXTURES
 
-CAPTURE = Path("/work/shared/fixtures/realclients/openai_otel_genai.otlp.json")
+CAPTURE = (FIXTURES / "realclients/openai_otel_genai.otlp.json")
 SESSION = "openai_otel_genai-{}"
 
 

@@ -26,8 +26,9 @@ from otel_eval.inspect import (
 )
 from otel_eval.readers import read_spans
 from otel_eval.spans import from_sdk_span
+from tests.paths import FIXTURES
 
-FIXTURES = Path("/work/shared/fixtures")
+FIXTURES = FIXTURES
 GENAI = FIXTURES / "realclients" / "openai_otel_genai.otlp.json"
 LANGGRAPH = FIXTURES / "realclients" / "langgraph_openinference.otlp.json"
 NOVEUM = FIXTURES / "noveum" / "dataset.json"

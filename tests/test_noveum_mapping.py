@@ -7,8 +7,9 @@ from pathlib import Path
 from otel_eval.conventions import noveum
 from otel_eval.mapping import read_span
 from otel_eval.spans import SpanEvent, SpanRecord, from_noveum, read_noveum_file
+from tests.paths import FIXTURES
 
-DATASET = Path("/work/shared/fixtures/noveum/dataset.json")
+DATASET = (FIXTURES / "noveum/dataset.json")
 
 
 def _span(attributes, span_id="s1", parent="root", events=(), name="x", status="ok"):

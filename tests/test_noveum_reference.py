@@ -18,16 +18,15 @@ import pytest
 from otel_eval.conventions import noveum
 from otel_eval.mapping import aggregate_trace, map_span, map_spans
 from otel_eval.spans import read_noveum_file
+from tests.paths import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "noveum"
-if not FIXTURES.exists():
-    FIXTURES = Path("/work/shared/fixtures/noveum")
+NOVEUM = FIXTURES / "noveum"
 
 
 @pytest.fixture(scope="module")
 def pairs():
-    spans = read_noveum_file(str(FIXTURES / "dataset_v1.json"))
-    reference = json.loads((FIXTURES / "processed_agent_dataset.json").read_text(encoding="utf-8"))
+    spans = read_noveum_file(str(NOVEUM / "dataset_v1.json"))
+    reference = json.loads((NOVEUM / "processed_agent_dataset.json").read_text(encoding="utf-8"))
     assert len(spans) == len(reference) == 56
     return list(zip(spans, reference))
 
@@ -131,7 +130,7 @@ def test_the_tool_list_is_parsed_like_the_reference_up_to_its_end(pairs):
 
 @pytest.fixture(scope="module")
 def current_dataset():
-    return read_noveum_file(str(FIXTURES / "dataset.json"))
+    return read_noveum_file(str(NOVEUM / "dataset.json"))
 
 
 def test_dataset_json_gives_62_span_records(current_dataset):

@@ -16,8 +16,9 @@ from otel_eval.conventions import openinference
 from otel_eval.mapping import map_span, read_span
 from otel_eval.otlp_json import read_trace_file
 from otel_eval.spans import from_otlp, from_sdk_span
+from tests.paths import FIXTURES
 
-CAPTURE = Path("/work/shared/fixtures/realclients/langgraph_openinference.otlp.json")
+CAPTURE = (FIXTURES / "realclients/langgraph_openinference.otlp.json")
 
 
 @pytest.fixture(scope="module")

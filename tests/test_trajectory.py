@@ -11,9 +11,10 @@ from otel_eval.mapping import map_spans
 from otel_eval.otlp_json import read_trace_file
 from otel_eval.spans import SpanRecord, from_otlp, read_noveum_file
 from otel_eval.trajectory import build_trajectory
+from tests.paths import FIXTURES
 
-CAPTURE = Path("/work/shared/fixtures/realclients/langgraph_openinference.otlp.json")
-NOVEUM = Path("/work/shared/fixtures/noveum/dataset.json")
+CAPTURE = (FIXTURES / "realclients/langgraph_openinference.otlp.json")
+NOVEUM = (FIXTURES / "noveum/dataset.json")
 PREFIX = "langgraph_openinference-"
 
 

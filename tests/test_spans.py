@@ -1,0 +1,78 @@
+"""SpanRecord from SDK spans, OTLP protobuf and Noveum dataset.json."""
+
+import json
+
+from tests.paths import FIXTURES
+
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from otel_eval.errors import InputError
+from otel_eval.spans import from_dict, from_noveum, from_otlp, from_sdk_span, read_noveum_file, to_json
+
+NOVEUM = str(FIXTURES / "noveum" / "dataset.json")
+
+
+def test_from_sdk_span_keeps_ids_parent_status_events_and_resource():
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "agent", "service.version": "2.1"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("scope-x")
+    with tracer.start_as_current_span("root") as root:
+        with tracer.start_as_current_span("child", kind=SpanKind.CLIENT) as child:
+            child.set_attribute("tags", ["a", "b"])
+            child.add_event("session.end", {"why": "done"})
+            child.set_status(Status(StatusCode.ERROR, "boom"))
+    spans = {s.name: from_sdk_span(s) for s in exporter.get_finished_spans()}
+    root_rec, child_rec = spans["root"], spans["child"]
+    assert len(root_rec.trace_id) == 32 and len(root_rec.span_id) == 16
+    assert root_rec.parent_span_id is None and root_rec.is_root
+    assert child_rec.parent_span_id == root_rec.span_id
+    assert (child_rec.kind, child_rec.status, child_rec.status_message) == ("client", "error", "boom")
+    assert child_rec.attributes["tags"] == ["a", "b"]
+    assert child_rec.events[0].name == "session.end" and child_rec.events[0].attributes == {"why": "done"}
+    assert child_rec.resource["service.version"] == "2.1" and child_rec.scope == "scope-x"
+    assert from_dict(json.loads(to_json(child_rec))) == child_rec
+
+
+def test_from_otlp_rejects_invalid_ids_and_keeps_the_rest():
+    request = ExportTraceServiceRequest()
+    scope_spans = request.resource_spans.add().scope_spans.add()
+    good = scope_spans.spans.add(name="good", trace_id=b"\x01" * 16, span_id=b"\x02" * 8)
+    good.attributes.add(key="input", value={"kvlist_value": {"values": [{"key": "q", "value": {"string_value": "hi"}}]}})
+    scope_spans.spans.add(name="short", trace_id=b"\x01" * 15, span_id=b"\x02" * 8)
+    scope_spans.spans.add(name="zero", trace_id=b"\x01" * 16, span_id=b"\x00" * 8)
+    result = from_otlp(request.resource_spans)
+    assert [s.name for s in result.spans] == ["good"]
+    assert result.rejected == 2
+    assert "trace_id has 15 bytes" in result.error_message and "span_id is all zeros" in result.error_message
+    assert result.spans[0].attributes["input"] == {"q": "hi"} and result.spans[0].attributes["input.q"] == "hi"
+
+
+def test_noveum_span_ids_nested_attributes_and_parents():
+    spans = read_noveum_file(NOVEUM)
+    assert len(spans) == 62
+    root = next(s for s in spans if s.name == "chain_start.unknown")
+    assert root.parent_span_id is None  # "" in the file
+    assert root.trace_id.count("-") == 4  # UUIDs kept as given
+    assert root.attributes["chain.inputs.input"] == root.attributes["chain.inputs"]["input"]
+    assert root.events[0].name == "agent_action"
+    assert root.start_ns == 1757578449681000000
+    null_parent = dict(json.load(open(NOVEUM))[0], parent_span_id=None)
+    assert from_noveum(null_parent).parent_span_id is None
+
+
+def test_noveum_bad_span_names_the_index_and_field(tmp_path):
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps([{"trace_id": "t", "span_id": "s"}, {"trace_id": "t"}]))
+    with pytest.raises(InputError) as info:
+        read_noveum_file(str(path))
+    assert (info.value.location, info.value.reason) == ("$[1].span_id", "missing or empty span_id")
+    path.write_text("{}")
+    with pytest.raises(InputError, match="expected a JSON array of spans"):
+        read_noveum_file(str(path))
