@@ -343,17 +343,12 @@ class Engine:
                 named[m.span.trace_id] = m.session_id
         rows = []
         keys: list[tuple[str, str]] = []
+        resolved: dict[str, tuple[str, str]] = {}  # trace id → (session id, keyed by), once per batch
         for m in mapped:
             trace_id = m.span.trace_id
-            session_id = named.get(trace_id)
-            keyed_by = KEYED_BY_ATTRIBUTE
-            known = self._tracker.session_of_trace(trace_id) or store.trace_session(trace_id)
-            if session_id is None:
-                session_id = known or trace_id
-                keyed_by = KEYED_BY_TRACE if session_id == trace_id else KEYED_BY_ATTRIBUTE
-            elif known is not None and known != session_id and known == trace_id:
-                store.move_trace(trace_id, known, session_id)
-                self._tracker.move_trace(trace_id, known, session_id, KEYED_BY_ATTRIBUTE)
+            if trace_id not in resolved:
+                resolved[trace_id] = self._resolve_session(store, trace_id, named.get(trace_id))
+            session_id, keyed_by = resolved[trace_id]
             rows.append((m.span, session_id, m.reading.convention, m.reading.span_type))
             keys.append((session_id, keyed_by))
         fresh = store.insert_spans(rows, now_ns)
@@ -391,6 +386,18 @@ class Engine:
                                            any(ends_session(m.span) for m in members))
             if previous in (SCORED, ENDED):
                 log.info("session %s re-opened by %d late span(s); it will be scored again", sid, len(members))
+
+    def _resolve_session(self, store: Store, trace_id: str, named: Optional[str]) -> tuple[str, str]:
+        """The session a trace belongs to. A trace first seen without a session id is its own
+        session; when a later span names one, the trace moves there."""
+        known = self._tracker.session_of_trace(trace_id) or store.trace_session(trace_id)
+        if named is None:
+            session_id = known or trace_id
+            return session_id, KEYED_BY_TRACE if session_id == trace_id else KEYED_BY_ATTRIBUTE
+        if known is not None and known != named and known == trace_id:
+            store.move_trace(trace_id, known, named)
+            self._tracker.move_trace(trace_id, known, named, KEYED_BY_ATTRIBUTE)
+        return named, KEYED_BY_ATTRIBUTE
 
     def _handle_end(self, store: Store, request: "_EndRequest") -> None:
         now_ns = time.time_ns()
@@ -459,16 +466,20 @@ class Engine:
             store.close()
 
     def _score(self, store: Store, session_id: str) -> None:
-        from .evaluate import evaluate_session
+        from .evaluate import evaluate_session, failed_outcome
 
         started = time.perf_counter()
         spans = store.session_spans(session_id)
         if not spans:
             return
-        outcome = evaluate_session(
-            session_id, spans, store.session_log_events(session_id), self.golden_index, self.config, self.judge,
-            self.max_value_chars,
-        )
+        try:
+            outcome = evaluate_session(
+                session_id, spans, store.session_log_events(session_id), self.golden_index, self.config, self.judge,
+                self.max_value_chars,
+            )
+        except Exception as exc:  # a bug or a pathological trace must not leave the session unscored forever
+            log.exception("evaluating session %s failed; storing the error as its evaluation", session_id)
+            outcome = failed_outcome(session_id, exc)
         with store.transaction():
             store.upsert_agent_data(
                 (trace_id, data.turn_id or trace_id, session_id, "trace", data)

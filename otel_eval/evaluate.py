@@ -82,6 +82,17 @@ def evaluate_session(session_id: str, spans: Sequence[SpanRecord], events: Seque
     )
 
 
+def failed_outcome(session_id: str, exc: Exception) -> Outcome:
+    """What is stored when evaluating a session raised: an evaluation that says why."""
+    from types import SimpleNamespace
+
+    match = SimpleNamespace(case=None, eval_set_id=None, method="error", score=0.0, evidence={})
+    result = EvalCaseResult(eval_id="", passed=False, session_id=session_id,
+                            error=f"evaluation failed: {type(exc).__name__}: {exc}")
+    return Outcome(trajectory=Trajectory(session_id=session_id), match=match, result=result,
+                   details={"match": {"method": "error"}})
+
+
 def _trajectory_columns(trajectory: Trajectory, case: Any) -> dict[str, Any]:
     """The seed's BigQuery columns (expected/actual tool and table, SQL generated)."""
     from .metrics.sql import extract_tables, find_sql

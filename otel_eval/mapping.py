@@ -8,6 +8,7 @@ session id the engine needs; ``aggregate_trace`` builds the per-trace record of 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
@@ -16,6 +17,8 @@ from .conventions.base import Reading
 from .models.agent_data import AgentData, ToolCall, ToolResult
 from .spans import SpanRecord
 from .truncation import DEFAULT_LIMIT, truncate_reading
+
+log = logging.getLogger("otel_eval.mapping")
 
 #: DESIGN §4: the first of these span attributes that is set names the session.
 SESSION_ATTRIBUTES = (
@@ -99,7 +102,12 @@ def read_span(span: SpanRecord, max_value_chars: int = DEFAULT_LIMIT) -> Reading
     """
     for convention in CONVENTIONS:
         if convention.detect(span):
-            return truncate_reading(convention.read(span), max_value_chars)
+            try:
+                return truncate_reading(convention.read(span), max_value_chars)
+            except Exception:  # a reader bug must not lose the span or block the batch it came in
+                log.warning("%s could not read span %s (%r); stored without AgentData fields",
+                            convention.NAME, span.span_id, span.name, exc_info=True)
+                return Reading(convention=convention.NAME)
     return Reading(convention="none")
 
 

@@ -216,3 +216,26 @@ def _wait(predicate, timeout=10.0):
             return True
         time.sleep(0.05)
     return predicate()
+
+
+def test_a_reader_bug_stores_the_span_and_a_scoring_bug_is_recorded_not_lost(tmp_path, monkeypatch):
+    """Fault injection: a convention that raises and a scorer that raises."""
+    from otel_eval.conventions import openinference
+    import otel_eval.scoring
+
+    def broken(span):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(openinference, "read", broken)
+    monkeypatch.setattr(otel_eval.scoring, "score_session", lambda *a, **k: 1 / 0)
+    db = tmp_path / "e.db"
+    engine = Engine(db, golden=[GOLDEN], trace_quiet=3600, session_idle=3600).start()
+    span = SpanRecord("aa" * 16, "00000000000000a1", None, "agent.invoke", 1, 2,
+                      attributes={"openinference.span.kind": "AGENT", "session.id": "buggy"})
+    assert engine.ingest([span]).stored == 1
+    engine.close(score_open=True)
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT convention FROM spans").fetchall() == [("openinference",)]
+    assert conn.execute("SELECT session_id, passed, matched_by, error FROM evaluations").fetchall() == [
+        ("buggy", 0, "error", "evaluation failed: ZeroDivisionError: division by zero")]
+    assert conn.execute("SELECT status FROM sessions").fetchall() == [("scored",)]
