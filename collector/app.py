@@ -37,7 +37,7 @@ class Collector:
             engine = Engine(
                 config.db, golden=list(config.golden), config=config.eval_config, trace_quiet=config.trace_quiet,
                 session_idle=config.session_idle, max_queue_spans=config.queue_spans,
-                max_value_chars=config.max_value_chars,
+                max_value_chars=config.max_value_chars, fuzzy_threshold=config.fuzzy_threshold,
             )
         self.engine = engine
         self.metrics = CollectorMetrics()

@@ -61,6 +61,7 @@ class CollectorConfig:
     queue_spans: int = DEFAULT_QUEUE_SPANS
     log_level: str = "info"
     max_value_chars: int = 65536
+    fuzzy_threshold: float = 90.0
     ui: bool = False
     forward_results: Optional[str] = None
     forward_spans: Optional[str] = None
@@ -182,6 +183,8 @@ _SETTINGS: dict[str, tuple[Callable[[Any, str], Any], str]] = {
     "max_value_chars": (_positive_int, "Longest text kept per AgentData value (prompts, documents, tool results); "
                                        "longer values are cut with a marker that keeps the original length "
                                        "(default: 65536). The raw span is stored whole."),
+    "fuzzy_threshold": (_positive_float, "Lowest rapidfuzz score (0-100) at which a session's query fuzzily "
+                                         "matches a golden case's query, after exact matching failed (default: 90)."),
     "ui": (_bool, "Serve the web dashboard under /ui on the HTTP port (same auth as the receiver)."),
     "forward_results": (_otlp_url, "Send every evaluation as an OTLP gen_ai.evaluation.result log record to this "
                                    "endpoint (http://HOST:4318 or grpc://HOST:4317)."),
@@ -206,7 +209,7 @@ def build_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:
     metavars = {"db": "PATH", "golden": "PATH", "grpc": "HOST:PORT", "http": "HOST:PORT",
                 "trace_quiet": "SECONDS", "session_idle": "SECONDS", "auth_token": "TOKEN",
                 "tls_cert": "FILE", "tls_key": "FILE", "max_request_bytes": "BYTES", "queue_spans": "N",
-                "log_level": "LEVEL", "max_value_chars": "N", "forward_results": "URL", "forward_spans": "URL"}
+                "log_level": "LEVEL", "max_value_chars": "N", "fuzzy_threshold": "SCORE", "forward_results": "URL", "forward_spans": "URL"}
     for name, (_, help_text) in _SETTINGS.items():
         flag = "--" + name.replace("_", "-")
         env = ENV_PREFIX + name.upper()

@@ -42,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="golden set (EvalSet, trajectory-golden, Big Sky or ADK format); repeatable")
     ev.add_argument("--db", default=DEFAULT_DB, help=f"SQLite file to store spans, AgentData and results (default {DEFAULT_DB})")
     ev.add_argument("--config", metavar="TOML", help="TOML file with evaluation criteria ([criteria.NAME] tables)")
+    ev.add_argument("--fuzzy-threshold", type=float, default=90.0, metavar="SCORE",
+                    help="lowest rapidfuzz score (0-100) for a fuzzy query match to a golden case (default 90)")
     ev.add_argument("--json", action="store_true", help="print results as JSON instead of tables")
 
     rp = sub.add_parser("report", help="summary and per-case results of one or more databases",
@@ -131,7 +133,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     with Progress(TextColumn("ingesting spans"), BarColumn(), MofNCompleteColumn(), console=err,
                   transient=True, disable=args.json or not err.is_terminal) as progress:
         task = progress.add_task("spans", total=len(spans))
-        results = evaluate(spans, golden=args.golden, config=config, db=args.db,
+        results = evaluate(spans, golden=args.golden, config=config, db=args.db, fuzzy_threshold=args.fuzzy_threshold,
                            progress=lambda n: progress.advance(task, n))
     rows = [r for r in current_evaluations([args.db]) if r["session_id"] in {res.session_id for res in results}]
     if args.json:

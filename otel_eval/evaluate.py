@@ -126,6 +126,7 @@ def evaluate(
     db: Optional[Union[str, Path]] = None,
     on_result: Optional[Callable[[EvalCaseResult], Any]] = None,
     progress: Optional[Callable[[int], Any]] = None,
+    fuzzy_threshold: float = 90.0,
 ) -> list[EvalCaseResult]:
     """Evaluate captured spans offline: files (Noveum ``dataset.json``, OTLP JSON/JSON lines/.pb)
     or SpanRecords. Every session found is ended and scored; results are also stored in ``db``."""
@@ -143,7 +144,8 @@ def evaluate(
     if db is None:
         tmp = tempfile.TemporaryDirectory()
         db = Path(tmp.name) / "otel-eval.db"
-    engine = Engine(db, golden=golden, config=config, trace_quiet=3600, session_idle=3600, on_result=results.append)
+    engine = Engine(db, golden=golden, config=config, trace_quiet=3600, session_idle=3600, on_result=results.append,
+                    fuzzy_threshold=fuzzy_threshold)
     if on_result:
         engine.add_listener(on_result)
     engine.start()
