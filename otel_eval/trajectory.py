@@ -57,6 +57,22 @@ class Turn:
     output_tokens: int = 0
     span_count: int = 0
 
+    def sql_sources(self) -> list[str]:
+        """Where this turn's SQL may be: tool-call arguments (``execute_sql(query=...)``), tool
+        results (a sub-agent answers as a tool result) and the final response."""
+        from .conventions.base import as_text
+
+        texts: list[str] = []
+        for call in self.calls:
+            if call.args:
+                texts.append(as_text(call.args) or "")  # JSON: values under "sql"/"query" keys are found
+            text = as_text(call.result)
+            if text:
+                texts.append(text)
+        if self.final_response:
+            texts.append(self.final_response)
+        return texts
+
 
 @dataclass
 class Trajectory:
@@ -88,16 +104,8 @@ class Trajectory:
         return [call for turn in self.turns for call in turn.calls]
 
     def sql_sources(self) -> list[str]:
-        """Texts SQL may appear in: final responses and tool results (a sub-agent answers as a tool result)."""
-        texts: list[str] = []
-        for turn in self.turns:
-            for call in turn.calls:
-                text = as_text(call.result)
-                if text:
-                    texts.append(text)
-            if turn.final_response:
-                texts.append(turn.final_response)
-        return texts
+        """Texts SQL may appear in, over every turn (see :meth:`Turn.sql_sources`)."""
+        return [text for turn in self.turns for text in turn.sql_sources()]
 
 
 # --- building --------------------------------------------------------------------------------

@@ -106,6 +106,16 @@ def as_arguments(value: Any, single_key: str = "input") -> dict[str, Any]:
     return {single_key: parsed}
 
 
+def as_int(value: Any) -> Optional[int]:
+    """A count attribute as an int; missing or non-numeric values are None, not an error."""
+    if value in (None, "") or isinstance(value, bool):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def as_text(value: Any) -> Optional[str]:
     """A value as display text: strings unchanged, structures as compact JSON."""
     if value is None:

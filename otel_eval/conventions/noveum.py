@@ -26,7 +26,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ..models.agent_data import ToolSchema
 from ..spans import SpanEvent, SpanRecord
-from .base import Reading, RequestedCall, SpanType, ToolInvocation, as_text, parse_json_maybe
+from .base import Reading, RequestedCall, SpanType, ToolInvocation, as_int, as_text, parse_json_maybe
 
 NAME = "noveum"
 
@@ -141,8 +141,8 @@ def _read_llm(span: SpanRecord, reading: Reading) -> None:
             reading.requested_calls = [action]
             reading.sources["tool_calls"] = "llm.output.response[0] (ReAct Action / Action Input)"
     reading.model = str(attrs["llm.model"]) if attrs.get("llm.model") else None
-    reading.input_tokens = _int(attrs.get("llm.input_tokens"))
-    reading.output_tokens = _int(attrs.get("llm.output_tokens"))
+    reading.input_tokens = as_int(attrs.get("llm.input_tokens"))
+    reading.output_tokens = as_int(attrs.get("llm.output_tokens"))
 
 
 def _read_tool(span: SpanRecord, reading: Reading) -> None:
@@ -361,11 +361,3 @@ def _first(value: Any) -> Any:
         return value[0] if value else None
     return value
 
-
-def _int(value: Any) -> Optional[int]:
-    if value in (None, ""):
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None

@@ -22,7 +22,16 @@ from typing import Any, Mapping, Optional
 
 from ..models.agent_data import ToolSchema
 from ..spans import SpanRecord
-from .base import Reading, RequestedCall, SpanType, ToolInvocation, as_arguments, as_text, parse_json_maybe
+from .base import (
+    Reading,
+    RequestedCall,
+    SpanType,
+    ToolInvocation,
+    as_arguments,
+    as_int,
+    as_text,
+    parse_json_maybe,
+)
 
 NAME = "openinference"
 KIND_KEY = "openinference.span.kind"
@@ -125,8 +134,8 @@ def _read_llm(span: SpanRecord, reading: Reading) -> None:
     reading.model = _str(attrs.get("llm.model_name")) or _str(attrs.get("llm.response.model_name")) or _str(
         attrs.get("llm.request.model_name")
     )
-    reading.input_tokens = _int(attrs.get("llm.token_count.prompt"))
-    reading.output_tokens = _int(attrs.get("llm.token_count.completion"))
+    reading.input_tokens = as_int(attrs.get("llm.token_count.prompt"))
+    reading.output_tokens = as_int(attrs.get("llm.token_count.completion"))
 
 
 def _read_tool(span: SpanRecord, reading: Reading) -> None:
@@ -488,11 +497,3 @@ def _str(value: Any) -> Optional[str]:
         return None
     return str(value)
 
-
-def _int(value: Any) -> Optional[int]:
-    if value in (None, ""):
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..spans import SpanRecord
 from . import genai
-from .base import Reading, ToolInvocation, as_arguments, as_text, parse_json_maybe
+from .base import Reading, ToolInvocation, as_arguments, as_int, as_text, parse_json_maybe
 
 NAME = "pydantic_ai"
 _OWN_KEYS = ("pydantic_ai.all_messages", "final_result", "model_request_parameters", "gen_ai.agent.call.id",
@@ -57,7 +57,7 @@ def _read_agent(attrs: Any, reading: Reading) -> None:
         reading.agent_name = str(attrs["agent_name"])
         reading.sources["agent_name"] = "agent_name"
     messages = genai.parse_messages(attrs.get("pydantic_ai.all_messages"))
-    start = _int(attrs.get("pydantic_ai.new_message_index")) or 0
+    start = as_int(attrs.get("pydantic_ai.new_message_index")) or 0
     if reading.user_input is None:
         # This run's prompt is the first user text from new_message_index on; later user texts
         # are retry prompts pydantic-ai writes as user messages.
@@ -113,9 +113,3 @@ def _retry_message(span: SpanRecord) -> str | None:
             return str(message or kind) if (message or kind) else None
     return None
 
-
-def _int(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
