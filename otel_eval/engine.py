@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import queue
 import threading
 import time
@@ -114,6 +115,7 @@ class Engine:
         self._writer: Optional[threading.Thread] = None
         self._scorer: Optional[threading.Thread] = None
         self._store: Optional[Store] = None
+        self._lock_file: Optional[Any] = None
         self._closing = False
         self._closed = False
         self._scoring_busy = 0
@@ -139,6 +141,7 @@ class Engine:
     def start(self) -> "Engine":
         if self._writer is not None:
             return self
+        self._lock_file = _exclusive_lock(self.db_path)
         self._store = Store(self.db_path)
         self._save_golden(self._store)
         self._resume(self._store)
@@ -181,6 +184,7 @@ class Engine:
                 })
         if rows:
             store.save_golden_cases(rows)
+        store.save_golden_sets(self.eval_sets)  # set metadata (Big Sky criteria) for rescoring
 
     # --- ingest API ------------------------------------------------------------------------
 
@@ -258,6 +262,8 @@ class Engine:
             self._scorer.join(timeout)
         if self._store is not None:
             self._store.close()
+        if self._lock_file is not None:
+            self._lock_file.close()  # closing releases the lock
         self._closed = True
 
     # --- stats -----------------------------------------------------------------------------
@@ -520,6 +526,31 @@ class _EndRequest:
 
 
 _TICK = object()
+
+
+def _exclusive_lock(db_path: str) -> Any:
+    """Hold ``<db>.lock`` while running: two engines on one database would each end and score
+    the same sessions. Readers (report, watch, Datasette) need no lock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no guard
+        return None
+    from .errors import OtelEvalError
+
+    handle = open(db_path + ".lock", "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise OtelEvalError(f"{db_path}: already in use by {holder}; run one otel-eval engine per database "
+                            "(a second one would score sessions twice)") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"otel-eval pid {os.getpid()}\n")
+    handle.flush()
+    return handle
 
 
 def _cumulative(counts: list[int]) -> list[int]:

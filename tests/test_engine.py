@@ -239,3 +239,14 @@ def test_a_reader_bug_stores_the_span_and_a_scoring_bug_is_recorded_not_lost(tmp
     assert conn.execute("SELECT session_id, passed, matched_by, error FROM evaluations").fetchall() == [
         ("buggy", 0, "error", "evaluation failed: ZeroDivisionError: division by zero")]
     assert conn.execute("SELECT status FROM sessions").fetchall() == [("scored",)]
+
+
+def test_a_second_engine_on_the_same_database_is_refused(tmp_path):
+    from otel_eval.errors import OtelEvalError
+
+    db = tmp_path / "e.db"
+    first = Engine(db).start()
+    with pytest.raises(OtelEvalError, match="already in use by otel-eval pid"):
+        Engine(db).start()
+    first.close()
+    Engine(db).start().close()  # free again once the first one closed
