@@ -52,7 +52,7 @@ def apply_logs(mapped: list[MappedSpan], events: Sequence[LogEvent]) -> None:
 
 def evaluate_session(session_id: str, spans: Sequence[SpanRecord], events: Sequence[LogEvent], index: Any,
                      config: EvalConfig, judge: Any = None, max_value_chars: int = 65536) -> Outcome:
-    from .scoring import score_session
+    from .scoring import config_for_case, score_session
     from .trajectory import build_trajectory
 
     mapped = map_spans(spans, max_value_chars)
@@ -63,7 +63,10 @@ def evaluate_session(session_id: str, spans: Sequence[SpanRecord], events: Seque
         per_trace.setdefault(m.span.trace_id, []).append(m)
     trace_records = {trace_id: aggregate_trace(members) for trace_id, members in per_trace.items()}
     match = index.match(trajectory.query, case_hint=trajectory.case_hint)
-    result = score_session(trajectory, match.case, config, judge=judge)
+    # A golden set that declares its own criteria (Big Sky evaluators) is scored by them.
+    eval_set = index.eval_set_of(match.case) if hasattr(index, "eval_set_of") else None
+    case_config = config_for_case(config, eval_set)
+    result = score_session(trajectory, match.case, case_config, judge=judge)
     result.session_id = session_id
     return Outcome(
         trajectory=trajectory,
@@ -71,7 +74,8 @@ def evaluate_session(session_id: str, spans: Sequence[SpanRecord], events: Seque
         result=result,
         trace_records=trace_records,
         columns=_trajectory_columns(trajectory, match.case),
-        details={"match": {"method": match.method, "score": match.score, "evidence": match.evidence}},
+        details={"match": {"method": match.method, "score": match.score, "evidence": match.evidence},
+                 **({"criteria_from": f"eval set {match.eval_set_id}"} if case_config is not config else {})},
         session_fields={
             "user_id": trajectory.user_id,
             "agent_version": trajectory.agent_version,

@@ -374,6 +374,47 @@ class Store:
         with self.transaction():
             self.db["golden_cases"].upsert_all(rows, pk=("eval_set_id", "eval_id"))
 
+    def save_golden_sets(self, eval_sets: Iterable[Any]) -> None:
+        """Each loaded eval set's own fields (name, description, metadata — where a Big Sky set
+        keeps its criteria), so ``otel-eval rescore`` can rebuild the sets from the database
+        exactly as they were loaded. Keyed by id AND source file, as ``golden_cases.source`` is:
+        two files may give their sets the same id. The table is created on first use."""
+        rows = [{"eval_set_id": s.eval_set_id, "source": s.metadata.get("source", ""), "name": s.name,
+                 "description": s.description, "metadata": _json(s.metadata) or "{}", "saved_at": _now_iso()}
+                for s in eval_sets]
+        if not rows:
+            return
+        with self.transaction():
+            self.db["golden_sets"].create({"eval_set_id": str, "source": str, "name": str, "description": str,
+                                           "metadata": str, "saved_at": str},
+                                          pk=("eval_set_id", "source"), if_not_exists=True)
+            self.db["golden_sets"].upsert_all(rows, pk=("eval_set_id", "source"))
+
+    def stored_eval_sets(self) -> list[Any]:
+        """The golden sets stored in this file (``golden_cases`` + ``golden_sets``) as EvalSets,
+        one per (eval_set_id, source file), in that order; cases in the order they were stored."""
+        from .models.evalset import EvalCase, EvalSet
+
+        sets: dict[tuple[str, str], dict[str, Any]] = {}
+        if self.db["golden_sets"].exists():
+            for set_id, source, name, description, metadata in self.conn.execute(
+                    "SELECT eval_set_id, source, name, description, metadata FROM golden_sets"):
+                sets[(set_id, source or "")] = {
+                    "eval_set_id": set_id, "name": name or "", "description": description or "",
+                    "metadata": json.loads(metadata) if metadata else {}, "eval_cases": []}
+        for set_id, eval_id, case_json, source in self.conn.execute(
+                "SELECT eval_set_id, eval_id, case_json, source FROM golden_cases ORDER BY rowid"):
+            entry = sets.setdefault((set_id, source or ""), {"eval_set_id": set_id,
+                                                             "metadata": {"source": source or ""}, "eval_cases": []})
+            try:
+                entry["eval_cases"].append(EvalCase.model_validate_json(case_json))
+            except ValueError as exc:
+                from .errors import InputError
+
+                raise InputError(self.path, f"stored golden case is not a valid EvalCase: {exc}",
+                                 f"golden_cases[eval_set_id={set_id!r}, eval_id={eval_id!r}].case_json") from None
+        return [EvalSet(**sets[k]) for k in sorted(sets) if sets[k]["eval_cases"]]
+
     def counts(self) -> dict[str, int]:
         out = {}
         for table in ("spans", "agent_data", "sessions", "evaluations"):

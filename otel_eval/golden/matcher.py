@@ -12,11 +12,20 @@ Strategies, first hit wins (DESIGN §6):
    colour/color). One substituted, added or dropped word — "weather in Paris" vs "weather in
    London", "top 10" vs "top 5", an added "please" — rejects the candidate whatever its ratio:
    in a long query one word moves the ratio by only a few points, but it is what the query asks.
-4. otherwise **unmatched**.
+4. **embedding** (off unless ``embedding_threshold`` is set) — cosine similarity of the query's
+   embedding to each case query's, ×100, ≥ ``embedding_threshold``. The built-in embedding is an
+   offline TF-IDF over words and character n-grams (:mod:`.embedding`); ``embed`` plugs in a real
+   model. This is the step for paraphrases ("List the top 10 users ranked by revenue" for "Show
+   me the top 10 users by revenue"), so there is no word guard; instead two rules keep it from
+   overruling what the earlier steps saw: a case the fuzzy word guard rejected is not a candidate
+   (it was near-identical but for a word that matters), and the numbers of query and case must
+   be the same ("top 5" is not "top 10"; embeddings are notoriously blind to numbers).
+5. otherwise **unmatched**.
 
 Two cases whose normalised queries are equal, or whose fuzzy scores are within
 ``ambiguity_margin`` of the best, give **ambiguous**: no case is chosen and the candidates are in
-the evidence. Ambiguous and unmatched are states, not errors.
+the evidence; the same margin applies to embedding scores. Ambiguous and unmatched are states,
+not errors.
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from rapidfuzz import fuzz, process
 
@@ -102,9 +111,10 @@ class Match:
     case: Optional[EvalCase]
     eval_set_id: Optional[str]
     method: str
-    """"case_id" | "exact" | "fuzzy" | "ambiguous" | "unmatched"."""
+    """"case_id" | "exact" | "fuzzy" | "embedding" | "ambiguous" | "unmatched"."""
     score: float
-    """0–100: 100 for case_id and exact; the fuzzy ratio; for ambiguous/unmatched the best seen."""
+    """0–100: 100 for case_id and exact; the fuzzy ratio; 100 × the embedding cosine; for
+    ambiguous/unmatched the best seen."""
     evidence: dict[str, Any] = field(default_factory=dict)
     """JSON-ready: the query, its normalised form, the hint, the best candidates with scores, and
     candidates the word guard rejected with the words that differ."""
@@ -131,17 +141,31 @@ class GoldenIndex:
     """All loaded golden cases, indexed for matching: a dict for exact and case-id lookups, the
     list of distinct normalised queries for rapidfuzz's ``process.extract``."""
 
-    def __init__(self, eval_sets: Iterable[EvalSet], fuzzy_threshold: float = 90.0, ambiguity_margin: float = 2.0):
+    def __init__(self, eval_sets: Iterable[EvalSet], fuzzy_threshold: float = 90.0, ambiguity_margin: float = 2.0,
+                 embedding_threshold: Optional[float] = None,
+                 embed: Optional[Callable[[list[str]], list[list[float]]]] = None):
+        """``embedding_threshold`` (0–100, like ``fuzzy_threshold``) turns the embedding step on;
+        ``embed`` replaces the built-in offline embedding with a model of your own."""
         self.eval_sets = list(eval_sets)
         self.fuzzy_threshold = float(fuzzy_threshold)
         self.ambiguity_margin = float(ambiguity_margin)
+        if embed is not None and embedding_threshold is None:
+            raise ValueError("embed is given but embedding_threshold is not: set the similarity (0-100) "
+                             "at which the embedding step accepts a case")
+        if embedding_threshold is not None and not 0.0 <= float(embedding_threshold) <= 100.0:
+            raise ValueError(f"embedding_threshold must be between 0 and 100, got {embedding_threshold!r}")
+        self.embedding_threshold = None if embedding_threshold is None else float(embedding_threshold)
+        self.embed = embed
+        self._embedding: Any = None
         self._entries: list[_Entry] = []
         self._by_query: dict[str, list[_Entry]] = {}
         self._by_id: dict[str, list[_Entry]] = {}
         self._by_set: dict[str, list[_Entry]] = {}
+        self._set_of_case: dict[int, EvalSet] = {}
         for eval_set in self.eval_sets:
             self._by_set.setdefault(eval_set.eval_set_id, [])
             for case in eval_set.eval_cases:
+                self._set_of_case[id(case)] = eval_set
                 entry = _Entry(eval_set.eval_set_id, case, normalize_query(case.query))
                 self._entries.append(entry)
                 self._by_id.setdefault(case.eval_id, []).append(entry)
@@ -151,6 +175,11 @@ class GoldenIndex:
         self._queries = list(self._by_query)
 
     # --- lookups ------------------------------------------------------------------------------
+
+    def eval_set_of(self, case: Optional[EvalCase]) -> Optional[EvalSet]:
+        """The loaded eval set a matched case belongs to (its metadata may carry the set's
+        criteria). By identity, not id: two files can give their sets the same eval_set_id."""
+        return self._set_of_case.get(id(case)) if case is not None else None
 
     @property
     def cases(self) -> list[EvalCase]:
@@ -224,9 +253,15 @@ class GoldenIndex:
             evidence["candidates"] = [e.describe(100.0) for e in exact[:EVIDENCE_CANDIDATES]]
             evidence["reason"] = f"{len(exact)} cases have this query; give a case id to choose"
             return Match(None, None, "ambiguous", 100.0, evidence)
-        return self._fuzzy(normalized, scope, evidence)
+        guarded: set[str] = set()
+        fuzzy = self._fuzzy(normalized, scope, evidence, guarded)
+        if fuzzy.method != "unmatched" or self.embedding_threshold is None:
+            return fuzzy
+        return self._by_embedding(normalized, scope, evidence, guarded) or fuzzy
 
-    def _fuzzy(self, normalized: str, scope: Optional[list[_Entry]], evidence: dict[str, Any]) -> Match:
+    def _fuzzy(self, normalized: str, scope: Optional[list[_Entry]], evidence: dict[str, Any],
+               guarded: Optional[set[str]] = None) -> Match:
+        """``guarded`` receives the normalised queries the word guard rejected."""
         if scope is None:
             queries, groups = self._queries, self._by_query
         else:
@@ -242,6 +277,8 @@ class GoldenIndex:
             if accepted and score < accepted[0][1] - self.ambiguity_margin:
                 break  # nothing further down can be the match or make it ambiguous
             extra_query, extra_case = differing_words(normalized, choice)
+            if (extra_query or extra_case) and guarded is not None:
+                guarded.add(choice)
             for entry in groups[choice]:
                 if extra_query or extra_case:
                     if len(rejected) < EVIDENCE_CANDIDATES:
@@ -271,3 +308,97 @@ class GoldenIndex:
         evidence["reason"] = (f"no case with fuzzy ratio >= {self.fuzzy_threshold:g} whose words all match"
                               if rejected else f"no case with fuzzy ratio >= {self.fuzzy_threshold:g}")
         return Match(None, None, "unmatched", round(best, 2), evidence)
+
+    def _foreign_words(self, normalized: str, choice: str) -> list[str]:
+        """The substitution guard: words on one side without a counterpart on the other that
+        OTHER golden queries use. "Forecast for Paris" scores high against "forecast for London"
+        — everything but the city is shared — yet "paris" is a word the golden set uses to tell
+        cases apart; likewise "What's the weather?" must not pick "weather in Paris" because
+        "paris" is the least rare city. Only words of 4+ letters without digits count (numbers
+        have their own rule), and not words half the golden queries use ("what's"): phrasing."""
+        if not hasattr(self, "_word_df"):
+            self._word_df = _word_frequency(self._queries)
+        extra_query, extra_case = differing_words(normalized, choice)
+        common = max(2, len(self._queries) // 2)
+        own = set(query_words(choice))
+        foreign = [w for w in extra_query if _fuzzy_word(w) and w not in own and 0 < self._word_df.get(w, 0) < common]
+        # A case word counts when another golden query has it too (its own query makes df >= 1).
+        foreign += [w for w in extra_case if _fuzzy_word(w) and 1 < self._word_df.get(w, 0) < common]
+        return foreign
+
+    def _by_embedding(self, normalized: str, scope: Optional[list[_Entry]], evidence: dict[str, Any],
+                      guarded: set[str]) -> Optional[Match]:
+        """The embedding step: a Match when a case qualifies or several tie, else None (the fuzzy
+        step's unmatched stands, with this step's evidence added)."""
+        from .embedding import EmbeddingScorer, numbers_in
+
+        assert self.embedding_threshold is not None
+        if self._embedding is None:
+            self._embedding = EmbeddingScorer(self._queries, self.embed)
+        scorer: EmbeddingScorer = self._embedding
+        allowed = None if scope is None else {e.normalized for e in scope}
+        query_numbers = numbers_in(normalized)
+        scored: list[tuple[float, str]] = []
+        for choice, cosine in zip(self._queries, scorer.similarities(normalized)):
+            if allowed is None or choice in allowed:
+                scored.append((100.0 * cosine, choice))
+        scored.sort(key=lambda pair: -pair[0])
+        accepted: list[tuple[_Entry, float]] = []
+        rejected: list[dict[str, Any]] = []
+        for score, choice in scored:
+            if score < self.embedding_threshold or (accepted and score < accepted[0][1] - self.ambiguity_margin):
+                break
+            why = None
+            if choice in guarded:
+                why = "rejected by the fuzzy word guard"
+            elif numbers_in(choice) != query_numbers:
+                why = f"numbers differ: query {query_numbers}, case {numbers_in(choice)}"
+            else:
+                foreign = self._foreign_words(normalized, choice)
+                if foreign:
+                    why = (f"word(s) {', '.join(repr(w) for w in foreign)} differ between query and case and "
+                           f"tell other golden cases apart")
+            for entry in groups_of(self._by_query, choice, scope):
+                if why:
+                    if len(rejected) < EVIDENCE_CANDIDATES:
+                        rejected.append({**entry.describe(score), "reason": why})
+                else:
+                    accepted.append((entry, score))
+        found: dict[str, Any] = {
+            "model": scorer.model, "threshold": self.embedding_threshold,
+            "nearest": [entry.describe(score) for score, choice in scored[:EVIDENCE_CANDIDATES]
+                        for entry in groups_of(self._by_query, choice, scope)][:EVIDENCE_CANDIDATES],
+        }
+        if rejected:
+            found["rejected"] = rejected
+        evidence["embedding"] = found
+        if not accepted:
+            evidence["reason"] += f"; no case with embedding similarity >= {self.embedding_threshold:g}" + (
+                " that passes the word and number checks" if rejected else "")
+            return None
+        best_entry, best = accepted[0]
+        close = [(e, s) for e, s in accepted if s >= best - self.ambiguity_margin]
+        evidence["candidates"] = [e.describe(s) for e, s in accepted[:EVIDENCE_CANDIDATES]]
+        if len(close) > 1:
+            evidence["reason"] = (f"{len(close)} cases within {self.ambiguity_margin:g} of the best embedding "
+                                  f"similarity {best:.2f}")
+            return Match(None, None, "ambiguous", round(best, 2), evidence)
+        evidence["reason"] = f"embedding similarity {best:.2f} >= {self.embedding_threshold:g} ({scorer.model})"
+        return Match(best_entry.case, best_entry.eval_set_id, "embedding", round(best, 2), evidence)
+
+
+def _word_frequency(queries: list[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for query in queries:
+        for word in set(query_words(query)):
+            counts[word] = counts.get(word, 0) + 1
+    return counts
+
+
+def groups_of(by_query: dict[str, list[_Entry]], choice: str, scope: Optional[list[_Entry]]) -> list[_Entry]:
+    """The cases with normalised query ``choice``, within the hint's scope if there is one."""
+    entries = by_query.get(choice, [])
+    if scope is None:
+        return entries
+    in_scope = {id(e) for e in scope}
+    return [e for e in entries if id(e) in in_scope]

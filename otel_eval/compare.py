@@ -1,0 +1,344 @@
+"""Compare two agent versions: which golden cases and criteria got better or worse.
+
+Like Big Sky's comparative evaluators, but over live results: the current evaluation of every
+session is grouped by agent version (``evaluations.agent_version``, from ``service.version`` or
+``gen_ai.agent.version``), and each golden case and each criterion is compared between the
+baseline and the candidate version:
+
+* **improved / regressed** — the pass rate moved; at an equal pass rate, the mean score moved
+  by more than ``min_delta``;
+* **unchanged** — neither moved;
+* **only_baseline / only_candidate** — one version has no session of that case.
+
+Criteria overall are compared over the cases both versions ran, so a change in traffic (a case
+only the candidate saw) is not mistaken for a criterion getting worse.
+
+Plus per-version aggregates: sessions, matched, pass rate, mean score, and the mean latency,
+tokens and steps from the health criterion's details. Pure over the rows of
+:func:`otel_eval.report.current_evaluations`; the JSON shape is in docs/compare.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence, Union
+
+from .errors import InputError
+
+IMPROVED, REGRESSED, UNCHANGED = "improved", "regressed", "unchanged"
+ONLY_BASELINE, ONLY_CANDIDATE = "only_baseline", "only_candidate"
+STATUSES = (REGRESSED, IMPROVED, UNCHANGED, ONLY_BASELINE, ONLY_CANDIDATE)
+UNKNOWN_VERSION = "unknown"
+HEALTH = "health"
+#: Health details averaged per version: detail key → summary key.
+HEALTH_MEANS = {"session_latency_ms": "mean_latency_ms", "total_tokens": "mean_total_tokens",
+                "steps": "mean_steps", "tool_errors": "mean_tool_errors"}
+_EPSILON = 1e-9
+
+
+@dataclass
+class Stat:
+    """Pass rate and mean score of one group of evaluations (a case's sessions, a criterion's runs)."""
+
+    evaluated: int = 0
+    passed: int = 0
+    score_sum: float = field(default=0.0, repr=False)
+
+    def add(self, passed: bool, score: Optional[float]) -> None:
+        self.evaluated += 1
+        self.passed += int(bool(passed))
+        self.score_sum += score or 0.0
+
+    @property
+    def pass_rate(self) -> Optional[float]:
+        return round(self.passed / self.evaluated, 4) if self.evaluated else None
+
+    @property
+    def mean_score(self) -> Optional[float]:
+        return round(self.score_sum / self.evaluated, 4) if self.evaluated else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"evaluated": self.evaluated, "passed": self.passed, "pass_rate": self.pass_rate,
+                "mean_score": self.mean_score}
+
+
+@dataclass
+class Delta:
+    """One case, one criterion, or one criterion within a case, in both versions."""
+
+    key: str
+    baseline: Optional[Stat]
+    candidate: Optional[Stat]
+    status: str
+    pass_rate_delta: Optional[float]
+    score_delta: Optional[float]
+    eval_set_id: Optional[str] = None
+    criteria: list["Delta"] = field(default_factory=list)
+    """For a case: its criteria compared (skipped runs left out)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"key": self.key}
+        if self.eval_set_id is not None:
+            out["eval_set_id"] = self.eval_set_id
+        out.update(status=self.status, pass_rate_delta=self.pass_rate_delta, score_delta=self.score_delta,
+                   baseline=self.baseline.to_dict() if self.baseline else None,
+                   candidate=self.candidate.to_dict() if self.candidate else None)
+        if self.criteria:
+            out["criteria"] = [c.to_dict() for c in self.criteria]
+        return out
+
+
+@dataclass
+class VersionSummary:
+    version: str
+    sessions: int = 0
+    matched: int = 0
+    passed: int = 0
+    pass_rate: Optional[float] = None
+    mean_score: Optional[float] = None
+    mean_latency_ms: Optional[float] = None
+    mean_total_tokens: Optional[float] = None
+    mean_steps: Optional[float] = None
+    mean_tool_errors: Optional[float] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Comparison:
+    baseline: str
+    candidate: str
+    summary: dict[str, VersionSummary]
+    """Keyed "baseline" and "candidate"."""
+    cases: list[Delta]
+    criteria: list[Delta]
+    min_delta: float = 0.0
+
+    def counts(self, of: str = "cases") -> dict[str, int]:
+        items = self.cases if of == "cases" else self.criteria
+        return {status: sum(1 for d in items if d.status == status) for status in STATUSES}
+
+    @property
+    def regressed(self) -> list[Delta]:
+        return [d for d in self.cases if d.status == REGRESSED]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "baseline": self.baseline, "candidate": self.candidate, "min_delta": self.min_delta,
+            "summary": {k: v.to_dict() for k, v in self.summary.items()},
+            "counts": {"cases": self.counts("cases"), "criteria": self.counts("criteria")},
+            "cases": [d.to_dict() for d in self.cases],
+            "criteria": [d.to_dict() for d in self.criteria],
+        }
+
+
+def version_of(row: dict[str, Any]) -> str:
+    return row.get("agent_version") or UNKNOWN_VERSION
+
+
+def versions(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """Agent versions present, with their session counts."""
+    out: dict[str, int] = {}
+    for row in rows:
+        out[version_of(row)] = out.get(version_of(row), 0) + 1
+    return dict(sorted(out.items()))
+
+
+def status_of(baseline: Optional[Stat], candidate: Optional[Stat], min_delta: float = 0.0) -> tuple[str, Optional[float], Optional[float]]:
+    """(status, pass-rate delta, mean-score delta) of candidate against baseline."""
+    if not baseline or not baseline.evaluated:
+        return (ONLY_CANDIDATE if candidate and candidate.evaluated else UNCHANGED), None, None
+    if not candidate or not candidate.evaluated:
+        return ONLY_BASELINE, None, None
+    rate = round(candidate.passed / candidate.evaluated - baseline.passed / baseline.evaluated, 4)
+    score = round(candidate.score_sum / candidate.evaluated - baseline.score_sum / baseline.evaluated, 4)
+    if abs(rate) > _EPSILON:
+        return (IMPROVED if rate > 0 else REGRESSED), rate, score
+    if abs(score) > min_delta + _EPSILON:
+        return (IMPROVED if score > 0 else REGRESSED), rate, score
+    return UNCHANGED, rate, score
+
+
+def _delta(key: str, pair: dict[str, Stat], min_delta: float, **extra: Any) -> Delta:
+    b, c = pair.get("baseline"), pair.get("candidate")
+    status, rate, score = status_of(b, c, min_delta)
+    return Delta(key=key, baseline=b, candidate=c, status=status, pass_rate_delta=rate, score_delta=score, **extra)
+
+
+def _summary(version: str, rows: list[dict[str, Any]]) -> VersionSummary:
+    matched = [r for r in rows if r.get("case_id")]
+    passed = sum(1 for r in matched if r["passed"])
+    out = VersionSummary(version=version, sessions=len(rows), matched=len(matched), passed=passed)
+    if matched:
+        out.pass_rate = round(passed / len(matched), 4)
+        out.mean_score = round(sum(r["score"] or 0.0 for r in matched) / len(matched), 4)
+    sums: dict[str, list[float]] = {}
+    for row in rows:  # health is measured for every session, matched or not
+        for c in row.get("criteria", []):
+            if c["criterion"] != HEALTH and (c.get("details") or {}).get("kind") != HEALTH:
+                continue
+            for detail, name in HEALTH_MEANS.items():
+                value = (c.get("details") or {}).get(detail)
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    sums.setdefault(name, []).append(float(value))
+            break
+    for name, values in sums.items():
+        setattr(out, name, round(sum(values) / len(values), 3))
+    return out
+
+
+def compare_rows(rows: Sequence[dict[str, Any]], baseline: str, candidate: str, min_delta: float = 0.0) -> Comparison:
+    """The comparison of two versions over current-evaluation rows (pure)."""
+    present = versions(rows)
+    for role, version in (("baseline", baseline), ("candidate", candidate)):
+        if version not in present:
+            known = ", ".join(f"{v} ({n} sessions)" for v, n in present.items()) or "none"
+            raise InputError(f"--{role}", f"no evaluations of agent version {version!r}; versions present: {known}",
+                             f"--{role}")
+    by_role = {"baseline": [r for r in rows if version_of(r) == baseline],
+               "candidate": [r for r in rows if version_of(r) == candidate]}
+    cases: dict[tuple[str, str], dict[str, Stat]] = {}
+    case_criteria: dict[tuple[str, str], dict[str, dict[str, Stat]]] = {}
+    criteria: dict[str, dict[str, Stat]] = {}
+    for role, members in by_role.items():
+        for row in members:
+            if not row.get("case_id"):
+                continue
+            key = (row.get("eval_set_id") or "", row["case_id"])
+            cases.setdefault(key, {}).setdefault(role, Stat()).add(row["passed"], row["score"])
+            for c in row.get("criteria", []):
+                if not c.get("skipped"):
+                    case_criteria.setdefault(key, {}).setdefault(c["criterion"], {}).setdefault(role, Stat()).add(
+                        c["passed"], c["score"])
+    # Criteria overall are compared on the cases BOTH versions ran: a case only one version saw
+    # would otherwise read as a criterion getting better or worse when only the traffic changed.
+    for key, per_criterion in case_criteria.items():
+        if len(cases[key]) < 2:
+            continue
+        for name, pair in per_criterion.items():
+            for role, stat in pair.items():
+                total = criteria.setdefault(name, {}).setdefault(role, Stat())
+                total.evaluated += stat.evaluated
+                total.passed += stat.passed
+                total.score_sum += stat.score_sum
+    case_deltas = [
+        _delta(case_id, pair, min_delta, eval_set_id=set_id or None,
+               criteria=[_delta(name, per, min_delta) for name, per in sorted(case_criteria.get((set_id, case_id), {}).items())])
+        for (set_id, case_id), pair in cases.items()
+    ]
+    order = {s: i for i, s in enumerate(STATUSES)}  # regressions first: what to look at
+    case_deltas.sort(key=lambda d: (order[d.status], d.key, d.eval_set_id or ""))
+    criterion_deltas = [_delta(name, pair, min_delta) for name, pair in sorted(criteria.items())]
+    return Comparison(
+        baseline=baseline, candidate=candidate, min_delta=min_delta,
+        summary={role: _summary(v, by_role[role]) for role, v in (("baseline", baseline), ("candidate", candidate))},
+        cases=case_deltas, criteria=criterion_deltas,
+    )
+
+
+def compare(db_paths: Sequence[Union[str, Path]], baseline: str, candidate: str, min_delta: float = 0.0) -> Comparison:
+    """Compare two agent versions across one or more databases (latest revision of each session)."""
+    from .report import current_evaluations
+
+    return compare_rows(current_evaluations(db_paths), baseline, candidate, min_delta)
+
+
+# --- rendering ---------------------------------------------------------------------------------
+
+_STYLE = {IMPROVED: "[green]improved[/]", REGRESSED: "[red]regressed[/]", UNCHANGED: "unchanged",
+          ONLY_BASELINE: "[yellow]only baseline[/]", ONLY_CANDIDATE: "[yellow]only candidate[/]"}
+
+
+def _rate(stat: Optional[Stat]) -> str:
+    if not stat or not stat.evaluated:
+        return "-"
+    return f"{stat.pass_rate:.0%} ({stat.passed}/{stat.evaluated})"
+
+
+def _score(stat: Optional[Stat]) -> str:
+    return "-" if not stat or stat.mean_score is None else f"{stat.mean_score:.2f}"
+
+
+def _signed(value: Optional[float], percent: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+.0%}" if percent else f"{value:+.2f}"
+
+
+def _num(value: Optional[float], fmt: str = "{:.2f}") -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def render_comparison(comparison: Comparison, console: Any = None) -> None:
+    """Per-version summary, then cases (regressions first) and criteria, for a terminal."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    b, c = comparison.summary["baseline"], comparison.summary["candidate"]
+    counts = comparison.counts()
+    console.print(f"[bold]{comparison.baseline}[/] (baseline) → [bold]{comparison.candidate}[/] (candidate): "
+                  f"[red]{counts[REGRESSED]} regressed[/], [green]{counts[IMPROVED]} improved[/], "
+                  f"{counts[UNCHANGED]} unchanged, {counts[ONLY_BASELINE] + counts[ONLY_CANDIDATE]} in one version only")
+    summary = Table(title="Versions")
+    for col in ("", comparison.baseline, comparison.candidate):
+        summary.add_column(col)
+    rows = [
+        ("sessions", str(b.sessions), str(c.sessions)),
+        ("matched a case", str(b.matched), str(c.matched)),
+        ("pass rate", _num(b.pass_rate, "{:.0%}"), _num(c.pass_rate, "{:.0%}")),
+        ("mean score", _num(b.mean_score), _num(c.mean_score)),
+        ("mean latency (ms)", _num(b.mean_latency_ms, "{:.1f}"), _num(c.mean_latency_ms, "{:.1f}")),
+        ("mean tokens", _num(b.mean_total_tokens, "{:.1f}"), _num(c.mean_total_tokens, "{:.1f}")),
+        ("mean steps", _num(b.mean_steps, "{:.1f}"), _num(c.mean_steps, "{:.1f}")),
+    ]
+    for r in rows:
+        summary.add_row(*r)
+    console.print(summary)
+    for title, deltas, show_set in (("Cases", comparison.cases, True), ("Criteria", comparison.criteria, False)):
+        if not deltas:
+            continue
+        table = Table(title=title)
+        table.add_column("case" if show_set else "criterion", overflow="fold")
+        for col in ("baseline pass", "candidate pass", "Δ pass", "baseline score", "candidate score", "Δ score",
+                    "status"):
+            table.add_column(col, no_wrap=True)
+        if show_set:
+            table.add_column("worse criteria", overflow="fold")
+        for d in deltas:
+            cells = [d.key, _rate(d.baseline), _rate(d.candidate), _signed(d.pass_rate_delta, True),
+                     _score(d.baseline), _score(d.candidate), _signed(d.score_delta), _STYLE[d.status]]
+            if show_set:
+                cells.append(", ".join(x.key for x in d.criteria if x.status == REGRESSED) or "-")
+            table.add_row(*cells)
+        console.print(table)
+
+
+# --- CLI ---------------------------------------------------------------------------------------
+
+def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``compare`` subcommand's options, for the CLI to attach to its subparser."""
+    parser.add_argument("--baseline", required=True, metavar="VERSION", help="agent version to compare against")
+    parser.add_argument("--candidate", required=True, metavar="VERSION", help="agent version being judged")
+    parser.add_argument("--db", action="append", default=[], metavar="PATH",
+                        help="database file; repeat to combine several collectors (default otel-eval.db)")
+    parser.add_argument("--min-delta", type=float, default=0.0, metavar="X",
+                        help="mean-score change (at an equal pass rate) below which a case is unchanged (default 0)")
+    parser.add_argument("--fail-on-regression", action="store_true",
+                        help="exit with status 1 when any case regressed (for CI)")
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON (docs/compare.md)")
+
+
+def compare_main(args: argparse.Namespace, console: Any = None) -> int:
+    """Run ``otel-eval compare``; exit code 1 with --fail-on-regression and a regressed case, else 0."""
+    comparison = compare(args.db or ["otel-eval.db"], args.baseline, args.candidate,
+                         getattr(args, "min_delta", 0.0))
+    if getattr(args, "json", False):
+        print(json.dumps(comparison.to_dict(), indent=2, default=str))
+    else:
+        render_comparison(comparison, console)
+    return 1 if getattr(args, "fail_on_regression", False) and comparison.regressed else 0

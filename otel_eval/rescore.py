@@ -1,0 +1,338 @@
+"""Re-evaluate stored sessions after a golden set or the criteria changed.
+
+The spans are in the database, so a session can be scored again without the agent: its spans
+are read back, run through the same :func:`otel_eval.evaluate.evaluate_session` the live engine
+uses, and the outcome is stored as the session's NEXT revision. Earlier revisions stay, marked
+superseded, so ``report`` shows the new verdicts and the history is still there.
+
+Only sessions the engine has already scored are rescored. An open session is still receiving
+spans and an ended one is waiting for the live scorer: scoring them here would race the engine's
+once-per-revision guarantee. For the same reason the stored status flip is conditional on the
+session still being ``scored`` (a late span that re-opens it meanwhile wins, and the engine
+scores it again when it ends).
+
+CLI: ``otel-eval rescore [--db D] [--since ISO] [--session ID]... [--golden G]... [--config TOML]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
+
+from .errors import InputError
+from .models.evalset import EvalConfig, EvalSet
+from .store import SCORED, Store
+
+PathLike = Union[str, Path]
+#: ``progress(done, total)`` after each session.
+ProgressCallback = Callable[[int, int], Any]
+
+PASS, FAIL, NONE = "pass", "fail", "none"
+
+
+@dataclass(frozen=True)
+class RescoreChange:
+    """One rescored session: its latest verdict before and the new one.
+
+    ``verdict`` is ``pass`` / ``fail`` for a session matched to a case, else how matching ended
+    (``unmatched`` / ``ambiguous``); ``none`` when the session had no evaluation before."""
+
+    session_id: str
+    agent_version: Optional[str]
+    before_revision: Optional[int]
+    after_revision: int
+    before_case: Optional[str]
+    after_case: Optional[str]
+    before_verdict: str
+    after_verdict: str
+    before_score: Optional[float]
+    after_score: float
+    matched_by: str
+
+    @property
+    def verdict_changed(self) -> bool:
+        return self.before_verdict != self.after_verdict
+
+    @property
+    def changed(self) -> bool:
+        """A different verdict or a different golden case."""
+        return self.verdict_changed or self.before_case != self.after_case
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "changed": self.changed, "verdict_changed": self.verdict_changed}
+
+
+def verdict(case_id: Optional[str], passed: Any, matched_by: Optional[str]) -> str:
+    if not case_id:
+        return matched_by or "unmatched"
+    return PASS if passed else FAIL
+
+
+def parse_since(value: Union[str, datetime, None]) -> Optional[int]:
+    """An ISO-8601 time (``2025-01-31``, ``2025-01-31T12:00``, with ``Z`` or an offset; naive =
+    UTC) → epoch nanoseconds."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        moment = value
+    else:
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise InputError("--since", f"not an ISO-8601 time: {value!r} (e.g. 2025-01-31 or 2025-01-31T12:00:00Z)",
+                             "--since") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    # SQLite integers are 64-bit: times past 2262 would overflow; nothing is received after then.
+    return min(int(moment.timestamp() * 1_000_000_000), 2**63 - 1)
+
+
+def config_hash(config: EvalConfig) -> str:
+    """As the engine computes it, so rescored rows group with live ones of the same config."""
+    return hashlib.sha256(config.model_dump_json().encode()).hexdigest()[:12]
+
+
+def _load_sets(golden: Iterable[Union[PathLike, EvalSet]]) -> list[EvalSet]:
+    from .golden import load_golden
+
+    sets: list[EvalSet] = []
+    for source in golden:
+        if isinstance(source, EvalSet):
+            sets.append(source)
+        else:
+            eval_set = load_golden(source)
+            eval_set.metadata.setdefault("source", str(source))
+            sets.append(eval_set)
+    return sets
+
+
+def _save_sets(store: Store, sets: Sequence[EvalSet]) -> None:
+    """The sets a rescore used become the stored golden, as the engine does for its own."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    rows = []
+    for eval_set in sets:
+        digest = hashlib.sha256(eval_set.model_dump_json().encode()).hexdigest()[:16]
+        rows += [{"eval_set_id": eval_set.eval_set_id, "eval_id": case.eval_id, "name": case.name,
+                  "query": case.query, "source": eval_set.metadata.get("source", ""), "file_hash": digest,
+                  "case_json": case.model_dump_json(), "loaded_at": stamp} for case in eval_set.eval_cases]
+    if rows:
+        store.save_golden_cases(rows)
+    store.save_golden_sets(sets)
+
+
+def _targets(store: Store, since_ns: Optional[int], sessions: Optional[Sequence[str]]) -> list[str]:
+    if sessions:
+        wanted = list(dict.fromkeys(sessions))
+        marks = ",".join("?" * len(wanted))
+        status = dict(store.conn.execute(
+            f"SELECT session_id, status FROM sessions WHERE session_id IN ({marks})", wanted).fetchall())
+        for sid in wanted:
+            if sid not in status:
+                raise InputError(store.path, f"no session {sid!r} in this database", "--session")
+            if status[sid] != SCORED:
+                raise InputError(store.path, f"session {sid!r} is {status[sid]}, not scored yet: the live engine "
+                                             "scores it when it ends", "--session")
+        chosen = wanted
+    else:
+        chosen = [r[0] for r in store.conn.execute(
+            "SELECT s.session_id FROM sessions s WHERE s.status = ? ORDER BY"
+            " (SELECT MIN(t.start_ns) FROM traces t WHERE t.session_id = s.session_id), s.session_id", (SCORED,))]
+    if since_ns is not None:
+        recent = {r[0] for r in store.conn.execute(
+            "SELECT session_id FROM sessions WHERE last_received_ns >= ?", (since_ns,))}
+        chosen = [sid for sid in chosen if sid in recent]
+    return chosen
+
+
+def _latest(store: Store, session_id: str) -> Optional[tuple]:
+    return store.conn.execute(
+        "SELECT revision, case_id, passed, score, matched_by FROM evaluations"
+        " WHERE session_id = ? ORDER BY revision DESC LIMIT 1", (session_id,)).fetchone()
+
+
+def rescore(
+    db: PathLike,
+    golden: Optional[Iterable[Union[PathLike, EvalSet]]] = None,
+    config: Optional[EvalConfig] = None,
+    since: Union[str, datetime, None] = None,
+    sessions: Optional[Sequence[str]] = None,
+    progress: Optional[ProgressCallback] = None,
+    *,
+    fuzzy_threshold: float = 90.0,
+    embedding_threshold: Optional[float] = None,
+    judge: Any = None,
+    max_value_chars: int = 65536,
+) -> list[RescoreChange]:
+    """Score the scored sessions of ``db`` again, each as a new revision; returns one
+    :class:`RescoreChange` per session, in the order the sessions started.
+
+    ``golden``: golden files or EvalSets (default: the sets stored in the database, with the
+    criteria a Big Sky set declared). ``config``: criteria (default :meth:`EvalConfig.default`).
+    ``since``: only sessions with spans received at or after this time. ``sessions``: only these
+    (each must exist and be scored, else :class:`InputError`).
+    """
+    from .evaluate import evaluate_session
+    from .golden import GoldenIndex
+
+    if not Path(db).exists():
+        raise InputError(str(db), "database file not found")
+    since_ns = parse_since(since)
+    config = config or EvalConfig.default()
+    digest = config_hash(config)
+    store = Store(db)
+    try:
+        if golden is None:
+            sets = store.stored_eval_sets()
+        else:
+            sets = _load_sets(golden)
+            _save_sets(store, sets)
+        index = GoldenIndex(sets, fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold)
+        targets = _targets(store, since_ns, sessions)
+        changes: list[RescoreChange] = []
+        for done, session_id in enumerate(targets, 1):
+            spans = store.session_spans(session_id)
+            if spans:
+                changes.append(_rescore_one(store, session_id, spans, index, config, digest, judge, max_value_chars,
+                                            evaluate_session))
+            if progress is not None:
+                progress(done, len(targets))
+        return changes
+    finally:
+        store.close()
+
+
+def _rescore_one(store: Store, session_id: str, spans: list, index: Any, config: EvalConfig, digest: str,
+                 judge: Any, max_value_chars: int, evaluate_session: Callable[..., Any]) -> RescoreChange:
+    before = _latest(store, session_id)
+    outcome = evaluate_session(session_id, spans, store.session_log_events(session_id), index, config, judge,
+                               max_value_chars)
+    details = {**outcome.details, "rescored": {"previous_revision": before[0] if before else None}}
+    _, revision = store.record_evaluation(
+        session_id, outcome.result, eval_set_id=outcome.match.eval_set_id, matched_by=outcome.match.method,
+        match_score=outcome.match.score, config_hash=digest, agent_version=outcome.trajectory.agent_version,
+        query=outcome.trajectory.query, columns=outcome.columns, details=details,
+        session_fields=outcome.session_fields, expected_status=SCORED,
+    )
+    result = outcome.result
+    return RescoreChange(
+        session_id=session_id,
+        agent_version=outcome.trajectory.agent_version,
+        before_revision=before[0] if before else None,
+        after_revision=revision,
+        before_case=before[1] if before else None,
+        after_case=result.eval_id or None,
+        before_verdict=verdict(before[1], before[2], before[4]) if before else NONE,
+        after_verdict=verdict(result.eval_id, result.passed, outcome.match.method),
+        before_score=before[3] if before else None,
+        after_score=result.score,
+        matched_by=outcome.match.method,
+    )
+
+
+def summarize_changes(changes: Sequence[RescoreChange]) -> dict[str, Any]:
+    """Counts for the before/after summary: how many verdicts moved, and which way."""
+    moved: dict[str, int] = {}
+    for c in changes:
+        if c.verdict_changed:
+            key = f"{c.before_verdict} -> {c.after_verdict}"
+            moved[key] = moved.get(key, 0) + 1
+    return {
+        "rescored": len(changes),
+        "changed": sum(1 for c in changes if c.changed),
+        "verdict_changed": sum(1 for c in changes if c.verdict_changed),
+        "transitions": dict(sorted(moved.items())),
+        "before": _tally(c.before_verdict for c in changes),
+        "after": _tally(c.after_verdict for c in changes),
+    }
+
+
+def _tally(values: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return dict(sorted(out.items()))
+
+
+# --- CLI ---------------------------------------------------------------------------------------
+
+def add_rescore_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``rescore`` subcommand's options, for the CLI to attach to its subparser."""
+    parser.add_argument("--db", default="otel-eval.db", help="database to rescore (default otel-eval.db)")
+    parser.add_argument("--since", metavar="ISO-TIME",
+                        help="only sessions with spans received at or after this time (e.g. 2025-01-31T00:00:00Z)")
+    parser.add_argument("--session", action="append", default=[], metavar="ID",
+                        help="only this session; repeatable")
+    parser.add_argument("--golden", action="append", default=[], metavar="PATH",
+                        help="golden set to match against instead of the one stored in --db; repeatable")
+    parser.add_argument("--config", metavar="TOML", help="TOML file with evaluation criteria ([criteria.NAME] tables)")
+    parser.add_argument("--fuzzy-threshold", type=float, default=90.0, metavar="N",
+                        help="fuzzy query match threshold, 0-100 (default 90)")
+    parser.add_argument("--embedding-threshold", type=float, default=None, metavar="N",
+                        help="turn on the offline embedding match at this similarity, 0-100 (e.g. 60)")
+    parser.add_argument("--json", action="store_true", help="print the before/after summary as JSON")
+
+
+def rescore_main(args: argparse.Namespace, console: Any = None) -> int:
+    """Run ``otel-eval rescore`` from parsed arguments; returns the exit code (0)."""
+    config = None
+    if getattr(args, "config", None):
+        from .config import load_eval_config
+
+        config = load_eval_config(args.config)
+    golden = list(getattr(args, "golden", None) or []) or None
+    common = dict(golden=golden, config=config, since=getattr(args, "since", None),
+                  sessions=list(getattr(args, "session", None) or []) or None,
+                  fuzzy_threshold=getattr(args, "fuzzy_threshold", 90.0),
+                  embedding_threshold=getattr(args, "embedding_threshold", None))
+    if getattr(args, "json", False):
+        changes = rescore(args.db, **common)
+        print(json.dumps({"db": str(args.db), "summary": summarize_changes(changes),
+                          "sessions": [c.to_dict() for c in changes]}, indent=2, default=str))
+        return 0
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    console = console or Console()
+    err = Console(stderr=True)
+    with Progress(TextColumn("rescoring sessions"), BarColumn(), MofNCompleteColumn(), console=err,
+                  transient=True, disable=not err.is_terminal) as bar:
+        task = bar.add_task("sessions", total=None)
+        changes = rescore(args.db, progress=lambda done, total: bar.update(task, completed=done, total=total),
+                          **common)
+    render_changes(changes, console)
+    return 0
+
+
+def render_changes(changes: Sequence[RescoreChange], console: Any) -> None:
+    """The before/after summary: totals, then every session whose verdict or case changed."""
+    from rich.table import Table
+
+    summary = summarize_changes(changes)
+    console.print(f"rescored [bold]{summary['rescored']}[/] session(s); "
+                  f"[bold]{summary['verdict_changed']}[/] changed verdict, {summary['changed']} changed verdict or case")
+    for transition, count in summary["transitions"].items():
+        console.print(f"  {transition}: {count}")
+    changed = [c for c in changes if c.changed]
+    if not changed:
+        return
+    table = Table(title="Changed sessions")
+    for col in ("session", "version", "case before", "case after", "before", "after", "score"):
+        table.add_column(col, overflow="fold")
+    for c in changed:
+        before_score = "-" if c.before_score is None else f"{c.before_score:.2f}"
+        table.add_row(c.session_id, c.agent_version or "-", c.before_case or "-", c.after_case or "-",
+                      _styled(c.before_verdict), _styled(c.after_verdict), f"{before_score} → {c.after_score:.2f}")
+    console.print(table)
+
+
+def _styled(v: str) -> str:
+    return {PASS: "[green]PASS[/]", FAIL: "[red]FAIL[/]"}.get(v, f"[yellow]{v}[/]")
