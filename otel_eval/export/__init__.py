@@ -1,0 +1,285 @@
+"""Exports of stored sessions: Vertex-native JSON lines, EvalSet (promotion to golden cases), Big Sky.
+
+Every format starts from the same place: the sessions chosen in one or more otel-eval databases
+(:func:`select_sessions`), loaded the way the scorer sees them (:func:`load_sessions`: stored spans
+→ mapping, log-event content → trajectory). The format modules are pure functions of that.
+
+``otel-eval export`` is :func:`add_export_arguments` / :func:`export_main`; shapes are in
+docs/exports.md. Results going back into OpenTelemetry (log records, span forwarding) live in
+:mod:`otel_eval.export.otel`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Optional, Sequence, Union
+
+from ..errors import InputError
+from ..trajectory import Trajectory
+
+FORMATS = ("vertex", "evalset", "bigsky")
+RESULTS = ("passed", "failed", "unmatched", "unscored")
+DbPath = Union[str, Path]
+
+
+@dataclass
+class SessionSelection:
+    """Which sessions to export. Empty lists mean "no filter"; filters combine with AND."""
+
+    session_ids: list[str] = field(default_factory=list)
+    since_ns: Optional[int] = None
+    """Only sessions whose first span started at or after this time."""
+    results: list[str] = field(default_factory=list)
+    """Outcome of the current evaluation: passed, failed, unmatched (no golden case), unscored."""
+    versions: list[str] = field(default_factory=list)
+    include_open: bool = False
+    """Open sessions are still receiving spans; left out unless asked for."""
+
+
+@dataclass
+class LoadedSession:
+    db: str
+    session_id: str
+    trajectory: Trajectory
+    intermediate: dict[str, list[str]]
+    created_ns: Optional[int]
+
+
+def parse_since(text: str) -> int:
+    """``--since``: an ISO-8601 date or date-time (UTC unless it says otherwise), or Unix seconds."""
+    value = text.strip()
+    try:
+        return int(float(value) * 1_000_000_000)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError("--since", f"expected an ISO-8601 date/time or Unix seconds, got {text!r}", "--since") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return int(moment.timestamp() * 1_000_000_000)
+
+
+def _connect(path: DbPath) -> sqlite3.Connection:
+    if not Path(path).is_file():
+        raise InputError(str(path), "database file not found")
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        conn.execute("SELECT 1 FROM sessions LIMIT 1")
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise InputError(str(path), f"not an otel-eval database ({exc})") from None
+    return conn
+
+
+def select_sessions(db: DbPath, selection: SessionSelection) -> list[str]:
+    """Session ids in ``db`` matching ``selection``, oldest first (by first span start).
+
+    A ``--session`` id that is not in the database is an error naming it, so a typo never
+    silently exports nothing."""
+    conn = _connect(db)
+    try:
+        rows = conn.execute(
+            "SELECT s.session_id, s.status, s.agent_version, e.case_id, e.passed, e.agent_version,"
+            " (SELECT MIN(start_ns) FROM spans p WHERE p.session_id = s.session_id) AS started"
+            " FROM sessions s LEFT JOIN evaluations e ON e.session_id = s.session_id AND e.superseded = 0"
+            " ORDER BY started, s.session_id"
+        ).fetchall()
+    finally:
+        conn.close()
+    known = {r[0] for r in rows}
+    missing = [s for s in selection.session_ids if s not in known]
+    if missing:
+        raise InputError(str(db), f"no session {missing[0]!r} in this database", "--session")
+    wanted = set(selection.session_ids)
+    chosen: list[str] = []
+    for session_id, status, version, case_id, passed, eval_version, started in rows:
+        if wanted and session_id not in wanted:
+            continue
+        if status == "open" and not selection.include_open and not wanted:
+            continue
+        if selection.since_ns is not None and (started or 0) < selection.since_ns:
+            continue
+        if selection.versions and (version or eval_version) not in selection.versions:
+            continue
+        if selection.results and _outcome(case_id, passed) not in selection.results:
+            continue
+        chosen.append(session_id)
+    return chosen
+
+
+def _outcome(case_id: Optional[str], passed: Optional[int]) -> str:
+    if passed is None:
+        return "unscored"
+    if not case_id:
+        return "unmatched"
+    return "passed" if passed else "failed"
+
+
+def load_sessions(db: DbPath, session_ids: Sequence[str], max_value_chars: int = 65536) -> list[LoadedSession]:
+    """Each session's trajectory (and the LLM texts between tool calls), as the scorer builds it."""
+    from ..evaluate import apply_logs
+    from ..mapping import map_spans
+    from ..store import Store
+    from ..trajectory import build_trajectory
+    from .vertex import intermediate_texts
+
+    _connect(db).close()  # a clear error for a missing file, before Store would create one
+    store = Store(db)
+    try:
+        out = []
+        for session_id in session_ids:
+            spans = store.session_spans(session_id)
+            mapped = map_spans(spans, max_value_chars)
+            apply_logs(mapped, store.session_log_events(session_id))
+            out.append(LoadedSession(
+                db=str(db), session_id=session_id, trajectory=build_trajectory(session_id, mapped),
+                intermediate=intermediate_texts(mapped),
+                created_ns=min((s.start_ns for s in spans), default=None),
+            ))
+        return out
+    finally:
+        store.close()
+
+
+def collect(dbs: Sequence[DbPath], selection: SessionSelection) -> list[LoadedSession]:
+    sessions: list[LoadedSession] = []
+    for db in dbs:
+        sessions.extend(load_sessions(db, select_sessions(db, selection)))
+    return sessions
+
+
+@dataclass
+class ExportResult:
+    format: str
+    output: Optional[str]
+    dbs: list[str]
+    sessions: list[str]
+    records: int
+    skipped: list[dict[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": self.format, "output": self.output, "dbs": self.dbs, "sessions": self.sessions,
+                "count": len(self.sessions), "records": self.records, "skipped": self.skipped}
+
+
+def export_sessions(fmt: str, dbs: Sequence[DbPath], selection: SessionSelection, out: Any,
+                    eval_set_id: str = "promoted", name: str = "") -> ExportResult:
+    """Write the chosen sessions in ``fmt`` to the text stream ``out``."""
+    if fmt not in FORMATS:
+        raise InputError("--format", f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}", "--format")
+    sessions = collect(dbs, selection)
+    trajectories = [s.trajectory for s in sessions]
+    skipped: list[dict[str, str]] = []
+    if fmt == "vertex":
+        from .vertex import vertex_record
+
+        for s in sessions:
+            record = vertex_record(s.trajectory, s.intermediate, s.created_ns)
+            out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        exported, records = [s.session_id for s in sessions], len(sessions)
+    elif fmt == "evalset":
+        from .evalset import promote_sessions
+
+        promotion = promote_sessions(trajectories, eval_set_id=eval_set_id, name=name,
+                                     metadata={"exported_at": _now_iso(), "dbs": [str(d) for d in dbs]})
+        out.write(promotion.eval_set.model_dump_json(indent=2) + "\n")
+        skipped = [s.to_dict() for s in promotion.skipped]
+        exported = [c.metadata["session_id"] for c in promotion.eval_set.eval_cases]
+        records = len(promotion.eval_set.eval_cases)
+    else:
+        from .bigsky import bigsky_dataset
+
+        dataset, dropped = bigsky_dataset(trajectories, name=name or "otel-eval sessions")
+        out.write(json.dumps(dataset, ensure_ascii=False, indent=2, default=str) + "\n")
+        skipped = [s.to_dict() for s in dropped]
+        gone = {s["session_id"] for s in skipped}
+        exported = [s.session_id for s in sessions if s.session_id not in gone]
+        records = len(dataset["data"])
+    return ExportResult(fmt, None, [str(d) for d in dbs], exported, records, skipped)
+
+
+def _now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+# --- CLI -------------------------------------------------------------------------------------
+
+def add_export_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``export`` subcommand's options, for the CLI to attach to its subparser."""
+    parser.add_argument("--format", required=True, choices=FORMATS,
+                        help="vertex: one Vertex-native JSON record per session (JSON lines); evalset: the "
+                             "sessions as golden cases (.evalset.json); bigsky: a Big Sky eval dataset")
+    parser.add_argument("--db", action="append", default=[], metavar="PATH",
+                        help="otel-eval database; repeat to export from several collectors (default otel-eval.db)")
+    parser.add_argument("--session", action="append", default=[], metavar="ID",
+                        help="export this session (repeatable); default: every ended session")
+    parser.add_argument("--since", metavar="TIME", help="only sessions that started at/after TIME "
+                        "(ISO-8601 date or date-time, UTC unless given; or Unix seconds)")
+    parser.add_argument("--result", action="append", default=[], choices=RESULTS,
+                        help="only sessions whose current evaluation passed / failed / matched no case "
+                             "(unmatched) / has none yet (unscored); repeatable")
+    parser.add_argument("--version", action="append", default=[], metavar="V",
+                        help="only sessions of this agent version (repeatable)")
+    parser.add_argument("--include-open", action="store_true", help="also export sessions still receiving spans")
+    parser.add_argument("--eval-set-id", default="promoted", help="eval_set_id of an evalset export (default promoted)")
+    parser.add_argument("--name", default="", help="name of the exported set / dataset")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write here (default: standard output)")
+    parser.add_argument("--json", action="store_true",
+                        help="print a JSON summary of the export (needs -o; see docs/exports.md)")
+
+
+def export_main(args: argparse.Namespace) -> int:
+    """Run ``otel-eval export``; input errors raise :class:`InputError` for the CLI's error line."""
+    output = getattr(args, "output", None)
+    as_json = getattr(args, "json", False)
+    if as_json and not output:
+        raise InputError("export", "--json prints a summary on standard output, so the export needs -o FILE",
+                         "--json")
+    selection = SessionSelection(
+        session_ids=list(getattr(args, "session", None) or []),
+        since_ns=parse_since(args.since) if getattr(args, "since", None) else None,
+        results=list(getattr(args, "result", None) or []),
+        versions=list(getattr(args, "version", None) or []),
+        include_open=bool(getattr(args, "include_open", False)),
+    )
+    dbs = list(getattr(args, "db", None) or []) or ["otel-eval.db"]
+    kwargs = {"eval_set_id": getattr(args, "eval_set_id", "promoted"), "name": getattr(args, "name", "")}
+    if output:
+        target = Path(output)
+        if not target.parent.is_dir():
+            raise InputError(str(target), "the output directory does not exist", "-o")
+        tmp = target.with_name(target.name + ".part")
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                result = export_sessions(args.format, dbs, selection, fh, **kwargs)
+            tmp.replace(target)  # never leave a half-written file under the real name
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        result.output = str(target)
+    else:
+        result = export_sessions(args.format, dbs, selection, sys.stdout, **kwargs)
+    if as_json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        where = result.output or "standard output"
+        print(f"exported {len(result.sessions)} session(s) as {result.format} ({result.records} record(s)) "
+              f"to {where}", file=sys.stderr)
+        for s in result.skipped:
+            print(f"  skipped {s['session_id']}: {s['reason']}", file=sys.stderr)
+    return 0
+
+
+__all__ = [
+    "FORMATS", "ExportResult", "LoadedSession", "SessionSelection", "add_export_arguments", "collect",
+    "export_main", "export_sessions", "load_sessions", "parse_since", "select_sessions",
+]
