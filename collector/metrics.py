@@ -2,6 +2,12 @@
 
 The receivers run on several threads (gRPC's pool, uvicorn's loop, the executor that waits for
 commits), so every update takes one lock; the numbers are few and the lock is held for nanoseconds.
+
+Per golden case and per agent version results (:class:`EvaluationMetrics`) are read from the
+database at scrape time, incrementally (only evaluations stored since the last scrape), because
+the stored row is what carries the agent version. Label cardinality is bounded: the first
+``max_label_values`` distinct cases (and versions) get their own label value, later ones are
+summed under ``"other"`` and counted in ``otel_eval_label_values_capped_total``.
 """
 
 from __future__ import annotations
@@ -9,10 +15,17 @@ from __future__ import annotations
 import math
 import threading
 from bisect import bisect_left
-from typing import Mapping, Optional
+from typing import Any, Mapping, Optional
 
 #: Ingest latency buckets (seconds): a commit normally takes milliseconds; the tail shows a busy disk.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+#: Score histogram buckets: scores are 0..1, a tenth is as fine as a dashboard can show.
+SCORE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+#: Distinct case (and version) label values before the rest are aggregated under ``OTHER``.
+DEFAULT_MAX_LABEL_VALUES = 200
+OTHER = "other"
+UNKNOWN_VERSION = "unknown"
 
 # Engine stats → (metric name, type, help).  Names follow Prometheus conventions (_total on counters).
 _ENGINE_METRICS = (
@@ -52,16 +65,111 @@ class Histogram:
         return out
 
 
-class CollectorMetrics:
-    """Counts what only the receivers see: requests by outcome, spans rejected for bad ids, latency."""
+class LabelCap:
+    """Keeps the first ``limit`` distinct values of one label; every later value becomes ``other``."""
+
+    def __init__(self, limit: int = DEFAULT_MAX_LABEL_VALUES):
+        self.limit = limit
+        self.kept: set[str] = set()
+        self.capped = 0
+
+    def __call__(self, value: str) -> str:
+        if value in self.kept:
+            return value
+        if len(self.kept) < self.limit:
+            self.kept.add(value)
+            return value
+        self.capped += 1
+        return OTHER
+
+
+class _Tally:
+    __slots__ = ("evaluations", "passed", "score_sum", "unmatched")
 
     def __init__(self) -> None:
+        self.evaluations = 0
+        self.passed = 0
+        self.score_sum = 0.0
+        self.unmatched = 0
+
+
+class EvaluationMetrics:
+    """Evaluation results by golden case and by agent version, since the collector started.
+
+    Counters count evaluations stored (a re-scored session counts again); the gauges are the
+    ratios of those counters. For a pass rate over a time window use the counters in PromQL:
+    ``increase(otel_eval_case_passed_total[1h]) / increase(otel_eval_case_evaluations_total[1h])``.
+    """
+
+    def __init__(self, max_label_values: int = DEFAULT_MAX_LABEL_VALUES):
+        self._lock = threading.Lock()
+        self.case_label = LabelCap(max_label_values)
+        self.version_label = LabelCap(max_label_values)
+        self.cases: dict[str, _Tally] = {}
+        self.versions: dict[str, _Tally] = {}
+        self.scores: dict[str, Histogram] = {}
+        self._feed: Any = None
+        self._feed_lock = threading.Lock()
+
+    def follow(self, db_path: str) -> None:
+        """Count evaluations the engine stores in ``db_path`` from now on (read at each :meth:`refresh`)."""
+        from otel_eval.watch import EvaluationFeed
+
+        feed = EvaluationFeed(db_path)
+        feed.seek(None)
+        with self._feed_lock:
+            self._feed = feed
+
+    def refresh(self) -> None:
+        with self._feed_lock:
+            if self._feed is None:
+                return
+            rows = self._feed.poll()
+        for row in rows:
+            self.observe(row.case_id, row.agent_version, row.passed, row.score)
+
+    def close(self) -> None:
+        with self._feed_lock:
+            if self._feed is not None:
+                self._feed.close()
+                self._feed = None
+
+    def observe(self, case_id: Optional[str], agent_version: Optional[str], passed: bool, score: float) -> None:
+        """One stored evaluation; ``case_id`` None = the session matched no golden case."""
+        with self._lock:
+            version = self.version_label(agent_version or UNKNOWN_VERSION)
+            by_version = self.versions.setdefault(version, _Tally())
+            if not case_id:
+                by_version.unmatched += 1
+                return
+            by_case = self.cases.setdefault(self.case_label(case_id), _Tally())
+            for tally in (by_case, by_version):
+                tally.evaluations += 1
+                tally.passed += int(passed)
+                tally.score_sum += score
+            self.scores.setdefault(version, Histogram(SCORE_BUCKETS)).observe(score)
+
+    def render_lines(self) -> list[str]:
+        with self._lock:
+            return _render_evaluations(self)
+
+
+class CollectorMetrics:
+    """Counts what only the receivers see: requests by outcome, spans rejected for bad ids, latency.
+    Also holds :class:`EvaluationMetrics` (per case and version), rendered with the rest."""
+
+    def __init__(self, max_label_values: int = DEFAULT_MAX_LABEL_VALUES) -> None:
         self._lock = threading.Lock()
         self.requests: dict[tuple[str, str, str], int] = {}
         self.spans_rejected = 0
         self.log_records_received = 0
         self.log_records_ignored = 0
         self.ingest_latency = Histogram()
+        self.evaluations = EvaluationMetrics(max_label_values)
+
+    def follow_evaluations(self, db_path: str) -> None:
+        """Serve per-case and per-version results of the evaluations stored in ``db_path`` from now on."""
+        self.evaluations.follow(db_path)
 
     def request(self, protocol: str, signal: str, outcome: str) -> None:
         """One export request finished; ``outcome`` is a short code such as ``ok``, ``invalid``,
@@ -84,6 +192,7 @@ class CollectorMetrics:
             self.ingest_latency.observe(seconds)
 
     def render(self, engine_stats: Optional[Mapping[str, float]] = None) -> str:
+        self.evaluations.refresh()  # a database read: outside the lock the receivers take
         with self._lock:
             return render_prometheus(self, engine_stats or {})
 
@@ -133,7 +242,60 @@ def render_prometheus(metrics: CollectorMetrics, engine_stats: Mapping[str, floa
         family("otel_eval_engine_ingest_seconds", "summary", "Engine-side commit time of span batches.")
         lines.append(f"otel_eval_engine_ingest_seconds_sum {_number(engine_stats.get('ingest_seconds_sum', 0))}")
         lines.append(f"otel_eval_engine_ingest_seconds_count {_number(engine_stats['ingest_seconds_count'])}")
+    evaluations = getattr(metrics, "evaluations", None)
+    if evaluations is not None:
+        lines.extend(evaluations.render_lines())
     return "\n".join(lines) + "\n"
+
+
+def _render_evaluations(m: EvaluationMetrics) -> list[str]:
+    lines: list[str] = []
+
+    def family(name: str, kind: str, help_text: str) -> None:
+        lines.append(f"# HELP {name} {help_text}")
+        lines.append(f"# TYPE {name} {kind}")
+
+    for label, tallies, what in (("case", m.cases, "golden case"), ("version", m.versions, "agent version")):
+        ordered = sorted(tallies.items())
+        matched = [(k, t) for k, t in ordered if t.evaluations]
+        family(f"otel_eval_{label}_evaluations_total", "counter",
+               f"Evaluations of sessions matched to a golden case, by {what}.")
+        for key, t in matched:
+            lines.append(f"otel_eval_{label}_evaluations_total{{{label}={_label(key)}}} {t.evaluations}")
+        family(f"otel_eval_{label}_passed_total", "counter", f"Evaluations that passed, by {what}.")
+        for key, t in matched:
+            lines.append(f"otel_eval_{label}_passed_total{{{label}={_label(key)}}} {t.passed}")
+        family(f"otel_eval_{label}_pass_rate", "gauge",
+               f"Share of evaluations that passed since the collector started, by {what}.")
+        for key, t in matched:
+            lines.append(f"otel_eval_{label}_pass_rate{{{label}={_label(key)}}} {_number(t.passed / t.evaluations)}")
+        family(f"otel_eval_{label}_score_mean", "gauge",
+               f"Mean evaluation score (0..1) since the collector started, by {what}.")
+        for key, t in matched:
+            lines.append(f"otel_eval_{label}_score_mean{{{label}={_label(key)}}} "
+                         f"{_number(round(t.score_sum / t.evaluations, 6))}")
+    family("otel_eval_version_unmatched_total", "counter",
+           "Sessions that matched no golden case (scored for health only), by agent version.")
+    for key, t in sorted(m.versions.items()):
+        if t.unmatched:
+            lines.append(f"otel_eval_version_unmatched_total{{version={_label(key)}}} {t.unmatched}")
+    family("otel_eval_score", "histogram", "Scores of matched sessions (0..1), by agent version.")
+    for version, hist in sorted(m.scores.items()):
+        label = _label(version)
+        for le, count in hist.cumulative():
+            lines.append(f'otel_eval_score_bucket{{version={label},le="{le}"}} {count}')
+        lines.append(f"otel_eval_score_sum{{version={label}}} {_number(round(hist.sum, 6))}")
+        lines.append(f"otel_eval_score_count{{version={label}}} {hist.count}")
+    family("otel_eval_label_values_capped_total", "counter",
+           f"Observations whose case or version label was replaced by \"{OTHER}\" (label cardinality cap).")
+    lines.append(f'otel_eval_label_values_capped_total{{label="case"}} {m.case_label.capped}')
+    lines.append(f'otel_eval_label_values_capped_total{{label="version"}} {m.version_label.capped}')
+    return lines
+
+
+def _label(value: str) -> str:
+    """A quoted label value, escaped as the exposition format requires."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def _number(value: float) -> str:
