@@ -1,9 +1,10 @@
 """OTLP/HTTP receiver: a small ASGI app served by uvicorn.
 
 Routes: ``POST /v1/traces`` and ``POST /v1/logs`` (``application/x-protobuf`` or
-``application/json``, optionally ``Content-Encoding: gzip``), ``GET /healthz`` and
-``GET /metrics`` (Prometheus text). Answers follow the OTLP/HTTP spec: the response message, or
-a ``google.rpc.Status`` for 4xx/5xx, in the encoding the request used.
+``application/json``, optionally ``Content-Encoding: gzip``), ``GET /healthz``,
+``GET /metrics`` (Prometheus text) and, with ``--ui``, the dashboard under ``/ui``. Answers
+follow the OTLP/HTTP spec: the response message, or a ``google.rpc.Status`` for 4xx/5xx, in the
+encoding the request used.
 
 Memory stays bounded: the compressed body is read with a byte limit, and gzip is inflated with
 the same limit on its output, so neither a huge upload nor a small gzip bomb can exhaust memory.
@@ -103,8 +104,12 @@ class OtlpHttpApp:
     """The ASGI application. ``stats`` returns the engine's counters for ``/metrics``."""
 
     def __init__(self, receiver: Receiver, metrics: CollectorMetrics, *, auth_token: Optional[str] = None,
-                 max_request_bytes: int = 16 * 1024 * 1024, stats: Callable[[], Mapping[str, float]] = dict):
+                 max_request_bytes: int = 16 * 1024 * 1024, stats: Callable[[], Mapping[str, float]] = dict,
+                 ui: Optional[Callable[..., Any]] = None):
+        """``ui``: the dashboard's ASGI app (``otel_eval.ui.DashboardApp``), given every ``/ui`` request;
+        it checks the same bearer token itself, and also accepts its login cookie."""
         self.receiver = receiver
+        self.ui = ui
         self.metrics = metrics
         self.max_request_bytes = max_request_bytes
         self.stats = stats
@@ -116,6 +121,9 @@ class OtlpHttpApp:
             await self._lifespan(receive, send)
             return
         if scope["type"] != "http":
+            return
+        if self.ui is not None and (scope["path"] == "/ui" or scope["path"].startswith("/ui/")):
+            await self.ui(scope, receive, send)
             return
         response = await self._route(scope, receive)
         headers = [(b"content-type", response.content_type.encode()),
@@ -149,6 +157,8 @@ class OtlpHttpApp:
                 return self._unauthorized(JSON)
             text = await asyncio.to_thread(lambda: self.metrics.render(self.stats()))
             return Response(200, text.encode(), PROMETHEUS)
+        if path == "/ui" or path.startswith("/ui/"):
+            return Response(404, b'{"error":"the dashboard is off; start the collector with --ui"}')
         if path not in _SIGNALS:
             return Response(404, json.dumps({"error": f"no such path {path}; OTLP uses /v1/traces and /v1/logs"}).encode())
         signal = _SIGNALS[path][0]

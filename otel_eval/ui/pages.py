@@ -1,0 +1,384 @@
+"""HTML of the dashboard pages, rendered on the server.
+
+Every value that comes from a span, a golden file or the query string is untrusted: it goes
+through :func:`esc` (or :func:`attr_url`) before it reaches the markup, and nothing is ever
+inserted as raw HTML. The pages carry no inline script or style, so the strict
+Content-Security-Policy the app sends holds; ``static/ui.js`` only re-fetches pages for live
+updates.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any, Mapping, Optional, Sequence
+from urllib.parse import quote, urlencode
+
+from ..report import trajectory_rows
+from .chart import pass_rate_series, render_chart
+from .queries import RESULT_FILTERS, SessionFilter, TraceTree
+
+#: Longest value shown inline; longer ones are cut with a note of how much was left out.
+MAX_SHOWN_CHARS = 4000
+VERDICT_LABELS = {"pass": "PASS", "fail": "FAIL", "unmatched": "unmatched", "pending": "pending"}
+#: Trajectory row kinds (from otel_eval.report.trajectory_rows) → symbol and words for the mark column.
+TRAJECTORY_MARKS = {
+    "match": ("✓", "matched"),
+    "order": ("↕", "out of order"),
+    "args": ("≠", "arguments differ"),
+    "missing": ("✗", "missing"),
+    "extra": ("+", "extra call"),
+    "retry": ("↻", "failed, retried"),
+}
+
+
+def esc(value: Any) -> str:
+    return escape("" if value is None else str(value), quote=True)
+
+
+def shorten(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"… ({len(text) - limit} more characters)"
+
+
+def as_display(value: Any) -> str:
+    """Text for any stored value: strings as they are, the rest as indented JSON."""
+    if isinstance(value, str):
+        return shorten(value)
+    return shorten(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+class Links:
+    """URLs of the dashboard under its mount point (``/ui`` in the collector)."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix.rstrip("/")
+
+    def home(self, params: Optional[Mapping[str, str]] = None) -> str:
+        query = urlencode(params or {})
+        return f"{self.prefix}/" + (f"?{query}" if query else "")
+
+    def session(self, session_id: str) -> str:
+        return f"{self.prefix}/sessions/{quote(session_id, safe='')}"
+
+    def static(self, name: str) -> str:
+        return f"{self.prefix}/static/{name}"
+
+    def stamp(self) -> str:
+        return f"{self.prefix}/api/stamp"
+
+
+def layout(links: Links, title: str, main: str, *, stamp: str = "", poll_seconds: float = 2.0) -> str:
+    live = (f'<span id="live" class="live" title="the page refreshes itself when new data arrives">live</span>'
+            if stamp else "")
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        f"<title>{esc(title)} · otel-eval</title><link rel=\"icon\" href=\"data:,\">"
+        f"<link rel=\"stylesheet\" href=\"{esc(links.static('ui.css'))}\">"
+        f"<script defer src=\"{esc(links.static('ui.js'))}\"></script></head>"
+        f"<body data-stamp=\"{esc(stamp)}\" data-stamp-url=\"{esc(links.stamp())}\" data-poll=\"{poll_seconds:g}\">"
+        f"<header><a class=\"brand\" href=\"{esc(links.home())}\">otel-eval</a>"
+        f"<span class=\"where\">{esc(title)}</span>{live}</header>"
+        f"<main>{main}</main></body></html>\n"
+    )
+
+
+def _verdict_badge(verdict: str) -> str:
+    return f'<span class="badge v-{esc(verdict)}">{esc(VERDICT_LABELS.get(verdict, verdict))}</span>'
+
+
+def _score(value: Optional[float]) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def _options(name: str, label: str, values: Sequence[str], chosen: str, all_label: str) -> str:
+    items = [f'<option value=""{" selected" if not chosen else ""}>{esc(all_label)}</option>']
+    if chosen and chosen not in values:
+        values = [chosen, *values]
+    for v in values:
+        items.append(f'<option value="{esc(v)}"{" selected" if v == chosen else ""}>{esc(v)}</option>')
+    return f'<label>{esc(label)} <select name="{name}">{"".join(items)}</select></label>'
+
+
+def sessions_page(links: Links, f: SessionFilter, rows: list[dict[str, Any]], total: int,
+                  counts: Mapping[str, int], options: Mapping[str, list[str]],
+                  pass_rates: Mapping[str, list[tuple[str, str, bool]]]) -> str:
+    """The dashboard: result tabs with counts, filters, the sessions table and a chart per case."""
+    tabs = []
+    for name in ("", *RESULT_FILTERS):
+        label = "all" if not name else name
+        count = counts.get(name or "all", 0)
+        current = ' aria-current="page" class="tab current"' if name == f.result else ' class="tab"'
+        href = links.home(f.query_params(result=name, page=""))
+        tabs.append(f'<a{current} data-result="{name or "all"}" href="{esc(href)}">{esc(label)} '
+                    f'<span class="count">{count}</span></a>')
+    result_choices = "".join(
+        f'<option value="{name}"{" selected" if name == f.result else ""}>{name or "any result"}</option>'
+        for name in ("", *RESULT_FILTERS))
+    filters = (
+        f'<form class="filters" method="get" action="{esc(links.home())}">'
+        + _options("case", "case", options.get("cases", []), f.case, "any case")
+        + _options("version", "version", options.get("versions", []), f.version, "any version")
+        + f'<label>result <select name="result">{result_choices}</select></label>'
+        + f'<label>search <input type="search" name="q" value="{esc(f.text)}" placeholder="session id or query"></label>'
+        + '<button type="submit">apply</button>'
+        + (f' <a class="reset" href="{esc(links.home())}">reset</a>' if f.query_params() else "")
+        + "</form>"
+    )
+    if rows:
+        body = "".join(_session_row(links, r) for r in rows)
+    else:
+        body = '<tr><td colspan="8" class="empty">no sessions match these filters</td></tr>'
+    table = (
+        '<table class="sessions"><thead><tr><th>session</th><th>query</th><th>case</th><th>version</th>'
+        '<th>result</th><th>score</th><th>failing criteria</th><th>status</th></tr></thead>'
+        f'<tbody id="session-rows">{body}</tbody></table>'
+    )
+    first = (f.page - 1) * f.page_size + 1 if rows else 0
+    pager = [f'<span class="shown">sessions {first}–{first + len(rows) - 1 if rows else 0} of {total}</span>']
+    if f.page > 1:
+        pager.append(f'<a href="{esc(links.home(f.query_params(page=f.page - 1)))}">← newer</a>')
+    if f.page * f.page_size < total:
+        pager.append(f'<a href="{esc(links.home(f.query_params(page=f.page + 1)))}">older →</a>')
+    charts = []
+    for case_id, points in pass_rates.items():
+        width, series = pass_rate_series(points)
+        passed = sum(1 for _, _, ok in points if ok)
+        href = links.home({"case": case_id})
+        charts.append(
+            f'<figure class="case-chart" data-case="{esc(case_id)}"><figcaption><a href="{esc(href)}">{esc(case_id)}</a> '
+            f'<span class="muted">{passed}/{len(points)} passed</span></figcaption>'
+            f'{render_chart(width, series, title=f"pass rate over time of {case_id}")}</figure>'
+        )
+    chart_section = (
+        '<section class="charts"><h2>Pass rate over time, per case</h2>'
+        + ("".join(charts) if charts else '<p class="empty">no session has matched a golden case yet</p>')
+        + "</section>"
+    )
+    return (f'<nav class="tabs">{"".join(tabs)}</nav>{filters}{table}<p class="pager">{" ".join(pager)}</p>'
+            f'{chart_section}')
+
+
+def _session_row(links: Links, r: Mapping[str, Any]) -> str:
+    failing = ", ".join(r.get("failing_criteria") or []) or ("–" if r["verdict"] != "fail" else "")
+    case = r.get("case_id") or "–"
+    return (
+        f'<tr class="row-{esc(r["verdict"])}" data-session="{esc(r["session_id"])}">'
+        f'<td class="sid"><a href="{esc(links.session(r["session_id"]))}">{esc(r["session_id"])}</a></td>'
+        f'<td class="query">{esc(shorten(r.get("query") or "", 160)) or "–"}</td>'
+        f'<td>{esc(case)}</td><td>{esc(r.get("agent_version") or "–")}</td>'
+        f'<td>{_verdict_badge(r["verdict"])}</td><td class="num">{_score(r.get("score") if r.get("case_id") else None)}</td>'
+        f'<td class="failing">{esc(failing)}</td><td class="muted">{esc(r.get("status"))}</td></tr>'
+    )
+
+
+def session_page(links: Links, overview: Mapping[str, Any], traces: Sequence[TraceTree],
+                 agent_data: Mapping[tuple[str, str, str], Mapping[str, Any]]) -> str:
+    """One session: verdict and match, criteria, the aligned trajectory, responses, revisions, spans."""
+    o = overview
+    match = o.get("match") or {}
+    evidence = match.get("evidence") or {}
+    facts = [
+        ("result", _verdict_badge(o["verdict"]) + (f' score {_score(o.get("score"))}' if o.get("case_id") else "")),
+        ("golden case", esc(o.get("case_id") or "none matched")
+         + (f' <span class="muted">({esc(o.get("eval_set_id"))})</span>' if o.get("eval_set_id") else "")),
+        ("matched by", esc(o.get("matched_by") or "–")
+         + (f' <span class="muted">score {float(o["match_score"]):.1f}</span>' if o.get("match_score") is not None else "")
+         + (f' <span class="muted">— {esc(evidence.get("reason"))}</span>' if evidence.get("reason") else "")),
+        ("query", esc(o.get("query") or "–")),
+        ("agent version", esc(o.get("agent_version") or "–")),
+        ("user", esc(o.get("user_id") or "–")),
+        ("status", f'{esc(o.get("status"))} (revision {esc(o.get("revision"))}'
+                   + (f', ended by {esc(o.get("end_reason"))}' if o.get("end_reason") else "") + ")"),
+        ("spans / traces", f'{esc(o.get("span_count"))} / {esc(o.get("trace_count"))}'),
+    ]
+    if o.get("error"):
+        facts.append(("error", f'<span class="error">{esc(o["error"])}</span>'))
+    parts = ['<section class="facts"><dl>'
+             + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts) + "</dl></section>"]
+    parts.append(_criteria_section(o.get("criteria") or []))
+    parts.append(_trajectory_section(o.get("criteria") or [], o))
+    parts.append(_responses_section(o.get("criteria") or []))
+    parts.append(_spans_section(traces, agent_data))
+    if len(o.get("revisions") or []) > 1:
+        parts.append(_revisions_section(o["revisions"]))
+    return f'<h1 class="session-title">{esc(o["session_id"])}</h1>' + "".join(parts)
+
+
+def _criteria_section(criteria: Sequence[Mapping[str, Any]]) -> str:
+    if not criteria:
+        return '<section><h2>Criteria</h2><p class="empty">not scored yet</p></section>'
+    rows = []
+    for c in criteria:
+        state = "skipped" if c["skipped"] else ("error" if c.get("error") else ("pass" if c["passed"] else "fail"))
+        details = c.get("details") or {}
+        reason = c.get("error") or (details.get("reason") if isinstance(details, dict) else "") or ""
+        if not reason and c["criterion"] == "trajectory_match" and isinstance(details, dict):
+            reason = _trajectory_summary(details)
+        rows.append(
+            f'<tr class="crit-{state}" data-criterion="{esc(c["criterion"])}"><td>{esc(c["criterion"])}</td>'
+            f'<td><span class="badge c-{state}">{state}</span></td>'
+            f'<td class="num">{"–" if c["skipped"] else _score(c.get("score"))}</td>'
+            f'<td class="num">{esc(c.get("threshold"))}</td><td>{esc(shorten(str(reason), 400))}</td></tr>'
+        )
+    return ('<section><h2>Criteria</h2><table class="criteria"><thead><tr><th>criterion</th><th>state</th>'
+            '<th>score</th><th>threshold</th><th>why</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table></section>")
+
+
+def _trajectory_summary(details: Mapping[str, Any]) -> str:
+    """"1 missing, 1 extra call" over all turns: the why of a trajectory score at a glance."""
+    counts: dict[str, int] = {}
+    for turn in details.get("per_turn") or []:
+        for row in trajectory_rows(turn):
+            counts[row["kind"]] = counts.get(row["kind"], 0) + 1
+    parts = [f"{counts[kind]} {TRAJECTORY_MARKS[kind][1]}" for kind in ("missing", "extra", "args", "order", "match")
+             if counts.get(kind)]
+    return ", ".join(parts)
+
+
+def _call_text(call: Any) -> str:
+    if not call:
+        return ""
+    if isinstance(call, dict):
+        args = call.get("args") or {}
+        inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in args.items())
+        return shorten(f"{call.get('name')}({inner})", 600)
+    return shorten(str(call), 600)
+
+
+def _trajectory_section(criteria: Sequence[Mapping[str, Any]], overview: Mapping[str, Any]) -> str:
+    trajectory = next((c for c in criteria if c["criterion"] == "trajectory_match"), None)
+    head = '<section class="trajectory"><h2>Trajectory: expected vs actual</h2>'
+    if trajectory is None or trajectory.get("skipped") or not (trajectory.get("details") or {}).get("per_turn"):
+        why = ("no golden case matched this session" if overview.get("verdict") in ("unmatched", "pending")
+               and not overview.get("case_id") else "the trajectory was not compared")
+        return head + f'<p class="empty">{esc(why)}</p></section>'
+    details = trajectory["details"]
+    out = [head]
+    for turn in details["per_turn"]:
+        label = f"turn {int(turn.get('turn', 0)) + 1}"
+        if turn.get("match_type"):
+            label += f" · {turn['match_type']}"
+        if turn.get("score") is not None:
+            label += f" · score {float(turn['score']):.2f}"
+        if turn.get("turn_present") is False:
+            label += " · the session has no such turn"
+        rows = []
+        for r in trajectory_rows(turn):
+            symbol, words = TRAJECTORY_MARKS[r["kind"]]
+            rows.append(
+                f'<tr class="traj-{r["kind"]}" data-kind="{r["kind"]}"><td class="mark" title="{words}">'
+                f'<span aria-hidden="true">{symbol}</span> {words}</td>'
+                f'<td class="call">{esc(_call_text(r["expected"]))}</td><td class="call">{esc(_call_text(r["actual"]))}</td>'
+                f'<td>{esc(r["note"])}</td></tr>'
+            )
+        out.append(
+            f'<table class="traj" data-turn="{esc(turn.get("turn", 0))}"><caption>{esc(label)}</caption>'
+            '<thead><tr><th></th><th>expected</th><th>actual</th><th>difference</th></tr></thead><tbody>'
+            + ("".join(rows) or '<tr><td colspan="4" class="empty">no tool calls expected or made</td></tr>')
+            + "</tbody></table>"
+        )
+    gaps = details.get("turns") or {}
+    if gaps.get("missing_turns") or gaps.get("unscored_extra_turns"):
+        out.append(f'<p class="warn">turns: expected {esc(gaps.get("expected"))}, actual {esc(gaps.get("actual"))}'
+                   f'; missing {esc(gaps.get("missing_turns"))}; extra {esc(gaps.get("unscored_extra_turns"))}</p>')
+    return "".join(out) + "</section>"
+
+
+def _responses_section(criteria: Sequence[Mapping[str, Any]]) -> str:
+    response = next((c for c in criteria if c["criterion"] == "response_match"), None)
+    per_turn = ((response or {}).get("details") or {}).get("per_turn") or []
+    if not per_turn:
+        return ""
+    rows = "".join(
+        f'<tr><td>{int(t.get("turn", 0)) + 1}</td><td>{esc(shorten(str(t.get("expected") or ""), 1000))}</td>'
+        f'<td>{esc(shorten(str(t.get("actual") or ""), 1000))}</td><td class="num">{_score(t.get("score"))}</td></tr>'
+        for t in per_turn
+    )
+    return ('<section><h2>Final responses</h2><table class="responses"><thead><tr><th>turn</th><th>expected</th>'
+            f'<th>actual</th><th>score</th></tr></thead><tbody>{rows}</tbody></table></section>')
+
+
+def _revisions_section(revisions: Sequence[Mapping[str, Any]]) -> str:
+    rows = "".join(
+        f'<tr{" class=superseded" if r["superseded"] else ""}><td>{esc(r["revision"])}</td><td>{esc(r["created_at"])}</td>'
+        f'<td>{esc(r["case_id"] or "–")}</td><td>{"pass" if r["passed"] else "fail"}</td>'
+        f'<td class="num">{_score(r["score"])}</td></tr>'
+        for r in revisions
+    )
+    return ('<section><h2>Revisions</h2><p class="muted">a span that arrived after scoring re-opened the session; '
+            'earlier results are kept</p><table><thead><tr><th>revision</th><th>scored at</th><th>case</th>'
+            f'<th>result</th><th>score</th></tr></thead><tbody>{rows}</tbody></table></section>')
+
+
+def _ms(ns: int) -> str:
+    ms = ns / 1e6
+    return f"{ms:.0f} ms" if ms >= 100 else f"{ms:.2f} ms"
+
+
+def _bar(start: int, end: int, tree: TraceTree, status: str) -> str:
+    """A waterfall bar as SVG geometry (no inline style, so the strict CSP holds)."""
+    span_total = max(1, tree.end_ns - tree.start_ns)
+    x = 1000 * (start - tree.start_ns) / span_total
+    width = max(3.0, 1000 * max(0, end - start) / span_total)
+    return (f'<svg class="bar" viewBox="0 0 1000 10" preserveAspectRatio="none" aria-hidden="true">'
+            f'<rect class="s-{esc(status)}" x="{min(x, 997):.1f}" y="0" width="{width:.1f}" height="10"/></svg>')
+
+
+def _fields_list(fields: Mapping[str, Any]) -> str:
+    if not fields:
+        return '<p class="empty">empty</p>'
+    return "<dl class=\"fields\">" + "".join(
+        f"<dt>{esc(k)}</dt><dd><pre>{esc(as_display(v))}</pre></dd>" for k, v in fields.items()) + "</dl>"
+
+
+def _spans_section(traces: Sequence[TraceTree], agent_data: Mapping[tuple[str, str, str], Mapping[str, Any]]) -> str:
+    out = ['<section class="spans"><h2>Spans</h2>']
+    if not traces:
+        out.append('<p class="empty">no spans stored for this session</p>')
+    for number, tree in enumerate(traces, 1):
+        trace_level = agent_data.get((tree.trace_id, "", "trace"))
+        if trace_level is None:
+            trace_level = next((v for (t, _, level), v in agent_data.items() if t == tree.trace_id and level == "trace"),
+                               None)
+        out.append(f'<h3>trace {number} <code>{esc(tree.trace_id)}</code> '
+                   f'<span class="muted">{len(tree.rows)} spans, {_ms(tree.end_ns - tree.start_ns)}</span></h3>')
+        if trace_level:
+            out.append(f'<details class="trace-agent-data" id="ad-{esc(tree.trace_id)}"><summary>trace AgentData '
+                       f'(aggregated)</summary>{_fields_list(trace_level)}</details>')
+        rows = []
+        for row in tree.rows:
+            s = row.span
+            data = agent_data.get((s.trace_id, s.span_id, "span"), {})
+            kind = row.span_type or "span"
+            message = f' <span class="error">{esc(shorten(s.status_message, 200))}</span>' if s.status_message else ""
+            events = ""
+            if s.events:
+                events = "<h4>events</h4>" + "".join(
+                    f"<p><b>{esc(e.name)}</b> at +{_ms(e.time_ns - s.start_ns)}</p>{_fields_list(dict(e.attributes))}"
+                    for e in s.events)
+            rows.append(
+                f'<tr class="span s-{esc(s.status)}" data-span="{esc(s.span_id)}" data-name="{esc(s.name)}">'
+                f'<td class="name depth-{min(row.depth, 12)}">'
+                f'<details id="sp-{esc(s.trace_id)}-{esc(s.span_id)}"><summary>{esc(shorten(s.name, 200))} '
+                f'<span class="tag">{esc(kind)}</span>{message}</summary>'
+                f'<h4>AgentData</h4>{_fields_list(data)}'
+                f'<h4>attributes <span class="muted">({esc(row.convention or "no convention")})</span></h4>'
+                f'{_fields_list(dict(s.attributes))}{events}</details></td>'
+                f'<td class="num">{_ms(s.duration_ns)}</td><td class="timeline">{_bar(s.start_ns, s.end_ns, tree, s.status)}</td></tr>'
+            )
+        out.append('<table class="span-tree"><thead><tr><th>span (click for AgentData and attributes)</th>'
+                   '<th>duration</th><th>timeline</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>")
+    return "".join(out) + "</section>"
+
+
+def message_page(links: Links, title: str, message: str, *, login: bool = False) -> str:
+    body = f'<h1>{esc(title)}</h1><p>{esc(message)}</p>'
+    if login:
+        body += (f'<form class="login" method="post" action="{esc(links.prefix)}/login">'
+                 '<label>token <input type="password" name="token" autocomplete="current-password" autofocus></label>'
+                 '<button type="submit">open the dashboard</button></form>')
+    body += f'<p><a href="{esc(links.home())}">back to the sessions</a></p>'
+    return layout(links, title, body)
