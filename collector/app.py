@@ -41,14 +41,28 @@ class Collector:
             )
         self.engine = engine
         self.metrics = CollectorMetrics()
+        self.alerts = None
+        if config.alerts:  # validated here, so a bad rule stops the start with file and key
+            from otel_eval.alerts import AlertMonitor
+
+            self.alerts = AlertMonitor.from_config(config.alerts, [getattr(engine, "db_path", config.db)],
+                                                   source=config.config_file or "alerts")
         self.receiver = Receiver(engine, self.metrics)
+        from .forward import install_forwarding
+
+        self.forwarding = install_forwarding(self)  # --forward-results / --forward-spans
         self.grpc: Optional[GrpcReceiver] = None
         self.http: Optional[HttpReceiver] = None
         self._stopped = False
 
     def start(self) -> "Collector":
         config = self.config
+        # Before the engine starts: sessions it resumes and scores at once are counted too.
+        self.metrics.follow_evaluations(getattr(self.engine, "db_path", config.db))
         self.engine.start()
+        if self.alerts is not None:
+            self.alerts.start()
+            self.engine.add_listener(self.alerts.wake)
         try:
             if config.grpc is not None:
                 tls = None
@@ -59,8 +73,13 @@ class Collector:
                                          tls=tls, max_request_bytes=config.max_request_bytes)
                 self.grpc.start()
             if config.http is not None:
+                ui = None
+                if config.ui:
+                    from otel_eval.ui import DashboardApp
+
+                    ui = DashboardApp(getattr(self.engine, "db_path", config.db), auth_token=config.auth_token)
                 app = OtlpHttpApp(self.receiver, self.metrics, auth_token=config.auth_token,
-                                  max_request_bytes=config.max_request_bytes, stats=self.engine.stats)
+                                  max_request_bytes=config.max_request_bytes, stats=self.engine.stats, ui=ui)
                 self.http = HttpReceiver(app, config.http, tls_cert=config.tls_cert, tls_key=config.tls_key,
                                          log_level="debug" if config.log_level == "debug" else "warning")
                 self.http.start()
@@ -90,6 +109,10 @@ class Collector:
         for t in stoppers:
             t.join()
         self.engine.close(score_open=False)
+        self.forwarding.close()
+        if self.alerts is not None:
+            self.alerts.stop()
+        self.metrics.evaluations.close()
 
     def __enter__(self) -> "Collector":
         return self.start()
@@ -112,13 +135,16 @@ class Collector:
             base = f"{scheme}://{_host_for_url(config.http.host)}:{self.http.port}"  # type: ignore[union-attr]
             lines.append(f"OTLP/HTTP listening on {base}/v1/traces and {base}/v1/logs ({scheme_note}, {auth_note}); "
                          f"metrics at {base}/metrics, health at {base}/healthz")
+            if config.ui:
+                lines.append(f"dashboard at {base}/ui/ ({auth_note})")
         else:
-            lines.append("OTLP/HTTP off")
+            lines.append("OTLP/HTTP off" + (" (so is the --ui dashboard, which it serves)" if config.ui else ""))
         for endpoint in (config.grpc, config.http):
             if endpoint is not None and not endpoint.is_loopback and not config.auth_token:
                 lines.append(f"WARNING: {endpoint.host} is not a loopback address and no --auth-token is set; "
                              "anyone who can reach it can write to the database")
         lines.append(f"database: {config.db}")
+        lines.extend(self.forwarding.banner())
         eval_sets = getattr(self.engine, "eval_sets", None) or []
         if eval_sets:
             for eval_set in eval_sets:
@@ -129,6 +155,11 @@ class Collector:
         lines.append(f"sessions: a trace is complete {config.trace_quiet:g} s after its root span ends with no new "
                      f"spans; a session ends {config.session_idle:g} s after its last trace completes")
         lines.append(f"limits: {config.max_request_bytes} bytes per request, {config.queue_spans} queued spans")
+        if self.alerts is not None:
+            rules = self.alerts.evaluator.rules
+            hooks = sum(1 for r in rules if r.webhook)
+            lines.append(f"alerts: {len(rules)} rule(s) ({', '.join(r.name for r in rules)}); "
+                         f"{hooks} with a webhook, the rest log a WARNING only")
         if config.config_file:
             lines.append(f"config file: {config.config_file}")
         return lines

@@ -27,6 +27,7 @@ from .conventions.base import as_text
 from .metrics.arguments import ArgumentPolicy
 from .metrics.health import health
 from .metrics.judge import Judge
+from .metrics.layer1 import layer1_criterion
 from .metrics.response import contains, exact_match, regex_match, rouge1
 from .metrics.sql import extract_tables, find_sql, table_matches
 from .metrics.trajectory import align
@@ -161,23 +162,8 @@ def _tool_selection(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig
                            "the case sets no expected tool selection")
 
 
-def turn_sql_texts(turn: Turn) -> list[str]:
-    """Where a turn's SQL may be: tool-call arguments (an ``execute_sql(query=...)`` call), tool
-    results (a sub-agent answers as a tool result) and the final response."""
-    texts: list[str] = []
-    for call in turn.calls:
-        if call.args:
-            texts.append(as_text(call.args) or "")  # JSON: values under "sql"/"query" keys are found
-        text = as_text(call.result)
-        if text:
-            texts.append(text)
-    if turn.final_response:
-        texts.append(turn.final_response)
-    return texts
-
-
 def _sql_for_turn(turn: Turn) -> tuple[list[str], list[str]]:
-    statements = find_sql(turn_sql_texts(turn))
+    statements = find_sql(turn.sql_sources())
     tables: list[str] = []
     for sql in statements:
         for table in extract_tables(sql):
@@ -288,6 +274,7 @@ CRITERIA: dict[str, Callable[..., tuple[float, dict]]] = {
     "tool_selection": _tool_selection,
     "sql_generation": _sql_generation,
     "table_usage": _table_usage,
+    "layer1": layer1_criterion,
 }
 
 
@@ -372,6 +359,45 @@ def score_session(trajectory: Trajectory, case: Optional[EvalCase], config: Eval
         session_id=trajectory.session_id,
         score=round(score, 6),
     )
+
+
+# --- per-case criteria --------------------------------------------------------------------------
+
+def config_for_case(config: EvalConfig, eval_set: Any) -> EvalConfig:
+    """The criteria a matched case is scored with: its eval set's own, when it declares any.
+
+    A golden format that says how its cases are judged (Big Sky's per-dataset ``evaluators``,
+    loaded into ``EvalSet.metadata["criteria"]``) replaces the run config's reference criteria
+    for that set's cases: a dataset that only asks "is the first tool call right?" must not fail
+    on a ROUGE threshold it never set. The run config's health criteria stay (they are about the
+    agent, not the dataset); an eval-set criterion of the same name wins. Sets without criteria,
+    and unmatched sessions (``eval_set=None``), use ``config`` unchanged.
+    """
+    declared = (getattr(eval_set, "metadata", None) or {}).get("criteria") if eval_set is not None else None
+    if not declared:
+        return config
+    criteria = {n: c for n, c in config.criteria.items() if criterion_kind(n, c) == HEALTH}
+    for name, raw in declared.items():
+        cfg = raw if isinstance(raw, CriterionConfig) else CriterionConfig.model_validate(raw)
+        criteria[name] = _scoring_options(name, cfg)
+    return EvalConfig(criteria=criteria, user_simulator_config=config.user_simulator_config)
+
+
+def _scoring_options(name: str, cfg: CriterionConfig) -> CriterionConfig:
+    """Big Sky's loader names response modes ``mode`` (exact / contains + ``value`` / regex);
+    the response criterion reads ``method``. "Contains this string" is a regex of the escaped
+    string, searched case-sensitively as Big Sky's ``chat:includeString`` does."""
+    import re
+
+    options = dict(cfg.options)
+    if (options.get("kind") or ALIASES.get(name, name)) != "response_match" or "mode" not in options:
+        return cfg
+    mode = options.pop("mode")
+    if mode == "contains" and isinstance(options.get("value"), str):
+        options.setdefault("pattern", re.escape(options.pop("value")))
+        mode = "regex"
+    options.setdefault("method", mode)
+    return cfg.model_copy(update={"options": options})
 
 
 # --- report -------------------------------------------------------------------------------------
