@@ -16,11 +16,41 @@ DEFAULT_DB = "otel-eval.db"
 EPILOG = """\
 examples:
   otel-eval evaluate traces/dataset.json --golden cases.evalset.json
+  otel-eval watch --db otel-eval.db
+  otel-eval compare --baseline 1.0.0 --candidate 2.0.0
+  otel-eval export --format vertex -o sessions.jsonl
   otel-eval collect --golden cases.evalset.json          # OTLP on 127.0.0.1:4317 (gRPC) and :4318 (HTTP)
   otel-eval report --db otel-eval.db
   otel-eval report --session my-session-42
   otel-eval golden validate cases.json
 """
+
+
+# Commands whose module provides add_<name>_arguments(parser) and <name>_main(args) -> int.
+SUBCOMMANDS = (
+    ("inspect", "inspect", "show which convention and attribute fed each AgentData field",
+     "Per span: the detected convention, span type, and for every AgentData field its value and the attribute it "
+     "came from (empty fields listed too); per session: where the session id came from and the trajectory."),
+    ("rescore", "rescore", "re-evaluate stored sessions after a golden set or config changed (new revisions)",
+     "Score stored sessions again, as new revisions; earlier evaluations are kept, marked superseded."),
+    ("compare", "compare", "compare two agent versions per case and per criterion",
+     "Pass rate and mean score of a baseline and a candidate agent version, per case and per criterion: "
+     "what improved, what regressed."),
+    ("export", "export", "write sessions as Vertex-native JSONL, an EvalSet or a Big Sky dataset",
+     "Export stored sessions: --format vertex (Vertex AI evaluation JSONL), evalset (promote sessions to golden "
+     "cases) or bigsky."),
+    ("watch", "watch", "live terminal view of sessions as they are scored",
+     "Pass rate per case and agent version over a sliding window, the latest sessions with their failing "
+     "criteria, unmatched and unhealthy sessions, and ingest rate; refreshed from the SQLite file(s)."),
+    ("ui", "ui", "serve the web dashboard over a database (the collector serves it with --ui)",
+     "The dashboard on its own HTTP server, reading a database file read-only."),
+)
+
+
+def _command_module(name: str):
+    import importlib
+
+    return importlib.import_module(f"otel_eval.{name}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,13 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--session", metavar="ID", help="show one session in detail")
     rp.add_argument("--json", action="store_true", help="print as JSON")
 
-    from .inspect import add_inspect_arguments
-
-    ins = sub.add_parser("inspect", help="show which convention and attribute fed each AgentData field",
-                         description="Per span: the detected convention, span type, and for every AgentData field "
-                         "its value and the attribute it came from (empty fields listed too); per session: where "
-                         "the session id came from and the trajectory built from it.")
-    add_inspect_arguments(ins)
+    for name, module, help_text, description in SUBCOMMANDS:
+        command = sub.add_parser(name, help=help_text, description=description)
+        _command_module(module).__dict__[f"add_{name}_arguments"](command)
 
     col = sub.add_parser("collect", help="run the sidecar collector (OTLP gRPC :4317 and HTTP :4318)", add_help=False)
     col.add_argument("args", nargs=argparse.REMAINDER)
@@ -94,10 +120,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return cmd_evaluate(args)
         if args.command == "report":
             return cmd_report(args)
-        if args.command == "inspect":
-            from .inspect import inspect_main
-
-            return inspect_main(args)
+        for name, module, _, _ in SUBCOMMANDS:
+            if args.command == name:
+                return _command_module(module).__dict__[f"{name}_main"](args)
         if args.command == "golden":
             return cmd_golden(args, parser)
     except OtelEvalError as exc:

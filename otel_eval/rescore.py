@@ -318,7 +318,8 @@ def render_changes(changes: Sequence[RescoreChange], console: Any) -> None:
 
     summary = summarize_changes(changes)
     console.print(f"rescored [bold]{summary['rescored']}[/] session(s); "
-                  f"[bold]{summary['verdict_changed']}[/] changed verdict, {summary['changed']} changed verdict or case")
+                  f"[bold]{summary['verdict_changed']}[/] changed verdict, "
+                  f"{summary['changed'] - summary['verdict_changed']} changed only their matched case")
     for transition, count in summary["transitions"].items():
         console.print(f"  {transition}: {count}")
     changed = [c for c in changes if c.changed]

@@ -81,3 +81,36 @@ def test_help_explains_commands():
         assert command in run.stdout
     collect = otel_eval("collect", "--help")
     assert collect.returncode == 0 and "--trace-quiet SECONDS" in collect.stdout and "--golden PATH" in collect.stdout
+
+
+def test_every_subcommand_is_wired_on_a_real_database(tmp_path):
+    db = tmp_path / "e.db"
+    args = ["evaluate", FIXTURES / "realclients" / "openai_otel_genai.otlp.json", "--db", db]
+    for g in GOLDEN:
+        args += ["--golden", g]
+    assert otel_eval(*args).returncode == 0
+
+    watch = otel_eval("watch", "--db", db, "--once", "--json")
+    assert watch.returncode == 0, watch.stderr
+    assert json.loads(watch.stdout)["totals"]["sessions"] == 6
+
+    rescore = otel_eval("rescore", "--db", db)
+    assert rescore.returncode == 0, rescore.stderr
+    assert "rescored 6 session(s); 0 changed verdict" in rescore.stdout
+    revisions = sqlite3.connect(db).execute("SELECT MAX(revision) FROM evaluations").fetchone()[0]
+    assert revisions == 2
+
+    out = tmp_path / "vertex.jsonl"
+    export = otel_eval("export", "--format", "vertex", "--db", db, "-o", out)
+    assert export.returncode == 0, export.stderr
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 6 and all(r["request"]["contents"][0]["role"] == "user" for r in records)
+
+    compare = otel_eval("compare", "--db", db, "--baseline", "1.0.0", "--candidate", "9.9.9", "--json")
+    assert compare.returncode == 2
+    assert "no evaluations of agent version '9.9.9'; versions present: 1.0.0 (6 sessions)" in compare.stderr
+
+    inspect = otel_eval("inspect", "--db", db, "--session", "openai_otel_genai-s1-weather", "--json")
+    assert inspect.returncode == 0, inspect.stderr
+    assert inspect.stdout.count("gen_ai.tool.name") >= 1
+    assert otel_eval("ui", "--help").returncode == 0
