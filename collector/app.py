@@ -38,6 +38,7 @@ class Collector:
                 config.db, golden=list(config.golden), config=config.eval_config, trace_quiet=config.trace_quiet,
                 session_idle=config.session_idle, max_queue_spans=config.queue_spans,
                 max_value_chars=config.max_value_chars, fuzzy_threshold=config.fuzzy_threshold,
+                score_workers=config.score_workers,
             )
         self.engine = engine
         self.metrics = CollectorMetrics()
@@ -155,6 +156,8 @@ class Collector:
         lines.append(f"sessions: a trace is complete {config.trace_quiet:g} s after its root span ends with no new "
                      f"spans; a session ends {config.session_idle:g} s after its last trace completes")
         lines.append(f"limits: {config.max_request_bytes} bytes per request, {config.queue_spans} queued spans")
+        lines.append(f"scoring: {config.score_workers} worker process(es)" if config.score_workers
+                     else "scoring: in a thread of this process")
         if self.alerts is not None:
             rules = self.alerts.evaluator.rules
             hooks = sum(1 for r in rules if r.webhook)

@@ -62,6 +62,8 @@ class CollectorConfig:
     log_level: str = "info"
     max_value_chars: int = 65536
     fuzzy_threshold: float = 90.0
+    score_workers: int = field(default_factory=lambda: 1 if (os.cpu_count() or 1) > 1 else 0)
+    """Processes that score ended sessions; 0 scores in a thread of the collector itself."""
     ui: bool = False
     forward_results: Optional[str] = None
     forward_spans: Optional[str] = None
@@ -115,6 +117,12 @@ def _positive_int(text: Any, source: str) -> int:
     if value <= 0:
         raise InputError(source, f"must be greater than 0, got {text!r}")
     return value
+
+
+def _non_negative_int(text: Any, source: str) -> int:
+    if text in (0, "0"):
+        return 0
+    return _positive_int(text, source)
 
 
 def _log_level(text: Any, source: str) -> str:
@@ -185,6 +193,9 @@ _SETTINGS: dict[str, tuple[Callable[[Any, str], Any], str]] = {
                                        "(default: 65536). The raw span is stored whole."),
     "fuzzy_threshold": (_positive_float, "Lowest rapidfuzz score (0-100) at which a session's query fuzzily "
                                          "matches a golden case's query, after exact matching failed (default: 90)."),
+    "score_workers": (_non_negative_int, "Worker processes that score ended sessions, so scoring uses another core "
+                                         "instead of slowing ingestion; 0 scores in a thread of the collector "
+                                         "(default: 1 on a multi-core machine, else 0)."),
     "ui": (_bool, "Serve the web dashboard under /ui on the HTTP port (same auth as the receiver)."),
     "forward_results": (_otlp_url, "Send every evaluation as an OTLP gen_ai.evaluation.result log record to this "
                                    "endpoint (http://HOST:4318 or grpc://HOST:4317)."),
@@ -209,7 +220,7 @@ def build_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:
     metavars = {"db": "PATH", "golden": "PATH", "grpc": "HOST:PORT", "http": "HOST:PORT",
                 "trace_quiet": "SECONDS", "session_idle": "SECONDS", "auth_token": "TOKEN",
                 "tls_cert": "FILE", "tls_key": "FILE", "max_request_bytes": "BYTES", "queue_spans": "N",
-                "log_level": "LEVEL", "max_value_chars": "N", "fuzzy_threshold": "SCORE", "forward_results": "URL", "forward_spans": "URL"}
+                "log_level": "LEVEL", "max_value_chars": "N", "fuzzy_threshold": "SCORE", "score_workers": "N", "forward_results": "URL", "forward_spans": "URL"}
     for name, (_, help_text) in _SETTINGS.items():
         flag = "--" + name.replace("_", "-")
         env = ENV_PREFIX + name.upper()

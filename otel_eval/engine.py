@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
-from .mapping import MappedSpan, aggregate_trace, ends_session, map_spans
+from .mapping import convention_name, ends_session, session_id_of
 from .models.evalset import EvalConfig, EvalSet
 from .models.results import EvalCaseResult
 from .sessions import (
@@ -41,7 +41,7 @@ from .sessions import (
     Timing,
 )
 from .spans import LogEvent, SpanRecord
-from .store import ENDED, OPEN, SCORED, Store
+from .store import ENDED, OPEN, SCORED, Store, agent_data_params
 
 log = logging.getLogger("otel_eval.engine")
 
@@ -93,6 +93,7 @@ class Engine:
         fuzzy_threshold: float = 90.0,
         judge: Any = None,
         max_value_chars: int = 65536,
+        score_workers: int = 0,
     ):
         self.db_path = str(db)
         self.config = config or EvalConfig.default()
@@ -100,6 +101,8 @@ class Engine:
         self.max_queue_spans = max_queue_spans
         self.judge = judge
         self.max_value_chars = max_value_chars
+        self.score_workers = score_workers
+        """0: score in a thread of this process; N: in N worker processes (uses more cores)."""
         self._callbacks: list[ResultCallback] = [on_result] if on_result else []
         self.eval_sets = [_load_golden(g) for g in golden]
         self._golden_sources = [str(g) for g in golden if not isinstance(g, EvalSet)]
@@ -113,7 +116,11 @@ class Engine:
         self._score_queue: "queue.Queue[Optional[str]]" = queue.Queue()
         self._tracker = SessionTracker(self.timing)
         self._writer: Optional[threading.Thread] = None
-        self._scorer: Optional[threading.Thread] = None
+        self._scorers: list[threading.Thread] = []
+        self._notify_queue: "queue.Queue[Optional[_EvaluationWrite]]" = queue.Queue()
+        self._notifier: Optional[threading.Thread] = None
+        self._pool: Any = None
+        self._writers_waiting: Any = None
         self._store: Optional[Store] = None
         self._lock_file: Optional[Any] = None
         self._closing = False
@@ -146,10 +153,27 @@ class Engine:
         self._save_golden(self._store)
         self._resume(self._store)
         _ = self.golden_index  # build once, before the first session ends
+        if self.score_workers > 0:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            # spawn, not fork: this process runs threads (gRPC, uvicorn) that fork would copy mid-flight.
+            context = multiprocessing.get_context("spawn")
+            self._writers_waiting = context.Value("i", 0)
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.score_workers, mp_context=context,
+                initializer=_init_worker,
+                initargs=(self.db_path, [e.model_dump_json() for e in self.eval_sets], self.config.model_dump_json(),
+                          self.fuzzy_threshold, self.max_value_chars, self.config_hash, self._writers_waiting),
+            )
         self._writer = threading.Thread(target=self._write_loop, name="otel-eval-writer", daemon=True)
-        self._scorer = threading.Thread(target=self._score_loop, name="otel-eval-scorer", daemon=True)
+        self._scorers = [threading.Thread(target=self._score_loop, name=f"otel-eval-scorer-{i}", daemon=True)
+                         for i in range(max(1, self.score_workers))]
+        self._notifier = threading.Thread(target=self._notify_loop, name="otel-eval-notify", daemon=True)
         self._writer.start()
-        self._scorer.start()
+        self._notifier.start()
+        for scorer in self._scorers:
+            scorer.start()
         return self
 
     def __enter__(self) -> "Engine":
@@ -255,16 +279,37 @@ class Engine:
             self._queue.put(_EndRequest(None, done))  # type: ignore[arg-type]
             done.done.wait(timeout)
         self._closing = True
+        if not score_open:
+            # Sessions still waiting to be scored stay 'ended' in the database; the next start
+            # scores them, so a stop need not wait for the whole backlog.
+            left = self._drain_score_queue()
+            if left:
+                log.info("%d ended session(s) left for the next start to score", left)
+        # Scorers first: their evaluations are written by the writer, which must still run.
+        self._score_queue.put(None)
+        for scorer in self._scorers:
+            scorer.join(timeout)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
         self._queue.put(None)
         self._writer.join(timeout)
-        self._score_queue.put(None)
-        if self._scorer is not None:
-            self._scorer.join(timeout)
+        self._notify_queue.put(None)
+        if self._notifier is not None:
+            self._notifier.join(timeout)
         if self._store is not None:
             self._store.close()
         if self._lock_file is not None:
             self._lock_file.close()  # closing releases the lock
         self._closed = True
+
+    def _drain_score_queue(self) -> int:
+        dropped = 0
+        while True:
+            try:
+                item = self._score_queue.get_nowait()
+            except queue.Empty:
+                return dropped
+            dropped += item is not None
 
     # --- stats -----------------------------------------------------------------------------
 
@@ -304,6 +349,7 @@ class Engine:
                     break
             batches: list[_Batch] = []
             ends: list[_EndRequest] = []
+            evaluations: list[_EvaluationWrite] = []
             for it in items:
                 if it is None:
                     running = False
@@ -311,13 +357,27 @@ class Engine:
                     ends.append(it)
                 elif isinstance(it, _Batch):
                     batches.append(it)
+                elif isinstance(it, _EvaluationWrite):
+                    evaluations.append(it)
             if batches:
                 self._write_batches(store, batches)
+            for write in evaluations:
+                write.run(store)
             for request in ends:
                 self._handle_end(store, request)
             self._end_due_sessions(store, time.time_ns())
 
+    def _yield_to_scorers(self, limit: float = 0.2) -> None:
+        """Let a score worker that is waiting for SQLite's write lock have it (bounded wait)."""
+        waiting = self._writers_waiting
+        if waiting is None or not waiting.value:
+            return
+        deadline = time.monotonic() + limit
+        while waiting.value and time.monotonic() < deadline:
+            time.sleep(0.001)
+
     def _write_batches(self, store: Store, batches: list[_Batch]) -> None:
+        self._yield_to_scorers()
         now_ns = time.time_ns()
         try:
             with store.transaction():
@@ -341,55 +401,52 @@ class Engine:
             batch.done.set()
 
     def _write_spans(self, store: Store, batch: _Batch, now_ns: int) -> None:
-        mapped = map_spans(batch.spans, self.max_value_chars)
+        # Ingest only stores: a span is mapped to AgentData once, when its session is scored, so the
+        # hot path pays for decoding and one insert, not for reading every convention twice.
+        spans = batch.spans
         # A session id on any span of a trace names the session of the whole trace.
         named: dict[str, str] = {}
-        for m in mapped:
-            if m.session_id and m.span.trace_id not in named:
-                named[m.span.trace_id] = m.session_id
+        for span in spans:
+            if span.trace_id not in named:
+                found = session_id_of(span)
+                if found:
+                    named[span.trace_id] = found
         rows = []
         keys: list[tuple[str, str]] = []
         resolved: dict[str, tuple[str, str]] = {}  # trace id → (session id, keyed by), once per batch
-        for m in mapped:
-            trace_id = m.span.trace_id
+        for span in spans:
+            trace_id = span.trace_id
             if trace_id not in resolved:
                 resolved[trace_id] = self._resolve_session(store, trace_id, named.get(trace_id))
             session_id, keyed_by = resolved[trace_id]
-            rows.append((m.span, session_id, m.reading.convention, m.reading.span_type))
+            rows.append((span, session_id, convention_name(span), None))
             keys.append((session_id, keyed_by))
         fresh = store.insert_spans(rows, now_ns)
-        new_rows = [(m, key) for m, key, is_new in zip(mapped, keys, fresh) if is_new]
+        new_rows = [(span, key) for span, key, is_new in zip(spans, keys, fresh) if is_new]
         stored = len(new_rows)
-        batch.result.accepted += len(mapped)
+        batch.result.accepted += len(spans)
         batch.result.stored += stored
-        batch.result.duplicates += len(mapped) - stored
+        batch.result.duplicates += len(spans) - stored
         self._count("spans_stored", stored)
-        self._count("spans_duplicate", len(mapped) - stored)
-        if not new_rows:
-            return
-        store.upsert_agent_data(
-            (m.span.trace_id, m.span.span_id, sid, "span", m.data) for m, (sid, _) in new_rows
-        )
-        per_trace: dict[str, list[MappedSpan]] = {}
+        self._count("spans_duplicate", len(spans) - stored)
+        per_trace: dict[str, list[SpanRecord]] = {}
         session_of: dict[str, tuple[str, str]] = {}
-        for m, key in new_rows:
-            per_trace.setdefault(m.span.trace_id, []).append(m)
-            session_of[m.span.trace_id] = key
-        per_session: dict[str, list[MappedSpan]] = {}
+        for span, key in new_rows:
+            per_trace.setdefault(span.trace_id, []).append(span)
+            session_of[span.trace_id] = key
+        per_session: dict[str, list[SpanRecord]] = {}
         for trace_id, members in per_trace.items():
             sid, keyed_by = session_of[trace_id]
-            roots = [m.span for m in members if m.span.is_root]
+            roots = [span for span in members if span.is_root]
             store.touch_trace(
                 trace_id, sid, roots[0].span_id if roots else None,
-                min(m.span.start_ns for m in members), max(m.span.end_ns for m in members), len(members), now_ns,
+                min(span.start_ns for span in members), max(span.end_ns for span in members), len(members), now_ns,
             )
             per_session.setdefault(sid, []).extend(members)
-            self._tracker.observe(sid, keyed_by, trace_id, bool(roots), now_ns,
-                                  any(ends_session(m.span) for m in members))
+            self._tracker.observe(sid, keyed_by, trace_id, bool(roots), now_ns, any(map(ends_session, members)))
         for sid, members in per_session.items():
-            keyed_by = session_of[members[0].span.trace_id][1]
-            previous = store.touch_session(sid, keyed_by, len(members), now_ns,
-                                           any(ends_session(m.span) for m in members))
+            keyed_by = session_of[members[0].trace_id][1]
+            previous = store.touch_session(sid, keyed_by, len(members), now_ns, any(map(ends_session, members)))
             if previous in (SCORED, ENDED):
                 log.info("session %s re-opened by %d late span(s); it will be scored again", sid, len(members))
 
@@ -452,71 +509,240 @@ class Engine:
             self._score_queue.put(session_id)
 
     def _score_loop(self) -> None:
-        store = Store(self.db_path)
+        # With score workers, this thread only hands session ids to a worker process and waits
+        # (releasing the GIL), so scoring runs on another core instead of competing with ingest.
+        store = None if self._pool is not None else Store(self.db_path)
         try:
             while True:
                 session_id = self._score_queue.get()
                 if session_id is None:
+                    self._score_queue.put(None)  # let the other scorer threads see it too
                     break
+                if self._pool is not None:
+                    self._score_batch_in_worker(session_id)
+                    continue
                 with self._idle:
                     self._scoring_busy += 1
                 try:
-                    self._score(store, session_id)
+                    prepared = prepare_evaluation(store, session_id, self.golden_index, self.config, self.judge,
+                                                  self.max_value_chars, self.config_hash)
                 except Exception:
                     log.exception("scoring session %s failed", session_id)
-                finally:
-                    with self._idle:
-                        self._scoring_busy -= 1
-                        self._idle.notify_all()
+                    self._scoring_done()
+                    continue
+                if prepared is None:
+                    self._scoring_done()
+                else:
+                    # One writer: the evaluation is committed by the writer thread between ingest
+                    # batches (never waiting on SQLite's lock behind a busy ingest), and this thread
+                    # goes on with the next session meanwhile.
+                    self._queue.put(_EvaluationWrite(prepared, self._notify_queue.put))
         finally:
-            store.close()
+            if store is not None:
+                store.close()
 
-    def _score(self, store: Store, session_id: str) -> None:
-        from .evaluate import evaluate_session, failed_outcome
-
-        started = time.perf_counter()
-        spans = store.session_spans(session_id)
-        if not spans:
-            return
+    def _score_batch_in_worker(self, first: str) -> None:
+        # Sessions go to the worker in batches: each round trip costs this process a few GIL
+        # hand-offs, which a busy ingest makes slow, so one per session would starve scoring.
+        batch = [first]
+        while len(batch) < 64:
+            try:
+                session_id = self._score_queue.get_nowait()
+            except queue.Empty:
+                break
+            if session_id is None:
+                self._score_queue.put(None)
+                break
+            batch.append(session_id)
+        with self._idle:
+            self._scoring_busy += len(batch)
         try:
-            outcome = evaluate_session(
-                session_id, spans, store.session_log_events(session_id), self.golden_index, self.config, self.judge,
-                self.max_value_chars,
-            )
-        except Exception as exc:  # a bug or a pathological trace must not leave the session unscored forever
-            log.exception("evaluating session %s failed; storing the error as its evaluation", session_id)
-            outcome = failed_outcome(session_id, exc)
-        with store.transaction():
-            store.upsert_agent_data(
-                (trace_id, data.turn_id or trace_id, session_id, "trace", data)
-                for trace_id, data in outcome.trace_records.items()
-            )
-        evaluation_id, revision = store.record_evaluation(
-            session_id, outcome.result,
-            eval_set_id=outcome.match.eval_set_id, matched_by=outcome.match.method,
-            match_score=outcome.match.score, config_hash=self.config_hash,
-            agent_version=outcome.trajectory.agent_version, query=outcome.trajectory.query,
-            columns=outcome.columns, details=outcome.details, session_fields=outcome.session_fields,
-        )
-        elapsed = time.perf_counter() - started
-        self._count("score_seconds_sum", elapsed)
+            written = self._pool.submit(_score_many_in_worker, batch).result()
+        except Exception:
+            log.exception("scoring sessions %s failed", ", ".join(batch))
+            written = [None] * len(batch)
+        for write in written:
+            if write is None:
+                self._scoring_done()
+            else:
+                self._notify_queue.put(write)
+
+    def _scoring_done(self) -> None:
+        with self._idle:
+            self._scoring_busy -= 1
+            self._idle.notify_all()
+
+    def _notify_loop(self) -> None:
+        """Stats, log line and on_result callbacks of stored evaluations, off the writer thread."""
+        while True:
+            write = self._notify_queue.get()
+            if write is None:
+                break
+            try:
+                if write.error is not None:
+                    log.error("storing the evaluation of session %s failed: %s",
+                              write.prepared.result.session_id, write.error)
+                else:
+                    self._scored(write.prepared, write.revision)
+            finally:
+                self._scoring_done()
+
+    def _scored(self, scored: "PreparedEvaluation", revision: int) -> None:
+        self._count("score_seconds_sum", scored.seconds)
         self._count("score_seconds_count")
         self._count("sessions_scored")
-        if outcome.match.case is not None:
+        result = scored.result
+        if scored.matched:
             self._count("evaluations_matched")
             self._count("evaluations_total")
-            self._count("evaluations_passed", int(outcome.result.passed))
+            self._count("evaluations_passed", int(result.passed))
         log.info(
             "session %s scored (revision %d): %s, case %s, score %.2f",
-            session_id, revision,
-            "passed" if outcome.result.passed else "failed" if outcome.match.case else outcome.match.method,
-            outcome.result.eval_id or "-", outcome.result.score,
+            result.session_id, revision,
+            "passed" if result.passed else "failed" if scored.matched else scored.matched_by,
+            result.eval_id or "-", result.score,
         )
         for callback in self._callbacks:
             try:
-                callback(outcome.result)
+                callback(result)
             except Exception:
-                log.exception("on_result callback failed for session %s", session_id)
+                log.exception("on_result callback failed for session %s", result.session_id)
+
+
+@dataclass
+class PreparedEvaluation:
+    """A scored session ready to store (picklable: it crosses from a worker process)."""
+
+    result: EvalCaseResult
+    record: dict[str, Any]
+    """Keyword arguments of :meth:`Store.record_evaluation`."""
+    matched: bool
+    matched_by: str
+    seconds: float
+
+
+class _EvaluationWrite:
+    """A writer-queue item: store one prepared evaluation, then hand it to ``then``."""
+
+    def __init__(self, prepared: PreparedEvaluation, then: Callable[["_EvaluationWrite"], Any]):
+        self.prepared = prepared
+        self.then = then
+        self.revision = 0
+        self.error: Optional[BaseException] = None
+
+    def run(self, store: Store) -> None:
+        try:
+            _, self.revision = store.record_evaluation(self.prepared.result.session_id or "", self.prepared.result,
+                                                       **self.prepared.record)
+        except Exception as exc:
+            self.error = exc
+        self.then(self)
+
+
+def prepare_evaluation(store: Store, session_id: str, index: Any, config: EvalConfig, judge: Any,
+                       max_value_chars: int, config_hash: str) -> Optional[PreparedEvaluation]:
+    """Read a session's spans and evaluate them; nothing is written here."""
+    from .evaluate import evaluate_session, failed_outcome
+
+    started = time.perf_counter()
+    spans = store.session_spans(session_id)
+    if not spans:
+        return None
+    try:
+        outcome = evaluate_session(session_id, spans, store.session_log_events(session_id), index, config, judge,
+                                   max_value_chars)
+    except Exception as exc:  # a bug or a pathological trace must not leave the session unscored forever
+        log.exception("evaluating session %s failed; storing the error as its evaluation", session_id)
+        outcome = failed_outcome(session_id, exc)
+    outcome.result.session_id = session_id
+    record = dict(
+        eval_set_id=outcome.match.eval_set_id, matched_by=outcome.match.method,
+        match_score=outcome.match.score, config_hash=config_hash,
+        agent_version=outcome.trajectory.agent_version, query=outcome.trajectory.query,
+        columns=outcome.columns, details=outcome.details, session_fields=outcome.session_fields,
+        agent_params=agent_data_params(
+            [(m.span.trace_id, m.span.span_id, session_id, "span", m.data) for m in outcome.mapped]
+            + [(trace_id, data.turn_id or trace_id, session_id, "trace", data)
+               for trace_id, data in outcome.trace_records.items()]),
+        span_types=[(m.span.trace_id, m.span.span_id, m.reading.span_type) for m in outcome.mapped],
+    )
+    return PreparedEvaluation(outcome.result, record, outcome.match.case is not None, outcome.match.method,
+                              time.perf_counter() - started)
+
+
+# --- score worker processes ------------------------------------------------------------------
+
+_worker: dict[str, Any] = {}
+
+
+def _init_worker(db_path: str, eval_sets_json: list[str], config_json: str, fuzzy_threshold: float,
+                 max_value_chars: int, config_hash: str, writers_waiting: Any) -> None:
+    from .golden import GoldenIndex
+
+    eval_sets = [EvalSet.model_validate_json(text) for text in eval_sets_json]
+    store = Store(db_path)
+    store.conn.execute("PRAGMA busy_timeout=0")  # see _run_polling_for_lock
+    _worker.update(
+        store=store, index=GoldenIndex(eval_sets, fuzzy_threshold=fuzzy_threshold),
+        config=EvalConfig.model_validate_json(config_json), max_value_chars=max_value_chars,
+        config_hash=config_hash, writers_waiting=writers_waiting,
+    )
+
+
+def _run_polling_for_lock(write: "_EvaluationWrite", store: Store, timeout: float = 30.0) -> None:
+    # SQLite's own busy handler backs off up to 100 ms between tries; the writer pauses only
+    # briefly for us, so poll every millisecond instead (the worker's busy_timeout is 0).
+    import sqlite3
+
+    deadline = time.monotonic() + timeout
+    while True:
+        write.error = None
+        write.run(store)
+        locked = isinstance(write.error, sqlite3.OperationalError) and "locked" in str(write.error)
+        if not locked or time.monotonic() > deadline:
+            return
+        time.sleep(0.001)
+
+
+def _ignore(_: Any) -> None:
+    pass
+
+
+def _score_many_in_worker(session_ids: list[str]) -> list[Optional[_EvaluationWrite]]:
+    out: list[Optional[_EvaluationWrite]] = []
+    for session_id in session_ids:
+        try:
+            out.append(_score_in_worker(session_id))
+        except Exception:
+            log.exception("scoring session %s failed", session_id)
+            out.append(None)
+    return out
+
+
+def _score_in_worker(session_id: str) -> Optional[_EvaluationWrite]:
+    """Score and store one session in a worker process.
+
+    The worker writes through its own connection. SQLite's busy handler alone would starve it
+    behind the writer's back-to-back ingest transactions, so it raises ``writers_waiting`` first:
+    the writer does not begin a new transaction while that is set (see Engine._yield_to_scorers).
+    """
+    w = _worker
+    prepared = prepare_evaluation(w["store"], session_id, w["index"], w["config"], None, w["max_value_chars"],
+                                  w["config_hash"])
+    if prepared is None:
+        return None
+    write = _EvaluationWrite(prepared, _ignore)
+    waiting = w["writers_waiting"]
+    with waiting.get_lock():
+        waiting.value += 1
+    try:
+        _run_polling_for_lock(write, w["store"])
+    finally:
+        with waiting.get_lock():
+            waiting.value -= 1
+    write.prepared.record = {}  # stored: no need to send the rows back
+    write.then = None  # type: ignore[assignment]  # not picklable, and its job is done
+    return write
 
 
 @dataclass

@@ -28,6 +28,7 @@ class Outcome:
     columns: dict[str, Any] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
     session_fields: dict[str, Any] = field(default_factory=dict)
+    mapped: list[MappedSpan] = field(default_factory=list)
 
 
 def apply_logs(mapped: list[MappedSpan], events: Sequence[LogEvent]) -> None:
@@ -73,6 +74,7 @@ def evaluate_session(session_id: str, spans: Sequence[SpanRecord], events: Seque
         match=match,
         result=result,
         trace_records=trace_records,
+        mapped=mapped,
         columns=_trajectory_columns(trajectory, match.case),
         details={"match": {"method": match.method, "score": match.score, "evidence": match.evidence},
                  **({"criteria_from": f"eval set {match.eval_set_id}"} if case_config is not config else {})},

@@ -94,6 +94,14 @@ def agent_version_of(span: SpanRecord) -> Optional[str]:
     )
 
 
+def convention_name(span: SpanRecord) -> str:
+    """The name of the convention that recognises the span ("none" if none does); detection only."""
+    for convention in CONVENTIONS:
+        if convention.detect(span):
+            return convention.NAME
+    return "none"
+
+
 def read_span(span: SpanRecord, max_value_chars: int = DEFAULT_LIMIT) -> Reading:
     """The reading of the first convention that recognises the span (DESIGN §4 order).
 

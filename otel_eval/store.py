@@ -49,6 +49,32 @@ class SessionRow:
     revision: int
 
 
+_AGENT_DATA_COLUMNS = ["trace_id", "span_id", "session_id", "level", *AGENT_DATA_FIELDS]
+_AGENT_DATA_UPSERT = (
+    f"INSERT INTO agent_data ({', '.join(_AGENT_DATA_COLUMNS)}) VALUES ({', '.join('?' * len(_AGENT_DATA_COLUMNS))})"
+    " ON CONFLICT(trace_id, span_id, level) DO UPDATE SET "
+    + ", ".join(f"{n} = excluded.{n}" for n in _AGENT_DATA_COLUMNS[2:])
+)
+
+
+def agent_data_params(rows: Iterable[tuple[str, str, Optional[str], str, AgentData]]) -> list[tuple]:
+    """``(trace_id, span_id, session_id, level, data)`` rows as ``agent_data`` parameters: list and
+    dict fields as JSON text. Pure, so a worker process can do it and the writer only executes."""
+    params = []
+    for trace_id, span_id, session_id, level, data in rows:
+        dumped = data.model_dump(mode="json")  # once per row: the models are nested pydantic objects
+        values = []
+        for name in AGENT_DATA_FIELDS:
+            value = dumped[name]
+            if name in _JSON_FIELDS:
+                value = _json(value)
+            elif name == "agent_exit":
+                value = int(bool(value))
+            values.append(value)
+        params.append((trace_id, span_id, session_id, level, *values))
+    return params
+
+
 class Store:
     """One SQLite file. Not shared across threads: open one Store per thread."""
 
@@ -205,24 +231,16 @@ class Store:
 
     def upsert_agent_data(self, rows: Iterable[tuple[str, str, Optional[str], str, AgentData]]) -> None:
         """Rows ``(trace_id, span_id, session_id, level, data)``; a trace-level row is replaced on re-aggregation."""
-        names = ["trace_id", "span_id", "session_id", "level", *AGENT_DATA_FIELDS]
-        sql = (
-            f"INSERT INTO agent_data ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
-            " ON CONFLICT(trace_id, span_id, level) DO UPDATE SET "
-            + ", ".join(f"{n} = excluded.{n}" for n in names[2:])
-        )
-        params = []
-        for trace_id, span_id, session_id, level, data in rows:
-            values = []
-            for name in AGENT_DATA_FIELDS:
-                value = getattr(data, name)
-                if name in _JSON_FIELDS:
-                    value = _json(data.model_dump(include={name})[name])
-                elif name == "agent_exit":
-                    value = int(bool(value))
-                values.append(value)
-            params.append((trace_id, span_id, session_id, level, *values))
-        self.conn.executemany(sql, params)
+        self.upsert_agent_data_params(agent_data_params(rows))
+
+    def upsert_agent_data_params(self, params: Sequence[tuple]) -> None:
+        """Rows already turned into SQL parameters by :func:`agent_data_params` (in a score worker)."""
+        self.conn.executemany(_AGENT_DATA_UPSERT, params)
+
+    def set_span_types(self, rows: Iterable[tuple[str, str, str]]) -> None:
+        """``(trace_id, span_id, span_type)``: known once the span has been read at scoring time."""
+        self.conn.executemany("UPDATE spans SET span_type = ? WHERE trace_id = ? AND span_id = ?",
+                              [(span_type, trace_id, span_id) for trace_id, span_id, span_type in rows])
 
     def insert_log_events(self, events: Sequence[LogEvent], received_ns: int) -> int:
         cur = self.conn.executemany(
@@ -331,14 +349,26 @@ class Store:
     def record_evaluation(self, session_id: str, result: EvalCaseResult, *, eval_set_id: Optional[str],
                           matched_by: str, match_score: float, config_hash: str, agent_version: Optional[str],
                           query: Optional[str], columns: dict[str, Any], details: dict[str, Any],
-                          session_fields: dict[str, Any], expected_status: str = ENDED) -> tuple[int, int]:
+                          session_fields: dict[str, Any], expected_status: str = ENDED,
+                          agent_rows: Sequence[tuple[str, str, Optional[str], str, AgentData]] = (),
+                          agent_params: Sequence[tuple] = (),
+                          span_types: Sequence[tuple[str, str, str]] = ()) -> tuple[int, int]:
         """Store one evaluation as the session's next revision and mark the session scored.
 
-        Returns ``(evaluation_id, revision)``. Earlier revisions are kept, marked superseded. The
+        ``agent_rows`` (or ``agent_params``, the same already as SQL parameters) and ``span_types``
+        (the session's mapped spans) are written in the same
+        transaction. Returns ``(evaluation_id, revision)``. Earlier revisions are kept, marked superseded. The
         status flips to scored only if the session is still ``expected_status`` — a span that
         re-opened it meanwhile gets it scored again later.
         """
         with self.transaction() as conn:
+            # The session's AgentData rows are written with its evaluation: one commit per session.
+            if agent_rows:
+                self.upsert_agent_data(agent_rows)
+            if agent_params:
+                self.upsert_agent_data_params(agent_params)
+            if span_types:
+                self.set_span_types(span_types)
             revision = (conn.execute("SELECT COALESCE(MAX(revision), 0) FROM evaluations WHERE session_id = ?",
                                      (session_id,)).fetchone()[0]) + 1
             conn.execute("UPDATE evaluations SET superseded = 1 WHERE session_id = ?", (session_id,))
@@ -426,4 +456,5 @@ class Store:
 
 
 def _now_iso() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z"
+    now = time.time()  # one clock read, so the milliseconds belong to the same second
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"

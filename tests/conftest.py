@@ -41,7 +41,7 @@ def start_collector(tmp_path: Path) -> Iterator[Callable[..., "object"]]:
 
     def start(**overrides):
         settings = dict(db=str(tmp_path / "eval.db"), grpc=Endpoint("127.0.0.1", 0), http=Endpoint("127.0.0.1", 0),
-                        trace_quiet=0.2, session_idle=0.2)
+                        trace_quiet=0.2, session_idle=0.2, score_workers=0)
         settings.update(overrides)
         collector = Collector(CollectorConfig(**settings)).start()
         started.append(collector)

@@ -250,3 +250,26 @@ def test_a_second_engine_on_the_same_database_is_refused(tmp_path):
         Engine(db).start()
     first.close()
     Engine(db).start().close()  # free again once the first one closed
+
+
+def test_scoring_in_a_worker_process_gives_the_same_results(tmp_path):
+    results = []
+    db = tmp_path / "e.db"
+    engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1, score_workers=1,
+                    on_result=results.append).start()
+    trace = "5a" * 16
+    root = SpanRecord(trace, "00000000000000a1", None, "agent.invoke", 1, 10,
+                      attributes={"openinference.span.kind": "AGENT", "session.id": "worker",
+                                  "input.value": "What's the weather in Tokyo?",
+                                  "output.value": "It is 22°C and sunny in Tokyo."})
+    tool = SpanRecord(trace, "00000000000000a2", root.span_id, "get_weather", 2, 3,
+                      attributes={"openinference.span.kind": "TOOL", "tool.name": "get_weather",
+                                  "session.id": "worker", "input.value": '{"city": "Tokyo"}'})
+    engine.ingest([root, tool])
+    assert _wait(lambda: len(results) == 1, timeout=30)
+    engine.close()
+    assert (results[0].session_id, results[0].eval_id, results[0].passed) == ("worker", "tokyo", True)
+    assert evaluations(db) == [("worker", 1, "tokyo", "exact", 1, 0)]
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT span_type FROM spans ORDER BY span_id").fetchall() == [("agent",), ("tool",)]
+    assert conn.execute("SELECT level, COUNT(*) FROM agent_data GROUP BY level").fetchall() == [("span", 2), ("trace", 1)]

@@ -12,6 +12,7 @@ Tables come from a real parser (sqlglot, trying several dialects so BigQuery's b
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, Iterable, Optional
@@ -178,6 +179,12 @@ def _tables_by_regex(sql: str) -> list[str]:
 def extract_tables(sql: str, lower: bool = False, dialect: Optional[str] = None) -> list[str]:
     """Tables the statement reads or writes, qualified names kept (``proj.ds.tbl``), CTE names
     excluded, in order of first appearance. ``lower`` folds names for case-insensitive compares."""
+    return list(_extract_tables(sql, lower, dialect))
+
+
+@functools.lru_cache(maxsize=4096)
+def _extract_tables(sql: str, lower: bool, dialect: Optional[str]) -> tuple[str, ...]:
+    # Parsing is the costly part of scoring and agents repeat their queries: cache by text.
     names: Optional[list[str]] = None
     for candidate in ((dialect,) if dialect else _DIALECTS):
         names = _tables_by_parser(sql, candidate)
@@ -197,8 +204,8 @@ def extract_tables(sql: str, lower: bool = False, dialect: Optional[str] = None)
         for name in names:
             if name.lower() not in out:
                 out.append(name.lower())
-        return out
-    return names
+        return tuple(out)
+    return tuple(names)
 
 
 def table_matches(expected: str, actual: str) -> bool:
