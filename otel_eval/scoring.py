@@ -379,28 +379,9 @@ def config_for_case(config: EvalConfig, eval_set: Any) -> EvalConfig:
     criteria = {n: c for n, c in config.criteria.items() if criterion_kind(n, c) == HEALTH}
     for name, raw in declared.items():
         cfg = raw if isinstance(raw, CriterionConfig) else CriterionConfig.model_validate(raw)
-        criteria[name] = _scoring_options(name, cfg)
+        criteria[name] = cfg
     return EvalConfig(criteria=criteria, user_simulator_config=config.user_simulator_config)
 
-
-def _scoring_options(name: str, cfg: CriterionConfig) -> CriterionConfig:
-    """Big Sky's loader names response modes ``mode`` (exact / contains + ``value`` / regex);
-    the response criterion reads ``method``. "Contains this string" is a regex of the escaped
-    string, searched case-sensitively as Big Sky's ``chat:includeString`` does."""
-    import re
-
-    options = dict(cfg.options)
-    if (options.get("kind") or ALIASES.get(name, name)) != "response_match" or "mode" not in options:
-        return cfg
-    mode = options.pop("mode")
-    if mode == "contains" and isinstance(options.get("value"), str):
-        options.setdefault("pattern", re.escape(options.pop("value")))
-        mode = "regex"
-    options.setdefault("method", mode)
-    return cfg.model_copy(update={"options": options})
-
-
-# --- report -------------------------------------------------------------------------------------
 
 def _redacted(config: EvalConfig) -> dict[str, Any]:
     """The config as used, without secrets (an API key in a criterion's options)."""

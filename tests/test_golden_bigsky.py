@@ -96,7 +96,7 @@ def test_evaluators_map_to_criteria():
         "response_match": CriterionConfig(threshold=0.7),  # the first evaluator for a criterion wins
     }
     assert criteria_from_bigsky([{"key": "s", "function": "chat:includeString", "arguments": {"string": "Boston"}}]) == {
-        "response_match": CriterionConfig(threshold=1.0, options={"mode": "contains", "value": "Boston"})}
+        "response_match": CriterionConfig(threshold=1.0, options={"method": "regex", "pattern": "Boston"})}
 
 
 def test_unknown_evaluator_function_raises_when_called_directly():

@@ -40,7 +40,7 @@ def _match_output(args: dict, log: ProblemLog, path: str) -> Optional[list[tuple
     # A deep equality of the whole expected message: every tool call with its arguments, and the content.
     return [
         ("trajectory_match", CriterionConfig(threshold=1.0, match_type=MatchType.EXACT, check_args=True)),
-        ("response_match", CriterionConfig(threshold=1.0, options={"mode": "exact"})),
+        ("response_match", CriterionConfig(threshold=1.0, options={"method": "exact"})),
     ]
 
 
@@ -53,7 +53,7 @@ def _include_string(args: dict, log: ProblemLog, path: str) -> Optional[list[tup
     if not isinstance(value, str) or not value:
         log.add(child(child(path, "arguments"), "string"), "chat:includeString needs a non-empty 'string' argument")
         return None
-    return [("response_match", CriterionConfig(threshold=1.0, options={"mode": "contains", "value": value}))]
+    return [("response_match", CriterionConfig(threshold=1.0, options={"method": "regex", "pattern": re.escape(value)}))]
 
 
 def _match_regex(args: dict, log: ProblemLog, path: str) -> Optional[list[tuple[str, CriterionConfig]]]:
@@ -67,7 +67,7 @@ def _match_regex(args: dict, log: ProblemLog, path: str) -> Optional[list[tuple[
     except re.error as exc:
         log.add(where, f"not a valid regular expression: {exc}")
         return None
-    return [("response_match", CriterionConfig(threshold=1.0, options={"mode": "regex", "pattern": pattern}))]
+    return [("response_match", CriterionConfig(threshold=1.0, options={"method": "regex", "pattern": pattern}))]
 
 
 #: function → builder of (criterion name, config) pairs.
