@@ -95,3 +95,8 @@ def test_bad_evalset_file_names_file_path_and_reason(tmp_path, text, location, r
 def test_missing_evalset_file(tmp_path):
     with pytest.raises(InputError, match="file not found"):
         EvalSet.load(tmp_path / "nope.json")
+
+
+def test_criterion_kind_may_be_written_beside_threshold():
+    cfg = CriterionConfig.model_validate({"threshold": 1.0, "kind": "layer1", "options": {"field": "response_concat"}})
+    assert cfg.options == {"field": "response_concat", "kind": "layer1"}

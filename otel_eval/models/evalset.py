@@ -13,7 +13,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from ..errors import InputError
 
@@ -196,6 +196,15 @@ class CriterionConfig(BaseModel):
     """For trajectory criteria: compare arguments as well as tool names."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Criterion-specific settings (argument modes, per-tool overrides, regex patterns, ...)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_is_an_option(cls, data: Any) -> Any:
+        # `kind = "layer1"` written next to threshold in TOML means options.kind: accept both.
+        if isinstance(data, dict) and "kind" in data:
+            data = dict(data)
+            data["options"] = {**(data.get("options") or {}), "kind": data.pop("kind")}
+        return data
 
 
 class UserSimulatorConfig(BaseModel):
