@@ -273,3 +273,19 @@ def test_scoring_in_a_worker_process_gives_the_same_results(tmp_path):
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT span_type FROM spans ORDER BY span_id").fetchall() == [("agent",), ("tool",)]
     assert conn.execute("SELECT level, COUNT(*) FROM agent_data GROUP BY level").fetchall() == [("span", 2), ("trace", 1)]
+
+
+def test_oversized_values_are_cut_with_a_marker_and_the_raw_span_kept_whole(tmp_path):
+    db = tmp_path / "e.db"
+    engine = Engine(db, trace_quiet=3600, session_idle=3600, max_value_chars=1000).start()
+    answer = "x" * 100_000
+    span = SpanRecord("7b" * 16, "00000000000000a1", None, "agent.invoke", 1, 2,
+                      attributes={"openinference.span.kind": "AGENT", "input.value": "hi", "output.value": answer})
+    engine.ingest([span])
+    engine.close(score_open=True)
+    conn = sqlite3.connect(db)
+    stored = conn.execute("SELECT agent_response FROM agent_data WHERE level = 'span'").fetchone()[0]
+    assert stored.startswith("x" * 1000) and stored.endswith("[truncated, 100000 chars]")
+    assert len(stored) < 1100
+    raw = json.loads(conn.execute("SELECT raw FROM spans").fetchone()[0])
+    assert raw["attributes"]["output.value"] == answer
