@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import queue
+from concurrent.futures.process import BrokenProcessPool
 import threading
 import time
 from dataclasses import dataclass, field
@@ -154,18 +155,7 @@ class Engine:
         self._resume(self._store)
         _ = self.golden_index  # build once, before the first session ends
         if self.score_workers > 0:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            # spawn, not fork: this process runs threads (gRPC, uvicorn) that fork would copy mid-flight.
-            context = multiprocessing.get_context("spawn")
-            self._writers_waiting = context.Value("i", 0)
-            self._pool = ProcessPoolExecutor(
-                max_workers=self.score_workers, mp_context=context,
-                initializer=_init_worker,
-                initargs=(self.db_path, [e.model_dump_json() for e in self.eval_sets], self.config.model_dump_json(),
-                          self.fuzzy_threshold, self.max_value_chars, self.config_hash, self._writers_waiting),
-            )
+            self._pool = self._make_pool()
         self._writer = threading.Thread(target=self._write_loop, name="otel-eval-writer", daemon=True)
         self._scorers = [threading.Thread(target=self._score_loop, name=f"otel-eval-scorer-{i}", daemon=True)
                          for i in range(max(1, self.score_workers))]
@@ -175,6 +165,20 @@ class Engine:
         for scorer in self._scorers:
             scorer.start()
         return self
+
+    def _make_pool(self) -> Any:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # spawn, not fork: this process runs threads (gRPC, uvicorn) that fork would copy mid-flight.
+        context = multiprocessing.get_context("spawn")
+        if self._writers_waiting is None:
+            self._writers_waiting = context.Value("i", 0)
+        return ProcessPoolExecutor(
+            max_workers=self.score_workers, mp_context=context, initializer=_init_worker,
+            initargs=(self.db_path, [e.model_dump_json() for e in self.eval_sets], self.config.model_dump_json(),
+                      self.fuzzy_threshold, self.max_value_chars, self.config_hash, self._writers_waiting),
+        )
 
     def __enter__(self) -> "Engine":
         return self.start()
@@ -558,6 +562,12 @@ class Engine:
             self._scoring_busy += len(batch)
         try:
             written = self._pool.submit(_score_many_in_worker, batch).result()
+        except BrokenProcessPool:
+            # The worker died (killed, out of memory). These sessions stay 'ended' in the database
+            # and are scored at the next start; a fresh worker takes the sessions after them.
+            log.error("score worker died; %d session(s) left for the next start, starting a new worker", len(batch))
+            self._pool = self._make_pool()
+            written = [None] * len(batch)
         except Exception:
             log.exception("scoring sessions %s failed", ", ".join(batch))
             written = [None] * len(batch)
