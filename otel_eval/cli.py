@@ -6,7 +6,6 @@ import argparse
 import json
 import logging
 import sys
-from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from .errors import OtelEvalError

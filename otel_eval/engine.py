@@ -19,7 +19,6 @@ Contract used by the collector and the in-process processor::
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import queue

@@ -101,14 +101,9 @@ def failed_outcome(session_id: str, exc: Exception) -> Outcome:
 
 def _trajectory_columns(trajectory: Trajectory, case: Any) -> dict[str, Any]:
     """The seed's BigQuery columns (expected/actual tool and table, SQL generated)."""
-    from .metrics.sql import extract_tables, find_sql
+    from .metrics.sql import sql_and_tables
 
-    statements = find_sql(trajectory.sql_sources())
-    tables: list[str] = []
-    for sql in statements:
-        for table in extract_tables(sql):
-            if table not in tables:
-                tables.append(table)
+    statements, tables = sql_and_tables(trajectory.sql_sources())
     calls = trajectory.calls
     columns: dict[str, Any] = {
         "actual_tool": calls[0].name if calls else None,

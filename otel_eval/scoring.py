@@ -23,15 +23,14 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Optional
 
-from .conventions.base import as_text
 from .metrics.arguments import ArgumentPolicy
 from .metrics.health import health
 from .metrics.judge import Judge
 from .metrics.layer1 import layer1_criterion
 from .metrics.response import contains, exact_match, regex_match, rouge1
-from .metrics.sql import extract_tables, find_sql, table_matches
+from .metrics.sql import sql_and_tables, table_matches
 from .metrics.trajectory import align
-from .models.evalset import CriterionConfig, EvalCase, EvalConfig, Invocation, MatchType
+from .models.evalset import CriterionConfig, EvalCase, EvalConfig, Invocation
 from .models.results import CriterionResult, CriterionStats, EvalCaseResult, EvalReport, EvalSummary
 from .trajectory import ActualCall, Trajectory, Turn
 
@@ -162,19 +161,9 @@ def _tool_selection(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig
                            "the case sets no expected tool selection")
 
 
-def _sql_for_turn(turn: Turn) -> tuple[list[str], list[str]]:
-    statements = find_sql(turn.sql_sources())
-    tables: list[str] = []
-    for sql in statements:
-        for table in extract_tables(sql):
-            if table not in tables:
-                tables.append(table)
-    return statements, tables
-
-
 def _sql_generation(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:
     def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
-        statements, tables = _sql_for_turn(turn)
+        statements, tables = sql_and_tables(turn.sql_sources())
         generated = bool(statements)
         return float(generated == inv.expected_sql), {
             "expected_sql": inv.expected_sql, "sql_generated": generated, "sql": statements, "tables": tables,
@@ -186,7 +175,7 @@ def _sql_generation(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig
 
 def _table_usage(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:
     def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
-        statements, tables = _sql_for_turn(turn)
+        statements, tables = sql_and_tables(turn.sql_sources())
         found = [e for e in inv.expected_tables if any(table_matches(e, t) for t in tables)]
         missing = [e for e in inv.expected_tables if e not in found]
         return len(found) / len(inv.expected_tables), {

@@ -7,7 +7,6 @@ import time
 import pytest
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.trace import Status, StatusCode
 
 from otel_eval import Engine, EvalSpanProcessor, QueueFull
 from otel_eval.models import EvalCase, EvalSet, ExpectedToolCall, Invocation, MessageContent

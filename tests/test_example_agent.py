@@ -81,7 +81,7 @@ def test_one_turn_is_one_trace_with_agent_llm_tool_llm(traced):
     prefix = "llm.output_messages.0.message.tool_calls.0.tool_call"
     assert decide.attributes[f"{prefix}.function.name"] == "get_weather"
     assert json.loads(decide.attributes[f"{prefix}.function.arguments"]) == {"city": "Tokyo"}
-    assert f"llm.output_messages.0.message.tool_calls.1.tool_call.id" not in decide.attributes
+    assert "llm.output_messages.0.message.tool_calls.1.tool_call.id" not in decide.attributes
     assert decide.attributes["llm.input_messages.0.message.role"] == "system"
     assert decide.attributes["llm.input_messages.1.message.content"] == "What's the weather in Tokyo?"
     assert decide.attributes["llm.model_name"] == "scripted-tool-caller-1"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 from functools import lru_cache
-from pathlib import Path
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider

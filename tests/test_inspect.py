@@ -7,7 +7,6 @@ import argparse
 import dataclasses
 import json
 import re
-from pathlib import Path
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from otel_eval.conventions import noveum
 from otel_eval.mapping import read_span

@@ -4,7 +4,6 @@ real SDK TracerProvider and InMemorySpanExporter)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider

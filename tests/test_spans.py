@@ -23,7 +23,7 @@ def test_from_sdk_span_keeps_ids_parent_status_events_and_resource():
     provider = TracerProvider(resource=Resource.create({"service.name": "agent", "service.version": "2.1"}))
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("scope-x")
-    with tracer.start_as_current_span("root") as root:
+    with tracer.start_as_current_span("root"):
         with tracer.start_as_current_span("child", kind=SpanKind.CLIENT) as child:
             child.set_attribute("tags", ["a", "b"])
             child.add_event("session.end", {"why": "done"})

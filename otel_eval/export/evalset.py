@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from ..golden.matcher import normalize_query
+from ..metrics.sql import sql_and_tables
 from ..metrics.trajectory import split_retries
 from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent, ToolCall
 from ..trajectory import ActualCall, Trajectory, Turn
@@ -48,26 +49,13 @@ def expected_calls(turn: Turn) -> list[ActualCall]:
     return top if top else effective
 
 
-def turn_sql(turn: Turn) -> tuple[list[str], list[str]]:
-    """(SQL statements, tables they read) found where the scorer looks for them."""
-    from ..metrics.sql import extract_tables, find_sql
-
-    statements = find_sql(turn.sql_sources())
-    tables: list[str] = []
-    for sql in statements:
-        for table in extract_tables(sql):
-            if table not in tables:
-                tables.append(table)
-    return statements, tables
-
-
 def session_case(trajectory: Trajectory, eval_id: Optional[str] = None,
                  metadata: Optional[dict[str, Any]] = None) -> EvalCase:
     """One session as a golden case (``eval_id`` defaults to the session id)."""
     eval_id = eval_id or trajectory.session_id
     invocations = []
     for turn in trajectory.turns:
-        statements, tables = turn_sql(turn)
+        statements, tables = sql_and_tables(turn.sql_sources())
         invocations.append(Invocation(
             invocation_id=f"{eval_id}-{turn.index + 1}",
             user_content=MessageContent.user(turn.user_input or ""),

@@ -214,7 +214,7 @@ class Judge:
                     retry_after = exc.headers.get("Retry-After") if exc.headers else None
                     continue
                 raise JudgeError(last) from None
-            except (TimeoutError, socket.timeout) as exc:
+            except (TimeoutError, socket.timeout):
                 last = f"timed out after {self.timeout}s calling {url}"
                 continue
             except urllib.error.URLError as exc:

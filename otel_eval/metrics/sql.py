@@ -208,6 +208,17 @@ def _extract_tables(sql: str, lower: bool, dialect: Optional[str]) -> tuple[str,
     return tuple(names)
 
 
+def sql_and_tables(texts: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The SQL statements found in ``texts`` and the tables they use, each table once, in order."""
+    statements = find_sql(list(texts))
+    tables: list[str] = []
+    for sql in statements:
+        for table in extract_tables(sql):
+            if table not in tables:
+                tables.append(table)
+    return statements, tables
+
+
 def table_matches(expected: str, actual: str) -> bool:
     """Case-insensitive; an unqualified expected name matches a qualified actual one by its last parts
     (``orders`` matches ``shop.orders`` and ``proj.shop.orders``)."""

@@ -70,7 +70,7 @@ class Links:
 
 
 def layout(links: Links, title: str, main: str, *, stamp: str = "", poll_seconds: float = 2.0) -> str:
-    live = (f'<span id="live" class="live" title="the page refreshes itself when new data arrives">live</span>'
+    live = ('<span id="live" class="live" title="the page refreshes itself when new data arrives">live</span>'
             if stamp else "")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
