@@ -117,10 +117,7 @@ class OtlpHttpApp:
         self._expected_auth = f"Bearer {auth_token}".encode() if auth_token else None
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
-            return
-        if scope["type"] != "http":
+        if scope["type"] != "http":  # served with lifespan="off": no startup or shutdown work
             return
         if self.ui is not None and (scope["path"] == "/ui" or scope["path"].startswith("/ui/")):
             await self.ui(scope, receive, send)
@@ -131,15 +128,6 @@ class OtlpHttpApp:
         headers += [(k.lower().encode(), v.encode()) for k, v in response.headers.items()]
         await send({"type": "http.response.start", "status": response.status, "headers": headers})
         await send({"type": "http.response.body", "body": response.body if scope["method"] != "HEAD" else b""})
-
-    async def _lifespan(self, receive: Callable, send: Callable) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
 
     async def _route(self, scope: dict, receive: Callable) -> Response:
         path, method = scope["path"], scope["method"]

@@ -289,15 +289,20 @@ def user_text(value: Any) -> Optional[str]:
         return value
     messages = _messages_of(value)
     if messages is not None:
-        for message in reversed(messages):
-            role, text, _ = message_role_text(message)
-            if role == "user" and text:
-                return text
-        return None
+        return _last_text(messages, "user")
     if isinstance(value, dict):
         for key in ("input", "question", "query", "user_input", "prompt"):
             if isinstance(value.get(key), str) and value[key]:
                 return value[key]
+    return None
+
+
+def _last_text(messages: list[Any], role: str) -> Optional[str]:
+    """The text of the last message from ``role`` that has text (a state's latest user turn or answer)."""
+    for message in reversed(messages):
+        message_role, text, _ = message_role_text(message)
+        if message_role == role and text:
+            return text
     return None
 
 
@@ -310,11 +315,7 @@ def answer_text(value: Any) -> Optional[str]:
         return value
     messages = _messages_of(value)
     if messages is not None:
-        for message in reversed(messages):
-            role, text, _ = message_role_text(message)
-            if role == "assistant" and text:
-                return text
-        return None
+        return _last_text(messages, "assistant")
     if isinstance(value, dict):
         for key in ("output", "answer", "result", "final_output", "content"):
             if isinstance(value.get(key), str) and value[key]:

@@ -77,15 +77,7 @@ class DashboardApp:
         self._cookie = cookie_value(auth_token).encode() if auth_token else None
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        if scope["type"] != "http":
+        if scope["type"] != "http":  # served with lifespan="off": no startup or shutdown work
             return
         reply = await self._dispatch(scope, receive)
         headers = [(b"content-type", reply.content_type.encode()), (b"content-length", str(len(reply.body)).encode()),
@@ -255,5 +247,5 @@ def ui_main(args: argparse.Namespace) -> int:
     print(f"dashboard at http://{host}:{endpoint.port}/ui/ over {args.db}"
           + (" (bearer token required)" if token else ""), file=sys.stderr)
     uvicorn.run(DashboardApp(args.db, auth_token=token), host=endpoint.host, port=endpoint.port,
-                log_level="warning", access_log=False, server_header=False)
+                log_level="warning", access_log=False, server_header=False, lifespan="off")
     return 0
