@@ -98,3 +98,20 @@ def sdk_spans(traces: int = 1, session_id: str | None = None, service: str = "te
 
 def ids_of(spans: list) -> set[tuple[str, str]]:
     return {(format(s.context.trace_id, "032x"), format(s.context.span_id, "016x")) for s in spans}
+
+
+@pytest.fixture
+def channel_to():
+    """Open a gRPC channel to a started collector; closed at the end of the test."""
+    import grpc
+
+    channels = []
+
+    def open_channel(collector) -> "grpc.Channel":
+        channel = grpc.insecure_channel(f"127.0.0.1:{collector.grpc_port}")
+        channels.append(channel)
+        return channel
+
+    yield open_channel
+    for channel in channels:
+        channel.close()

@@ -36,19 +36,6 @@ def request_with(spans: list[tuple[bytes, bytes, str]]) -> ExportTraceServiceReq
     return request
 
 
-@pytest.fixture
-def channel_to():
-    channels = []
-
-    def open_channel(collector) -> grpc.Channel:
-        channel = grpc.insecure_channel(f"127.0.0.1:{collector.grpc_port}")
-        channels.append(channel)
-        return channel
-
-    yield open_channel
-    for channel in channels:
-        channel.close()
-
 
 def test_real_exporter_spans_are_committed_and_a_resend_is_not_stored_twice(start_collector):
     collector = start_collector(http=None)
