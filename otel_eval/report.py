@@ -136,7 +136,7 @@ def render_report(rows: list[dict[str, Any]], console: Any = None, limit: int = 
         f"{summary['unmatched']} unmatched; pass rate [bold]{rate}[/]"
     )
     # Narrow terminals get the columns that decide what to look at next; wide ones get all.
-    wide = console.width >= 120
+    wide = console.width >= 150
     sessions = Table(title="Sessions", show_lines=False)
     sessions.add_column("session", min_width=12, max_width=36 if wide else 24, no_wrap=True, overflow="ellipsis")
     if wide:
