@@ -38,6 +38,7 @@ class Collector:
                 config.db, golden=list(config.golden), config=config.eval_config, trace_quiet=config.trace_quiet,
                 session_idle=config.session_idle, max_queue_spans=config.queue_spans,
                 max_value_chars=config.max_value_chars, fuzzy_threshold=config.fuzzy_threshold,
+                embedding_threshold=config.embedding_threshold,
                 score_workers=config.score_workers,
             )
         self.engine = engine

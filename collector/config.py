@@ -62,6 +62,7 @@ class CollectorConfig:
     log_level: str = "info"
     max_value_chars: int = 65536
     fuzzy_threshold: float = 90.0
+    embedding_threshold: Optional[float] = None
     score_workers: int = field(default_factory=lambda: 1 if (os.cpu_count() or 1) > 1 else 0)
     """Processes that score ended sessions; 0 scores in a thread of the collector itself."""
     ui: bool = False
@@ -193,6 +194,9 @@ _SETTINGS: dict[str, tuple[Callable[[Any, str], Any], str]] = {
                                        "(default: 65536). The raw span is stored whole."),
     "fuzzy_threshold": (_positive_float, "Lowest rapidfuzz score (0-100) at which a session's query fuzzily "
                                          "matches a golden case's query, after exact matching failed (default: 90)."),
+    "embedding_threshold": (_positive_float, "Turn on the offline embedding matcher (character n-grams, no model) "
+                                             "for queries that neither exact nor fuzzy matching place, at this "
+                                             "similarity (0-100, e.g. 60). Off by default."),
     "score_workers": (_non_negative_int, "Worker processes that score ended sessions, so scoring uses another core "
                                          "instead of slowing ingestion; 0 scores in a thread of the collector "
                                          "(default: 1 on a multi-core machine, else 0)."),
@@ -220,7 +224,7 @@ def build_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:
     metavars = {"db": "PATH", "golden": "PATH", "grpc": "HOST:PORT", "http": "HOST:PORT",
                 "trace_quiet": "SECONDS", "session_idle": "SECONDS", "auth_token": "TOKEN",
                 "tls_cert": "FILE", "tls_key": "FILE", "max_request_bytes": "BYTES", "queue_spans": "N",
-                "log_level": "LEVEL", "max_value_chars": "N", "fuzzy_threshold": "SCORE", "score_workers": "N", "forward_results": "URL", "forward_spans": "URL"}
+                "log_level": "LEVEL", "max_value_chars": "N", "fuzzy_threshold": "SCORE", "embedding_threshold": "SCORE", "score_workers": "N", "forward_results": "URL", "forward_spans": "URL"}
     for name, (_, help_text) in _SETTINGS.items():
         flag = "--" + name.replace("_", "-")
         env = ENV_PREFIX + name.upper()

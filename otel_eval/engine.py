@@ -91,6 +91,7 @@ class Engine:
         on_result: Optional[ResultCallback] = None,
         max_queue_spans: int = 100_000,
         fuzzy_threshold: float = 90.0,
+        embedding_threshold: Optional[float] = None,
         judge: Any = None,
         max_value_chars: int = 65536,
         score_workers: int = 0,
@@ -107,6 +108,8 @@ class Engine:
         self.eval_sets = [_load_golden(g) for g in golden]
         self._golden_sources = [str(g) for g in golden if not isinstance(g, EvalSet)]
         self.fuzzy_threshold = fuzzy_threshold
+        self.embedding_threshold = embedding_threshold
+        """Offline embedding match after fuzzy fails (0-100); None turns it off."""
         self._index = None
         self.config_hash = hashlib.sha256(self.config.model_dump_json().encode()).hexdigest()[:12]
 
@@ -142,7 +145,8 @@ class Engine:
         if self._index is None:
             from .golden import GoldenIndex
 
-            self._index = GoldenIndex(self.eval_sets, fuzzy_threshold=self.fuzzy_threshold)
+            self._index = GoldenIndex(self.eval_sets, fuzzy_threshold=self.fuzzy_threshold,
+                                      embedding_threshold=self.embedding_threshold)
         return self._index
 
     def start(self) -> "Engine":
@@ -176,7 +180,8 @@ class Engine:
         return ProcessPoolExecutor(
             max_workers=self.score_workers, mp_context=context, initializer=_init_worker,
             initargs=(self.db_path, [e.model_dump_json() for e in self.eval_sets], self.config.model_dump_json(),
-                      self.fuzzy_threshold, self.max_value_chars, self.config_hash, self._writers_waiting),
+                      self.fuzzy_threshold, self.embedding_threshold, self.max_value_chars, self.config_hash,
+                      self._writers_waiting),
         )
 
     def __enter__(self) -> "Engine":
@@ -685,14 +690,15 @@ _worker: dict[str, Any] = {}
 
 
 def _init_worker(db_path: str, eval_sets_json: list[str], config_json: str, fuzzy_threshold: float,
-                 max_value_chars: int, config_hash: str, writers_waiting: Any) -> None:
+                 embedding_threshold: Optional[float], max_value_chars: int, config_hash: str, writers_waiting: Any) -> None:
     from .golden import GoldenIndex
 
     eval_sets = [EvalSet.model_validate_json(text) for text in eval_sets_json]
     store = Store(db_path)
     store.conn.execute("PRAGMA busy_timeout=0")  # see _run_polling_for_lock
     _worker.update(
-        store=store, index=GoldenIndex(eval_sets, fuzzy_threshold=fuzzy_threshold),
+        store=store, index=GoldenIndex(eval_sets, fuzzy_threshold=fuzzy_threshold,
+                                             embedding_threshold=embedding_threshold),
         config=EvalConfig.model_validate_json(config_json), max_value_chars=max_value_chars,
         config_hash=config_hash, writers_waiting=writers_waiting,
     )

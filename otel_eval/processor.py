@@ -33,12 +33,15 @@ class EvalSpanProcessor(SpanProcessor):
         session_idle: float = 60.0,
         max_queue_spans: int = 100_000,
         max_value_chars: int = 65536,
+        fuzzy_threshold: float = 90.0,
+        embedding_threshold: Optional[float] = None,
     ):
         if isinstance(golden, (str, Path, EvalSet)):
             golden = [golden]
         self.engine = Engine(
             db, golden=list(golden), config=config, trace_quiet=trace_quiet, session_idle=session_idle,
             on_result=on_result, max_queue_spans=max_queue_spans, max_value_chars=max_value_chars,
+            fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold,
         ).start()
         self.dropped_spans = 0
         self._shut_down = False

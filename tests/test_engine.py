@@ -313,3 +313,20 @@ def test_a_killed_score_worker_is_replaced(tmp_path):
                               attributes={"openinference.span.kind": "AGENT", "session.id": "again"})])
     assert _wait(lambda: any(r.session_id == "again" for r in results), timeout=30)
     engine.close()
+
+
+def test_embedding_threshold_matches_a_paraphrase_in_the_live_engine(tmp_path):
+    from tests.paths import REPO
+
+    golden = [REPO / "examples" / "golden" / "weather.evalset.json", REPO / "examples" / "golden" / "weather.trajectory.json"]
+    span = SpanRecord("8e" * 16, "00000000000000a1", None, "agent.invoke", 1, 2,
+                      attributes={"openinference.span.kind": "AGENT",
+                                  "input.value": "List the top 10 users ranked by revenue"})
+    for threshold, expected in ((None, "unmatched"), (60.0, "embedding")):
+        results = []
+        engine = Engine(tmp_path / f"{expected}.db", golden=golden, trace_quiet=3600, session_idle=3600,
+                        embedding_threshold=threshold, on_result=results.append).start()
+        engine.ingest([span])
+        engine.close(score_open=True)
+        matched_by = sqlite3.connect(tmp_path / f"{expected}.db").execute("SELECT matched_by FROM evaluations").fetchone()
+        assert matched_by == (expected,)
