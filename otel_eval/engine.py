@@ -1,9 +1,11 @@
 """The engine: queue → store → sessions → scoring → notify.
 
-One writer thread owns ingestion: it drains the bounded queue, maps every span, writes spans and
-AgentData in one transaction per drained group, and only then acknowledges the callers
+One writer thread owns ingestion: it drains the bounded queue, resolves each span's session and
+stores the raw spans in one transaction per drained group, and only then acknowledges the callers
 (``ingest(wait=True)`` returns after commit). It also runs the session timers. Ended sessions go to
-a scorer thread with its own connection, so a slow LLM judge never stalls ingestion.
+the scorer: a thread, or worker processes (``score_workers``) so scoring uses another core. The
+scorer maps the session's spans once, evaluates them, and stores the evaluation with the
+session's AgentData rows; a slow LLM judge never stalls ingestion.
 
 Contract used by the collector and the in-process processor::
 
@@ -22,9 +24,9 @@ import hashlib
 import logging
 import os
 import queue
-from concurrent.futures.process import BrokenProcessPool
 import threading
 import time
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
