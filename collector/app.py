@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from otel_eval.errors import InputError, OtelEvalError
 
-from . import Receiver
+from .receiver import Receiver
 from .config import CollectorConfig, load_config
 from .grpc_server import GrpcReceiver
 from .http_server import HttpReceiver, OtlpHttpApp

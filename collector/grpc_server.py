@@ -26,7 +26,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from . import Receiver, Unavailable
+from .receiver import Receiver, Unavailable
 from .config import Endpoint
 from .metrics import CollectorMetrics
 

@@ -33,7 +33,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from otel_eval.errors import InputError
 from otel_eval.otlp_json import parse_logs_request, parse_trace_request
 
-from . import Receiver, Unavailable
+from .receiver import Receiver, Unavailable
 from .config import Endpoint
 from .metrics import CollectorMetrics
 

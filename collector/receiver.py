@@ -1,0 +1,108 @@
+"""The protocol-neutral part of the receivers.
+
+:class:`Receiver` is the part both servers share: decoded request in, engine
+commit, OTLP response out. The servers only translate transport details (status codes, headers,
+encodings) around it, so both protocols behave the same by construction.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+    ExportLogsPartialSuccess,
+    ExportLogsServiceRequest,
+    ExportLogsServiceResponse,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTracePartialSuccess,
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from otel_eval.spans import from_otlp, logs_from_otlp
+
+from .metrics import CollectorMetrics
+
+__all__ = ["Receiver", "Unavailable"]
+
+#: Seconds an exporter is told to wait after a full queue (HTTP Retry-After, gRPC RetryInfo).
+RETRY_AFTER_SECONDS = 1
+
+
+class Unavailable(Exception):
+    """The batch was not committed but may be retried unchanged (full queue, commit timeout,
+    shutting down). Safe to retry because the engine stores each (trace_id, span_id) once."""
+
+    def __init__(self, reason: str, retry_after: int = RETRY_AFTER_SECONDS):
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+@dataclass
+class Receiver:
+    engine: Any
+    metrics: CollectorMetrics
+    commit_timeout: Optional[float] = 30.0
+    """How long one request may wait for its commit before the exporter is told to retry."""
+
+    def export_traces(self, request: ExportTraceServiceRequest) -> ExportTraceServiceResponse:
+        """Store the request's valid spans and answer only after they are committed.
+
+        Spans with invalid ids are left out and reported through ``partial_success``, as the
+        OTLP spec asks, so one bad span does not make the exporter retry (or drop) the rest.
+        Raises :class:`Unavailable` when the engine cannot take the batch now.
+        """
+        started = time.perf_counter()
+        decoded = from_otlp(request.resource_spans)
+        if decoded.spans:
+            self._commit(self.engine.ingest, decoded.spans)
+        self.metrics.ingest_seconds(time.perf_counter() - started)
+        response = ExportTraceServiceResponse()
+        if decoded.rejected:
+            self.metrics.rejected(decoded.rejected)
+            response.partial_success.CopyFrom(
+                ExportTracePartialSuccess(rejected_spans=decoded.rejected, error_message=decoded.error_message)
+            )
+        return response
+
+    def export_logs(self, request: ExportLogsServiceRequest) -> ExportLogsServiceResponse:
+        """Store log records tied to a span (GenAI content some instrumentations only log).
+
+        Records without trace/span ids are valid OTLP but useless here; they are ignored and the
+        exporter is told so as a partial-success *warning* (rejected = 0), so it neither retries
+        nor counts them as failures.
+        """
+        started = time.perf_counter()
+        events, ignored = logs_from_otlp(request.resource_logs)
+        if events:
+            self._commit(self.engine.ingest_logs, events)
+        self.metrics.ingest_seconds(time.perf_counter() - started)
+        self.metrics.logs(len(events), ignored)
+        response = ExportLogsServiceResponse()
+        if ignored:
+            response.partial_success.CopyFrom(
+                ExportLogsPartialSuccess(
+                    rejected_log_records=0,
+                    error_message=f"{ignored} log record(s) without a trace and span id were ignored",
+                )
+            )
+        return response
+
+    def _commit(self, ingest: Any, items: list) -> None:
+        from otel_eval.engine import EngineClosed, QueueFull
+
+        try:
+            ingest(items, wait=True, timeout=self.commit_timeout)
+        except QueueFull as exc:
+            retry_after = max(1, math.ceil(getattr(exc, "retry_after", RETRY_AFTER_SECONDS)))
+            raise Unavailable(f"{exc or 'ingest queue full'}; retry later", retry_after) from None
+        except EngineClosed:
+            raise Unavailable("collector is shutting down; retry later") from None
+        except TimeoutError:
+            # The batch stays queued and will be stored; a retry is harmless (idempotent ids).
+            raise Unavailable(f"not committed within {self.commit_timeout} s; retry later") from None
