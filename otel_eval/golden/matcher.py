@@ -289,16 +289,9 @@ class GoldenIndex:
         if rejected:
             evidence["rejected"] = rejected
         if accepted:
-            accepted.sort(key=lambda pair: -pair[1])
-            best_entry, best = accepted[0]
-            close = [(e, s) for e, s in accepted if s >= best - self.ambiguity_margin]
-            evidence["candidates"] = [e.describe(s) for e, s in accepted[:EVIDENCE_CANDIDATES]]
-            if len(close) > 1:
-                evidence["reason"] = (f"{len(close)} cases within {self.ambiguity_margin:g} of the best fuzzy score "
-                                      f"{best:.2f}")
-                return Match(None, None, "ambiguous", round(best, 2), evidence)
-            evidence["reason"] = f"fuzzy ratio {best:.2f} >= {self.fuzzy_threshold:g} and every word has a counterpart"
-            return Match(best_entry.case, best_entry.eval_set_id, "fuzzy", round(best, 2), evidence)
+            return self._pick(accepted, evidence, "fuzzy", "fuzzy score",
+                              lambda best: f"fuzzy ratio {best:.2f} >= {self.fuzzy_threshold:g} "
+                                           "and every word has a counterpart")
         # Nothing qualified: show the nearest queries so a near miss can be diagnosed.
         nearest = process.extract(normalized, queries, scorer=fuzz.ratio, limit=EVIDENCE_CANDIDATES)
         evidence.setdefault("candidates", [
@@ -376,15 +369,24 @@ class GoldenIndex:
             evidence["reason"] += f"; no case with embedding similarity >= {self.embedding_threshold:g}" + (
                 " that passes the word and number checks" if rejected else "")
             return None
+        return self._pick(accepted, evidence, "embedding", "embedding similarity",
+                          lambda best: f"embedding similarity {best:.2f} >= {self.embedding_threshold:g} "
+                                       f"({scorer.model})")
+
+    def _pick(self, accepted: list, evidence: dict[str, Any], method: str, measure: str,
+              winner_reason: Callable[[float], str]) -> "Match":
+        """The best accepted candidate, or "ambiguous" when another is within the margin: the same
+        rule for every similarity strategy."""
+        accepted = sorted(accepted, key=lambda pair: -pair[1])
         best_entry, best = accepted[0]
         close = [(e, s) for e, s in accepted if s >= best - self.ambiguity_margin]
         evidence["candidates"] = [e.describe(s) for e, s in accepted[:EVIDENCE_CANDIDATES]]
         if len(close) > 1:
-            evidence["reason"] = (f"{len(close)} cases within {self.ambiguity_margin:g} of the best embedding "
-                                  f"similarity {best:.2f}")
+            evidence["reason"] = (f"{len(close)} cases within {self.ambiguity_margin:g} of the best {measure} "
+                                  f"{best:.2f}")
             return Match(None, None, "ambiguous", round(best, 2), evidence)
-        evidence["reason"] = f"embedding similarity {best:.2f} >= {self.embedding_threshold:g} ({scorer.model})"
-        return Match(best_entry.case, best_entry.eval_set_id, "embedding", round(best, 2), evidence)
+        evidence["reason"] = winner_reason(best)
+        return Match(best_entry.case, best_entry.eval_set_id, method, round(best, 2), evidence)
 
 
 def _word_frequency(queries: list[str]) -> dict[str, int]:
