@@ -7,7 +7,7 @@ import socket
 import sqlite3
 import subprocess
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -115,3 +115,16 @@ def channel_to():
     yield open_channel
     for channel in channels:
         channel.close()
+
+
+def request_with(spans: list[tuple[bytes, bytes, str]]) -> Any:
+    """An ExportTraceServiceRequest holding spans given as (trace_id bytes, span_id bytes, name)."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    request = ExportTraceServiceRequest()
+    scope_spans = request.resource_spans.add().scope_spans.add()
+    for trace_id, span_id, name in spans:
+        span = scope_spans.spans.add()
+        span.trace_id, span.span_id, span.name = trace_id, span_id, name
+        span.start_time_unix_nano, span.end_time_unix_nano = 1_700_000_000_000_000_000, 1_700_000_000_500_000_000
+    return request

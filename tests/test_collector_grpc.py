@@ -13,28 +13,14 @@ from google.rpc.error_details_pb2 import RetryInfo
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2_grpc import LogsServiceStub
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-    ExportTraceServiceRequest,
-    ExportTraceServiceResponse,
-)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc import TraceServiceStub
 from opentelemetry.sdk.trace.export import SpanExportResult
 
-from tests.conftest import ids_of, sdk_spans, stored_span_ids
+from tests.conftest import ids_of, request_with, sdk_spans, stored_span_ids
 
 TRACE_ID = "5b8efff798038103d269b633813fc60c"
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
-
-
-def request_with(spans: list[tuple[bytes, bytes, str]]) -> ExportTraceServiceRequest:
-    request = ExportTraceServiceRequest()
-    scope_spans = request.resource_spans.add().scope_spans.add()
-    for trace_id, span_id, name in spans:
-        span = scope_spans.spans.add()
-        span.trace_id, span.span_id, span.name = trace_id, span_id, name
-        span.start_time_unix_nano, span.end_time_unix_nano = 1_700_000_000_000_000_000, 1_700_000_000_500_000_000
-    return request
-
 
 
 def test_real_exporter_spans_are_committed_and_a_resend_is_not_stored_twice(start_collector):

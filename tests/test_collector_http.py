@@ -16,13 +16,10 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
     ExportLogsServiceRequest,
     ExportLogsServiceResponse,
 )
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-    ExportTraceServiceRequest,
-    ExportTraceServiceResponse,
-)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from opentelemetry.sdk.trace.export import SpanExportResult
 
-from tests.conftest import ids_of, sdk_spans, stored_span_ids
+from tests.conftest import ids_of, request_with, sdk_spans, stored_span_ids
 
 PB = {"Content-Type": "application/x-protobuf"}
 TRACE_ID = "5b8efff798038103d269b633813fc60c"
@@ -30,17 +27,6 @@ TRACE_ID = "5b8efff798038103d269b633813fc60c"
 
 def url(collector, path: str) -> str:
     return f"http://127.0.0.1:{collector.http_port}{path}"
-
-
-def request_with(spans: list[tuple[bytes, bytes, str]]) -> ExportTraceServiceRequest:
-    """A request holding spans given as (trace_id bytes, span_id bytes, name)."""
-    request = ExportTraceServiceRequest()
-    scope_spans = request.resource_spans.add().scope_spans.add()
-    for trace_id, span_id, name in spans:
-        span = scope_spans.spans.add()
-        span.trace_id, span.span_id, span.name = trace_id, span_id, name
-        span.start_time_unix_nano, span.end_time_unix_nano = 1_700_000_000_000_000_000, 1_700_000_000_500_000_000
-    return request
 
 
 def test_real_exporter_spans_are_committed_and_a_resend_is_not_stored_twice(start_collector):
