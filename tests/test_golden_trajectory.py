@@ -30,7 +30,7 @@ def test_seed_example_verbatim_becomes_one_single_turn_case():
     assert turn.expected_tables == ["user_revenue_table"]
     assert turn.expected_final_response is None
     # The seed names the tool without tool_input: arguments are not part of the expectation.
-    assert turn.metadata == {"calls_without_args": [0]}
+    assert turn.metadata == {}  # the name-only call is marked on the call itself (check_args=False)
 
 
 def test_generated_id_is_stable_and_an_explicit_id_wins():

@@ -335,7 +335,7 @@ def _legacy_invocations(items: list, base: str, log: ProblemLog, case_id: str) -
         query = log.required(item, "query", path)
         if "query" in item:
             query = log.string(query, child(path, "query"), non_empty=True)
-        calls, without_args = parse_tool_uses(item.get("expected_tool_use"), child(path, "expected_tool_use"), log)
+        calls = parse_tool_uses(item.get("expected_tool_use"), child(path, "expected_tool_use"), log)
         responses = []
         for k, resp in enumerate(log.array(item.get("expected_intermediate_agent_responses") or [],
                                            child(path, "expected_intermediate_agent_responses")) or []):
@@ -354,6 +354,5 @@ def _legacy_invocations(items: list, base: str, log: ProblemLog, case_id: str) -
             expected_tool_trajectory=calls,
             expected_intermediate_responses=responses,
             expected_final_response=MessageContent.assistant(reference) if reference and reference.strip() else None,
-            metadata={"calls_without_args": without_args} if without_args else {},
         ))
     return invocations

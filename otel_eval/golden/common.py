@@ -92,17 +92,16 @@ def raw_id(item: Any) -> Optional[str]:
     return str(value)
 
 
-def parse_tool_uses(value: Any, path: str, log: ProblemLog) -> tuple[list[ToolCall], list[int]]:
+def parse_tool_uses(value: Any, path: str, log: ProblemLog) -> list[ToolCall]:
     """``expected_tool_use: [{tool_name, tool_input?}]`` (trajectory-golden and old ADK test files).
 
-    Returns the calls and the indexes of calls given without ``tool_input``: such a golden names
-    the tool only, so scoring should not hold the agent to empty arguments for them.
+    A call given without ``tool_input`` names the tool only: it gets ``check_args=False``, so
+    scoring does not hold the agent to empty arguments.
     """
     if value is None:
-        return [], []
+        return []
     uses = log.array(value, path)
     calls: list[ToolCall] = []
-    without_args: list[int] = []
     for j, use in enumerate(uses or []):
         use_path = child(path, j)
         use = log.object(use, use_path, "a tool use object")
@@ -115,11 +114,10 @@ def parse_tool_uses(value: Any, path: str, log: ProblemLog) -> tuple[list[ToolCa
             args = parse_arguments(use["tool_input"], log, child(use_path, "tool_input"))
         else:
             args = {}
-            without_args.append(len(calls))
         if isinstance(name, str) and args is not None:
             # Without tool_input the golden names the tool only: its arguments are not checked.
             calls.append(ToolCall(name=name, args=args, check_args=False if "tool_input" not in use else None))
-    return calls, without_args
+    return calls
 
 
 def content_text(content: Any) -> Optional[str]:

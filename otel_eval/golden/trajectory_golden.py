@@ -81,7 +81,7 @@ def _parse_item(item: Any, path: str, log: ProblemLog) -> Optional[EvalCase]:
         query = log.string(query, child(path, "query"), non_empty=True)
 
     eval_id = _eval_id(item, path, log, query)
-    calls, calls_without_args = parse_tool_uses(item.get("expected_tool_use"), child(path, "expected_tool_use"), log)
+    calls = parse_tool_uses(item.get("expected_tool_use"), child(path, "expected_tool_use"), log)
     tables = _tables(item, path, log)
     selection, expected_sql, line_tables = _trajectory_lines(item.get("expected_trajectory"),
                                                              child(path, "expected_trajectory"), log)
@@ -102,10 +102,6 @@ def _parse_item(item: Any, path: str, log: ProblemLog) -> Optional[EvalCase]:
     if len(log.problems) > before or not isinstance(query, str) or eval_id is None:
         return None
 
-    metadata: dict[str, Any] = {}
-    if calls_without_args:
-        # No tool_input: the golden set names the tool only, so its arguments are not expected.
-        metadata["calls_without_args"] = calls_without_args
     invocation = Invocation(
         invocation_id=f"{eval_id}-1",
         user_content=MessageContent.user(query),
@@ -114,7 +110,6 @@ def _parse_item(item: Any, path: str, log: ProblemLog) -> Optional[EvalCase]:
         expected_tool_selection=selection or (calls[0].name if calls else None),
         expected_sql=expected_sql,
         expected_tables=tables,
-        metadata=metadata,
     )
     name = item.get("name") if isinstance(item.get("name"), str) else ""
     extra = {k: v for k, v in item.items() if k not in _MAPPED_KEYS}
