@@ -4,8 +4,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The reference tools the differential tests compare against, in an environment of their own:
+# google-adk pins an older opentelemetry than the project is tested with.
+REFERENCE := .venv-reference
+REFERENCE_STAMP := $(REFERENCE)/.installed
+REFERENCE_PACKAGES := google-adk==2.13.0 rouge-score==0.1.2
 
-.PHONY: demo test clean
+.PHONY: demo test reference clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,11 +20,19 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+$(REFERENCE_STAMP):
+	$(PYTHON) -m venv $(REFERENCE)
+	$(REFERENCE)/bin/python -m pip install --quiet --upgrade pip
+	$(REFERENCE)/bin/python -m pip install --quiet $(REFERENCE_PACKAGES)
+	touch $(REFERENCE_STAMP)
+
+reference: $(REFERENCE_STAMP)
+
 demo: $(STAMP)
 	$(BIN)/python -m examples.demo
 
-test: $(STAMP)
+test: $(STAMP) $(REFERENCE_STAMP)
 	$(BIN)/python -m pytest -q
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache
+	rm -rf $(VENV) $(REFERENCE) *.egg-info .pytest_cache

@@ -128,3 +128,13 @@ def request_with(spans: list[tuple[bytes, bytes, str]]) -> Any:
         span.trace_id, span.span_id, span.name = trace_id, span_id, name
         span.start_time_unix_nano, span.end_time_unix_nano = 1_700_000_000_000_000_000, 1_700_000_000_500_000_000
     return request
+
+
+@pytest.fixture(scope="session")
+def reference_oracle():
+    """google-adk's and rouge-score's own code, in the reference environment (see tests/reference)."""
+    from tests.reference.client import Oracle
+
+    oracle = Oracle()
+    yield oracle
+    oracle.close()

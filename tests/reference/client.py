@@ -1,0 +1,58 @@
+"""The test side of the reference oracle: one long-lived ``oracle.py`` process per test session.
+
+The oracle runs in ``.venv-reference`` (google-adk and rouge-score at pinned versions, built by
+``make reference``, which ``make test`` runs first), or in the interpreter named by
+``OTEL_EVAL_REFERENCE_PYTHON``. A missing environment fails the tests that need it: a
+differential test that quietly skips proves nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.paths import REPO
+
+ORACLE = Path(__file__).with_name("oracle.py")
+
+
+def reference_python() -> Path:
+    named = os.environ.get("OTEL_EVAL_REFERENCE_PYTHON")
+    return Path(named) if named else REPO / ".venv-reference" / "bin" / "python"
+
+
+class Oracle:
+    """Ask the reference tools a question (a dict, see ``oracle.py``); get their answer."""
+
+    def __init__(self) -> None:
+        python = reference_python()
+        if not python.exists():
+            raise RuntimeError(
+                f"reference environment missing: {python} does not exist; run `make reference` "
+                "(make test does it) or set OTEL_EVAL_REFERENCE_PYTHON"
+            )
+        self._process = subprocess.Popen(
+            [str(python), str(ORACLE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sys.stderr,
+            text=True, bufsize=1,
+        )
+
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self._process.stdin and self._process.stdout
+        self._process.stdin.write(json.dumps(request) + "\n")
+        self._process.stdin.flush()
+        line = self._process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"reference oracle exited with {self._process.wait()}")
+        answer = json.loads(line)
+        if "error" in answer:
+            raise RuntimeError(f"reference tool refused {request['op']}: {answer['error']}")
+        return answer
+
+    def close(self) -> None:
+        if self._process.stdin:
+            self._process.stdin.close()
+        self._process.wait(timeout=10)
