@@ -123,12 +123,13 @@ def _trajectory_match(trajectory: Trajectory, case: EvalCase, cfg: CriterionConf
     policy = ArgumentPolicy.from_options(options)
     graded = bool(options.get("graded", True))
     max_depth = options.get("max_depth", "auto")
-    if not any(inv.expected_tool_trajectory for inv in case.conversation):
+    if not any(inv.expected_tool_trajectory for inv in case.conversation):  # None or []
         raise _Skip("the case expects no tool calls in any turn")
 
     def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
-        calls, depth = _calls_for(turn, {c.name for c in inv.expected_tool_trajectory}, max_depth)
-        alignment = align(inv.expected_tool_trajectory, calls, check_args=cfg.check_args, arg_options=policy,
+        expected = inv.expected_tool_trajectory or []
+        calls, depth = _calls_for(turn, {c.name for c in expected}, max_depth)
+        alignment = align(expected, calls, check_args=cfg.check_args, arg_options=policy,
                           collapse_retries=bool(options.get("collapse_retries", True)),
                           first_call_only=inv.first_call_only)
         satisfied = alignment.satisfies(cfg.match_type)

@@ -96,7 +96,8 @@ class TrajectoryStep(BaseModel):
 class Invocation(BaseModel):
     invocation_id: str
     user_content: MessageContent
-    expected_tool_trajectory: list[ToolCall] = Field(default_factory=list)
+    expected_tool_trajectory: Optional[list[ToolCall]] = None
+    """None: the golden file does not say (tool use not checked); []: the agent must call no tool."""
     expected_intermediate_responses: list[MessageContent] = Field(default_factory=list)
     expected_final_response: Optional[MessageContent] = None
     metadata: dict[str, Any] = Field(default_factory=dict)
