@@ -34,7 +34,7 @@ SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "images" / "dashb
 def _require_browser():
     reason = None
     if not os.path.exists(CHROMIUM):
-        reason = f"{CHROMIUM} not found (apt-get install chromium chromium-driver, as .ci/run does)"
+        reason = f"{CHROMIUM} not found (apt-get install chromium, as .ci/run does)"
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
