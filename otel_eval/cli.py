@@ -95,9 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
     gv = gsub.add_parser("validate", help="report every problem in golden files (file, JSON path, reason)")
     gv.add_argument("files", nargs="+", metavar="FILE")
     gv.add_argument("--json", action="store_true")
-    gc = gsub.add_parser("convert", help="write any supported golden format as an EvalSet .evalset.json")
+    gc = gsub.add_parser("convert", help="write any supported golden format as an .evalset.json (otel-eval's "
+                                         "schema, or google-adk's with --to adk)")
     gc.add_argument("source", metavar="FILE")
     gc.add_argument("output", metavar="OUT")
+    gc.add_argument("--to", choices=("evalset", "adk"), default="evalset",
+                    help="evalset: otel-eval's EvalSet (default; keeps every otel-eval expectation); adk: "
+                         "google-adk's EvalSet, for `adk eval` (see docs/exports.md)")
     return parser
 
 
@@ -209,7 +213,13 @@ def cmd_golden(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             print(f"{len(problems)} problem(s) in {len(args.files)} file(s)")
         return 1 if problems else 0
     if args.golden_command == "convert":
-        convert(args.source, args.output)
+        if getattr(args, "to", "evalset") == "adk":
+            from .export.adk import write_adk_file
+
+            for lost in write_adk_file(args.source, args.output):
+                print(f"otel-eval: warning: not in the ADK file: {lost}", file=sys.stderr)
+        else:
+            convert(args.source, args.output)
         print(f"wrote {args.output}")
         return 0
     parser.parse_args(["golden", "--help"])
