@@ -68,6 +68,7 @@ class CollectorConfig:
     ui: bool = False
     forward_results: Optional[str] = None
     forward_spans: Optional[str] = None
+    forward_skipped: bool = False
     alerts: list[dict[str, Any]] = field(default_factory=list)
     """``[[alerts]]`` tables from the TOML file, validated by ``otel_eval.alerts``."""
     eval_config: Optional[EvalConfig] = None
@@ -203,6 +204,8 @@ _SETTINGS: dict[str, tuple[Callable[[Any, str], Any], str]] = {
     "ui": (_bool, "Serve the web dashboard under /ui on the HTTP port (same auth as the receiver)."),
     "forward_results": (_otlp_url, "Send every evaluation as an OTLP gen_ai.evaluation.result log record to this "
                                    "endpoint (http://HOST:4318 or grpc://HOST:4317)."),
+    "forward_skipped": (_bool, "With --forward-results, also send criteria that were skipped (did not apply to the "
+                               "session); left out by default."),
     "forward_spans": (_otlp_url, "Also forward every received span, unchanged, to this OTLP endpoint "
                                  "(http://HOST:4318 or grpc://HOST:4317)."),
 }
