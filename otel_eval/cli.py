@@ -35,9 +35,9 @@ SUBCOMMANDS = (
     ("compare", "compare", "compare two agent versions per case and per criterion",
      "Pass rate and mean score of a baseline and a candidate agent version, per case and per criterion: "
      "what improved, what regressed."),
-    ("export", "export", "write sessions as Vertex-native JSONL, an EvalSet or a Big Sky dataset",
+    ("export", "export", "write sessions as Vertex-native JSONL, an EvalSet (otel-eval's or ADK's) or a Big Sky dataset",
      "Export stored sessions: --format vertex (Vertex AI evaluation JSONL), evalset (promote sessions to golden "
-     "cases) or bigsky."),
+     "cases), adk (the same cases for google-adk's `adk eval`) or bigsky."),
     ("watch", "watch", "live terminal view of sessions as they are scored",
      "Pass rate per case and agent version over a sliding window, the latest sessions with their failing "
      "criteria, unmatched and unhealthy sessions, and ingest rate; refreshed from the SQLite file(s)."),
