@@ -26,6 +26,16 @@ from .metrics import CollectorMetrics
 log = logging.getLogger("otel_eval.collector")
 
 
+def embedding_backend(config: CollectorConfig) -> Any:
+    """``--embedding-url``: a real model for the embedding match step; None keeps the n-grams."""
+    if not config.embedding_url:
+        return None
+    from otel_eval.golden.embedding import OpenAIEmbeddings
+
+    return OpenAIEmbeddings(config.embedding_url, config.embedding_model or "", api_key=config.embedding_api_key,
+                            timeout=config.embedding_timeout)
+
+
 class Collector:
     """The engine plus the configured receivers. ``start()`` binds everything or raises."""
 
@@ -38,7 +48,7 @@ class Collector:
                 config.db, golden=list(config.golden), config=config.eval_config, trace_quiet=config.trace_quiet,
                 session_idle=config.session_idle, max_queue_spans=config.queue_spans,
                 max_value_chars=config.max_value_chars, fuzzy_threshold=config.fuzzy_threshold,
-                embedding_threshold=config.embedding_threshold,
+                embedding_threshold=config.embedding_threshold, embed=embedding_backend(config),
                 score_workers=config.score_workers,
             )
         self.engine = engine

@@ -63,11 +63,16 @@ class CollectorConfig:
     max_value_chars: int = 65536
     fuzzy_threshold: float = 90.0
     embedding_threshold: Optional[float] = None
+    embedding_url: Optional[str] = None
+    embedding_model: Optional[str] = None
+    embedding_api_key: Optional[str] = None
+    embedding_timeout: float = 10.0
     score_workers: int = field(default_factory=lambda: 1 if (os.cpu_count() or 1) > 1 else 0)
     """Processes that score ended sessions; 0 scores in a thread of the collector itself."""
     ui: bool = False
     forward_results: Optional[str] = None
     forward_spans: Optional[str] = None
+    forward_skipped: bool = False
     alerts: list[dict[str, Any]] = field(default_factory=list)
     """``[[alerts]]`` tables from the TOML file, validated by ``otel_eval.alerts``."""
     eval_config: Optional[EvalConfig] = None
@@ -157,6 +162,13 @@ def _otlp_url(value: Any, source: str) -> str:
     return text
 
 
+def _http_url(value: Any, source: str) -> str:
+    text = _text(value, source)
+    if not text.startswith(("http://", "https://")):
+        raise InputError(source, f"expected an http:// or https:// URL, got {text!r}")
+    return text
+
+
 def _golden_list(value: Any, source: str) -> list[str]:
     if isinstance(value, str):
         # One variable holds several paths the way PATH does.
@@ -197,12 +209,22 @@ _SETTINGS: dict[str, tuple[Callable[[Any, str], Any], str]] = {
     "embedding_threshold": (_positive_float, "Turn on the offline embedding matcher (character n-grams, no model) "
                                              "for queries that neither exact nor fuzzy matching place, at this "
                                              "similarity (0-100, e.g. 60). Off by default."),
+    "embedding_url": (_http_url, "Embed with a model behind an OpenAI-compatible /v1/embeddings endpoint instead of "
+                                 "n-grams (base URL as for the OpenAI SDK, e.g. http://127.0.0.1:11434/v1 for Ollama); "
+                                 "needs --embedding-model and --embedding-threshold."),
+    "embedding_model": (_text, "Model name sent to --embedding-url (e.g. nomic-embed-text)."),
+    "embedding_api_key": (_text, "Bearer key for --embedding-url. Prefer the OTEL_EVAL_EMBEDDING_API_KEY variable: "
+                                 "flags show up in process lists."),
+    "embedding_timeout": (_positive_float, "Seconds to wait for one embeddings request (default: 10); a timeout "
+                                           "or a 5xx is retried twice, then the match falls back to fuzzy."),
     "score_workers": (_non_negative_int, "Worker processes that score ended sessions, so scoring uses another core "
                                          "instead of slowing ingestion; 0 scores in a thread of the collector "
                                          "(default: 1 on a multi-core machine, else 0)."),
     "ui": (_bool, "Serve the web dashboard under /ui on the HTTP port (same auth as the receiver)."),
     "forward_results": (_otlp_url, "Send every evaluation as an OTLP gen_ai.evaluation.result log record to this "
                                    "endpoint (http://HOST:4318 or grpc://HOST:4317)."),
+    "forward_skipped": (_bool, "With --forward-results, also send criteria that were skipped (did not apply to the "
+                               "session); left out by default."),
     "forward_spans": (_otlp_url, "Also forward every received span, unchanged, to this OTLP endpoint "
                                  "(http://HOST:4318 or grpc://HOST:4317)."),
 }
@@ -224,7 +246,8 @@ def build_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:
     metavars = {"db": "PATH", "golden": "PATH", "grpc": "HOST:PORT", "http": "HOST:PORT",
                 "trace_quiet": "SECONDS", "session_idle": "SECONDS", "auth_token": "TOKEN",
                 "tls_cert": "FILE", "tls_key": "FILE", "max_request_bytes": "BYTES", "queue_spans": "N",
-                "log_level": "LEVEL", "max_value_chars": "N", "fuzzy_threshold": "SCORE", "embedding_threshold": "SCORE", "score_workers": "N", "forward_results": "URL", "forward_spans": "URL"}
+                "log_level": "LEVEL", "max_value_chars": "N", "fuzzy_threshold": "SCORE", "embedding_threshold": "SCORE", "embedding_url": "URL", "embedding_model": "NAME",
+                "embedding_api_key": "KEY", "embedding_timeout": "SECONDS", "score_workers": "N", "forward_results": "URL", "forward_spans": "URL"}
     for name, (_, help_text) in _SETTINGS.items():
         flag = "--" + name.replace("_", "-")
         env = ENV_PREFIX + name.upper()
@@ -348,6 +371,12 @@ def _check(config: CollectorConfig, values: Mapping[str, tuple[Any, str]]) -> No
         value = getattr(config, name)
         if value and not os.path.isfile(value):
             raise InputError(where(name), f"file not found: {value}")
+    if config.embedding_url and not (config.embedding_model and config.embedding_threshold):
+        missing = "--embedding-model" if not config.embedding_model else "--embedding-threshold"
+        raise InputError(where("embedding_url"), f"an embedding URL needs {missing} too")
+    if config.embedding_model and not config.embedding_url:
+        raise InputError(where("embedding_model"), "--embedding-model needs --embedding-url (the built-in "
+                                                   "n-gram embedding has no model to choose)")
     for value in config.golden:
         if not os.path.exists(value):
             raise InputError(where("golden"), f"golden set not found: {value}")

@@ -1,5 +1,6 @@
-"""The collector's outgoing side: evaluation results as OTLP log records (``--forward-results``)
-and received spans passed on unchanged (``--forward-spans``).
+"""The collector's outgoing side: evaluation results as OTLP log records (``--forward-results``;
+skipped criteria only with ``--forward-skipped``) and received spans passed on unchanged
+(``--forward-spans``).
 
 Spans are forwarded only once the local commit succeeded: a request the exporter must retry
 (queue full, shutting down) is not forwarded twice, and what the other endpoint gets is what
@@ -44,7 +45,8 @@ class Forwarding:
         lines = []
         if self.results is not None:
             lines.append(f"evaluation results: sent as OTLP gen_ai.evaluation.result log records to "
-                         f"{self.results.endpoint}")
+                         f"{self.results.endpoint}"
+                         + ("" if self.results.forward_skipped else " (skipped criteria left out)"))
         if self.spans is not None:
             lines.append(f"received spans: forwarded unchanged to {self.spans.endpoint}")
         return lines
@@ -57,6 +59,7 @@ class Forwarding:
                        forward_spans_dropped=s.spans_dropped, forward_spans_failed=s.spans_failed)
         if self.results is not None:
             out["forward_evaluation_records"] = self.results.emitted
+            out["forward_evaluation_skipped"] = self.results.skipped
         return out
 
     def close(self, timeout: float = 5.0) -> None:
@@ -82,7 +85,8 @@ def install_forwarding(collector: Any) -> Forwarding:
     results_url: Optional[str] = getattr(config, "forward_results", None)
     spans_url: Optional[str] = getattr(config, "forward_spans", None)
     if results_url:
-        forwarding.results = ResultForwarder(results_url, db=getattr(collector.engine, "db_path", config.db))
+        forwarding.results = ResultForwarder(results_url, db=getattr(collector.engine, "db_path", config.db),
+                                             forward_skipped=bool(getattr(config, "forward_skipped", False)))
         collector.engine.add_listener(forwarding.results)
     if spans_url:
         forwarding.spans = SpanForwarder(spans_url)

@@ -35,9 +35,9 @@ SUBCOMMANDS = (
     ("compare", "compare", "compare two agent versions per case and per criterion",
      "Pass rate and mean score of a baseline and a candidate agent version, per case and per criterion: "
      "what improved, what regressed."),
-    ("export", "export", "write sessions as Vertex-native JSONL, an EvalSet or a Big Sky dataset",
+    ("export", "export", "write sessions as Vertex-native JSONL, an EvalSet (otel-eval's or ADK's) or a Big Sky dataset",
      "Export stored sessions: --format vertex (Vertex AI evaluation JSONL), evalset (promote sessions to golden "
-     "cases) or bigsky."),
+     "cases), adk (the same cases for google-adk's `adk eval`) or bigsky."),
     ("watch", "watch", "live terminal view of sessions as they are scored",
      "Pass rate per case and agent version over a sliding window, the latest sessions with their failing "
      "criteria, unmatched and unhealthy sessions, and ingest rate; refreshed from the SQLite file(s)."),
@@ -73,6 +73,15 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--config", metavar="TOML", help="TOML file with evaluation criteria ([criteria.NAME] tables)")
     ev.add_argument("--fuzzy-threshold", type=float, default=90.0, metavar="SCORE",
                     help="lowest rapidfuzz score (0-100) for a fuzzy query match to a golden case (default 90)")
+    ev.add_argument("--embedding-threshold", type=float, metavar="SCORE",
+                    help="turn on the embedding match step at this similarity (0-100, e.g. 60): character "
+                         "n-grams, or the model of --embedding-url")
+    ev.add_argument("--embedding-url", metavar="URL",
+                    help="OpenAI-compatible embeddings server (base URL, e.g. http://127.0.0.1:11434/v1); the key, "
+                         "if any, comes from OTEL_EVAL_EMBEDDING_API_KEY")
+    ev.add_argument("--embedding-model", metavar="NAME", help="model for --embedding-url (e.g. nomic-embed-text)")
+    ev.add_argument("--embedding-timeout", type=float, default=10.0, metavar="SECONDS",
+                    help="seconds per embeddings request (default 10)")
     ev.add_argument("--json", action="store_true", help="print results as JSON instead of tables")
 
     rp = sub.add_parser("report", help="summary and per-case results of one or more databases",
@@ -95,9 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
     gv = gsub.add_parser("validate", help="report every problem in golden files (file, JSON path, reason)")
     gv.add_argument("files", nargs="+", metavar="FILE")
     gv.add_argument("--json", action="store_true")
-    gc = gsub.add_parser("convert", help="write any supported golden format as an EvalSet .evalset.json")
+    gc = gsub.add_parser("convert", help="write any supported golden format as an .evalset.json (otel-eval's "
+                                         "schema, or google-adk's with --to adk)")
     gc.add_argument("source", metavar="FILE")
     gc.add_argument("output", metavar="OUT")
+    gc.add_argument("--to", choices=("evalset", "adk"), default="evalset",
+                    help="evalset: otel-eval's EvalSet (default; keeps every otel-eval expectation); adk: "
+                         "google-adk's EvalSet, for `adk eval` (see docs/exports.md)")
     return parser
 
 
@@ -141,6 +154,30 @@ def load_config(path: Optional[str]):
     return load_eval_config(path)
 
 
+def embedding_backend(args: argparse.Namespace) -> Any:
+    """``--embedding-url``/``--embedding-model``: the model for the embedding match step (None:
+    the built-in n-grams)."""
+    import os
+
+    from .errors import InputError
+
+    url, model = getattr(args, "embedding_url", None), getattr(args, "embedding_model", None)
+    if not url and not model:
+        return None
+    if not (url and model):
+        raise InputError("--embedding-url" if not url else "--embedding-model",
+                         "--embedding-url and --embedding-model go together")
+    if getattr(args, "embedding_threshold", None) is None:
+        raise InputError("--embedding-url", "an embedding model needs --embedding-threshold (0-100) to match with")
+    from .golden.embedding import OpenAIEmbeddings
+
+    try:
+        return OpenAIEmbeddings(url, model, api_key=os.environ.get("OTEL_EVAL_EMBEDDING_API_KEY") or None,
+                                timeout=args.embedding_timeout)
+    except ValueError as exc:
+        raise InputError("--embedding-url", str(exc)) from None
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -150,6 +187,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from .report import current_evaluations, render_report, summarize
 
     config = load_config(args.config)
+    embed = embedding_backend(args)
     spans = []
     for path in args.files:
         spans.extend(read_spans(path))
@@ -158,6 +196,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                   transient=True, disable=args.json or not err.is_terminal) as progress:
         task = progress.add_task("spans", total=len(spans))
         results = evaluate(spans, golden=args.golden, config=config, db=args.db, fuzzy_threshold=args.fuzzy_threshold,
+                           embedding_threshold=args.embedding_threshold, embed=embed,
                            progress=lambda n: progress.advance(task, n))
     rows = [r for r in current_evaluations([args.db]) if r["session_id"] in {res.session_id for res in results}]
     if args.json:
@@ -209,7 +248,13 @@ def cmd_golden(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             print(f"{len(problems)} problem(s) in {len(args.files)} file(s)")
         return 1 if problems else 0
     if args.golden_command == "convert":
-        convert(args.source, args.output)
+        if getattr(args, "to", "evalset") == "adk":
+            from .export.adk import write_adk_file
+
+            for lost in write_adk_file(args.source, args.output):
+                print(f"otel-eval: warning: not in the ADK file: {lost}", file=sys.stderr)
+        else:
+            convert(args.source, args.output)
         print(f"wrote {args.output}")
         return 0
     parser.parse_args(["golden", "--help"])

@@ -95,6 +95,7 @@ class Engine:
         fuzzy_threshold: float = 90.0,
         embedding_threshold: Optional[float] = None,
         judge: Any = None,
+        embed: Any = None,
         max_value_chars: int = 65536,
         score_workers: int = 0,
     ):
@@ -112,6 +113,8 @@ class Engine:
         self.fuzzy_threshold = fuzzy_threshold
         self.embedding_threshold = embedding_threshold
         """Offline embedding match after fuzzy fails (0-100); None turns it off."""
+        self.embed = embed
+        """The embedding step's model (e.g. ``OpenAIEmbeddings``); None: the offline n-grams."""
         self._index = None
         self.config_hash = hashlib.sha256(self.config.model_dump_json().encode()).hexdigest()[:12]
 
@@ -148,7 +151,7 @@ class Engine:
             from .golden import GoldenIndex
 
             self._index = GoldenIndex(self.eval_sets, fuzzy_threshold=self.fuzzy_threshold,
-                                      embedding_threshold=self.embedding_threshold)
+                                      embedding_threshold=self.embedding_threshold, embed=self.embed)
         return self._index
 
     def start(self) -> "Engine":
@@ -183,7 +186,7 @@ class Engine:
             max_workers=self.score_workers, mp_context=context, initializer=_init_worker,
             initargs=(self.db_path, [e.model_dump_json() for e in self.eval_sets], self.config.model_dump_json(),
                       self.fuzzy_threshold, self.embedding_threshold, self.max_value_chars, self.config_hash,
-                      self._writers_waiting),
+                      self._writers_waiting, self.embed),
         )
 
     def __enter__(self) -> "Engine":
@@ -692,7 +695,8 @@ _worker: dict[str, Any] = {}
 
 
 def _init_worker(db_path: str, eval_sets_json: list[str], config_json: str, fuzzy_threshold: float,
-                 embedding_threshold: Optional[float], max_value_chars: int, config_hash: str, writers_waiting: Any) -> None:
+                 embedding_threshold: Optional[float], max_value_chars: int, config_hash: str, writers_waiting: Any,
+                 embed: Any = None) -> None:
     from .golden import GoldenIndex
 
     eval_sets = [EvalSet.model_validate_json(text) for text in eval_sets_json]
@@ -700,7 +704,7 @@ def _init_worker(db_path: str, eval_sets_json: list[str], config_json: str, fuzz
     store.conn.execute("PRAGMA busy_timeout=0")  # see _run_polling_for_lock
     _worker.update(
         store=store, index=GoldenIndex(eval_sets, fuzzy_threshold=fuzzy_threshold,
-                                             embedding_threshold=embedding_threshold),
+                                             embedding_threshold=embedding_threshold, embed=embed),
         config=EvalConfig.model_validate_json(config_json), max_value_chars=max_value_chars,
         config_hash=config_hash, writers_waiting=writers_waiting,
     )

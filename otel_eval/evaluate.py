@@ -128,6 +128,8 @@ def evaluate(
     on_result: Optional[Callable[[EvalCaseResult], Any]] = None,
     progress: Optional[Callable[[int], Any]] = None,
     fuzzy_threshold: float = 90.0,
+    embedding_threshold: Optional[float] = None,
+    embed: Optional[Callable[[list[str]], list[list[float]]]] = None,
 ) -> list[EvalCaseResult]:
     """Evaluate captured spans offline: files (Noveum ``dataset.json``, OTLP JSON/JSON lines/.pb)
     or SpanRecords. Every session found is ended and scored; results are also stored in ``db``."""
@@ -146,7 +148,7 @@ def evaluate(
         tmp = tempfile.TemporaryDirectory()
         db = Path(tmp.name) / "otel-eval.db"
     engine = Engine(db, golden=golden, config=config, trace_quiet=3600, session_idle=3600, on_result=results.append,
-                    fuzzy_threshold=fuzzy_threshold)
+                    fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold, embed=embed)
     if on_result:
         engine.add_listener(on_result)
     engine.start()

@@ -35,13 +35,14 @@ class EvalSpanProcessor(SpanProcessor):
         max_value_chars: int = 65536,
         fuzzy_threshold: float = 90.0,
         embedding_threshold: Optional[float] = None,
+        embed: Optional[Callable[[list[str]], list[list[float]]]] = None,
     ):
         if isinstance(golden, (str, Path, EvalSet)):
             golden = [golden]
         self.engine = Engine(
             db, golden=list(golden), config=config, trace_quiet=trace_quiet, session_idle=session_idle,
             on_result=on_result, max_queue_spans=max_queue_spans, max_value_chars=max_value_chars,
-            fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold,
+            fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold, embed=embed,
         ).start()
         self.dropped_spans = 0
         self._shut_down = False

@@ -122,10 +122,12 @@ def test_a_user_supplied_model_is_called_once_for_the_golden_queries():
     assert calls[1:] == [["tell me the weather in tokyo"], ["list the top 10 users ranked by revenue"]]
 
 
-def test_a_model_returning_the_wrong_number_of_vectors_is_an_error():
+def test_a_model_returning_the_wrong_number_of_vectors_is_recorded_not_raised():
     index = GoldenIndex(SETS, embedding_threshold=70, embed=lambda texts: [[1.0, 0.0]])
-    with pytest.raises(ValueError, match="embed returned 1 vectors for 8 texts"):
-        index.match("Tell me the weather in Tokyo")
+    match = index.match("Tell me the weather in Tokyo")
+    assert match.method == "unmatched"
+    assert "returned 1 vectors for 8 texts" in match.evidence["embedding"]["error"]
+    assert "the embedding step failed" in match.evidence["reason"]
 
 
 def test_settings_are_checked():

@@ -107,7 +107,7 @@ def result_with_every_kind() -> EvalCaseResult:
 def test_one_record_per_criterion_with_semconv_attributes_over_grpc(grpc_sink):
     sink, url = grpc_sink
     forwarder = ResultForwarder(url, locate=lambda sid: ("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"),
-                                schedule_delay_millis=50)
+                                schedule_delay_millis=50, forward_skipped=True)
     forwarder(result_with_every_kind())
     records = sink.wait_for(4)
     forwarder.shutdown()
@@ -159,6 +159,7 @@ def test_engine_listener_links_records_to_the_sessions_first_trace_over_http(htt
     for _, _, rec in records:
         a = attrs(rec)
         assert rec.trace_id.hex() == first_trace
+        assert "gen_ai.response.id" not in a  # the example agent's spans record none
         assert a["session.id"] == "s-follow" and a["otel_eval.case_id"] == "paris_followup"
     # The root span of the first trace: the agent span, whose parent is empty.
     import sqlite3
@@ -188,3 +189,96 @@ def test_collector_forwards_results_when_configured(grpc_sink, start_collector):
     tokyo = [r for r in records if attrs(r[2]).get("session.id") == "s-tokyo"]
     assert tokyo and {r[2].trace_id.hex() for r in tokyo} == {session.turns[0].trace_id}
     assert {attrs(r[2])["otel_eval.case_id"] for r in tokyo} == {"weather_tokyo"}
+
+
+def test_skipped_criteria_are_not_forwarded_unless_asked(grpc_sink):
+    sink, url = grpc_sink
+    forwarder = ResultForwarder(url, schedule_delay_millis=50)
+    assert forwarder.emit(result_with_every_kind()) == 3
+    records = sink.wait_for(3)
+    forwarder.force_flush()
+    forwarder.shutdown()
+    labels = [attrs(r[2])["gen_ai.evaluation.score.label"] for r in sink.records]
+    assert labels == ["pass", "fail", "error"]  # a criterion that failed to run is still sent
+    assert (forwarder.emitted, forwarder.skipped) == (3, 1)
+
+
+def replay_capture(path, grpc_port):
+    """Send a capture's ExportTraceServiceRequests, as the real exporter sent them, over OTLP/gRPC."""
+    import struct
+
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2 as trace_pb2
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc as trace_grpc
+
+    data = path.read_bytes()
+    with grpc.insecure_channel(f"127.0.0.1:{grpc_port}") as channel:
+        stub = trace_grpc.TraceServiceStub(channel)
+        offset = 0
+        while offset < len(data):
+            (size,) = struct.unpack(">I", data[offset:offset + 4])
+            stub.Export(trace_pb2.ExportTraceServiceRequest.FromString(data[offset + 4:offset + 4 + size]), timeout=10)
+            offset += 4 + size
+
+
+def last_response_ids(otlp_json_path) -> dict[str, str]:
+    """session.id -> gen_ai.response.id of its latest-ending span that has one, read from the capture."""
+    import json
+
+    latest: dict[str, tuple[int, str]] = {}
+    for request in json.loads(otlp_json_path.read_text()):
+        for rs in request["resourceSpans"]:
+            for ss in rs["scopeSpans"]:
+                for span in ss["spans"]:
+                    a = {kv["key"]: next(iter(kv["value"].values())) for kv in span.get("attributes", [])}
+                    if "gen_ai.response.id" in a:
+                        end = int(span["endTimeUnixNano"])
+                        if end > latest.get(a["session.id"], (0, ""))[0]:
+                            latest[a["session.id"]] = (end, a["gen_ai.response.id"])
+    return {sid: rid for sid, (_, rid) in latest.items()}
+
+
+@pytest.mark.parametrize("forward_skipped", [False, True])
+def test_real_openai_sessions_forward_the_response_id_and_skips_only_when_asked(
+        grpc_sink, start_collector, forward_skipped):
+    from tests.paths import FIXTURES
+
+    capture = FIXTURES / "realclients" / "openai_otel_genai"
+    expected = last_response_ids(capture.with_suffix(".otlp.json"))
+    assert len(expected) == 6 and len(set(expected.values())) == 6
+    sink, url = grpc_sink
+    collector = start_collector(forward_results=url, golden=[str(GOLDEN)], forward_skipped=forward_skipped)
+    replay_capture(capture.with_suffix(".requests.pb"), collector.grpc_port)
+
+    def per_session():
+        with sink.lock:
+            got: dict[str, list[dict]] = {}
+            for _, _, rec in sink.records:
+                a = attrs(rec)
+                got.setdefault(a["session.id"], []).append(a)
+        return got
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (len(per_session()) < 6 or collector.forwarding.results.emitted
+                                           > sum(len(v) for v in per_session().values())):
+        time.sleep(0.05)
+    got = per_session()
+    assert set(got) == set(expected)
+    for session_id, records in got.items():
+        assert {a["gen_ai.response.id"] for a in records} == {expected[session_id]}, session_id
+    labels = [a["gen_ai.evaluation.score.label"] for records in got.values() for a in records]
+    stats = collector.forwarding.stats()
+    if forward_skipped:
+        assert "skipped" in labels and stats["forward_evaluation_skipped"] == 0
+    else:
+        assert "skipped" not in labels and stats["forward_evaluation_skipped"] > 0
+
+
+def test_forward_skipped_comes_from_the_flag_the_environment_or_the_file(tmp_path):
+    from collector.config import load_config
+
+    toml = tmp_path / "c.toml"
+    toml.write_text("forward_skipped = true\n")
+    assert load_config([], environ={}).forward_skipped is False
+    assert load_config(["--forward-skipped"], environ={}).forward_skipped is True
+    assert load_config([], environ={"OTEL_EVAL_FORWARD_SKIPPED": "1"}).forward_skipped is True
+    assert load_config(["--config", str(toml)], environ={}).forward_skipped is True

@@ -178,3 +178,9 @@ def test_a_trajectory_matches_itself_exactly(actual):
     effective = align([], actual).actual
     expected = [E(effective[i].name, **effective[i].args) for block in _blocks(effective) for i in block]
     assert align(expected, actual).exact_match
+
+
+def test_first_call_only_compares_only_the_first_expected_call_too():
+    # Big Sky's matchToolCall: tool_calls[0] of the example against tool_calls[0] of the run.
+    al = align([E("get_weather"), E("get_weather")], [A("get_weather")], first_call_only=True)
+    assert al.exact_match and len(al.expected) == 1

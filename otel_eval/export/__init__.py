@@ -1,4 +1,5 @@
-"""Exports of stored sessions: Vertex-native JSON lines, EvalSet (promotion to golden cases), Big Sky.
+"""Exports of stored sessions: Vertex-native JSON lines, EvalSet (promotion to golden cases) in the
+seed's schema or in google-adk's, Big Sky.
 
 Every format starts from the same place: the sessions chosen in one or more otel-eval databases
 (:func:`select_sessions`), loaded the way the scorer sees them (:func:`load_sessions`: stored spans
@@ -24,7 +25,7 @@ from typing import Any, Optional, Sequence, Union
 from ..errors import InputError
 from ..trajectory import Trajectory
 
-FORMATS = ("vertex", "evalset", "bigsky")
+FORMATS = ("vertex", "evalset", "adk", "bigsky")
 RESULTS = ("passed", "failed", "unmatched", "unscored")
 DbPath = Union[str, Path]
 
@@ -186,24 +187,36 @@ def export_sessions(fmt: str, dbs: Sequence[DbPath], selection: SessionSelection
             record = vertex_record(s.trajectory, s.intermediate, s.created_ns)
             out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
         exported, records = [s.session_id for s in sessions], len(sessions)
-    elif fmt == "evalset":
+    elif fmt in ("evalset", "adk"):
         from .evalset import promote_sessions
 
+        if fmt == "adk":
+            from .adk import check_eval_set_id
+
+            check_eval_set_id(eval_set_id)
         promotion = promote_sessions(trajectories, eval_set_id=eval_set_id, name=name,
                                      metadata={"exported_at": _now_iso(), "dbs": [str(d) for d in dbs]})
-        out.write(promotion.eval_set.model_dump_json(indent=2) + "\n")
+        if fmt == "evalset":
+            out.write(promotion.eval_set.model_dump_json(indent=2) + "\n")
+        else:
+            from .adk import adk_eval_set
+
+            started = {s.session_id: s.created_ns / 1e9 for s in sessions if s.created_ns}
+            case_times = {c.eval_id: started.get(c.metadata["session_id"], 0.0)
+                          for c in promotion.eval_set.eval_cases}
+            out.write(json.dumps(adk_eval_set(promotion.eval_set, case_times), ensure_ascii=False, indent=2,
+                                 default=str) + "\n")
         skipped = [s.to_dict() for s in promotion.skipped]
         exported = [c.metadata["session_id"] for c in promotion.eval_set.eval_cases]
         records = len(promotion.eval_set.eval_cases)
     else:
         from .bigsky import bigsky_dataset
 
-        dataset, dropped = bigsky_dataset(trajectories, name=name or "otel-eval sessions")
-        out.write(json.dumps(dataset, ensure_ascii=False, indent=2, default=str) + "\n")
-        skipped = [s.to_dict() for s in dropped]
-        gone = {s["session_id"] for s in skipped}
-        exported = [s.session_id for s in sessions if s.session_id not in gone]
-        records = len(dataset["data"])
+        bigsky = bigsky_dataset(trajectories, name=name or "otel-eval sessions")
+        out.write(json.dumps(bigsky.dataset, ensure_ascii=False, indent=2, default=str) + "\n")
+        skipped = [s.to_dict() for s in bigsky.skipped]
+        exported = bigsky.sessions
+        records = len(bigsky.dataset["data"])
     return ExportResult(fmt, None, [str(d) for d in dbs], exported, records, skipped)
 
 
@@ -217,7 +230,8 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``export`` subcommand's options, for the CLI to attach to its subparser."""
     parser.add_argument("--format", required=True, choices=FORMATS,
                         help="vertex: one Vertex-native JSON record per session (JSON lines); evalset: the "
-                             "sessions as golden cases (.evalset.json); bigsky: a Big Sky eval dataset")
+                             "sessions as golden cases (.evalset.json, otel-eval's schema); adk: the same cases in "
+                             "google-adk's EvalSet schema, for `adk eval`; bigsky: a Big Sky eval dataset")
     parser.add_argument("--db", action="append", default=[], metavar="PATH",
                         help="otel-eval database; repeat to export from several collectors (default otel-eval.db)")
     parser.add_argument("--session", action="append", default=[], metavar="ID",
@@ -230,7 +244,7 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--version", action="append", default=[], metavar="V",
                         help="only sessions of this agent version (repeatable)")
     parser.add_argument("--include-open", action="store_true", help="also export sessions still receiving spans")
-    parser.add_argument("--eval-set-id", default="promoted", help="eval_set_id of an evalset export (default promoted)")
+    parser.add_argument("--eval-set-id", default="promoted", help="eval_set_id of an evalset/adk export (default promoted; adk: letters, digits, '_')")
     parser.add_argument("--name", default="", help="name of the exported set / dataset")
     parser.add_argument("-o", "--output", metavar="FILE", help="write here (default: standard output)")
     parser.add_argument("--json", action="store_true",

@@ -4,7 +4,11 @@
 ``gen_ai.evaluation.result`` (attributes ``gen_ai.evaluation.name`` — required —,
 ``gen_ai.evaluation.score.value``, ``gen_ai.evaluation.score.label``,
 ``gen_ai.evaluation.explanation``, ``error.type``), one record per criterion, parented to the
-session's first trace and its root span so a backend shows them on the trace they judge. They are
+session's first trace and its root span so a backend shows them on the trace they judge, and
+carrying ``gen_ai.response.id`` (recommended "when available") of the session's last completion —
+the one whose answer the response criteria judge — when its spans recorded one. Criteria that were
+skipped (not applicable: no expected answer, no judge configured) are not sent unless
+``forward_skipped`` asks for them: they say nothing about the agent. They are
 sent by the OpenTelemetry SDK's own LoggerProvider → BatchLogRecordProcessor → OTLPLogExporter
 (gRPC or HTTP by URL scheme; with no URL the exporter's standard ``OTEL_EXPORTER_OTLP_*``
 variables decide). :class:`ResultForwarder` is an Engine listener::
@@ -66,7 +70,8 @@ def _label(c: CriterionResult) -> str:
     return LABEL_PASS if c.passed else LABEL_FAIL
 
 
-def evaluation_attributes(result: EvalCaseResult, criterion: CriterionResult) -> dict[str, Any]:
+def evaluation_attributes(result: EvalCaseResult, criterion: CriterionResult,
+                          response_id: Optional[str] = None) -> dict[str, Any]:
     """The attributes of one ``gen_ai.evaluation.result`` record (pure; what gets sent)."""
     attributes: dict[str, Any] = {
         "gen_ai.evaluation.name": criterion.criterion,
@@ -85,7 +90,42 @@ def evaluation_attributes(result: EvalCaseResult, criterion: CriterionResult) ->
         attributes["gen_ai.conversation.id"] = result.session_id
     if result.eval_id:
         attributes["otel_eval.case_id"] = result.eval_id
+    if response_id:
+        attributes["gen_ai.response.id"] = response_id
     return attributes
+
+
+def is_skip(criterion: CriterionResult) -> bool:
+    """Skipped without an error: the criterion did not apply (a criterion that failed to run is
+    an error, and always forwarded)."""
+    return bool(criterion.skipped) and not criterion.error
+
+
+def database_response_id(db: Union[str, Path]) -> Callable[[str], Optional[str]]:
+    """session id → ``gen_ai.response.id`` of the session's last completion (the latest-ending
+    span that has one), read from an otel-eval database; None when no span recorded one."""
+    path = str(db)
+
+    def response_id(session_id: str) -> Optional[str]:
+        try:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+        except sqlite3.Error as exc:
+            log.warning("cannot open %s to find the response id of session %s: %s", path, session_id, exc)
+            return None
+        try:
+            row = conn.execute(
+                "SELECT json_extract(raw, '$.attributes.\"gen_ai.response.id\"') AS rid FROM spans"
+                " WHERE session_id = ? AND rid IS NOT NULL AND rid != '' ORDER BY end_ns DESC, start_ns DESC LIMIT 1",
+                (session_id,),
+            ).fetchone()
+            return str(row[0]) if row else None
+        except sqlite3.Error as exc:
+            log.warning("cannot find the response id of session %s in %s: %s", session_id, path, exc)
+            return None
+        finally:
+            conn.close()
+
+    return response_id
 
 
 def database_locator(db: Union[str, Path]) -> Locator:
@@ -187,19 +227,24 @@ class ResultForwarder:
     """An Engine listener that emits every evaluation as ``gen_ai.evaluation.result`` log records.
 
     ``locate(session_id) -> (trace_id, span_id)`` links the records to the session's spans (see
-    :func:`database_locator`); ``exporter`` defaults to :func:`log_exporter_for` ``(endpoint)``.
-    Never raises into the engine: a failed lookup only leaves the ids out.
+    :func:`database_locator`), ``response_id(session_id)`` finds the completion they judge (see
+    :func:`database_response_id`); ``exporter`` defaults to :func:`log_exporter_for`
+    ``(endpoint)``. Skipped criteria are left out unless ``forward_skipped``. Never raises into
+    the engine: a failed lookup only leaves the ids out.
     """
 
     def __init__(self, endpoint: Optional[str] = None, *, db: Optional[Union[str, Path]] = None,
                  locate: Optional[Locator] = None, exporter: Any = None, resource: Any = None,
-                 schedule_delay_millis: float = 1000, headers: Optional[dict[str, str]] = None):
+                 schedule_delay_millis: float = 1000, headers: Optional[dict[str, str]] = None,
+                 response_id: Optional[Callable[[str], Optional[str]]] = None, forward_skipped: bool = False):
         from opentelemetry.sdk._logs import LoggerProvider
         from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
         from opentelemetry.sdk.resources import Resource
 
         self.endpoint = endpoint
         self.locate = locate or (database_locator(db) if db is not None else (lambda _sid: (None, None)))
+        self.response_id = response_id or (database_response_id(db) if db is not None else (lambda _sid: None))
+        self.forward_skipped = forward_skipped
         self.exporter = exporter if exporter is not None else log_exporter_for(endpoint, headers)
         self.provider = LoggerProvider(resource=resource or Resource.create({"service.name": "otel-eval"}),
                                        shutdown_on_exit=False)
@@ -207,6 +252,8 @@ class ResultForwarder:
             BatchLogRecordProcessor(self.exporter, schedule_delay_millis=schedule_delay_millis))
         self.logger = self.provider.get_logger(SCOPE_NAME)
         self.emitted = 0
+        self.skipped = 0
+        """Skipped criteria not sent (``forward_skipped`` off)."""
 
     def __call__(self, result: EvalCaseResult) -> None:
         try:
@@ -215,21 +262,28 @@ class ResultForwarder:
             log.exception("could not emit evaluation records for session %s", result.session_id)
 
     def emit(self, result: EvalCaseResult) -> int:
-        """Emit one record per criterion of ``result``; returns how many."""
+        """Emit one record per criterion of ``result`` (skips only if ``forward_skipped``);
+        returns how many."""
         from opentelemetry._logs import SeverityNumber
         from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_span_in_context
 
+        criteria = [c for c in result.criterion_results if self.forward_skipped or not is_skip(c)]
+        self.skipped += len(result.criterion_results) - len(criteria)
+        if not criteria:
+            return 0
         trace_id = span_id = None
+        response_id = None
         if result.session_id:
             trace_hex, span_hex = self.locate(result.session_id)
             trace_id, span_id = _hex_id(trace_hex, 32), _hex_id(span_hex, 16)
+            response_id = self.response_id(result.session_id)
         context = None
         if trace_id and span_id:
             parent = SpanContext(trace_id=trace_id, span_id=span_id, is_remote=True,
                                  trace_flags=TraceFlags(TraceFlags.SAMPLED))
             context = set_span_in_context(NonRecordingSpan(parent))
         now = time.time_ns()
-        for criterion in result.criterion_results:
+        for criterion in criteria:
             failed = criterion.error is not None
             self.logger.emit(
                 timestamp=now,
@@ -238,10 +292,10 @@ class ResultForwarder:
                 severity_number=SeverityNumber.WARN if failed else SeverityNumber.INFO,
                 severity_text="WARN" if failed else "INFO",
                 event_name=EVENT_NAME,
-                attributes=evaluation_attributes(result, criterion),
+                attributes=evaluation_attributes(result, criterion, response_id),
             )
-        self.emitted += len(result.criterion_results)
-        return len(result.criterion_results)
+        self.emitted += len(criteria)
+        return len(criteria)
 
     def force_flush(self, timeout_millis: int = 10000) -> bool:
         return self.provider.force_flush(timeout_millis)

@@ -9,18 +9,27 @@ Pure Python on sparse dicts: for queries of a few dozen characters this is faste
 arrays and needs no numpy.
 
 A real model can be plugged in instead: any ``embed(texts: list[str]) -> list[list[float]]``
-(sentence-transformers' ``model.encode``, an OpenAI-compatible embeddings client, ...).
+(sentence-transformers' ``model.encode``, ...). :class:`OpenAIEmbeddings` is one for any server
+that speaks OpenAI's ``POST /v1/embeddings`` (OpenAI, a local Ollama, vLLM,
+text-embeddings-inference): texts are cached by hash, requests time out and are retried with
+backoff, and a failure is an :class:`EmbeddingError` that the matcher records in the match
+evidence (the fuzzy step's result stands) instead of failing the session.
 :func:`hashed_ngram_embed` is such a callable too — stateless, fixed dimension — for places
 that want dense vectors without fitting.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import re
+import threading
+import time
 import zlib
 from collections import Counter
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
+from urllib.parse import urlsplit
 
 from .matcher import normalize_query, query_words
 
@@ -128,6 +137,136 @@ def hashed_ngram_embed(texts: list[str], dim: int = 1024, ngrams: tuple[int, int
     return out
 
 
+class EmbeddingError(RuntimeError):
+    """An embedding backend could not embed the texts (unreachable, timed out, HTTP error, an
+    answer that is not embeddings). The message says which backend and what went wrong."""
+
+
+#: Answers worth another try: rate limited, or the server (or a proxy before it) is unwell.
+_RETRYABLE_STATUS = {408, 429, 500, 502, 503, 504}
+
+
+class OpenAIEmbeddings:
+    """An ``embed`` callable backed by an OpenAI-compatible ``POST <base_url>/embeddings``.
+
+    ``base_url`` is what the OpenAI SDK calls it (``https://api.openai.com/v1``,
+    ``http://127.0.0.1:11434/v1`` for Ollama, ``http://127.0.0.1:8000/v1`` for vLLM); a bare
+    ``http://host:port`` gets ``/v1``. Each text's vector is cached by SHA-256 of model and text,
+    so golden queries are embedded once and a repeated session query costs nothing. A request
+    that times out or gets 408/429/5xx is retried ``retries`` times with exponential ``backoff``;
+    any failure raises :class:`EmbeddingError`. Picklable (score worker processes get a copy, with
+    their own cache).
+    """
+
+    def __init__(self, base_url: str, model: str, api_key: Optional[str] = None, timeout: float = 10.0,
+                 retries: int = 2, backoff: float = 0.5, batch_size: int = 128, max_cache: int = 50_000):
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"embedding URL must be http(s)://HOST[:PORT][/v1], got {base_url!r}")
+        if not model:
+            raise ValueError("an embedding model name is required (e.g. nomic-embed-text, text-embedding-3-small)")
+        base = base_url.rstrip("/")
+        self.base_url = base if parts.path not in ("", "/") else base + "/v1"
+        self.url = self.base_url + "/embeddings"
+        self.model = model
+        self.api_key = api_key
+        self.timeout = float(timeout)
+        self.retries = int(retries)
+        self.backoff = float(backoff)
+        self.batch_size = int(batch_size)
+        self.max_cache = int(max_cache)
+        self.requests = 0
+        """HTTP requests sent (tries included)."""
+        self._cache: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def model_name(self) -> str:
+        return f"{self.model} ({self.url})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_lock", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def _key(self, text: str) -> str:
+        return hashlib.sha256(f"{self.model}\0{text}".encode("utf-8")).hexdigest()
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if self._key(t) not in self._cache))
+        for start in range(0, len(missing), self.batch_size):
+            batch = missing[start : start + self.batch_size]
+            vectors = self._request(batch)
+            with self._lock:
+                if len(self._cache) + len(batch) > self.max_cache:
+                    self._cache.clear()  # rare; golden queries are embedded again on next use
+                for text, vector in zip(batch, vectors):
+                    self._cache[self._key(text)] = vector
+        with self._lock:
+            return [self._cache[self._key(t)] for t in texts]
+
+    def _request(self, batch: list[str]) -> list[list[float]]:
+        import httpx
+
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        body = {"model": self.model, "input": batch}
+        problem = ""
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.backoff * (2 ** (attempt - 1)))
+            self.requests += 1
+            try:
+                response = httpx.post(self.url, json=body, headers=headers, timeout=self.timeout)
+            except httpx.TimeoutException:
+                problem = f"no answer within {self.timeout:g} s"
+                continue
+            except httpx.HTTPError as exc:
+                problem = f"cannot connect ({type(exc).__name__}: {exc})"
+                continue
+            if response.status_code in _RETRYABLE_STATUS:
+                problem = f"HTTP {response.status_code}: {response.text[:200]}"
+                continue
+            if response.status_code >= 300:  # auth, unknown model, bad request: trying again cannot help
+                raise EmbeddingError(f"{self.url}: HTTP {response.status_code}: {response.text[:200]}")
+            return self._vectors(response.content, len(batch))
+        raise EmbeddingError(f"{self.url}: {problem} (after {self.retries + 1} attempt(s))")
+
+    def _vectors(self, content: bytes, count: int) -> list[list[float]]:
+        """The embeddings of an OpenAI ``{"data": [{"index", "embedding"}]}`` answer, in input order."""
+        def bad(why: str) -> EmbeddingError:
+            return EmbeddingError(f"{self.url}: the answer is not OpenAI embeddings: {why}")
+
+        try:
+            answer = json.loads(content)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise bad(f"invalid JSON ({exc}): {content[:100]!r}") from None
+        data = answer.get("data") if isinstance(answer, dict) else None
+        if not isinstance(data, list):
+            raise bad("no 'data' list")
+        if len(data) != count:
+            raise bad(f"{len(data)} embedding(s) for {count} text(s)")
+        ordered: list[Optional[list[float]]] = [None] * count
+        for n, item in enumerate(data):
+            index = item.get("index", n) if isinstance(item, dict) else None
+            vector = item.get("embedding") if isinstance(item, dict) else None
+            if not isinstance(index, int) or not 0 <= index < count or ordered[index] is not None:
+                raise bad(f"data[{n}].index is {index!r}")
+            if (not isinstance(vector, list) or not vector
+                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vector)):
+                raise bad(f"data[{n}].embedding is not a list of numbers")
+            ordered[index] = [float(x) for x in vector]
+        if len({len(v) for v in ordered if v is not None}) > 1:
+            raise bad("the embeddings differ in length")
+        return [v for v in ordered if v is not None]
+
+
 class EmbeddingScorer:
     """Similarity (0–1) of a query to each golden query, with the built-in TF-IDF embedding or a
     user's ``embed`` callable. Golden queries are embedded once, on first use."""
@@ -135,7 +274,8 @@ class EmbeddingScorer:
     def __init__(self, corpus: Sequence[str], embed: Optional[EmbedFunction] = None):
         self.corpus = list(corpus)
         self.embed = embed
-        self.model = getattr(embed, "__name__", type(embed).__name__) if embed is not None else TfidfEmbedder.name
+        self.model = (getattr(embed, "model_name", None) or getattr(embed, "__name__", type(embed).__name__)
+                      if embed is not None else TfidfEmbedder.name)
         self._tfidf: Optional[TfidfEmbedder] = None
         self._sparse: list[SparseVector] = []
         self._dense: list[list[float]] = []
@@ -153,13 +293,19 @@ class EmbeddingScorer:
 
     def _call_embed(self, texts: list[str]) -> list[list[float]]:
         assert self.embed is not None
-        vectors = list(self.embed(list(texts)))
+        try:
+            vectors = list(self.embed(list(texts)))
+        except EmbeddingError:
+            raise
+        except Exception as exc:  # a user's embed function: its failure is the step's, not the session's
+            raise EmbeddingError(f"{self.model}: {type(exc).__name__}: {exc}") from exc
         if len(vectors) != len(texts):
-            raise ValueError(f"embed returned {len(vectors)} vectors for {len(texts)} texts")
+            raise EmbeddingError(f"{self.model}: returned {len(vectors)} vectors for {len(texts)} texts")
         return [list(map(float, v)) for v in vectors]
 
     def similarities(self, query: str) -> list[float]:
-        """One similarity per corpus entry, in corpus order."""
+        """One similarity per corpus entry, in corpus order. Raises :class:`EmbeddingError` when a
+        user-supplied or remote embedding fails (the next call tries again)."""
         if not self.corpus:
             return []
         self._prepare()
@@ -167,4 +313,7 @@ class EmbeddingScorer:
             q = self._tfidf.vector(query)
             return [sparse_cosine(q, v) for v in self._sparse]
         q_dense = self._call_embed([query])[0]
-        return [dense_cosine(q_dense, v) for v in self._dense]
+        try:
+            return [dense_cosine(q_dense, v) for v in self._dense]
+        except ValueError as exc:  # the model's dimension changed between calls
+            raise EmbeddingError(f"{self.model}: {exc}") from None

@@ -15,7 +15,8 @@ Strategies, first hit wins (DESIGN §6):
 4. **embedding** (off unless ``embedding_threshold`` is set) — cosine similarity of the query's
    embedding to each case query's, ×100, ≥ ``embedding_threshold``. The built-in embedding is an
    offline TF-IDF over words and character n-grams (:mod:`.embedding`); ``embed`` plugs in a real
-   model. This is the step for paraphrases ("List the top 10 users ranked by revenue" for "Show
+   model (``OpenAIEmbeddings`` for an OpenAI-compatible server; when it fails the step is skipped
+   and ``evidence["embedding"]["error"]`` says why). This is the step for paraphrases ("List the top 10 users ranked by revenue" for "Show
    me the top 10 users by revenue"), so there is no word guard; instead two rules keep it from
    overruling what the earlier steps saw: a case the fuzzy word guard rejected is not a candidate
    (it was near-identical but for a word that matters), and the numbers of query and case must
@@ -30,6 +31,7 @@ not errors.
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -323,16 +325,23 @@ class GoldenIndex:
                       guarded: set[str]) -> Optional[Match]:
         """The embedding step: a Match when a case qualifies or several tie, else None (the fuzzy
         step's unmatched stands, with this step's evidence added)."""
-        from .embedding import EmbeddingScorer, numbers_in
+        from .embedding import EmbeddingError, EmbeddingScorer, numbers_in
 
         assert self.embedding_threshold is not None
         if self._embedding is None:
             self._embedding = EmbeddingScorer(self._queries, self.embed)
         scorer: EmbeddingScorer = self._embedding
+        try:
+            similarities = scorer.similarities(normalized)
+        except EmbeddingError as exc:  # the backend is down: the fuzzy result stands, and says why
+            logging.getLogger("otel_eval.golden").warning("embedding match skipped: %s", exc)
+            evidence["embedding"] = {"model": scorer.model, "threshold": self.embedding_threshold, "error": str(exc)}
+            evidence["reason"] += f"; the embedding step failed ({exc})"
+            return None
         allowed = None if scope is None else {e.normalized for e in scope}
         query_numbers = numbers_in(normalized)
         scored: list[tuple[float, str]] = []
-        for choice, cosine in zip(self._queries, scorer.similarities(normalized)):
+        for choice, cosine in zip(self._queries, similarities):
             if allowed is None or choice in allowed:
                 scored.append((100.0 * cosine, choice))
         scored.sort(key=lambda pair: -pair[0])

@@ -309,7 +309,8 @@ def align(
 ) -> Alignment:
     """Align expected and actual calls once. ``arg_options``: criterion options or an ArgumentPolicy
     (argument modes, keys, comparators; see :class:`ArgumentPolicy`). ``first_call_only`` keeps
-    only the first effective actual call (Big Sky's ``matchToolCall``)."""
+    only the first expected and the first effective actual call (Big Sky's ``matchToolCall``
+    compares ``tool_calls[0]`` of each)."""
     policy = arg_options if isinstance(arg_options, ArgumentPolicy) else ArgumentPolicy.from_options(arg_options)
     expected = list(expected)
     if collapse_retries:
@@ -317,7 +318,7 @@ def align(
     else:
         effective, retries = list(actual), []
     if first_call_only:
-        effective = effective[:1]
+        expected, effective = expected[:1], effective[:1]
     compatible = [
         [e.name == a.name and (not check_args or e.check_args is False or policy.equal(e.name, e.args, a.args))
          for a in effective]

@@ -13,6 +13,8 @@ Requests (``op`` picks the tool):
    "expected": str}]}`` → google-adk's ``RougeEvaluator`` (``response_match_score``).
 - ``{"op": "rouge1", "target": str, "prediction": str, "use_stemmer": bool}`` → rouge-score's
    ``RougeScorer(["rouge1"])``.
+- ``{"op": "adk_eval_set", "text": str}`` → google-adk's EvalSet model and ``adk eval``'s loaders
+   on that file text (see :func:`adk_eval_set`).
 Answers: ``{"score": float, "per_invocation": [float], "status": str}`` or ``{"error": str}``.
 """
 
@@ -87,6 +89,72 @@ def rouge1(request: dict[str, Any]) -> dict[str, Any]:
 
 
 OPS = {"adk_trajectory": adk_trajectory, "adk_response_match": adk_response_match, "rouge1": rouge1}
+
+
+def adk_eval_set(request: dict[str, Any]) -> dict[str, Any]:
+    """``{"op": "adk_eval_set", "text": str}`` → what google-adk makes of an eval set file:
+    ``model_errors`` from ``EvalSet.model_validate_json`` (``[{loc, msg, type}]``), ``loader_errors``
+    from both ways ``adk eval`` reads one (a file path: ``load_eval_set_from_file`` into an
+    ``InMemoryEvalSetsManager``, as cli_tools_click.cli_eval does; an eval set id:
+    ``LocalEvalSetsManager.get_eval_set`` on ``<agents_dir>/<app>/<id>.evalset.json``), and
+    ``cases``: per case, per invocation, the user text, ``get_all_tool_calls`` as ``[{name, args,
+    id}]`` and the final response text, read by ADK's own code."""
+    import os
+    import tempfile
+
+    from google.adk.evaluation.eval_case import get_all_tool_calls
+    from google.adk.evaluation.eval_set import EvalSet
+    from google.adk.evaluation.in_memory_eval_sets_manager import InMemoryEvalSetsManager
+    from google.adk.evaluation.local_eval_sets_manager import LocalEvalSetsManager, load_eval_set_from_file
+    from pydantic import ValidationError
+
+    text = request["text"]
+    model_errors: list[dict[str, Any]] = []
+    try:
+        EvalSet.model_validate_json(text)
+    except ValidationError as exc:
+        model_errors = [{"loc": ".".join(map(str, e["loc"])), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
+    loader_errors: list[str] = []
+    cases: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as agents_dir:
+        path = os.path.join(agents_dir, "exported.evalset.json")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        loaded = None
+        try:
+            loaded = load_eval_set_from_file(path, path)
+            manager = InMemoryEvalSetsManager()
+            manager.create_eval_set(app_name="app", eval_set_id=loaded.eval_set_id)
+            for case in loaded.eval_cases:
+                manager.add_eval_case(app_name="app", eval_set_id=loaded.eval_set_id, eval_case=case)
+        except Exception as exc:
+            loader_errors.append(f"adk eval FILE: {type(exc).__name__}: {exc}")
+        if loaded is not None:
+            os.makedirs(os.path.join(agents_dir, "app"))
+            with open(os.path.join(agents_dir, "app", f"{loaded.eval_set_id}.evalset.json"), "w", encoding="utf-8") as fh:
+                fh.write(text)
+            try:
+                by_id = LocalEvalSetsManager(agents_dir=agents_dir).get_eval_set("app", loaded.eval_set_id)
+                if by_id is None:
+                    loader_errors.append("adk eval EVAL_SET_ID: not found")
+            except Exception as exc:
+                loader_errors.append(f"adk eval EVAL_SET_ID: {type(exc).__name__}: {exc}")
+
+            def text_of(content: Any) -> Any:
+                if content is None:
+                    return None
+                return "".join(p.text or "" for p in content.parts or [])
+
+            for case in loaded.eval_cases:
+                cases.append({"eval_id": case.eval_id, "invocations": [
+                    {"user": text_of(inv.user_content), "final_response": text_of(inv.final_response),
+                     "tool_calls": [{"name": c.name, "args": c.args, "id": c.id}
+                                    for c in get_all_tool_calls(inv.intermediate_data)]}
+                    for inv in case.conversation or []]})
+    return {"model_errors": model_errors, "loader_errors": loader_errors, "cases": cases}
+
+
+OPS["adk_eval_set"] = adk_eval_set
 
 
 def main() -> None:
