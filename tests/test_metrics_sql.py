@@ -197,3 +197,8 @@ def test_property_keyword_case_does_not_change_detection_or_tables(statement, rn
     text = mixed + (";" if semicolon else "")
     assert whole_sql(text) == (mixed,)
     assert extract_tables(mixed, lower=True) == extract_tables(statement, lower=True)
+
+
+def test_a_script_under_an_sql_key_gives_each_statement_and_a_fragment_stays_whole():
+    assert find_sql([json.dumps({"sql": "select 1 from a; select 2 from b;"})]) == ["select 1 from a", "select 2 from b"]
+    assert find_sql([json.dumps({"sql": "select * from orders where ((("})]) == ["select * from orders where ((("]

@@ -124,8 +124,8 @@ def _from_json(value: Any, key: Optional[str], out: list[str]) -> None:
             _from_json(item, key, out)
     elif isinstance(value, str):
         lowered = (key or "").lower()
-        if (lowered in _SQL_KEYS or "sql" in lowered) and looks_like_sql(value):
-            out.append(value.strip().rstrip(";").strip())
+        if (lowered in _SQL_KEYS or "sql" in lowered) and looks_like_sql(value) and not whole_sql(value):
+            out.append(value.strip().rstrip(";").strip())  # a fragment no dialect parses, kept whole
         else:
             out.extend(_from_text(value))
 
