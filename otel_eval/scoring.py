@@ -27,7 +27,7 @@ from .metrics.arguments import ArgumentPolicy
 from .metrics.health import health
 from .metrics.judge import Judge
 from .metrics.layer1 import layer1_criterion
-from .metrics.response import contains, exact_match, regex_match, rouge1
+from .metrics.response import adk_rouge1, contains, exact_match, regex_match, rouge1
 from .metrics.sql import sql_and_tables, table_matches
 from .metrics.trajectory import align
 from .models.evalset import CriterionConfig, EvalCase, EvalConfig, Invocation
@@ -190,12 +190,22 @@ def _table_usage(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *
 
 # --- response criteria --------------------------------------------------------------------------
 
-RESPONSE_METHODS = ("rouge1", "exact", "contains", "regex")
+RESPONSE_METHODS = ("rouge1", "adk_rouge1", "exact", "contains", "regex")
+ADK_RESPONSE_MATCH = "response_match_score"
+"""google-adk's name: always its own measure (``adk_rouge1``), never another method."""
 
 
-def _response_match(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:
+def _response_match(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, name: str = "response_match",
+                    **_: Any) -> tuple[float, dict]:
     options = cfg.options
-    method = options.get("method", "rouge1")
+    if name == ADK_RESPONSE_MATCH:
+        if options.get("method", "adk_rouge1") != "adk_rouge1" or "use_stemmer" in options:
+            raise ValueError(f"{ADK_RESPONSE_MATCH} is google-adk's ROUGE-1 (method adk_rouge1, always stemmed); "
+                             "for another method or stemming choice name the criterion differently, "
+                             "with options.kind = \"response_match\"")
+        method = "adk_rouge1"
+    else:
+        method = options.get("method", "rouge1")
     if method not in RESPONSE_METHODS:
         raise ValueError(f"options.method: unknown response method {method!r}; "
                          f"expected one of {', '.join(RESPONSE_METHODS)}")
@@ -214,6 +224,10 @@ def _response_match(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig
             score = float(exact_match(reference, candidate, fold_case=bool(fold_case)))
         elif method == "contains":
             score = float(contains(reference, candidate, fold_case=True if fold_case is None else bool(fold_case)))
+        elif method == "adk_rouge1":
+            r = adk_rouge1(reference, candidate)
+            score = r.fmeasure
+            details.update(precision=round(r.precision, 6), recall=round(r.recall, 6))
         else:
             r = rouge1(reference, candidate, use_stemmer=bool(options.get("use_stemmer", False)))
             score = r.fmeasure

@@ -53,3 +53,152 @@ def test_table_matches_compares_case_insensitively_by_trailing_parts():
     assert not table_matches("other.orders", "proj.shop.orders")
     assert not table_matches("proj.shop.orders", "orders")
     assert table_matches("`proj.ds.tbl`", "proj.ds.tbl")
+
+
+# --- issue 10 rule 6: a whole argument or result that sqlglot parses is SQL, whatever the case ----
+
+import pytest  # noqa: E402
+
+from otel_eval.metrics.sql import sql_and_tables, whole_sql  # noqa: E402
+
+
+@pytest.mark.parametrize("text, statements", [
+    ("select * from t limit 10", ["select * from t limit 10"]),
+    ("Select Name From Users Where id = 1", ["Select Name From Users Where id = 1"]),
+    ("sElEcT a fRoM b", ["sElEcT a fRoM b"]),
+    ("  select id from orders;  ", ["select id from orders"]),
+    ("select id from orders;;", ["select id from orders"]),
+    ("with recent as (select * from sales.orders) select count(*) from recent",
+     ["with recent as (select * from sales.orders) select count(*) from recent"]),
+    ("select 1 from a; select 2 from b;", ["select 1 from a", "select 2 from b"]),
+    ("select ';' as s from a;\nselect 2 from b", ["select ';' as s from a", "select 2 from b"]),
+    ("select * from `proj.ds.orders` where day > '2024-01-01'", ["select * from `proj.ds.orders` where day > '2024-01-01'"]),
+    ("insert into audit (id) values (1)", ["insert into audit (id) values (1)"]),
+    ("update users set name = 'x' where id = 2", ["update users set name = 'x' where id = 2"]),
+    ("delete from sessions where expired", ["delete from sessions where expired"]),
+    ("select * from t -- the latest rows", ["select * from t -- the latest rows"]),
+])
+def test_a_whole_text_that_parses_as_sql_is_sql_in_any_case(text, statements):
+    assert list(whole_sql(text)) == statements
+    assert find_sql([text]) == statements
+    assert find_sql([json.dumps({"input": text})]) == statements  # as one tool argument
+
+
+@pytest.mark.parametrize("text", [
+    "Please select a date from the list below.",
+    "select a date from the list",             # parses, but "the" is an article, not a table
+    "Select one from each group",
+    "select your seat from the options",
+    "select the rows from the orders table",
+    "I will select the top users from the revenue table and sum them",
+    "Select the best flight from Paris to London.",
+    "select 1 from a; and then we are done",   # not SQL as a whole
+    "selection from the archive",
+    "What did you select from the menu?",
+    "",
+])
+def test_prose_mentioning_select_from_is_not_sql_as_a_whole(text):
+    assert whole_sql(text) == ()
+    assert find_sql([json.dumps({"note": text})]) == find_sql([text])
+
+
+def test_prose_stays_prose_in_arguments_and_results():
+    assert find_sql([json.dumps({"note": "select a date from the list"})]) == []
+    assert not contains_sql("Select the best flight from Paris to London.")
+
+
+def test_tables_of_a_lower_case_argument():
+    statements, tables = sql_and_tables([json.dumps({"q": "select o.id from sales.orders o join customers c on o.cid = c.id"})])
+    assert statements == ["select o.id from sales.orders o join customers c on o.cid = c.id"]
+    assert tables == ["sales.orders", "customers"]
+
+
+# --- on real spans: the OTel SDK makes GenAI tool spans whose arguments are lower-case SQL ----------
+
+def _sdk_session(tool_spans: list[tuple[str, dict, object]]):
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from otel_eval.mapping import map_spans
+    from otel_eval.spans import from_sdk_span
+    from otel_eval.trajectory import build_trajectory
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("tests.sql")
+    session = {"session.id": "sql-session"}
+    with tracer.start_as_current_span("invoke_agent analyst", attributes={
+            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "analyst", **session}):
+        for name, args, result in tool_spans:
+            attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+                          "gen_ai.tool.call.arguments": json.dumps(args), **session}
+            if result is not None:
+                attributes["gen_ai.tool.call.result"] = result if isinstance(result, str) else json.dumps(result)
+            with tracer.start_as_current_span(f"execute_tool {name}", attributes=attributes):
+                pass
+    provider.shutdown()
+    mapped = map_spans([from_sdk_span(s) for s in exporter.get_finished_spans()])
+    return build_trajectory("sql-session", mapped)
+
+
+def _score_sql(trajectory, expected_sql, expected_tables):
+    from otel_eval.models.evalset import CriterionConfig, EvalCase, EvalConfig, Invocation, MessageContent
+    from otel_eval.scoring import score_session
+
+    case = EvalCase(eval_id="top-users", conversation=[Invocation(
+        invocation_id="t0", user_content=MessageContent.user("Show me the top 10 users by revenue"),
+        expected_sql=expected_sql, expected_tables=expected_tables)])
+    config = EvalConfig(criteria={"sql_generation": CriterionConfig(threshold=1.0),
+                                  "table_usage": CriterionConfig(threshold=1.0)})
+    return {c.criterion: c for c in score_session(trajectory, case, config).criterion_results}
+
+
+def test_lower_case_sql_argument_and_result_on_real_sdk_spans():
+    trajectory = _sdk_session([
+        ("run_query", {"q": "select user_id, sum(amount) as revenue from user_revenue_table group by user_id "
+                            "order by revenue desc limit 10"}, [["u_042", 12400.0]]),
+        ("ask_db_agent", {"question": "Which customers ordered most?"},
+         "with top as (select cid, count(*) as n from sales.orders group by cid) select * from top order by n desc"),
+    ])
+    assert [c.name for c in trajectory.turns[0].calls] == ["run_query", "ask_db_agent"]
+    result = _score_sql(trajectory, expected_sql=True, expected_tables=["user_revenue_table", "orders"])
+    assert result["sql_generation"].passed and result["sql_generation"].score == 1.0
+    table_usage = result["table_usage"]
+    assert table_usage.score == 1.0 and table_usage.passed, table_usage.details
+    assert table_usage.details["per_turn"][0]["actual_tables"] == ["user_revenue_table", "sales.orders"]
+
+
+def test_prose_argument_on_real_sdk_spans_is_no_sql():
+    trajectory = _sdk_session([
+        ("ask_user", {"prompt": "select a date from the list"}, "select your seat from the options"),
+    ])
+    result = _score_sql(trajectory, expected_sql=False, expected_tables=["list"])
+    assert result["sql_generation"].passed and result["sql_generation"].details["per_turn"][0]["sql"] == []
+    assert result["table_usage"].score == 0.0 and not result["table_usage"].passed
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_STATEMENTS = [
+    "SELECT user_id, SUM(amount) AS revenue FROM user_revenue_table GROUP BY user_id ORDER BY revenue DESC LIMIT 10",
+    "WITH recent AS (SELECT * FROM sales.orders WHERE amount > 10) SELECT COUNT(*) FROM recent",
+    "SELECT c.name FROM customers c JOIN orders o ON o.cid = c.id WHERE o.total > 5",
+    "INSERT INTO audit SELECT * FROM events",
+]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(_STATEMENTS), st.randoms(use_true_random=False), st.booleans())
+def test_property_keyword_case_does_not_change_detection_or_tables(statement, rnd, semicolon):
+    mixed = "".join(ch.upper() if rnd.random() < 0.5 else ch.lower() for ch in statement)
+    text = mixed + (";" if semicolon else "")
+    assert whole_sql(text) == (mixed,)
+    assert extract_tables(mixed, lower=True) == extract_tables(statement, lower=True)
+
+
+def test_a_script_under_an_sql_key_gives_each_statement_and_a_fragment_stays_whole():
+    assert find_sql([json.dumps({"sql": "select 1 from a; select 2 from b;"})]) == ["select 1 from a", "select 2 from b"]
+    assert find_sql([json.dumps({"sql": "select * from orders where ((("})]) == ["select * from orders where ((("]

@@ -162,7 +162,7 @@ def test_response_methods_and_bad_regex_is_an_error_that_fails_the_case():
     assert by_name(bad)["response_match"].error.startswith("invalid regex pattern '([':")
     assert not bad.passed
     unknown = by_name(run(method="bleu"))["response_match"]
-    assert unknown.error == "options.method: unknown response method 'bleu'; expected one of rouge1, exact, contains, regex"
+    assert unknown.error == "options.method: unknown response method 'bleu'; expected one of rouge1, adk_rouge1, exact, contains, regex"
 
 
 def test_unknown_criterion_is_an_error_and_options_kind_reuses_a_metric():

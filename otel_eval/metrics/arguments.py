@@ -1,9 +1,17 @@
 """Do two tool calls carry the same arguments?
 
-Agents and golden files disagree about representation far more often than about meaning: the
-agent sends ``{"limit": "10"}`` as a JSON string, the golden file says ``{"limit": 10}``. So values
-are compared by meaning: JSON strings are parsed, numbers compare across int/float/numeric
-strings, nested structures recurse, and an expected ``"IGNORE"`` matches anything.
+Agents and golden files disagree about representation more often than about meaning: the agent
+sends ``{"limit": "10"}`` as a JSON string, the golden file says ``{"limit": 10}``. Values of the
+same JSON type compare with Python's ``==``, exactly as google-adk compares arguments; equality
+is widened only where types differ and the text leaves no doubt:
+
+* a string equals a number only when it is written in canonical decimal form (a JSON number
+  without exponent: ``"10"``, ``"-3"``, ``"10.5"``) and, read as JSON, equals it. ``"02139"`` is
+  not 2139 and ``"1e3"`` is not 1000: leading zeros and notation carry meaning (zip codes,
+  account numbers).
+* a string equals a boolean only when it is ``"true"``/``"false"`` (any case); never 1 or ``"1"``.
+* a string holding a JSON object or array is parsed when the other side is an object or array.
+* an expected ``"IGNORE"`` matches anything.
 
 Configuration (``CriterionConfig.options``) may pick a mode, the keys to compare and, per key, a
 comparator *name* from :data:`COMPARATORS`. Config never carries code.
@@ -12,9 +20,10 @@ comparator *name* from :data:`COMPARATORS`. Config never carries code.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 from ..models.evalset import IGNORE
@@ -23,7 +32,9 @@ MODES = ("exact", "ignore", "subset")
 """exact: same keys, equal values. ignore: arguments are not compared. subset: every expected key
 is present and equal; the actual call may carry extra keys."""
 
-_NUMBER = re.compile(r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$")
+_CANONICAL_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
+"""JSON's number grammar without the exponent: no sign ``+``, no leading zeros, no spaces."""
+_BOOLEAN_TEXT = {"true": True, "false": False}
 _SPACES = re.compile(r"\s+")
 
 
@@ -48,22 +59,38 @@ def _as_args(value: Any) -> dict[str, Any]:
     return {"input": parsed}
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _spells(text: str, number: "int | float") -> bool:
+    """Does the string spell the number in canonical decimal form? ``"10"`` spells 10 and 10.0,
+    ``"10.5"`` spells 10.5; ``"02139"``, ``"1e3"``, ``"+5"`` and ``" 10"`` spell nothing. The text
+    is read as the number's own type reads it (a float by ``float``, an int as JSON reads it), so
+    the shortest text of a float spells it."""
+    if not _CANONICAL_DECIMAL.fullmatch(text):
+        return False
+    try:
+        value = float(text) if isinstance(number, float) else json.loads(text)
+    except ValueError:  # more digits than Python converts to int
+        return False
+    return value == number
+
+
+def _decoded_against(value: Any, other: Any) -> Any:
+    """A string holding JSON text, parsed when the other side is an object or array."""
+    if isinstance(value, str) and isinstance(other, (Mapping, list, tuple)):
+        return _parse_json_text(value)
+    return value
+
+
 def _number(value: Any) -> Optional[Decimal]:
-    """The value as an exact decimal when it is a number or a numeric string (bools are not numbers)."""
-    if isinstance(value, bool):
+    """The value as an exact decimal when it is a number or a canonical numeric string (bools are not numbers)."""
+    if isinstance(value, str):
+        return Decimal(value) if _CANONICAL_DECIMAL.fullmatch(value) else None
+    if not _is_number(value) or (isinstance(value, float) and not math.isfinite(value)):
         return None
-    if isinstance(value, int):
-        return Decimal(value)
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            return None
-        return Decimal(repr(value))
-    if isinstance(value, str) and _NUMBER.match(value):
-        try:
-            return Decimal(value.strip())
-        except InvalidOperation:  # pragma: no cover - the regex only admits valid literals
-            return None
-    return None
+    return Decimal(value) if isinstance(value, int) else Decimal(repr(value))
 
 
 def _fold(text: str, fold_case: bool, fold_whitespace: bool) -> str:
@@ -76,18 +103,24 @@ def _fold(text: str, fold_case: bool, fold_whitespace: bool) -> str:
 
 def values_equal(expected: Any, actual: Any, mode: str = "exact", fold_case: bool = False,
                  fold_whitespace: bool = False) -> bool:
-    """Equality by meaning; ``mode`` applies to nested objects too (subset: extra nested keys allowed)."""
+    """Equality by meaning; ``mode`` applies to nested objects too (subset: extra nested keys allowed).
+
+    Values of one JSON type compare as Python's ``==`` does (google-adk's rule), folding aside;
+    only a string against a number, boolean, object or array is read for what it spells."""
     if isinstance(expected, str) and expected == IGNORE:
         return True
-    expected, actual = _parse_json_text(expected), _parse_json_text(actual)
+    expected, actual = _decoded_against(expected, actual), _decoded_against(actual, expected)
     if isinstance(expected, bool) or isinstance(actual, bool):
         if isinstance(expected, bool) and isinstance(actual, bool):
             return expected == actual
         other, flag = (actual, expected) if isinstance(expected, bool) else (expected, actual)
-        return isinstance(other, str) and other.strip().lower() == ("true" if flag else "false")
-    left, right = _number(expected), _number(actual)
-    if left is not None and right is not None:
-        return left == right
+        return isinstance(other, str) and _BOOLEAN_TEXT.get(other.lower()) is flag
+    if _is_number(expected) and _is_number(actual):
+        return expected == actual
+    if _is_number(expected) and isinstance(actual, str):
+        return _spells(actual, expected)
+    if isinstance(expected, str) and _is_number(actual):
+        return _spells(expected, actual)
     if isinstance(expected, Mapping) and isinstance(actual, Mapping):
         return not _mismatches(
             diff_mappings(expected, actual, mode=mode, fold_case=fold_case, fold_whitespace=fold_whitespace), mode

@@ -1,15 +1,20 @@
-"""Final-response metrics: exact, contains, regex and ROUGE-1.
+"""Final-response metrics: exact, contains, regex and two ROUGE-1s.
 
 ``rouge1`` reproduces Google's ``rouge-score`` package (``RougeScorer(['rouge1'])``) exactly: its
 default tokenizer lower-cases, replaces every character outside ``[a-z0-9]`` by a space and
 splits, so non-ASCII letters are dropped just as it drops them. With ``use_stemmer=True`` the
-package stems tokens longer than 3 characters with NLTK's Porter stemmer; we use the same
-stemmer when NLTK is installed (it comes with ``rouge-score``) and say so clearly when it is not.
+package stems tokens longer than 3 characters with NLTK's Porter stemmer, and so do we (NLTK is a
+runtime dependency).
+
+``adk_rouge1`` reproduces google-adk's ``response_match_score`` (``RougeEvaluator`` in
+``google/adk/evaluation/final_response_match_v1.py``): the same ROUGE-1, always stemmed, over
+ADK's Unicode-aware tokens, so accented, CJK and Thai text score as ADK scores them.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -65,12 +70,9 @@ def regex_match(pattern: Any, candidate: Optional[str], ignore_case: bool = Fals
 
 @lru_cache(maxsize=1)
 def _porter() -> Any:
-    try:
-        from nltk.stem import porter
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise ValueError(
-            "ROUGE with use_stemmer=True needs NLTK's Porter stemmer: pip install nltk (or rouge-score)"
-        ) from None
+    # Imported on first use: loading NLTK costs more than most sessions spend scoring.
+    from nltk.stem import porter
+
     return porter.PorterStemmer()
 
 
@@ -93,8 +95,12 @@ class RougeScore:
 
 def rouge1(reference: str, candidate: str, use_stemmer: bool = False) -> RougeScore:
     """Unigram overlap: precision over the candidate's tokens, recall over the reference's."""
-    ref = Counter(rouge_tokens(reference, use_stemmer))
-    cand = Counter(rouge_tokens(candidate, use_stemmer))
+    return _unigram_overlap(rouge_tokens(reference, use_stemmer), rouge_tokens(candidate, use_stemmer))
+
+
+def _unigram_overlap(reference_tokens: list[str], candidate_tokens: list[str]) -> RougeScore:
+    ref = Counter(reference_tokens)
+    cand = Counter(candidate_tokens)
     overlap = sum(min(count, cand[token]) for token, count in ref.items())
     precision = overlap / max(sum(cand.values()), 1)
     recall = overlap / max(sum(ref.values()), 1)
@@ -104,3 +110,57 @@ def rouge1(reference: str, candidate: str, use_stemmer: bool = False) -> RougeSc
 
 def rouge1_f(reference: str, candidate: str, use_stemmer: bool = False) -> float:
     return rouge1(reference, candidate, use_stemmer).fmeasure
+
+
+# --- google-adk's response_match_score --------------------------------------------------------
+
+def _is_cjk(char: str) -> bool:
+    code = ord(char)
+    return (0x4E00 <= code <= 0x9FFF      # CJK Unified Ideographs
+            or 0x3040 <= code <= 0x309F   # Hiragana
+            or 0x30A0 <= code <= 0x30FF   # Katakana
+            or 0xAC00 <= code <= 0xD7AF)  # Hangul Syllables
+
+
+def _is_non_spaced_script(char: str) -> bool:
+    code = ord(char)
+    return (0x0E00 <= code <= 0x0E7F      # Thai
+            or 0x0E80 <= code <= 0x0EFF   # Lao
+            or 0x1780 <= code <= 0x17FF   # Khmer
+            or 0x1000 <= code <= 0x109F)  # Myanmar
+
+
+def _is_mark(char: str) -> bool:
+    return unicodedata.category(char).startswith("M")
+
+
+def adk_tokens(text: str) -> list[str]:
+    """google-adk's ``_UnicodeAwareTokenizer(use_stemmer=True)``: NFKC and lower-case; each CJK
+    character is a token; Thai, Lao, Khmer and Myanmar split into grapheme clusters (a base
+    character with its combining marks); other runs of letters, digits and marks are words. An
+    all-ASCII word goes through rouge-score's tokenizer with Porter stemming; any other word is
+    kept as it is."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    chars: list[str] = []
+    for char in text:
+        if _is_cjk(char):
+            chars.extend((" ", char, " "))
+        elif _is_non_spaced_script(char):
+            # A combining mark stays on its base character; a base character starts a cluster.
+            chars.append(char if _is_mark(char) else " " + char)
+        elif char.isalnum() or _is_mark(char):
+            chars.append(char)
+        else:
+            chars.append(" ")
+    tokens: list[str] = []
+    for word in "".join(chars).split():
+        if word.isascii():
+            tokens.extend(rouge_tokens(word, use_stemmer=True))
+        else:
+            tokens.append(word)
+    return tokens
+
+
+def adk_rouge1(reference: str, candidate: str) -> RougeScore:
+    """ROUGE-1 as google-adk's ``response_match_score`` computes it for one invocation."""
+    return _unigram_overlap(adk_tokens(reference), adk_tokens(candidate))

@@ -1,12 +1,14 @@
 """Finding SQL in agent output and the tables it reads.
 
-Agents hand SQL over in three shapes: a fenced code block in a message, a JSON value under a key
-such as ``"sql"`` or ``"query"`` (tool arguments and sub-agent results), or a bare statement in
-prose. Prose is full of words like "select" and "from", so a bare statement counts only when it
-looks like one: an upper-case keyword, or a line-leading keyword with a terminating ``;``, plus a
+Agents hand SQL over in four shapes: a whole tool argument or result that is SQL
+(``execute_sql("select * from t limit 10")``), a fenced code block in a message, a JSON value
+under a key such as ``"sql"`` or ``"query"``, or a statement inside prose. A whole text counts
+when sqlglot parses all of it as statements of a known shape, whatever the keyword case. Inside
+prose, words like "select" and "from" are common, so a statement there counts only when it looks
+like one: an upper-case keyword, or a line-leading keyword with a terminating ``;``, plus a
 statement shape (``SELECT … FROM``, ``WITH x AS (``, ``INSERT INTO``, ...).
 
-Tables come from a real parser (sqlglot, trying several dialects so BigQuery's back-quoted
+Tables come from the same parser (trying several dialects so BigQuery's back-quoted
 ``project.dataset.table`` parses), with a regex fallback for fragments no dialect accepts.
 """
 
@@ -61,6 +63,58 @@ def _bare_statements(text: str) -> list[str]:
             pos = m.end()
 
 
+_DETERMINERS = {"the", "an", "my", "your", "our", "their", "his", "her", "its", "this", "that", "these", "those",
+                "each", "every", "some", "any", "which", "what"}
+"""An unquoted table named like this is English ("select a date from the list"), not SQL."""
+
+
+def whole_sql(text: str) -> tuple[str, ...]:
+    """The statements of a text that is, as a whole, SQL: sqlglot parses all of it (in one of
+    the dialects tried) into statements of a known shape, whatever the keyword case. Empty when
+    the text is anything else, such as prose that mentions "select … from"."""
+    stripped = text.strip()
+    if not looks_like_sql(stripped):  # cheap: most texts never reach the parser
+        return ()
+    return _whole_sql(stripped)
+
+
+@functools.lru_cache(maxsize=1024)
+def _whole_sql(stripped: str) -> tuple[str, ...]:
+    # Agents repeat their queries and every criterion asks again: parse each text once.
+    for dialect in _DIALECTS:
+        statements = _parsed_statements(stripped, dialect)
+        if statements is not None:
+            return statements
+    return ()
+
+
+def _parsed_statements(text: str, dialect: Optional[str]) -> Optional[tuple[str, ...]]:
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        trees = [t for t in sqlglot.parse(text, read=dialect) if t is not None]
+        tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(text)
+    except Exception:  # sqlglot raises several error types for text it cannot read
+        return None
+    cuts = [t.start for t in tokens if t.token_type == sqlglot.TokenType.SEMICOLON]
+    pieces, start = [], 0
+    for cut in cuts + [len(text)]:
+        piece = text[start:cut].strip()
+        if piece:
+            pieces.append(piece)
+        start = cut + 1
+    if not trees or len(pieces) != len(trees) or not all(looks_like_sql(p) for p in pieces):
+        return None
+    for tree in trees:
+        for table in tree.find_all(exp.Table):
+            identifier = table.this
+            if (not table.db and isinstance(identifier, exp.Identifier) and not identifier.quoted
+                    and table.name.lower() in _DETERMINERS):
+                return None
+    return tuple(pieces)
+
+
 def _from_json(value: Any, key: Optional[str], out: list[str]) -> None:
     if isinstance(value, dict):
         for k, v in value.items():
@@ -70,8 +124,8 @@ def _from_json(value: Any, key: Optional[str], out: list[str]) -> None:
             _from_json(item, key, out)
     elif isinstance(value, str):
         lowered = (key or "").lower()
-        if (lowered in _SQL_KEYS or "sql" in lowered) and looks_like_sql(value):
-            out.append(value.strip().rstrip(";").strip())
+        if (lowered in _SQL_KEYS or "sql" in lowered) and looks_like_sql(value) and not whole_sql(value):
+            out.append(value.strip().rstrip(";").strip())  # a fragment no dialect parses, kept whole
         else:
             out.extend(_from_text(value))
 
@@ -87,6 +141,9 @@ def _from_text(text: str) -> list[str]:
             out: list[str] = []
             _from_json(parsed, None, out)
             return out
+    whole = whole_sql(text)
+    if whole:
+        return list(whole)
     out = []
     for m in _FENCE.finditer(text):
         lang, body = m.group(1).lower(), m.group(2).strip()
