@@ -222,6 +222,8 @@ def trajectory_rows(turn: dict[str, Any]) -> list[dict[str, Any]]:
         note = "; ".join(f"{d.get('key')}: expected {d.get('expected')!r}, got {d.get('actual')!r}" for d in differing)
         by_expected[mm["expected_index"]] = {"kind": "args", "actual": mm["actual_index"], "note": note or "arguments differ"}
         used_actual.add(mm["actual_index"])
+    # Retried failed attempts: each is one of the actual calls (an ``actual_index``), shown once, as a retry.
+    used_actual.update(r["actual_index"] for r in turn.get("retries", []) if "actual_index" in r)
     rows: list[dict[str, Any]] = []
     for i, exp in enumerate(expected):
         hit = by_expected.get(i)
@@ -233,7 +235,7 @@ def trajectory_rows(turn: dict[str, Any]) -> list[dict[str, Any]]:
         if j in used_actual:
             continue
         rows.append({"kind": "extra", "expected": None, "actual": act, "note": "not expected"})
-    # Failed attempts that a later call of the same tool retried are not counted, but shown.
+    # Failed attempts that a later model step retried and that pair with nothing: neutral, but shown.
     for r in turn.get("retries", []):
         note = f"failed ({r.get('error')}), retried" + (" successfully" if r.get("retry_succeeded") else "")
         rows.append({"kind": "retry", "expected": None, "actual": {"name": r.get("name"), "args": r.get("args") or {}},
