@@ -183,19 +183,45 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
     console.print(f"[bold]session {row['session_id']}[/] (revision {row['revision']}): {verdict}")
     console.print(f"query: {row['query']!r}")
     console.print(f"case: {row['case_id'] or '-'} ({row['matched_by']}, score {row['match_score']:.1f})")
+    shown: list[Any] = []
     for c in row["criteria"]:
         state = "skipped" if c["skipped"] else ("[green]pass[/]" if c["passed"] else "[red]fail[/]")
         reason = c["details"].get("reason") or c["error"] or ""
-        console.print(f"  {c['criterion']}: {state} score={c['score']:.2f} threshold={c['threshold']} {reason}")
-        if c["criterion"] != "trajectory_match":
+        measure = measure_label(c["details"])
+        console.print(f"  {c['criterion']}: {state} score={c['score']:.2f} threshold={c['threshold']}"
+                      + (f" measure={measure}" if measure else "") + (f" {reason}" if reason else ""))
+        if not is_trajectory_criterion(c):
             continue
         for turn in c["details"].get("per_turn") or []:
-            table = Table(title=f"turn {turn.get('turn', 0) + 1}: expected vs actual", show_header=True)
+            rows = trajectory_rows(turn)
+            if (turn.get("turn"), rows) in shown:  # another criterion over the same alignment: shown already
+                continue
+            shown.append((turn.get("turn"), rows))
+            table = Table(title=f"{c['criterion']} · turn {turn.get('turn', 0) + 1}: expected vs actual",
+                          show_header=True)
             for col in ("", "expected", "actual", "note"):
                 table.add_column(col, overflow="fold")
-            for r in trajectory_rows(turn):
+            for r in rows:
                 table.add_row(r["mark"], _call_text(r["expected"]), _call_text(r["actual"]), r["note"])
             console.print(table)
+
+
+def is_trajectory_criterion(criterion: dict[str, Any]) -> bool:
+    """A criterion whose details align expected and actual tool calls turn by turn."""
+    details = criterion.get("details") or {}
+    if not isinstance(details, dict):
+        return False
+    turns = details.get("per_turn") or []
+    return criterion.get("criterion") == "trajectory_match" or any(
+        isinstance(t, dict) and "expected_calls" in t for t in turns)
+
+
+def measure_label(details: Any) -> str:
+    """What a trajectory criterion's score is, e.g. ``adk_match_avg (EXACT)`` or ``recall``."""
+    if not isinstance(details, dict) or not details.get("measure"):
+        return ""
+    measure = str(details["measure"])
+    return f"{measure} ({details['match_type']})" if details.get("match_type") else measure
 
 
 _MARKS = {"match": "[green]✓[/]", "order": "[yellow]↕[/]", "args": "[red]≠[/]", "missing": "[red]✗[/]",

@@ -224,3 +224,40 @@ def test_a_trajectory_matches_itself_exactly(actual):
     effective = align([], actual).actual
     expected = [E(effective[i].name, **effective[i].args) for block in _blocks(effective) for i in block]
     assert align(expected, actual).exact_match
+
+
+STEPPED = st.lists(
+    st.builds(lambda n, a, s, err: A(n, step=s, error=err, **{k: v for k, v in a.items() if v != "IGNORE"}),
+              NAMES, ARGS, st.integers(0, 3), st.sampled_from([None, None, "boom"])),
+    max_size=6,
+).map(lambda calls: sorted(calls, key=lambda c: c.step))
+
+
+@settings(max_examples=200, deadline=None)
+@given(EXPECTED, STEPPED)
+def test_each_call_is_shown_once_and_only_retried_attempts_are_set_aside(expected, actual):
+    al = align(expected, actual)
+    diff = al.diff()
+    matched = [m["actual_index"] for m in diff["matched"]]
+    extra = [e["actual_index"] for e in diff["extra"]]
+    retried = [r["actual_index"] for r in diff["retries"]]
+    assert sorted(matched + extra + retried) == list(range(len(actual)))
+    assert sorted([m["expected_index"] for m in diff["matched"]] + [m["expected_index"] for m in diff["missing"]]) \
+        == list(range(len(expected)))
+    for i in retried:  # a failed call, and a later model step called the same tool
+        assert actual[i].error and any(c.name == actual[i].name and c.step > actual[i].step for c in actual[i + 1:])
+    # Retried attempts are set aside only when they pair with nothing: never "not called" as well.
+    assert not any(e.name == actual[i].name and al.policy.equal(e.name, e.args, actual[i].args)
+                   for i in retried for e in (expected[m["expected_index"]] for m in diff["missing"]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(EXPECTED, ACTUAL, st.sampled_from(list(MatchType)))
+def test_without_groups_retries_or_empty_expectations_the_alignment_is_adks_rule(expected, actual, match_type):
+    from otel_eval.metrics.trajectory import adk_match
+
+    plain = [A(c.name, **c.args) for c in actual]
+    expected = [e for e in expected if e.args.get("x") != "IGNORE"]
+    al = align(expected, plain, parallel_groups=False, collapse_retries=False, compare=lambda e, a: a.args == e.args)
+    if expected or match_type is MatchType.EXACT:
+        assert al.satisfies(match_type) == adk_match(expected, plain, match_type)

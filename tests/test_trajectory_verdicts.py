@@ -350,3 +350,50 @@ def test_trajectory_match_agrees_with_adk_where_their_rules_coincide(reference_o
             assert (mine, theirs) == (0.0, 1.0)
         else:
             assert mine == theirs
+
+
+# --- rule 2 and 3 as a user sees them: report --session and the dashboard -----------------------------
+
+def test_report_and_dashboard_name_each_measure_and_show_a_retry_once(tmp_path):
+    import re
+
+    from otel_eval.ui.pages import Links, session_page
+    from otel_eval.ui.queries import connect_read_only, session_overview
+    from tests.test_cli import GOLDEN, otel_eval
+
+    config = tmp_path / "criteria.toml"
+    config.write_text('[criteria.trajectory_match]\nthreshold = 0.8\n\n'
+                      '[criteria.trajectory_recall]\nthreshold = 1.0\n\n'
+                      '[criteria.tool_trajectory_avg_score]\nthreshold = 1.0\n')
+    db = tmp_path / "e.db"
+    run = otel_eval("evaluate", FIXTURES / "realclients" / "openai_otel_genai.otlp.json", "--db", db,
+                    "--config", config, *[arg for g in GOLDEN for arg in ("--golden", g)])
+    assert run.returncode == 0, run.stderr
+    session = "openai_otel_genai-s5-tool-error"
+    report = otel_eval("report", "--db", db, "--session", session)
+    assert report.returncode == 0, report.stderr
+    lines = {line.split(":")[0].strip(): line for line in report.stdout.splitlines() if "measure=" in line}
+    assert "pass score=1.00 threshold=0.8 measure=adk_match_avg (EXACT)" in lines["trajectory_match"]
+    assert "measure=recall" in lines["trajectory_recall"]
+    assert "fail score=0.00 threshold=1.0 measure=adk_match_avg (EXACT)" in lines["tool_trajectory_avg_score"]
+    # trajectory_match and trajectory_recall share one alignment: one table; ADK's (no retries) has its own.
+    assert report.stdout.count("turn 1: expected vs actual") == 2
+    assert "not called" not in report.stdout
+    assert report.stdout.count("failed (ValueError: Unknown city: 'Berln'") == 1
+
+    conn = connect_read_only(db)
+    try:
+        page = session_page(Links("/ui"), session_overview(conn, session), [], {})
+    finally:
+        conn.close()
+    measures = dict(re.findall(r'data-criterion="(\w+)"><td>\w+</td>.*?<td class="measure">([^<]*)</td>', page))
+    assert {k: measures[k] for k in ("trajectory_match", "trajectory_recall", "tool_trajectory_avg_score")} == {
+        "trajectory_match": "adk_match_avg (EXACT)", "trajectory_recall": "recall",
+        "tool_trajectory_avg_score": "adk_match_avg (EXACT)"}
+    tables = re.findall(r'<table class="traj"[^>]*data-criterion="(\w+)"><caption>([^<]*)</caption>(.*?)</table>', page)
+    assert [(name, caption) for name, caption, _ in tables] == [
+        ("trajectory_match", "trajectory_match · turn 1 · adk_match_avg (EXACT) · score 1.00"),
+        ("tool_trajectory_avg_score", "tool_trajectory_avg_score · turn 1 · adk_match_avg (EXACT) · score 0.00"),
+    ]
+    assert re.findall(r'data-kind="(\w+)"', tables[0][2]) == ["match", "retry"]
+    assert re.findall(r'data-kind="(\w+)"', tables[1][2]) == ["match", "extra"]
