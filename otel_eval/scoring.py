@@ -234,8 +234,9 @@ def _tool_selection(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig
             "calls": [c.name for c in turn.calls],
         }
 
-    return _per_invocation(trajectory, case, lambda inv: inv.expected_tool_selection is not None, one,
-                           "the case sets no expected tool selection")
+    score, details = _per_invocation(trajectory, case, lambda inv: inv.expected_tool_selection is not None, one,
+                                     "the case sets no expected tool selection")
+    return score, {"measure": "first_tool_match", **details}
 
 
 def _sql_generation(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:

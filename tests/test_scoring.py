@@ -141,6 +141,7 @@ def test_seed_checks_tool_selection_sql_and_tables():
     crit = by_name(score_session(traj, case, EvalConfig.default()))
     assert crit["tool_selection"].score == 1.0
     assert crit["tool_selection"].details["per_turn"][0]["actual_tool"] == "call_db_agent"
+    assert crit["tool_selection"].details["measure"] == "first_tool_match"
     assert crit["sql_generation"].score == 1.0
     assert crit["sql_generation"].details["per_turn"][0]["sql"] == [
         "SELECT user, SUM(rev) FROM `proj.ds.user_revenue_table` GROUP BY user LIMIT 10",
