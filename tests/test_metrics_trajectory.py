@@ -261,3 +261,24 @@ def test_without_groups_retries_or_empty_expectations_the_alignment_is_adks_rule
     al = align(expected, plain, parallel_groups=False, collapse_retries=False, compare=lambda e, a: a.args == e.args)
     if expected or match_type is MatchType.EXACT:
         assert al.satisfies(match_type) == adk_match(expected, plain, match_type)
+
+
+@settings(max_examples=200, deadline=None)
+@given(EXPECTED, STEPPED)
+def test_exact_holds_when_setting_aside_some_retried_attempts_leaves_exactly_the_expected_calls(expected, actual):
+    from itertools import combinations
+
+    from otel_eval.metrics.trajectory import retried_by
+
+    plain = [A(c.name, error=c.error, step=c.step, **c.args) for c in actual]  # no groups: order is strict
+    al = align(expected, plain)
+    candidates = sorted(retried_by(plain))
+    policy = al.policy
+
+    def pairwise(kept):
+        return len(kept) == len(expected) and all(
+            e.name == a.name and policy.equal(e.name, e.args, a.args) for e, a in zip(expected, kept))
+
+    brute = any(pairwise([c for i, c in enumerate(plain) if i not in aside])
+                for k in range(len(candidates) + 1) for aside in combinations(candidates, k))
+    assert al.exact_match == brute
