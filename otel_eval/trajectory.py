@@ -7,7 +7,7 @@ into what the agent *did*; the metrics only ever see :class:`Trajectory`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from .conventions.base import as_text
 
@@ -295,7 +295,7 @@ def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any
     return _parallel_in_request_order(calls, orders)
 
 
-def _steps(members: list[Any], requests: list[_Request]) -> Any:
+def _steps(members: list[Any], requests: list[_Request]) -> Callable[[Any, Any], Optional[int]]:
     """``step_of(requesting span, tool span) -> Optional[int]``: the model step that issued a call.
 
     A call paired with the LLM (or agent) span that asked for it belongs to that span's step. A
