@@ -124,6 +124,12 @@ def test_group_does_not_reorder_across_groups():
     assert not align(expected, actual).in_order_match
 
 
+def test_first_call_only_compares_only_the_first_expected_call_too():
+    # Big Sky's matchToolCall: tool_calls[0] of the example against tool_calls[0] of the run.
+    al = align([E("get_weather"), E("get_weather")], [A("get_weather")], first_call_only=True)
+    assert al.exact_match and len(al.expected) == 1
+
+
 def test_first_call_only_compares_the_first_effective_call():
     al = align([E("call_db_agent")], [A("call_db_agent"), A("call_ds_agent")], first_call_only=True)
     assert al.exact_match and [c.name for c in al.actual] == ["call_db_agent"]

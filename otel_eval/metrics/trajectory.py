@@ -380,15 +380,16 @@ def align(
 
     ``arg_options``: criterion options or an ArgumentPolicy (see :class:`ArgumentPolicy`).
     ``collapse_retries``: an unpaired retried failed attempt is neutral (not an extra call).
-    ``first_call_only``: compare only the agent's first call, retried failures skipped (Big Sky's
-    ``matchToolCall``). ``parallel_groups``: a model response's calls are one unordered block.
+    ``first_call_only``: compare only the first expected call with the agent's first call, retried
+    failures skipped (Big Sky's ``matchToolCall``). ``parallel_groups``: a model response's calls are one unordered block.
     ``compare``: argument equality replacing the policy's (the ADK criterion uses Python ``==``).
     """
     policy = arg_options if isinstance(arg_options, ArgumentPolicy) else ArgumentPolicy.from_options(arg_options)
     expected = list(expected)
     actual = list(actual)
     retried = retried_by(actual) if collapse_retries or first_call_only else {}
-    if first_call_only:
+    if first_call_only:  # Big Sky's matchToolCall compares tool_calls[0] of each side
+        expected = expected[:1]
         actual = [c for i, c in enumerate(actual) if i not in retried][:1]
         retried = {}
     if not collapse_retries:
