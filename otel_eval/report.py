@@ -183,19 +183,45 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
     console.print(f"[bold]session {row['session_id']}[/] (revision {row['revision']}): {verdict}")
     console.print(f"query: {row['query']!r}")
     console.print(f"case: {row['case_id'] or '-'} ({row['matched_by']}, score {row['match_score']:.1f})")
+    shown: list[Any] = []
     for c in row["criteria"]:
         state = "skipped" if c["skipped"] else ("[green]pass[/]" if c["passed"] else "[red]fail[/]")
         reason = c["details"].get("reason") or c["error"] or ""
-        console.print(f"  {c['criterion']}: {state} score={c['score']:.2f} threshold={c['threshold']} {reason}")
-        if c["criterion"] != "trajectory_match":
+        measure = measure_label(c["details"])
+        console.print(f"  {c['criterion']}: {state} score={c['score']:.2f} threshold={c['threshold']}"
+                      + (f" measure={measure}" if measure else "") + (f" {reason}" if reason else ""))
+        if not is_trajectory_criterion(c):
             continue
         for turn in c["details"].get("per_turn") or []:
-            table = Table(title=f"turn {turn.get('turn', 0) + 1}: expected vs actual", show_header=True)
+            rows = trajectory_rows(turn)
+            if (turn.get("turn"), rows) in shown:  # another criterion over the same alignment: shown already
+                continue
+            shown.append((turn.get("turn"), rows))
+            table = Table(title=f"{c['criterion']} · turn {turn.get('turn', 0) + 1}: expected vs actual",
+                          show_header=True)
             for col in ("", "expected", "actual", "note"):
                 table.add_column(col, overflow="fold")
-            for r in trajectory_rows(turn):
+            for r in rows:
                 table.add_row(r["mark"], _call_text(r["expected"]), _call_text(r["actual"]), r["note"])
             console.print(table)
+
+
+def is_trajectory_criterion(criterion: dict[str, Any]) -> bool:
+    """A criterion whose details align expected and actual tool calls turn by turn."""
+    details = criterion.get("details") or {}
+    if not isinstance(details, dict):
+        return False
+    turns = details.get("per_turn") or []
+    return criterion.get("criterion") == "trajectory_match" or any(
+        isinstance(t, dict) and "expected_calls" in t for t in turns)
+
+
+def measure_label(details: Any) -> str:
+    """What a trajectory criterion's score is, e.g. ``adk_match_avg (EXACT)`` or ``recall``."""
+    if not isinstance(details, dict) or not details.get("measure"):
+        return ""
+    measure = str(details["measure"])
+    return f"{measure} ({details['match_type']})" if details.get("match_type") else measure
 
 
 _MARKS = {"match": "[green]✓[/]", "order": "[yellow]↕[/]", "args": "[red]≠[/]", "missing": "[red]✗[/]",
@@ -222,6 +248,8 @@ def trajectory_rows(turn: dict[str, Any]) -> list[dict[str, Any]]:
         note = "; ".join(f"{d.get('key')}: expected {d.get('expected')!r}, got {d.get('actual')!r}" for d in differing)
         by_expected[mm["expected_index"]] = {"kind": "args", "actual": mm["actual_index"], "note": note or "arguments differ"}
         used_actual.add(mm["actual_index"])
+    # Retried failed attempts: each is one of the actual calls (an ``actual_index``), shown once, as a retry.
+    used_actual.update(r["actual_index"] for r in turn.get("retries", []) if "actual_index" in r)
     rows: list[dict[str, Any]] = []
     for i, exp in enumerate(expected):
         hit = by_expected.get(i)
@@ -233,7 +261,7 @@ def trajectory_rows(turn: dict[str, Any]) -> list[dict[str, Any]]:
         if j in used_actual:
             continue
         rows.append({"kind": "extra", "expected": None, "actual": act, "note": "not expected"})
-    # Failed attempts that a later call of the same tool retried are not counted, but shown.
+    # Failed attempts that a later model step retried and that pair with nothing: neutral, but shown.
     for r in turn.get("retries", []):
         note = f"failed ({r.get('error')}), retried" + (" successfully" if r.get("retry_succeeded") else "")
         rows.append({"kind": "retry", "expected": None, "actual": {"name": r.get("name"), "args": r.get("args") or {}},

@@ -29,7 +29,7 @@ from .metrics.judge import Judge
 from .metrics.layer1 import layer1_criterion
 from .metrics.response import adk_rouge1, contains, exact_match, regex_match, rouge1
 from .metrics.sql import sql_and_tables, table_matches
-from .metrics.trajectory import align
+from .metrics.trajectory import adk_match, align
 from .models.evalset import CriterionConfig, EvalCase, EvalConfig, Invocation
 from .models.results import CriterionResult, CriterionStats, EvalCaseResult, EvalReport, EvalSummary
 from .trajectory import ActualCall, Trajectory, Turn
@@ -41,7 +41,6 @@ _EPSILON = 1e-9
 ALIASES = {
     "rubric_based": "llm_judge",
     "final_response_judge": "llm_judge",
-    "tool_trajectory_avg_score": "trajectory_match",
     "response_match_score": "response_match",
 }
 """Criterion names other tools use for the same measure. ``options.kind`` may also name the kind,
@@ -52,11 +51,20 @@ class _Skip(Exception):
     """The criterion does not apply; the message is the reason."""
 
 
+EXACT_KINDS = {"tool_trajectory_avg_score"}
+"""Criteria that reproduce another tool's number: score stored unrounded, PASS exactly when
+score >= threshold, as that tool decides (an average of 0/1 scores needs no tolerance)."""
+
+
 def _passed(score: float, threshold: float) -> bool:
     return score + _EPSILON >= threshold
 
 
-def _result(name: str, cfg: CriterionConfig, score: float, details: dict[str, Any]) -> CriterionResult:
+def _result(name: str, cfg: CriterionConfig, score: float, details: dict[str, Any],
+            exact: bool = False) -> CriterionResult:
+    if exact:
+        return CriterionResult(criterion=name, score=float(score), passed=float(score) >= cfg.threshold,
+                               threshold=cfg.threshold, details=details)
     score = round(float(score), 6)
     return CriterionResult(criterion=name, score=score, passed=_passed(score, cfg.threshold),
                            threshold=cfg.threshold, details=details)
@@ -118,27 +126,95 @@ def _calls_for(turn: Turn, expected_names: set[str], max_depth: Any) -> tuple[li
     return [c for c in turn.calls if c.depth <= int(max_depth)], int(max_depth)
 
 
-def _trajectory_match(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:
-    options = cfg.options
-    policy = ArgumentPolicy.from_options(options)
-    graded = bool(options.get("graded", True))
-    max_depth = options.get("max_depth", "auto")
-    if not any(inv.expected_tool_trajectory for inv in case.conversation):  # None or []
-        raise _Skip("the case expects no tool calls in any turn")
+TRAJECTORY_MEASURES = {
+    "trajectory_match": "adk_match_avg",
+    "tool_trajectory_avg_score": "adk_match_avg",
+    "trajectory_precision": "precision",
+    "trajectory_recall": "recall",
+    "trajectory_f1": "f1",
+    "trajectory_in_order_score": "in_order_f1",
+    "single_tool_use": "single_tool_use",
+}
+"""Trajectory criterion kind → the measure its score is, stored as ``details['measure']``.
+``adk_match_avg``: per invocation 1.0 when the match type holds, else 0.0, averaged (ADK's
+``tool_trajectory_avg_score``). Partial credit comes only from the criteria named for it."""
 
-    def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
-        expected = inv.expected_tool_trajectory or []
-        calls, depth = _calls_for(turn, {c.name for c in expected}, max_depth)
-        alignment = align(expected, calls, check_args=cfg.check_args, arg_options=policy,
-                          collapse_retries=bool(options.get("collapse_retries", True)),
-                          first_call_only=inv.first_call_only)
-        satisfied = alignment.satisfies(cfg.match_type)
-        score = alignment.graded_score(cfg.match_type) if graded else float(satisfied)
-        return score, {"match_type": cfg.match_type.value, "satisfied": satisfied, "graded": graded,
-                       "max_depth": depth, "first_call_only": inv.first_call_only, **alignment.summary()}
+_ADK_OPTIONS = {"kind", "max_depth"}
+"""The only options ``tool_trajectory_avg_score`` takes: anything else would stop it being ADK's number."""
 
-    # Every invocation is scored once any of them expects calls: an empty one expects none.
-    return _per_invocation(trajectory, case, lambda inv: True, one, "")
+
+def _expects_calls(inv: Invocation) -> bool:
+    """None: the golden does not say, so tool use is not checked; [] says "no tool"."""
+    return inv.expected_tool_trajectory is not None
+
+
+_NOT_SAID = "the case does not say which tools to call (no expected_tool_trajectory) in any turn"
+
+
+def _trajectory_score(kind: str) -> Callable[..., tuple[float, dict]]:
+    """The criterion computing ``kind``'s measure over the invocations that state an expected trajectory."""
+    measure = TRAJECTORY_MEASURES[kind]
+    adk = kind == "tool_trajectory_avg_score"
+
+    def criterion(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:
+        options = cfg.options
+        if options.get("graded"):
+            raise ValueError("options.graded: partial credit is a criterion of its own; use trajectory_in_order_score "
+                             "(or trajectory_f1 / trajectory_recall / trajectory_precision) with its own threshold")
+        if adk and set(options) - _ADK_OPTIONS:
+            raise ValueError(f"options.{sorted(set(options) - _ADK_OPTIONS)[0]}: tool_trajectory_avg_score computes "
+                             "google-adk's number (names, Python == on arguments, check_args = not ignore_args); "
+                             "use trajectory_match for argument options")
+        policy = None if adk else ArgumentPolicy.from_options(options)
+        tool_name = options.get("tool_name")
+        if kind == "single_tool_use" and not isinstance(tool_name, str):
+            raise ValueError("options.tool_name: single_tool_use needs the name of the tool that must be used")
+        max_depth = options.get("max_depth", "auto")
+        arguments = "ignored" if not cfg.check_args else ("python ==" if adk else "by meaning")
+
+        def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
+            expected = inv.expected_tool_trajectory or []
+            names = {c.name for c in expected} | ({tool_name} if kind == "single_tool_use" else set())
+            calls, depth = _calls_for(turn, names, max_depth)
+            if adk:  # ADK's rules: every call in recorded order, no groups, failed attempts count
+                alignment = align(expected, calls, check_args=cfg.check_args, collapse_retries=False,
+                                  first_call_only=inv.first_call_only, parallel_groups=False,
+                                  compare=lambda e, a: a.args == e.args)
+                satisfied = adk_match(expected, alignment.actual, cfg.match_type, ignore_args=not cfg.check_args)
+            else:
+                alignment = align(expected, calls, check_args=cfg.check_args, arg_options=policy,
+                                  collapse_retries=bool(options.get("collapse_retries", True)),
+                                  first_call_only=inv.first_call_only)
+                satisfied = alignment.satisfies(cfg.match_type)
+            score = {
+                "adk_match_avg": float(satisfied),
+                "precision": alignment.precision,
+                "recall": alignment.recall,
+                "f1": alignment.f1,
+                "in_order_f1": alignment.in_order_f1,
+                "single_tool_use": float(alignment.single_tool_use(tool_name or "")),
+            }[measure]
+            details: dict[str, Any] = {"measure": measure}
+            if measure == "adk_match_avg":
+                details.update(match_type=cfg.match_type.value, satisfied=satisfied)
+            if kind == "single_tool_use":
+                details["tool_name"] = tool_name
+            details.update(max_depth=depth, first_call_only=inv.first_call_only, **alignment.summary())
+            return score, details
+
+        if kind == "single_tool_use":  # needs no golden trajectory: every turn is checked
+            applies = (lambda inv: True)
+        else:
+            applies = _expects_calls
+        score, details = _per_invocation(trajectory, case, applies, one, _NOT_SAID)
+        head: dict[str, Any] = {"measure": measure, "arguments": arguments}
+        if measure == "adk_match_avg":
+            head["match_type"] = cfg.match_type.value
+        if adk:
+            head["reference"] = "google-adk TrajectoryEvaluator"
+        return score, {**head, **details}
+
+    return criterion
 
 
 def _first_call(turn: Turn) -> Optional[ActualCall]:
@@ -158,8 +234,9 @@ def _tool_selection(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig
             "calls": [c.name for c in turn.calls],
         }
 
-    return _per_invocation(trajectory, case, lambda inv: inv.expected_tool_selection is not None, one,
-                           "the case sets no expected tool selection")
+    score, details = _per_invocation(trajectory, case, lambda inv: inv.expected_tool_selection is not None, one,
+                                     "the case sets no expected tool selection")
+    return score, {"measure": "first_tool_match", **details}
 
 
 def _sql_generation(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:
@@ -272,7 +349,7 @@ class _JudgeFailed(Exception):
 
 
 CRITERIA: dict[str, Callable[..., tuple[float, dict]]] = {
-    "trajectory_match": _trajectory_match,
+    **{kind: _trajectory_score(kind) for kind in TRAJECTORY_MEASURES},
     "response_match": _response_match,
     "llm_judge": _llm_judge,
     "tool_selection": _tool_selection,
@@ -323,7 +400,7 @@ def _run(name: str, kind: str, trajectory: Trajectory, case: EvalCase, cfg: Crit
                                error=reason, details={"reason": reason})
     if kind != name:
         details = {"kind": kind, **details}
-    return _result(name, cfg, score, details)
+    return _result(name, cfg, score, details, exact=kind in EXACT_KINDS)
 
 
 def score_session(trajectory: Trajectory, case: Optional[EvalCase], config: EvalConfig,

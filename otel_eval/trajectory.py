@@ -7,7 +7,7 @@ into what the agent *did*; the metrics only ever see :class:`Trajectory`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from .conventions.base import as_text
 
@@ -30,6 +30,9 @@ class ActualCall:
     """Index of the turn (0-based) the call belongs to."""
     group: Optional[str] = None
     """Calls issued together in one LLM response share a group id (parallel tool calls)."""
+    step: Optional[int] = None
+    """Which model step (LLM response, 0-based within the turn) issued the call; None when the
+    turn shows no model step. Calls of one step were issued together: never retries of each other."""
     agent: Optional[str] = None
     """Name of the (sub-)agent that made the call, when known."""
     depth: int = 0
@@ -228,6 +231,7 @@ def _final_response(roots: list[Any], llms: list[Any]) -> Optional[str]:
 def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any]) -> list[ActualCall]:
     by_id = {m.span.span_id: m for m in members}
     requests = _requests(members)
+    step_of = _steps(members, requests)
     tools = [m for m in members if _is_call(m)]
     if not tools:  # nothing executed was traced: what the model asked for is the best record
         fallback = []
@@ -243,6 +247,7 @@ def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any
                     start_ns=r.mapped.span.end_ns,
                     turn=turn,
                     group=r.group,
+                    step=step_of(r.mapped, None),
                     agent=agent,
                     depth=depth,
                 )
@@ -256,8 +261,9 @@ def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any
         request = _match(m, requests, claimed_ids)
         args = dict(tool.arguments)
         call_id = tool.call_id
-        result, group = tool.result, None
+        result, group, asked_by = tool.result, None, None
         if request is not None:
+            asked_by = request.mapped
             request.used = True
             orders[m.span.span_id] = request.order
             call_id = call_id or request.call.call_id
@@ -281,11 +287,35 @@ def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any
                 start_ns=m.span.start_ns,
                 turn=turn,
                 group=group,
+                step=step_of(asked_by, m),
                 agent=agent,
                 depth=depth,
             )
         )
     return _parallel_in_request_order(calls, orders)
+
+
+def _steps(members: list[Any], requests: list[_Request]) -> Callable[[Any, Any], Optional[int]]:
+    """``step_of(requesting span, tool span) -> Optional[int]``: the model step that issued a call.
+
+    A call paired with the LLM (or agent) span that asked for it belongs to that span's step. A
+    tool span paired with no request belongs to the latest LLM response that ended before it
+    started: two such calls after one response were issued together. A turn without LLM spans
+    shows no steps (None)."""
+    asking = {r.mapped.span.span_id for r in requests}
+    llms = [m for m in members if m.reading.span_type == "llm"]
+    steps = [m for m in members if m.span.span_id in asking or m.reading.span_type == "llm"]
+    index = {m.span.span_id: i for i, m in enumerate(steps)}
+
+    def step_of(requester: Any, tool: Any) -> Optional[int]:
+        if requester is not None:
+            return index[requester.span.span_id]
+        if tool is None or not llms:
+            return None
+        before = [index[m.span.span_id] for m in llms if m.span.end_ns <= tool.span.start_ns]
+        return max(before) if before else -1
+
+    return step_of
 
 
 def _parallel_in_request_order(calls: list[ActualCall], orders: dict[str, int]) -> list[ActualCall]:

@@ -19,10 +19,11 @@ def no_judge_env(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
-def inv(i, text, calls=(), response=None, **extra):
+def inv(i, text, calls=None, response=None, **extra):
+    """``calls`` None: the case does not say which tools (not checked); []: no tool may be called."""
     return Invocation(
         invocation_id=f"turn_{i}", user_content=MessageContent.user(text),
-        expected_tool_trajectory=[ToolCall(name=n, args=a) for n, a in calls],
+        expected_tool_trajectory=None if calls is None else [ToolCall(name=n, args=a) for n, a in calls],
         expected_final_response=MessageContent.assistant(response) if response else None, **extra)
 
 
@@ -59,24 +60,39 @@ def test_perfect_session_passes_with_default_config_and_judge_skipped():
     assert (result.eval_id, result.name, result.session_id) == ("weather", "Tokyo weather", "s1")
 
 
-def test_partial_trajectory_gets_graded_score_and_explains_itself():
+def test_partial_trajectory_fails_the_match_and_partial_credit_is_a_named_criterion():
     case = EvalCase(eval_id="c", conversation=[inv(1, "q", [("a", {}), ("b", {}), ("c", {}), ("d", {})])])
     traj = Trajectory("s", [turn(0, [("a", {}), ("c", {}), ("b", {})])])
-    config = EvalConfig(criteria={"trajectory_match": CriterionConfig(threshold=0.8, match_type=MatchType.ANY_ORDER)})
-    result = score_session(traj, case, config)
-    tm = by_name(result)["trajectory_match"]
-    assert (tm.score, tm.passed) == (0.75, False)
+    for match_type in MatchType:  # 3 of 4 tools: no match type holds, whatever the threshold below 1
+        config = EvalConfig(criteria={"trajectory_match": CriterionConfig(threshold=0.5, match_type=match_type)})
+        tm = by_name(score_session(traj, case, config))["trajectory_match"]
+        assert (tm.score, tm.passed, tm.details["measure"]) == (0.0, False, "adk_match_avg")
     detail = tm.details["per_turn"][0]
     assert detail["missing"] == [{"expected_index": 3, "name": "d", "args": {}}]
     assert (detail["recall"], detail["precision"], detail["satisfied"]) == (0.75, 1.0, False)
-    assert not result.passed and result.score == 0.75
 
-    in_order = score_session(traj, case, EvalConfig(criteria={
-        "trajectory_match": CriterionConfig(threshold=0.5, match_type=MatchType.IN_ORDER)}))
-    assert by_name(in_order)["trajectory_match"].score == 0.5  # a, then b or c in order: 2 of 4
-    strict = score_session(traj, case, EvalConfig(criteria={
-        "trajectory_match": CriterionConfig(match_type=MatchType.ANY_ORDER, options={"graded": False})}))
-    assert by_name(strict)["trajectory_match"].score == 0.0
+    graded = score_session(traj, case, EvalConfig(criteria={
+        "trajectory_recall": CriterionConfig(threshold=0.7),
+        "trajectory_precision": CriterionConfig(threshold=1.0),
+        "trajectory_f1": CriterionConfig(threshold=0.9),
+        "trajectory_in_order_score": CriterionConfig(threshold=0.5),
+        "used_c": CriterionConfig(threshold=1.0, options={"kind": "single_tool_use", "tool_name": "c"}),
+        "used_d": CriterionConfig(threshold=1.0, options={"kind": "single_tool_use", "tool_name": "d"}),
+    }))
+    crit = by_name(graded)
+    assert {n: (c.score, c.passed, c.details["measure"]) for n, c in crit.items() if n != "health"} == {
+        "trajectory_recall": (0.75, True, "recall"),
+        "trajectory_precision": (1.0, True, "precision"),
+        "trajectory_f1": (round(6 / 7, 6), False, "f1"),
+        "trajectory_in_order_score": (round(4 / 7, 6), True, "in_order_f1"),  # a, then b or c: 2 of 4 and 2 of 3
+        "used_c": (1.0, True, "single_tool_use"),
+        "used_d": (0.0, False, "single_tool_use"),
+    }
+
+    hidden = score_session(traj, case, EvalConfig(criteria={
+        "trajectory_match": CriterionConfig(match_type=MatchType.ANY_ORDER, options={"graded": True})}))
+    assert by_name(hidden)["trajectory_match"].error.startswith(
+        "options.graded: partial credit is a criterion of its own; use trajectory_in_order_score")
 
 
 def test_argument_mismatch_is_reported_per_argument():
@@ -91,7 +107,7 @@ def test_multi_turn_scores_turn_by_turn_and_reports_the_gap():
     case = EvalCase(eval_id="mt", conversation=[
         inv(1, "Weather in Paris?", [("get_weather", {"city": "Paris"})]),
         inv(2, "Tomorrow?", [("get_forecast", {"city": "Paris", "days": 1})]),
-        inv(3, "Umbrella?", response="Yes, bring an umbrella."),
+        inv(3, "Umbrella?", [], response="Yes, bring an umbrella."),
     ])
     traj = Trajectory("s", [turn(0, [("get_weather", {"city": "Paris"})], "Sunny"),
                             turn(1, [("get_forecast", {"city": "Paris", "days": "1"})], "Rain")])
@@ -125,6 +141,7 @@ def test_seed_checks_tool_selection_sql_and_tables():
     crit = by_name(score_session(traj, case, EvalConfig.default()))
     assert crit["tool_selection"].score == 1.0
     assert crit["tool_selection"].details["per_turn"][0]["actual_tool"] == "call_db_agent"
+    assert crit["tool_selection"].details["measure"] == "first_tool_match"
     assert crit["sql_generation"].score == 1.0
     assert crit["sql_generation"].details["per_turn"][0]["sql"] == [
         "SELECT user, SUM(rev) FROM `proj.ds.user_revenue_table` GROUP BY user LIMIT 10",

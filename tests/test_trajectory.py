@@ -57,6 +57,7 @@ def test_s2_parallel_calls_share_a_group_in_request_order(sessions):
     ]
     groups = {c.group for c in t.calls}
     assert len(groups) == 1 and None not in groups
+    assert [c.step for c in t.calls] == [0, 0]  # one model response issued both
     assert [c.call_id for c in t.calls] == ["call_3ea38ff7df76e7f4259d42c2", "call_c18a0dcc50ba08d10f2a5907"]
     assert t.final_response == "Paris is 18°C and cloudy, while London is 15°C with light rain, so Paris is 3°C warmer right now."
 
@@ -90,6 +91,7 @@ def test_s5_failed_call_then_retry(sessions):
         ("get_weather", {"city": "Berlin"}, {"city": "Berlin", "temperature_c": 16, "condition": "windy"}, None),
     ]
     assert [c.succeeded for c in t.calls] == [False, True]
+    assert [c.step for c in t.calls] == [0, 1]  # the retry is the next model response's decision
     assert [c.call_id for c in t.calls] == ["call_73b72e049764b897f7617913", "call_4a317184219f9f4be6161c61"]
     assert t.final_response == "Sorry about the hiccup - it's 16°C and windy in Berlin right now."
     assert t.turns[0].llm_calls == 3
@@ -150,6 +152,26 @@ def test_calls_inside_a_sub_agent_have_depth_and_agent():
     assert [(c.name, c.agent, c.depth) for c in t.calls] == [
         ("ask_helper", "boss", 0), ("lookup", "helper", 1), ("lookup", "other", 1)]
     assert t.case_hint == "c-1"
+
+
+def test_model_step_of_tool_spans_no_llm_span_asked_for():
+    """Without recorded requests, a tool call belongs to the latest LLM response that ended before
+    it started: two calls after one response were issued together, a call after the next is later."""
+    llm = {"openinference.span.kind": "LLM"}
+    tool = {"openinference.span.kind": "TOOL", "tool.name": "get_weather"}
+    spans = [
+        _span("r", None, {"openinference.span.kind": "AGENT", "agent.name": "a", "input.value": "q"}, 1, "a"),
+        _span("l1", "r", llm, 100),
+        _span("p", "r", {**tool, "input.value": "Paris"}, 200),
+        _span("l", "r", {**tool, "input.value": "London"}, 205),
+        _span("l2", "r", llm, 300),
+        _span("b", "r", {**tool, "input.value": "Berlin"}, 400),
+    ]
+    t = build_trajectory("s", map_spans(spans))
+    assert [(c.args, c.step) for c in t.calls] == [
+        ({"input": "Paris"}, 0), ({"input": "London"}, 0), ({"input": "Berlin"}, 1)]
+    no_llm = build_trajectory("s", map_spans([s for s in spans if s.span_id not in ("l1", "l2")]))
+    assert [c.step for c in no_llm.calls] == [None, None, None]
 
 
 @pytest.fixture(scope="module")

@@ -1,78 +1,120 @@
-"""One alignment of expected and actual tool calls, from which every trajectory metric derives.
+"""Expected vs actual tool calls: one alignment from which every trajectory measure derives, and
+google-adk's own match rules for the ADK-named criterion.
 
-Two matchings are computed once:
+Two matchings are computed once (``align``):
 
-* **any-order**: a maximum-cardinality bipartite matching (augmenting paths) where an expected and
-  an actual call are compatible when the names agree and, with ``check_args``, the arguments agree.
-  Its size does not depend on the order either list is written in, and duplicates count as often
-  as they occur (each call is matched at most once).
-* **in-order**: the longest order-preserving matching (an LCS over calls). Calls that share a
-  ``group`` (parallel tool calls from one LLM response) form one unordered block, so their
-  relative span start order never matters.
+* **any-order**: a maximum-cardinality bipartite matching where an expected and an actual call
+  are compatible when the names agree and, with ``check_args``, the arguments agree. Its size does
+  not depend on the order either list is written in; duplicates count as often as they occur.
+* **in-order**: the longest order-preserving matching (an LCS over calls). Calls issued in one
+  model response (one ``group``) form one unordered block, so their span start order never matters.
 
-Failed calls that the agent retried (an ``error`` followed later in the turn by a call of the same
-tool) are set aside as retries before matching: the retry stands for the attempt.
+**Retries.** A failed call is a *retry candidate* when a later call of the same tool comes from a
+later model step (calls issued together are never retries of one another). Candidates take part
+in matching like every other call, so a golden that lists the failed attempt pairs with it. Both
+matchings prefer, among the largest ones, those that pair the most non-candidates; a candidate
+left unpaired is then *neutral*: a retried attempt, neither expected nor extra.
+
+**Partial credit** (precision, recall, F1, in-order F1) is a property of the alignment too; the
+criteria in ``otel_eval.scoring`` decide which number a config asked for, and name it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..models.evalset import MatchType, ToolCall
 from ..trajectory import ActualCall
 from .arguments import ArgumentPolicy
 
 Pair = tuple[int, int]
-"""(index into expected, index into effective actual)."""
+"""(index into expected, index into actual)."""
+
+
+# --- retries ------------------------------------------------------------------------------------
+
+def _later_step(failed: ActualCall, later: ActualCall) -> bool:
+    """Did ``later`` come from a later model step than ``failed``? With step numbers on both, they
+    decide; without, one parallel group is one step and anything else counts as later."""
+    if failed.step is not None and later.step is not None:
+        return later.step > failed.step
+    return failed.group is None or later.group != failed.group
+
+
+def retried_by(calls: Sequence[ActualCall]) -> dict[int, int]:
+    """Failed call index → index of the first later call of the same tool (same turn) issued by a
+    later model step: the calls that may be set aside as retried attempts."""
+    out: dict[int, int] = {}
+    for i, call in enumerate(calls):
+        if call.error is None:
+            continue
+        j = next((j for j in range(i + 1, len(calls))
+                  if calls[j].name == call.name and calls[j].turn == call.turn and _later_step(call, calls[j])), None)
+        if j is not None:
+            out[i] = j
+    return out
 
 
 def split_retries(calls: Sequence[ActualCall]) -> tuple[list[ActualCall], list[dict[str, Any]]]:
-    """Effective calls and the failed attempts that a later call of the same tool (same turn) retried."""
-    effective: list[ActualCall] = []
-    retries: list[dict[str, Any]] = []
-    for i, call in enumerate(calls):
-        if call.error is not None:
-            retry_at = next(
-                (j for j in range(i + 1, len(calls)) if calls[j].name == call.name and calls[j].turn == call.turn),
-                None,
-            )
-            if retry_at is not None:
-                retries.append({
-                    "index": i, "name": call.name, "args": call.args, "error": call.error,
-                    "retried_by": retry_at, "retry_succeeded": calls[retry_at].error is None,
-                })
-                continue
-        effective.append(call)
-    return effective, retries
+    """The calls without retried failed attempts, and those attempts (for exports that describe
+    what the agent ended up doing; scoring pairs attempts first, see :func:`align`)."""
+    retried = retried_by(calls)
+    effective = [c for i, c in enumerate(calls) if i not in retried]
+    return effective, [_retry_entry(calls, i, j) for i, j in retried.items()]
 
 
-def _max_matching(compatible: list[list[bool]], n_actual: int, seed: Sequence[Pair] = ()) -> list[Pair]:
-    """Maximum-cardinality bipartite matching by augmenting paths (Kuhn), grown from ``seed``.
+def _retry_entry(calls: Sequence[ActualCall], i: int, j: int) -> dict[str, Any]:
+    return {"actual_index": i, "name": calls[i].name, "args": calls[i].args, "error": calls[i].error,
+            "retried_by": j, "retry_succeeded": calls[j].error is None}
 
-    Starting from a seed matching keeps its pairs where possible (augmenting never unmatches a
-    vertex), so the any-order pairs stay close to the in-order ones in the per-call diff.
+
+# --- matchings ----------------------------------------------------------------------------------
+
+def _matching(compatible: list[list[bool]], actual_order: Sequence[int], seed: Sequence[Pair] = ()) -> list[Pair]:
+    """Maximum bipartite matching by augmenting paths from the actual side, in ``actual_order``.
+
+    Augmenting never unmatches a matched call, so the matched actual calls are the greedy basis
+    of the transversal matroid: a maximum matching that pairs the calls early in ``actual_order``
+    whenever any maximum matching can. ``seed`` pairs are kept if still possible.
     """
-    match_of_actual: list[Optional[int]] = [None] * n_actual
-    match_of_expected: list[Optional[int]] = [None] * len(compatible)
+    n_expected = len(compatible)
+    match_of_expected: dict[int, int] = {}
+    match_of_actual: dict[int, int] = {}
     for e, a in seed:
-        match_of_actual[a] = e
-        match_of_expected[e] = a
+        match_of_expected[e], match_of_actual[a] = a, e
 
-    def augment(e: int, seen: list[bool]) -> bool:
-        for a in range(n_actual):
-            if compatible[e][a] and not seen[a]:
-                seen[a] = True
-                if match_of_actual[a] is None or augment(match_of_actual[a], seen):
-                    match_of_actual[a] = e
-                    match_of_expected[e] = a
+    def augment(a: int, seen: set[int]) -> bool:
+        for e in range(n_expected):
+            if compatible[e][a] and e not in seen:
+                seen.add(e)
+                if e not in match_of_expected or augment(match_of_expected[e], seen):
+                    match_of_expected[e], match_of_actual[a] = a, e
                     return True
         return False
 
-    for e in range(len(compatible)):
-        if match_of_expected[e] is None:
-            augment(e, [False] * n_actual)
-    return sorted((e, a) for a, e in enumerate(match_of_actual) if e is not None)
+    for a in actual_order:
+        if a not in match_of_actual:
+            augment(a, set())
+    return sorted((e, a) for a, e in match_of_actual.items())
+
+
+def _preferred(compatible: list[list[bool]], actual: Sequence[int], candidates: set[int],
+               seed: Sequence[Pair] = ()) -> list[Pair]:
+    """A maximum matching over the ``actual`` indices pairing as few retry candidates as possible
+    (equivalently as many other calls); ``seed`` pairs kept when that costs nothing."""
+    order = [a for a in actual if a not in candidates] + [a for a in actual if a in candidates]
+    best = _matching(compatible, order)
+    if seed:
+        seeded = _matching(compatible, order, seed)
+        if _value(seeded, candidates) == _value(best, candidates):
+            return seeded
+    return best
+
+
+def _value(pairs: Sequence[Pair], candidates: set[int]) -> tuple[int, int]:
+    """(pairs, pairs of non-candidates): larger is better, compared in that order."""
+    return len(pairs), sum(1 for _, a in pairs if a not in candidates)
 
 
 def _blocks(calls: Sequence[ActualCall]) -> list[list[int]]:
@@ -90,26 +132,28 @@ def _blocks(calls: Sequence[ActualCall]) -> list[list[int]]:
     return blocks
 
 
-def _ordered_matching(compatible: list[list[bool]], blocks: list[list[int]]) -> list[Pair]:
-    """Longest order-preserving matching where each block is matched as an unordered set.
+def _ordered_matching(compatible: list[list[bool]], blocks: list[list[int]], candidates: set[int]) -> list[Pair]:
+    """Longest order-preserving matching where each block is matched as an unordered set; among
+    the longest, the one pairing the most non-candidates.
 
-    dp[i][j] = most expected calls among the first i matched into the first j blocks, keeping
-    order between blocks. A block takes a contiguous run of expected calls (some may stay
-    unmatched), matched inside the block by maximum matching. Sizes are small, so the cubic DP is fine.
+    dp[i][j] = best (pairs, non-candidate pairs) for the first i expected calls in the first j
+    blocks, keeping order between blocks. A block takes a contiguous run of expected calls (some
+    may stay unmatched), matched inside the block as in :func:`_preferred`. Sizes are small, so
+    the cubic DP is fine.
     """
     n, m = len(compatible), len(blocks)
-    dp = [[0] * (m + 1) for _ in range(n + 1)]
+    dp = [[(0, 0)] * (m + 1) for _ in range(n + 1)]
     choice: dict[tuple[int, int], tuple[int, list[Pair]]] = {}
     for j in range(1, m + 1):
         block = blocks[j - 1]
         for i in range(0, n + 1):
             best, pick = dp[i][j - 1], None
             for k in range(i - 1, -1, -1):  # expected k..i-1 go to block j-1
-                sub = [[compatible[e][a] for a in block] for e in range(k, i)]
-                local = _max_matching(sub, len(block))
-                value = dp[k][j - 1] + len(local)
+                local = _preferred(compatible[k:i], block, candidates)
+                gain = _value(local, candidates)
+                value = (dp[k][j - 1][0] + gain[0], dp[k][j - 1][1] + gain[1])
                 if local and value > best:
-                    best, pick = value, (k, [(k + e, block[a]) for e, a in local])
+                    best, pick = value, (k, [(k + e, a) for e, a in local])
                 if len(block) == 1 and local:
                     break  # a single call block takes at most one; the latest k is as good as any
             dp[i][j] = best
@@ -122,10 +166,8 @@ def _ordered_matching(compatible: list[list[bool]], blocks: list[list[int]]) -> 
             k, local = choice[(i, j)]
             pairs.extend(local)
             i, j = k, j - 1
-        elif dp[i][j] == dp[i][j - 1]:
+        else:
             j -= 1
-        else:  # pragma: no cover - dp[i][j] is either inherited or chosen
-            i -= 1
     return sorted(pairs)
 
 
@@ -133,18 +175,25 @@ def _ratio(num: int, den: int) -> float:
     return num / den if den else 1.0
 
 
+def _f1(p: float, r: float) -> float:
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+# --- the alignment --------------------------------------------------------------------------------
+
 @dataclass
 class Alignment:
-    """Expected vs actual tool calls, aligned once. Every metric is a property of this object."""
+    """Expected vs actual tool calls, aligned once. Every measure is a property of this object."""
 
     expected: list[ToolCall]
     actual: list[ActualCall]
-    """The effective actual calls (retried failures removed; first call only when asked)."""
+    """Every actual call compared, failed attempts included."""
     pairs: list[Pair]
-    """Maximum any-order matching."""
+    """Maximum any-order matching (pairing as few retry candidates as possible)."""
     ordered_pairs: list[Pair]
     """Longest order-preserving matching (parallel groups unordered)."""
-    retries: list[dict[str, Any]] = field(default_factory=list)
+    retried: dict[int, int] = field(default_factory=dict)
+    """Retry candidates: failed call index → the later-step call of the same tool."""
     check_args: bool = True
     policy: ArgumentPolicy = field(default_factory=ArgumentPolicy)
 
@@ -157,21 +206,45 @@ class Alignment:
     def matched_in_order(self) -> int:
         return len(self.ordered_pairs)
 
-    # --- the seed's modes ---------------------------------------------------------------
+    def _neutral(self, pairs: Sequence[Pair]) -> list[int]:
+        used = {a for _, a in pairs}
+        return sorted(a for a in self.retried if a not in used)
+
+    @property
+    def neutral(self) -> list[int]:
+        """Retried failed attempts that pair with no expected call: neither expected nor extra."""
+        return self._neutral(self.pairs)
+
+    @property
+    def counted(self) -> int:
+        """Actual calls that count (every call but the neutral retried attempts)."""
+        return len(self.actual) - len(self.neutral)
+
+    @property
+    def counted_in_order(self) -> int:
+        return len(self.actual) - len(self._neutral(self.ordered_pairs))
+
+    # --- match types ----------------------------------------------------------------------
     @property
     def any_order_match(self) -> bool:
-        """Every expected call is present (each actual call used once); extras allowed."""
+        """Every expected call is present (each actual call used once); extras allowed.
+        An explicit empty expectation means "no tool": any counted call fails it."""
+        if not self.expected:
+            return self.counted == 0
         return self.matched == len(self.expected)
 
     @property
     def in_order_match(self) -> bool:
         """Every expected call is present in the expected order; extras allowed in between."""
+        if not self.expected:
+            return self.counted == 0
         return self.matched_in_order == len(self.expected)
 
     @property
     def exact_match(self) -> bool:
-        """The same calls, same count, same order (a parallel group's order is free)."""
-        return self.in_order_match and len(self.actual) == len(self.expected)
+        """The expected calls in order, nothing missing, nothing extra (a parallel group's order
+        is free; neutral retried attempts are not extra)."""
+        return self.matched_in_order == len(self.expected) and self.counted_in_order == len(self.expected)
 
     def satisfies(self, match_type: MatchType | str) -> bool:
         match_type = MatchType(match_type)
@@ -184,19 +257,19 @@ class Alignment:
     # --- set relations ----------------------------------------------------------------------
     @property
     def superset(self) -> bool:
-        """The actual calls contain every expected call (same as any_order_match)."""
-        return self.any_order_match
+        """The actual calls contain every expected call."""
+        return self.matched == len(self.expected)
 
     @property
     def subset(self) -> bool:
-        """Every actual call was expected (no extra calls); some expected ones may be missing."""
-        return self.matched == len(self.actual)
+        """Every counted actual call was expected (no extra calls); some expected may be missing."""
+        return self.matched == self.counted
 
-    # --- graded -------------------------------------------------------------------------------
+    # --- partial credit ---------------------------------------------------------------------------
     @property
     def precision(self) -> float:
-        """matched / actual calls; 1.0 when the agent made no call."""
-        return _ratio(self.matched, len(self.actual))
+        """matched / counted actual calls; 1.0 when the agent made no call."""
+        return _ratio(self.matched, self.counted)
 
     @property
     def recall(self) -> float:
@@ -209,7 +282,7 @@ class Alignment:
 
     @property
     def in_order_precision(self) -> float:
-        return _ratio(self.matched_in_order, len(self.actual))
+        return _ratio(self.matched_in_order, self.counted_in_order)
 
     @property
     def in_order_recall(self) -> float:
@@ -217,27 +290,18 @@ class Alignment:
 
     @property
     def in_order_f1(self) -> float:
+        """The graded in-order score: order, missing and extra calls all lower it."""
         return _f1(self.in_order_precision, self.in_order_recall)
 
-    def graded_score(self, match_type: MatchType | str) -> float:
-        """1.0 when the mode is satisfied, else partial credit: EXACT → in-order F1 (order, missing
-        and extra calls all cost), IN_ORDER → in-order recall, ANY_ORDER → recall."""
-        match_type = MatchType(match_type)
-        if self.satisfies(match_type):
-            return 1.0
-        if match_type is MatchType.EXACT:
-            return self.in_order_f1
-        if match_type is MatchType.IN_ORDER:
-            return self.in_order_recall
-        return self.recall
-
     def single_tool_use(self, tool_name: str) -> bool:
-        """Was this tool called at all (any arguments, any position)?"""
+        """Was this tool called at all (any arguments, any position, failed or not)?"""
         return any(call.name == tool_name for call in self.actual)
 
     # --- per-call diff --------------------------------------------------------------------------
     def diff(self) -> dict[str, Any]:
-        """What matched, what is missing or extra, what came out of order, which arguments differ."""
+        """What matched, what is missing or extra, what came out of order, which arguments differ,
+        which failed attempts were retried. Each actual call is in exactly one of matched, extra,
+        retries (an unmatched call of a known tool also appears in argument_mismatches)."""
         ordered = set(self.ordered_pairs)
         matched = [
             {"expected_index": e, "actual_index": a, "name": self.expected[e].name, "in_order": (e, a) in ordered}
@@ -247,13 +311,14 @@ class Alignment:
         if len(self.ordered_pairs) < len(self.pairs) and not out_of_order:
             # A different maximum matching could have kept order; report the shortfall anyway.
             out_of_order = [{"note": f"{len(self.pairs) - len(self.ordered_pairs)} call(s) not in expected order"}]
+        neutral = set(self.neutral)
         used_e = {e for e, _ in self.pairs}
         used_a = {a for _, a in self.pairs}
         missing_e = [e for e in range(len(self.expected)) if e not in used_e]
-        extra_a = [a for a in range(len(self.actual)) if a not in used_a]
+        extra_a = [a for a in range(len(self.actual)) if a not in used_a and a not in neutral]
         # Unmatched calls of the same tool name: explain them as argument differences.
         by_name = [[self.expected[e].name == self.actual[a].name for a in extra_a] for e in missing_e]
-        near = _max_matching(by_name, len(extra_a))
+        near = _matching(by_name, range(len(extra_a)))
         argument_mismatches = [
             {
                 "name": self.expected[missing_e[i]].name,
@@ -272,7 +337,7 @@ class Alignment:
                       for a in extra_a],
             "out_of_order": out_of_order,
             "argument_mismatches": argument_mismatches,
-            "retries": self.retries,
+            "retries": [_retry_entry(self.actual, a, self.retried[a]) for a in sorted(neutral)],
         }
 
     def summary(self) -> dict[str, Any]:
@@ -281,8 +346,10 @@ class Alignment:
             "expected": [c.name for c in self.expected],
             "actual": [c.name for c in self.actual],
             "expected_calls": [{"name": c.name, "args": c.args} for c in self.expected],
-            "actual_calls": [{"name": c.name, "args": c.args, "error": c.error} for c in self.actual],
-            "matched": self.matched,
+            "actual_calls": [{"name": c.name, "args": c.args, "error": c.error,
+                              **({"step": c.step} if c.step is not None else {}),
+                              **({"group": c.group} if c.group is not None else {})} for c in self.actual],
+            "matched_count": self.matched,
             "matched_in_order": self.matched_in_order,
             "exact": self.exact_match,
             "in_order": self.in_order_match,
@@ -290,13 +357,13 @@ class Alignment:
             "precision": round(self.precision, 4),
             "recall": round(self.recall, 4),
             "f1": round(self.f1, 4),
+            "in_order_f1": round(self.in_order_f1, 4),
             "check_args": self.check_args,
             **self.diff(),
         }
 
 
-def _f1(p: float, r: float) -> float:
-    return 2 * p * r / (p + r) if p + r else 0.0
+Compare = Callable[[ToolCall, ActualCall], bool]
 
 
 def align(
@@ -306,24 +373,74 @@ def align(
     arg_options: Optional[dict[str, Any] | ArgumentPolicy] = None,
     collapse_retries: bool = True,
     first_call_only: bool = False,
+    parallel_groups: bool = True,
+    compare: Optional[Compare] = None,
 ) -> Alignment:
-    """Align expected and actual calls once. ``arg_options``: criterion options or an ArgumentPolicy
-    (argument modes, keys, comparators; see :class:`ArgumentPolicy`). ``first_call_only`` keeps
-    only the first expected and the first effective actual call (Big Sky's ``matchToolCall``
-    compares ``tool_calls[0]`` of each)."""
+    """Align expected and actual calls once.
+
+    ``arg_options``: criterion options or an ArgumentPolicy (see :class:`ArgumentPolicy`).
+    ``collapse_retries``: an unpaired retried failed attempt is neutral (not an extra call).
+    ``first_call_only``: compare only the first expected call with the agent's first call, retried
+    failures skipped (Big Sky's ``matchToolCall``). ``parallel_groups``: a model response's calls are one unordered block.
+    ``compare``: argument equality replacing the policy's (the ADK criterion uses Python ``==``).
+    """
     policy = arg_options if isinstance(arg_options, ArgumentPolicy) else ArgumentPolicy.from_options(arg_options)
     expected = list(expected)
-    if collapse_retries:
-        effective, retries = split_retries(actual)
-    else:
-        effective, retries = list(actual), []
-    if first_call_only:
-        expected, effective = expected[:1], effective[:1]
-    compatible = [
-        [e.name == a.name and (not check_args or e.check_args is False or policy.equal(e.name, e.args, a.args))
-         for a in effective]
-        for e in expected
-    ]
-    ordered = _ordered_matching(compatible, _blocks(effective))
-    pairs = _max_matching(compatible, len(effective), seed=ordered)
-    return Alignment(expected, effective, pairs, ordered, retries, check_args, policy)
+    actual = list(actual)
+    retried = retried_by(actual) if collapse_retries or first_call_only else {}
+    if first_call_only:  # Big Sky's matchToolCall compares tool_calls[0] of each side
+        expected = expected[:1]
+        actual = [c for i, c in enumerate(actual) if i not in retried][:1]
+        retried = {}
+    if not collapse_retries:
+        retried = {}
+
+    def same_args(e: ToolCall, a: ActualCall) -> bool:
+        if not check_args or e.check_args is False:
+            return True
+        return compare(e, a) if compare is not None else policy.equal(e.name, e.args, a.args)
+
+    compatible = [[e.name == a.name and same_args(e, a) for a in actual] for e in expected]
+    candidates = set(retried)
+    blocks = _blocks(actual) if parallel_groups else [[i] for i in range(len(actual))]
+    ordered = _ordered_matching(compatible, blocks, candidates)
+    pairs = _preferred(compatible, range(len(actual)), candidates, seed=ordered)
+    return Alignment(expected, actual, pairs, ordered, retried, check_args, policy)
+
+
+# --- google-adk's TrajectoryEvaluator ------------------------------------------------------------
+
+def adk_match(expected: Sequence[ToolCall], actual: Sequence[ActualCall], match_type: MatchType | str,
+              ignore_args: bool = False) -> bool:
+    """google-adk's ``TrajectoryEvaluator`` rule for one invocation, transcribed: names equal and
+    arguments equal by Python ``==`` (unless ``ignore_args``, or the golden call names the tool
+    only); every call counts, failed ones too, in the order recorded.
+
+    EXACT: same length, pairwise equal. IN_ORDER: the expected calls are a subsequence (an empty
+    expectation is always met). ANY_ORDER: each expected call takes the first unused equal call
+    (an empty expectation is always met).
+    """
+    def equal(a: ActualCall, e: ToolCall) -> bool:
+        return a.name == e.name and (ignore_args or e.check_args is False or a.args == e.args)
+
+    match_type = MatchType(match_type)
+    if match_type is MatchType.EXACT:
+        return len(actual) == len(expected) and all(equal(a, e) for a, e in zip(actual, expected))
+    if not expected:
+        return True
+    if match_type is MatchType.IN_ORDER:
+        it = iter(expected)
+        current = next(it)
+        for a in actual:
+            if equal(a, current):
+                current = next(it, None)
+                if current is None:
+                    return True
+        return False
+    unused = list(actual)
+    for e in expected:
+        hit = next((i for i, a in enumerate(unused) if equal(a, e)), None)
+        if hit is None:
+            return False
+        unused.pop(hit)
+    return True

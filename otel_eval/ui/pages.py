@@ -14,7 +14,7 @@ from html import escape
 from typing import Any, Mapping, Optional, Sequence
 from urllib.parse import quote, urlencode
 
-from ..report import trajectory_rows
+from ..report import is_trajectory_criterion, measure_label, trajectory_rows
 from .chart import pass_rate_series, render_chart
 from .queries import RESULT_FILTERS, SessionFilter, TraceTree
 
@@ -215,16 +215,18 @@ def _criteria_section(criteria: Sequence[Mapping[str, Any]]) -> str:
         state = "skipped" if c["skipped"] else ("error" if c.get("error") else ("pass" if c["passed"] else "fail"))
         details = c.get("details") or {}
         reason = c.get("error") or (details.get("reason") if isinstance(details, dict) else "") or ""
-        if not reason and c["criterion"] == "trajectory_match" and isinstance(details, dict):
+        if not reason and is_trajectory_criterion(c):
             reason = _trajectory_summary(details)
         rows.append(
             f'<tr class="crit-{state}" data-criterion="{esc(c["criterion"])}"><td>{esc(c["criterion"])}</td>'
             f'<td><span class="badge c-{state}">{state}</span></td>'
             f'<td class="num">{"–" if c["skipped"] else _score(c.get("score"))}</td>'
-            f'<td class="num">{esc(c.get("threshold"))}</td><td>{esc(shorten(str(reason), 400))}</td></tr>'
+            f'<td class="num">{esc(c.get("threshold"))}</td><td>{esc(shorten(str(reason), 400))}</td>'
+            f'<td class="measure">{esc(measure_label(details))}</td></tr>'
         )
     return ('<section><h2>Criteria</h2><table class="criteria"><thead><tr><th>criterion</th><th>state</th>'
-            '<th>score</th><th>threshold</th><th>why</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table></section>")
+            '<th>score</th><th>threshold</th><th>why</th><th>measure</th></tr></thead><tbody>' + "".join(rows)
+            + "</tbody></table></section>")
 
 
 def _trajectory_summary(details: Mapping[str, Any]) -> str:
@@ -249,38 +251,53 @@ def _call_text(call: Any) -> str:
 
 
 def _trajectory_section(criteria: Sequence[Mapping[str, Any]], overview: Mapping[str, Any]) -> str:
-    trajectory = next((c for c in criteria if c["criterion"] == "trajectory_match"), None)
+    """Expected vs actual, per turn, for each trajectory criterion (one table per distinct alignment:
+    criteria computed over the same alignment share it), captioned with the measure the score is."""
+    compared = [c for c in criteria if is_trajectory_criterion(dict(c)) and not c.get("skipped")
+                and (c.get("details") or {}).get("per_turn")]
     head = '<section class="trajectory"><h2>Trajectory: expected vs actual</h2>'
-    if trajectory is None or trajectory.get("skipped") or not (trajectory.get("details") or {}).get("per_turn"):
+    if not compared:
         why = ("no golden case matched this session" if overview.get("verdict") in ("unmatched", "pending")
                and not overview.get("case_id") else "the trajectory was not compared")
         return head + f'<p class="empty">{esc(why)}</p></section>'
-    details = trajectory["details"]
     out = [head]
-    for turn in details["per_turn"]:
-        label = f"turn {int(turn.get('turn', 0)) + 1}"
-        if turn.get("match_type"):
-            label += f" · {turn['match_type']}"
-        if turn.get("score") is not None:
-            label += f" · score {float(turn['score']):.2f}"
-        if turn.get("turn_present") is False:
-            label += " · the session has no such turn"
-        rows = []
-        for r in trajectory_rows(turn):
-            symbol, words = TRAJECTORY_MARKS[r["kind"]]
-            rows.append(
-                f'<tr class="traj-{r["kind"]}" data-kind="{r["kind"]}"><td class="mark" title="{words}">'
-                f'<span aria-hidden="true">{symbol}</span> {words}</td>'
-                f'<td class="call">{esc(_call_text(r["expected"]))}</td><td class="call">{esc(_call_text(r["actual"]))}</td>'
-                f'<td>{esc(r["note"])}</td></tr>'
+    shown: list[Any] = []
+    for trajectory in compared:
+        details = trajectory["details"]
+        measure = measure_label(details)
+        for turn in details["per_turn"]:
+            kinds = trajectory_rows(turn)
+            if (turn.get("turn"), kinds) in shown:
+                continue
+            shown.append((turn.get("turn"), kinds))
+            label = f"turn {int(turn.get('turn', 0)) + 1}"
+            if len(compared) > 1:
+                label = f"{trajectory['criterion']} · {label}"
+            if measure:
+                label += f" · {measure}"
+            elif turn.get("match_type"):
+                label += f" · {turn['match_type']}"
+            if turn.get("score") is not None:
+                label += f" · score {float(turn['score']):.2f}"
+            if turn.get("turn_present") is False:
+                label += " · the session has no such turn"
+            rows = []
+            for r in kinds:
+                symbol, words = TRAJECTORY_MARKS[r["kind"]]
+                rows.append(
+                    f'<tr class="traj-{r["kind"]}" data-kind="{r["kind"]}"><td class="mark" title="{words}">'
+                    f'<span aria-hidden="true">{symbol}</span> {words}</td>'
+                    f'<td class="call">{esc(_call_text(r["expected"]))}</td><td class="call">{esc(_call_text(r["actual"]))}</td>'
+                    f'<td>{esc(r["note"])}</td></tr>'
+                )
+            out.append(
+                f'<table class="traj" data-turn="{esc(turn.get("turn", 0))}" data-criterion="{esc(trajectory["criterion"])}">'
+                f'<caption>{esc(label)}</caption>'
+                '<thead><tr><th></th><th>expected</th><th>actual</th><th>difference</th></tr></thead><tbody>'
+                + ("".join(rows) or '<tr><td colspan="4" class="empty">no tool calls expected or made</td></tr>')
+                + "</tbody></table>"
             )
-        out.append(
-            f'<table class="traj" data-turn="{esc(turn.get("turn", 0))}"><caption>{esc(label)}</caption>'
-            '<thead><tr><th></th><th>expected</th><th>actual</th><th>difference</th></tr></thead><tbody>'
-            + ("".join(rows) or '<tr><td colspan="4" class="empty">no tool calls expected or made</td></tr>')
-            + "</tbody></table>"
-        )
-    gaps = details.get("turns") or {}
+    gaps = compared[0]["details"].get("turns") or {}
     if gaps.get("missing_turns") or gaps.get("unscored_extra_turns"):
         out.append(f'<p class="warn">turns: expected {esc(gaps.get("expected"))}, actual {esc(gaps.get("actual"))}'
                    f'; missing {esc(gaps.get("missing_turns"))}; extra {esc(gaps.get("unscored_extra_turns"))}</p>')
