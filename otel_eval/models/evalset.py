@@ -13,7 +13,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer, model_validator
 
 from ..errors import InputError
 
@@ -111,6 +111,15 @@ class Invocation(BaseModel):
     """Tables the generated SQL should read (``expected_table``)."""
     first_call_only: bool = False
     """Only the first actual tool call is compared (Big Sky's ``chat:matchToolCall``)."""
+
+    @model_serializer(mode="wrap")
+    def _absent_stays_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Written as null, "not checked" would read like a value; a golden file that did not give
+        # the trajectory does not get one when it is saved or converted.
+        data = handler(self)
+        if self.expected_tool_trajectory is None:
+            data.pop("expected_tool_trajectory", None)
+        return data
 
 
 class SessionInput(BaseModel):
