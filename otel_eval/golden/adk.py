@@ -73,6 +73,17 @@ _EVAL_CASE = Obj({
 EVAL_SET_KEYS = Obj({"eval_set_id": None, "name": None, "description": None, "eval_cases": ListOf(_EVAL_CASE),
                      "creation_timestamp": None}, camel=True)
 
+#: The keys above by the google-adk / google-genai class they come from (tests compare them with
+#: the models of the installed google-adk).
+MODEL_KEYS = {
+    "EvalSet": EVAL_SET_KEYS, "EvalCase": _EVAL_CASE, "Invocation": _INVOCATION, "IntermediateData": _INTERMEDIATE_DATA,
+    "InvocationEvents": _INTERMEDIATE_DATA, "InvocationEvent": _INVOCATION_EVENT,
+    "SessionInput": _EVAL_CASE.fields["session_input"], "ConversationScenario": _EVAL_CASE.fields["conversation_scenario"],
+    "Rubric": _RUBRIC, "RubricContent": _RUBRIC.fields["rubric_content"], "AppDetails": _APP_DETAILS,
+    "AgentDetails": _APP_DETAILS.fields["agent_details"].value, "Content": _CONTENT, "Part": _PART,
+    "FunctionCall": _FUNCTION_CALL, "FunctionResponse": _FUNCTION_RESPONSE,
+}
+
 #: An item of an old test file (AgentEvaluator's ``.test.json``).
 TEST_FILE_ITEM_KEYS = Obj({"query": None, "expected_tool_use": ListOf(TOOL_USE_KEYS),
                            "expected_intermediate_agent_responses": ListOf(Obj({"author": None, "text": None})),

@@ -165,6 +165,15 @@ class EvalSet(BaseModel):
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "<evalset>") -> "EvalSet":
+        """``data`` as an EvalSet; an unknown key (every one listed) or an invalid value raises
+        :class:`InputError` naming the JSON path."""
+        from ..golden.keys import check_keys, model_spec
+        from ..golden.problems import GoldenFileError, ProblemLog
+
+        log = ProblemLog(source)
+        check_keys(data, model_spec(cls), "$", log)  # strict: a misspelled key must not silently skip a check
+        if log.problems:
+            raise GoldenFileError(log.problems)
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
