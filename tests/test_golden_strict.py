@@ -328,3 +328,11 @@ def test_the_example_golden_sets_load_cleanly():
     assert f"0 problem(s) in {len(files)} file(s)" in run.stdout
     for path in files:
         load_golden(path)
+
+
+def test_a_misspelled_format_key_is_named_when_no_format_fits(tmp_path):
+    path = write(tmp_path, "cases.json", {"eval_set_id": "s", "eval_case": [{"eval_id": "c"}]})
+    [problem] = validate_golden(path)
+    assert problem.location == "$"
+    assert problem.reason.startswith("unrecognised golden format")
+    assert problem.reason.endswith("found keys eval_case, eval_set_id; 'eval_case' (did you mean 'eval_cases'?)")
