@@ -155,7 +155,7 @@ def test_saving_an_evalset_writes_no_null_trajectory(tmp_path):
 
 @pytest.fixture(scope="module")
 def adk_written(reference_oracle):
-    return reference_oracle.ask({"op": "adk_evalset"})
+    return reference_oracle.ask({"op": "adk_sample_eval_set"})
 
 
 @pytest.mark.parametrize("dump", ["plain", "manager", "camel"])

@@ -14,7 +14,7 @@ Requests (``op`` picks the tool):
 - ``{"op": "rouge1", "target": str, "prediction": str, "use_stemmer": bool}`` → rouge-score's
    ``RougeScorer(["rouge1"])``.
 Answers: ``{"score": float, "per_invocation": [float], "status": str}`` or ``{"error": str}``.
-- ``{"op": "adk_evalset"}`` → an ADK eval set built with google-adk's own models, every field of
+- ``{"op": "adk_sample_eval_set"}`` → an ADK eval set built with google-adk's own models, every field of
    its eval models set: ``{"plain": <model_dump_json()>, "manager": <as its eval set managers write
    it: exclude_unset/defaults/none>, "camel": <by_alias=True>}`` (JSON texts).
 - ``{"op": "adk_model_keys"}`` → ``{model name: [field names and their aliases]}`` for every model
@@ -94,7 +94,20 @@ def rouge1(request: dict[str, Any]) -> dict[str, Any]:
 OPS = {"adk_trajectory": adk_trajectory, "adk_response_match": adk_response_match, "rouge1": rouge1}
 
 
-def _adk_evalset() -> Any:
+def main() -> None:
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+            answer = OPS[request["op"]](request)
+        except Exception as exc:  # the test shows the reference tool's own complaint
+            answer = {"error": f"{type(exc).__name__}: {exc}"}
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+
+
+def _adk_sample_eval_set() -> Any:
     """Turn 1: tool uses, responses, intermediate responses; turn 2: ``tool_uses=[]`` (no tool);
     turn 3: no intermediate data (not checked); turn 4: invocation events. Case 2: a scenario."""
     from google.adk.evaluation.app_details import AgentDetails, AppDetails
@@ -148,8 +161,8 @@ def _adk_evalset() -> Any:
                    eval_cases=[conversation_case, scenario_case], creation_timestamp=1700000000.0)
 
 
-def adk_evalset(request: dict[str, Any]) -> dict[str, Any]:
-    eval_set = _adk_evalset()
+def adk_sample_eval_set(request: dict[str, Any]) -> dict[str, Any]:
+    eval_set = _adk_sample_eval_set()
     return {
         "plain": eval_set.model_dump_json(indent=2),
         "manager": eval_set.model_dump_json(indent=2, exclude_unset=True, exclude_defaults=True, exclude_none=True),
@@ -171,21 +184,8 @@ def adk_model_keys(request: dict[str, Any]) -> dict[str, Any]:
             for model in models}
 
 
-OPS["adk_evalset"] = adk_evalset
+OPS["adk_sample_eval_set"] = adk_sample_eval_set
 OPS["adk_model_keys"] = adk_model_keys
-
-
-def main() -> None:
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            request = json.loads(line)
-            answer = OPS[request["op"]](request)
-        except Exception as exc:  # the test shows the reference tool's own complaint
-            answer = {"error": f"{type(exc).__name__}: {exc}"}
-        sys.stdout.write(json.dumps(answer) + "\n")
-        sys.stdout.flush()
 
 
 if __name__ == "__main__":
