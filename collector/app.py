@@ -187,6 +187,14 @@ def describe(exc: Exception) -> str:
     return str(exc)
 
 
+def describe_all(exc: Exception) -> list[str]:
+    """One line per problem: a bad golden file (``GoldenFileError``) lists several."""
+    problems = getattr(exc, "problems", None)
+    if problems:
+        return [describe(InputError(p.source, p.reason, p.location)) for p in problems]
+    return [describe(exc)]
+
+
 def _host_for_url(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
@@ -242,13 +250,15 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "otel-eval collect") 
     try:
         config = load_config(argv, prog=prog)
     except OtelEvalError as exc:
-        print(f"{prog}: error: {describe(exc)}", file=sys.stderr)
+        for line in describe_all(exc):
+            print(f"{prog}: error: {line}", file=sys.stderr)
         return 2
     _configure_logging(config.log_level)
     try:
         return run(config)
     except OtelEvalError as exc:  # a bad golden file, found when the engine loads it
-        log.error("%s", describe(exc))
+        for line in describe_all(exc):
+            log.error("%s", line)
         return 2
     except OSError as exc:  # address in use, unreadable TLS files
         log.error("%s", exc)

@@ -101,7 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     gold = sub.add_parser("golden", help="check or convert golden sets")
     gsub = gold.add_subparsers(dest="golden_command", metavar="ACTION")
-    gv = gsub.add_parser("validate", help="report every problem in golden files (file, JSON path, reason)")
+    gv = gsub.add_parser("validate", help="report every problem in golden files (file, JSON path, reason)",
+                         description="List every problem of each golden file: file, JSON path and reason; an unknown "
+                         "key is named with the closest known one. Exit 1 if there is any error. Warnings (a case with "
+                         "nothing to check) are listed too but do not change the exit status.")
     gv.add_argument("files", nargs="+", metavar="FILE")
     gv.add_argument("--json", action="store_true")
     gc = gsub.add_parser("convert", help="write any supported golden format as an .evalset.json (otel-eval's "
@@ -129,6 +132,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     try:
         if args.command == "evaluate":
+            _refuse_bad_golden(args.golden)
             return cmd_evaluate(args)
         if args.command == "report":
             return cmd_report(args)
@@ -138,12 +142,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "golden":
             return cmd_golden(args, parser)
     except OtelEvalError as exc:
-        print(f"otel-eval: error: {exc}", file=sys.stderr)
+        # A bad golden file (GoldenFileError) has several problems: one line each.
+        for line in exc.lines() if hasattr(exc, "lines") else [str(exc)]:
+            print(f"otel-eval: error: {line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
     parser.print_help()
     return 2
+
+
+def _refuse_bad_golden(paths: Sequence[str]) -> None:
+    """Before any work: a golden file with a problem (an unknown key, say) would make criteria skip
+    silently, so the command does not start (:class:`GoldenFileError` lists every problem)."""
+    if paths:
+        from .golden import load_golden_files
+
+        load_golden_files(paths)
 
 
 def load_config(path: Optional[str]):
@@ -237,16 +252,20 @@ def cmd_golden(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     from .golden import convert, validate_golden
 
     if args.golden_command == "validate":
-        problems: list[Any] = []
+        found: list[Any] = []
         for path in args.files:
-            problems.extend(validate_golden(path))
+            found.extend(validate_golden(path, warnings=True))
+        errors = [p for p in found if p.severity == "error"]
+        warnings = len(found) - len(errors)
         if args.json:
-            print(json.dumps([{"source": p.source, "location": p.location, "reason": p.reason} for p in problems], indent=2))
+            print(json.dumps([{"source": p.source, "location": p.location, "reason": p.reason, "severity": p.severity}
+                              for p in found], indent=2))
         else:
-            for p in problems:
-                print(f"{p.source}: at {p.location}: {p.reason}")
-            print(f"{len(problems)} problem(s) in {len(args.files)} file(s)")
-        return 1 if problems else 0
+            for p in found:
+                print(str(p))
+            print(f"{len(errors)} problem(s) in {len(args.files)} file(s)"
+                  + (f", {warnings} warning(s)" if warnings else ""))
+        return 1 if errors else 0
     if args.golden_command == "convert":
         if getattr(args, "to", "evalset") == "adk":
             from .export.adk import write_adk_file

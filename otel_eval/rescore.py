@@ -102,14 +102,18 @@ def config_hash(config: EvalConfig) -> str:
 
 
 def _load_sets(golden: Iterable[Union[PathLike, EvalSet]]) -> list[EvalSet]:
-    from .golden import load_golden
+    """The sets, files loaded; a problem in any file raises one GoldenFileError listing them all."""
+    from .golden import load_golden_files
 
+    golden = list(golden)
+    paths = [source for source in golden if not isinstance(source, EvalSet)]
+    loaded = iter(load_golden_files(paths))
     sets: list[EvalSet] = []
     for source in golden:
         if isinstance(source, EvalSet):
             sets.append(source)
         else:
-            eval_set = load_golden(source)
+            eval_set = next(loaded)
             eval_set.metadata.setdefault("source", str(source))
             sets.append(eval_set)
     return sets
@@ -188,12 +192,13 @@ def rescore(
     since_ns = parse_since(since)
     config = config or EvalConfig.default()
     digest = config_hash(config)
+    given_sets = _load_sets(golden) if golden is not None else None  # a bad golden file: refuse before any write
     store = Store(db)
     try:
-        if golden is None:
+        if given_sets is None:
             sets = store.stored_eval_sets()
         else:
-            sets = _load_sets(golden)
+            sets = given_sets
             _save_sets(store, sets)
         index = GoldenIndex(sets, fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold)
         targets = _targets(store, since_ns, sessions)

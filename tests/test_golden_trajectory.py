@@ -52,7 +52,7 @@ def test_the_example_golden_file_loads_with_arguments_and_no_sql():
     assert london.metadata == {}
 
 
-def test_object_container_json_string_input_tables_response_and_extra_keys():
+def test_object_container_json_string_input_tables_response_and_metadata():
     data = {
         "name": "DB agent", "description": "golden for the db agent",
         "test_cases": [{
@@ -63,7 +63,7 @@ def test_object_container_json_string_input_tables_response_and_extra_keys():
             "expected_trajectory": ["Tool_Selection : call_ds_agent", "sql_generation: FALSE", "table_usage: geo"],
             "reference": "North leads.",
             "tags": ["db"],
-            "difficulty": "easy",
+            "metadata": {"difficulty": "easy"},
         }, {
             "query": "Hello", "expected_table": "N/A", "expected_trajectory": ["sql_generation: no"],
         }],
@@ -117,11 +117,16 @@ def test_duplicate_ids_are_a_problem_at_the_second_one():
         ("$[1].id", "duplicate eval_id 'x' (first used at $[0].id)")]
 
 
-def test_load_raises_the_first_problem_naming_file_path_and_reason():
+def test_load_raises_naming_file_path_and_reason_of_every_problem_unknown_keys_first():
     with pytest.raises(InputError) as err:
-        load_golden_data([{"query": "a", "expected_trajectory": ["foo: bar"]}, {"nope": 1}], "g.json")
+        load_golden_data([{"query": "a", "expected_trajectory": ["foo: bar"]}, {"qeury": "b"}], "g.json")
     assert err.value.source == "g.json"
-    assert err.value.location == "$[0].expected_trajectory[0]"
-    assert err.value.reason == (
-        "unknown trajectory line 'foo: bar': expected one of 'tool_selection: ...', 'sql_generation: ...', "
-        "'table_usage: ...' (and 1 more problem; `otel-eval golden validate` lists them all)")
+    assert err.value.location == "$[1].qeury"
+    assert err.value.reason == ("unknown key 'qeury' (did you mean 'query'?) "
+                                "(and 2 more problems; `otel-eval golden validate` lists them all)")
+    assert err.value.lines() == [
+        "g.json: at $[1].qeury: unknown key 'qeury' (did you mean 'query'?)",
+        "g.json: at $[0].expected_trajectory[0]: unknown trajectory line 'foo: bar': expected one of "
+        "'tool_selection: ...', 'sql_generation: ...', 'table_usage: ...'",
+        "g.json: at $[1].query: missing required field 'query'",
+    ]

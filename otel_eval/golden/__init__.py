@@ -4,13 +4,14 @@ that finds the golden case of a session. Formats and rules: docs/golden-formats.
 from __future__ import annotations
 
 from .bigsky import criteria_from_bigsky
-from .load import (FORMATS, UnknownFormat, convert, detect_format, load_golden, load_golden_data,
-                   read_golden_file, save_evalset, validate_golden, validate_golden_data)
+from .load import (FORMATS, UnknownFormat, convert, detect_format, expects_nothing, load_golden, load_golden_data,
+                   load_golden_files, read_golden_file, save_evalset, validate_golden, validate_golden_data)
 from .matcher import GoldenIndex, Match, normalize_query
-from .problems import Problem, ProblemLog
+from .problems import GoldenFileError, Problem, ProblemLog
 
 __all__ = [
     "FORMATS",
+    "GoldenFileError",
     "GoldenIndex",
     "Match",
     "Problem",
@@ -19,8 +20,10 @@ __all__ = [
     "convert",
     "criteria_from_bigsky",
     "detect_format",
+    "expects_nothing",
     "load_golden",
     "load_golden_data",
+    "load_golden_files",
     "normalize_query",
     "read_golden_file",
     "save_evalset",

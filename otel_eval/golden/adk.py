@@ -12,6 +12,13 @@ Three shapes are read:
   expected_intermediate_agent_responses, reference}``. As in ADK (``AgentEvaluator``), the whole
   file is ONE session: one EvalCase (eval_id = file stem) whose turns are the items in order.
 * the old eval set: a list of ``{name, data: [<test file items>], initial_session}``, one case each.
+
+Keys are strict: every key ADK's own models define is known (:data:`EVAL_SET_KEYS`, checked
+against google-adk by the tests), anything else is a problem. Expected tool use: an invocation
+without ``intermediate_data`` → ``None`` (not checked); with it → the calls it lists, ``[]`` when
+it lists none. ADK writes an empty ``tool_uses`` by leaving it out (its eval set manager dumps
+with ``exclude_defaults``), so ``"intermediate_data": {}`` is an explicit "no tool calls" and
+is read as such. Old test files: ``expected_tool_use`` absent → ``None``, ``[]`` → ``[]``.
 """
 
 from __future__ import annotations
@@ -19,8 +26,71 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent, SessionInput, ToolCall
-from .common import check_unique_ids, parse_arguments, parse_tool_uses
+from .common import TOOL_USE_KEYS, check_unique_ids, parse_arguments, parse_tool_uses
+from .keys import ListOf, MapOf, Obj, TupleOf, check_keys
 from .problems import ProblemLog, child, type_name
+
+# --- the keys of google-adk's models (src/google/adk/evaluation/eval_set.py, eval_case.py, and the
+# google-genai types they hold). None = a value whose keys are not checked (scalars, free-form
+# objects: args, response, state, usage metadata...). camel=True: ADK/genai accept camelCase aliases.
+
+_FUNCTION_CALL = Obj({"id": None, "args": None, "name": None, "partial_args": None, "will_continue": None}, camel=True)
+_FUNCTION_RESPONSE = Obj({"will_continue": None, "scheduling": None, "parts": None, "id": None, "name": None,
+                          "response": None}, camel=True)
+_PART = Obj({
+    "media_resolution": None, "code_execution_result": None, "executable_code": None, "file_data": None,
+    "function_call": _FUNCTION_CALL, "function_response": _FUNCTION_RESPONSE, "inline_data": None, "text": None,
+    "thought": None, "thought_signature": None, "video_metadata": None, "tool_call": None, "tool_response": None,
+    "part_metadata": None, "audio_transcription": None, "media_processing": None, "speech_metadata": None,
+}, camel=True)
+_CONTENT = Obj({"parts": ListOf(_PART), "role": None}, camel=True)
+_RUBRIC = Obj({"rubric_id": None, "rubric_content": Obj({"text_property": None}, camel=True), "description": None,
+               "type": None}, camel=True)
+_INVOCATION_EVENT = Obj({
+    "author": None, "content": _CONTENT, "grounding_metadata": None, "usage_metadata": None, "model_version": None,
+    # Written by the adk web eval editor; ADK ignores them (InvocationEvent has extra="ignore" for them).
+    "invocation_index": None, "tool_use_index": None,
+}, camel=True)
+#: IntermediateData | InvocationEvents: the keys of both alternatives.
+_INTERMEDIATE_DATA = Obj({
+    "tool_uses": ListOf(_FUNCTION_CALL), "tool_responses": ListOf(_FUNCTION_RESPONSE),
+    "intermediate_responses": ListOf(TupleOf((None, ListOf(_PART)))), "invocation_events": ListOf(_INVOCATION_EVENT),
+}, camel=True)
+_APP_DETAILS = Obj({"agent_details": MapOf(Obj({"name": None, "instructions": None, "tool_declarations": None},
+                                                camel=True))}, camel=True)
+_INVOCATION = Obj({
+    "invocation_id": None, "user_content": _CONTENT, "final_response": _CONTENT, "intermediate_data": _INTERMEDIATE_DATA,
+    "creation_timestamp": None, "duration": None, "model_duration": None, "tool_duration": None,
+    "rubrics": ListOf(_RUBRIC), "app_details": _APP_DETAILS,
+}, camel=True)
+_EVAL_CASE = Obj({
+    "eval_id": None, "conversation": ListOf(_INVOCATION),
+    "conversation_scenario": Obj({"starting_prompt": None, "conversation_plan": None, "user_persona": None}, camel=True),
+    "session_input": Obj({"app_name": None, "user_id": None, "session_id": None, "state": None}, camel=True),
+    "creation_timestamp": None, "rubrics": ListOf(_RUBRIC), "final_session_state": None,
+}, camel=True)
+#: ADK's EvalSet. (ADK reads its top level in snake_case only; ``evalCases`` is accepted here too.)
+EVAL_SET_KEYS = Obj({"eval_set_id": None, "name": None, "description": None, "eval_cases": ListOf(_EVAL_CASE),
+                     "creation_timestamp": None}, camel=True)
+
+#: The keys above by the google-adk / google-genai class they come from (tests compare them with
+#: the models of the installed google-adk).
+MODEL_KEYS = {
+    "EvalSet": EVAL_SET_KEYS, "EvalCase": _EVAL_CASE, "Invocation": _INVOCATION, "IntermediateData": _INTERMEDIATE_DATA,
+    "InvocationEvents": _INTERMEDIATE_DATA, "InvocationEvent": _INVOCATION_EVENT,
+    "SessionInput": _EVAL_CASE.fields["session_input"], "ConversationScenario": _EVAL_CASE.fields["conversation_scenario"],
+    "Rubric": _RUBRIC, "RubricContent": _RUBRIC.fields["rubric_content"], "AppDetails": _APP_DETAILS,
+    "AgentDetails": _APP_DETAILS.fields["agent_details"].value, "Content": _CONTENT, "Part": _PART,
+    "FunctionCall": _FUNCTION_CALL, "FunctionResponse": _FUNCTION_RESPONSE,
+}
+
+#: An item of an old test file (AgentEvaluator's ``.test.json``).
+TEST_FILE_ITEM_KEYS = Obj({"query": None, "expected_tool_use": ListOf(TOOL_USE_KEYS),
+                           "expected_intermediate_agent_responses": ListOf(Obj({"author": None, "text": None})),
+                           "reference": None})
+#: An entry of an old eval set.
+OLD_EVAL_SET_ENTRY_KEYS = Obj({"name": None, "data": ListOf(TEST_FILE_ITEM_KEYS),
+                               "initial_session": Obj({"state": None, "app_name": None, "user_id": None})})
 
 
 def _camel(snake: str) -> str:
@@ -44,11 +114,14 @@ def _get(obj: dict, snake: str) -> Any:
 def parse(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
     if isinstance(data, list):
         if data and all(isinstance(item, dict) and "data" in item for item in data):
+            check_keys(data, ListOf(OLD_EVAL_SET_ENTRY_KEYS), "$", log)
             return _parse_legacy_eval_set(data, log, eval_set_id)
+        check_keys(data, ListOf(TEST_FILE_ITEM_KEYS), "$", log)
         return _parse_legacy_test_file(data, log, eval_set_id)
     data = log.object(data, "$", "an ADK eval set object or a list of test queries")
     if data is None:
         return EvalSet(eval_set_id=eval_set_id)
+    check_keys(data, EVAL_SET_KEYS, "$", log)
     set_id = _get(data, "eval_set_id")
     if set_id is not None:
         set_id = log.string(set_id, child("$", _key(data, "eval_set_id")), non_empty=True)
@@ -64,6 +137,7 @@ def parse(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
         case = _parse_case(raw, path, log)
         if case is not None:
             cases.append(case)
+            log.case_paths.append(path)
         id_key = _key(raw, "eval_id") if isinstance(raw, dict) else None
         if id_key and isinstance(raw[id_key], str):
             ids.append((raw[id_key], child(path, id_key)))
@@ -151,13 +225,11 @@ def _parse_invocation(raw: Any, path: str, log: ProblemLog, default_id: str, fir
         log.required(raw, user_key, path)
     final_key = _key(raw, "final_response")
     final = _content(raw[final_key], child(path, final_key), log, "assistant") if final_key and raw[final_key] is not None else None
-    calls: list[ToolCall] = []
+    calls: Optional[list[ToolCall]] = None  # no intermediate_data: tool use is not checked
     responses: list[MessageContent] = []
     data_key = _key(raw, "intermediate_data")
     if data_key and raw[data_key] is not None:
         calls, responses = _intermediate(raw[data_key], child(path, data_key), log)
-    elif isinstance(raw.get("expected_tool_use"), list) and raw["expected_tool_use"]:
-        calls, _ = parse_tool_uses(raw["expected_tool_use"], child(path, "expected_tool_use"), log)
     metadata = {"rubrics": _get(raw, "rubrics")} if _get(raw, "rubrics") else {}
     if len(log.problems) > before or user is None:
         return None
@@ -204,6 +276,7 @@ def _content(value: Any, path: str, log: ProblemLog, role: str, require_text: bo
 
 
 def _intermediate(value: Any, path: str, log: ProblemLog) -> tuple[list[ToolCall], list[MessageContent]]:
+    """The expected calls and intermediate responses; no ``tool_uses`` means none (ADK's default)."""
     value = log.object(value, path)
     if value is None:
         return [], []
@@ -292,6 +365,7 @@ def _attach_result(calls: list[ToolCall], response: dict) -> None:
 def _parse_legacy_test_file(items: list, log: ProblemLog, eval_set_id: str) -> EvalSet:
     invocations = _legacy_invocations(items, "$", log, eval_set_id)
     cases = [EvalCase(eval_id=eval_set_id, conversation=invocations)] if invocations else []
+    log.case_paths.extend("$" for _ in cases)
     if not items:
         log.add("$", "the test file has no queries")
     return EvalSet(eval_set_id=eval_set_id, eval_cases=cases)
@@ -316,8 +390,8 @@ def _parse_legacy_eval_set(items: list, log: ProblemLog, eval_set_id: str) -> Ev
             session_input = SessionInput(config={k: session[k] for k in ("app_name", "user_id") if k in session},
                                          initial_state=session.get("state") or {})
         if len(log.problems) == before and isinstance(name, str):
-            case = EvalCase(eval_id=name, conversation=invocations, session_input=session_input)
-            cases.append(case)
+            cases.append(EvalCase(eval_id=name, conversation=invocations, session_input=session_input))
+            log.case_paths.append(path)
         if isinstance(name, str):
             ids.append((name, child(path, "name")))
     check_unique_ids(ids, log)

@@ -10,6 +10,12 @@ object or a JSON string; ``"IGNORE"`` values are kept and match anything when co
 Per-example ``evaluators`` become criteria (:func:`criteria_from_bigsky`), stored in
 ``EvalSet.metadata["criteria"]``; comparative and summary evaluators compare experiments, not
 sessions, and are kept as given in ``EvalSet.metadata["bigsky"]``.
+
+Keys are strict: the documented ones (:data:`DATASET_KEYS`), OpenAI chat message keys in
+messages. An expected message without ``tool_calls`` → ``expected_tool_trajectory = None`` (not
+checked, as Big Sky's ``chat:matchToolCall`` checks nothing when no call is expected);
+``tool_calls: []`` → ``[]``, the agent must call no tool (stricter than Big Sky, whose
+matchToolCall passes any output then; see docs/golden-formats.md).
 """
 
 from __future__ import annotations
@@ -21,7 +27,23 @@ from ..errors import InputError
 from ..models.evalset import (IGNORE, CriterionConfig, EvalCase, EvalSet, Invocation, MatchType,
                               MessageContent, SessionInput, ToolCall)
 from .common import check_unique_ids, content_text, parse_arguments, raw_id, slug_id
+from .keys import ListOf, Obj, check_keys
 from .problems import ProblemLog, child, type_name
+
+# --- the documented keys (seed bigsky-eval-dataset.md); messages are OpenAI chat messages ---
+_TOOL_CALL = Obj({"id": None, "type": None, "function": Obj({"name": None, "arguments": None})})
+_MESSAGE = Obj({"role": None, "content": None, "name": None, "tool_calls": ListOf(_TOOL_CALL), "tool_call_id": None,
+                "function_call": None, "refusal": None, "audio": None})
+_EVALUATOR = Obj({"key": None, "description": None, "function": None, "arguments": None})
+_EXAMPLE = Obj({
+    "id": None, "description": None,
+    "inputs": Obj({"context": None, "messages": ListOf(_MESSAGE)}),
+    "outputs": Obj({"message": _MESSAGE}),
+})
+#: A Big Sky dataset. ``context``, evaluator ``arguments`` and ``metadata`` are free-form.
+DATASET_KEYS = Obj({"name": None, "description": None, "data": ListOf(_EXAMPLE), "evaluators": ListOf(_EVALUATOR),
+                    "comparativeEvaluators": ListOf(_EVALUATOR), "summaryEvaluators": ListOf(_EVALUATOR),
+                    "metadata": None})
 
 #: Big Sky evaluators otel-eval knows but cannot express as a criterion; kept, not scored.
 KNOWN_UNMAPPED = {
@@ -143,6 +165,7 @@ def parse(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
     data = log.object(data, "$", "a Big Sky dataset object")
     if data is None:
         return EvalSet(eval_set_id=eval_set_id)
+    check_keys(data, DATASET_KEYS, "$", log)
     name = log.string(data.get("name"), "$.name", required=False) or ""
     description = log.string(data.get("description"), "$.description", required=False) or ""
 
@@ -162,6 +185,7 @@ def parse(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
             case = _parse_example(example, path, log, first_call_only)
             if case is not None:
                 cases.append(case)
+                log.case_paths.append(path)
             example_id = raw_id(example) or (case.eval_id if case is not None else None)
             if example_id is not None:
                 ids.append((example_id, child(path, "id")))
@@ -223,7 +247,7 @@ def _parse_example(example: Any, path: str, log: ProblemLog, first_call_only: bo
 
     outputs = log.required(example, "outputs", path)
     outputs_path = child(path, "outputs")
-    calls: list[ToolCall] = []
+    calls: Optional[list[ToolCall]] = None
     response: Optional[MessageContent] = None
     if "outputs" in example and log.object(outputs, outputs_path) is not None:
         message = log.required(outputs, "message", outputs_path)
@@ -288,9 +312,10 @@ def _messages(inputs: dict, path: str, log: ProblemLog) -> tuple[Optional[str], 
     return text, messages[:last_user], messages[last_user + 1:]
 
 
-def _tool_calls(value: Any, path: str, log: ProblemLog) -> list[ToolCall]:
+def _tool_calls(value: Any, path: str, log: ProblemLog) -> Optional[list[ToolCall]]:
+    """``tool_calls`` of the expected message; absent (or null) → None: tool use not checked."""
     if value is None:
-        return []
+        return None
     calls: list[ToolCall] = []
     for j, raw in enumerate(log.array(value, path) or []):
         call_path = child(path, j)

@@ -10,7 +10,11 @@ from pathlib import PurePath
 from typing import Any, Iterable, Optional
 
 from ..models.evalset import ToolCall
+from .keys import Obj
 from .problems import ProblemLog, child, type_name
+
+#: ``{tool_name, tool_input}``: an expected tool use of trajectory-golden and old ADK test files.
+TOOL_USE_KEYS = Obj({"tool_name": None, "tool_input": None})
 
 #: Second suffixes that name a golden format rather than the data set (``weather.trajectory.json``).
 FORMAT_SUFFIXES = (".evalset", ".test", ".trajectory", ".golden", ".bigsky", ".dataset")
@@ -92,14 +96,15 @@ def raw_id(item: Any) -> Optional[str]:
     return str(value)
 
 
-def parse_tool_uses(value: Any, path: str, log: ProblemLog) -> list[ToolCall]:
+def parse_tool_uses(value: Any, path: str, log: ProblemLog) -> Optional[list[ToolCall]]:
     """``expected_tool_use: [{tool_name, tool_input?}]`` (trajectory-golden and old ADK test files).
 
-    A call given without ``tool_input`` names the tool only: it gets ``check_args=False``, so
-    scoring does not hold the agent to empty arguments.
+    ``None`` (the key absent, or null) → ``None``: tool use is not checked. ``[]`` → ``[]``: the
+    agent must call no tool. A call given without ``tool_input`` names the tool only: it gets
+    ``check_args=False``, so scoring does not hold the agent to empty arguments.
     """
     if value is None:
-        return []
+        return None
     uses = log.array(value, path)
     calls: list[ToolCall] = []
     for j, use in enumerate(uses or []):
@@ -130,4 +135,5 @@ def content_text(content: Any) -> Optional[str]:
     return None
 
 
-__all__ = ["eval_set_id_from_source", "slug_id", "parse_arguments", "parse_tool_uses", "check_unique_ids", "content_text", "child"]
+__all__ = ["eval_set_id_from_source", "slug_id", "parse_arguments", "parse_tool_uses", "check_unique_ids", "content_text",
+           "child", "TOOL_USE_KEYS"]

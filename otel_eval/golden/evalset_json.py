@@ -1,8 +1,11 @@
 """otel-eval's own ``.evalset.json`` (the evalset seed's model), with every problem reported.
 
 ``EvalSet.load`` stops at pydantic's first error; here all of them are turned into problems with
-their JSON paths, and the checks pydantic cannot make (unique eval ids, a query to match on) are
-added.
+their JSON paths, and the checks pydantic cannot make (unknown keys, unique eval ids, a query to
+match on) are added. The known keys are the model's own fields.
+
+``expected_tool_trajectory`` absent (or null) → ``None``, tool use not checked; ``[]`` → the agent
+must call no tool.
 """
 
 from __future__ import annotations
@@ -13,16 +16,19 @@ from pydantic import ValidationError
 
 from ..models.evalset import EvalCase, EvalSet
 from .common import check_unique_ids, content_text
+from .keys import check_keys, model_spec
 from .problems import ProblemLog, child
 
 
 def parse(data: Any, log: ProblemLog, default_eval_set_id: str) -> EvalSet:
     """Validate ``data`` as an EvalSet; returns what could be read (possibly empty)."""
+    check_keys(data, model_spec(EvalSet), "$", log)
     try:
         eval_set = EvalSet.model_validate(data)
+        log.case_paths.extend(child("$.eval_cases", i) for i in range(len(eval_set.eval_cases)))
     except ValidationError as exc:
         _log_validation_errors(data, exc, log)
-        eval_set = _salvage(data, default_eval_set_id)
+        eval_set = _salvage(data, default_eval_set_id, log)
     _check_cases(data, log)
     return eval_set
 
@@ -85,15 +91,17 @@ def _error_path(data: Any, loc: tuple, err_type: str) -> str:
     return path
 
 
-def _salvage(data: Any, default_eval_set_id: str) -> EvalSet:
+def _salvage(data: Any, default_eval_set_id: str, log: ProblemLog) -> EvalSet:
     """The valid cases of an invalid file, so validation can still check what it can."""
     if not isinstance(data, dict):
         return EvalSet(eval_set_id=default_eval_set_id)
     cases = []
-    for raw in data.get("eval_cases") or []:
+    raw_cases = data.get("eval_cases")
+    for i, raw in enumerate(raw_cases if isinstance(raw_cases, list) else []):
         case = _try(EvalCase, raw)
         if case is not None:
             cases.append(case)
+            log.case_paths.append(child("$.eval_cases", i))
     eval_set_id = data.get("eval_set_id")
     return EvalSet(eval_set_id=eval_set_id if isinstance(eval_set_id, str) else default_eval_set_id,
                    eval_cases=cases)

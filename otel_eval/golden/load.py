@@ -2,20 +2,23 @@
 
 Every format's parser reports into a :class:`ProblemLog` and never stops early, so
 :func:`validate_golden` lists every problem of a file, and :func:`load_golden` raises
-:class:`InputError` with the first one (file, JSON path, reason).
+:class:`GoldenFileError` with all of them (file, JSON path, reason). Golden files are strict: a
+key the format does not define is a problem (see :mod:`otel_eval.golden.keys`), because an
+expectation under a misspelled key would silently not be checked.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Iterable, Optional, Union
 
 from ..errors import InputError
-from ..models.evalset import EvalSet
+from ..models.evalset import EvalCase, EvalSet
 from . import adk, bigsky, evalset_json, trajectory_golden
 from .common import eval_set_id_from_source
-from .problems import Problem, ProblemLog
+from .keys import closest_key
+from .problems import GoldenFileError, Problem, ProblemLog
 
 FORMATS = ("evalset", "trajectory", "bigsky", "adk")
 
@@ -28,6 +31,8 @@ _PARSERS = {
 
 #: Keys that only trajectory-golden items carry.
 _TRAJECTORY_KEYS = {"expected_trajectory", "expected_table", "expected_tables"}
+#: Top-level keys that decide an object's format, for suggestions when none is found.
+_TOP_LEVEL_KEYS = ("eval_cases", "evalCases", "data", "evaluators", *trajectory_golden.CONTAINER_KEYS)
 #: Keys that only old ADK test-file items carry.
 _ADK_LEGACY_KEYS = {"reference", "expected_intermediate_agent_responses"}
 
@@ -57,9 +62,12 @@ def detect_format(data: Any, source: Optional[str] = None) -> str:
         items, _, _ = trajectory_golden.items_of(data)
         if items is not None:
             return "trajectory"
+        guesses = [f"'{key}' (did you mean '{guess}'?)" for key in data
+                   if (guess := closest_key(str(key), list(_TOP_LEVEL_KEYS))) is not None and guess != key]
         raise UnknownFormat(where, "unrecognised golden format: expected an EvalSet ('eval_cases'), a Big Sky "
                                    "dataset ('data' + 'evaluators'), or a list of test cases ('query', "
-                                   "'expected_tool_use'); found keys " + ", ".join(sorted(map(str, data))[:10]))
+                                   "'expected_tool_use'); found keys " + ", ".join(sorted(map(str, data))[:10])
+                            + ("; " + ", ".join(guesses) if guesses else ""))
     if isinstance(data, list):
         dicts = [x for x in data if isinstance(x, dict)]
         if dicts and all("data" in x and "query" not in x for x in dicts):
@@ -142,45 +150,78 @@ def _parse(data: Any, log: ProblemLog, fmt: Optional[str]) -> Optional[EvalSet]:
     eval_set = _PARSERS[fmt](data, log, eval_set_id_from_source(log.source))
     if fmt != "evalset":
         eval_set.metadata.setdefault("golden_format", fmt)
+    _warn_nothing_to_check(eval_set, log)
     return eval_set
 
 
-def _raise_first(log: ProblemLog) -> None:
-    first = log.problems[0]
-    more = len(log.problems) - 1
-    reason = first.reason
-    if more:
-        reason += f" (and {more} more problem{'s' if more > 1 else ''}; `otel-eval golden validate` lists them all)"
-    raise InputError(first.source, reason, first.location)
+def expects_nothing(case: EvalCase) -> bool:
+    """True when no turn of ``case`` says anything a criterion could compare with.
+
+    An explicitly empty tool trajectory (``[]``: the agent must call no tool) is an expectation;
+    an absent one (``None``) is not.
+    """
+    return not any(
+        inv.expected_tool_trajectory is not None or inv.expected_final_response is not None
+        or inv.expected_tool_selection is not None or inv.expected_sql is not None or inv.expected_tables
+        for inv in case.conversation
+    )
+
+
+def _warn_nothing_to_check(eval_set: EvalSet, log: ProblemLog) -> None:
+    paths = log.case_paths if len(log.case_paths) == len(eval_set.eval_cases) else []
+    for n, case in enumerate(eval_set.eval_cases):
+        if expects_nothing(case):
+            log.warn(paths[n] if paths else "$",
+                     f"case '{case.eval_id}' has nothing to check: no turn gives an expected tool trajectory, "
+                     "response, tool selection, SQL expectation or table, so every criterion that compares a "
+                     "session with it is skipped (an explicitly empty tool list means 'must call no tool')")
 
 
 def load_golden_data(data: Any, source: str = "<data>", fmt: Optional[str] = None) -> EvalSet:
     """Already-parsed JSON in any golden format → EvalSet. ``source`` names it in errors and gives
-    the eval_set_id when the format has none (file stem). Raises :class:`InputError`."""
+    the eval_set_id when the format has none (file stem). Raises :class:`GoldenFileError`."""
     log = ProblemLog(source)
     eval_set = _parse(data, log, fmt)
     if log.problems or eval_set is None:
-        _raise_first(log)
+        raise GoldenFileError(log.problems)
     return eval_set
 
 
 def load_golden(path: PathLike, fmt: Optional[str] = None) -> EvalSet:
-    """A golden file in any supported format → EvalSet; the first problem raises :class:`InputError`."""
+    """A golden file in any supported format → EvalSet; any problem raises :class:`GoldenFileError`
+    (an :class:`InputError` naming the first, with ``problems`` listing all)."""
     log = ProblemLog(str(path))
     data = read_golden_file(path, log)
     if log.problems:
-        _raise_first(log)
+        raise GoldenFileError(log.problems)
     return load_golden_data(data, str(path), fmt)
 
 
-def validate_golden_data(data: Any, source: str = "<data>", fmt: Optional[str] = None) -> list[Problem]:
+def load_golden_files(paths: Iterable[PathLike]) -> list[EvalSet]:
+    """Every file loaded, or one :class:`GoldenFileError` with the problems of all of them, so a
+    command that refuses to start names every mistake at once."""
+    sets: list[EvalSet] = []
+    problems: list[Problem] = []
+    for path in paths:
+        try:
+            sets.append(load_golden(path))
+        except GoldenFileError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise GoldenFileError(problems)
+    return sets
+
+
+def validate_golden_data(data: Any, source: str = "<data>", fmt: Optional[str] = None, *,
+                         warnings: bool = False) -> list[Problem]:
     log = ProblemLog(source)
     _parse(data, log, fmt)
-    return log.problems
+    return log.problems + (log.warnings if warnings else [])
 
 
-def validate_golden(path: PathLike, fmt: Optional[str] = None) -> list[Problem]:
-    """Every problem of a golden file (empty when it loads cleanly)."""
+def validate_golden(path: PathLike, fmt: Optional[str] = None, *, warnings: bool = False) -> list[Problem]:
+    """Every problem of a golden file (empty when it loads cleanly); with ``warnings``, the
+    warnings too (``severity == "warning"``, after the errors)."""
     log = ProblemLog(str(path))
     data = read_golden_file(path, log)
     if log.problems and not isinstance(data, list):
@@ -189,8 +230,8 @@ def validate_golden(path: PathLike, fmt: Optional[str] = None) -> list[Problem]:
     read_errors = {p.location for p in log.problems}
     _parse(data, log, fmt)
     # A JSON-lines line that did not parse is read as null; its item problem would only repeat it.
-    return [p for n, p in enumerate(log.problems)
-            if n < n_read or p.location not in read_errors]
+    errors = [p for n, p in enumerate(log.problems) if n < n_read or p.location not in read_errors]
+    return errors + (log.warnings if warnings else [])
 
 
 def save_evalset(eval_set: EvalSet, path: PathLike) -> Path:

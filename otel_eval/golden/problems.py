@@ -2,14 +2,17 @@
 
 Parsers never stop at the first mistake; they log it with its JSON path, skip the bad part and go
 on, so ``otel-eval golden validate`` can list every problem of a file in one run. Loading raises
-only afterwards, with the first problem (see :func:`otel_eval.golden.load.load_golden`).
+only afterwards, with all of them (:class:`GoldenFileError`, see :func:`otel_eval.golden.load.load_golden`).
+A warning (a case with nothing to check) is shown by ``validate`` but does not stop loading.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
+
+from ..errors import InputError
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -22,9 +25,31 @@ class Problem:
     source: str
     location: str
     reason: str
+    severity: str = "error"
+    """"error": the file cannot be used; "warning": it loads, but probably not as meant."""
 
     def __str__(self) -> str:
-        return f"{self.source}: at {self.location}: {self.reason}"
+        label = "warning: " if self.severity == "warning" else ""
+        return f"{self.source}: at {self.location}: {label}{self.reason}"
+
+
+class GoldenFileError(InputError):
+    """A golden file that cannot be used, with every problem found in it (``problems``).
+
+    As an :class:`InputError` it names the first problem; its reason says how many more there
+    are. Commands print :meth:`lines`, one per problem.
+    """
+
+    def __init__(self, problems: Sequence[Problem]):
+        self.problems = list(problems)
+        first, more = self.problems[0], len(self.problems) - 1
+        reason = first.reason
+        if more:
+            reason += f" (and {more} more problem{'s' if more > 1 else ''}; `otel-eval golden validate` lists them all)"
+        super().__init__(first.source, reason, first.location)
+
+    def lines(self) -> list[str]:
+        return [str(p) for p in self.problems]
 
 
 def child(path: str, key: Union[str, int]) -> str:
@@ -60,9 +85,15 @@ class ProblemLog:
 
     source: str
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    case_paths: list[str] = field(default_factory=list)
+    """The JSON path of each case a parser produced, in the order of ``EvalSet.eval_cases``."""
 
     def add(self, location: str, reason: str) -> None:
         self.problems.append(Problem(self.source, location, reason))
+
+    def warn(self, location: str, reason: str) -> None:
+        self.warnings.append(Problem(self.source, location, reason, severity="warning"))
 
     def __bool__(self) -> bool:
         return bool(self.problems)

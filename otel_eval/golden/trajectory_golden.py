@@ -9,6 +9,8 @@ of items::
 
 Each item becomes one single-turn EvalCase. The trajectory lines become first-class Invocation
 fields (``expected_tool_selection``, ``expected_sql``, ``expected_tables``), never metadata strings.
+``expected_tool_use`` absent → ``expected_tool_trajectory = None`` (not checked); ``[]`` → the agent
+must call no tool. Keys are strict (:data:`ITEM_KEYS`); free-form data goes under ``metadata``.
 """
 
 from __future__ import annotations
@@ -16,15 +18,19 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent
-from .common import check_unique_ids, parse_tool_uses, raw_id, slug_id
+from .common import TOOL_USE_KEYS, check_unique_ids, parse_tool_uses, raw_id, slug_id
+from .keys import ListOf, Obj, Spec, check_keys
 from .problems import ProblemLog, child, type_name
 
 #: Object keys under which a trajectory-golden list may sit.
 CONTAINER_KEYS = ("test_cases", "cases", "golden_dataset", "examples")
 
-#: Keys an item may have beyond the ones mapped; anything else is kept in the case's metadata.
-_MAPPED_KEYS = {"id", "eval_id", "name", "query", "expected_tool_use", "expected_table", "expected_tables",
-                "expected_trajectory", "reference", "expected_response", "tags"}
+#: The keys of one test case; ``metadata`` is free-form and becomes the case's metadata.
+ITEM_KEYS = Obj({
+    "id": None, "eval_id": None, "name": None, "query": None, "expected_tool_use": ListOf(TOOL_USE_KEYS),
+    "expected_table": None, "expected_tables": None, "expected_trajectory": None, "reference": None,
+    "expected_response": None, "tags": None, "metadata": None,
+})
 
 #: Values of ``sql_generation`` lines.
 _YES = {"yes", "true", "y", "1"}
@@ -48,12 +54,22 @@ def items_of(data: Any) -> tuple[Optional[list], str, dict]:
     return None, "$", {}
 
 
+def key_spec(data: Any) -> Spec:
+    """The keys of ``data``: a list of items, or an object holding one (plus name/description/metadata)."""
+    items = ListOf(ITEM_KEYS)
+    if not isinstance(data, dict):
+        return items
+    container = next(key for key in CONTAINER_KEYS if isinstance(data.get(key), list))
+    return Obj({container: items, "name": None, "description": None, "metadata": None})
+
+
 def parse(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
     items, base, container = items_of(data)
     if items is None:
         log.add("$", "expected a JSON array of test cases (or an object with one under "
                      + "/".join(f"'{k}'" for k in CONTAINER_KEYS) + f"), got {type_name(data)}")
         return EvalSet(eval_set_id=eval_set_id)
+    check_keys(data, key_spec(data), "$", log)
     cases: list[EvalCase] = []
     ids: list[tuple[str, str]] = []
     for i, item in enumerate(items):
@@ -61,6 +77,7 @@ def parse(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
         case = _parse_item(item, path, log)
         if case is not None:
             cases.append(case)
+            log.case_paths.append(path)
         if raw_id(item) is not None:
             ids.append((raw_id(item), child(path, "id")))
         elif case is not None:
@@ -68,7 +85,11 @@ def parse(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
     check_unique_ids(ids, log)
     name = container.get("name") if isinstance(container.get("name"), str) else ""
     description = container.get("description") if isinstance(container.get("description"), str) else ""
-    return EvalSet(eval_set_id=eval_set_id, name=name, description=description, eval_cases=cases)
+    metadata = container.get("metadata", {})
+    if log.object(metadata, "$.metadata") is None:
+        metadata = {}
+    return EvalSet(eval_set_id=eval_set_id, name=name, description=description, eval_cases=cases,
+                   metadata=dict(metadata))
 
 
 def _parse_item(item: Any, path: str, log: ProblemLog) -> Optional[EvalCase]:
@@ -95,10 +116,16 @@ def _parse_item(item: Any, path: str, log: ProblemLog) -> Optional[EvalCase]:
             if text:
                 response = MessageContent.assistant(text)
                 break
+    if calls == [] and selection is not None:
+        log.add(child(path, "expected_trajectory"), f"'tool_selection: {selection}' contradicts 'expected_tool_use: []' "
+                                                    "(the agent must call no tool)")
     tags = item.get("tags", [])
     if not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
         log.add(child(path, "tags"), "expected an array of strings")
         tags = []
+    metadata = item.get("metadata", {})
+    if log.object(metadata, child(path, "metadata")) is None:
+        metadata = {}
     if len(log.problems) > before or not isinstance(query, str) or eval_id is None:
         return None
 
@@ -112,8 +139,7 @@ def _parse_item(item: Any, path: str, log: ProblemLog) -> Optional[EvalCase]:
         expected_tables=tables,
     )
     name = item.get("name") if isinstance(item.get("name"), str) else ""
-    extra = {k: v for k, v in item.items() if k not in _MAPPED_KEYS}
-    return EvalCase(eval_id=eval_id, name=name, conversation=[invocation], tags=list(tags), metadata=extra)
+    return EvalCase(eval_id=eval_id, name=name, conversation=[invocation], tags=list(tags), metadata=dict(metadata))
 
 
 def _eval_id(item: dict, path: str, log: ProblemLog, query: Any) -> Optional[str]:

@@ -13,7 +13,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer, model_validator
 
 from ..errors import InputError
 
@@ -112,6 +112,15 @@ class Invocation(BaseModel):
     first_call_only: bool = False
     """Only the first actual tool call is compared (Big Sky's ``chat:matchToolCall``)."""
 
+    @model_serializer(mode="wrap")
+    def _absent_stays_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Written as null, "not checked" would read like a value; a golden file that did not give
+        # the trajectory does not get one when it is saved or converted.
+        data = handler(self)
+        if self.expected_tool_trajectory is None:
+            data.pop("expected_tool_trajectory", None)
+        return data
+
 
 class SessionInput(BaseModel):
     thread_id: Optional[str] = None
@@ -156,6 +165,15 @@ class EvalSet(BaseModel):
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "<evalset>") -> "EvalSet":
+        """``data`` as an EvalSet; an unknown key (every one listed) or an invalid value raises
+        :class:`InputError` naming the JSON path."""
+        from ..golden.keys import check_keys, model_spec
+        from ..golden.problems import GoldenFileError, ProblemLog
+
+        log = ProblemLog(source)
+        check_keys(data, model_spec(cls), "$", log)  # strict: a misspelled key must not silently skip a check
+        if log.problems:
+            raise GoldenFileError(log.problems)
         try:
             return cls.model_validate(data)
         except ValidationError as exc:

@@ -16,6 +16,11 @@ Requests (``op`` picks the tool):
 - ``{"op": "adk_eval_set", "text": str}`` → google-adk's EvalSet model and ``adk eval``'s loaders
    on that file text (see :func:`adk_eval_set`).
 Answers: ``{"score": float, "per_invocation": [float], "status": str}`` or ``{"error": str}``.
+- ``{"op": "adk_sample_eval_set"}`` → an ADK eval set built with google-adk's own models, every field of
+   its eval models set: ``{"plain": <model_dump_json()>, "manager": <as its eval set managers write
+   it: exclude_unset/defaults/none>, "camel": <by_alias=True>}`` (JSON texts).
+- ``{"op": "adk_model_keys"}`` → ``{model name: [field names and their aliases]}`` for every model
+   an ADK eval set file holds, genai's Content/Part/FunctionCall/FunctionResponse included.
 """
 
 from __future__ import annotations
@@ -168,6 +173,87 @@ def main() -> None:
             answer = {"error": f"{type(exc).__name__}: {exc}"}
         sys.stdout.write(json.dumps(answer) + "\n")
         sys.stdout.flush()
+
+
+def _adk_sample_eval_set() -> Any:
+    """Turn 1: tool uses, responses, intermediate responses; turn 2: ``tool_uses=[]`` (no tool);
+    turn 3: no intermediate data (not checked); turn 4: invocation events. Case 2: a scenario."""
+    from google.adk.evaluation.app_details import AgentDetails, AppDetails
+    from google.adk.evaluation.conversation_scenarios import ConversationScenario
+    from google.adk.evaluation.eval_case import (EvalCase, IntermediateData, Invocation, InvocationEvent,
+                                                 InvocationEvents, SessionInput)
+    from google.adk.evaluation.eval_rubrics import Rubric, RubricContent
+    from google.adk.evaluation.eval_set import EvalSet
+    from google.genai import types
+
+    def rubric(n: int) -> Any:
+        return Rubric(rubric_id=f"r{n}", rubric_content=RubricContent(text_property="answers the question"),
+                      description="the answer is on topic", type="FINAL_RESPONSE_QUALITY")
+
+    call = types.FunctionCall(id="fc-1", name="get_weather", args={"city": "Paris"})
+    response = types.FunctionResponse(id="fc-1", name="get_weather", response={"temp": 21})
+    turn1 = Invocation(
+        invocation_id="t1", user_content=_content("user", "Weather in Paris?"),
+        final_response=_content("model", "It is 21 degrees in Paris."),
+        intermediate_data=IntermediateData(tool_uses=[call], tool_responses=[response],
+                                           intermediate_responses=[("helper", [types.Part(text="Looking it up")])]),
+        creation_timestamp=1700000000.5, duration=1.5, model_duration=1.0, tool_duration=0.25, rubrics=[rubric(1)],
+        app_details=AppDetails(agent_details={"weather_agent": AgentDetails(
+            name="weather_agent", instructions="Answer weather questions.", tool_declarations=[])}),
+    )
+    turn2 = Invocation(invocation_id="t2", user_content=_content("user", "Thanks!"),
+                       final_response=_content("model", "You're welcome."),
+                       intermediate_data=IntermediateData(tool_uses=[]))
+    turn3 = Invocation(invocation_id="t3", user_content=_content("user", "Anything else?"),
+                       final_response=_content("model", "No."))
+    turn4 = Invocation(
+        invocation_id="t4", user_content=_content("user", "And in Rome?"),
+        final_response=_content("model", "25 degrees in Rome."),
+        intermediate_data=InvocationEvents(invocation_events=[
+            InvocationEvent(author="weather_agent", model_version="gemini-2.0-flash",
+                            content=types.Content(role="model", parts=[types.Part(function_call=types.FunctionCall(
+                                id="fc-2", name="get_weather", args={"city": "Rome"}))]),
+                            usage_metadata=types.GenerateContentResponseUsageMetadata(prompt_token_count=10)),
+            InvocationEvent(author="weather_agent", content=types.Content(role="user", parts=[types.Part(
+                function_response=types.FunctionResponse(id="fc-2", name="get_weather", response={"temp": 25}))])),
+        ]),
+    )
+    conversation_case = EvalCase(
+        eval_id="weather", conversation=[turn1, turn2, turn3, turn4],
+        session_input=SessionInput(app_name="weather_app", user_id="u1", session_id="s1", state={"units": "C"}),
+        creation_timestamp=1700000000.0, rubrics=[rubric(2)], final_session_state={"units": "C"},
+    )
+    scenario_case = EvalCase(eval_id="simulated", conversation_scenario=ConversationScenario(
+        starting_prompt="I need the weather.", conversation_plan="Ask for Paris, then thank the agent."))
+    return EvalSet(eval_set_id="weather_set", name="Weather", description="built by google-adk",
+                   eval_cases=[conversation_case, scenario_case], creation_timestamp=1700000000.0)
+
+
+def adk_sample_eval_set(request: dict[str, Any]) -> dict[str, Any]:
+    eval_set = _adk_sample_eval_set()
+    return {
+        "plain": eval_set.model_dump_json(indent=2),
+        "manager": eval_set.model_dump_json(indent=2, exclude_unset=True, exclude_defaults=True, exclude_none=True),
+        "camel": eval_set.model_dump_json(indent=2, by_alias=True),
+    }
+
+
+def adk_model_keys(request: dict[str, Any]) -> dict[str, Any]:
+    from google.adk.evaluation import app_details, conversation_scenarios, eval_case, eval_rubrics, eval_set
+    from google.genai import types
+
+    models = [eval_set.EvalSet, eval_case.EvalCase, eval_case.Invocation, eval_case.IntermediateData,
+              eval_case.InvocationEvents, eval_case.InvocationEvent, eval_case.SessionInput,
+              conversation_scenarios.ConversationScenario, eval_rubrics.Rubric, eval_rubrics.RubricContent,
+              app_details.AppDetails, app_details.AgentDetails, types.Content, types.Part, types.FunctionCall,
+              types.FunctionResponse]
+    return {model.__name__: sorted({name for field_name, info in model.model_fields.items()
+                                    for name in (field_name, info.alias) if name})
+            for model in models}
+
+
+OPS["adk_sample_eval_set"] = adk_sample_eval_set
+OPS["adk_model_keys"] = adk_model_keys
 
 
 if __name__ == "__main__":
