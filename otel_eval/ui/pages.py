@@ -182,7 +182,8 @@ def session_page(links: Links, overview: Mapping[str, Any], traces: Sequence[Tra
     match = o.get("match") or {}
     evidence = match.get("evidence") or {}
     facts = [
-        ("result", _verdict_badge(o["verdict"]) + (f' score {_score(o.get("score"))}' if o.get("case_id") else "")),
+        ("result", _verdict_badge(o["verdict"]) + (f' score {_score(o.get("score"))}'
+                                                   if o["verdict"] in ("pass", "fail") else "")),
         ("golden case", esc(o.get("case_id") or "none matched")
          + (f' <span class="muted">({esc(o.get("eval_set_id"))})</span>' if o.get("eval_set_id") else "")),
         ("matched by", esc(o.get("matched_by") or "–")
