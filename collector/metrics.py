@@ -3,6 +3,10 @@
 The receivers run on several threads (gRPC's pool, uvicorn's loop, the executor that waits for
 commits), so every update takes one lock; the numbers are few and the lock is held for nanoseconds.
 
+Sessions matched to a golden case are counted by verdict: ``*_evaluations_total`` counts those
+with a verdict of passed or failed (the pass-rate denominator), ``*_not_evaluated_total`` those
+where every criterion was skipped (nothing checked: neither passed nor failed).
+
 Per golden case and per agent version results (:class:`EvaluationMetrics`) are read from the
 database at scrape time, incrementally (only evaluations stored since the last scrape), because
 the stored row is what carries the agent version. Label cardinality is bounded: the first
@@ -16,6 +20,8 @@ import math
 import threading
 from bisect import bisect_left
 from typing import Any, Mapping, Optional
+
+from otel_eval.models.results import NOT_EVALUATED
 
 #: Ingest latency buckets (seconds): a commit normally takes milliseconds; the tail shows a busy disk.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -37,8 +43,11 @@ _ENGINE_METRICS = (
     ("queue_depth", "otel_eval_queue_depth", "gauge", "Spans waiting to be committed."),
     ("sessions_open", "otel_eval_sessions_open", "gauge", "Sessions receiving spans, not yet ended."),
     ("sessions_scored", "otel_eval_sessions_scored_total", "counter", "Sessions ended and scored."),
-    ("evaluations_total", "otel_eval_evaluations_total", "counter", "Evaluations stored."),
+    ("evaluations_total", "otel_eval_evaluations_total", "counter",
+     "Evaluations of sessions matched to a golden case with a verdict of passed or failed."),
     ("evaluations_passed", "otel_eval_evaluations_passed_total", "counter", "Evaluations that passed."),
+    ("evaluations_not_evaluated", "otel_eval_evaluations_not_evaluated_total", "counter",
+     "Evaluations of matched sessions where nothing was checked (verdict not_evaluated; not in the pass rate)."),
 )
 
 
@@ -84,13 +93,15 @@ class LabelCap:
 
 
 class _Tally:
-    __slots__ = ("evaluations", "passed", "score_sum", "unmatched")
+    __slots__ = ("evaluations", "passed", "score_sum", "unmatched", "not_evaluated")
 
     def __init__(self) -> None:
         self.evaluations = 0
+        """Matched, with a verdict of passed or failed."""
         self.passed = 0
         self.score_sum = 0.0
         self.unmatched = 0
+        self.not_evaluated = 0
 
 
 class EvaluationMetrics:
@@ -126,7 +137,7 @@ class EvaluationMetrics:
                 return
             rows = self._feed.poll()
         for row in rows:
-            self.observe(row.case_id, row.agent_version, row.passed, row.score)
+            self.observe(row.case_id, row.agent_version, row.passed, row.score, row.verdict)
 
     def close(self) -> None:
         with self._feed_lock:
@@ -134,8 +145,10 @@ class EvaluationMetrics:
                 self._feed.close()
                 self._feed = None
 
-    def observe(self, case_id: Optional[str], agent_version: Optional[str], passed: bool, score: float) -> None:
-        """One stored evaluation; ``case_id`` None = the session matched no golden case."""
+    def observe(self, case_id: Optional[str], agent_version: Optional[str], passed: bool, score: float,
+                verdict: Optional[str] = None) -> None:
+        """One stored evaluation; ``case_id`` None = the session matched no golden case.
+        ``verdict`` not_evaluated is counted apart (no pass, no fail, no score)."""
         with self._lock:
             version = self.version_label(agent_version or UNKNOWN_VERSION)
             by_version = self.versions.setdefault(version, _Tally())
@@ -143,6 +156,10 @@ class EvaluationMetrics:
                 by_version.unmatched += 1
                 return
             by_case = self.cases.setdefault(self.case_label(case_id), _Tally())
+            if verdict == NOT_EVALUATED:
+                by_case.not_evaluated += 1
+                by_version.not_evaluated += 1
+                return
             for tally in (by_case, by_version):
                 tally.evaluations += 1
                 tally.passed += int(passed)
@@ -211,7 +228,8 @@ def render_prometheus(metrics: CollectorMetrics, engine_stats: Mapping[str, floa
 
     total = engine_stats.get("evaluations_total", 0) or 0
     passed = engine_stats.get("evaluations_passed", 0) or 0
-    family("otel_eval_pass_rate", "gauge", "Share of evaluations that passed (NaN before the first one).")
+    family("otel_eval_pass_rate", "gauge",
+           "Share of evaluations that passed, not_evaluated ones left out (NaN before the first one).")
     lines.append(f"otel_eval_pass_rate {_number(passed / total if total else math.nan)}")
 
     family("otel_eval_spans_rejected_total", "counter",
@@ -257,21 +275,27 @@ def _render_evaluations(m: EvaluationMetrics) -> list[str]:
 
     for label, tallies, what in (("case", m.cases, "golden case"), ("version", m.versions, "agent version")):
         ordered = sorted(tallies.items())
-        matched = [(k, t) for k, t in ordered if t.evaluations]
+        matched = [(k, t) for k, t in ordered if t.evaluations or t.not_evaluated]
+        evaluated = [(k, t) for k, t in matched if t.evaluations]
         family(f"otel_eval_{label}_evaluations_total", "counter",
-               f"Evaluations of sessions matched to a golden case, by {what}.")
+               f"Evaluations of sessions matched to a golden case with a verdict of passed or failed, by {what}.")
         for key, t in matched:
             lines.append(f"otel_eval_{label}_evaluations_total{{{label}={_label(key)}}} {t.evaluations}")
         family(f"otel_eval_{label}_passed_total", "counter", f"Evaluations that passed, by {what}.")
         for key, t in matched:
             lines.append(f"otel_eval_{label}_passed_total{{{label}={_label(key)}}} {t.passed}")
-        family(f"otel_eval_{label}_pass_rate", "gauge",
-               f"Share of evaluations that passed since the collector started, by {what}.")
+        family(f"otel_eval_{label}_not_evaluated_total", "counter",
+               f"Matched sessions where every criterion was skipped (verdict not_evaluated), by {what}.")
         for key, t in matched:
+            lines.append(f"otel_eval_{label}_not_evaluated_total{{{label}={_label(key)}}} {t.not_evaluated}")
+        family(f"otel_eval_{label}_pass_rate", "gauge",
+               f"Share of evaluations that passed since the collector started (not_evaluated ones left out), "
+               f"by {what}.")
+        for key, t in evaluated:
             lines.append(f"otel_eval_{label}_pass_rate{{{label}={_label(key)}}} {_number(t.passed / t.evaluations)}")
         family(f"otel_eval_{label}_score_mean", "gauge",
                f"Mean evaluation score (0..1) since the collector started, by {what}.")
-        for key, t in matched:
+        for key, t in evaluated:
             lines.append(f"otel_eval_{label}_score_mean{{{label}={_label(key)}}} "
                          f"{_number(round(t.score_sum / t.evaluations, 6))}")
     family("otel_eval_version_unmatched_total", "counter",

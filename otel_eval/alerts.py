@@ -204,7 +204,7 @@ def row_from_result(result: Any, agent_version: Optional[str] = None, now: Optio
                 reasons += [str(v.get("reason")) for v in c.details.get("violations") or [] if isinstance(v, dict)]
     return EvaluationRow(
         id=0, db=db, session_id=result.session_id or "", revision=0, case_id=result.eval_id or None,
-        agent_version=agent_version, passed=result.passed, score=result.score,
+        agent_version=agent_version, passed=result.passed, verdict=result.verdict, score=result.score,
         created_at=iso_utc(time.time() if now is None else now), error=result.error, failing=tuple(failing),
         health=health, health_failed=health_failed, health_reasons=tuple(reasons),
     )
@@ -218,8 +218,8 @@ def rule_values(rule: AlertRule, rows: Iterable[EvaluationRow], now: float) -> d
     for row in rows:
         if not cutoff <= row.created_s <= now:
             continue
-        if rule.metric == PASS_RATE and not row.matched:
-            continue
+        if rule.metric == PASS_RATE and not (row.matched and row.evaluated):
+            continue  # a session where nothing was checked neither passes nor fails
         if rule.metric in HEALTH_METRICS and not row.health:
             continue
         scope: list[tuple[str, str]] = []

@@ -8,7 +8,11 @@ baseline and the candidate version:
 * **improved / regressed** — the pass rate moved; at an equal pass rate, the mean score moved
   by more than ``min_delta``;
 * **unchanged** — neither moved;
-* **only_baseline / only_candidate** — one version has no session of that case.
+* **only_baseline / only_candidate** — one version has no evaluated session of that case (none,
+  or only not_evaluated ones).
+
+A session whose verdict is not_evaluated (every criterion skipped) is counted apart, in
+``not_evaluated``: it is neither a pass nor a failure, so it is in no pass rate or mean score.
 
 Criteria overall are compared over the cases both versions ran, so a change in traffic (a case
 only the candidate saw) is not mistaken for a criterion getting worse.
@@ -27,6 +31,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence, Union
 
 from .errors import InputError
+from .models.results import FAILED, NOT_EVALUATED, PASSED
 
 IMPROVED, REGRESSED, UNCHANGED = "improved", "regressed", "unchanged"
 ONLY_BASELINE, ONLY_CANDIDATE = "only_baseline", "only_candidate"
@@ -46,8 +51,13 @@ class Stat:
     evaluated: int = 0
     passed: int = 0
     score_sum: float = field(default=0.0, repr=False)
+    not_evaluated: int = 0
+    """Sessions where nothing was checked: counted, but in neither the pass rate nor the mean."""
 
-    def add(self, passed: bool, score: Optional[float]) -> None:
+    def add(self, passed: bool, score: Optional[float], verdict: Optional[str] = None) -> None:
+        if verdict == NOT_EVALUATED:
+            self.not_evaluated += 1
+            return
         self.evaluated += 1
         self.passed += int(bool(passed))
         self.score_sum += score or 0.0
@@ -61,8 +71,8 @@ class Stat:
         return round(self.score_sum / self.evaluated, 4) if self.evaluated else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"evaluated": self.evaluated, "passed": self.passed, "pass_rate": self.pass_rate,
-                "mean_score": self.mean_score}
+        return {"evaluated": self.evaluated, "passed": self.passed, "not_evaluated": self.not_evaluated,
+                "pass_rate": self.pass_rate, "mean_score": self.mean_score}
 
 
 @dataclass
@@ -97,6 +107,7 @@ class VersionSummary:
     sessions: int = 0
     matched: int = 0
     passed: int = 0
+    not_evaluated: int = 0
     pass_rate: Optional[float] = None
     mean_score: Optional[float] = None
     mean_latency_ms: Optional[float] = None
@@ -140,6 +151,11 @@ def version_of(row: dict[str, Any]) -> str:
     return row.get("agent_version") or UNKNOWN_VERSION
 
 
+def verdict_of_row(row: dict[str, Any]) -> str:
+    """The row's verdict; rows built without one (older callers) are passed or failed."""
+    return row.get("verdict") or (PASSED if row["passed"] else FAILED)
+
+
 def versions(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
     """Agent versions present, with their session counts."""
     out: dict[str, int] = {}
@@ -171,11 +187,13 @@ def _delta(key: str, pair: dict[str, Stat], min_delta: float, **extra: Any) -> D
 
 def _summary(version: str, rows: list[dict[str, Any]]) -> VersionSummary:
     matched = [r for r in rows if r.get("case_id")]
-    passed = sum(1 for r in matched if r["passed"])
-    out = VersionSummary(version=version, sessions=len(rows), matched=len(matched), passed=passed)
-    if matched:
-        out.pass_rate = round(passed / len(matched), 4)
-        out.mean_score = round(sum(r["score"] or 0.0 for r in matched) / len(matched), 4)
+    evaluated = [r for r in matched if verdict_of_row(r) != NOT_EVALUATED]
+    passed = sum(1 for r in evaluated if verdict_of_row(r) == PASSED)
+    out = VersionSummary(version=version, sessions=len(rows), matched=len(matched), passed=passed,
+                         not_evaluated=len(matched) - len(evaluated))
+    if evaluated:
+        out.pass_rate = round(passed / len(evaluated), 4)
+        out.mean_score = round(sum(r["score"] or 0.0 for r in evaluated) / len(evaluated), 4)
     sums: dict[str, list[float]] = {}
     for row in rows:  # health is measured for every session, matched or not
         for c in row.get("criteria", []):
@@ -209,7 +227,7 @@ def compare_rows(rows: Sequence[dict[str, Any]], baseline: str, candidate: str, 
             if not row.get("case_id"):
                 continue
             key = (row.get("eval_set_id") or "", row["case_id"])
-            cases.setdefault(key, {}).setdefault(role, Stat()).add(row["passed"], row["score"])
+            cases.setdefault(key, {}).setdefault(role, Stat()).add(row["passed"], row["score"], verdict_of_row(row))
             for c in row.get("criteria", []):
                 if not c.get("skipped"):
                     case_criteria.setdefault(key, {}).setdefault(c["criterion"], {}).setdefault(role, Stat()).add(
@@ -290,6 +308,7 @@ def render_comparison(comparison: Comparison, console: Any = None) -> None:
     rows = [
         ("sessions", str(b.sessions), str(c.sessions)),
         ("matched a case", str(b.matched), str(c.matched)),
+        ("not evaluated", str(b.not_evaluated), str(c.not_evaluated)),
         ("pass rate", _num(b.pass_rate, "{:.0%}"), _num(c.pass_rate, "{:.0%}")),
         ("mean score", _num(b.mean_score), _num(c.mean_score)),
         ("mean latency (ms)", _num(b.mean_latency_ms, "{:.1f}"), _num(c.mean_latency_ms, "{:.1f}")),

@@ -139,6 +139,7 @@ class Engine:
         self._stats: dict[str, float] = dict.fromkeys(
             ("spans_received", "spans_stored", "spans_duplicate", "spans_dropped", "logs_stored",
              "sessions_scored", "evaluations_total", "evaluations_passed", "evaluations_matched",
+             "evaluations_not_evaluated",
              "ingest_seconds_sum", "ingest_seconds_count", "score_seconds_sum", "score_seconds_count"), 0.0)
         self._latency_buckets = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
         self._latency_counts = [0] * (len(self._latency_buckets) + 1)
@@ -613,12 +614,15 @@ class Engine:
         result = scored.result
         if scored.matched:
             self._count("evaluations_matched")
-            self._count("evaluations_total")
-            self._count("evaluations_passed", int(result.passed))
+            if result.evaluated:  # not_evaluated ones are counted apart, outside the pass rate
+                self._count("evaluations_total")
+                self._count("evaluations_passed", int(result.passed))
+            else:
+                self._count("evaluations_not_evaluated")
         log.info(
             "session %s scored (revision %d): %s, case %s, score %.2f",
             result.session_id, revision,
-            "passed" if result.passed else "failed" if scored.matched else scored.matched_by,
+            result.verdict if scored.matched else scored.matched_by,
             result.eval_id or "-", result.score,
         )
         for callback in self._callbacks:

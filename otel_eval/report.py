@@ -8,6 +8,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence, Union
 
+from .models.results import FAILED, NOT_EVALUATED, PASSED
+from .store import upgrade_if_older
+
 DbPath = Union[str, Path]
 
 
@@ -17,6 +20,7 @@ def _connect(path: DbPath) -> sqlite3.Connection:
 
         raise InputError(str(path), "database file not found")
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    upgrade_if_older(conn, path)
     conn.row_factory = sqlite3.Row
     return conn
 
@@ -46,7 +50,8 @@ def current_evaluations(db_paths: Sequence[DbPath]) -> list[dict[str, Any]]:
                 rows.append({
                     "db": str(path), "session_id": e["session_id"], "revision": e["revision"],
                     "case_id": e["case_id"], "eval_set_id": e["eval_set_id"], "matched_by": e["matched_by"],
-                    "match_score": e["match_score"], "passed": bool(e["passed"]), "score": e["score"],
+                    "match_score": e["match_score"], "passed": bool(e["passed"]), "verdict": e["verdict"],
+                    "score": e["score"],
                     "agent_version": e["agent_version"], "query": e["query"], "created_at": e["created_at"],
                     "error": e["error"], "user_id": e["user_id"], "end_reason": e["end_reason"],
                     "criteria": criteria.get(e["id"], []),
@@ -56,11 +61,37 @@ def current_evaluations(db_paths: Sequence[DbPath]) -> list[dict[str, Any]]:
     return rows
 
 
+def _rate(passed: int, evaluated: int) -> Optional[float]:
+    return round(passed / evaluated, 4) if evaluated else None
+
+
+def _tally(into: dict[str, Any], row: dict[str, Any]) -> None:
+    """Count one session by verdict; only evaluated (passed or failed) ones carry a score."""
+    into["sessions"] += 1
+    into["passed"] += int(row["verdict"] == PASSED)
+    into["failed"] += int(row["verdict"] == FAILED)
+    into["not_evaluated"] += int(row["verdict"] == NOT_EVALUATED)
+    if row["verdict"] != NOT_EVALUATED:
+        into["score_sum"] += row["score"] or 0.0
+
+
+def _finish(tally: dict[str, Any]) -> dict[str, Any]:
+    """pass_rate and avg_score over the evaluated sessions: not_evaluated ones are in neither."""
+    total = tally.pop("score_sum")
+    evaluated = tally["passed"] + tally["failed"]
+    tally.update(pass_rate=_rate(tally["passed"], evaluated),
+                 avg_score=round(total / evaluated, 4) if evaluated else None)
+    return tally
+
+
 def summarize(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Totals, per-criterion and per-case aggregates over current evaluations."""
+    """Totals, per-criterion and per-case aggregates over current evaluations.
+
+    Sessions matched to a case are passed, failed or not_evaluated (nothing checked); the pass
+    rate is passed / (passed + failed), so not_evaluated sessions are counted apart, not as
+    failures and never as passes. Unmatched sessions are counted apart too."""
     rows = list(rows)
     matched = [r for r in rows if r["case_id"]]
-    passed = sum(1 for r in matched if r["passed"])
     criteria: dict[str, dict[str, Any]] = {}
     for r in matched:
         for c in r["criteria"]:
@@ -78,36 +109,30 @@ def summarize(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
         total = stat.pop("score_sum")
         stat.update(evaluated=n, pass_rate=round(stat["passed"] / n, 4) if n else None,
                     avg_score=round(total / n, 4) if n else None)
+
+    def empty() -> dict[str, Any]:
+        return {"sessions": 0, "passed": 0, "failed": 0, "not_evaluated": 0, "score_sum": 0.0}
+
     cases: dict[str, dict[str, Any]] = {}
-    for r in matched:
-        case = cases.setdefault(r["case_id"], {"case_id": r["case_id"], "eval_set_id": r["eval_set_id"],
-                                               "sessions": 0, "passed": 0, "score_sum": 0.0})
-        case["sessions"] += 1
-        case["passed"] += int(r["passed"])
-        case["score_sum"] += r["score"] or 0.0
-    case_list = []
-    for case in sorted(cases.values(), key=lambda c: c["case_id"]):
-        total = case.pop("score_sum")
-        case.update(pass_rate=round(case["passed"] / case["sessions"], 4), avg_score=round(total / case["sessions"], 4))
-        case_list.append(case)
     versions: dict[str, dict[str, Any]] = {}
+    overall = empty()
     for r in matched:
-        v = versions.setdefault(r["agent_version"] or "unknown", {"sessions": 0, "passed": 0})
-        v["sessions"] += 1
-        v["passed"] += int(r["passed"])
-    for v in versions.values():
-        v["pass_rate"] = round(v["passed"] / v["sessions"], 4)
+        _tally(cases.setdefault(r["case_id"], {"case_id": r["case_id"], "eval_set_id": r["eval_set_id"], **empty()}), r)
+        _tally(versions.setdefault(r["agent_version"] or "unknown", empty()), r)
+        _tally(overall, r)
+    overall = _finish(overall)
     return {
         "sessions": len(rows),
         "matched": len(matched),
         "unmatched": len(rows) - len(matched),
-        "passed": passed,
-        "failed": len(matched) - passed,
-        "pass_rate": round(passed / len(matched), 4) if matched else None,
-        "avg_score": round(sum(r["score"] or 0.0 for r in matched) / len(matched), 4) if matched else None,
+        "passed": overall["passed"],
+        "failed": overall["failed"],
+        "not_evaluated": overall["not_evaluated"],
+        "pass_rate": overall["pass_rate"],
+        "avg_score": overall["avg_score"],
         "criteria": criteria,
-        "cases": case_list,
-        "versions": versions,
+        "cases": [_finish(c) for c in sorted(cases.values(), key=lambda c: c["case_id"])],
+        "versions": {v: _finish(t) for v, t in versions.items()},
     }
 
 
@@ -122,6 +147,26 @@ def session_detail(db_paths: Sequence[DbPath], session_id: str) -> Optional[dict
     return None
 
 
+VERDICT_MARKUP = {PASSED: "[green]PASS[/]", FAILED: "[red]FAIL[/]", NOT_EVALUATED: "[yellow]NOT EVALUATED[/]"}
+
+
+def verdict_markup(row: dict[str, Any]) -> str:
+    """PASS, FAIL or NOT EVALUATED for a matched session; unmatched ones say so."""
+    if not row["case_id"]:
+        return "[yellow]unmatched[/]"
+    return VERDICT_MARKUP[row["verdict"]]
+
+
+def shows_score(row: dict[str, Any]) -> bool:
+    """A session's score means something only when it matched a case and something was checked."""
+    return bool(row["case_id"]) and row["verdict"] != NOT_EVALUATED
+
+
+def _score(value: Optional[float]) -> str:
+    """A score, or ``-`` where there is none (a skipped criterion, a session not evaluated)."""
+    return "-" if value is None else f"{value:.2f}"
+
+
 def render_report(rows: list[dict[str, Any]], console: Any = None, limit: int = 50) -> None:
     """Summary, per-case table and the latest sessions, for a terminal."""
     from rich.console import Console
@@ -133,6 +178,7 @@ def render_report(rows: list[dict[str, Any]], console: Any = None, limit: int = 
     console.print(
         f"[bold]{summary['sessions']}[/] sessions, {summary['matched']} matched a golden case, "
         f"[green]{summary['passed']} passed[/], [red]{summary['failed']} failed[/], "
+        f"[yellow]{summary['not_evaluated']} not evaluated[/], "
         f"{summary['unmatched']} unmatched; pass rate [bold]{rate}[/]"
     )
     # Narrow terminals get the columns that decide what to look at next; wide ones get all.
@@ -149,17 +195,14 @@ def render_report(rows: list[dict[str, Any]], console: Any = None, limit: int = 
     sessions.add_column("score", no_wrap=True)
     sessions.add_column("failing criteria", overflow="fold")
     for r in rows[-limit:]:
-        if r["case_id"]:
-            verdict = "[green]PASS[/]" if r["passed"] else "[red]FAIL[/]"
-        else:
-            verdict = "[yellow]unmatched[/]"
         cells = [r["session_id"]]
         if wide:
             cells.append(r["query"] or "-")
         cells.append(r["case_id"] or "-")
         if wide:
             cells += [r["matched_by"] or "-", r["agent_version"] or "-"]
-        cells += [verdict, f"{r['score']:.2f}" if r["case_id"] else "-", ", ".join(failing_criteria(r)) or "-"]
+        cells += [verdict_markup(r), _score(r["score"] if shows_score(r) else None),
+                  ", ".join(failing_criteria(r)) or "-"]
         sessions.add_row(*cells)
     console.print(sessions)
     if summary["criteria"]:
@@ -179,8 +222,7 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
     from rich.table import Table
 
     console = console or Console()
-    verdict = ("[green]PASS[/]" if row["passed"] else "[red]FAIL[/]") if row["case_id"] else "[yellow]unmatched[/]"
-    console.print(f"[bold]session {row['session_id']}[/] (revision {row['revision']}): {verdict}")
+    console.print(f"[bold]session {row['session_id']}[/] (revision {row['revision']}): {verdict_markup(row)}")
     console.print(f"query: {row['query']!r}")
     console.print(f"case: {row['case_id'] or '-'} ({row['matched_by']}, score {row['match_score']:.1f})")
     shown: list[Any] = []
@@ -188,7 +230,8 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
         state = "skipped" if c["skipped"] else ("[green]pass[/]" if c["passed"] else "[red]fail[/]")
         reason = c["details"].get("reason") or c["error"] or ""
         measure = measure_label(c["details"])
-        console.print(f"  {c['criterion']}: {state} score={c['score']:.2f} threshold={c['threshold']}"
+        score = _score(None if c["skipped"] else c["score"])
+        console.print(f"  {c['criterion']}: {state} score={score} threshold={c['threshold']}"
                       + (f" measure={measure}" if measure else "") + (f" {reason}" if reason else ""))
         if not is_trajectory_criterion(c):
             continue

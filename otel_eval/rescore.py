@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from .errors import InputError
 from .models.evalset import EvalConfig, EvalSet
+from .models.results import FAILED, NOT_EVALUATED, PASSED
 from .store import SCORED, Store
 
 PathLike = Union[str, Path]
@@ -34,13 +35,15 @@ PathLike = Union[str, Path]
 ProgressCallback = Callable[[int, int], Any]
 
 PASS, FAIL, NONE = "pass", "fail", "none"
+#: Stored verdict → the word a change shows (not_evaluated: matched, but nothing was checked).
+_WORDS = {PASSED: PASS, FAILED: FAIL, NOT_EVALUATED: NOT_EVALUATED}
 
 
 @dataclass(frozen=True)
 class RescoreChange:
     """One rescored session: its latest verdict before and the new one.
 
-    ``verdict`` is ``pass`` / ``fail`` for a session matched to a case, else how matching ended
+    ``verdict`` is ``pass`` / ``fail`` / ``not_evaluated`` for a session matched to a case, else how matching ended
     (``unmatched`` / ``ambiguous``); ``none`` when the session had no evaluation before."""
 
     session_id: str
@@ -68,10 +71,11 @@ class RescoreChange:
         return {**asdict(self), "changed": self.changed, "verdict_changed": self.verdict_changed}
 
 
-def verdict(case_id: Optional[str], passed: Any, matched_by: Optional[str]) -> str:
+def verdict(case_id: Optional[str], stored: str, matched_by: Optional[str]) -> str:
+    """``stored``: the evaluation's verdict (passed, failed, not_evaluated)."""
     if not case_id:
         return matched_by or "unmatched"
-    return PASS if passed else FAIL
+    return _WORDS[stored]
 
 
 def parse_since(value: Union[str, datetime, None]) -> Optional[int]:
@@ -159,7 +163,7 @@ def _targets(store: Store, since_ns: Optional[int], sessions: Optional[Sequence[
 
 def _latest(store: Store, session_id: str) -> Optional[tuple]:
     return store.conn.execute(
-        "SELECT revision, case_id, passed, score, matched_by FROM evaluations"
+        "SELECT revision, case_id, verdict, score, matched_by FROM evaluations"
         " WHERE session_id = ? ORDER BY revision DESC LIMIT 1", (session_id,)).fetchone()
 
 
@@ -236,7 +240,7 @@ def _rescore_one(store: Store, session_id: str, spans: list, index: Any, config:
         before_case=before[1] if before else None,
         after_case=result.eval_id or None,
         before_verdict=verdict(before[1], before[2], before[4]) if before else NONE,
-        after_verdict=verdict(result.eval_id, result.passed, outcome.match.method),
+        after_verdict=verdict(result.eval_id, result.verdict, outcome.match.method),
         before_score=before[3] if before else None,
         after_score=result.score,
         matched_by=outcome.match.method,

@@ -8,12 +8,15 @@ Rules (docs/metrics.md has every formula):
 * A criterion that does not apply (nothing expected, no judge endpoint) is *skipped* with a reason
   and never fails the case. A criterion that fails to run (bad regex, judge timeout, unknown
   criterion name) has ``error`` set and fails the case: configuration mistakes must be loud.
-* A case passes when every enabled, non-skipped criterion passes.
+* The verdict (ADK's rule, :func:`otel_eval.models.results.verdict_of`): ``failed`` when a
+  criterion that ran failed or errored; else ``passed`` when at least one check ran; else
+  ``not_evaluated`` — every criterion skipped, nothing checked, so no PASS. ``health`` without
+  limits only measures and is no check (ADK's INFORMATIONAL).
   ``EvalCaseResult.score`` = mean score of the non-skipped criteria other than ``health``.
 * ``health`` is reported for every session (unless disabled) and fails only on a configured limit.
-* With no golden case (``case=None``) only ``health`` runs; the result has ``eval_id=""`` and
-  ``passed=False``, since nothing was checked against a reference. :func:`build_report` leaves
-  such results out unless asked.
+* With no golden case (``case=None``) only ``health`` runs; the result has ``eval_id=""`` and, by
+  the same rule, is not_evaluated unless health limits are configured. :func:`build_report`
+  leaves such results out unless asked.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from .metrics.response import adk_rouge1, contains, exact_match, regex_match, ro
 from .metrics.sql import sql_and_tables, table_matches
 from .metrics.trajectory import adk_match, align
 from .models.evalset import CriterionConfig, EvalCase, EvalConfig, Invocation
-from .models.results import CriterionResult, CriterionStats, EvalCaseResult, EvalReport, EvalSummary
+from .models.results import (FAILED, NOT_EVALUATED, PASSED, CriterionResult, CriterionStats, EvalCaseResult,
+                             EvalReport, EvalSummary, verdict_of)
 from .trajectory import ActualCall, Trajectory, Turn
 
 HEALTH = "health"
@@ -430,11 +434,12 @@ def score_session(trajectory: Trajectory, case: Optional[EvalCase], config: Eval
     ran = [r for r in results if not r.skipped]
     scored = [r for r in ran if r.criterion not in health_cfgs]
     score = sum(r.score for r in scored) / len(scored) if scored else 0.0
-    passed = case is not None and all(r.passed for r in ran)
+    verdict = verdict_of(results)
     return EvalCaseResult(
         eval_id=case.eval_id if case is not None else "",
         name=case.name if case is not None else None,
-        passed=passed,
+        passed=verdict == PASSED,
+        verdict=verdict,
         criterion_results=results,
         duration_seconds=round(time.perf_counter() - started, 6),
         session_id=trajectory.session_id,
@@ -486,11 +491,14 @@ def build_report(
 ) -> EvalReport:
     """Summary over the results: pass rate, mean case score and per-criterion stats.
 
-    Unmatched sessions (``eval_id == ""``) are left out unless ``include_unmatched``: they were
-    not checked against a reference, so they would only drag the pass rate down."""
+    not_evaluated results are counted apart: neither passed nor failed, out of the pass rate's
+    denominator and of the mean score. Unmatched sessions (``eval_id == ""``) are left out unless
+    ``include_unmatched``: they were not checked against a reference."""
     kept = [r for r in results if include_unmatched or r.eval_id]
     total = len(kept)
-    passed = sum(1 for r in kept if r.passed)
+    passed = sum(1 for r in kept if r.verdict == PASSED)
+    failed = sum(1 for r in kept if r.verdict == FAILED)
+    evaluated = [r for r in kept if r.verdict != NOT_EVALUATED]
     stats: dict[str, CriterionStats] = {}
     sums: dict[str, float] = {}
     for result in kept:
@@ -508,9 +516,10 @@ def build_report(
     summary = EvalSummary(
         total_cases=total,
         passed_cases=passed,
-        failed_cases=total - passed,
-        pass_rate=round(passed / total, 6) if total else 0.0,
-        avg_score=round(sum(r.score for r in kept) / total, 6) if total else 0.0,
+        failed_cases=failed,
+        not_evaluated_cases=total - passed - failed,
+        pass_rate=round(passed / (passed + failed), 6) if passed + failed else 0.0,
+        avg_score=round(sum(r.score for r in evaluated) / len(evaluated), 6) if evaluated else 0.0,
         criterion_stats=stats,
     )
     return EvalReport(

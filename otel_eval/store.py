@@ -13,6 +13,7 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager
+from itertools import groupby
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional, Sequence, Union
@@ -20,10 +21,10 @@ from typing import Any, Iterable, Iterator, Optional, Sequence, Union
 import sqlite_utils
 
 from .models.agent_data import AgentData
-from .models.results import EvalCaseResult
+from .models.results import CriterionResult, EvalCaseResult, verdict_of
 from .spans import LogEvent, SpanRecord, from_json, to_json
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 AGENT_DATA_FIELDS = list(AgentData.model_fields)
 _JSON_FIELDS = {"expected_tool_call", "tools_available", "tool_calls", "parameters_passed", "tool_call_results",
                 "retrieval_query", "retrieved_context"}
@@ -103,7 +104,11 @@ class Store:
         if version == SCHEMA_VERSION:
             return
         with self.transaction():
-            self._create_v1()
+            if version < 1:
+                self._create_v1()
+            if version < 2:
+                self._migrate_v2()
+            self._create_views()
             self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def _create_v1(self) -> None:
@@ -164,6 +169,34 @@ class Store:
             pk="id", foreign_keys=[("evaluation_id", "evaluations", "id")], if_not_exists=True,
         )
         db["criterion_results"].create_index(["evaluation_id"], if_not_exists=True)
+
+    def _migrate_v2(self) -> None:
+        """The verdict column (passed | failed | not_evaluated). Stored evaluations get the verdict
+        their stored criteria give under the current rule, so a session whose every criterion was
+        skipped, once stored as passed, becomes not_evaluated; ``passed`` follows the verdict.
+        Skipped criteria and not-evaluated sessions lose their placeholder 0.0 score (NULL)."""
+        self.conn.execute("ALTER TABLE evaluations ADD COLUMN verdict TEXT")
+        rows = self.conn.execute(
+            "SELECT e.id, e.error, c.passed, c.skipped, c.error, c.details FROM evaluations e"
+            " LEFT JOIN criterion_results c ON c.evaluation_id = e.id ORDER BY e.id, c.id")
+        updates = []
+        for evaluation_id, group in groupby(rows, key=lambda r: r[0]):
+            members = list(group)
+            criteria = [CriterionResult(criterion="", score=0.0, threshold=0.0, passed=bool(passed),
+                                        skipped=bool(skipped), error=error, details=_health_details(details))
+                        for _, _, passed, skipped, error, details in members if skipped is not None]
+            verdict = "failed" if members[0][1] else verdict_of(criteria)
+            updates.append((verdict, int(verdict == "passed"), evaluation_id))
+        self.conn.executemany("UPDATE evaluations SET verdict = ?, passed = ? WHERE id = ?", updates)
+        self.conn.execute("UPDATE evaluations SET score = NULL WHERE verdict = 'not_evaluated'")
+        self.conn.execute("UPDATE criterion_results SET score = NULL WHERE skipped = 1")
+        self.db["evaluations"].create_index(["verdict"], if_not_exists=True)
+
+    def _create_views(self) -> None:
+        """The views at this schema version, replacing older definitions."""
+        db = self.db
+        for view in ("trajectory_evaluations", "daily_pass_rate"):
+            self.conn.execute(f"DROP VIEW IF EXISTS {view}")
         db.create_view(
             "trajectory_evaluations",
             """
@@ -178,23 +211,24 @@ class Store:
                    (SELECT c.passed FROM criterion_results c
                      WHERE c.evaluation_id = e.id AND c.criterion = 'sql_generation' AND c.skipped = 0)
                      AS sql_generation_correct,
-                   e.created_at AS evaluation_timestamp, e.config_hash AS evaluator_config
+                   e.created_at AS evaluation_timestamp, e.config_hash AS evaluator_config, e.verdict
               FROM evaluations e
              WHERE e.superseded = 0 AND e.case_id IS NOT NULL
             """,
-            ignore=True,
         )
+        # not_evaluated sessions are counted apart, outside the pass rate and the mean score.
         db.create_view(
             "daily_pass_rate",
             """
             SELECT substr(created_at, 1, 10) AS day, case_id, agent_version,
-                   COUNT(*) AS evaluations, SUM(passed) AS passed,
-                   ROUND(1.0 * SUM(passed) / COUNT(*), 4) AS pass_rate, ROUND(AVG(score), 4) AS avg_score
+                   COUNT(*) AS evaluations, SUM(verdict = 'passed') AS passed, SUM(verdict = 'failed') AS failed,
+                   SUM(verdict = 'not_evaluated') AS not_evaluated,
+                   ROUND(1.0 * SUM(verdict = 'passed') / NULLIF(SUM(verdict != 'not_evaluated'), 0), 4) AS pass_rate,
+                   ROUND(AVG(score), 4) AS avg_score
               FROM evaluations
              WHERE superseded = 0 AND case_id IS NOT NULL
              GROUP BY day, case_id, agent_version
             """,
-            ignore=True,
         )
 
     @contextmanager
@@ -374,20 +408,22 @@ class Store:
             conn.execute("UPDATE evaluations SET superseded = 1 WHERE session_id = ?", (session_id,))
             cur = conn.execute(
                 "INSERT INTO evaluations (session_id, revision, case_id, eval_set_id, matched_by, match_score, passed,"
-                " score, created_at, superseded, config_hash, agent_version, query, expected_tool, actual_tool,"
-                " expected_table, actual_table, sql_generated, error, details)"
-                " VALUES (?,?,?,?,?,?,?,?,?,0,?,?,?,?,?,?,?,?,?,?)",
+                " verdict, score, created_at, superseded, config_hash, agent_version, query, expected_tool,"
+                " actual_tool, expected_table, actual_table, sql_generated, error, details)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?,?,?,?,?,?)",
                 (session_id, revision, result.eval_id or None, eval_set_id, matched_by, match_score,
-                 int(result.passed), result.score, _now_iso(), config_hash, agent_version, query,
+                 int(result.passed), result.verdict, result.score if result.evaluated else None, _now_iso(),
+                 config_hash, agent_version, query,
                  columns.get("expected_tool"), columns.get("actual_tool"), columns.get("expected_table"),
                  columns.get("actual_table"), columns.get("sql_generated"), result.error, _json(details)),
             )
             evaluation_id = cur.lastrowid
+            # A skipped criterion has no score: NULL, never a 0.0 that reads as a failure.
             conn.executemany(
                 "INSERT INTO criterion_results (evaluation_id, criterion, score, passed, threshold, skipped, error,"
                 " details) VALUES (?,?,?,?,?,?,?,?)",
-                [(evaluation_id, c.criterion, c.score, int(c.passed), c.threshold, int(c.skipped), c.error,
-                  _json(c.details)) for c in result.criterion_results],
+                [(evaluation_id, c.criterion, None if c.skipped else c.score, int(c.passed), c.threshold,
+                  int(c.skipped), c.error, _json(c.details)) for c in result.criterion_results],
             )
             sets = ", ".join(f"{k} = ?" for k in session_fields)
             conn.execute(
@@ -453,6 +489,31 @@ class Store:
             out[f"sessions_{status}"] = self.conn.execute(
                 "SELECT COUNT(*) FROM sessions WHERE status = ?", (status,)).fetchone()[0]
         return out
+
+
+def upgrade_if_older(conn: sqlite3.Connection, path: Union[str, Path]) -> None:
+    """Readers open the file read-only; a file an older otel-eval wrote (schema version below
+    :data:`SCHEMA_VERSION`) is migrated first, with one writable open. Version 0 (no schema yet:
+    the collector has not started) is left for the collector to create."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if not 0 < version < SCHEMA_VERSION:
+        return
+    try:
+        Store(path).close()
+    except sqlite3.Error as exc:
+        from .errors import InputError
+
+        raise InputError(str(path), f"database schema version {version} is older than this otel-eval's "
+                                    f"({SCHEMA_VERSION}) and migrating it failed: {exc}") from None
+
+
+def _health_details(details: Optional[str]) -> dict[str, Any]:
+    """What :func:`verdict_of` needs of a stored criterion's details: only a health report's
+    shape matters, so other details are not parsed."""
+    if not details or '"violations"' not in details:
+        return {}
+    parsed = json.loads(details)
+    return parsed if isinstance(parsed, dict) else {}
 
 
 def _now_iso() -> str:

@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
 from .errors import InputError
+from .models.results import FAILED, NOT_EVALUATED, PASSED
+from .store import upgrade_if_older
 
 DbPath = Union[str, Path]
 
@@ -90,15 +92,24 @@ class EvaluationRow:
     """Numeric health metrics (:data:`HEALTH_KEYS`); empty when the health criterion did not run."""
     health_failed: bool = False
     health_reasons: tuple[str, ...] = ()
+    verdict: str = ""
+    """passed, failed or not_evaluated; derived from ``passed`` when not given."""
     created_s: float = field(init=False, default=0.0)
     """``created_at`` as epoch seconds, parsed once (windows compare it on every refresh)."""
 
     def __post_init__(self) -> None:
         self.created_s = parse_iso(self.created_at)
+        if not self.verdict:
+            self.verdict = PASSED if self.passed else FAILED
 
     @property
     def matched(self) -> bool:
         return bool(self.case_id)
+
+    @property
+    def evaluated(self) -> bool:
+        """Something was checked (passed or failed): only these count in pass rates and mean scores."""
+        return self.verdict != NOT_EVALUATED
 
     @property
     def unhealthy_reasons(self) -> list[str]:
@@ -119,6 +130,7 @@ def _connect_ro(path: str) -> Optional[sqlite3.Connection]:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0, check_same_thread=False,
                            isolation_level=None)
     conn.execute("PRAGMA busy_timeout=5000")
+    upgrade_if_older(conn, path)
     return conn
 
 
@@ -213,7 +225,7 @@ class EvaluationFeed:
             try:
                 rows = conn.execute(
                     "SELECT id, session_id, revision, case_id, agent_version, passed, score, created_at, query,"
-                    " matched_by, error, superseded FROM evaluations WHERE id > ? ORDER BY id",
+                    " matched_by, error, superseded, verdict FROM evaluations WHERE id > ? ORDER BY id",
                     (self.last_id,),
                 ).fetchall()
                 criteria = conn.execute(
@@ -235,7 +247,7 @@ class EvaluationFeed:
             by_id[r[0]] = EvaluationRow(
                 id=r[0], db=self.path, session_id=r[1], revision=r[2], case_id=r[3] or None, agent_version=r[4],
                 passed=bool(r[5]), score=float(r[6] or 0.0), created_at=r[7], query=r[8], matched_by=r[9],
-                error=r[10], superseded=bool(r[11]),
+                error=r[10], superseded=bool(r[11]), verdict=r[12],
             )
         for evaluation_id, criterion, passed, skipped, error, details in criteria:
             row = by_id.get(evaluation_id)
@@ -372,28 +384,39 @@ def _rate(passed: int, total: int) -> Optional[float]:
 
 
 def summarize_window(rows: Sequence[EvaluationRow], limit: int = LIST_LIMIT) -> dict[str, Any]:
-    """The aggregates of the view, from current evaluations (oldest first). Pure."""
+    """The aggregates of the view, from current evaluations (oldest first). Pure.
+
+    Matched sessions are passed, failed or not_evaluated; pass rates and mean scores are over the
+    evaluated (passed + failed) ones, so a session where nothing was checked is counted apart."""
     matched = [r for r in rows if r.matched]
-    passed = sum(1 for r in matched if r.passed)
+    evaluated = [r for r in matched if r.evaluated]
+    passed = sum(1 for r in matched if r.verdict == PASSED)
     unhealthy = [r for r in rows if r.unhealthy_reasons]
 
     def groups(key: str, field_name: str) -> list[dict[str, Any]]:
         stats: dict[str, dict[str, Any]] = {}
         for r in matched:
             name = getattr(r, field_name) or "unknown"
-            s = stats.setdefault(name, {key: name, "sessions": 0, "passed": 0, "score_sum": 0.0})
+            s = stats.setdefault(name, {key: name, "sessions": 0, "passed": 0, "not_evaluated": 0,
+                                        "score_sum": 0.0})
             s["sessions"] += 1
-            s["passed"] += int(r.passed)
-            s["score_sum"] += r.score
+            s["passed"] += int(r.verdict == PASSED)
+            if r.evaluated:
+                s["score_sum"] += r.score
+            else:
+                s["not_evaluated"] += 1
         out = []
         for s in stats.values():
             total = s.pop("score_sum")
-            s["pass_rate"] = _rate(s["passed"], s["sessions"])
-            s["avg_score"] = round(total / s["sessions"], 4)
+            checked = s["sessions"] - s["not_evaluated"]
+            s["pass_rate"] = _rate(s["passed"], checked)
+            s["avg_score"] = round(total / checked, 4) if checked else None
             out.append(s)
         return out
 
-    cases = sorted(groups("case_id", "case_id"), key=lambda c: (c["pass_rate"], c["case_id"]))
+    # Worst first; a case never evaluated (no pass rate) after every case that has one.
+    cases = sorted(groups("case_id", "case_id"),
+                   key=lambda c: (c["pass_rate"] is None, c["pass_rate"] or 0.0, c["case_id"]))
     versions = sorted(groups("agent_version", "agent_version"), key=lambda v: v["agent_version"])
     newest = list(reversed(rows))
     return {
@@ -401,19 +424,20 @@ def summarize_window(rows: Sequence[EvaluationRow], limit: int = LIST_LIMIT) -> 
             "sessions": len(rows),
             "matched": len(matched),
             "passed": passed,
-            "failed": len(matched) - passed,
+            "failed": len(evaluated) - passed,
+            "not_evaluated": len(matched) - len(evaluated),
             "unmatched": len(rows) - len(matched),
             "unhealthy": len(unhealthy),
-            "pass_rate": _rate(passed, len(matched)),
-            "avg_score": round(sum(r.score for r in matched) / len(matched), 4) if matched else None,
+            "pass_rate": _rate(passed, len(evaluated)),
+            "avg_score": round(sum(r.score for r in evaluated) / len(evaluated), 4) if evaluated else None,
         },
         "cases": cases,
         "versions": versions,
         "latest": [
             {"session_id": r.session_id, "created_at": r.created_at, "case_id": r.case_id,
              "agent_version": r.agent_version,
-             "verdict": ("pass" if r.passed else "fail") if r.matched else "unmatched",
-             "score": r.score if r.matched else None, "failing": list(r.failing)}
+             "verdict": _VERDICT_WORDS[r.verdict] if r.matched else "unmatched",
+             "score": r.score if r.matched and r.evaluated else None, "failing": list(r.failing)}
             for r in newest[:limit]
         ],
         "unmatched": [
@@ -426,6 +450,10 @@ def summarize_window(rows: Sequence[EvaluationRow], limit: int = LIST_LIMIT) -> 
             for r in reversed(unhealthy)
         ][:limit],
     }
+
+
+#: Stored verdict → the word of the ``latest`` list (pass and fail as before; the new one as is).
+_VERDICT_WORDS = {PASSED: "pass", FAILED: "fail", NOT_EVALUATED: "not_evaluated"}
 
 
 def snapshot(db_paths: Sequence[DbPath], window_s: float, now: Optional[float] = None) -> dict[str, Any]:
@@ -472,6 +500,8 @@ def render(snap: dict[str, Any]) -> Any:
     header.append(f"{totals['passed']} passed", style="green")
     header.append(", ")
     header.append(f"{totals['failed']} failed", style="red")
+    header.append(", ")
+    header.append(f"{totals['not_evaluated']} not evaluated", style="yellow")
     header.append(f", {totals['unmatched']} unmatched, {totals['unhealthy']} unhealthy; pass rate ")
     header.append(_pct(totals["pass_rate"]), style=f"bold {_rate_style(totals['pass_rate'])}")
     avg = "-" if totals["avg_score"] is None else f"{totals['avg_score']:.2f}"
@@ -488,11 +518,12 @@ def render(snap: dict[str, Any]) -> Any:
     def grouped(title: str, key: str, rows: list[dict[str, Any]]) -> Table:
         table = Table(title=title, title_justify="left", expand=False)
         table.add_column(key, no_wrap=True, overflow="ellipsis", max_width=40)
-        for col in ("sessions", "passed", "pass rate", "mean score"):
+        for col in ("sessions", "passed", "not evaluated", "pass rate", "mean score"):
             table.add_column(col, justify="right")
         for r in rows:
-            table.add_row(r[key], str(r["sessions"]), str(r["passed"]),
-                          Text(_pct(r["pass_rate"]), style=_rate_style(r["pass_rate"])), f"{r['avg_score']:.2f}")
+            table.add_row(r[key], str(r["sessions"]), str(r["passed"]), str(r["not_evaluated"]),
+                          Text(_pct(r["pass_rate"]), style=_rate_style(r["pass_rate"])),
+                          "-" if r["avg_score"] is None else f"{r['avg_score']:.2f}")
         return table
 
     if snap["cases"]:
@@ -504,10 +535,10 @@ def render(snap: dict[str, Any]) -> Any:
         for col in ("time", "session", "case", "version", "result", "score", "failing criteria"):
             latest.add_column(col, no_wrap=col != "failing criteria", overflow="ellipsis",
                               max_width=36 if col in ("session", "case") else None)
-        styles = {"pass": "green", "fail": "red", "unmatched": "yellow"}
+        styles = {"pass": "green", "fail": "red", "not_evaluated": "yellow", "unmatched": "yellow"}
         for r in snap["latest"]:
             latest.add_row(r["created_at"][11:19], r["session_id"], r["case_id"] or "-", r["agent_version"] or "-",
-                           Text(r["verdict"].upper(), style=styles[r["verdict"]]),
+                           Text(r["verdict"].replace("_", " ").upper(), style=styles[r["verdict"]]),
                            "-" if r["score"] is None else f"{r['score']:.2f}", ", ".join(r["failing"]) or "-")
         parts.append(latest)
     if snap["unmatched"]:

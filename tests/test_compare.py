@@ -142,7 +142,7 @@ def test_cli_json_shape_and_exit_code_on_regression(dbs, capsys):
     tokyo = next(c for c in data["cases"] if c["key"] == "weather_tokyo")
     assert {k: tokyo[k] for k in ("eval_set_id", "status", "pass_rate_delta", "score_delta")} == {
         "eval_set_id": "weather_agent", "status": "regressed", "pass_rate_delta": -1.0, "score_delta": -0.6875}
-    assert tokyo["baseline"] == {"evaluated": 1, "passed": 1, "pass_rate": 1.0, "mean_score": 1.0}
+    assert tokyo["baseline"] == {"evaluated": 1, "passed": 1, "not_evaluated": 0, "pass_rate": 1.0, "mean_score": 1.0}
     assert data["summary"]["candidate"]["pass_rate"] == 0.25
     assert compare_main(_args(argv + ["--fail-on-regression"])) == 1
     capsys.readouterr()

@@ -70,7 +70,7 @@ def test_sidecar_mode_scores_every_session_once_through_both_exporters(tmp_path)
     assert f"6/6 sessions judged as expected. Database: {db}" in text
     assert f"sidecar: all sessions judged as expected; database: {db}" in text
     # The report is the project's report, read from the collector's file.
-    assert "6 sessions, 5 matched a golden case, 3 passed, 2 failed, 1 unmatched; pass rate 60%" in text
+    assert "6 sessions, 5 matched a golden case, 3 passed, 2 failed, 0 not evaluated, 1 unmatched; pass rate 60%" in text
 
 
 def test_a_session_judged_otherwise_than_expected_makes_the_exit_status_1(tmp_path):

@@ -123,6 +123,7 @@ def test_one_record_per_criterion_with_semconv_attributes_over_grpc(grpc_sink):
                       "gen_ai.evaluation.score.label": "pass",
                       "gen_ai.evaluation.explanation": "score 1 >= threshold 0.8",
                       "otel_eval.criterion.threshold": 0.8, "otel_eval.case.passed": False,
+                      "otel_eval.case.verdict": "failed",
                       "otel_eval.case.score": 0.5, "session.id": "s-x", "gen_ai.conversation.id": "s-x",
                       "otel_eval.case_id": "weather_tokyo"}
     assert (got[1]["gen_ai.evaluation.score.label"], got[1]["gen_ai.evaluation.explanation"]) == (

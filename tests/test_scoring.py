@@ -199,7 +199,8 @@ def test_disabled_criteria_are_not_reported():
     cfg = EvalConfig(criteria={"trajectory_match": CriterionConfig(enabled=False),
                                "health": CriterionConfig(enabled=False)})
     result = score_session(Trajectory("s"), WEATHER, cfg)
-    assert result.criterion_results == [] and result.passed and result.score == 0.0
+    assert result.criterion_results == [] and result.score == 0.0
+    assert result.verdict == "not_evaluated" and not result.passed  # nothing checked is no PASS
 
 
 def test_health_limit_fails_the_case_but_not_the_score():

@@ -26,7 +26,7 @@ def test_schema_wal_and_version(tmp_path):
     assert view_cols == ["evaluation_id", "session_id", "test_query", "expected_tool", "actual_tool",
                          "expected_table", "actual_table", "sql_generated", "tool_selection_correct",
                          "table_usage_correct", "sql_generation_correct", "evaluation_timestamp",
-                         "evaluator_config"]
+                         "evaluator_config", "verdict"]
     agent_cols = {r[1] for r in conn.execute("PRAGMA table_info(agent_data)")}
     assert set(AgentData.model_fields) | {"session_id", "level", "trace_id", "span_id"} <= agent_cols
 

@@ -98,8 +98,8 @@ def test_sessions_page_lists_every_session_with_its_verdict(dashboard):
     # The failing session names the criterion that failed, the result tabs count each result.
     fail_row = re.search(r'data-session="ui-fail">.*?</tr>', page.text).group(0)
     assert "trajectory_match" in fail_row and "weather_tokyo" in fail_row and "2.0.0" in fail_row
-    tabs = dict(re.findall(r'data-result="(\w+)" href="[^"]*">\w+ <span class="count">(\d+)</span>', page.text))
-    assert tabs == {"all": "4", "passed": "1", "failed": "1", "unmatched": "2", "pending": "0"}
+    tabs = dict(re.findall(r'data-result="(\w+)" href="[^"]*">[\w ]+ <span class="count">(\d+)</span>', page.text))
+    assert tabs == {"all": "4", "passed": "1", "failed": "1", "not_evaluated": "0", "unmatched": "2", "pending": "0"}
     # /ui without the slash is the same page; nothing refers to another host.
     assert client.get("/ui").status_code == 200
     assert not re.search(r'(src|href)="(https?:)?//', page.text)
@@ -129,8 +129,8 @@ def test_bad_filter_is_a_400_naming_the_parameter(dashboard):
     _, client = dashboard
     api = client.get("/ui/api/sessions", params={"result": "great"})
     assert api.status_code == 400
-    assert api.json() == {"error": "query string (result): result must be one of passed, failed, unmatched, "
-                                   "pending, got 'great'"}
+    assert api.json() == {"error": "query string (result): result must be one of passed, failed, not_evaluated, "
+                                   "unmatched, pending, got 'great'"}
     page = client.get("/ui/", params={"page_size": "0"})
     assert page.status_code == 400
     assert "page_size must be a whole number from 1 to 500, got &#x27;0&#x27;" in page.text

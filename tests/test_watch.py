@@ -85,16 +85,21 @@ def weather_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_snapshot_of_an_engine_database_has_exact_window_aggregates(weather_db: Path):
     snap = snapshot([weather_db], window_s=3600, now=T0)
-    assert snap["totals"] == {"sessions": 5, "matched": 4, "passed": 2, "failed": 2, "unmatched": 1,
-                              "unhealthy": 1, "pass_rate": 0.5, "avg_score": 0.7656}
+    assert snap["totals"] == {"sessions": 5, "matched": 4, "passed": 2, "failed": 2, "not_evaluated": 0,
+                              "unmatched": 1, "unhealthy": 1, "pass_rate": 0.5, "avg_score": 0.7656}
     assert snap["cases"] == [
-        {"case_id": "weather_tokyo", "sessions": 1, "passed": 0, "pass_rate": 0.0, "avg_score": 0.3125},
-        {"case_id": "top_users_by_revenue", "sessions": 2, "passed": 1, "pass_rate": 0.5, "avg_score": 0.875},
-        {"case_id": "berlin_typo_retry", "sessions": 1, "passed": 1, "pass_rate": 1.0, "avg_score": 1.0},
+        {"case_id": "weather_tokyo", "sessions": 1, "passed": 0, "not_evaluated": 0, "pass_rate": 0.0,
+         "avg_score": 0.3125},
+        {"case_id": "top_users_by_revenue", "sessions": 2, "passed": 1, "not_evaluated": 0, "pass_rate": 0.5,
+         "avg_score": 0.875},
+        {"case_id": "berlin_typo_retry", "sessions": 1, "passed": 1, "not_evaluated": 0, "pass_rate": 1.0,
+         "avg_score": 1.0},
     ]
     assert snap["versions"] == [
-        {"agent_version": "1.0.0", "sessions": 2, "passed": 2, "pass_rate": 1.0, "avg_score": 1.0},
-        {"agent_version": "2.0.0", "sessions": 2, "passed": 0, "pass_rate": 0.0, "avg_score": 0.5312},
+        {"agent_version": "1.0.0", "sessions": 2, "passed": 2, "not_evaluated": 0, "pass_rate": 1.0,
+         "avg_score": 1.0},
+        {"agent_version": "2.0.0", "sessions": 2, "passed": 0, "not_evaluated": 0, "pass_rate": 0.0,
+         "avg_score": 0.5312},
     ]
     assert [(r["session_id"], r["verdict"], r["score"], r["failing"]) for r in snap["latest"]] == [
         ("s6", "fail", 0.75, ["table_usage"]),
@@ -118,7 +123,8 @@ def test_snapshot_of_an_engine_database_has_exact_window_aggregates(weather_db: 
 def test_a_wider_window_takes_in_the_older_session_and_a_later_clock_drops_old_ones(weather_db: Path):
     wide = snapshot([weather_db], window_s=3 * 3600, now=T0)
     assert wide["totals"]["sessions"] == 6
-    assert wide["cases"][0] == {"case_id": "top_users_by_revenue", "sessions": 2, "passed": 1, "pass_rate": 0.5,
+    assert wide["cases"][0] == {"case_id": "top_users_by_revenue", "sessions": 2, "passed": 1, "not_evaluated": 0,
+                                "pass_rate": 0.5,
                                 "avg_score": 0.875}
     assert {c["case_id"]: c["pass_rate"] for c in wide["cases"]}["weather_tokyo"] == 0.5
     # 150 s later with a 5 minute window: s4 (T0-180) has slid out, s5 (T0-120) and s6 (T0-60) remain.
@@ -133,7 +139,8 @@ def test_two_databases_are_summed(weather_db: Path, tmp_path: Path):
     set_times(other, {"x1": T0 - 10}, received_ns=int((T0 - 5) * 1e9))
     snap = snapshot([weather_db, other], window_s=3600, now=T0)
     assert snap["totals"]["sessions"] == 6
-    assert snap["cases"][0] == {"case_id": "weather_tokyo", "sessions": 2, "passed": 0, "pass_rate": 0.0,
+    assert snap["cases"][0] == {"case_id": "weather_tokyo", "sessions": 2, "passed": 0, "not_evaluated": 0,
+                                "pass_rate": 0.0,
                                 "avg_score": 0.3125}
     assert snap["latest"][0]["session_id"] == "x1"
     assert snap["ingest"]["spans"] == 12 + 4
@@ -218,7 +225,7 @@ def test_watch_once_prints_one_frame(tmp_path: Path):
     console = Console(record=True, width=140)
     assert watch_main(_args("--db", str(db), "--once", "--window", "30"), console=console) == 0
     text = console.export_text()
-    assert "3 sessions: 0 passed, 2 failed, 1 unmatched, 0 unhealthy; pass rate 0%" in text
+    assert "3 sessions: 0 passed, 2 failed, 0 not evaluated, 1 unmatched, 0 unhealthy; pass rate 0%" in text
     assert "last 30 min" in text
     row = next(line for line in text.splitlines() if "│ s5 " in line)
     assert "FAIL" in row and "0.31" in row and "trajectory_match, response_match" in row

@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
 from ..errors import InputError
+from ..store import upgrade_if_older
 from ..trajectory import Trajectory
 
 FORMATS = ("vertex", "evalset", "adk", "bigsky")
-RESULTS = ("passed", "failed", "unmatched", "unscored")
+RESULTS = ("passed", "failed", "not_evaluated", "unmatched", "unscored")
 DbPath = Union[str, Path]
 
 
@@ -38,7 +39,8 @@ class SessionSelection:
     since_ns: Optional[int] = None
     """Only sessions whose first span started at or after this time."""
     results: list[str] = field(default_factory=list)
-    """Outcome of the current evaluation: passed, failed, unmatched (no golden case), unscored."""
+    """Outcome of the current evaluation: passed, failed, not_evaluated (matched, nothing checked),
+    unmatched (no golden case), unscored."""
     versions: list[str] = field(default_factory=list)
     include_open: bool = False
     """Open sessions are still receiving spans; left out unless asked for."""
@@ -51,6 +53,8 @@ class LoadedSession:
     trajectory: Trajectory
     intermediate: dict[str, list[str]]
     created_ns: Optional[int]
+    result: str = "unscored"
+    """The current evaluation's outcome, one of :data:`RESULTS`."""
 
 
 def parse_since(text: str) -> int:
@@ -78,6 +82,7 @@ def _connect(path: DbPath) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise InputError(str(path), f"not an otel-eval database ({exc})") from None
+    upgrade_if_older(conn, path)
     return conn
 
 
@@ -89,7 +94,7 @@ def select_sessions(db: DbPath, selection: SessionSelection) -> list[str]:
     conn = _connect(db)
     try:
         rows = conn.execute(
-            "SELECT s.session_id, s.status, s.agent_version, e.case_id, e.passed, e.agent_version,"
+            "SELECT s.session_id, s.status, s.agent_version, e.case_id, e.verdict, e.agent_version,"
             " (SELECT MIN(start_ns) FROM spans p WHERE p.session_id = s.session_id) AS started"
             " FROM sessions s LEFT JOIN evaluations e ON e.session_id = s.session_id AND e.superseded = 0"
             " ORDER BY started, s.session_id"
@@ -102,7 +107,7 @@ def select_sessions(db: DbPath, selection: SessionSelection) -> list[str]:
         raise InputError(str(db), f"no session {missing[0]!r} in this database", "--session")
     wanted = set(selection.session_ids)
     chosen: list[str] = []
-    for session_id, status, version, case_id, passed, eval_version, started in rows:
+    for session_id, status, version, case_id, verdict, eval_version, started in rows:
         if wanted and session_id not in wanted:
             continue
         if status == "open" and not selection.include_open and not wanted:
@@ -111,18 +116,19 @@ def select_sessions(db: DbPath, selection: SessionSelection) -> list[str]:
             continue
         if selection.versions and (version or eval_version) not in selection.versions:
             continue
-        if selection.results and _outcome(case_id, passed) not in selection.results:
+        if selection.results and _outcome(case_id, verdict) not in selection.results:
             continue
         chosen.append(session_id)
     return chosen
 
 
-def _outcome(case_id: Optional[str], passed: Optional[int]) -> str:
-    if passed is None:
+def _outcome(case_id: Optional[str], verdict: Optional[str]) -> str:
+    """The stored verdict (passed, failed, not_evaluated) of a matched session, else unmatched or unscored."""
+    if verdict is None:
         return "unscored"
     if not case_id:
         return "unmatched"
-    return "passed" if passed else "failed"
+    return verdict
 
 
 def load_sessions(db: DbPath, session_ids: Sequence[str], max_value_chars: int = 65536) -> list[LoadedSession]:
@@ -138,6 +144,9 @@ def load_sessions(db: DbPath, session_ids: Sequence[str], max_value_chars: int =
     try:
         out = []
         for session_id in session_ids:
+            evaluation = store.conn.execute(
+                "SELECT case_id, verdict FROM evaluations WHERE session_id = ? AND superseded = 0",
+                (session_id,)).fetchone()
             spans = store.session_spans(session_id)
             mapped = map_spans(spans, max_value_chars)
             apply_logs(mapped, store.session_log_events(session_id))
@@ -145,6 +154,7 @@ def load_sessions(db: DbPath, session_ids: Sequence[str], max_value_chars: int =
                 db=str(db), session_id=session_id, trajectory=build_trajectory(session_id, mapped),
                 intermediate=intermediate_texts(mapped),
                 created_ns=min((s.start_ns for s in spans), default=None),
+                result=_outcome(*evaluation) if evaluation else "unscored",
             ))
         return out
     finally:
@@ -184,7 +194,7 @@ def export_sessions(fmt: str, dbs: Sequence[DbPath], selection: SessionSelection
         from .vertex import vertex_record
 
         for s in sessions:
-            record = vertex_record(s.trajectory, s.intermediate, s.created_ns)
+            record = vertex_record(s.trajectory, s.intermediate, s.created_ns, verdict=s.result)
             out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
         exported, records = [s.session_id for s in sessions], len(sessions)
     elif fmt in ("evalset", "adk"):
@@ -195,7 +205,8 @@ def export_sessions(fmt: str, dbs: Sequence[DbPath], selection: SessionSelection
 
             check_eval_set_id(eval_set_id)
         promotion = promote_sessions(trajectories, eval_set_id=eval_set_id, name=name,
-                                     metadata={"exported_at": _now_iso(), "dbs": [str(d) for d in dbs]})
+                                     metadata={"exported_at": _now_iso(), "dbs": [str(d) for d in dbs]},
+                                     verdicts={s.session_id: s.result for s in sessions})
         if fmt == "evalset":
             out.write(promotion.eval_set.model_dump_json(indent=2) + "\n")
         else:
@@ -239,8 +250,8 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--since", metavar="TIME", help="only sessions that started at/after TIME "
                         "(ISO-8601 date or date-time, UTC unless given; or Unix seconds)")
     parser.add_argument("--result", action="append", default=[], choices=RESULTS,
-                        help="only sessions whose current evaluation passed / failed / matched no case "
-                             "(unmatched) / has none yet (unscored); repeatable")
+                        help="only sessions whose current evaluation passed / failed / checked nothing "
+                             "(not_evaluated) / matched no case (unmatched) / has none yet (unscored); repeatable")
     parser.add_argument("--version", action="append", default=[], metavar="V",
                         help="only sessions of this agent version (repeatable)")
     parser.add_argument("--include-open", action="store_true", help="also export sessions still receiving spans")

@@ -14,7 +14,7 @@ Pure functions: :mod:`otel_eval.export` loads the sessions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from ..golden.matcher import normalize_query
 from ..metrics.sql import sql_and_tables
@@ -76,8 +76,11 @@ def session_case(trajectory: Trajectory, eval_id: Optional[str] = None,
 
 
 def promote_sessions(trajectories: Sequence[Trajectory], eval_set_id: str = "promoted", name: str = "",
-                     description: str = "", metadata: Optional[dict[str, Any]] = None) -> Promotion:
-    """Sessions → an EvalSet. A session that cannot become a usable case is skipped with a reason:
+                     description: str = "", metadata: Optional[dict[str, Any]] = None,
+                     verdicts: Optional[Mapping[str, str]] = None) -> Promotion:
+    """Sessions → an EvalSet. ``verdicts`` (session id → evaluation outcome) go into each case's
+    ``metadata.verdict``, so a promoted case says how its session was judged.
+    A session that cannot become a usable case is skipped with a reason:
     no user message (nothing to match on), or the same first message as a case already taken
     (the matcher would find both and call it ambiguous; the earliest session wins)."""
     cases: list[EvalCase] = []
@@ -99,7 +102,8 @@ def promote_sessions(trajectories: Sequence[Trajectory], eval_set_id: str = "pro
             eval_id, suffix = f"{trajectory.session_id}-{suffix}", suffix + 1
         ids.add(eval_id)
         taken[query] = eval_id
-        cases.append(session_case(trajectory, eval_id))
+        verdict = (verdicts or {}).get(trajectory.session_id)
+        cases.append(session_case(trajectory, eval_id, {"verdict": verdict} if verdict is not None else None))
     eval_set = EvalSet(
         eval_set_id=eval_set_id,
         name=name or eval_set_id,

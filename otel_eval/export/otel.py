@@ -79,8 +79,10 @@ def evaluation_attributes(result: EvalCaseResult, criterion: CriterionResult,
         "gen_ai.evaluation.explanation": _explanation(criterion),
         "otel_eval.criterion.threshold": float(criterion.threshold),
         "otel_eval.case.passed": bool(result.passed),
-        "otel_eval.case.score": float(result.score),
+        "otel_eval.case.verdict": result.verdict,
     }
+    if result.evaluated:  # a session where nothing was checked has no score (not 0)
+        attributes["otel_eval.case.score"] = float(result.score)
     if not criterion.skipped and not criterion.error:
         attributes["gen_ai.evaluation.score.value"] = float(criterion.score)
     if criterion.error:

@@ -91,8 +91,11 @@ def vertex_record(
     intermediate: Optional[Mapping[str, Sequence[str]]] = None,
     created_ns: Optional[int] = None,
     title: Optional[str] = None,
+    verdict: Optional[str] = None,
 ) -> dict[str, Any]:
-    """The seed's record for one session. ``intermediate``: :func:`intermediate_texts` of its spans."""
+    """The seed's record for one session. ``intermediate``: :func:`intermediate_texts` of its spans;
+    ``verdict``: the session's evaluation outcome (passed, failed, not_evaluated, unmatched,
+    unscored), kept in ``metadata.verdict`` when given."""
     intermediate = intermediate or {}
     messages: list[_Message] = []
     anchored: list[tuple[ActualCall, Optional[int]]] = []
@@ -165,5 +168,6 @@ def vertex_record(
             "agent_version": trajectory.agent_version,
             "user_id": trajectory.user_id,
             "service_name": trajectory.service_name,
+            **({"verdict": verdict} if verdict is not None else {}),
         },
     }

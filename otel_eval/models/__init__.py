@@ -16,11 +16,22 @@ from .evalset import (
     TrajectoryStep,
 )
 from .evalset import ToolCall as ExpectedToolCall
-from .results import CriterionResult, CriterionStats, EvalCaseResult, EvalReport, EvalSummary
+from .results import (
+    FAILED,
+    NOT_EVALUATED,
+    PASSED,
+    CriterionResult,
+    CriterionStats,
+    EvalCaseResult,
+    EvalReport,
+    EvalSummary,
+    verdict_of,
+)
 
 __all__ = [
     "AgentData", "ToolCall", "ToolResult", "ToolSchema",
     "IGNORE", "CriterionConfig", "EvalCase", "EvalConfig", "EvalSet", "Invocation", "MatchType",
     "MessageContent", "Rubric", "SessionInput", "StepType", "TrajectoryStep", "ExpectedToolCall",
     "CriterionResult", "CriterionStats", "EvalCaseResult", "EvalReport", "EvalSummary",
+    "PASSED", "FAILED", "NOT_EVALUATED", "verdict_of",
 ]

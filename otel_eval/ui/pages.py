@@ -16,11 +16,12 @@ from urllib.parse import quote, urlencode
 
 from ..report import is_trajectory_criterion, measure_label, trajectory_rows
 from .chart import pass_rate_series, render_chart
-from .queries import RESULT_FILTERS, SessionFilter, TraceTree
+from .queries import RESULT_FILTERS, VERDICT_WORDS, SessionFilter, TraceTree
 
 #: Longest value shown inline; longer ones are cut with a note of how much was left out.
 MAX_SHOWN_CHARS = 4000
-VERDICT_LABELS = {"pass": "PASS", "fail": "FAIL", "unmatched": "unmatched", "pending": "pending"}
+VERDICT_LABELS = {"pass": "PASS", "fail": "FAIL", "not_evaluated": "NOT EVALUATED", "unmatched": "unmatched",
+                  "pending": "pending"}
 #: Trajectory row kinds (from otel_eval.report.trajectory_rows) → symbol and words for the mark column.
 TRAJECTORY_MARKS = {
     "match": ("✓", "matched"),
@@ -108,7 +109,7 @@ def sessions_page(links: Links, f: SessionFilter, rows: list[dict[str, Any]], to
     """The dashboard: result tabs with counts, filters, the sessions table and a chart per case."""
     tabs = []
     for name in ("", *RESULT_FILTERS):
-        label = "all" if not name else name
+        label = "all" if not name else name.replace("_", " ")
         count = counts.get(name or "all", 0)
         current = ' aria-current="page" class="tab current"' if name == f.result else ' class="tab"'
         href = links.home(f.query_params(result=name, page=""))
@@ -181,7 +182,8 @@ def session_page(links: Links, overview: Mapping[str, Any], traces: Sequence[Tra
     match = o.get("match") or {}
     evidence = match.get("evidence") or {}
     facts = [
-        ("result", _verdict_badge(o["verdict"]) + (f' score {_score(o.get("score"))}' if o.get("case_id") else "")),
+        ("result", _verdict_badge(o["verdict"]) + (f' score {_score(o.get("score"))}'
+                                                   if o["verdict"] in ("pass", "fail") else "")),
         ("golden case", esc(o.get("case_id") or "none matched")
          + (f' <span class="muted">({esc(o.get("eval_set_id"))})</span>' if o.get("eval_set_id") else "")),
         ("matched by", esc(o.get("matched_by") or "–")
@@ -321,13 +323,19 @@ def _responses_section(criteria: Sequence[Mapping[str, Any]]) -> str:
 def _revisions_section(revisions: Sequence[Mapping[str, Any]]) -> str:
     rows = "".join(
         f'<tr{" class=superseded" if r["superseded"] else ""}><td>{esc(r["revision"])}</td><td>{esc(r["created_at"])}</td>'
-        f'<td>{esc(r["case_id"] or "–")}</td><td>{"pass" if r["passed"] else "fail"}</td>'
+        f'<td>{esc(r["case_id"] or "–")}</td><td>{esc(_revision_verdict(r))}</td>'
         f'<td class="num">{_score(r["score"])}</td></tr>'
         for r in revisions
     )
     return ('<section><h2>Revisions</h2><p class="muted">a span that arrived after scoring re-opened the session; '
             'earlier results are kept</p><table><thead><tr><th>revision</th><th>scored at</th><th>case</th>'
             f'<th>result</th><th>score</th></tr></thead><tbody>{rows}</tbody></table></section>')
+
+
+def _revision_verdict(r: Mapping[str, Any]) -> str:
+    if not r["case_id"]:
+        return "unmatched"
+    return VERDICT_LABELS.get(VERDICT_WORDS.get(r["verdict"], ""), r["verdict"]).lower()
 
 
 def _ms(ns: int) -> str:

@@ -16,13 +16,15 @@ from typing import Any, Mapping, Optional, Sequence, Union
 from ..errors import InputError
 from ..report import failing_criteria
 from ..spans import SpanRecord, from_json
+from ..store import upgrade_if_older
 
 DbPath = Union[str, Path]
 
 #: Result filter values and the SQL condition each stands for (on the current evaluation ``e``).
 RESULT_FILTERS: dict[str, str] = {
-    "passed": "e.case_id IS NOT NULL AND e.passed = 1",
-    "failed": "e.case_id IS NOT NULL AND e.passed = 0",
+    "passed": "e.case_id IS NOT NULL AND e.verdict = 'passed'",
+    "failed": "e.case_id IS NOT NULL AND e.verdict = 'failed'",
+    "not_evaluated": "e.case_id IS NOT NULL AND e.verdict = 'not_evaluated'",
     "unmatched": "e.id IS NOT NULL AND e.case_id IS NULL",
     "pending": "e.id IS NULL",
 }
@@ -33,6 +35,7 @@ def connect_read_only(db: DbPath) -> sqlite3.Connection:
     if not Path(db).exists():
         raise InputError(str(db), "database file not found")
     conn = sqlite3.connect(f"file:{Path(db).resolve()}?mode=ro", uri=True, timeout=5.0)
+    upgrade_if_older(conn, db)
     conn.row_factory = sqlite3.Row
     return conn
 
@@ -82,7 +85,7 @@ _SESSION_COLUMNS = """
     s.first_received_ns, s.last_received_ns, COALESCE(e.query, s.query) AS query,
     COALESCE(e.agent_version, s.agent_version) AS agent_version,
     e.id AS evaluation_id, e.case_id, e.eval_set_id, e.matched_by, e.match_score, e.passed, e.score,
-    e.created_at, e.error
+    e.verdict AS stored_verdict, e.created_at, e.error
 """
 _SESSION_FROM = " FROM sessions s LEFT JOIN evaluations e ON e.session_id = s.session_id AND e.superseded = 0"
 
@@ -105,13 +108,17 @@ def _where(f: SessionFilter, with_result: bool = True) -> tuple[str, list[Any]]:
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
+#: Stored verdict → the word the pages show.
+VERDICT_WORDS = {"passed": "pass", "failed": "fail", "not_evaluated": "not_evaluated"}
+
+
 def verdict(row: Mapping[str, Any]) -> str:
-    """pass / fail / unmatched / pending, the one word a person scans for."""
+    """pass / fail / not_evaluated / unmatched / pending, the one word a person scans for."""
     if row.get("evaluation_id") is None:
         return "pending"
     if not row.get("case_id"):
         return "unmatched"
-    return "pass" if row.get("passed") else "fail"
+    return VERDICT_WORDS[row["stored_verdict"]]
 
 
 def list_sessions(conn: sqlite3.Connection, f: SessionFilter) -> tuple[list[dict[str, Any]], int]:
@@ -203,7 +210,7 @@ def session_overview(conn: sqlite3.Connection, session_id: str) -> Optional[dict
         out["match"] = details.get("match") or {} if isinstance(details, dict) else {}
     out["failing_criteria"] = failing_criteria(out)
     out["revisions"] = [dict(r) for r in conn.execute(
-        "SELECT revision, case_id, passed, score, created_at, superseded FROM evaluations"
+        "SELECT revision, case_id, passed, verdict, score, created_at, superseded FROM evaluations"
         " WHERE session_id = ? ORDER BY revision DESC", (session_id,))]
     return out
 
@@ -291,9 +298,10 @@ def session_agent_data(conn: sqlite3.Connection, session_id: str) -> dict[tuple[
 
 
 def pass_rate_points(conn: sqlite3.Connection, case_id: Optional[str] = None) -> dict[str, list[tuple[str, str, bool]]]:
-    """Per case: ``(created_at, agent_version, passed)`` of every current evaluation, oldest first."""
+    """Per case: ``(created_at, agent_version, passed)`` of every current evaluation that checked
+    something, oldest first (a not_evaluated session is no point of a pass rate)."""
     sql = ("SELECT case_id, created_at, COALESCE(agent_version, 'unknown'), passed FROM evaluations"
-           " WHERE superseded = 0 AND case_id IS NOT NULL")
+           " WHERE superseded = 0 AND case_id IS NOT NULL AND verdict != 'not_evaluated'")
     params: list[Any] = []
     if case_id:
         sql += " AND case_id = ?"

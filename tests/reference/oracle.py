@@ -93,9 +93,6 @@ def rouge1(request: dict[str, Any]) -> dict[str, Any]:
     return {"score": score.fmeasure, "precision": score.precision, "recall": score.recall}
 
 
-OPS = {"adk_trajectory": adk_trajectory, "adk_response_match": adk_response_match, "rouge1": rouge1}
-
-
 def adk_eval_set(request: dict[str, Any]) -> dict[str, Any]:
     """``{"op": "adk_eval_set", "text": str}`` → what google-adk makes of an eval set file:
     ``model_errors`` from ``EvalSet.model_validate_json`` (``[{loc, msg, type}]``), ``loader_errors``
@@ -159,7 +156,25 @@ def adk_eval_set(request: dict[str, Any]) -> dict[str, Any]:
     return {"model_errors": model_errors, "loader_errors": loader_errors, "cases": cases}
 
 
-OPS["adk_eval_set"] = adk_eval_set
+def adk_final_status(request: dict[str, Any]) -> dict[str, Any]:
+    """``{"op": "adk_final_status", "statuses": ["PASSED"|"FAILED"|"NOT_EVALUATED"|"INFORMATIONAL", ...]}``
+    → the case status google-adk's LocalEvalService gives a case whose metrics ended so."""
+    import ast
+    import importlib.util
+
+    from google.adk.evaluation.eval_metrics import EvalMetricResult, EvalStatus
+
+    # local_eval_service imports optional Vertex dependencies the reference environment lacks,
+    # so the method's own source is compiled from the installed file and run as it is.
+    path = importlib.util.find_spec("google.adk.evaluation").submodule_search_locations[0] + "/local_eval_service.py"
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    service = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "LocalEvalService")
+    method = next(n for n in service.body if isinstance(n, ast.FunctionDef) and n.name == "_generate_final_eval_status")
+    namespace: dict[str, Any] = {"EvalStatus": EvalStatus, "EvalMetricResult": EvalMetricResult}
+    exec(compile(ast.Module(body=[method], type_ignores=[]), path, "exec"), namespace)
+    results = [EvalMetricResult(metric_name=f"m{i}", eval_status=EvalStatus[name])
+               for i, name in enumerate(request["statuses"])]
+    return {"status": namespace["_generate_final_eval_status"](None, results).name}
 
 
 def main() -> None:
@@ -252,8 +267,15 @@ def adk_model_keys(request: dict[str, Any]) -> dict[str, Any]:
             for model in models}
 
 
-OPS["adk_sample_eval_set"] = adk_sample_eval_set
-OPS["adk_model_keys"] = adk_model_keys
+OPS = {
+    "adk_trajectory": adk_trajectory,
+    "adk_response_match": adk_response_match,
+    "rouge1": rouge1,
+    "adk_eval_set": adk_eval_set,
+    "adk_final_status": adk_final_status,
+    "adk_sample_eval_set": adk_sample_eval_set,
+    "adk_model_keys": adk_model_keys,
+}
 
 
 if __name__ == "__main__":
