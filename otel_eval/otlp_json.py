@@ -55,7 +55,8 @@ def _parse(data: Any, message: Any, source: str) -> Any:
         raise InputError(source, f"expected a JSON object, got {type(data).__name__}")
     try:
         return json_format.ParseDict(_ids_to_base64(data), message, ignore_unknown_fields=True)
-    except (json_format.ParseError, binascii.Error, ValueError, TypeError) as exc:
+    except (json_format.ParseError, binascii.Error, ValueError, TypeError, OverflowError) as exc:
+        # OverflowError: a JSON number such as 1e400 (infinity) in an enum field like span kind.
         raise InputError(source, f"not an OTLP {type(message).__name__}: {exc}") from None
 
 
