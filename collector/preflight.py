@@ -62,6 +62,8 @@ def check_tls(cert: str, key: str) -> None:
         context.load_cert_chain(cert, key)
     except (ssl.SSLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", None) or str(exc)
+        if reason == "KEY_VALUES_MISMATCH":
+            reason = "the key does not belong to the certificate"
         raise StartupError(f"cannot use TLS certificate {cert} with key {key}: {reason}") from None
 
 
@@ -140,7 +142,9 @@ def _pages_problem(conn: sqlite3.Connection, target: Path) -> Optional[str]:
         return None
     rows = conn.execute("PRAGMA quick_check(3)").fetchall()
     if rows and rows[0][0] != "ok":
-        return "is corrupted (" + "; ".join(str(r[0]) for r in rows) + "); restore it from a backup or use another --db"
+        found = [line.strip() for r in rows for line in str(r[0]).splitlines()
+                 if line.strip() and not line.startswith("***")]
+        return f"is corrupted ({'; '.join(found)}); restore it from a backup or use another --db"
     return None
 
 
