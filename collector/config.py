@@ -255,6 +255,10 @@ _SETTINGS: dict[str, tuple[Callable[[Any, str], Any], str]] = {
                                    "endpoint (http://HOST:4318 or grpc://HOST:4317)."),
     "forward_spans": (_otlp_url, "Also forward every received span, unchanged, to this OTLP endpoint "
                                  "(http://HOST:4318 or grpc://HOST:4317)."),
+}
+_PATH_SETTINGS = ("db", "golden", "tls_cert", "tls_key")
+# The receivers' defences (issue 12): who may talk to the HTTP receiver, how much it holds at once.
+_SETTINGS.update({
     "allowed_host": (_host_list, "Also answer HTTP requests whose Host header is this name (repeat for several; "
                                  "'*' for any). By default only localhost, loopback IPs and the --http address "
                                  "are answered, against DNS rebinding; others get 403. In the environment, "
@@ -262,8 +266,8 @@ _SETTINGS: dict[str, tuple[Callable[[Any, str], Any], str]] = {
     "max_inflight_bytes": (_positive_int, "Request-body bytes both receivers hold at once, all requests together "
                                           f"(default: {DEFAULT_MAX_INFLIGHT_BYTES}). Past it, exporters get HTTP 503 "
                                           "/ gRPC UNAVAILABLE and retry: the bound on the collector's memory."),
-}
-_PATH_SETTINGS = ("db", "golden", "tls_cert", "tls_key")
+})
+_MORE_METAVARS = {"allowed_host": "HOST", "max_inflight_bytes": "BYTES"}
 
 
 def build_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:
@@ -281,8 +285,7 @@ def build_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:
     metavars = {"db": "PATH", "golden": "PATH", "grpc": "HOST:PORT", "http": "HOST:PORT",
                 "trace_quiet": "SECONDS", "session_idle": "SECONDS", "auth_token": "TOKEN",
                 "tls_cert": "FILE", "tls_key": "FILE", "max_request_bytes": "BYTES", "queue_spans": "N",
-                "log_level": "LEVEL", "max_value_chars": "N", "fuzzy_threshold": "SCORE", "embedding_threshold": "SCORE", "score_workers": "N", "forward_results": "URL", "forward_spans": "URL",
-                "allowed_host": "HOST", "max_inflight_bytes": "BYTES"}
+                "log_level": "LEVEL", "max_value_chars": "N", "fuzzy_threshold": "SCORE", "embedding_threshold": "SCORE", "score_workers": "N", "forward_results": "URL", "forward_spans": "URL"}
     for name, (_, help_text) in _SETTINGS.items():
         flag = "--" + name.replace("_", "-")
         env = ENV_PREFIX + name.upper()
@@ -291,7 +294,7 @@ def build_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:
             kwargs["action"] = "store_const"
             kwargs["const"] = True
         else:
-            kwargs["metavar"] = metavars[name]
+            kwargs["metavar"] = metavars.get(name) or _MORE_METAVARS[name]
         if name in ("golden", "allowed_host"):
             kwargs["action"] = "append"
         parser.add_argument(flag, **kwargs)
