@@ -22,6 +22,9 @@ from .config import CollectorConfig, load_config
 from .grpc_server import GrpcReceiver
 from .http_server import HttpReceiver, OtlpHttpApp
 from .metrics import CollectorMetrics
+from .budget import ByteBudget
+from .hosts import HostPolicy
+from . import preflight
 
 log = logging.getLogger("otel_eval.collector")
 
@@ -60,6 +63,7 @@ class Collector:
             self.alerts = AlertMonitor.from_config(config.alerts, [getattr(engine, "db_path", config.db)],
                                                    source=config.config_file or "alerts")
         self.receiver = Receiver(engine, self.metrics)
+        self.budget = ByteBudget(config.max_inflight_bytes)  # request bodies held at once, both receivers
         from .forward import install_forwarding
 
         self.forwarding = install_forwarding(self)  # --forward-results / --forward-spans
@@ -82,7 +86,7 @@ class Collector:
                     with open(config.tls_cert, "rb") as cert, open(config.tls_key, "rb") as key:  # type: ignore[arg-type]
                         tls = (cert.read(), key.read())
                 self.grpc = GrpcReceiver(self.receiver, self.metrics, config.grpc, auth_token=config.auth_token,
-                                         tls=tls, max_request_bytes=config.max_request_bytes)
+                                         tls=tls, max_request_bytes=config.max_request_bytes, budget=self.budget)
                 self.grpc.start()
             if config.http is not None:
                 ui = None
@@ -91,7 +95,8 @@ class Collector:
 
                     ui = DashboardApp(getattr(self.engine, "db_path", config.db), auth_token=config.auth_token)
                 app = OtlpHttpApp(self.receiver, self.metrics, auth_token=config.auth_token,
-                                  max_request_bytes=config.max_request_bytes, stats=self.engine.stats, ui=ui)
+                                  max_request_bytes=config.max_request_bytes, stats=self.engine.stats, ui=ui,
+                                  hosts=HostPolicy(config.http.host, config.allowed_host), budget=self.budget)
                 self.http = HttpReceiver(app, config.http, tls_cert=config.tls_cert, tls_key=config.tls_key,
                                          log_level="debug" if config.log_level == "debug" else "warning")
                 self.http.start()
@@ -226,6 +231,7 @@ def run(config: CollectorConfig, *, ready: Optional[Callable[[Collector], None]]
         for signum in (signal.SIGTERM, signal.SIGINT):
             previous[signum] = signal.signal(signum, on_signal)
     try:
+        preflight.check(config)  # database writable, TLS files usable, ports free: else one line, exit 2
         collector = Collector(config).start()
         for line in collector.banner():
             log.info("%s", line)
@@ -262,7 +268,7 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "otel-eval collect") 
         return 2
     except OSError as exc:  # address in use, unreadable TLS files
         log.error("%s", exc)
-        return 1
+        return 2
     except sqlite3.Error as exc:
         log.error("database %s: %s", config.db, exc)
-        return 1
+        return 2

@@ -9,7 +9,9 @@ file and key) so the operator can fix it without reading a traceback.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +31,7 @@ DEFAULT_GRPC = "127.0.0.1:4317"
 DEFAULT_HTTP = "127.0.0.1:4318"
 DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
 DEFAULT_QUEUE_SPANS = 100_000
+DEFAULT_MAX_INFLIGHT_BYTES = 128 * 1024 * 1024
 LOG_LEVELS = ("debug", "info", "warning", "error")
 ENV_PREFIX = "OTEL_EVAL_"
 
@@ -78,6 +81,10 @@ class CollectorConfig:
     eval_config: Optional[EvalConfig] = None
     """Criteria from the TOML file's ``[criteria.*]`` tables; None lets the engine use its defaults."""
     config_file: Optional[str] = None
+    allowed_host: list[str] = field(default_factory=list)
+    """Host names the HTTP receiver answers besides loopback and its listen address ('*': any)."""
+    max_inflight_bytes: int = DEFAULT_MAX_INFLIGHT_BYTES
+    """Request-body bytes held at once by both receivers together; past it, exporters are told to retry."""
 
     @property
     def tls(self) -> bool:
@@ -100,7 +107,31 @@ def parse_endpoint(text: str, source: str) -> Optional[Endpoint]:
         raise InputError(source, f"port must be a number, got {port_text!r} in {value!r}") from None
     if not 0 <= port <= 65535:
         raise InputError(source, f"port must be 0-65535, got {port}")
+    problem = _host_problem(host)
+    if problem:
+        raise InputError(source, f"{problem} in {value!r}")
     return Endpoint(host, port)
+
+
+def _host_problem(host: str) -> str:
+    """Why ``host`` is neither an IP address nor a host name, or "" (``256.1.1.1`` is refused here,
+    not later as a bind error)."""
+    try:
+        ipaddress.ip_address(host)
+        return ""
+    except ValueError:
+        pass
+    if ":" in host:
+        return f"{host!r} is not a valid IPv6 address"
+    if all(part.isdigit() for part in host.split(".")):
+        return f"{host!r} is not a valid IPv4 address"
+    labels = host.rstrip(".").split(".")
+    if len(host) > 253 or not all(_HOST_LABEL.fullmatch(label) for label in labels):
+        return f"{host!r} is not a valid host name or IP address"
+    return ""
+
+
+_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
 
 
 def _positive_float(text: Any, source: str) -> float:
@@ -153,6 +184,25 @@ def _bool(value: Any, source: str) -> bool:
     if text in ("0", "false", "no", "off", ""):
         return False
     raise InputError(source, f"expected true or false, got {value!r}")
+
+
+def _host_list(value: Any, source: str) -> list[str]:
+    """Host names for the Host check: a list (TOML, repeated flag) or comma-separated text (env)."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+        raise InputError(source, f"expected a host name or a list of them, got {value!r}")
+    names = []
+    for item in (v.strip() for v in items):
+        if not item:
+            continue
+        if item != "*":
+            host = item[1:item.index("]")] if item.startswith("[") and "]" in item else item.rsplit(":", 1)[0] \
+                if item.count(":") == 1 else item
+            problem = _host_problem(host)
+            if problem:
+                raise InputError(source, problem)
+        names.append(item)
+    return names
 
 
 def _otlp_url(value: Any, source: str) -> str:
@@ -229,6 +279,17 @@ _SETTINGS: dict[str, tuple[Callable[[Any, str], Any], str]] = {
                                  "(http://HOST:4318 or grpc://HOST:4317)."),
 }
 _PATH_SETTINGS = ("db", "golden", "tls_cert", "tls_key")
+# The receivers' defences (issue 12): who may talk to the HTTP receiver, how much it holds at once.
+_SETTINGS.update({
+    "allowed_host": (_host_list, "Also answer HTTP requests whose Host header is this name (repeat for several; "
+                                 "'*' for any). By default only localhost, loopback IPs and the --http address "
+                                 "are answered, against DNS rebinding; others get 403. In the environment, "
+                                 "separate names with ','."),
+    "max_inflight_bytes": (_positive_int, "Request-body bytes both receivers hold at once, all requests together "
+                                          f"(default: {DEFAULT_MAX_INFLIGHT_BYTES}). Past it, exporters get HTTP 503 "
+                                          "/ gRPC UNAVAILABLE and retry: the bound on the collector's memory."),
+})
+_MORE_METAVARS = {"allowed_host": "HOST", "max_inflight_bytes": "BYTES"}
 
 
 def build_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:
@@ -256,8 +317,8 @@ def build_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:
             kwargs["action"] = "store_const"
             kwargs["const"] = True
         else:
-            kwargs["metavar"] = metavars[name]
-        if name == "golden":
+            kwargs["metavar"] = metavars.get(name) or _MORE_METAVARS[name]
+        if name in ("golden", "allowed_host"):
             kwargs["action"] = "append"
         parser.add_argument(flag, **kwargs)
     return parser

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import socket
 from concurrent import futures
 from typing import Any, Callable, Optional
 
@@ -26,9 +27,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from .receiver import Receiver, Unavailable
+from .budget import ByteBudget, OverBudget, Reservation
 from .config import Endpoint
 from .metrics import CollectorMetrics
+from .receiver import RETRY_AFTER_SECONDS, Receiver, Unavailable
 
 log = logging.getLogger("otel_eval.collector")
 
@@ -62,9 +64,7 @@ def _export(handle: Callable[[Any], Any], request: Any, context: grpc.ServicerCo
         response = handle(request)
     except Unavailable as exc:
         metrics.request("grpc", signal, "unavailable")
-        retry = RetryInfo(retry_delay=Duration(seconds=exc.retry_after))
-        context.set_trailing_metadata(((RETRY_INFO_KEY, retry.SerializeToString()),))
-        context.abort(grpc.StatusCode.UNAVAILABLE, exc.reason)
+        _abort_unavailable(context, exc.reason, exc.retry_after)
     except Exception:
         log.exception("gRPC %s export failed", signal)
         metrics.request("grpc", signal, "error")
@@ -73,17 +73,32 @@ def _export(handle: Callable[[Any], Any], request: Any, context: grpc.ServicerCo
     return response
 
 
+def _abort_unavailable(context: grpc.ServicerContext, reason: str, retry_after: int) -> None:
+    retry = RetryInfo(retry_delay=Duration(seconds=retry_after))
+    context.set_trailing_metadata(((RETRY_INFO_KEY, retry.SerializeToString()),))
+    context.abort(grpc.StatusCode.UNAVAILABLE, reason)
+
+
 def _raw_bytes_handler(export: Callable[[Any, grpc.ServicerContext], Any], request_type: type,
-                       response_type: type, metrics: CollectorMetrics, signal: str) -> grpc.RpcMethodHandler:
+                       response_type: type, metrics: CollectorMetrics, signal: str,
+                       budget: Optional[ByteBudget] = None) -> grpc.RpcMethodHandler:
     def parse_then_export(body: bytes, context: grpc.ServicerContext) -> Any:
-        request = request_type()
-        try:
-            request.ParseFromString(body)
-        except (DecodeError, ValueError, RuntimeError) as exc:
-            metrics.request("grpc", signal, "invalid")
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"request is not a valid {request_type.__name__} protobuf: {exc}")
-        return export(request, context)
+        with Reservation(budget) as reservation:
+            try:
+                reservation.add(len(body))
+            except OverBudget as exc:
+                metrics.request("grpc", signal, "unavailable")
+                del body  # do not hold it while the answer goes out
+                _abort_unavailable(context, str(exc), RETRY_AFTER_SECONDS)
+            request = request_type()
+            try:
+                request.ParseFromString(body)
+            except (DecodeError, ValueError, RuntimeError) as exc:
+                metrics.request("grpc", signal, "invalid")
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                              f"request is not a valid {request_type.__name__} protobuf: {exc}")
+            del body
+            return export(request, context)
 
     return grpc.unary_unary_rpc_method_handler(
         parse_then_export, request_deserializer=None, response_serializer=response_type.SerializeToString
@@ -121,7 +136,8 @@ class GrpcReceiver:
 
     def __init__(self, receiver: Receiver, metrics: CollectorMetrics, endpoint: Endpoint, *,
                  auth_token: Optional[str] = None, tls: Optional[tuple[bytes, bytes]] = None,
-                 max_request_bytes: int = 16 * 1024 * 1024, max_workers: int = 8):
+                 max_request_bytes: int = 16 * 1024 * 1024, max_workers: int = 8,
+                 budget: Optional[ByteBudget] = None):
         self.endpoint = endpoint
         self.port: Optional[int] = None
         self.tls = tls is not None
@@ -133,6 +149,8 @@ class GrpcReceiver:
                 # grpc enforces it on the decompressed message too, so gzip cannot get around it.
                 ("grpc.max_receive_message_length", max_request_bytes),
                 ("grpc.max_send_message_length", 4 * 1024 * 1024),
+                # Without this, a second collector on the same port would silently share it.
+                ("grpc.so_reuseport", 0),
             ],
             # In-flight calls each hold a request in memory: bound them (excess → RESOURCE_EXHAUSTED).
             maximum_concurrent_rpcs=max_workers * 2,
@@ -142,17 +160,19 @@ class GrpcReceiver:
         self._server.add_generic_rpc_handlers((
             grpc.method_handlers_generic_handler(TRACE_SERVICE, {
                 "Export": _raw_bytes_handler(traces.Export, ExportTraceServiceRequest, ExportTraceServiceResponse,
-                                             metrics, "traces"),
+                                             metrics, "traces", budget),
             }),
             grpc.method_handlers_generic_handler(LOGS_SERVICE, {
                 "Export": _raw_bytes_handler(logs.Export, ExportLogsServiceRequest, ExportLogsServiceResponse,
-                                             metrics, "logs"),
+                                             metrics, "logs", budget),
             }),
         ))
         self._tls_pair = tls
 
     def start(self) -> int:
         address = str(self.endpoint)
+        # grpc reports a failed bind only through a C-core log line on stderr; find out first.
+        check_bindable(self.endpoint, "gRPC")
         try:
             if self._tls_pair is not None:
                 cert, key = self._tls_pair
@@ -170,3 +190,19 @@ class GrpcReceiver:
     def stop(self, grace: float = 5.0) -> None:
         """Stop accepting calls and wait up to ``grace`` seconds for in-flight ones to commit."""
         self._server.stop(grace).wait()
+
+
+def check_bindable(endpoint: Endpoint, what: str) -> None:
+    """Raise ``OSError("cannot listen for <what> on HOST:PORT: <reason>")`` if the address cannot be bound."""
+    try:
+        infos = socket.getaddrinfo(endpoint.host, endpoint.port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise OSError(f"cannot listen for {what} on {endpoint}: {exc.strerror}") from None
+    family, _, _, _, address = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        # As grpc does: a port whose old connections linger in TIME_WAIT is free; one with a listener is not.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            raise OSError(f"cannot listen for {what} on {endpoint}: {exc.strerror or exc}") from None

@@ -7,7 +7,14 @@ follow the OTLP/HTTP spec: the response message, or a ``google.rpc.Status`` for 
 encoding the request used.
 
 Memory stays bounded: the compressed body is read with a byte limit, and gzip is inflated with
-the same limit on its output, so neither a huge upload nor a small gzip bomb can exhaust memory.
+the same limit on its output, so neither a huge upload nor a small gzip bomb can exhaust memory;
+all requests together hold at most the byte budget (:mod:`collector.budget`).
+
+Slow clients cost a socket, not service: a request must send its headers within
+``header_timeout`` and its body within ``body_timeout``, and only requests being processed count
+against the concurrency cap, so sockets that trickle bytes never make others wait or fail.
+Requests whose ``Host`` is not a loopback name, the listen address or an ``--allowed-host`` get
+403 (:mod:`collector.hosts`, against DNS rebinding).
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
+import h11
 import uvicorn
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
@@ -33,9 +41,13 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from otel_eval.errors import InputError
 from otel_eval.otlp_json import parse_logs_request, parse_trace_request
 
-from .receiver import Receiver, Unavailable
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from .budget import ByteBudget, OverBudget, Reservation
 from .config import Endpoint
+from .hosts import HostPolicy
 from .metrics import CollectorMetrics
+from .receiver import RETRY_AFTER_SECONDS, Receiver, Unavailable
 
 log = logging.getLogger("otel_eval.collector")
 
@@ -66,17 +78,33 @@ class BadBody(Exception):
     pass
 
 
-def gunzip_bounded(data: bytes, limit: int) -> bytes:
-    """Inflate gzip ``data`` (one or more members) producing at most ``limit`` bytes."""
+class ClientGone(Exception):
+    """The client closed the connection before sending the whole body: nobody to answer."""
+
+
+#: Output inflated per step, so the budget is charged as the body grows, not after.
+_INFLATE_STEP = 1024 * 1024
+
+
+def gunzip_bounded(data: bytes, limit: int, reservation: Optional[Reservation] = None) -> bytes:
+    """Inflate gzip ``data`` (one or more members) producing at most ``limit`` bytes, charging
+    the output to ``reservation`` as it grows (raises :class:`OverBudget` when it does not fit)."""
     out = bytearray()
     while data:
         inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        try:
-            out += inflater.decompress(data, limit + 1 - len(out))
-        except zlib.error as exc:
-            raise BadBody(f"body is not valid gzip: {exc}") from None
-        if len(out) > limit or inflater.unconsumed_tail:
-            raise BodyTooLarge(f"decompressed body exceeds {limit} bytes")
+        while True:
+            before = len(out)
+            try:
+                out += inflater.decompress(data, min(_INFLATE_STEP, limit + 1 - len(out)))
+            except zlib.error as exc:
+                raise BadBody(f"body is not valid gzip: {exc}") from None
+            if reservation is not None:
+                reservation.add(len(out) - before)
+            if len(out) > limit:
+                raise BodyTooLarge(f"decompressed body exceeds {limit} bytes")
+            data = inflater.unconsumed_tail
+            if inflater.eof or not data:
+                break
         if not inflater.eof:
             raise BadBody("gzip body is truncated")
         data = inflater.unused_data
@@ -100,34 +128,68 @@ def _error(http_status: int, rpc_code: int, message: str, content_type: str,
     return Response(http_status, _status_body(rpc_code, message, content_type), content_type, headers or {})
 
 
+async def _send(send: Callable, scope: dict, response: Response) -> None:
+    headers = [(b"content-type", response.content_type.encode()),
+               (b"content-length", str(len(response.body)).encode())]
+    headers += [(k.lower().encode(), v.encode()) for k, v in response.headers.items()]
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    await send({"type": "http.response.body", "body": response.body if scope["method"] != "HEAD" else b""})
+
+
+def _client(scope: dict) -> str:
+    client = scope.get("client")
+    return f"{client[0]}:{client[1]}" if client else "unknown client"
+
+
 class OtlpHttpApp:
     """The ASGI application. ``stats`` returns the engine's counters for ``/metrics``."""
 
     def __init__(self, receiver: Receiver, metrics: CollectorMetrics, *, auth_token: Optional[str] = None,
                  max_request_bytes: int = 16 * 1024 * 1024, stats: Callable[[], Mapping[str, float]] = dict,
-                 ui: Optional[Callable[..., Any]] = None):
+                 ui: Optional[Callable[..., Any]] = None, hosts: Optional[HostPolicy] = None,
+                 budget: Optional[ByteBudget] = None, max_active_exports: int = 64, body_timeout: float = 60.0):
         """``ui``: the dashboard's ASGI app (``otel_eval.ui.DashboardApp``), given every ``/ui`` request;
-        it checks the same bearer token itself, and also accepts its login cookie."""
+        it checks the same bearer token itself, and also accepts its login cookie. ``hosts``: the
+        Host names served (default: loopback only). ``budget``: request-body bytes held at once,
+        shared with the gRPC receiver. ``max_active_exports``: exports decoded or committed at once."""
         self.receiver = receiver
         self.ui = ui
         self.metrics = metrics
         self.max_request_bytes = max_request_bytes
         self.stats = stats
+        self.hosts = hosts or HostPolicy("127.0.0.1")
+        self.budget = budget
+        self.max_active_exports = max_active_exports
+        self.body_timeout = body_timeout
+        self.active_exports = 0
         self.draining = False
         self._expected_auth = f"Bearer {auth_token}".encode() if auth_token else None
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":  # served with lifespan="off": no startup or shutdown work
             return
-        if self.ui is not None and (scope["path"] == "/ui" or scope["path"].startswith("/ui/")):
+        path = scope["path"]
+        if path != "/healthz":
+            host = None
+            for key, value in scope.get("headers", ()):
+                if key == b"host":
+                    host = value.decode("latin-1")
+                    break
+            if not self.hosts.allows(host):
+                # DNS rebinding: a page whose name now points at us must not read or write anything.
+                await _send(send, scope, Response(403, json.dumps({
+                    "error": f"Host {host!r} is not served here (DNS rebinding protection); allowed: "
+                             f"{self.hosts.describe()}. Add it with --allowed-host."}).encode()))
+                return
+        if self.ui is not None and (path == "/ui" or path.startswith("/ui/")):
             await self.ui(scope, receive, send)
             return
-        response = await self._route(scope, receive)
-        headers = [(b"content-type", response.content_type.encode()),
-                   (b"content-length", str(len(response.body)).encode())]
-        headers += [(k.lower().encode(), v.encode()) for k, v in response.headers.items()]
-        await send({"type": "http.response.start", "status": response.status, "headers": headers})
-        await send({"type": "http.response.body", "body": response.body if scope["method"] != "HEAD" else b""})
+        try:
+            response = await self._route(scope, receive)
+        except ClientGone as exc:
+            log.info("HTTP %s %s from %s: %s", scope["method"], path, _client(scope), exc)
+            return
+        await _send(send, scope, response)
 
     async def _route(self, scope: dict, receive: Callable) -> Response:
         path, method = scope["path"], scope["method"]
@@ -137,6 +199,9 @@ class OtlpHttpApp:
                 return Response(405, b'{"error":"use GET"}', headers={"Allow": "GET, HEAD"})
             if self.draining:
                 return Response(503, b'{"status":"draining"}')
+            problem = self.receiver.health_problem()
+            if problem:
+                return Response(503, json.dumps({"status": "unhealthy", "reason": problem}).encode())
             return Response(200, b'{"status":"ok"}')
         if path == "/metrics":
             if method not in ("GET", "HEAD"):
@@ -174,13 +239,33 @@ class OtlpHttpApp:
             self.metrics.request("http", signal, "too_large")
             return _error(413, _RESOURCE_EXHAUSTED,
                           f"body of {declared} bytes exceeds the limit of {self.max_request_bytes}", content_type)
+        reservation = Reservation(self.budget)
         try:
-            body = await self._read_body(receive)
-        except BodyTooLarge as exc:
-            self.metrics.request("http", signal, "too_large")
-            return _error(413, _RESOURCE_EXHAUSTED, str(exc), content_type)
-        # Decoding and waiting for the commit block: keep them off the event loop.
-        return await asyncio.to_thread(self.export, path, content_type, encoding, body)
+            try:
+                body = await asyncio.wait_for(self._read_body(receive, reservation), self.body_timeout)
+            except BodyTooLarge as exc:
+                self.metrics.request("http", signal, "too_large")
+                return _error(413, _RESOURCE_EXHAUSTED, str(exc), content_type)
+            except OverBudget as exc:
+                self.metrics.request("http", signal, "unavailable")
+                return _error(503, _UNAVAILABLE, str(exc), content_type, {"Retry-After": str(RETRY_AFTER_SECONDS)})
+            except asyncio.TimeoutError:
+                self.metrics.request("http", signal, "invalid")
+                return _error(408, _INVALID_ARGUMENT, f"body not received within {self.body_timeout:g} s",
+                              content_type, {"Connection": "close"})
+            if self.active_exports >= self.max_active_exports:
+                # Only requests being decoded or committed count: idle, slow or half-sent ones do not.
+                self.metrics.request("http", signal, "unavailable")
+                return _error(503, _UNAVAILABLE, f"{self.active_exports} exports in progress; retry later",
+                              content_type, {"Retry-After": str(RETRY_AFTER_SECONDS)})
+            self.active_exports += 1
+            try:
+                # Decoding and waiting for the commit block: keep them off the event loop.
+                return await asyncio.to_thread(self.export, path, content_type, encoding, body, reservation)
+            finally:
+                self.active_exports -= 1
+        finally:
+            reservation.close()
 
     def _authorized(self, headers: Mapping[str, str]) -> bool:
         if self._expected_auth is None:
@@ -192,27 +277,31 @@ class OtlpHttpApp:
         return _error(401, _UNAUTHENTICATED, "missing or wrong bearer token", content_type,
                       {"WWW-Authenticate": 'Bearer realm="otel-eval"'})
 
-    async def _read_body(self, receive: Callable) -> bytes:
+    async def _read_body(self, receive: Callable, reservation: Reservation) -> bytes:
+        """The whole body; its bytes are charged to the budget as they arrive, so a client that
+        trickles holds only what it sent, and one that does not fit is refused before it grows."""
         chunks: list[bytes] = []
         size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                raise BadBody("client disconnected before sending the whole body")
+                raise ClientGone(f"disconnected after {size} bytes of the body")
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_request_bytes:
                 raise BodyTooLarge(f"body exceeds the limit of {self.max_request_bytes} bytes")
+            reservation.add(len(chunk))
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
 
-    def export(self, path: str, content_type: str, encoding: str, body: bytes) -> Response:
+    def export(self, path: str, content_type: str, encoding: str, body: bytes,
+               reservation: Optional[Reservation] = None) -> Response:
         """Decode one export request, commit it and build the OTLP answer (runs on a worker thread)."""
         signal, request_type, parse_json = _SIGNALS[path]
         try:
             if encoding == "gzip":
-                body = gunzip_bounded(body, self.max_request_bytes)
+                body = gunzip_bounded(body, self.max_request_bytes, reservation)
             request = self._decode(body, content_type, request_type, parse_json)
         except BodyTooLarge as exc:
             self.metrics.request("http", signal, "too_large")
@@ -220,6 +309,9 @@ class OtlpHttpApp:
         except BadBody as exc:
             self.metrics.request("http", signal, "invalid")
             return _error(400, _INVALID_ARGUMENT, str(exc), content_type)
+        except OverBudget as exc:
+            self.metrics.request("http", signal, "unavailable")
+            return _error(503, _UNAVAILABLE, str(exc), content_type, {"Retry-After": str(RETRY_AFTER_SECONDS)})
         handle = self.receiver.export_traces if signal == "traces" else self.receiver.export_logs
         try:
             response = handle(request)
@@ -254,6 +346,62 @@ class OtlpHttpApp:
             raise BadBody(f"{exc.reason} (at {exc.location})" if exc.location != "$" else exc.reason) from None
         except RecursionError:
             raise BadBody("JSON body is nested too deeply") from None
+        except Exception as exc:  # whatever else the JSON → protobuf mapping trips on is still the body's fault
+            raise BadBody(f"body is not an OTLP {request_type.__name__}: {type(exc).__name__}: {exc}") from None
+
+
+class _TimedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a deadline for each request's headers.
+
+    uvicorn times out idle keep-alive connections but not a request whose headers arrive a byte
+    at a time, nor a connection that never sends anything: each would hold its socket forever.
+    Here the clock starts when the connection opens or the previous response is complete, and a
+    request whose headers are not all in after ``header_timeout`` seconds loses its connection.
+    """
+
+    header_timeout: float = 10.0
+
+    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._header_deadline: Optional[asyncio.TimerHandle] = None
+        self._arm_header_deadline()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE:  # the request line and headers are in
+            self._disarm_header_deadline()
+        elif self._header_deadline is None:
+            self._arm_header_deadline()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self._arm_header_deadline()  # keep-alive: the next request's headers get the same deadline
+
+    def connection_lost(self, exc: Optional[Exception]) -> None:
+        self._disarm_header_deadline()
+        super().connection_lost(exc)
+
+    def _arm_header_deadline(self) -> None:
+        self._disarm_header_deadline()
+        self._header_deadline = self.loop.call_later(self.header_timeout, self._headers_too_slow)
+
+    def _disarm_header_deadline(self) -> None:
+        deadline = getattr(self, "_header_deadline", None)
+        if deadline is not None:
+            deadline.cancel()
+            self._header_deadline = None
+
+    def _headers_too_slow(self) -> None:
+        self._header_deadline = None
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            log.debug("closing connection from %s: no complete request headers within %g s",
+                      "%s:%d" % self.client if self.client else "unknown client", self.header_timeout)
+            self.transport.close()
+
+
+def _protocol_with_header_timeout(seconds: float) -> type:
+    return type("TimedH11Protocol", (_TimedH11Protocol,), {"header_timeout": seconds})
 
 
 class HttpReceiver:
@@ -264,15 +412,16 @@ class HttpReceiver:
     """
 
     def __init__(self, app: OtlpHttpApp, endpoint: Endpoint, *, tls_cert: Optional[str] = None,
-                 tls_key: Optional[str] = None, log_level: str = "warning", max_connections: int = 64):
+                 tls_key: Optional[str] = None, log_level: str = "warning", header_timeout: float = 10.0):
         self.app = app
         self.endpoint = endpoint
         self.tls = bool(tls_cert)
         self.port: Optional[int] = None
         self._config = uvicorn.Config(
             app, lifespan="off", access_log=False, log_level=log_level, ssl_certfile=tls_cert, ssl_keyfile=tls_key,
-            # Beyond this many connections uvicorn answers 503 instead of buffering more bodies.
-            limit_concurrency=max_connections, timeout_graceful_shutdown=30, server_header=False,
+            # No limit_concurrency: uvicorn counts open connections, so idle or slow sockets would
+            # make every request 503. The app caps active exports; the budget caps their memory.
+            http=_protocol_with_header_timeout(header_timeout), timeout_graceful_shutdown=30, server_header=False,
         )
         self._server = uvicorn.Server(self._config)
         self._thread: Optional[threading.Thread] = None

@@ -8,6 +8,7 @@ encodings) around it, so both protocols behave the same by construction.
 from __future__ import annotations
 
 import math
+import sqlite3
 import time
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -23,7 +24,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from otel_eval.spans import from_otlp, logs_from_otlp
+from otel_eval.errors import StorageUnavailable
+from otel_eval.spans import decode_logs, from_otlp
 
 from .metrics import CollectorMetrics
 
@@ -49,6 +51,15 @@ class Receiver:
     metrics: CollectorMetrics
     commit_timeout: Optional[float] = 30.0
     """How long one request may wait for its commit before the exporter is told to retry."""
+    write_failure: Optional[str] = None
+    """Why the last commit failed on our side (disk full, locked, ...); None once one succeeds."""
+
+    def health_problem(self) -> Optional[str]:
+        """Why the collector cannot store spans now, or None: ``/healthz`` answers 503 with it.
+        The engine's own view (``engine.health_problem()``, when it has one) comes first."""
+        engine_view = getattr(self.engine, "health_problem", None)
+        problem = engine_view() if callable(engine_view) else None
+        return problem or self.write_failure
 
     def export_traces(self, request: ExportTraceServiceRequest) -> ExportTraceServiceResponse:
         """Store the request's valid spans and answer only after they are committed.
@@ -78,18 +89,19 @@ class Receiver:
         nor counts them as failures.
         """
         started = time.perf_counter()
-        events, ignored = logs_from_otlp(request.resource_logs)
+        decoded = decode_logs(request.resource_logs)
+        events, ignored = decoded.events, decoded.ignored
         if events:
             self._commit(self.engine.ingest_logs, events)
         self.metrics.ingest_seconds(time.perf_counter() - started)
-        self.metrics.logs(len(events), ignored)
+        self.metrics.logs(len(events), ignored + decoded.rejected)
         response = ExportLogsServiceResponse()
+        notes = [decoded.error_message] if decoded.rejected else []
         if ignored:
+            notes.append(f"{ignored} log record(s) without a trace and span id were ignored")
+        if notes:
             response.partial_success.CopyFrom(
-                ExportLogsPartialSuccess(
-                    rejected_log_records=0,
-                    error_message=f"{ignored} log record(s) without a trace and span id were ignored",
-                )
+                ExportLogsPartialSuccess(rejected_log_records=decoded.rejected, error_message="; ".join(notes))
             )
         return response
 
@@ -106,3 +118,11 @@ class Receiver:
         except TimeoutError:
             # The batch stays queued and will be stored; a retry is harmless (idempotent ids).
             raise Unavailable(f"not committed within {self.commit_timeout} s; retry later") from None
+        except (StorageUnavailable, sqlite3.Error) as exc:
+            # Our fault, not the sender's (disk full, database locked, failed commit): the batch was
+            # not stored, and a retry is harmless. StorageUnavailable is the engine's word for it;
+            # sqlite3.Error covers an engine that lets SQLite's own errors through.
+            self.write_failure = f"cannot write to the database: {exc}"
+            retry_after = max(1, math.ceil(getattr(exc, "retry_after", RETRY_AFTER_SECONDS)))
+            raise Unavailable(f"{self.write_failure}; retry later", retry_after) from None
+        self.write_failure = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import struct
 from pathlib import Path
 from typing import Any, Iterator
@@ -55,8 +56,31 @@ def _parse(data: Any, message: Any, source: str) -> Any:
         raise InputError(source, f"expected a JSON object, got {type(data).__name__}")
     try:
         return json_format.ParseDict(_ids_to_base64(data), message, ignore_unknown_fields=True)
-    except (json_format.ParseError, binascii.Error, ValueError, TypeError) as exc:
+    except (json_format.ParseError, binascii.Error, ValueError, TypeError, OverflowError) as exc:
+        # A JSON number such as 1e400 parses as infinity; in an enum field (span kind, severityNumber)
+        # protobuf then fails without saying where. Say where.
+        where = _non_finite_number(data, "$")
+        if where is not None:
+            raise InputError(source, f"JSON number out of range (infinite or NaN): {where[1]!r}",
+                             where[0]) from None
         raise InputError(source, f"not an OTLP {type(message).__name__}: {exc}") from None
+
+
+def _non_finite_number(node: Any, path: str) -> "tuple[str, float] | None":
+    """The JSON path and value of the first infinite or NaN number in ``node``, if any."""
+    if isinstance(node, float) and not math.isfinite(node):
+        return path, node
+    if isinstance(node, dict):
+        for key, val in node.items():
+            found = _non_finite_number(val, f"{path}.{key}")
+            if found:
+                return found
+    elif isinstance(node, list):
+        for i, val in enumerate(node):
+            found = _non_finite_number(val, f"{path}[{i}]")
+            if found:
+                return found
+    return None
 
 
 def read_trace_file(path: str | Path) -> list[ExportTraceServiceRequest]:

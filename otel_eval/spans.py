@@ -16,6 +16,10 @@ from typing import Any, Iterable, Iterator, Mapping, Optional
 from .errors import InputError
 
 STATUS_OK, STATUS_ERROR, STATUS_UNSET = "ok", "error", "unset"
+#: SQLite stores integers as signed 64-bit. OTLP timestamps are fixed64, so a well-formed request can
+#: carry 2^63 ns or more (after the year 2262): such a span cannot be stored and is rejected at
+#: decode time, before it could join (and fail) a group commit with other clients' batches.
+MAX_TIME_NS = 2**63 - 1
 _KIND_NAMES = {0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
 _STATUS_NAMES = {0: STATUS_UNSET, 1: STATUS_OK, 2: STATUS_ERROR}
 
@@ -170,8 +174,10 @@ def key_values(kvs: Iterable[Any]) -> dict[str, Any]:
 def from_otlp(resource_spans: Iterable[Any]) -> DecodeResult:
     """Records from the ``resource_spans`` of an ``ExportTraceServiceRequest``.
 
-    Spans whose trace or span id is not the right length or is all zeros are rejected, as the
-    OTLP spec asks, and counted; the rest are returned.
+    Spans that cannot be stored are rejected and counted, with a reason, as the OTLP spec asks
+    (``partial_success``); the rest are returned. Rejected: a trace or span id of the wrong length
+    or all zeros, a parent id of the wrong length, a timestamp (start, end, event) of 2^63 ns or
+    more. Everything else a span carries is stored as given.
     """
     result = DecodeResult(spans=[])
     for rs in resource_spans:
@@ -179,12 +185,10 @@ def from_otlp(resource_spans: Iterable[Any]) -> DecodeResult:
         for ss in rs.scope_spans:
             scope = ss.scope.name
             for s in ss.spans:
-                problem = _id_problem(s.trace_id, 16, "trace_id") or _id_problem(s.span_id, 8, "span_id")
-                if not problem and s.parent_span_id and len(s.parent_span_id) != 8:
-                    problem = f"parent_span_id has {len(s.parent_span_id)} bytes, expected 8"
+                problem = span_problem(s)
                 if problem:
                     result.rejected += 1
-                    result.errors.append(f"span {s.name!r}: {problem}")
+                    result.errors.append(f"span {s.name[:200]!r}: {problem}")
                     continue
                 parent = s.parent_span_id.hex() if s.parent_span_id and any(s.parent_span_id) else None
                 result.spans.append(
@@ -205,6 +209,30 @@ def from_otlp(resource_spans: Iterable[Any]) -> DecodeResult:
                     )
                 )
     return result
+
+
+def span_problem(span: Any) -> str:
+    """Why an OTLP ``Span`` cannot be stored, or "" when it can."""
+    problem = _id_problem(span.trace_id, 16, "trace_id") or _id_problem(span.span_id, 8, "span_id")
+    if problem:
+        return problem
+    if span.parent_span_id and len(span.parent_span_id) != 8:
+        return f"parent_span_id has {len(span.parent_span_id)} bytes, expected 8"
+    problem = _time_problem(span.start_time_unix_nano, "start_time_unix_nano") or _time_problem(
+        span.end_time_unix_nano, "end_time_unix_nano")
+    if problem:
+        return problem
+    for i, event in enumerate(span.events):
+        problem = _time_problem(event.time_unix_nano, f"events[{i}].time_unix_nano")
+        if problem:
+            return problem
+    return ""
+
+
+def _time_problem(value: int, name: str) -> str:
+    if value > MAX_TIME_NS:
+        return f"{name} {value} is out of range (at most 2^63-1 ns, i.e. before the year 2262)"
+    return ""
 
 
 def _id_problem(raw: bytes, size: int, name: str) -> str:
@@ -353,29 +381,54 @@ class LogEvent:
         }
 
 
-def logs_from_otlp(resource_logs: Iterable[Any]) -> tuple[list[LogEvent], int]:
-    """Log records that carry a trace and span id, and how many records had none (not kept:
-    without ids they cannot be attached to a span)."""
-    kept: list[LogEvent] = []
-    skipped = 0
+@dataclass
+class LogsDecodeResult:
+    events: list[LogEvent]
+    ignored: int = 0
+    """Valid records without a trace and span id: nothing to attach them to."""
+    rejected: int = 0
+    """Records that cannot be stored (a timestamp of 2^63 ns or more)."""
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def error_message(self) -> str:
+        return DecodeResult([], self.rejected, self.errors).error_message
+
+
+def decode_logs(resource_logs: Iterable[Any]) -> LogsDecodeResult:
+    """Log records that carry a trace and span id; the others are counted as ignored (without
+    ids they cannot be attached to a span), records that cannot be stored as rejected."""
+    result = LogsDecodeResult(events=[])
     for rl in resource_logs:
         resource = key_values(rl.resource.attributes)
         for sl in rl.scope_logs:
             for rec in sl.log_records:
                 if len(rec.trace_id) != 16 or len(rec.span_id) != 8 or not any(rec.span_id):
-                    skipped += 1
+                    result.ignored += 1
+                    continue
+                time_ns = rec.time_unix_nano or rec.observed_time_unix_nano
+                problem = _time_problem(time_ns, "time_unix_nano" if rec.time_unix_nano else "observed_time_unix_nano")
+                if problem:
+                    result.rejected += 1
+                    result.errors.append(f"log record of span {rec.span_id.hex()}: {problem}")
                     continue
                 attributes = key_values(rec.attributes)
                 name = getattr(rec, "event_name", "") or str(attributes.get("event.name", ""))
-                kept.append(
+                result.events.append(
                     LogEvent(
                         trace_id=rec.trace_id.hex(),
                         span_id=rec.span_id.hex(),
-                        time_ns=rec.time_unix_nano or rec.observed_time_unix_nano,
+                        time_ns=time_ns,
                         event_name=name,
                         body=any_value(rec.body) if rec.HasField("body") else None,
                         attributes=attributes,
                         resource=resource,
                     )
                 )
-    return kept, skipped
+    return result
+
+
+def logs_from_otlp(resource_logs: Iterable[Any]) -> tuple[list[LogEvent], int]:
+    """Log records that carry a trace and span id, and how many records were not kept."""
+    decoded = decode_logs(resource_logs)
+    return decoded.events, decoded.ignored + decoded.rejected

@@ -53,12 +53,12 @@ def test_bad_golden_file_exits_2_naming_the_file(tmp_path, caplog):
     assert str(golden) in caplog.text
 
 
-def test_address_in_use_exits_1_naming_the_address(tmp_path, caplog):
+def test_address_in_use_exits_2_naming_the_address(tmp_path, caplog):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         with caplog.at_level(logging.ERROR, logger="otel_eval.collector"):
             status = main(["--db", str(tmp_path / "eval.db"), "--grpc", "off", "--http", f"127.0.0.1:{port}"])
-    assert status == 1
+    assert status == 2
     assert f"cannot listen for HTTP on 127.0.0.1:{port}" in caplog.text
