@@ -263,14 +263,14 @@ def sessions_table(rows: Sequence[dict[str, Any]], width: int, title: Optional[s
     from .tablefit import Column, fit_table, middle_ellipsis
 
     columns = {
-        "session": Column("session", min_width=12, shorten=middle_ellipsis),
+        "session": Column("session", min_width=12, shorten=middle_ellipsis, max_width=24),
         "query": Column("query", min_width=12, max_width=60),
-        "case": Column("case", min_width=10, shorten=middle_ellipsis),
+        "case": Column("case", min_width=10, shorten=middle_ellipsis, max_width=24),
         "matched by": Column("matched by"),
         "version": Column("version", min_width=8, shorten=middle_ellipsis),
         "result": Column("result"),
         "score": Column("score", justify="right"),
-        "failing criteria": Column("failing criteria", min_width=16, is_list=True),
+        "failing criteria": Column("failing criteria", min_width=16, is_list=True, max_width=34),
     }
     layout = ("session", "query", "case", "matched by", "version", "result", "score", "failing criteria")
     cells = []

@@ -94,7 +94,8 @@ class Column:
     """Cells are lists of items, shortened by :func:`list_text`."""
     separator: str = ", "
     max_width: Optional[int] = None
-    """Widest it gets even when there is room (a long query need not take a whole wide terminal)."""
+    """The width it claims while columns are chosen (a long session id must not push the score
+    out); it grows past it only into room no chosen column needs."""
 
 
 def _text(cell: Any) -> str:
@@ -110,13 +111,12 @@ def fit_widths(columns: Sequence[Column], rows: Sequence[Sequence[Any]], width: 
     ``priority`` lists column indexes, most important first. A column joins when the columns
     already in, at their full (content) width, leave room for its narrowest useful width: the
     more important columns stay whole and less important ones are dropped before anything is
-    abbreviated. The first column in ``priority`` always shows."""
-    want = []
+    abbreviated. Room left over goes back, in the same order, to columns whose ``max_width``
+    held them under their content. The first column in ``priority`` always shows."""
+    content, want = [], []
     for i, col in enumerate(columns):
-        content = max([cell_len(col.header), *(_cell_width(col, r[i]) for r in rows)])
-        if col.max_width is not None:
-            content = min(content, max(col.max_width, cell_len(col.header)))
-        want.append(content)
+        content.append(max([cell_len(col.header), *(_cell_width(col, r[i]) for r in rows)]))
+        want.append(content[i] if col.max_width is None else min(content[i], max(col.max_width, cell_len(col.header))))
     narrowest = [want[i] if col.min_width is None else min(want[i], max(col.min_width, cell_len(col.header)))
                  for i, col in enumerate(columns)]
     chosen: list[int] = []
@@ -132,6 +132,12 @@ def fit_widths(columns: Sequence[Column], rows: Sequence[Sequence[Any]], width: 
         cut = min(excess, widths[i] - narrowest[i])
         widths[i] -= cut
         excess -= cut
+    for i in chosen:  # room left over: columns that asked for less than their content get it back
+        if excess >= 0:
+            break
+        grow = min(-excess, content[i] - widths[i])
+        widths[i] += grow
+        excess += grow
     return widths
 
 

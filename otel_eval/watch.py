@@ -561,10 +561,10 @@ def frame_parts(snap: dict[str, Any], width: int) -> list[Any]:
     if snap["latest"]:
         styles = {"pass": "green", "fail": "red", "not_evaluated": "yellow", "unmatched": "yellow"}
         layout = ("time", "session", "case", "version", "result", "score", "failing criteria")
-        columns = [Column("time"), Column("session", min_width=12, shorten=middle_ellipsis),
+        columns = [Column("time"), Column("session", min_width=12, shorten=middle_ellipsis, max_width=24),
                    Column("case", min_width=10, shorten=middle_ellipsis, max_width=36),
                    Column("version", min_width=8, shorten=middle_ellipsis), Column("result"),
-                   Column("score", justify="right"), Column("failing criteria", min_width=16, is_list=True)]
+                   Column("score", justify="right"), Column("failing criteria", min_width=16, is_list=True, max_width=34)]
         cells = [[r["created_at"][11:19], r["session_id"], r["case_id"] or "-", r["agent_version"] or "-",
                   (r["verdict"].replace("_", " ").upper() if r["verdict"] != "unmatched" else "unmatched",
                    styles[r["verdict"]]),
@@ -573,13 +573,13 @@ def frame_parts(snap: dict[str, Any], width: int) -> list[Any]:
         parts.append(fit_table("Latest sessions", columns, cells, width,
                                priority=[layout.index(c) for c in _LATEST_PRIORITY], title_justify="left"))
     if snap["unmatched"]:
-        columns = [Column("time"), Column("session", min_width=12, shorten=middle_ellipsis),
+        columns = [Column("time"), Column("session", min_width=12, shorten=middle_ellipsis, max_width=24),
                    Column("query", min_width=16, max_width=60)]
         cells = [[r["created_at"][11:19], r["session_id"], r["query"] or "-"] for r in snap["unmatched"]]
         parts.append(fit_table("Unmatched sessions (no golden case)", columns, cells, width, priority=[1, 2, 0],
                                title_justify="left"))
     if snap["unhealthy"]:
-        columns = [Column("time"), Column("session", min_width=12, shorten=middle_ellipsis),
+        columns = [Column("time"), Column("session", min_width=12, shorten=middle_ellipsis, max_width=24),
                    Column("case", min_width=10, shorten=middle_ellipsis, max_width=36),
                    Column("why", min_width=16, is_list=True, separator="; ")]
         cells = [[r["created_at"][11:19], r["session_id"], r["case_id"] or "-", r["reasons"]]
