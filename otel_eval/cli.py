@@ -22,6 +22,7 @@ examples:
   otel-eval report --db otel-eval.db
   otel-eval report --session my-session-42
   otel-eval golden validate cases.json
+  otel-eval datasette-metadata prod.db > metadata.json && datasette prod.db -m metadata.json
 """
 
 
@@ -97,6 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
         command = sub.add_parser(name, help=help_text, description=description)
         _command_module(module).__dict__[f"add_{name}_arguments"](command)
 
+    dm = sub.add_parser("datasette-metadata", help="print Datasette metadata (canned queries) for database files",
+                        description="Print the Datasette metadata (table descriptions and canned queries) keyed "
+                        "by the names Datasette gives these files, for: datasette FILE... -m metadata.json")
+    dm.add_argument("files", nargs="+", metavar="DB", help="database file(s), in the order given to datasette")
+
     col = sub.add_parser("collect", help="run the sidecar collector (OTLP gRPC :4317 and HTTP :4318)", add_help=False)
     col.add_argument("args", nargs=argparse.REMAINDER)
 
@@ -137,6 +143,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return cmd_evaluate(args)
         if args.command == "report":
             return cmd_report(args)
+        if args.command == "datasette-metadata":
+            from .datasette import metadata_for
+
+            print(json.dumps(metadata_for(args.files), indent=2, ensure_ascii=False))
+            return 0
         for name, module, _, _ in SUBCOMMANDS:
             if args.command == name:
                 return _command_module(module).__dict__[f"{name}_main"](args)

@@ -603,6 +603,10 @@ def add_watch_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"seconds between refreshes (default {DEFAULT_REFRESH_SECONDS:g})")
     parser.add_argument("--once", action="store_true", help="print one frame and exit")
     parser.add_argument("--json", action="store_true", help="with --once: print the frame as JSON")
+    parser.add_argument("--trace-quiet", type=float, default=Timing.trace_quiet, metavar="SECONDS",
+                        help="the writer's trace_quiet, to tell when the next session ends (default 5)")
+    parser.add_argument("--session-idle", type=float, default=Timing.session_idle, metavar="SECONDS",
+                        help="the writer's session_idle, to tell when the next session ends (default 60)")
 
 
 def watch_main(args: argparse.Namespace, console: Any = None) -> int:
@@ -618,8 +622,12 @@ def watch_main(args: argparse.Namespace, console: Any = None) -> int:
         raise InputError("watch", f"--window must be a positive number of minutes, got {window}", "--window")
     if not refresh or refresh <= 0:
         raise InputError("watch", f"--refresh must be a positive number of seconds, got {refresh}", "--refresh")
+    timing = Timing(getattr(args, "trace_quiet", Timing.trace_quiet), getattr(args, "session_idle", Timing.session_idle))
+    for name, value in (("--trace-quiet", timing.trace_quiet), ("--session-idle", timing.session_idle)):
+        if not value > 0:
+            raise InputError("watch", f"{name} must be a positive number of seconds, got {value}", name)
     console = console or Console()
-    watcher = Watcher(paths, window * 60.0)
+    watcher = Watcher(paths, window * 60.0, timing=timing)
     try:
         if getattr(args, "once", False):
             for path in paths:

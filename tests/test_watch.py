@@ -248,3 +248,18 @@ def test_watch_once_json_and_errors(tmp_path: Path):
     with pytest.raises(InputError) as bad:
         watch_main(_args("--db", str(db), "--once", "--window", "0"), console=console)
     assert bad.value.location == "--window"
+
+
+def test_watch_once_on_a_missing_database_is_a_one_line_error_naming_it(tmp_path: Path):
+    """The live view waits for the collector to create the file (shown above); --once has
+    nothing to wait for: one line naming the file, exit status 2."""
+    import subprocess
+    import sys
+
+    missing = tmp_path / "nope.db"
+    run = subprocess.run([sys.executable, "-m", "otel_eval.cli", "watch", "--once", "--db", str(missing)],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 2
+    assert run.stderr == f"otel-eval: error: {missing}: at $: database file not found\n"
+    assert run.stdout == ""
+    assert not missing.exists()  # reading never creates it
