@@ -225,8 +225,9 @@ def test_dashboard_explains_response_criteria_with_user_messages(db: Path):
         assert "Tomorrow in Tokyo: 24°C and sunny." in table
         assert '<td class="user">What&#x27;s the weather in Tokyo?</td>' in table
     assert "rouge1 precision 0.71 recall 0.56" in page
-    caption = re.search(r'<table class="traj".*?<caption>(.*?)</caption>', page).group(1)
-    assert '<span class="user-msg">user: What&#x27;s the weather in Tokyo?</span>' in caption
+    trajectory = page[page.index('<section class="trajectory">'):]
+    said = '<p class="user-msg" data-turn="0">turn 1 · user: <q>What&#x27;s the weather in Tokyo?</q></p>'
+    assert trajectory.index(said) < trajectory.index('<table class="traj" data-turn="0"')  # just above it
 
 
 def test_dashboard_session_list_has_a_time_column_and_ellipsized_ids(db: Path):

@@ -285,13 +285,14 @@ def _call_text(call: Any) -> str:
 
 
 def _user_message(overview: Mapping[str, Any], turn: Any) -> str:
-    """The turn's user message as a caption line (empty when the turn is not in the session)."""
+    """The turn's user message, shown above its trajectory (empty when the session has no such turn)."""
     inputs = {t.get("turn"): t.get("user_input") for t in overview.get("turns") or []}
     if turn not in inputs:
         return ""
     text = inputs[turn]
-    return (f'<span class="user-msg">user: {esc(shorten(text, 1000))}</span>' if text
-            else '<span class="user-msg muted">no user message in this turn</span>')
+    label = f"turn {int(turn) + 1} · user: "
+    return (f'<p class="user-msg" data-turn="{esc(turn)}">{esc(label)}<q>{esc(shorten(text, 1000))}</q></p>' if text
+            else f'<p class="user-msg muted" data-turn="{esc(turn)}">{esc(label)}no user message in this turn</p>')
 
 
 def _trajectory_section(criteria: Sequence[Mapping[str, Any]], overview: Mapping[str, Any]) -> str:
@@ -306,6 +307,7 @@ def _trajectory_section(criteria: Sequence[Mapping[str, Any]], overview: Mapping
         return head + f'<p class="empty">{esc(why)}</p></section>'
     out = [head]
     shown: list[Any] = []
+    said: set[Any] = set()
     for trajectory in compared:
         details = trajectory["details"]
         measure = measure_label(details)
@@ -334,9 +336,13 @@ def _trajectory_section(criteria: Sequence[Mapping[str, Any]], overview: Mapping
                     f'<td class="call">{esc(_call_text(r["expected"]))}</td><td class="call">{esc(_call_text(r["actual"]))}</td>'
                     f'<td>{esc(r["note"])}</td></tr>'
                 )
+            number = turn.get("turn", 0)
+            if number not in said:  # the user's message once per turn, above its first table
+                said.add(number)
+                out.append(_user_message(overview, number))
             out.append(
-                f'<table class="traj" data-turn="{esc(turn.get("turn", 0))}" data-criterion="{esc(trajectory["criterion"])}">'
-                f'<caption>{esc(label)}{_user_message(overview, turn.get("turn", 0))}</caption>'
+                f'<table class="traj" data-turn="{esc(number)}" data-criterion="{esc(trajectory["criterion"])}">'
+                f'<caption>{esc(label)}</caption>'
                 '<thead><tr><th></th><th>expected</th><th>actual</th><th>difference</th></tr></thead><tbody>'
                 + ("".join(rows) or '<tr><td colspan="4" class="empty">no tool calls expected or made</td></tr>')
                 + "</tbody></table>"
