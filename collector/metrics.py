@@ -44,8 +44,11 @@ _ENGINE_METRICS = (
     ("sessions_open", "otel_eval_sessions_open", "gauge", "Sessions receiving spans, not yet ended."),
     ("sessions_scored", "otel_eval_sessions_scored_total", "counter", "Sessions ended and scored."),
     ("evaluations_total", "otel_eval_evaluations_total", "counter",
-     "Evaluations of sessions matched to a golden case with a verdict of passed or failed."),
-    ("evaluations_passed", "otel_eval_evaluations_passed_total", "counter", "Evaluations that passed."),
+     "Scorings of sessions that matched a golden case and got a verdict of passed or failed, since the "
+     "collector started (a session re-scored after late spans counts again); the pass-rate denominator. "
+     "Unmatched and not_evaluated sessions are not counted."),
+    ("evaluations_passed", "otel_eval_evaluations_passed_total", "counter",
+     "Of otel_eval_evaluations_total, those with the verdict passed."),
     ("evaluations_not_evaluated", "otel_eval_evaluations_not_evaluated_total", "counter",
      "Evaluations of matched sessions where nothing was checked (verdict not_evaluated; not in the pass rate)."),
 )
@@ -278,7 +281,8 @@ def _render_evaluations(m: EvaluationMetrics) -> list[str]:
         matched = [(k, t) for k, t in ordered if t.evaluations or t.not_evaluated]
         evaluated = [(k, t) for k, t in matched if t.evaluations]
         family(f"otel_eval_{label}_evaluations_total", "counter",
-               f"Evaluations of sessions matched to a golden case with a verdict of passed or failed, by {what}.")
+               f"Scorings of sessions matched to a golden case with a verdict of passed or failed (re-scored "
+               f"sessions count again; not_evaluated ones do not), by {what}.")
         for key, t in matched:
             lines.append(f"otel_eval_{label}_evaluations_total{{{label}={_label(key)}}} {t.evaluations}")
         family(f"otel_eval_{label}_passed_total", "counter", f"Evaluations that passed, by {what}.")

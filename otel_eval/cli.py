@@ -22,6 +22,7 @@ examples:
   otel-eval report --db otel-eval.db
   otel-eval report --session my-session-42
   otel-eval golden validate cases.json
+  otel-eval datasette-metadata prod.db > metadata.json && datasette prod.db -m metadata.json
 """
 
 
@@ -91,10 +92,16 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"database file; repeat to aggregate several collectors (default {DEFAULT_DB})")
     rp.add_argument("--session", metavar="ID", help="show one session in detail")
     rp.add_argument("--json", action="store_true", help="print as JSON")
+    add_timing_arguments(rp)
 
     for name, module, help_text, description in SUBCOMMANDS:
         command = sub.add_parser(name, help=help_text, description=description)
         _command_module(module).__dict__[f"add_{name}_arguments"](command)
+
+    dm = sub.add_parser("datasette-metadata", help="print Datasette metadata (canned queries) for database files",
+                        description="Print the Datasette metadata (table descriptions and canned queries) keyed "
+                        "by the names Datasette gives these files, for: datasette FILE... -m metadata.json")
+    dm.add_argument("files", nargs="+", metavar="DB", help="database file(s), in the order given to datasette")
 
     col = sub.add_parser("collect", help="run the sidecar collector (OTLP gRPC :4317 and HTTP :4318)", add_help=False)
     col.add_argument("args", nargs=argparse.REMAINDER)
@@ -136,6 +143,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return cmd_evaluate(args)
         if args.command == "report":
             return cmd_report(args)
+        if args.command == "datasette-metadata":
+            from .datasette import metadata_for
+
+            print(json.dumps(metadata_for(args.files), indent=2, ensure_ascii=False))
+            return 0
         for name, module, _, _ in SUBCOMMANDS:
             if args.command == name:
                 return _command_module(module).__dict__[f"{name}_main"](args)
@@ -225,27 +237,74 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    import time
+
     from rich.console import Console
 
-    from .report import current_evaluations, render_report, render_session, session_detail, summarize
+    from .backlog import describe
+    from .errors import InputError
+    from .report import (current_evaluations, read_backlog, recent_sessions, render_report, render_session,
+                         session_detail, session_state, summarize)
 
     dbs = args.db or [DEFAULT_DB]
+    timing = session_timing(args)
     if args.session:
         row = session_detail(dbs, args.session)
         if row is None:
-            print(f"otel-eval: no evaluation for session {args.session!r} in {', '.join(dbs)}", file=sys.stderr)
-            return 1
+            raise InputError(", ".join(dbs), _no_evaluation(args.session, session_state(dbs, args.session),
+                                                            recent_sessions(dbs), timing), "--session")
         if args.json:
             print(json.dumps(row, indent=2, default=str))
         else:
             render_session(row, Console())
         return 0
     rows = current_evaluations(dbs)
+    backlog = read_backlog(dbs, timing)
+    now_ns = time.time_ns()
     if args.json:
-        print(json.dumps({"dbs": dbs, "summary": summarize(rows), "sessions": rows}, indent=2, default=str))
+        print(json.dumps({"dbs": dbs, "summary": summarize(rows), "pending": backlog.to_dict(now_ns),
+                          "sessions": rows}, indent=2, default=str))
     else:
-        render_report(rows, Console())
+        render_report(rows, Console(), pending=describe(backlog.to_dict(now_ns), timing))
     return 0
+
+
+def session_timing(args: argparse.Namespace) -> Any:
+    """``--trace-quiet``/``--session-idle`` of report and watch: the timing of the collector (or
+    EvalSpanProcessor) writing the database, to tell when the next session is due."""
+    from .sessions import Timing
+
+    return Timing(getattr(args, "trace_quiet", None) or Timing.trace_quiet,
+                  getattr(args, "session_idle", None) or Timing.session_idle)
+
+
+def add_timing_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--trace-quiet", type=_positive_seconds, metavar="SECONDS",
+                        help="the writer's trace_quiet, to tell when the next session ends (default 5)")
+    parser.add_argument("--session-idle", type=_positive_seconds, metavar="SECONDS",
+                        help="the writer's session_idle, to tell when the next session ends (default 60)")
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"a positive number of seconds, got {text!r}")
+    return value
+
+
+def _no_evaluation(session_id: str, state: Optional[str], recent: Sequence[str], timing: Any) -> str:
+    """Why ``report --session`` has nothing to show, and what to try instead."""
+    if state in ("open", "ended"):
+        why = ("it is still open: it is scored once it ends" if state == "open"
+               else "it has ended and is waiting to be scored")
+        return (f"session {session_id!r} has no evaluation yet: {why} (a session ends "
+                f"{timing.session_idle:g} s after its last span, or {timing.trace_quiet:g} s after it when ended "
+                "explicitly)")
+    hint = f"; recent sessions: {', '.join(recent)}" if recent else "; no session has been scored yet"
+    return f"no session {session_id!r}{hint}"
 
 
 def cmd_golden(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

@@ -318,23 +318,30 @@ def render_comparison(comparison: Comparison, console: Any = None) -> None:
     for r in rows:
         summary.add_row(*r)
     console.print(summary)
+    from .tablefit import Column, fit_table, middle_ellipsis
+
     for title, deltas, show_set in (("Cases", comparison.cases, True), ("Criteria", comparison.criteria, False)):
         if not deltas:
             continue
-        table = Table(title=title)
-        table.add_column("case" if show_set else "criterion", overflow="fold")
-        for col in ("baseline pass", "candidate pass", "Δ pass", "baseline score", "candidate score", "Δ score",
-                    "status"):
-            table.add_column(col, no_wrap=True)
-        if show_set:
-            table.add_column("worse criteria", overflow="fold")
+        # Narrow terminals keep the key, the status and the deltas; whole rates and scores come
+        # with the room for them (never a status or a number cut in half).
+        columns = [Column("case" if show_set else "criterion", min_width=12, shorten=middle_ellipsis),
+                   Column("baseline pass", justify="right"), Column("candidate pass", justify="right"),
+                   Column("Δ pass", justify="right"), Column("baseline score", justify="right"),
+                   Column("candidate score", justify="right"), Column("Δ score", justify="right"),
+                   Column("status"), Column("worse criteria", min_width=16, is_list=True)]
+        cells = []
         for d in deltas:
-            cells = [d.key, _rate(d.baseline), _rate(d.candidate), _signed(d.pass_rate_delta, True),
-                     _score(d.baseline), _score(d.candidate), _signed(d.score_delta), _STYLE[d.status]]
-            if show_set:
-                cells.append(", ".join(x.key for x in d.criteria if x.status == REGRESSED) or "-")
-            table.add_row(*cells)
-        console.print(table)
+            word, style = _STATUS_WORDS[d.status]
+            cells.append([d.key, _rate(d.baseline), _rate(d.candidate), _signed(d.pass_rate_delta, True),
+                          _score(d.baseline), _score(d.candidate), _signed(d.score_delta), (word, style),
+                          [x.key for x in d.criteria if x.status == REGRESSED] or ["-"]])
+        priority = [0, 7, 3, 6, 8, 2, 5, 1, 4] if show_set else [0, 7, 3, 6, 2, 5, 1, 4]
+        console.print(fit_table(title, columns, cells, console.width, priority=priority))
+
+
+_STATUS_WORDS = {IMPROVED: ("improved", "green"), REGRESSED: ("regressed", "red"), UNCHANGED: ("unchanged", ""),
+                 ONLY_BASELINE: ("only baseline", "yellow"), ONLY_CANDIDATE: ("only candidate", "yellow")}
 
 
 # --- CLI ---------------------------------------------------------------------------------------

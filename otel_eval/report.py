@@ -141,20 +141,105 @@ def failing_criteria(row: dict[str, Any]) -> list[str]:
 
 
 def session_detail(db_paths: Sequence[DbPath], session_id: str) -> Optional[dict[str, Any]]:
+    """The session's current evaluation (as :func:`current_evaluations` gives it) with ``turns``:
+    per turn (trace) its ``user_input``, read from the stored spans as the scorer read them."""
     for row in current_evaluations(db_paths):
         if row["session_id"] == session_id:
+            conn = _connect(row["db"])
+            try:
+                row["turns"] = session_turns(conn, session_id)
+            finally:
+                conn.close()
             return row
     return None
 
 
-VERDICT_MARKUP = {PASSED: "[green]PASS[/]", FAILED: "[red]FAIL[/]", NOT_EVALUATED: "[yellow]NOT EVALUATED[/]"}
+def session_turns(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
+    """``[{turn, trace_id, user_input}]`` of a stored session: its spans (and span-linked log
+    records) go through the same mapping and turn building as when it was scored, so turn *i*
+    here is turn *i* of every criterion's ``per_turn``."""
+    from .evaluate import apply_logs
+    from .mapping import map_spans
+    from .spans import LogEvent, from_json
+    from .trajectory import build_trajectory
+
+    spans = [from_json(r[0]) for r in conn.execute(
+        "SELECT raw FROM spans WHERE session_id = ? ORDER BY start_ns, end_ns", (session_id,))]
+    events = [LogEvent(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None, json.loads(r[5]) if r[5] else {})
+              for r in conn.execute(
+                  "SELECT l.trace_id, l.span_id, l.time_ns, l.event_name, l.body, l.attributes FROM log_events l"
+                  " JOIN traces t ON t.trace_id = l.trace_id WHERE t.session_id = ? ORDER BY l.time_ns",
+                  (session_id,))]
+    mapped = map_spans(spans)
+    apply_logs(mapped, events)
+    trajectory = build_trajectory(session_id, mapped)
+    return [{"turn": t.index, "trace_id": t.trace_id, "user_input": t.user_input} for t in trajectory.turns]
+
+
+def recent_sessions(db_paths: Sequence[DbPath], limit: int = 5) -> list[str]:
+    """The most recently scored sessions across the databases, newest first: what to suggest when
+    a session id is not found."""
+    found: list[tuple[str, str]] = []
+    for path in db_paths:
+        conn = _connect(path)
+        try:
+            found += [(r[0], r[1]) for r in conn.execute(
+                "SELECT created_at, session_id FROM evaluations WHERE superseded = 0 ORDER BY id DESC LIMIT ?", (limit,))]
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise
+        finally:
+            conn.close()
+    return [sid for _, sid in sorted(found, reverse=True)[:limit]]
+
+
+def session_state(db_paths: Sequence[DbPath], session_id: str) -> Optional[str]:
+    """The stored status (open, ended, scored) of a session in any of the databases, or None."""
+    for path in db_paths:
+        conn = _connect(path)
+        try:
+            row = conn.execute("SELECT status FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise
+            row = None
+        finally:
+            conn.close()
+        if row is not None:
+            return row[0]
+    return None
+
+
+def read_backlog(db_paths: Sequence[DbPath], timing: Any = None) -> Any:
+    """Sessions not scored yet across the databases (:class:`otel_eval.backlog.Backlog`)."""
+    from .backlog import Backlog, read_backlog as backlog_of
+    from .sessions import Timing
+
+    timing = timing or Timing()
+    total = Backlog()
+    for path in db_paths:
+        conn = _connect(path)
+        try:
+            total = total.merge(backlog_of(conn, timing))
+        finally:
+            conn.close()
+    return total
 
 
 def verdict_markup(row: dict[str, Any]) -> str:
     """PASS, FAIL or NOT EVALUATED for a matched session; unmatched ones say so."""
+    word, style = verdict_word(row)
+    return f"[{style}]{word}[/]"
+
+
+VERDICT_STYLES = {PASSED: ("PASS", "green"), FAILED: ("FAIL", "red"), NOT_EVALUATED: ("NOT EVALUATED", "yellow")}
+
+
+def verdict_word(row: dict[str, Any]) -> tuple[str, str]:
+    """The verdict as a word and its colour: PASS, FAIL, NOT EVALUATED or unmatched."""
     if not row["case_id"]:
-        return "[yellow]unmatched[/]"
-    return VERDICT_MARKUP[row["verdict"]]
+        return "unmatched", "yellow"
+    return VERDICT_STYLES[row["verdict"]]
 
 
 def shows_score(row: dict[str, Any]) -> bool:
@@ -167,10 +252,43 @@ def _score(value: Optional[float]) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def render_report(rows: list[dict[str, Any]], console: Any = None, limit: int = 50) -> None:
-    """Summary, per-case table and the latest sessions, for a terminal."""
+#: Session table columns, most important first: the verdict is never dropped or cut, then what
+#: tells sessions apart and why one failed; the rest shows when the terminal has room.
+_SESSION_COLUMNS = ("result", "session", "score", "failing criteria", "case", "version", "query", "matched by")
+
+
+def sessions_table(rows: Sequence[dict[str, Any]], width: int, title: Optional[str] = "Sessions") -> Any:
+    """The sessions as a table no wider than ``width``: columns dropped (least useful first) or
+    abbreviated (ids by their middle, lists by whole items) rather than cut mid-word."""
+    from .tablefit import Column, fit_table, middle_ellipsis
+
+    columns = {
+        "session": Column("session", min_width=12, shorten=middle_ellipsis, max_width=24),
+        "query": Column("query", min_width=12, max_width=60),
+        "case": Column("case", min_width=10, shorten=middle_ellipsis, max_width=24),
+        "matched by": Column("matched by"),
+        "version": Column("version", min_width=8, shorten=middle_ellipsis),
+        "result": Column("result"),
+        "score": Column("score", justify="right"),
+        "failing criteria": Column("failing criteria", min_width=16, is_list=True, max_width=34),
+    }
+    layout = ("session", "query", "case", "matched by", "version", "result", "score", "failing criteria")
+    cells = []
+    for r in rows:
+        word, style = verdict_word(r)
+        cells.append([r["session_id"], r["query"] or "-", r["case_id"] or "-", r["matched_by"] or "-",
+                      r["agent_version"] or "-", (word, style), _score(r["score"] if shows_score(r) else None),
+                      failing_criteria(r) or ["-"]])
+    return fit_table(title, [columns[c] for c in layout], cells, width,
+                     priority=[layout.index(c) for c in _SESSION_COLUMNS])
+
+
+def render_report(rows: list[dict[str, Any]], console: Any = None, limit: int = 50, pending: str = "") -> None:
+    """Summary, the latest sessions and the criteria, for a terminal of any width (80 columns of
+    a CI log included). ``pending`` says what is not scored yet (:func:`otel_eval.backlog.describe`)."""
     from rich.console import Console
-    from rich.table import Table
+
+    from .tablefit import Column, fit_table
 
     console = console or Console()
     summary = summarize(rows)
@@ -181,58 +299,60 @@ def render_report(rows: list[dict[str, Any]], console: Any = None, limit: int = 
         f"[yellow]{summary['not_evaluated']} not evaluated[/], "
         f"{summary['unmatched']} unmatched; pass rate [bold]{rate}[/]"
     )
-    # Narrow terminals get the columns that decide what to look at next; wide ones get all.
-    wide = console.width >= 150
-    sessions = Table(title="Sessions", show_lines=False)
-    sessions.add_column("session", min_width=12, max_width=36 if wide else 24, no_wrap=True, overflow="ellipsis")
-    if wide:
-        sessions.add_column("query", min_width=12, max_width=40, no_wrap=True, overflow="ellipsis")
-    sessions.add_column("case", max_width=None if wide else 18, no_wrap=True, overflow="ellipsis")
-    if wide:
-        sessions.add_column("matched by", no_wrap=True)
-        sessions.add_column("version", no_wrap=True)
-    sessions.add_column("result", no_wrap=True)
-    sessions.add_column("score", no_wrap=True)
-    sessions.add_column("failing criteria", overflow="fold")
-    for r in rows[-limit:]:
-        cells = [r["session_id"]]
-        if wide:
-            cells.append(r["query"] or "-")
-        cells.append(r["case_id"] or "-")
-        if wide:
-            cells += [r["matched_by"] or "-", r["agent_version"] or "-"]
-        cells += [verdict_markup(r), _score(r["score"] if shows_score(r) else None),
-                  ", ".join(failing_criteria(r)) or "-"]
-        sessions.add_row(*cells)
-    console.print(sessions)
+    if pending:
+        console.print(pending, style="yellow", markup=False, highlight=False)
+    if not rows:
+        return
+    console.print(sessions_table(rows[-limit:], console.width))
     if summary["criteria"]:
-        crit = Table(title="Criteria")
-        for col in ("criterion", "evaluated", "passed", "skipped", "pass rate", "avg score"):
-            crit.add_column(col)
-        for name, s in summary["criteria"].items():
-            crit.add_row(name, str(s["evaluated"]), str(s["passed"]), str(s["skipped"]),
-                         "-" if s["pass_rate"] is None else f"{s['pass_rate']:.0%}",
-                         "-" if s["avg_score"] is None else f"{s['avg_score']:.2f}")
-        console.print(crit)
+        columns = [Column("criterion", min_width=12), Column("pass rate", justify="right"),
+                   Column("avg score", justify="right"), Column("evaluated", justify="right"),
+                   Column("passed", justify="right"), Column("skipped", justify="right")]
+        cells = [[name, "-" if s["pass_rate"] is None else f"{s['pass_rate']:.0%}",
+                  "-" if s["avg_score"] is None else f"{s['avg_score']:.2f}",
+                  str(s["evaluated"]), str(s["passed"]), str(s["skipped"])]
+                 for name, s in summary["criteria"].items()]
+        console.print(fit_table("Criteria", columns, cells, console.width, priority=[0, 1, 2, 3, 4, 5]))
+
+
+#: Longest expected or actual response shown in ``report --session`` (the JSON has them whole).
+RESPONSE_CHARS = 300
 
 
 def render_session(row: dict[str, Any], console: Any = None) -> None:
-    """One session: its match, every criterion with its explanation, the aligned trajectory."""
+    """One session: its match, every criterion with its explanation (a failed response criterion
+    with the expected and actual text), and per turn the user message and aligned trajectory."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = console or Console()
-    console.print(f"[bold]session {row['session_id']}[/] (revision {row['revision']}): {verdict_markup(row)}")
-    console.print(f"query: {row['query']!r}")
-    console.print(f"case: {row['case_id'] or '-'} ({row['matched_by']}, score {row['match_score']:.1f})")
+    console.print(f"[bold]session {escape(row['session_id'])}[/] (revision {row['revision']}): {verdict_markup(row)}")
+    console.print(f"query: {row['query']!r}", markup=False, highlight=False)
+    console.print(f"case: {row['case_id'] or '-'} ({row['matched_by']}, score {row['match_score']:.1f})",
+                  markup=False, highlight=False)
+    inputs = {t["turn"]: t.get("user_input") for t in row.get("turns") or []}
     shown: list[Any] = []
+    said: set[int] = set()
+
+    def user_says(turn: int) -> None:
+        if turn in said or turn not in inputs:
+            return
+        said.add(turn)
+        console.print(f"turn {turn + 1} · user: {shorten_text(inputs[turn] or '(no user message)', RESPONSE_CHARS)}",
+                      markup=False, highlight=False, style="bold")
+
     for c in row["criteria"]:
         state = "skipped" if c["skipped"] else ("[green]pass[/]" if c["passed"] else "[red]fail[/]")
         reason = c["details"].get("reason") or c["error"] or ""
         measure = measure_label(c["details"])
         score = _score(None if c["skipped"] else c["score"])
-        console.print(f"  {c['criterion']}: {state} score={score} threshold={c['threshold']}"
-                      + (f" measure={measure}" if measure else "") + (f" {reason}" if reason else ""))
+        console.print(f"  {escape(c['criterion'])}: {state} score={score} threshold={c['threshold']}"
+                      + (f" measure={escape(measure)}" if measure else "") + (f" {escape(reason)}" if reason else ""))
+        if is_response_criterion(c) and not c["skipped"] and not c["passed"]:
+            for line in response_lines(c):
+                console.print("    " + line, markup=False, highlight=False)
+    for c in row["criteria"]:
         if not is_trajectory_criterion(c):
             continue
         for turn in c["details"].get("per_turn") or []:
@@ -240,13 +360,79 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
             if (turn.get("turn"), rows) in shown:  # another criterion over the same alignment: shown already
                 continue
             shown.append((turn.get("turn"), rows))
+            user_says(int(turn.get("turn", 0)))
             table = Table(title=f"{c['criterion']} · turn {turn.get('turn', 0) + 1}: expected vs actual",
                           show_header=True)
             for col in ("", "expected", "actual", "note"):
                 table.add_column(col, overflow="fold")
             for r in rows:
-                table.add_row(r["mark"], _call_text(r["expected"]), _call_text(r["actual"]), r["note"])
+                table.add_row(r["mark"], escape(_call_text(r["expected"])), escape(_call_text(r["actual"])),
+                              escape(r["note"]))
             console.print(table)
+    for turn in sorted(inputs):  # turns no trajectory was compared for still say what the user asked
+        user_says(turn)
+
+
+RESPONSE_KINDS = ("response_match",)
+
+
+def is_response_criterion(criterion: dict[str, Any]) -> bool:
+    """A criterion comparing the final response with the expected one: ``response_match``,
+    ADK's ``response_match_score``, or any criterion whose kind is response_match."""
+    details = criterion.get("details") or {}
+    name = criterion.get("criterion")
+    if name in ("response_match", "response_match_score"):
+        return True
+    return isinstance(details, dict) and details.get("kind") in RESPONSE_KINDS
+
+
+def response_turns(criterion: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per turn: ``turn`` (0-based), ``expected``, ``actual``, ``score`` and ``why`` (method and
+    what the score measures). A regex criterion has one entry: the pattern against the response."""
+    details = criterion.get("details") or {}
+    if not isinstance(details, dict):
+        return []
+    method = details.get("method") or ""
+    if method == "regex":
+        return [{"turn": None, "expected": f"/{details.get('pattern')}/", "actual": details.get("response"),
+                 "score": criterion.get("score"), "why": "regex: the final response must match the pattern"}]
+    out = []
+    for t in details.get("per_turn") or []:
+        if not isinstance(t, dict):
+            continue
+        why = method
+        if "precision" in t and "recall" in t:
+            why += f" precision {float(t['precision']):.2f} recall {float(t['recall']):.2f}"
+        if t.get("turn_present") is False:
+            why += " (the session has no such turn)"
+        out.append({"turn": t.get("turn"), "expected": t.get("expected"), "actual": t.get("actual"),
+                    "score": t.get("score"), "why": why.strip()})
+    return out
+
+
+def response_lines(criterion: dict[str, Any], limit: int = RESPONSE_CHARS) -> list[str]:
+    """``report --session``'s lines for a response criterion: expected vs actual per turn."""
+    lines = []
+    for t in response_turns(criterion):
+        head = "response" if t["turn"] is None else f"turn {int(t['turn']) + 1}"
+        lines.append(f"{head}: score={_score(t['score'])} {t['why']}".rstrip())
+        lines.append(f"  expected: {shorten_text(t['expected'], limit)}")
+        lines.append(f"  actual:   {shorten_text(t['actual'], limit)}")
+    return lines
+
+
+def shorten_text(value: Any, limit: int) -> str:
+    """A stored text on one line (whitespace runs made one space), quoted, cut at a word boundary
+    with the number of characters left out; ``(none)`` when there is no text."""
+    from .tablefit import end_ellipsis
+
+    if value is None:
+        return "(none)"
+    text = " ".join(str(value).split())
+    if len(text) <= limit:
+        return repr(text)
+    cut = end_ellipsis(text, limit)
+    return f"{cut[:-1]!r}… ({len(text) - len(cut) + 1} more characters)"
 
 
 def is_trajectory_criterion(criterion: dict[str, Any]) -> bool:

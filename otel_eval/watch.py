@@ -30,8 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
+from .backlog import Backlog, describe, read_backlog
 from .errors import InputError
 from .models.results import FAILED, NOT_EVALUATED, PASSED
+from .sessions import Timing
 from .store import upgrade_if_older
 
 DbPath = Union[str, Path]
@@ -296,13 +298,15 @@ class Watcher:
     """Keeps the sliding window of current evaluations of several databases up to date."""
 
     def __init__(self, db_paths: Sequence[DbPath], window_s: float, rate_window_s: float = RATE_WINDOW_S,
-                 limit: int = LIST_LIMIT):
+                 limit: int = LIST_LIMIT, timing: Optional[Timing] = None):
         if window_s <= 0:
             raise ValueError("window must be positive")
         self.paths = [str(p) for p in db_paths]
         self.window_s = float(window_s)
         self.rate_window_s = min(float(rate_window_s), self.window_s)
         self.limit = limit
+        self.timing = timing or Timing()
+        """The writer's session timing, to tell when the next open session is due."""
         self.feeds = {p: EvaluationFeed(p) for p in self.paths}
         self._rows: dict[str, dict[int, EvaluationRow]] = {p: {} for p in self.paths}
         self._started = False
@@ -344,16 +348,19 @@ class Watcher:
             databases, ingest, sessions = self._database_stats(now)
         out = summarize_window(rows, limit=self.limit)
         out.update(
-            generated_at=iso_utc(now), window_s=self.window_s, databases=databases, sessions=sessions,
+            generated_at=iso_utc(now), window_s=self.window_s, databases=databases,
+            sessions={"open": sessions.open, "ended": sessions.awaiting_scoring,
+                      "next_session": sessions.next_session, "next_due_in_s": sessions.due_in_s(int(now * 1e9)),
+                      "trace_quiet_s": self.timing.trace_quiet, "session_idle_s": self.timing.session_idle},
             ingest={"spans": ingest, "rate_window_s": self.rate_window_s,
                     "spans_per_s": round(ingest / self.rate_window_s, 3)},
         )
         return out
 
-    def _database_stats(self, now: float) -> tuple[list[dict[str, Any]], int, dict[str, int]]:
+    def _database_stats(self, now: float) -> tuple[list[dict[str, Any]], int, Backlog]:
         databases: list[dict[str, Any]] = []
         spans = 0
-        sessions = {"open": 0, "ended": 0}
+        sessions = Backlog()
         low_ns = int((now - self.rate_window_s) * 1e9)
         high_ns = int(now * 1e9)
         for path, feed in self.feeds.items():
@@ -367,9 +374,7 @@ class Watcher:
                     spans += conn.execute(
                         "SELECT COUNT(*) FROM spans WHERE rowid >= ? AND received_ns BETWEEN ? AND ?",
                         (first, low_ns, high_ns)).fetchone()[0]
-                for status, count in conn.execute(
-                        "SELECT status, COUNT(*) FROM sessions WHERE status IN ('open', 'ended') GROUP BY status"):
-                    sessions[status] += count
+                sessions = sessions.merge(read_backlog(conn, self.timing))
             except sqlite3.OperationalError as exc:
                 if not _missing_schema(exc):
                     raise
@@ -487,10 +492,29 @@ def _window_text(seconds: float) -> str:
 
 
 def render(snap: dict[str, Any]) -> Any:
-    """The frame as a rich renderable (a Group of a header and tables)."""
-    from rich.console import Group
-    from rich.table import Table
+    """The frame as a rich renderable; its tables fit whatever width it is drawn at (a terminal,
+    or the 80 columns of a pipe or CI log), dropping or abbreviating columns rather than cutting
+    a verdict or a word."""
+    return _Frame(snap)
+
+
+class _Frame:
+    def __init__(self, snap: dict[str, Any]):
+        self.snap = snap
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        yield from frame_parts(self.snap, options.max_width)
+
+
+#: Latest-sessions columns, most important first (the verdict is never dropped or cut).
+_LATEST_PRIORITY = ("result", "session", "score", "failing criteria", "time", "case", "version")
+
+
+def frame_parts(snap: dict[str, Any], width: int) -> list[Any]:
+    """The header and tables of one frame, each no wider than ``width``."""
     from rich.text import Text
+
+    from .tablefit import Column, fit_table, middle_ellipsis
 
     totals = snap["totals"]
     header = Text()
@@ -508,57 +532,63 @@ def render(snap: dict[str, Any]) -> Any:
     header.append(f", mean score {avg}\n")
     ingest = snap["ingest"]
     sessions = snap["sessions"]
-    header.append(f"ingest {ingest['spans_per_s']:g} spans/s (last {_window_text(ingest['rate_window_s'])}); "
-                  f"{sessions['open']} open, {sessions['ended']} awaiting scoring")
+    header.append(f"ingest {ingest['spans_per_s']:g} spans/s (last {_window_text(ingest['rate_window_s'])})")
+    waiting = describe({"open": sessions["open"], "awaiting_scoring": sessions["ended"],
+                        "next_due_in_s": sessions.get("next_due_in_s")},
+                       Timing(sessions.get("trace_quiet_s", 5.0), sessions.get("session_idle_s", 60.0)))
+    header.append("; " + (waiting or "no session open or awaiting scoring"),
+                  style="yellow" if waiting else "")
     for db in snap["databases"]:
         if db["status"] != "ok":
-            header.append(f"\n{db['path']}: {db['status']} (waiting)", style="yellow")
+            header.append(f"\n{db['path']}: {db['status']} (waiting for the collector to create it)", style="yellow")
     parts: list[Any] = [header]
+    count = Column("sessions", justify="right")
 
-    def grouped(title: str, key: str, rows: list[dict[str, Any]]) -> Table:
-        table = Table(title=title, title_justify="left", expand=False)
-        table.add_column(key, no_wrap=True, overflow="ellipsis", max_width=40)
-        for col in ("sessions", "passed", "not evaluated", "pass rate", "mean score"):
-            table.add_column(col, justify="right")
-        for r in rows:
-            table.add_row(r[key], str(r["sessions"]), str(r["passed"]), str(r["not_evaluated"]),
-                          Text(_pct(r["pass_rate"]), style=_rate_style(r["pass_rate"])),
-                          "-" if r["avg_score"] is None else f"{r['avg_score']:.2f}")
-        return table
+    def grouped(title: str, key: str, rows: list[dict[str, Any]]) -> Any:
+        columns = [Column(key.replace("_", " ").replace(" id", ""), min_width=10, shorten=middle_ellipsis,
+                          max_width=40),
+                   count, Column("passed", justify="right"), Column("not evaluated", justify="right"),
+                   Column("pass rate", justify="right"), Column("mean score", justify="right")]
+        cells = [[r[key], str(r["sessions"]), str(r["passed"]), str(r["not_evaluated"]),
+                  (_pct(r["pass_rate"]), _rate_style(r["pass_rate"])),
+                  "-" if r["avg_score"] is None else f"{r['avg_score']:.2f}"] for r in rows]
+        return fit_table(title, columns, cells, width, priority=[0, 4, 5, 1, 2, 3], title_justify="left")
 
     if snap["cases"]:
         parts.append(grouped("Golden cases (worst first)", "case_id", snap["cases"]))
     if snap["versions"]:
         parts.append(grouped("Agent versions", "agent_version", snap["versions"]))
     if snap["latest"]:
-        latest = Table(title="Latest sessions", title_justify="left")
-        for col in ("time", "session", "case", "version", "result", "score", "failing criteria"):
-            latest.add_column(col, no_wrap=col != "failing criteria", overflow="ellipsis",
-                              max_width=36 if col in ("session", "case") else None)
         styles = {"pass": "green", "fail": "red", "not_evaluated": "yellow", "unmatched": "yellow"}
-        for r in snap["latest"]:
-            latest.add_row(r["created_at"][11:19], r["session_id"], r["case_id"] or "-", r["agent_version"] or "-",
-                           Text(r["verdict"].replace("_", " ").upper(), style=styles[r["verdict"]]),
-                           "-" if r["score"] is None else f"{r['score']:.2f}", ", ".join(r["failing"]) or "-")
-        parts.append(latest)
+        layout = ("time", "session", "case", "version", "result", "score", "failing criteria")
+        columns = [Column("time"), Column("session", min_width=12, shorten=middle_ellipsis, max_width=24),
+                   Column("case", min_width=10, shorten=middle_ellipsis, max_width=36),
+                   Column("version", min_width=8, shorten=middle_ellipsis), Column("result"),
+                   Column("score", justify="right"), Column("failing criteria", min_width=16, is_list=True, max_width=34)]
+        cells = [[r["created_at"][11:19], r["session_id"], r["case_id"] or "-", r["agent_version"] or "-",
+                  (r["verdict"].replace("_", " ").upper() if r["verdict"] != "unmatched" else "unmatched",
+                   styles[r["verdict"]]),
+                  "-" if r["score"] is None else f"{r['score']:.2f}", r["failing"] or ["-"]]
+                 for r in snap["latest"]]
+        parts.append(fit_table("Latest sessions", columns, cells, width,
+                               priority=[layout.index(c) for c in _LATEST_PRIORITY], title_justify="left"))
     if snap["unmatched"]:
-        unmatched = Table(title="Unmatched sessions (no golden case)", title_justify="left")
-        for col in ("time", "session", "query"):
-            unmatched.add_column(col, overflow="ellipsis", no_wrap=True, max_width=60 if col == "query" else 36)
-        for r in snap["unmatched"]:
-            unmatched.add_row(r["created_at"][11:19], r["session_id"], r["query"] or "-")
-        parts.append(unmatched)
+        columns = [Column("time"), Column("session", min_width=12, shorten=middle_ellipsis, max_width=24),
+                   Column("query", min_width=16, max_width=60)]
+        cells = [[r["created_at"][11:19], r["session_id"], r["query"] or "-"] for r in snap["unmatched"]]
+        parts.append(fit_table("Unmatched sessions (no golden case)", columns, cells, width, priority=[1, 2, 0],
+                               title_justify="left"))
     if snap["unhealthy"]:
-        unhealthy = Table(title="Unhealthy sessions", title_justify="left")
-        for col in ("time", "session", "case", "why"):
-            unhealthy.add_column(col, overflow="fold" if col == "why" else "ellipsis", no_wrap=col != "why",
-                                 max_width=None if col == "why" else 36)
-        for r in snap["unhealthy"]:
-            unhealthy.add_row(r["created_at"][11:19], r["session_id"], r["case_id"] or "-", "; ".join(r["reasons"]))
-        parts.append(unhealthy)
+        columns = [Column("time"), Column("session", min_width=12, shorten=middle_ellipsis, max_width=24),
+                   Column("case", min_width=10, shorten=middle_ellipsis, max_width=36),
+                   Column("why", min_width=16, is_list=True, separator="; ")]
+        cells = [[r["created_at"][11:19], r["session_id"], r["case_id"] or "-", r["reasons"]]
+                 for r in snap["unhealthy"]]
+        parts.append(fit_table("Unhealthy sessions", columns, cells, width, priority=[1, 3, 0, 2],
+                               title_justify="left"))
     if not snap["latest"]:
         parts.append(Text("No evaluations in the window yet.", style="dim"))
-    return Group(*parts)
+    return parts
 
 
 # --- command line ------------------------------------------------------------------------------
@@ -573,6 +603,10 @@ def add_watch_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"seconds between refreshes (default {DEFAULT_REFRESH_SECONDS:g})")
     parser.add_argument("--once", action="store_true", help="print one frame and exit")
     parser.add_argument("--json", action="store_true", help="with --once: print the frame as JSON")
+    parser.add_argument("--trace-quiet", type=float, default=Timing.trace_quiet, metavar="SECONDS",
+                        help="the writer's trace_quiet, to tell when the next session ends (default 5)")
+    parser.add_argument("--session-idle", type=float, default=Timing.session_idle, metavar="SECONDS",
+                        help="the writer's session_idle, to tell when the next session ends (default 60)")
 
 
 def watch_main(args: argparse.Namespace, console: Any = None) -> int:
@@ -588,8 +622,12 @@ def watch_main(args: argparse.Namespace, console: Any = None) -> int:
         raise InputError("watch", f"--window must be a positive number of minutes, got {window}", "--window")
     if not refresh or refresh <= 0:
         raise InputError("watch", f"--refresh must be a positive number of seconds, got {refresh}", "--refresh")
+    timing = Timing(getattr(args, "trace_quiet", Timing.trace_quiet), getattr(args, "session_idle", Timing.session_idle))
+    for name, value in (("--trace-quiet", timing.trace_quiet), ("--session-idle", timing.session_idle)):
+        if not value > 0:
+            raise InputError("watch", f"{name} must be a positive number of seconds, got {value}", name)
     console = console or Console()
-    watcher = Watcher(paths, window * 60.0)
+    watcher = Watcher(paths, window * 60.0, timing=timing)
     try:
         if getattr(args, "once", False):
             for path in paths:

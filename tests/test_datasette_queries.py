@@ -115,3 +115,35 @@ def test_rescored_sessions_count_once(tmp_path, queries):
     record_sessions(path, [("1.0.0", "a", ["What's the weather in Tokyo?"])])  # a late turn: revision 2
     rows = run(path, queries["worst_cases"]["sql"])
     assert [(r["case_id"], r["sessions"]) for r in rows] == [("weather_tokyo", 1)]
+
+
+def test_metadata_for_any_file_name_keys_the_queries_as_datasette_names_the_files(tmp_path, queries):
+    """``otel-eval datasette-metadata`` for files not called otel-eval.db: Datasette names a
+    database by its file stem, adding _2, _3 to repeats; each gets the descriptions and queries."""
+    import subprocess
+    import sys
+
+    from otel_eval.datasette import datasette_names, metadata_for
+
+    assert json.loads(METADATA.read_text()) == metadata_for(["otel-eval.db"])  # the example is the default
+    assert datasette_names(["a/prod.db", "b/prod.db", "prod_2.db", "c/prod.db"]) == ["prod", "prod_2", "prod_2_2",
+                                                                                     "prod_3"]
+    run = subprocess.run([sys.executable, "-m", "otel_eval.cli", "datasette-metadata", str(tmp_path / "eu-prod.db"),
+                          str(tmp_path / "us" / "eu-prod.sqlite")], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    metadata = json.loads(run.stdout)
+    assert list(metadata["databases"]) == ["eu-prod", "eu-prod_2"]
+    for entry in metadata["databases"].values():
+        assert entry["queries"] == queries and set(entry["tables"]) >= {"evaluations", "sessions"}
+
+
+def test_canned_queries_run_on_a_database_under_another_name(db, tmp_path):
+    """The same queries, read from the generated metadata, on the file renamed."""
+    from otel_eval.datasette import metadata_for
+
+    renamed = tmp_path / "staging.db"
+    renamed.write_bytes(db.read_bytes())
+    for query in metadata_for([renamed])["databases"]["staging"]["queries"].values():
+        run(renamed, query["sql"])  # every query runs
+    assert {r["case_id"] for r in run(renamed, metadata_for([renamed])["databases"]["staging"]["queries"]
+                                      ["worst_cases"]["sql"])} >= {"weather_tokyo"}

@@ -114,7 +114,8 @@ def test_snapshot_of_an_engine_database_has_exact_window_aggregates(weather_db: 
     assert snap["unhealthy"] == [{"session_id": "s2", "created_at": "2027-01-15T07:55:00.000Z",
                                   "case_id": "berlin_typo_retry", "reasons": ["1 tool error"]}]
     assert snap["ingest"] == {"spans": 12, "rate_window_s": 60.0, "spans_per_s": 0.2}
-    assert snap["sessions"] == {"open": 0, "ended": 0}
+    assert snap["sessions"] == {"open": 0, "ended": 0, "next_session": None, "next_due_in_s": None,
+                                "trace_quiet_s": 5.0, "session_idle_s": 60.0}
     assert snap["databases"] == [{"path": str(weather_db), "status": "ok"}]
     assert snap["generated_at"] == "2027-01-15T08:00:00.000Z"
     json.dumps(snap)  # the --json output
@@ -209,7 +210,7 @@ def test_missing_database_is_shown_as_waiting(tmp_path: Path):
     console = Console(record=True, width=250)
     console.print(render(snap))
     text = console.export_text()
-    assert "not-yet.db: database file not found (waiting)" in text
+    assert "not-yet.db: database file not found (waiting for the collector to create it)" in text
     assert "No evaluations in the window yet." in text
 
 
@@ -247,3 +248,18 @@ def test_watch_once_json_and_errors(tmp_path: Path):
     with pytest.raises(InputError) as bad:
         watch_main(_args("--db", str(db), "--once", "--window", "0"), console=console)
     assert bad.value.location == "--window"
+
+
+def test_watch_once_on_a_missing_database_is_a_one_line_error_naming_it(tmp_path: Path):
+    """The live view waits for the collector to create the file (shown above); --once has
+    nothing to wait for: one line naming the file, exit status 2."""
+    import subprocess
+    import sys
+
+    missing = tmp_path / "nope.db"
+    run = subprocess.run([sys.executable, "-m", "otel_eval.cli", "watch", "--once", "--db", str(missing)],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 2
+    assert run.stderr == f"otel-eval: error: {missing}: at $: database file not found\n"
+    assert run.stdout == ""
+    assert not missing.exists()  # reading never creates it

@@ -10,16 +10,21 @@ updates.
 from __future__ import annotations
 
 import json
+import time
 from html import escape
 from typing import Any, Mapping, Optional, Sequence
 from urllib.parse import quote, urlencode
 
-from ..report import is_trajectory_criterion, measure_label, trajectory_rows
+from ..report import is_response_criterion, is_trajectory_criterion, measure_label, response_turns, trajectory_rows
+from ..tablefit import middle_ellipsis
 from .chart import pass_rate_series, render_chart
 from .queries import RESULT_FILTERS, VERDICT_WORDS, SessionFilter, TraceTree
 
 #: Longest value shown inline; longer ones are cut with a note of how much was left out.
 MAX_SHOWN_CHARS = 4000
+#: Session ids longer than this are shown with their middle elided (the whole id is the link's
+#: title and target): ids that share a long prefix stay tellable apart by their ends.
+SESSION_ID_CHARS = 36
 VERDICT_LABELS = {"pass": "PASS", "fail": "FAIL", "not_evaluated": "NOT EVALUATED", "unmatched": "unmatched",
                   "pending": "pending"}
 #: Trajectory row kinds (from otel_eval.report.trajectory_rows) → symbol and words for the mark column.
@@ -131,9 +136,10 @@ def sessions_page(links: Links, f: SessionFilter, rows: list[dict[str, Any]], to
     if rows:
         body = "".join(_session_row(links, r) for r in rows)
     else:
-        body = '<tr><td colspan="8" class="empty">no sessions match these filters</td></tr>'
+        body = '<tr><td colspan="9" class="empty">no sessions match these filters</td></tr>'
     table = (
-        '<table class="sessions"><thead><tr><th>session</th><th>query</th><th>case</th><th>version</th>'
+        '<table class="sessions"><thead><tr><th title="last span received, UTC">last activity</th>'
+        '<th>session</th><th>query</th><th>case</th><th>version</th>'
         '<th>result</th><th>score</th><th>failing criteria</th><th>status</th></tr></thead>'
         f'<tbody id="session-rows">{body}</tbody></table>'
     )
@@ -165,14 +171,26 @@ def sessions_page(links: Links, f: SessionFilter, rows: list[dict[str, Any]], to
 def _session_row(links: Links, r: Mapping[str, Any]) -> str:
     failing = ", ".join(r.get("failing_criteria") or []) or ("–" if r["verdict"] != "fail" else "")
     case = r.get("case_id") or "–"
+    sid = r["session_id"]
     return (
-        f'<tr class="row-{esc(r["verdict"])}" data-session="{esc(r["session_id"])}">'
-        f'<td class="sid"><a href="{esc(links.session(r["session_id"]))}">{esc(r["session_id"])}</a></td>'
+        f'<tr class="row-{esc(r["verdict"])}" data-session="{esc(sid)}">'
+        f'<td class="when">{_time_cell(r.get("last_received_ns"))}</td>'
+        f'<td class="sid"><a href="{esc(links.session(sid))}" title="{esc(sid)}">'
+        f'{esc(middle_ellipsis(sid, SESSION_ID_CHARS))}</a></td>'
         f'<td class="query">{esc(shorten(r.get("query") or "", 160)) or "–"}</td>'
         f'<td>{esc(case)}</td><td>{esc(r.get("agent_version") or "–")}</td>'
         f'<td>{_verdict_badge(r["verdict"])}</td><td class="num">{_score(r.get("score") if r.get("case_id") else None)}</td>'
         f'<td class="failing">{esc(failing)}</td><td class="muted">{esc(r.get("status"))}</td></tr>'
     )
+
+
+def _time_cell(received_ns: Optional[int]) -> str:
+    """When a session last received a span: a ``<time>`` in UTC, to the second."""
+    if not received_ns:
+        return "–"
+    seconds = int(received_ns) // 1_000_000_000
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+    return f'<time datetime="{stamp}">{time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds))}</time>'
 
 
 def session_page(links: Links, overview: Mapping[str, Any], traces: Sequence[TraceTree],
@@ -202,7 +220,7 @@ def session_page(links: Links, overview: Mapping[str, Any], traces: Sequence[Tra
              + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts) + "</dl></section>"]
     parts.append(_criteria_section(o.get("criteria") or []))
     parts.append(_trajectory_section(o.get("criteria") or [], o))
-    parts.append(_responses_section(o.get("criteria") or []))
+    parts.append(_responses_section(o.get("criteria") or [], o))
     parts.append(_spans_section(traces, agent_data))
     if len(o.get("revisions") or []) > 1:
         parts.append(_revisions_section(o["revisions"]))
@@ -219,6 +237,8 @@ def _criteria_section(criteria: Sequence[Mapping[str, Any]]) -> str:
         reason = c.get("error") or (details.get("reason") if isinstance(details, dict) else "") or ""
         if not reason and is_trajectory_criterion(c):
             reason = _trajectory_summary(details)
+        if not reason and is_response_criterion(dict(c)) and not c["skipped"]:
+            reason = _response_summary(c)
         rows.append(
             f'<tr class="crit-{state}" data-criterion="{esc(c["criterion"])}"><td>{esc(c["criterion"])}</td>'
             f'<td><span class="badge c-{state}">{state}</span></td>'
@@ -229,6 +249,18 @@ def _criteria_section(criteria: Sequence[Mapping[str, Any]]) -> str:
     return ('<section><h2>Criteria</h2><table class="criteria"><thead><tr><th>criterion</th><th>state</th>'
             '<th>score</th><th>threshold</th><th>why</th><th>measure</th></tr></thead><tbody>' + "".join(rows)
             + "</tbody></table></section>")
+
+
+def _response_summary(criterion: Mapping[str, Any]) -> str:
+    """Per turn what the response score measures, e.g. "turn 1: rouge1 precision 0.71 recall 0.56,
+    score 0.62": the why of a response score, with the texts under Final responses."""
+    parts = []
+    for t in response_turns(dict(criterion)):
+        head = "response" if t["turn"] is None else f"turn {int(t['turn']) + 1}"
+        parts.append(f"{head}: {t['why']}, score {_score(t['score'])}")
+    if parts and not criterion.get("passed"):
+        parts[-1] += " (expected vs actual below, under Final responses)"
+    return "; ".join(parts)
 
 
 def _trajectory_summary(details: Mapping[str, Any]) -> str:
@@ -252,6 +284,17 @@ def _call_text(call: Any) -> str:
     return shorten(str(call), 600)
 
 
+def _user_message(overview: Mapping[str, Any], turn: Any) -> str:
+    """The turn's user message, shown above its trajectory (empty when the session has no such turn)."""
+    inputs = {t.get("turn"): t.get("user_input") for t in overview.get("turns") or []}
+    if turn not in inputs:
+        return ""
+    text = inputs[turn]
+    label = f"turn {int(turn) + 1} · user: "
+    return (f'<p class="user-msg" data-turn="{esc(turn)}">{esc(label)}<q>{esc(shorten(text, 1000))}</q></p>' if text
+            else f'<p class="user-msg muted" data-turn="{esc(turn)}">{esc(label)}no user message in this turn</p>')
+
+
 def _trajectory_section(criteria: Sequence[Mapping[str, Any]], overview: Mapping[str, Any]) -> str:
     """Expected vs actual, per turn, for each trajectory criterion (one table per distinct alignment:
     criteria computed over the same alignment share it), captioned with the measure the score is."""
@@ -264,6 +307,7 @@ def _trajectory_section(criteria: Sequence[Mapping[str, Any]], overview: Mapping
         return head + f'<p class="empty">{esc(why)}</p></section>'
     out = [head]
     shown: list[Any] = []
+    said: set[Any] = set()
     for trajectory in compared:
         details = trajectory["details"]
         measure = measure_label(details)
@@ -292,8 +336,12 @@ def _trajectory_section(criteria: Sequence[Mapping[str, Any]], overview: Mapping
                     f'<td class="call">{esc(_call_text(r["expected"]))}</td><td class="call">{esc(_call_text(r["actual"]))}</td>'
                     f'<td>{esc(r["note"])}</td></tr>'
                 )
+            number = turn.get("turn", 0)
+            if number not in said:  # the user's message once per turn, above its first table
+                said.add(number)
+                out.append(_user_message(overview, number))
             out.append(
-                f'<table class="traj" data-turn="{esc(turn.get("turn", 0))}" data-criterion="{esc(trajectory["criterion"])}">'
+                f'<table class="traj" data-turn="{esc(number)}" data-criterion="{esc(trajectory["criterion"])}">'
                 f'<caption>{esc(label)}</caption>'
                 '<thead><tr><th></th><th>expected</th><th>actual</th><th>difference</th></tr></thead><tbody>'
                 + ("".join(rows) or '<tr><td colspan="4" class="empty">no tool calls expected or made</td></tr>')
@@ -306,18 +354,32 @@ def _trajectory_section(criteria: Sequence[Mapping[str, Any]], overview: Mapping
     return "".join(out) + "</section>"
 
 
-def _responses_section(criteria: Sequence[Mapping[str, Any]]) -> str:
-    response = next((c for c in criteria if c["criterion"] == "response_match"), None)
-    per_turn = ((response or {}).get("details") or {}).get("per_turn") or []
-    if not per_turn:
+def _responses_section(criteria: Sequence[Mapping[str, Any]], overview: Mapping[str, Any]) -> str:
+    """Expected and actual final response per turn, with the user message, for every response
+    criterion (``response_match``, ADK's ``response_match_score``, any of kind response_match)."""
+    tables = []
+    compared = [c for c in criteria if is_response_criterion(dict(c)) and not c.get("skipped")]
+    for c in compared:
+        turns = response_turns(dict(c))
+        if not turns:
+            continue
+        inputs = {t.get("turn"): t.get("user_input") for t in overview.get("turns") or []}
+        rows = "".join(
+            f'<tr data-turn="{esc(t["turn"])}"><td>{"–" if t["turn"] is None else int(t["turn"]) + 1}</td>'
+            f'<td class="user">{esc(shorten(str(inputs.get(t["turn"]) or "–"), 1000))}</td>'
+            f'<td>{esc(shorten(str(t["expected"] or ""), 1000))}</td>'
+            f'<td>{esc(shorten(str(t["actual"] or ""), 1000))}</td><td class="num">{_score(t["score"])}</td>'
+            f'<td class="measure">{esc(t["why"])}</td></tr>'
+            for t in turns
+        )
+        state = "pass" if c.get("passed") else ("error" if c.get("error") else "fail")
+        tables.append(
+            f'<table class="responses" data-criterion="{esc(c["criterion"])}"><caption>{esc(c["criterion"])} '
+            f'<span class="badge c-{state}">{state}</span></caption><thead><tr><th>turn</th><th>user</th>'
+            f'<th>expected</th><th>actual</th><th>score</th><th>measure</th></tr></thead><tbody>{rows}</tbody></table>')
+    if not tables:
         return ""
-    rows = "".join(
-        f'<tr><td>{int(t.get("turn", 0)) + 1}</td><td>{esc(shorten(str(t.get("expected") or ""), 1000))}</td>'
-        f'<td>{esc(shorten(str(t.get("actual") or ""), 1000))}</td><td class="num">{_score(t.get("score"))}</td></tr>'
-        for t in per_turn
-    )
-    return ('<section><h2>Final responses</h2><table class="responses"><thead><tr><th>turn</th><th>expected</th>'
-            f'<th>actual</th><th>score</th></tr></thead><tbody>{rows}</tbody></table></section>')
+    return '<section><h2>Final responses</h2>' + "".join(tables) + "</section>"
 
 
 def _revisions_section(revisions: Sequence[Mapping[str, Any]]) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from ..errors import InputError
-from ..report import failing_criteria
+from ..report import failing_criteria, session_turns
 from ..spans import SpanRecord, from_json
 from ..store import upgrade_if_older
 
@@ -209,6 +209,7 @@ def session_overview(conn: sqlite3.Connection, session_id: str) -> Optional[dict
                                       (out["evaluation_id"],)).fetchone()[0])
         out["match"] = details.get("match") or {} if isinstance(details, dict) else {}
     out["failing_criteria"] = failing_criteria(out)
+    out["turns"] = session_turns(conn, session_id)
     out["revisions"] = [dict(r) for r in conn.execute(
         "SELECT revision, case_id, passed, verdict, score, created_at, superseded FROM evaluations"
         " WHERE session_id = ? ORDER BY revision DESC", (session_id,))]
