@@ -179,18 +179,19 @@ def session_turns(conn: sqlite3.Connection, session_id: str) -> list[dict[str, A
 def recent_sessions(db_paths: Sequence[DbPath], limit: int = 5) -> list[str]:
     """The most recently scored sessions across the databases, newest first: what to suggest when
     a session id is not found."""
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, int, str]] = []
     for path in db_paths:
         conn = _connect(path)
         try:
-            found += [(r[0], r[1]) for r in conn.execute(
-                "SELECT created_at, session_id FROM evaluations WHERE superseded = 0 ORDER BY id DESC LIMIT ?", (limit,))]
+            found += [(r[0], r[1], r[2]) for r in conn.execute(
+                "SELECT created_at, id, session_id FROM evaluations WHERE superseded = 0 ORDER BY id DESC LIMIT ?",
+                (limit,))]
         except sqlite3.OperationalError as exc:
             if "no such table" not in str(exc):
                 raise
         finally:
             conn.close()
-    return [sid for _, sid in sorted(found, reverse=True)[:limit]]
+    return [sid for _, _, sid in sorted(found, reverse=True)[:limit]]
 
 
 def session_state(db_paths: Sequence[DbPath], session_id: str) -> Optional[str]:
