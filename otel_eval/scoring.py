@@ -56,9 +56,12 @@ class _Skip(Exception):
     """The criterion does not apply; the message is the reason."""
 
 
-EXACT_KINDS = {"tool_trajectory_avg_score"}
-"""Criteria that reproduce another tool's number: score stored unrounded, PASS exactly when
-score >= threshold, as that tool decides (an average of 0/1 scores needs no tolerance)."""
+def _decides_as_adk(name: str, kind: str) -> bool:
+    """Criteria whose number is google-adk's: ``tool_trajectory_avg_score``, ``trajectory_match``
+    (ADK's match-type verdict averaged) and ``response_match_score`` (ADK's ROUGE-1). Their score
+    is stored unrounded and PASSes exactly when ``score >= threshold``, as ADK decides: no
+    tolerance, which an average of 0/1 verdicts does not need and ADK does not give."""
+    return kind in ("tool_trajectory_avg_score", "trajectory_match") or name == ADK_RESPONSE_MATCH
 
 
 def _passed(score: float, threshold: float) -> bool:
@@ -67,11 +70,13 @@ def _passed(score: float, threshold: float) -> bool:
 
 def _result(name: str, cfg: CriterionConfig, score: float, details: dict[str, Any],
             exact: bool = False) -> CriterionResult:
+    score = float(score)
     if exact:
-        return CriterionResult(criterion=name, score=float(score), passed=float(score) >= cfg.threshold,
+        return CriterionResult(criterion=name, score=score, passed=score >= cfg.threshold,
                                threshold=cfg.threshold, details=details)
-    score = round(float(score), 6)
-    return CriterionResult(criterion=name, score=score, passed=_passed(score, cfg.threshold),
+    # Decided on the unrounded score: the six-place rounding is for display only, so 0.6666666
+    # never meets a threshold of 0.666667.
+    return CriterionResult(criterion=name, score=round(score, 6), passed=_passed(score, cfg.threshold),
                            threshold=cfg.threshold, details=details)
 
 
@@ -460,7 +465,7 @@ def _run(name: str, kind: str, trajectory: Trajectory, case: EvalCase, cfg: Crit
                                error=reason, details={"reason": reason})
     if kind != name:
         details = {"kind": kind, **details}
-    return _result(name, cfg, score, details, exact=kind in EXACT_KINDS)
+    return _result(name, cfg, score, details, exact=_decides_as_adk(name, kind))
 
 
 def score_session(trajectory: Trajectory, case: Optional[EvalCase], config: EvalConfig,
