@@ -59,7 +59,7 @@ def read_toml(path: Union[str, Path]) -> dict[str, Any]:
 
 
 def _pydantic_problems(exc: ValidationError, prefix: tuple = ()) -> list[tuple[str, str]]:
-    return [(json_path((*prefix, *e["loc"])), e["msg"].removeprefix("Value error, ")) for e in exc.errors()]
+    return [(json_path((*prefix, *e["loc"])), e["msg"]) for e in exc.errors()]
 
 
 def _table_problems(name: str, values: Mapping[str, Any]) -> list[tuple[str, str]]:

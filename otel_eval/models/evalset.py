@@ -16,6 +16,8 @@ from typing import Any, ClassVar, Optional, Union
 from pydantic import (BaseModel, Field, SerializerFunctionWrapHandler, ValidationError, field_validator,
                       model_serializer, model_validator)
 
+from pydantic_core import PydanticCustomError
+
 from ..errors import InputError
 from .suggest import unknown_name
 
@@ -219,8 +221,8 @@ class _StrictSettings(BaseModel):
     @classmethod
     def _no_unknown_settings(cls, data: Any) -> Any:
         unknown = unknown_settings(cls, data, cls.also_known)
-        if unknown:
-            raise ValueError("; ".join(reason for _, reason in unknown))
+        if unknown:  # a custom error: its message is shown as is, without pydantic's "Value error, "
+            raise PydanticCustomError("unknown_setting", "; ".join(reason for _, reason in unknown))
         return data
 
 
@@ -250,7 +252,7 @@ class CriterionConfig(_StrictSettings):
     def _a_score_can_reach_it(cls, value: float) -> float:
         # Every score is 0–1: a threshold outside would pass (or fail) every session unseen.
         if not 0.0 <= value <= 1.0:
-            raise ValueError(f"threshold must be between 0 and 1 (scores are 0–1), got {value:g}")
+            raise PydanticCustomError("threshold_range", f"threshold must be between 0 and 1 (scores are 0–1), got {value:g}")
         return value
 
     @model_validator(mode="before")
