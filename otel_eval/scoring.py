@@ -27,13 +27,14 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Optional
 
 from .metrics.arguments import ArgumentPolicy
-from .metrics.health import health
+from .metrics.health import FLAG_LIMITS, LIMITS, health
 from .metrics.judge import Judge
 from .metrics.layer1 import layer1_criterion
 from .metrics.response import adk_rouge1, contains, exact_match, regex_match, rouge1
 from .metrics.sql import sql_and_tables, table_matches
 from .metrics.trajectory import adk_match, align
 from .models.evalset import CriterionConfig, EvalCase, EvalConfig, Invocation
+from .models.suggest import unknown_name
 from .models.results import (FAILED, NOT_EVALUATED, PASSED, CriterionResult, CriterionStats, EvalCaseResult,
                              EvalReport, EvalSummary, verdict_of)
 from .trajectory import ActualCall, Trajectory, Turn
@@ -55,9 +56,12 @@ class _Skip(Exception):
     """The criterion does not apply; the message is the reason."""
 
 
-EXACT_KINDS = {"tool_trajectory_avg_score"}
-"""Criteria that reproduce another tool's number: score stored unrounded, PASS exactly when
-score >= threshold, as that tool decides (an average of 0/1 scores needs no tolerance)."""
+def _decides_as_adk(name: str, kind: str) -> bool:
+    """Criteria whose number is google-adk's: ``tool_trajectory_avg_score``, ``trajectory_match``
+    (ADK's match-type verdict averaged) and ``response_match_score`` (ADK's ROUGE-1). Their score
+    is stored unrounded and PASSes exactly when ``score >= threshold``, as ADK decides: no
+    tolerance, which an average of 0/1 verdicts does not need and ADK does not give."""
+    return kind in ("tool_trajectory_avg_score", "trajectory_match") or name == ADK_RESPONSE_MATCH
 
 
 def _passed(score: float, threshold: float) -> bool:
@@ -66,11 +70,13 @@ def _passed(score: float, threshold: float) -> bool:
 
 def _result(name: str, cfg: CriterionConfig, score: float, details: dict[str, Any],
             exact: bool = False) -> CriterionResult:
+    score = float(score)
     if exact:
-        return CriterionResult(criterion=name, score=float(score), passed=float(score) >= cfg.threshold,
+        return CriterionResult(criterion=name, score=score, passed=score >= cfg.threshold,
                                threshold=cfg.threshold, details=details)
-    score = round(float(score), 6)
-    return CriterionResult(criterion=name, score=score, passed=_passed(score, cfg.threshold),
+    # Decided on the unrounded score: the six-place rounding is for display only, so 0.6666666
+    # never meets a threshold of 0.666667.
+    return CriterionResult(criterion=name, score=round(score, 6), passed=_passed(score, cfg.threshold),
                            threshold=cfg.threshold, details=details)
 
 
@@ -178,17 +184,18 @@ def _trajectory_score(kind: str) -> Callable[..., tuple[float, dict]]:
 
         def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
             expected = inv.expected_tool_trajectory or []
+            first_call_only = inv.first_call_only or bool(options.get("first_call_only"))
             names = {c.name for c in expected} | ({tool_name} if kind == "single_tool_use" else set())
             calls, depth = _calls_for(turn, names, max_depth)
             if adk:  # ADK's rules: every call in recorded order, no groups, failed attempts count
                 alignment = align(expected, calls, check_args=cfg.check_args, collapse_retries=False,
-                                  first_call_only=inv.first_call_only, parallel_groups=False,
+                                  first_call_only=first_call_only, parallel_groups=False,
                                   compare=lambda e, a: a.args == e.args)
                 satisfied = adk_match(expected, alignment.actual, cfg.match_type, ignore_args=not cfg.check_args)
             else:
                 alignment = align(expected, calls, check_args=cfg.check_args, arg_options=policy,
                                   collapse_retries=bool(options.get("collapse_retries", True)),
-                                  first_call_only=inv.first_call_only)
+                                  first_call_only=first_call_only)
                 satisfied = alignment.satisfies(cfg.match_type)
             score = {
                 "adk_match_avg": float(satisfied),
@@ -203,7 +210,7 @@ def _trajectory_score(kind: str) -> Callable[..., tuple[float, dict]]:
                 details.update(match_type=cfg.match_type.value, satisfied=satisfied)
             if kind == "single_tool_use":
                 details["tool_name"] = tool_name
-            details.update(max_depth=depth, first_call_only=inv.first_call_only, **alignment.summary())
+            details.update(max_depth=depth, first_call_only=first_call_only, **alignment.summary())
             return score, details
 
         if kind == "single_tool_use":  # needs no golden trajectory: every turn is checked
@@ -372,9 +379,62 @@ def criterion_kind(name: str, cfg: CriterionConfig) -> Optional[str]:
     return None
 
 
+_ARGUMENT_OPTIONS = ("args_mode", "keys", "fold_case", "fold_whitespace", "comparators", "tools")
+_TRAJECTORY_OPTIONS = ("kind", "max_depth", "collapse_retries", "first_call_only", "graded", *_ARGUMENT_OPTIONS)
+CRITERION_OPTIONS: dict[str, frozenset[str]] = {
+    **{kind: frozenset(_TRAJECTORY_OPTIONS) for kind in TRAJECTORY_MEASURES},
+    "single_tool_use": frozenset({*_TRAJECTORY_OPTIONS, "tool_name"}),
+    "response_match": frozenset({"kind", "method", "use_stemmer", "fold_case", "pattern", "ignore_case"}),
+    "llm_judge": frozenset({"kind", "base_url", "model", "api_key", "api_key_env", "timeout", "max_retries",
+                            "backoff", "json_mode"}),
+    "tool_selection": frozenset({"kind"}),
+    "sql_generation": frozenset({"kind"}),
+    "table_usage": frozenset({"kind"}),
+    "layer1": frozenset({"kind", "regex", "contains", "expect", "ignore_case", "field"}),
+    HEALTH: frozenset({"kind", *LIMITS, *FLAG_LIMITS}),
+}
+"""Criterion kind → the option names it reads. Any other option is an error, never ignored: a
+misspelled ``args_mod`` would otherwise silently compare arguments exactly. (Options a kind
+knows but refuses, such as ``graded`` or an argument option on ``tool_trajectory_avg_score``,
+are refused by the criterion itself with its own explanation.)"""
+
+
+def unknown_options(kind: str, options: dict[str, Any]) -> list[tuple[str, str]]:
+    """(option, reason) for each option ``kind`` does not read."""
+    known = CRITERION_OPTIONS[kind]
+    return [(str(k), unknown_name("option", str(k), known, scope=kind)) for k in options if k not in known]
+
+
+def unknown_criterion(name: str, cfg: CriterionConfig) -> str:
+    if cfg.options.get("kind"):
+        return unknown_name("criterion kind", str(cfg.options["kind"]), [*CRITERIA, HEALTH], scope=name)
+    return unknown_name("criterion", name, [*CRITERIA, *ALIASES, HEALTH]) + " (or set options.kind)"
+
+
+def config_problems(config: EvalConfig) -> list[tuple[str, str]]:
+    """(JSON path, reason) for every criterion name and option the scorer would not understand,
+    so a config file can be refused before anything is scored."""
+    problems: list[tuple[str, str]] = []
+    for name, cfg in config.criteria.items():
+        kind = criterion_kind(name, cfg)
+        if kind is None:
+            where = f"$.criteria.{name}" + (".options.kind" if cfg.options.get("kind") else "")
+            problems.append((where, unknown_criterion(name, cfg)))
+            continue
+        problems.extend((f"$.criteria.{name}.options.{key}", reason) for key, reason in unknown_options(kind, cfg.options))
+    return problems
+
+
+def _check_options(kind: str, cfg: CriterionConfig) -> None:
+    unknown = unknown_options(kind, cfg.options)
+    if unknown:
+        raise ValueError("; ".join(f"options.{key}: {reason}" for key, reason in unknown))
+
+
 def _health_result(trajectory: Trajectory, cfg: CriterionConfig, name: str = HEALTH) -> CriterionResult:
     limits = {k: v for k, v in cfg.options.items() if k != "kind"}
     try:
+        _check_options(HEALTH, cfg)
         report = health(trajectory, limits)
     except ValueError as exc:
         return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold,
@@ -391,6 +451,7 @@ _HEALTH_DEFAULT = CriterionConfig(threshold=1.0)
 def _run(name: str, kind: str, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig,
          judge: Optional[Judge]) -> CriterionResult:
     try:
+        _check_options(kind, cfg)
         score, details = CRITERIA[kind](trajectory, case, cfg, judge=judge, name=name)
     except _Skip as skip:
         return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True,
@@ -404,7 +465,7 @@ def _run(name: str, kind: str, trajectory: Trajectory, case: EvalCase, cfg: Crit
                                error=reason, details={"reason": reason})
     if kind != name:
         details = {"kind": kind, **details}
-    return _result(name, cfg, score, details, exact=kind in EXACT_KINDS)
+    return _result(name, cfg, score, details, exact=_decides_as_adk(name, kind))
 
 
 def score_session(trajectory: Trajectory, case: Optional[EvalCase], config: EvalConfig,
@@ -419,8 +480,7 @@ def score_session(trajectory: Trajectory, case: Optional[EvalCase], config: Eval
                 continue
             kind = criterion_kind(name, cfg)
             if kind is None:
-                reason = (f"unknown criterion {name!r}; known: {', '.join([*CRITERIA, HEALTH])} "
-                          f"(or set options.kind)")
+                reason = unknown_criterion(name, cfg)
                 results.append(CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold,
                                                error=reason, details={"reason": reason}))
                 continue

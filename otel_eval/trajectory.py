@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
-from .conventions.base import as_text
+from .conventions.base import as_text, parse_json_maybe
 
 if TYPE_CHECKING:
     from .mapping import MappedSpan
@@ -381,7 +381,13 @@ def _bare(args: dict[str, Any], requested: dict[str, Any]) -> bool:
     if set(args) != {"input"} or set(requested) == {"input"}:
         return False
     values = list(requested.values())
-    return len(values) == 1 and as_text(values[0]) == as_text(args["input"])
+    if len(values) != 1:
+        return False
+    # The bare text may have been read as JSON ("3.10" → 3.1, "1e3" → 1000.0): the same reading
+    # of the model's text counts as the same value, so the model's "3.10" is kept as text.
+    text, bare = as_text(values[0]), args["input"]
+    read = parse_json_maybe(text)
+    return text == as_text(bare) or (type(read) is type(bare) and read == bare)
 
 
 def _agent_of(m: Any, by_id: dict[str, Any], root: Any) -> tuple[Optional[str], int]:

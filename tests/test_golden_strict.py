@@ -336,3 +336,18 @@ def test_a_misspelled_format_key_is_named_when_no_format_fits(tmp_path):
     assert problem.location == "$"
     assert problem.reason.startswith("unrecognised golden format")
     assert problem.reason.endswith("found keys eval_case, eval_set_id; 'eval_case' (did you mean 'eval_cases'?)")
+
+
+@pytest.mark.parametrize("entries, expected", [
+    # The only entry misspells 'data': still an old ADK eval set, not trajectory-golden items.
+    ([{"name": "weather", "dataa": [{"query": "q", "expected_tool_use": []}]}],
+     [("$[0].dataa", "unknown key 'dataa' (did you mean 'data'?)")]),
+    # One entry of two misspells it: the right 'data' of the other is never called unknown.
+    ([{"name": "a", "data": [{"query": "q", "expected_tool_use": []}]},
+      {"name": "b", "dat": [{"query": "r", "expected_tool_use": []}]}],
+     [("$[1].dat", "unknown key 'dat' (did you mean 'data'?)")]),
+])
+def test_a_misspelled_data_key_of_an_old_adk_eval_set_is_named(tmp_path, entries, expected):
+    path = write(tmp_path, "old.json", entries)
+    unknown = [(p.location, p.reason) for p in validate_golden(path) if "unknown key" in p.reason]
+    assert unknown == expected

@@ -202,3 +202,18 @@ def test_property_keyword_case_does_not_change_detection_or_tables(statement, rn
 def test_a_script_under_an_sql_key_gives_each_statement_and_a_fragment_stays_whole():
     assert find_sql([json.dumps({"sql": "select 1 from a; select 2 from b;"})]) == ["select 1 from a", "select 2 from b"]
     assert find_sql([json.dumps({"sql": "select * from orders where ((("})]) == ["select * from orders where ((("]
+
+
+def test_lower_case_sql_with_a_leading_comment_on_real_sdk_spans():
+    """Generated SQL often opens with a comment; the statement after it is still the whole text."""
+    trajectory = _sdk_session([
+        ("run_query", {"sql": "-- top users by revenue\nselect user_id, sum(amount) from user_revenue_table "
+                              "group by user_id limit 10"}, None),
+        ("run_query", {"q": "/* weekly */ select count(*) from sales.orders"}, None),
+    ])
+    result = _score_sql(trajectory, expected_sql=True, expected_tables=["user_revenue_table", "orders"])
+    assert result["sql_generation"].passed
+    assert result["table_usage"].score == 1.0, result["table_usage"].details
+    # A script with comments between its statements gives each statement; prose stays prose.
+    assert whole_sql("-- a\nselect 1 from x; -- b\nselect * from y") == ("-- a\nselect 1 from x", "-- b\nselect * from y")
+    assert whole_sql("-- note\nplease select a date from the list") == ()

@@ -27,7 +27,7 @@ from typing import Any, Optional
 
 from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent, SessionInput, ToolCall
 from .common import TOOL_USE_KEYS, check_unique_ids, parse_arguments, parse_tool_uses
-from .keys import ListOf, MapOf, Obj, TupleOf, check_keys
+from .keys import ListOf, MapOf, Obj, TupleOf, check_keys, closest_key
 from .problems import ProblemLog, child, type_name
 
 # --- the keys of google-adk's models (src/google/adk/evaluation/eval_set.py, eval_case.py, and the
@@ -111,9 +111,21 @@ def _get(obj: dict, snake: str) -> Any:
     return obj[key] if key is not None else None
 
 
+def is_old_eval_set(items: list) -> bool:
+    """A list of ``{name, data: [...], initial_session}`` entries, not of test queries: no entry has
+    a ``query``, and some entry has ``data`` or ``initial_session`` or a key that misspells one of
+    them (so that key is reported as a misspelling of ``data``, and a right ``data`` never as
+    unknown)."""
+    entries = [item for item in items if isinstance(item, dict)]
+    if not entries or any("query" in entry for entry in entries):
+        return False
+    own = ("data", "initial_session")
+    return any(key in own or closest_key(str(key), own) for entry in entries for key in entry)
+
+
 def parse(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
     if isinstance(data, list):
-        if data and all(isinstance(item, dict) and "data" in item for item in data):
+        if is_old_eval_set(data):
             check_keys(data, ListOf(OLD_EVAL_SET_ENTRY_KEYS), "$", log)
             return _parse_legacy_eval_set(data, log, eval_set_id)
         check_keys(data, ListOf(TEST_FILE_ITEM_KEYS), "$", log)
@@ -377,10 +389,15 @@ def _parse_legacy_eval_set(items: list, log: ProblemLog, eval_set_id: str) -> Ev
     for i, item in enumerate(items):
         path = child("$", i)
         before = len(log.problems)
+        item = log.object(item, path, "an eval set entry {name, data}")
+        if item is None:
+            continue
         name = log.required(item, "name", path)
         if "name" in item:
             name = log.string(name, child(path, "name"), non_empty=True)
-        data = log.array(item["data"], child(path, "data"))
+        data = log.required(item, "data", path)
+        if data is not None:
+            data = log.array(data, child(path, "data"))
         invocations = _legacy_invocations(data or [], child(path, "data"), log, name or f"case{i + 1}")
         if isinstance(data, list) and not data:
             log.add(child(path, "data"), "case has no conversation: no query to match and nothing to score")

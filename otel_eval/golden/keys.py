@@ -13,7 +13,6 @@ reports it with a better message; the check simply does not descend into it.
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import types
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import Any, Mapping, Optional, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
+from ..models.suggest import closest_key
 from .problems import ProblemLog, child
 
 
@@ -83,13 +83,6 @@ def to_camel(snake: str) -> str:
     """``tool_uses`` → ``toolUses`` (pydantic's ``alias_generators.to_camel``)."""
     head, *rest = snake.split("_")
     return head + "".join(word[:1].upper() + word[1:] for word in rest)
-
-
-def closest_key(key: str, known: list[str]) -> Optional[str]:
-    """The known key ``key`` most likely misspells, if any is close (difflib, case-insensitive)."""
-    lowered = {k.lower(): k for k in known}
-    match = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.7)
-    return lowered[match[0]] if match else None
 
 
 def unknown_key_reason(key: str, spec: Obj) -> str:

@@ -70,7 +70,7 @@ def detect_format(data: Any, source: Optional[str] = None) -> str:
                             + ("; " + ", ".join(guesses) if guesses else ""))
     if isinstance(data, list):
         dicts = [x for x in data if isinstance(x, dict)]
-        if dicts and all("data" in x and "query" not in x for x in dicts):
+        if adk.is_old_eval_set(dicts):
             return "adk"  # old ADK eval set: [{name, data: [...], initial_session}]
         keys = set().union(*dicts) if dicts else set()
         if keys & _TRAJECTORY_KEYS:

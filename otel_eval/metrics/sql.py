@@ -37,9 +37,13 @@ _SQL_KEYS = {"sql", "query", "statement", "sql_query", "sqlquery", "sql_string",
 _SPACES = re.compile(r"\s+")
 
 
+_LEADING_COMMENTS = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/)*", re.DOTALL)
+"""Whitespace and SQL comments before a statement (generated SQL often opens with ``-- why``)."""
+
+
 def looks_like_sql(text: str) -> bool:
-    """Does the text start with a statement of a known shape (case-insensitive)?"""
-    stripped = text.strip().lstrip("(").strip()
+    """Does the text start, after any comments, with a statement of a known shape (any case)?"""
+    stripped = _LEADING_COMMENTS.sub("", text).lstrip("(").strip()
     return any(shape.match(stripped) for shape in _SHAPES)
 
 
@@ -93,7 +97,8 @@ def _parsed_statements(text: str, dialect: Optional[str]) -> Optional[tuple[str,
     from sqlglot import exp
 
     try:
-        trees = [t for t in sqlglot.parse(text, read=dialect) if t is not None]
+        # A comment after a ";" parses as a statement of its own (exp.Semicolon): not a statement.
+        trees = [t for t in sqlglot.parse(text, read=dialect) if t is not None and not isinstance(t, exp.Semicolon)]
         tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(text)
     except Exception:  # sqlglot raises several error types for text it cannot read
         return None

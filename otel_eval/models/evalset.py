@@ -11,11 +11,15 @@ from __future__ import annotations
 import json
 from enum import Enum
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, ClassVar, Optional, Union
 
-from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer, model_validator
+from pydantic import (BaseModel, Field, SerializerFunctionWrapHandler, ValidationError, field_validator,
+                      model_serializer, model_validator)
+
+from pydantic_core import PydanticCustomError
 
 from ..errors import InputError
+from .suggest import unknown_name
 
 #: Argument value that matches anything (Big Sky's ``"IGNORE"``).
 IGNORE = "IGNORE"
@@ -198,14 +202,38 @@ class MatchType(str, Enum):
     ANY_ORDER = "ANY_ORDER"
 
 
-class Rubric(BaseModel):
+def unknown_settings(model: type[BaseModel], data: Any, also: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """(key, reason) for each key of ``data`` that is no field of ``model``: a config key, unlike
+    golden metadata, has no free-form place, so a misspelled one would silently keep the default."""
+    if not isinstance(data, dict):
+        return []
+    known = [*model.model_fields, *also]
+    return [(str(k), unknown_name("setting", str(k), known)) for k in data if k not in known]
+
+
+class _StrictSettings(BaseModel):
+    """A config object that refuses keys it does not define (``threshhold = 1.0`` is an error)."""
+
+    also_known: ClassVar[tuple[str, ...]] = ()
+    """Keys accepted besides the fields (moved into place by another validator)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_unknown_settings(cls, data: Any) -> Any:
+        unknown = unknown_settings(cls, data, cls.also_known)
+        if unknown:  # a custom error: its message is shown as is, without pydantic's "Value error, "
+            raise PydanticCustomError("unknown_setting", "; ".join(reason for _, reason in unknown))
+        return data
+
+
+class Rubric(_StrictSettings):
     name: str
     description: str
     scoring_guide: str = "5=fully meets the description, 1=does not meet it at all"
     weight: float = 1.0
 
 
-class CriterionConfig(BaseModel):
+class CriterionConfig(_StrictSettings):
     enabled: bool = True
     threshold: float = 0.8
     match_type: MatchType = MatchType.EXACT
@@ -214,7 +242,18 @@ class CriterionConfig(BaseModel):
     check_args: bool = True
     """For trajectory criteria: compare arguments as well as tool names."""
     options: dict[str, Any] = Field(default_factory=dict)
-    """Criterion-specific settings (argument modes, per-tool overrides, regex patterns, ...)."""
+    """Criterion-specific settings (argument modes, per-tool overrides, regex patterns, ...);
+    which names each criterion knows is :data:`otel_eval.scoring.CRITERION_OPTIONS`."""
+
+    also_known: ClassVar[tuple[str, ...]] = ("kind",)
+
+    @field_validator("threshold")
+    @classmethod
+    def _a_score_can_reach_it(cls, value: float) -> float:
+        # Every score is 0–1: a threshold outside would pass (or fail) every session unseen.
+        if not 0.0 <= value <= 1.0:
+            raise PydanticCustomError("threshold_range", f"threshold must be between 0 and 1 (scores are 0–1), got {value:g}")
+        return value
 
     @model_validator(mode="before")
     @classmethod
