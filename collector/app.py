@@ -15,7 +15,9 @@ import sys
 import threading
 from typing import Any, Callable, Optional, Sequence
 
+from otel_eval.engine import Engine, EngineSettings
 from otel_eval.errors import InputError, OtelEvalError
+from otel_eval.models.evalset import EvalConfig
 
 from .receiver import Receiver
 from .config import CollectorConfig, load_config
@@ -29,25 +31,17 @@ log = logging.getLogger("otel_eval.collector")
 class Collector:
     """The engine plus the configured receivers. ``start()`` binds everything or raises."""
 
-    def __init__(self, config: CollectorConfig, engine: Any = None):
+    def __init__(self, config: CollectorConfig, engine: Optional[Engine] = None):
         self.config = config
         if engine is None:
-            from otel_eval.engine import Engine
-
-            engine = Engine(
-                config.db, golden=list(config.golden), config=config.eval_config, trace_quiet=config.trace_quiet,
-                session_idle=config.session_idle, max_queue_spans=config.queue_spans,
-                max_value_chars=config.max_value_chars, fuzzy_threshold=config.fuzzy_threshold,
-                embedding_threshold=config.embedding_threshold,
-                score_workers=config.score_workers,
-            )
+            engine = Engine(config.db, golden=list(config.golden), settings=engine_settings(config))
         self.engine = engine
         self.metrics = CollectorMetrics()
         self.alerts = None
         if config.alerts:  # validated here, so a bad rule stops the start with file and key
             from otel_eval.alerts import AlertMonitor
 
-            self.alerts = AlertMonitor.from_config(config.alerts, [getattr(engine, "db_path", config.db)],
+            self.alerts = AlertMonitor.from_config(config.alerts, [config.db],
                                                    source=config.config_file or "alerts")
         self.receiver = Receiver(engine, self.metrics)
         from .forward import install_forwarding
@@ -60,7 +54,7 @@ class Collector:
     def start(self) -> "Collector":
         config = self.config
         # Before the engine starts: sessions it resumes and scores at once are counted too.
-        self.metrics.follow_evaluations(getattr(self.engine, "db_path", config.db))
+        self.metrics.follow_evaluations(self.engine.db_path)
         self.engine.start()
         if self.alerts is not None:
             self.alerts.start()
@@ -79,7 +73,7 @@ class Collector:
                 if config.ui:
                     from otel_eval.ui import DashboardApp
 
-                    ui = DashboardApp(getattr(self.engine, "db_path", config.db), auth_token=config.auth_token)
+                    ui = DashboardApp(self.engine.db_path, auth_token=config.auth_token)
                 app = OtlpHttpApp(self.receiver, self.metrics, auth_token=config.auth_token,
                                   max_request_bytes=config.max_request_bytes, stats=self.engine.stats, ui=ui)
                 self.http = HttpReceiver(app, config.http, tls_cert=config.tls_cert, tls_key=config.tls_key,
@@ -147,7 +141,7 @@ class Collector:
                              "anyone who can reach it can write to the database")
         lines.append(f"database: {config.db}")
         lines.extend(self.forwarding.banner())
-        eval_sets = getattr(self.engine, "eval_sets", None) or []
+        eval_sets = self.engine.eval_sets
         if eval_sets:
             for eval_set in eval_sets:
                 source = eval_set.metadata.get("source", eval_set.eval_set_id)
@@ -167,6 +161,16 @@ class Collector:
         if config.config_file:
             lines.append(f"config file: {config.config_file}")
         return lines
+
+
+def engine_settings(config: CollectorConfig) -> EngineSettings:
+    """The collector's configuration as the engine's settings."""
+    return EngineSettings(
+        config=config.eval_config or EvalConfig.default(), trace_quiet=config.trace_quiet,
+        session_idle=config.session_idle, max_queue_spans=config.queue_spans,
+        max_value_chars=config.max_value_chars, fuzzy_threshold=config.fuzzy_threshold,
+        embedding_threshold=config.embedding_threshold, score_workers=config.score_workers,
+    )
 
 
 def describe(exc: Exception) -> str:

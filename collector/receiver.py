@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
     ExportLogsPartialSuccess,
@@ -23,6 +23,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from otel_eval.engine import EngineClosed, EngineUnavailable, IngestTarget, QueueFull
 from otel_eval.spans import from_otlp, logs_from_otlp
 
 from .metrics import CollectorMetrics
@@ -45,7 +46,7 @@ class Unavailable(Exception):
 
 @dataclass
 class Receiver:
-    engine: Any
+    engine: IngestTarget
     metrics: CollectorMetrics
     commit_timeout: Optional[float] = 30.0
     """How long one request may wait for its commit before the exporter is told to retry."""
@@ -93,16 +94,17 @@ class Receiver:
             )
         return response
 
-    def _commit(self, ingest: Any, items: list) -> None:
-        from otel_eval.engine import EngineClosed, QueueFull
-
+    def _commit(self, ingest: Callable[..., Any], items: list) -> None:
         try:
             ingest(items, wait=True, timeout=self.commit_timeout)
         except QueueFull as exc:
-            retry_after = max(1, math.ceil(getattr(exc, "retry_after", RETRY_AFTER_SECONDS)))
+            retry_after = max(1, math.ceil(exc.retry_after))
             raise Unavailable(f"{exc or 'ingest queue full'}; retry later", retry_after) from None
         except EngineClosed:
             raise Unavailable("collector is shutting down; retry later") from None
+        except EngineUnavailable as exc:  # our side failed to commit (disk full, locked): nothing stored
+            raise Unavailable(str(exc) or "could not store the batch; retry later",
+                              max(1, math.ceil(exc.retry_after))) from None
         except TimeoutError:
             # The batch stays queued and will be stored; a retry is harmless (idempotent ids).
             raise Unavailable(f"not committed within {self.commit_timeout} s; retry later") from None

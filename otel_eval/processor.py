@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from .engine import Engine
+from .engine import Engine, EngineSettings
 from .models.evalset import EvalConfig, EvalSet
 from .models.results import EvalCaseResult
 from .spans import from_sdk_span
@@ -23,26 +23,37 @@ log = logging.getLogger("otel_eval.processor")
 
 
 class EvalSpanProcessor(SpanProcessor):
+    """``EvalSpanProcessor(engine=Engine(...))`` hands spans to an engine you built (as
+    ``SimpleSpanProcessor`` takes an exporter); without one it builds and starts its own from
+    ``db``, ``golden`` and ``settings`` (the keyword arguments of the same names override those)."""
+
     def __init__(
         self,
         db: Union[str, Path] = "otel-eval.db",
         golden: Union[str, Path, EvalSet, Iterable[Union[str, Path, EvalSet]]] = (),
         config: Optional[EvalConfig] = None,
         on_result: Optional[Callable[[EvalCaseResult], Any]] = None,
-        trace_quiet: float = 5.0,
-        session_idle: float = 60.0,
-        max_queue_spans: int = 100_000,
-        max_value_chars: int = 65536,
-        fuzzy_threshold: float = 90.0,
+        trace_quiet: Optional[float] = None,
+        session_idle: Optional[float] = None,
+        max_queue_spans: Optional[int] = None,
+        max_value_chars: Optional[int] = None,
+        fuzzy_threshold: Optional[float] = None,
         embedding_threshold: Optional[float] = None,
+        *,
+        engine: Optional[Engine] = None,
+        settings: Optional[EngineSettings] = None,
     ):
-        if isinstance(golden, (str, Path, EvalSet)):
-            golden = [golden]
-        self.engine = Engine(
-            db, golden=list(golden), config=config, trace_quiet=trace_quiet, session_idle=session_idle,
-            on_result=on_result, max_queue_spans=max_queue_spans, max_value_chars=max_value_chars,
-            fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold,
-        ).start()
+        if engine is None:
+            if isinstance(golden, (str, Path, EvalSet)):
+                golden = [golden]
+            overrides = {name: value for name, value in dict(
+                config=config, trace_quiet=trace_quiet, session_idle=session_idle, max_queue_spans=max_queue_spans,
+                max_value_chars=max_value_chars, fuzzy_threshold=fuzzy_threshold,
+                embedding_threshold=embedding_threshold).items() if value is not None}
+            engine = Engine(db, golden=list(golden), settings=(settings or EngineSettings()).replace(**overrides))
+        if on_result is not None:
+            engine.add_listener(on_result)
+        self.engine = engine.start()
         self.dropped_spans = 0
         self._shut_down = False
 

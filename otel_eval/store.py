@@ -78,16 +78,30 @@ def agent_data_params(rows: Iterable[tuple[str, str, Optional[str], str, AgentDa
 class Store:
     """One SQLite file. Not shared across threads: open one Store per thread."""
 
-    def __init__(self, path: Union[str, Path], timeout: float = 30.0):
+    def __init__(self, path: Union[str, Path], timeout: float = 30.0, read_only: bool = False):
         self.path = str(path)
-        self.conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.read_only = read_only
+        if read_only:
+            # A score worker's connection: SQLite itself refuses any write through it, so a worker
+            # (even one whose engine died) can never store an evaluation behind the writer's back.
+            uri = Path(self.path).resolve().as_uri() + "?mode=ro"
+            self.conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
+                                        check_same_thread=False)
+        else:
+            self.conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.db = sqlite_utils.Database(self.conn)
         self._lock = threading.RLock()
-        self._migrate()
+        if not read_only:
+            self._migrate()
+
+    @classmethod
+    def open_read_only(cls, path: Union[str, Path], timeout: float = 30.0) -> "Store":
+        """A connection that can only read (``mode=ro``); the database must already exist."""
+        return cls(path, timeout=timeout, read_only=True)
 
     def close(self) -> None:
         self.conn.close()
@@ -199,15 +213,28 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction; inside another one it is a savepoint, so a failing part (one
+        client's batch, one evaluation) rolls back alone and the rest of the group still commits."""
         with self._lock:
+            if self.conn.in_transaction:
+                self.conn.execute("SAVEPOINT part")
+                try:
+                    yield self.conn
+                except BaseException:
+                    self.conn.execute("ROLLBACK TO part")
+                    self.conn.execute("RELEASE part")
+                    raise
+                else:
+                    self.conn.execute("RELEASE part")
+                return
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self.conn
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-            else:
                 self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:  # a failed COMMIT (disk full) leaves it open
+                    self.conn.execute("ROLLBACK")
+                raise
 
     # --- ingest (called inside a transaction) ----------------------------------------------
 
@@ -317,6 +344,12 @@ class Store:
         """``(trace_id, root_span_id, last_received_ns)`` of a session's traces."""
         return self.conn.execute(
             "SELECT trace_id, root_span_id, last_received_ns FROM traces WHERE session_id = ?", (session_id,)
+        ).fetchall()
+
+    def session_span_rows(self, session_id: str) -> list[tuple[str, Optional[str]]]:
+        """``(raw JSON, convention detected at ingest)`` of a session's spans, in start order."""
+        return self.conn.execute(
+            "SELECT raw, convention FROM spans WHERE session_id = ? ORDER BY start_ns, end_ns", (session_id,)
         ).fetchall()
 
     def session_spans(self, session_id: str) -> list[SpanRecord]:

@@ -302,13 +302,13 @@ def test_a_killed_score_worker_is_replaced(tmp_path):
                        attributes={"openinference.span.kind": "AGENT", "session.id": "before"})
     engine.ingest([first])
     assert _wait(lambda: len(results) == 1, timeout=30)
-    for pid in list(engine._pool._processes):  # kill the worker as the OOM killer would
+    for pid in engine.worker_pids():  # kill the worker as the OOM killer would
         os.kill(pid, signal.SIGKILL)
     # The first session after the kill finds the pool broken (left 'ended' for the next start)
     # or already on a fresh worker; either way the one after it is scored by a new worker.
     engine.ingest([SpanRecord("6d" * 16, "00000000000000a1", None, "agent.invoke", 1, 2,
                               attributes={"openinference.span.kind": "AGENT", "session.id": "after"})])
-    assert _wait(lambda: engine.stats()["sessions_awaiting_score"] == 0 and "after" not in engine._tracker, timeout=30)
+    assert _wait(lambda: engine.stats()["sessions_awaiting_score"] == 0 and not engine.is_open("after"), timeout=30)
     engine.ingest([SpanRecord("6e" * 16, "00000000000000a1", None, "agent.invoke", 1, 2,
                               attributes={"openinference.span.kind": "AGENT", "session.id": "again"})])
     assert _wait(lambda: any(r.session_id == "again" for r in results), timeout=30)
