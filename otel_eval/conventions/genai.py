@@ -20,7 +20,8 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from collections.abc import Mapping
+from typing import Any, Iterable, Optional, Sequence
 
 from ..models.agent_data import ToolSchema
 from ..spans import LogEvent, SpanEvent, SpanRecord

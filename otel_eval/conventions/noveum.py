@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timezone
-from typing import Any, Mapping, Optional, Sequence
+from collections.abc import Mapping
+from typing import Any, Optional, Sequence
 
 from ..models.agent_data import ToolSchema
 from ..spans import SpanEvent, SpanRecord

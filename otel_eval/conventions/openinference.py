@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Optional
 
 from ..models.agent_data import ToolSchema
 from ..spans import SpanRecord
@@ -355,6 +356,15 @@ def _query_text(query: Any) -> str:
 
 def _group_indexed(attrs: Mapping[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
     """``prefix.N.rest`` keys as {N: {rest: value}}."""
+    if len(attrs) > _SCAN_LIMIT and not _HAS_INDEX.search(prefix):
+        # A span's attributes are grouped for several prefixes in a row: index them in one pass
+        # and keep the index for the next call on the same (immutable) attribute mapping.
+        global _last_grouped
+        seen, groups = _last_grouped
+        if seen is not attrs:
+            groups = _group_all(attrs)
+            _last_grouped = (attrs, groups)
+        return groups.get(prefix, {})
     found: dict[int, dict[str, Any]] = {}
     start = prefix + "."
     for key, value in attrs.items():
@@ -364,6 +374,26 @@ def _group_indexed(attrs: Mapping[str, Any], prefix: str) -> dict[int, dict[str,
         if match:
             found.setdefault(int(match.group(1)), {})[match.group(2)] = value
     return found
+
+
+_SCAN_LIMIT = 12
+_FIRST_INDEX = re.compile(r"\.(\d+)\.")
+_HAS_INDEX = re.compile(r"(?:^|\.)\d+(?:\.|$)")
+_last_grouped: tuple[Any, dict[str, dict[int, dict[str, Any]]]] = (None, {})
+
+
+def _group_all(attrs: Mapping[str, Any]) -> dict[str, dict[int, dict[str, Any]]]:
+    """{prefix: {N: {rest: value}}} for every ``prefix.N.rest`` key, split at its first index:
+    what the per-prefix scan finds for any prefix without an index of its own."""
+    out: dict[str, dict[int, dict[str, Any]]] = {}
+    for key, value in attrs.items():
+        found = _FIRST_INDEX.search(key)
+        if found is None:
+            continue
+        match = _INDEXED.match(key[found.start() + 1:])
+        if match:
+            out.setdefault(key[:found.start()], {}).setdefault(int(match.group(1)), {})[match.group(2)] = value
+    return out
 
 
 def _indexed_values(attrs: Mapping[str, Any], prefix: str, leaf: str) -> list[Any]:
