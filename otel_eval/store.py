@@ -32,10 +32,16 @@ _JSON_FIELDS = {"expected_tool_call", "tools_available", "tool_calls", "paramete
 OPEN, ENDED, SCORED = "open", "ended", "scored"
 
 
+_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+"""``json.dumps(value, ensure_ascii=False, default=str)`` without building an encoder per call."""
+
+
 def _json(value: Any) -> Optional[str]:
     if value is None:
         return None
-    return json.dumps(value, ensure_ascii=False, default=str)
+    if not value and type(value) in (list, dict):  # most AgentData list fields are empty
+        return "[]" if type(value) is list else "{}"
+    return _encode(value)
 
 
 @dataclass

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from typing import Any, Optional, Sequence
 
 from ..models.agent_data import ToolSchema

@@ -16,6 +16,7 @@ this module absorbs so the trajectory builder never sees them:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -452,7 +453,14 @@ def indexed_tool_schemas(attrs: Mapping[str, Any]) -> list[ToolSchema]:
     ``llm.tools.N.tool.{name,description,parameters}``."""
     schemas = []
     for _, fields in sorted(_group_indexed(attrs, "llm.tools").items()):
-        definition = parse_json_maybe(fields.get("tool.json_schema"))
+        text = fields.get("tool.json_schema")
+        if isinstance(text, str):
+            # The same few schemas come with every LLM span: parse and validate each text once.
+            cached = _schema_of_text(text)
+            if cached is not None:
+                schemas.append(cached)
+                continue
+        definition = parse_json_maybe(text)
         if isinstance(definition, dict):
             function = definition.get("function") if isinstance(definition.get("function"), dict) else definition
             name = function.get("name")
@@ -476,6 +484,21 @@ def indexed_tool_schemas(attrs: Mapping[str, Any]) -> list[ToolSchema]:
                 )
             )
     return schemas
+
+
+@functools.lru_cache(maxsize=512)
+def _schema_of_text(text: str) -> Optional[ToolSchema]:
+    """The ToolSchema a ``tool.json_schema`` text defines, or None (the caller reads it the long way)."""
+    definition = parse_json_maybe(text)
+    if not isinstance(definition, dict):
+        return None
+    function = definition.get("function") if isinstance(definition.get("function"), dict) else definition
+    name = function.get("name")
+    if not name:
+        return None
+    params = function.get("parameters", function.get("input_schema"))
+    return ToolSchema(name=str(name), description=str(function.get("description") or ""),
+                      args_schema=params if isinstance(params, dict) else None)
 
 
 def _documents(attrs: Mapping[str, Any], prefix: str) -> list[str]:
