@@ -1,13 +1,15 @@
 """EvalSpanProcessor: otel-eval inside the agent's own process, as an SDK ``SpanProcessor``.
 
-``on_end`` only converts the span and puts it on the engine's bounded queue: it never blocks the
-agent and never raises into it. When the queue is full the span is dropped and counted
-(``dropped_spans``), as the SDK's own BatchSpanProcessor does.
+``on_end`` only appends the finished span to a bounded buffer the engine's writer drains (it
+converts and stores the spans in its own thread): it never blocks the agent and never raises into
+it. When the buffer is full the span is dropped and counted (``dropped_spans``), as the SDK's own
+BatchSpanProcessor does.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Union
 
@@ -15,9 +17,10 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from .engine import Engine, EngineSettings
+from .engine.writer import SOURCE_ROUND
 from .models.evalset import EvalConfig, EvalSet
 from .models.results import EvalCaseResult
-from .spans import from_sdk_span
+from .spans import SpanRecord, from_sdk_span
 
 log = logging.getLogger("otel_eval.processor")
 
@@ -56,19 +59,41 @@ class EvalSpanProcessor(SpanProcessor):
         self.engine = engine.start()
         self.dropped_spans = 0
         self._shut_down = False
+        self._limit = engine.settings.max_queue_spans
+        self._buffer: deque[ReadableSpan] = deque()
+        engine.add_span_source(self._drain)
 
     def on_start(self, span: Span, parent_context: Optional[Context] = None) -> None:
         pass
 
     def on_end(self, span: ReadableSpan) -> None:
+        # The agent's thread only appends the finished span (deque.append is atomic); the
+        # engine's writer converts and stores it, as BatchSpanProcessor's worker exports.
         if self._shut_down:
             return
-        try:
-            self.engine.ingest([from_sdk_span(span)], wait=False)
-        except Exception as exc:  # never into the agent: QueueFull, or anything unexpected
+        buffer = self._buffer
+        if len(buffer) >= self._limit:
             self.dropped_spans += 1
             if self.dropped_spans == 1 or self.dropped_spans % 1000 == 0:
-                log.warning("otel-eval dropped %d span(s) so far: %s", self.dropped_spans, exc)
+                log.warning("otel-eval dropped %d span(s) so far: %d spans waiting to be stored",
+                            self.dropped_spans, len(buffer))
+            return
+        buffer.append(span)
+        if len(buffer) == 1:
+            self.engine.wake()
+
+    def _drain(self) -> list[SpanRecord]:
+        """Called by the engine's writer: the buffered spans as SpanRecords (up to one round's worth)."""
+        out: list[SpanRecord] = []
+        buffer = self._buffer
+        for _ in range(min(len(buffer), SOURCE_ROUND)):
+            span = buffer.popleft()
+            try:
+                out.append(from_sdk_span(span))
+            except Exception:  # an unreadable span must not take the others with it
+                self.dropped_spans += 1
+                log.warning("otel-eval could not convert span %r; dropped", getattr(span, "name", "?"), exc_info=True)
+        return out
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return self.engine.flush(timeout_millis / 1000)

@@ -32,7 +32,7 @@ from .scheduler import SessionScheduler
 from .settings import EngineSettings
 from .stats import EngineStats
 from .workers import ProcessWorkers, ScoreWorkers, ThreadWorkers
-from .writer import Barrier, EndSessions, Health, IngestBatch, Stop, StoreEvaluation, Writer
+from .writer import Barrier, EndSessions, Health, IngestBatch, SpanSource, Stop, StoreEvaluation, Wake, Writer
 
 log = logging.getLogger("otel_eval.engine")
 
@@ -203,6 +203,18 @@ class Engine:
         if batch.error is not None:
             raise batch.error
         return batch.result
+
+    def add_span_source(self, source: "SpanSource") -> None:
+        """Let the writer pull spans from ``source()`` at every round (the in-process processor's
+        buffer: the agent's thread only appends, and converting and storing happen here).
+        Call :meth:`wake` when the source goes from empty to non-empty."""
+        if self._writer is None:
+            raise EngineClosed("start the engine before adding a span source")
+        self._writer.add_source(source)
+
+    def wake(self) -> None:
+        if self._writer is not None:
+            self._writer.put(Wake())
 
     def _release(self, size: int) -> None:
         with self._queue_lock:

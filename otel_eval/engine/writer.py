@@ -47,6 +47,8 @@ class IngestBatch:
     result: IngestResult = field(default_factory=IngestResult)
     error: Optional[BaseException] = None
     enqueued: float = field(default_factory=time.perf_counter)
+    unattended: bool = False
+    """Pulled from a span source: no caller waits for it, and it is not in the queue's count."""
 
     @property
     def size(self) -> int:
@@ -79,7 +81,17 @@ class Stop:
     pass
 
 
-WriterItem = Union[IngestBatch, StoreEvaluation, EndSessions, Barrier, Stop]
+@dataclass
+class Wake:
+    """A span source has something: start a round now rather than at the next tick."""
+
+
+WriterItem = Union[IngestBatch, StoreEvaluation, EndSessions, Barrier, Stop, Wake]
+SpanSource = Callable[[], list[SpanRecord]]
+"""Returns (and forgets) the spans a producer buffered; called by the writer at every round."""
+
+#: Spans a source hands over per round (the rest wait for the next round, a moment later).
+SOURCE_ROUND = 8192
 
 
 @dataclass
@@ -106,6 +118,10 @@ class Writer:
         self._last_error = ""
         self._stopped = False
         self._thread: Optional[threading.Thread] = None
+        self._sources: list[SpanSource] = []
+
+    def add_source(self, source: SpanSource) -> None:
+        self._sources.append(source)
 
     # --- thread ------------------------------------------------------------------------------
 
@@ -161,6 +177,9 @@ class Writer:
 
     def _round(self, items: list[WriterItem]) -> None:
         batches = [i for i in items if isinstance(i, IngestBatch)]
+        pulled = self._pull_sources()
+        if pulled is not None:
+            batches.append(pulled)
         evaluations = [i for i in items if isinstance(i, StoreEvaluation)]
         ends = [i for i in items if isinstance(i, EndSessions)]
         if any(isinstance(i, Stop) for i in items):
@@ -174,6 +193,18 @@ class Writer:
         for item in items:
             if isinstance(item, (Barrier, EndSessions)):
                 item.done.set()
+
+    def _pull_sources(self) -> Optional[IngestBatch]:
+        spans: list[SpanRecord] = []
+        for source in self._sources:
+            try:
+                spans.extend(source())
+            except Exception:
+                log.exception("a span source failed")
+        if not spans:
+            return None
+        self.stats.add(spans_received=len(spans))
+        return IngestBatch(spans=spans, unattended=True)
 
     def _take_requested(self, request: EndSessions) -> list[tuple[str, str]]:
         taken = self.scheduler.take_requested(request.session_id)
@@ -232,8 +263,13 @@ class Writer:
             duplicates += len(batch.spans) - n_spans
         self.stats.add(spans_stored=spans_stored, logs_stored=logs_stored, spans_duplicate=duplicates)
         finished = time.perf_counter()
-        self._released(sum(b.size for b in batches))
+        self._released(sum(b.size for b in batches if not b.unattended))
         for batch in batches:
+            if batch.unattended:  # nobody waits to retry it: what was not stored is dropped
+                if batch.error is not None:
+                    self.stats.add(spans_dropped=len(batch.spans))
+                    log.warning("%d span(s) from the in-process source dropped: %s", len(batch.spans), batch.error)
+                continue
             if batch.size:
                 self.stats.observe_ingest(finished - batch.enqueued)
             batch.done.set()
