@@ -103,6 +103,19 @@ def convention_name(span: SpanRecord) -> str:
     return "none"
 
 
+def ingest_span_type(span: SpanRecord, convention: str) -> Optional[str]:
+    """The span type, when the convention can tell it without reading the span (stored at
+    ingest, so scoring need not rewrite the span's row); None otherwise."""
+    module = _BY_NAME.get(convention)
+    quick = getattr(module, "quick_span_type", None) if module is not None else None
+    if quick is None:
+        return None
+    try:
+        return quick(span)
+    except Exception:  # read() decides at scoring time, with its own error handling
+        return None
+
+
 def read_span(span: SpanRecord, max_value_chars: int = DEFAULT_LIMIT, convention: Optional[str] = None) -> Reading:
     """The reading of the first convention that recognises the span (DESIGN §4 order), or of
     ``convention`` when its name is already known (detected at ingest and stored).

@@ -48,6 +48,8 @@ class LoadedSession:
     spans: list[SpanRecord]
     events: list[LogEvent]
     mapped: list[MappedSpan]
+    stored_span_types: list[Optional[str]] = field(default_factory=list)
+    """``spans.span_type`` as stored (at ingest, or by an earlier scoring), one per span."""
 
 
 def map_session(spans: Sequence[SpanRecord], events: Sequence[LogEvent] = (), max_value_chars: int = DEFAULT_LIMIT,
@@ -66,10 +68,10 @@ def load_session(store: Store, session_id: str, max_value_chars: int = DEFAULT_L
     rows = store.session_span_rows(session_id)
     if not rows:
         return None
-    spans = [from_json(raw) for raw, _ in rows]
+    spans = [from_json(raw) for raw, _, _ in rows]
     events = store.session_log_events(session_id)
-    mapped = map_session(spans, events, max_value_chars, conventions=[convention for _, convention in rows])
-    return LoadedSession(session_id, spans, events, mapped)
+    mapped = map_session(spans, events, max_value_chars, conventions=[convention for _, convention, _ in rows])
+    return LoadedSession(session_id, spans, events, mapped, [span_type for _, _, span_type in rows])
 
 
 @dataclass
@@ -113,13 +115,21 @@ def score_loaded(loaded: LoadedSession, ctx: ScoringContext, expected_status: st
             [(m.span.trace_id, m.span.span_id, session_id, "span", m.data) for m in mapped]
             + [(trace_id, data.turn_id or trace_id, session_id, "trace", data)
                for trace_id, data in outcome.trace_records.items()]),
-        span_types=[(m.span.trace_id, m.span.span_id, m.reading.span_type) for m in mapped],
+        span_types=_changed_span_types(mapped, loaded),
     )
     trace_ids = tuple(dict.fromkeys(s.trace_id for s in loaded.spans))
     roots = tuple(s.span_id for s in loaded.spans if s.is_root)
     return FinishedEvaluation(session_id, outcome.result, record, outcome.match.case is not None,
                               outcome.match.method, outcome.trajectory.agent_version, trace_ids, roots,
                               time.perf_counter() - started)
+
+
+def _changed_span_types(mapped: list[MappedSpan], loaded: LoadedSession) -> list[tuple[str, str, str]]:
+    """``(trace_id, span_id, span_type)`` of the spans whose stored type is not the one read now:
+    updating a span's row rewrites its raw JSON, so unchanged ones are left alone."""
+    stored = {(s.trace_id, s.span_id): t for s, t in zip(loaded.spans, loaded.stored_span_types)}
+    return [(m.span.trace_id, m.span.span_id, m.reading.span_type) for m in mapped
+            if stored.get((m.span.trace_id, m.span.span_id)) != m.reading.span_type]
 
 
 def score_session(store: Store, session_id: str, ctx: ScoringContext, expected_status: str = ENDED,

@@ -227,8 +227,11 @@ class Store:
                 try:
                     yield self.conn
                 except BaseException:
-                    self.conn.execute("ROLLBACK TO part")
-                    self.conn.execute("RELEASE part")
+                    # SQLite ends the whole transaction itself on some errors (disk full, I/O):
+                    # then there is no savepoint to return to, and the caller must see that.
+                    if self.conn.in_transaction:
+                        self.conn.execute("ROLLBACK TO part")
+                        self.conn.execute("RELEASE part")
                     raise
                 else:
                     self.conn.execute("RELEASE part")
@@ -352,10 +355,11 @@ class Store:
             "SELECT trace_id, root_span_id, last_received_ns FROM traces WHERE session_id = ?", (session_id,)
         ).fetchall()
 
-    def session_span_rows(self, session_id: str) -> list[tuple[str, Optional[str]]]:
-        """``(raw JSON, convention detected at ingest)`` of a session's spans, in start order."""
+    def session_span_rows(self, session_id: str) -> list[tuple[str, Optional[str], Optional[str]]]:
+        """``(raw JSON, convention, span type)`` of a session's spans, in start order, as stored."""
         return self.conn.execute(
-            "SELECT raw, convention FROM spans WHERE session_id = ? ORDER BY start_ns, end_ns", (session_id,)
+            "SELECT raw, convention, span_type FROM spans WHERE session_id = ? ORDER BY start_ns, end_ns",
+            (session_id,),
         ).fetchall()
 
     def session_spans(self, session_id: str) -> list[SpanRecord]:

@@ -330,3 +330,63 @@ def test_embedding_threshold_matches_a_paraphrase_in_the_live_engine(tmp_path):
         engine.close(score_open=True)
         matched_by = sqlite3.connect(tmp_path / f"{expected}.db").execute("SELECT matched_by FROM evaluations").fetchone()
         assert matched_by == (expected,)
+
+
+def test_a_batch_sqlite_refuses_fails_alone_and_the_rest_of_its_group_commits(tmp_path):
+    """Group commit: batches that wait together are committed together, each in its own savepoint."""
+    from otel_eval.engine import EngineUnavailable
+
+    db = tmp_path / "e.db"
+    engine = Engine(db, trace_quiet=3600, session_idle=3600).start()
+    good = SpanRecord("21" * 16, "00000000000000a1", None, "agent.invoke", 1, 2)
+    bad = SpanRecord("22" * 16, "00000000000000a1", None, "agent.invoke", 2**63, 2**63 + 1)  # no SQLite INTEGER
+    also_good = SpanRecord("23" * 16, "00000000000000a1", None, "agent.invoke", 1, 2)
+    blocker = sqlite3.connect(db, timeout=30)
+    blocker.execute("BEGIN IMMEDIATE")  # the three batches queue up behind it and go in one group
+    outcomes = {}
+
+    def send(name, span):
+        try:
+            outcomes[name] = engine.ingest([span]).stored
+        except Exception as exc:
+            outcomes[name] = exc
+
+    import threading
+
+    senders = [threading.Thread(target=send, args=(n, s)) for n, s in
+               (("good", good), ("bad", bad), ("also_good", also_good))]
+    for t in senders:
+        t.start()
+    assert _wait(lambda: engine.stats()["queue_depth"] == 3)
+    blocker.rollback()
+    blocker.close()
+    for t in senders:
+        t.join(30)
+    assert outcomes["good"] == 1 and outcomes["also_good"] == 1
+    assert isinstance(outcomes["bad"], OverflowError) and not isinstance(outcomes["bad"], EngineUnavailable)
+    assert engine.stats()["spans_stored"] == 2  # counts only what was committed
+    engine.close()
+    assert {r[0] for r in sqlite3.connect(db).execute("SELECT trace_id FROM spans")} == {"21" * 16, "23" * 16}
+
+
+def test_a_full_disk_answers_retryably_and_the_writer_carries_on(tmp_path):
+    """SQLite's own "database or disk is full" (a page limit on the writer's connection stands in for
+    the disk): the caller gets StorageUnavailable, health says why, nothing is half stored, and once
+    there is room again the same engine stores the retried batch."""
+    from otel_eval.engine import StorageUnavailable
+
+    db = tmp_path / "e.db"
+    engine = Engine(db, trace_quiet=3600, session_idle=3600).start()
+    conn = engine._writer.store.conn  # the writer's own connection: the "disk" it writes to
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count={pages}")
+    big = [SpanRecord("31" * 16, f"{i:016x}", None, "s", 1, 2, attributes={"text": "x" * 4000}) for i in range(1, 50)]
+    with pytest.raises(StorageUnavailable, match="full"):
+        engine.ingest(big)
+    assert not engine.health().ok and "full" in engine.health().reason
+    assert engine.stats()["spans_stored"] == 0 and not engine.is_open("31" * 16)
+    conn.execute("PRAGMA max_page_count=1073741823")  # room again
+    assert engine.ingest(big).stored == len(big)  # the exporter's retry
+    assert engine.health().ok and engine.is_open("31" * 16)
+    engine.close()
+    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM spans").fetchone()[0] == len(big)

@@ -463,6 +463,11 @@ def read(span: SpanRecord) -> Reading:
     return read_as(span, NAME)
 
 
+def quick_span_type(span: SpanRecord) -> SpanType:
+    """The span type :func:`read` gives, without reading the content (stored at ingest)."""
+    return span_type_of(span, operation_of(span))
+
+
 def read_as(span: SpanRecord, convention: str) -> Reading:
     """The GenAI reading of a span, labelled with the dialect that asked for it."""
     attrs = span.attributes

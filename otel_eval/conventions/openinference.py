@@ -69,6 +69,10 @@ def span_type_of(span: SpanRecord) -> SpanType:
     return KIND_TYPES.get(kind, "unknown")
 
 
+quick_span_type = span_type_of
+"""The span type :func:`read` gives, without reading the content (stored at ingest)."""
+
+
 def read(span: SpanRecord) -> Reading:
     attrs = span.attributes
     span_type = span_type_of(span)

@@ -84,8 +84,8 @@ class SessionScheduler:
 
     # --- ingest (inside the writer's transaction) ----------------------------------------------
 
-    def store_spans(self, store: Store, spans: list[SpanRecord], conventions: list[str], now_ns: int,
-                    staged: Staged) -> int:
+    def store_spans(self, store: Store, spans: list[SpanRecord], conventions: list[str],
+                    span_types: list[Optional[str]], now_ns: int, staged: Staged) -> int:
         """Insert a batch's spans with their session; returns how many were new."""
         named: dict[str, str] = {}  # a session id on any span of a trace names the whole trace's session
         for span in spans:
@@ -95,12 +95,12 @@ class SessionScheduler:
                     named[span.trace_id] = found
         resolved: dict[str, tuple[str, str]] = {}
         rows = []
-        for span, convention in zip(spans, conventions):
+        for span, convention, span_type in zip(spans, conventions, span_types):
             trace_id = span.trace_id
             key = resolved.get(trace_id)
             if key is None:
                 key = resolved[trace_id] = self._resolve(store, trace_id, named.get(trace_id), staged)
-            rows.append((span, key[0], convention, None))
+            rows.append((span, key[0], convention, span_type))
         fresh = store.insert_spans(rows, now_ns)
         per_trace: dict[str, list[SpanRecord]] = {}
         for span, is_new in zip(spans, fresh):

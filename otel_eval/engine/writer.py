@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence, Union
 
-from ..mapping import convention_name
+from ..mapping import convention_name, ingest_span_type
 from ..pipeline import FinishedEvaluation, commit_evaluation
 from ..spans import LogEvent, SpanRecord
 from ..store import ENDED, Store
@@ -227,6 +227,8 @@ class Writer:
                             logs_stored = store.insert_log_events(batch.logs, now_ns) if batch.logs else 0
                     except Exception as exc:
                         batch.error = _as_batch_error(exc)
+                        if not store.conn.in_transaction:
+                            raise  # SQLite rolled the whole group back (disk full, I/O error)
                         log.warning("a batch of %d span(s) and %d log record(s) was not stored: %s",
                                     len(batch.spans), len(batch.logs), exc)
                         continue
@@ -237,6 +239,9 @@ class Writer:
                         with store.transaction():
                             evaluation_id, revision = commit_evaluation(store, item.finished)
                     except Exception as exc:
+                        if not store.conn.in_transaction:
+                            written.append((item, 0, 0))  # retried with the rest, below
+                            raise
                         self._evaluation_failed(item, exc)
                         continue
                     written.append((item, evaluation_id, revision))
@@ -277,9 +282,13 @@ class Writer:
             self._stored(item.finished, evaluation_id, revision)
 
     def _write_spans(self, batch: IngestBatch, now_ns: int, staged: Staged) -> int:
-        # The convention is detected here, once per span, and stored: scoring reads the span with it.
+        # The convention is detected here, once per span, and stored: scoring reads the span with
+        # it. So is the span type where the convention tells it cheaply: scoring then need not
+        # rewrite the span's row (a few KiB of raw JSON) just to fill that column in.
         spans = list(batch.spans)
-        return self.scheduler.store_spans(self.store, spans, [convention_name(s) for s in spans], now_ns, staged)
+        conventions = [convention_name(s) for s in spans]
+        span_types = [ingest_span_type(s, c) for s, c in zip(spans, conventions)]
+        return self.scheduler.store_spans(self.store, spans, conventions, span_types, now_ns, staged)
 
     def _evaluation_failed(self, item: StoreEvaluation, exc: BaseException) -> None:
         session_id = item.finished.session_id
