@@ -18,7 +18,7 @@ from .mapping import MappedSpan, map_spans
 from .models.evalset import EvalConfig
 from .models.results import EvalCaseResult
 from .spans import LogEvent, SpanRecord, from_json
-from .store import ENDED, Store, agent_data_params
+from .store import ENDED, EncodedDetails, Store, agent_data_params
 from .truncation import DEFAULT_LIMIT
 
 log = logging.getLogger("otel_eval.pipeline")
@@ -105,11 +105,12 @@ def score_loaded(loaded: LoadedSession, ctx: ScoringContext, expected_status: st
         outcome = failed_outcome(session_id, exc)
     outcome.result.session_id = session_id
     mapped = outcome.mapped or loaded.mapped
+    details = {**outcome.details, **(details or {})}
     record = dict(
         eval_set_id=outcome.match.eval_set_id, matched_by=outcome.match.method,
         match_score=outcome.match.score, config_hash=ctx.config_hash,
         agent_version=outcome.trajectory.agent_version, query=outcome.trajectory.query,
-        columns=outcome.columns, details={**outcome.details, **(details or {})},
+        columns=outcome.columns, details=details, encoded=EncodedDetails.of(details, outcome.result),
         session_fields=outcome.session_fields, expected_status=expected_status,
         agent_params=agent_data_params(
             [(m.span.trace_id, m.span.span_id, session_id, "span", m.data) for m in mapped]

@@ -45,6 +45,19 @@ def _json(value: Any) -> Optional[str]:
 
 
 @dataclass
+class EncodedDetails:
+    """An evaluation's ``details`` and each criterion's ``details`` already as JSON text (a score
+    worker encodes them, so the one writer only executes)."""
+
+    details: Optional[str]
+    criteria: list[Optional[str]]
+
+    @classmethod
+    def of(cls, details: Any, result: EvalCaseResult) -> "EncodedDetails":
+        return cls(_json(details), [_json(c.details) for c in result.criterion_results])
+
+
+@dataclass
 class SessionRow:
     session_id: str
     status: str
@@ -395,7 +408,8 @@ class Store:
                           session_fields: dict[str, Any], expected_status: str = ENDED,
                           agent_rows: Sequence[tuple[str, str, Optional[str], str, AgentData]] = (),
                           agent_params: Sequence[tuple] = (),
-                          span_types: Sequence[tuple[str, str, str]] = ()) -> tuple[int, int]:
+                          span_types: Sequence[tuple[str, str, str]] = (),
+                          encoded: Optional["EncodedDetails"] = None) -> tuple[int, int]:
         """Store one evaluation as the session's next revision and mark the session scored.
 
         ``agent_rows`` (or ``agent_params``, the same already as SQL parameters) and ``span_types``
@@ -423,14 +437,16 @@ class Store:
                 (session_id, revision, result.eval_id or None, eval_set_id, matched_by, match_score,
                  int(result.passed), result.score, _now_iso(), config_hash, agent_version, query,
                  columns.get("expected_tool"), columns.get("actual_tool"), columns.get("expected_table"),
-                 columns.get("actual_table"), columns.get("sql_generated"), result.error, _json(details)),
+                 columns.get("actual_table"), columns.get("sql_generated"), result.error,
+                 encoded.details if encoded else _json(details)),
             )
             evaluation_id = cur.lastrowid
             conn.executemany(
                 "INSERT INTO criterion_results (evaluation_id, criterion, score, passed, threshold, skipped, error,"
                 " details) VALUES (?,?,?,?,?,?,?,?)",
                 [(evaluation_id, c.criterion, c.score, int(c.passed), c.threshold, int(c.skipped), c.error,
-                  _json(c.details)) for c in result.criterion_results],
+                  encoded.criteria[i] if encoded else _json(c.details))
+                 for i, c in enumerate(result.criterion_results)],
             )
             sets = ", ".join(f"{k} = ?" for k in session_fields)
             conn.execute(

@@ -32,7 +32,7 @@ from .scheduler import SessionScheduler
 from .settings import EngineSettings
 from .stats import EngineStats
 from .workers import ProcessWorkers, ScoreWorkers, ThreadWorkers
-from .writer import Barrier, EndSessions, Health, IngestBatch, SpanSource, Stop, StoreEvaluation, Wake, Writer
+from .writer import Barrier, Checkpointer, EndSessions, Health, IngestBatch, SpanSource, Stop, StoreEvaluation, Wake, Writer
 
 log = logging.getLogger("otel_eval.engine")
 
@@ -81,6 +81,7 @@ class Engine:
         self._idle = threading.Condition()
         self._notify_queue: "queue.Queue[Optional[EvaluationStored]]" = queue.Queue()
         self._writer: Optional[Writer] = None
+        self._checkpointer: Optional[Checkpointer] = None
         self._workers: Optional[ScoreWorkers] = None
         self._notifier: Optional[threading.Thread] = None
         self._lock_file: Any = None
@@ -123,6 +124,7 @@ class Engine:
         self._lock_file = _exclusive_lock(self.db_path)
         try:
             store = Store(self.db_path)
+            store.conn.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer thread does it
             self._save_golden(store)
             pending = self._scheduler.resume(store)
             self._workers = self._make_workers()
@@ -133,6 +135,7 @@ class Engine:
             raise
         self._notifier = threading.Thread(target=self._notify_loop, name="otel-eval-notify", daemon=True)
         self._notifier.start()
+        self._checkpointer = Checkpointer(self.db_path).start()
         self._writer.start()
         self._score(pending)
         return self
@@ -273,6 +276,8 @@ class Engine:
         workers.close(timeout)  # the ones being scored finish and reach the writer's queue
         writer.put(Stop())
         writer.join(timeout)
+        if self._checkpointer is not None:
+            self._checkpointer.stop(timeout)
         self._notify_queue.put(None)
         if self._notifier is not None:
             self._notifier.join(timeout)

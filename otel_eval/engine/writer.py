@@ -330,6 +330,44 @@ class Writer:
         self._last_error = ""
 
 
+class Checkpointer:
+    """Copies the WAL back into the database file from its own thread and connection.
+
+    SQLite's automatic checkpoint runs inside the commit that crosses the WAL's size limit, so the
+    one writer would stop for the fsyncs of every checkpoint (on a busy disk, most of its time).
+    Here the writer's connection does not checkpoint; this thread runs a PASSIVE checkpoint (it
+    never waits for the writer or readers) every ``interval`` seconds, off the writer's path."""
+
+    def __init__(self, db_path: str, interval: float = 0.5):
+        self.db_path = db_path
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="otel-eval-checkpoint", daemon=True)
+
+    def start(self) -> "Checkpointer":
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        conn = sqlite3.connect(self.db_path, timeout=1.0, isolation_level=None, check_same_thread=False)
+        try:
+            while not self._stop.wait(self.interval):
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                except sqlite3.Error as exc:  # busy or failing disk: the next round tries again
+                    log.debug("checkpoint of %s failed: %s", self.db_path, exc)
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # leave a small WAL behind
+            except sqlite3.Error:
+                pass
+        finally:
+            conn.close()
+
+    def stop(self, timeout: Optional[float] = None) -> None:
+        self._stop.set()
+        self._thread.join(timeout)
+
+
 def _is_storage_fault(exc: BaseException) -> bool:
     """Our side, not the data: disk full, locked, I/O error, a corrupt or unreadable file."""
     return isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError
