@@ -266,17 +266,67 @@ class Store:
         ``rows`` are ``(span, session_id, convention, span_type)``. Idempotence on
         (trace_id, span_id) is what makes a retried export harmless.
         """
+        # One query for what is already stored, one executemany for the rest: a statement per
+        # span would hand the GIL back and forth 512 times a batch, and under a busy receiver
+        # each hand-back can wait a whole switch interval.
+        stored = self._stored_span_keys({span.trace_id for span, _, _, _ in rows})
         fresh: list[bool] = []
-        cur = self.conn.cursor()
+        params = []
         for span, session_id, convention, span_type in rows:
-            cur.execute(
-                "INSERT OR IGNORE INTO spans (trace_id, span_id, parent_span_id, session_id, name, kind, status,"
-                " start_ns, end_ns, received_ns, convention, span_type, raw) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (span.trace_id, span.span_id, span.parent_span_id, session_id, span.name, span.kind, span.status,
-                 span.start_ns, span.end_ns, received_ns, convention, span_type, to_json(span)),
-            )
-            fresh.append(cur.rowcount == 1)
+            key = (span.trace_id, span.span_id)
+            if key in stored:
+                fresh.append(False)
+                continue
+            stored.add(key)  # the same span twice in one batch is stored once
+            fresh.append(True)
+            params.append((span.trace_id, span.span_id, span.parent_span_id, session_id, span.name, span.kind,
+                           span.status, span.start_ns, span.end_ns, received_ns, convention, span_type, to_json(span)))
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO spans (trace_id, span_id, parent_span_id, session_id, name, kind, status,"
+            " start_ns, end_ns, received_ns, convention, span_type, raw) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            params,
+        )
         return fresh
+
+    def _stored_span_keys(self, trace_ids: Iterable[str]) -> set[tuple[str, str]]:
+        found: set[tuple[str, str]] = set()
+        for chunk in _chunks(list(trace_ids)):
+            marks = ",".join("?" * len(chunk))
+            found.update(self.conn.execute(
+                f"SELECT trace_id, span_id FROM spans WHERE trace_id IN ({marks})", chunk).fetchall())
+        return found
+
+    def trace_sessions(self, trace_ids: Iterable[str]) -> dict[str, str]:
+        """trace id → session id of the given traces that are stored."""
+        found: dict[str, str] = {}
+        for chunk in _chunks(list(trace_ids)):
+            marks = ",".join("?" * len(chunk))
+            found.update(self.conn.execute(
+                f"SELECT trace_id, session_id FROM traces WHERE trace_id IN ({marks})", chunk).fetchall())
+        return found
+
+    def touch_traces(self, rows: Sequence[tuple[str, str, Optional[str], int, int, int]], received_ns: int) -> None:
+        """:meth:`touch_trace` for many ``(trace_id, session_id, root_span_id, start_ns, end_ns, spans)``."""
+        self.conn.executemany(_TOUCH_TRACE, [(*row, received_ns, received_ns) for row in rows])
+
+    def touch_sessions(self, rows: Sequence[tuple[str, str, int, bool]], received_ns: int) -> dict[str, str]:
+        """:meth:`touch_session` for many ``(session_id, keyed_by, spans, end_requested)``; returns
+        the previous status of the sessions that existed."""
+        previous: dict[str, str] = {}
+        for chunk in _chunks([row[0] for row in rows]):
+            marks = ",".join("?" * len(chunk))
+            previous.update(self.conn.execute(
+                f"SELECT session_id, status FROM sessions WHERE session_id IN ({marks})", chunk).fetchall())
+        self.conn.executemany(
+            "INSERT INTO sessions (session_id, status, keyed_by, first_received_ns, last_received_ns,"
+            " end_requested, span_count) VALUES (?,?,?,?,?,?,?)",
+            [(sid, OPEN, keyed_by, received_ns, received_ns, int(end), spans)
+             for sid, keyed_by, spans, end in rows if sid not in previous])
+        self.conn.executemany(
+            "UPDATE sessions SET status = ?, last_received_ns = ?, span_count = span_count + ?,"
+            " end_requested = MAX(end_requested, ?) WHERE session_id = ?",
+            [(OPEN, received_ns, spans, int(end), sid) for sid, _, spans, end in rows if sid in previous])
+        return previous
 
     def upsert_agent_data(self, rows: Iterable[tuple[str, str, Optional[str], str, AgentData]]) -> None:
         """Rows ``(trace_id, span_id, session_id, level, data)``; a trace-level row is replaced on re-aggregation."""
@@ -302,16 +352,8 @@ class Store:
 
     def touch_trace(self, trace_id: str, session_id: str, root_span_id: Optional[str], start_ns: int, end_ns: int,
                     spans: int, received_ns: int) -> None:
-        self.conn.execute(
-            "INSERT INTO traces (trace_id, session_id, root_span_id, start_ns, end_ns, span_count, first_received_ns,"
-            " last_received_ns) VALUES (?,?,?,?,?,?,?,?)"
-            " ON CONFLICT(trace_id) DO UPDATE SET"
-            " session_id = excluded.session_id,"
-            " root_span_id = COALESCE(traces.root_span_id, excluded.root_span_id),"
-            " start_ns = MIN(traces.start_ns, excluded.start_ns), end_ns = MAX(traces.end_ns, excluded.end_ns),"
-            " span_count = traces.span_count + excluded.span_count, last_received_ns = excluded.last_received_ns",
-            (trace_id, session_id, root_span_id, start_ns, end_ns, spans, received_ns, received_ns),
-        )
+        self.conn.execute(_TOUCH_TRACE, (trace_id, session_id, root_span_id, start_ns, end_ns, spans, received_ns,
+                                         received_ns))
 
     def touch_session(self, session_id: str, keyed_by: str, spans: int, received_ns: int, end_requested: bool) -> str:
         """Record activity on a session; a scored or ended session is re-opened. Returns its previous status."""
@@ -512,6 +554,22 @@ class Store:
             out[f"sessions_{status}"] = self.conn.execute(
                 "SELECT COUNT(*) FROM sessions WHERE status = ?", (status,)).fetchone()[0]
         return out
+
+
+_TOUCH_TRACE = (
+    "INSERT INTO traces (trace_id, session_id, root_span_id, start_ns, end_ns, span_count, first_received_ns,"
+    " last_received_ns) VALUES (?,?,?,?,?,?,?,?)"
+    " ON CONFLICT(trace_id) DO UPDATE SET"
+    " session_id = excluded.session_id,"
+    " root_span_id = COALESCE(traces.root_span_id, excluded.root_span_id),"
+    " start_ns = MIN(traces.start_ns, excluded.start_ns), end_ns = MAX(traces.end_ns, excluded.end_ns),"
+    " span_count = traces.span_count + excluded.span_count, last_received_ns = excluded.last_received_ns"
+)
+
+
+def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
 
 
 def _now_iso() -> str:

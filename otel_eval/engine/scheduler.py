@@ -93,40 +93,45 @@ class SessionScheduler:
                 found = session_id_of(span)
                 if found:
                     named[span.trace_id] = found
-        resolved: dict[str, tuple[str, str]] = {}
-        rows = []
-        for span, convention, span_type in zip(spans, conventions, span_types):
-            trace_id = span.trace_id
-            key = resolved.get(trace_id)
-            if key is None:
-                key = resolved[trace_id] = self._resolve(store, trace_id, named.get(trace_id), staged)
-            rows.append((span, key[0], convention, span_type))
-        fresh = store.insert_spans(rows, now_ns)
+        known: dict[str, Optional[str]] = {}
+        for trace_id in dict.fromkeys(span.trace_id for span in spans):
+            known[trace_id] = staged.session_of_trace(trace_id) or self.tracker.session_of_trace(trace_id)
+        unknown = [trace_id for trace_id, session in known.items() if session is None]
+        if unknown:  # traces this process has not seen since it started: maybe stored before
+            known.update(store.trace_sessions(unknown))
+        resolved = {trace_id: self._resolve(store, trace_id, session, named.get(trace_id), staged)
+                    for trace_id, session in known.items()}
+        fresh = store.insert_spans([(span, resolved[span.trace_id][0], convention, span_type)
+                                    for span, convention, span_type in zip(spans, conventions, span_types)], now_ns)
         per_trace: dict[str, list[SpanRecord]] = {}
         for span, is_new in zip(spans, fresh):
             if is_new:
                 per_trace.setdefault(span.trace_id, []).append(span)
         per_session: dict[str, tuple[str, list[SpanRecord]]] = {}
+        trace_rows = []
         for trace_id, members in per_trace.items():
             session_id, keyed_by = resolved[trace_id]
             roots = [span for span in members if span.is_root]
             ends = any(map(ends_session, members))
-            store.touch_trace(trace_id, session_id, roots[0].span_id if roots else None,
-                              min(s.start_ns for s in members), max(s.end_ns for s in members), len(members), now_ns)
+            trace_rows.append((trace_id, session_id, roots[0].span_id if roots else None,
+                               min(s.start_ns for s in members), max(s.end_ns for s in members), len(members)))
             per_session.setdefault(session_id, (keyed_by, []))[1].extend(members)
             staged.changes.append(
                 lambda t, s=session_id, k=keyed_by, tr=trace_id, r=bool(roots), e=ends: t.observe(s, k, tr, r, now_ns, e))
-        for session_id, (keyed_by, members) in per_session.items():
-            previous = store.touch_session(session_id, keyed_by, len(members), now_ns, any(map(ends_session, members)))
-            if previous in (SCORED, ENDED):
+        store.touch_traces(trace_rows, now_ns)
+        previous = store.touch_sessions(
+            [(session_id, keyed_by, len(members), any(map(ends_session, members)))
+             for session_id, (keyed_by, members) in per_session.items()], now_ns)
+        for session_id, (_, members) in per_session.items():
+            if previous.get(session_id) in (SCORED, ENDED):
                 log.info("session %s re-opened by %d late span(s); it will be scored again", session_id, len(members))
         return sum(fresh)
 
-    def _resolve(self, store: Store, trace_id: str, named: Optional[str], staged: Staged) -> tuple[str, str]:
-        """The session a trace belongs to. A trace first seen without a session id is its own
-        session; when a later span names one, the trace moves there."""
-        known = (staged.session_of_trace(trace_id) or self.tracker.session_of_trace(trace_id)
-                 or store.trace_session(trace_id))
+    def _resolve(self, store: Store, trace_id: str, known: Optional[str], named: Optional[str],
+                 staged: Staged) -> tuple[str, str]:
+        """The session a trace belongs to (``known``: where it is so far, if anywhere). A trace
+        first seen without a session id is its own session; when a later span names one, the
+        trace moves there."""
         if named is None:
             staged.traces[trace_id] = known or trace_id
             session_id = known or trace_id
