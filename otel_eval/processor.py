@@ -24,6 +24,10 @@ from .spans import SpanRecord, from_sdk_span
 
 log = logging.getLogger("otel_eval.processor")
 
+#: Buffered spans that wake the writer at once (BatchSpanProcessor's max_export_batch_size);
+#: fewer wait for the writer's next tick (at most 0.5 s).
+WAKE_AT = 512
+
 
 class EvalSpanProcessor(SpanProcessor):
     """``EvalSpanProcessor(engine=Engine(...))`` hands spans to an engine you built (as
@@ -79,7 +83,7 @@ class EvalSpanProcessor(SpanProcessor):
                             self.dropped_spans, len(buffer))
             return
         buffer.append(span)
-        if len(buffer) == 1:
+        if len(buffer) == WAKE_AT:  # else the writer takes them at its next tick, like BatchSpanProcessor
             self.engine.wake()
 
     def _drain(self) -> list[SpanRecord]:
