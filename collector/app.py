@@ -15,7 +15,7 @@ import sys
 import threading
 from typing import Any, Callable, Optional, Sequence
 
-from otel_eval.engine import Engine, EngineSettings
+from otel_eval.engine import Engine, EngineSettings, EvaluationStored
 from otel_eval.errors import InputError, OtelEvalError
 from otel_eval.models.evalset import EvalConfig
 
@@ -53,8 +53,9 @@ class Collector:
 
     def start(self) -> "Collector":
         config = self.config
-        # Before the engine starts: sessions it resumes and scores at once are counted too.
-        self.metrics.follow_evaluations(self.engine.db_path)
+        # Before the engine starts: sessions it resumes and scores at once are counted too. The
+        # engine says what it stored, so /metrics never reads the database back.
+        self.engine.on_evaluation(self._count_evaluation)
         self.engine.start()
         if self.alerts is not None:
             self.alerts.start()
@@ -83,6 +84,10 @@ class Collector:
             self.stop()
             raise
         return self
+
+    def _count_evaluation(self, stored: EvaluationStored) -> None:
+        result = stored.result
+        self.metrics.evaluations.observe(result.eval_id or None, stored.agent_version, result.passed, result.score)
 
     @property
     def grpc_port(self) -> Optional[int]:
