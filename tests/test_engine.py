@@ -390,3 +390,29 @@ def test_a_full_disk_answers_retryably_and_the_writer_carries_on(tmp_path):
     assert engine.health().ok and engine.is_open("31" * 16)
     engine.close()
     assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM spans").fetchone()[0] == len(big)
+
+
+def test_a_processor_can_take_an_engine_and_listeners_get_what_was_stored(tmp_path):
+    """EvalSpanProcessor(engine=...) as SimpleSpanProcessor(exporter); EvaluationStored carries what
+    the forwarder, alerts and /metrics would otherwise read back from SQLite."""
+    from otel_eval import EngineSettings, EvaluationStored
+
+    db = tmp_path / "e.db"
+    settings = EngineSettings(trace_quiet=0.05, session_idle=3600)
+    engine = Engine(db, golden=[GOLDEN], settings=settings)
+    events: list[EvaluationStored] = []
+    engine.on_evaluation(events.append)
+    processor = EvalSpanProcessor(engine=engine)
+    assert processor.engine is engine and engine.settings == settings
+    tracer = provider_with(processor, version="3.1.0").get_tracer("test")
+    run_turn(tracer, "injected", "What's the weather in Tokyo?", "Tokyo", "It is 22°C and sunny in Tokyo.", end=True)
+    processor.force_flush()
+    assert _wait(lambda: len(events) == 1)
+    processor.shutdown()
+    event = events[0]
+    conn = sqlite3.connect(db)
+    trace_id, root = conn.execute("SELECT trace_id, root_span_id FROM traces").fetchone()
+    evaluation_id, revision = conn.execute("SELECT id, revision FROM evaluations").fetchone()
+    assert (event.session_id, event.result.eval_id, event.result.passed, event.matched) == ("injected", "tokyo", True, True)
+    assert (event.evaluation_id, event.revision, event.agent_version) == (evaluation_id, revision, "3.1.0")
+    assert (event.trace_ids, event.root_span_ids) == ((trace_id,), (root,))
