@@ -19,6 +19,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from typing import Any, Callable, Optional
 
 from ..pipeline import FinishedEvaluation, ScoringContext, score_session
@@ -125,9 +126,11 @@ class ProcessWorkers(ScoreWorkers):
         return [c.pid for c in self._children if c is not None and c.poll() is None]
 
     def _spawn(self) -> subprocess.Popen:
+        # The child imports otel_eval from wherever this process did, whatever its start directory.
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         child = subprocess.Popen(
             [sys.executable, "-m", "otel_eval.engine.worker_process", str(os.getpid())],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True, env=env,
         )
         _send(child, self._init)
         return child
@@ -162,6 +165,7 @@ class ProcessWorkers(ScoreWorkers):
                 self._children[slot] = None
                 for session_id in batch:
                     self._skip(session_id)
+                time.sleep(1.0)  # a worker that cannot start must not be restarted in a hot loop
                 continue
             for session_id, answer in zip(batch, answers):
                 if isinstance(answer, FinishedEvaluation):
