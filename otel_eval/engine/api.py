@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Protocol, Sequence
 
+from .. import errors
 from ..spans import LogEvent, SpanRecord
 
 
@@ -32,9 +33,10 @@ class EngineClosed(EngineUnavailable):
     """The engine is shutting down (or not started) and accepts no more spans."""
 
 
-class StorageUnavailable(EngineUnavailable):
+class StorageUnavailable(EngineUnavailable, errors.StorageUnavailable):
     """Our side failed to commit: disk full, database locked past its deadline, an I/O error.
-    Nothing of the batch was stored."""
+    Nothing of the batch was stored. (Also an :class:`otel_eval.errors.StorageUnavailable`, the
+    name the receivers catch.)"""
 
 
 class IngestTarget(Protocol):

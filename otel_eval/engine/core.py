@@ -294,6 +294,11 @@ class Engine:
             return Health(False, "engine not started")
         return self._writer.health()
 
+    def health_problem(self) -> Optional[str]:
+        """Why the engine cannot store what it is sent now (for /healthz), or None."""
+        health = self.health()
+        return None if health.ok else health.reason
+
     def stats(self) -> dict[str, Any]:
         out = self._stats.snapshot()
         out["queue_depth"] = self._queued
