@@ -145,6 +145,8 @@ def evaluate(
     on_result: Optional[Callable[[EvalCaseResult], Any]] = None,
     progress: Optional[Callable[[int], Any]] = None,
     fuzzy_threshold: float = 90.0,
+    embedding_threshold: Optional[float] = None,
+    embed: Optional[Callable[[list[str]], list[list[float]]]] = None,
     settings: Optional["EngineSettings"] = None,
 ) -> list[EvalCaseResult]:
     """Evaluate captured spans offline: files (Noveum ``dataset.json``, OTLP JSON/JSON lines/.pb)
@@ -166,8 +168,9 @@ def evaluate(
         tmp = tempfile.TemporaryDirectory()
         db = Path(tmp.name) / "otel-eval.db"
     settings = settings or EngineSettings(fuzzy_threshold=fuzzy_threshold)
-    if config is not None:
-        settings = settings.replace(config=config)
+    overrides = {name: value for name, value in dict(
+        config=config, embedding_threshold=embedding_threshold, embed=embed).items() if value is not None}
+    settings = settings.replace(**overrides)
     engine = Engine(db, golden=golden, settings=settings.replace(trace_quiet=3600, session_idle=3600),
                     on_result=results.append)
     if on_result:

@@ -46,6 +46,7 @@ class EvalSpanProcessor(SpanProcessor):
         max_value_chars: Optional[int] = None,
         fuzzy_threshold: Optional[float] = None,
         embedding_threshold: Optional[float] = None,
+        embed: Optional[Callable[[list[str]], list[list[float]]]] = None,
         *,
         engine: Optional[Engine] = None,
         settings: Optional[EngineSettings] = None,
@@ -56,7 +57,7 @@ class EvalSpanProcessor(SpanProcessor):
             overrides = {name: value for name, value in dict(
                 config=config, trace_quiet=trace_quiet, session_idle=session_idle, max_queue_spans=max_queue_spans,
                 max_value_chars=max_value_chars, fuzzy_threshold=fuzzy_threshold,
-                embedding_threshold=embedding_threshold).items() if value is not None}
+                embedding_threshold=embedding_threshold, embed=embed).items() if value is not None}
             engine = Engine(db, golden=list(golden), settings=(settings or EngineSettings()).replace(**overrides))
         if on_result is not None:
             engine.add_listener(on_result)

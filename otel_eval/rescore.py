@@ -189,7 +189,7 @@ def rescore(
     AgentData rows are rewritten and an evaluation that raises is stored as an error.
     """
     from .engine import EngineSettings
-    from .golden import GoldenIndex
+    from .engine.settings import golden_index
     from .pipeline import ScoringContext, commit_evaluation, score_session
 
     if not Path(db).exists():
@@ -206,8 +206,7 @@ def rescore(
         else:
             sets = _load_sets(golden)
             _save_sets(store, sets)
-        index = GoldenIndex(sets, fuzzy_threshold=settings.fuzzy_threshold,
-                            embedding_threshold=settings.embedding_threshold)
+        index = golden_index(sets, settings)
         context = ScoringContext(index=index, config=settings.config, judge=settings.judge,
                                  max_value_chars=settings.max_value_chars, config_hash=settings.config_hash)
         targets = _targets(store, since_ns, sessions)

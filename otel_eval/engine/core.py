@@ -29,7 +29,7 @@ from ..store import Store
 from .api import EngineClosed, IngestResult, QueueFull
 from .events import EvaluationStored, EventListener, ResultCallback
 from .scheduler import SessionScheduler
-from .settings import EngineSettings
+from .settings import EngineSettings, golden_index
 from .stats import EngineStats
 from .workers import ProcessWorkers, ScoreWorkers, ThreadWorkers
 from .writer import Barrier, Checkpointer, EndSessions, Health, IngestBatch, SpanSource, Stop, StoreEvaluation, Wake, Writer
@@ -53,6 +53,7 @@ class Engine:
         fuzzy_threshold: float = _UNSET,
         embedding_threshold: Optional[float] = _UNSET,
         judge: Any = _UNSET,
+        embed: Any = _UNSET,
         max_value_chars: int = _UNSET,
         score_workers: int = _UNSET,
         *,
@@ -61,7 +62,7 @@ class Engine:
         """``settings`` holds every knob; the keyword arguments of the same names override it."""
         overrides = {name: value for name, value in dict(
             trace_quiet=trace_quiet, session_idle=session_idle, max_queue_spans=max_queue_spans,
-            fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold, judge=judge,
+            fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold, judge=judge, embed=embed,
             max_value_chars=max_value_chars, score_workers=score_workers).items() if value is not _UNSET}
         if config is not None:
             overrides["config"] = config
@@ -105,10 +106,7 @@ class Engine:
     @property
     def golden_index(self) -> Any:
         if self._index is None:
-            from ..golden import GoldenIndex
-
-            self._index = GoldenIndex(self.eval_sets, fuzzy_threshold=self.settings.fuzzy_threshold,
-                                      embedding_threshold=self.settings.embedding_threshold)
+            self._index = golden_index(self.eval_sets, self.settings)
         return self._index
 
     def scoring_context(self) -> ScoringContext:
@@ -145,7 +143,7 @@ class Engine:
             s = self.settings
             init = dict(db=self.db_path, eval_sets=[e.model_dump_json() for e in self.eval_sets],
                         config=s.config.model_dump_json(), fuzzy_threshold=s.fuzzy_threshold,
-                        embedding_threshold=s.embedding_threshold, max_value_chars=s.max_value_chars,
+                        embedding_threshold=s.embedding_threshold, embed=s.embed, max_value_chars=s.max_value_chars,
                         config_hash=self.config_hash)
             return ProcessWorkers(s.score_workers, init, self._deliver, self._skipped).start()
         return ThreadWorkers(self.db_path, self.scoring_context(), self._deliver, self._skipped).start()

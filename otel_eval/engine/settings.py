@@ -28,6 +28,9 @@ class EngineSettings:
     fuzzy_threshold: float = 90.0
     embedding_threshold: Optional[float] = None
     """Offline embedding match after fuzzy fails (0-100); None turns it off."""
+    embed: Any = None
+    """The embedding step's model (a callable ``texts -> vectors``); None: the offline n-grams.
+    Sent to score worker processes, so it must pickle."""
     score_workers: int = 0
     """0: score in a thread of this process; N: in N worker processes (uses more cores)."""
     judge: Any = None
@@ -48,3 +51,12 @@ class EngineSettings:
 
 def config_hash(config: EvalConfig) -> str:
     return hashlib.sha256(config.model_dump_json().encode()).hexdigest()[:12]
+
+
+def golden_index(eval_sets: Any, settings: EngineSettings) -> Any:
+    """The GoldenIndex these settings describe (thresholds, embedding model)."""
+    from ..golden import GoldenIndex
+
+    extra = {"embed": settings.embed} if settings.embed is not None else {}
+    return GoldenIndex(eval_sets, fuzzy_threshold=settings.fuzzy_threshold,
+                       embedding_threshold=settings.embedding_threshold, **extra)

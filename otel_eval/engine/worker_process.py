@@ -31,13 +31,14 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _context(init: dict[str, Any]) -> Any:
-    from ..golden import GoldenIndex
     from ..models.evalset import EvalConfig, EvalSet
     from ..pipeline import ScoringContext
+    from .settings import EngineSettings, golden_index
 
     eval_sets = [EvalSet.model_validate_json(text) for text in init["eval_sets"]]
-    index = GoldenIndex(eval_sets, fuzzy_threshold=init["fuzzy_threshold"],
-                        embedding_threshold=init["embedding_threshold"])
+    index = golden_index(eval_sets, EngineSettings(fuzzy_threshold=init["fuzzy_threshold"],
+                                                   embedding_threshold=init["embedding_threshold"],
+                                                   embed=init.get("embed")))
     return ScoringContext(index=index, config=EvalConfig.model_validate_json(init["config"]),
                           max_value_chars=init["max_value_chars"], config_hash=init["config_hash"])
 
