@@ -45,7 +45,10 @@ def _context(init: dict[str, Any]) -> Any:
 
 def main(argv: list[str]) -> int:
     _die_with_parent(int(argv[0]))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the collector, which stops us
+    # Ctrl-C (and a service manager's SIGTERM to the whole group) is for the collector, which
+    # stops us by closing our stdin once it has the evaluations in flight; we die with it anyway.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     # The pipe to the parent is ours alone: whatever a library prints goes to stderr instead.
     out: BinaryIO = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
