@@ -977,8 +977,10 @@ class LoadResult:
 
 
 def run_load(make_sender: Callable[[int], tuple[Sender, Callable[[], None]]], concurrency: int, duration: float,
-             max_requests: int) -> LoadResult:
-    """``concurrency`` threads send until ``duration`` has passed or ``max_requests`` were sent.
+             max_requests: int, rate: Optional[float] = None) -> LoadResult:
+    """``concurrency`` threads send until ``duration`` has passed or ``max_requests`` were sent;
+    with ``rate`` (requests per second, all threads together) request n is not sent before
+    ``n / rate`` seconds into the load (a paced load instead of as fast as acknowledged).
 
     A request still in flight at the deadline is waited for (the exporters' own timeouts bound
     it), so ``elapsed`` runs from the first send to the last acknowledgement.
@@ -992,7 +994,17 @@ def run_load(make_sender: Callable[[int], tuple[Sender, Callable[[], None]]], co
 
     def worker(send: Sender) -> None:
         start.wait()
-        while time.monotonic() < deadline[0] and next(budget) < max_requests:
+        while time.monotonic() < deadline[0]:
+            n = next(budget)
+            if n >= max_requests:
+                break
+            if rate:
+                due = deadline[0] - duration + n / rate
+                if due >= deadline[0]:
+                    break
+                pause = due - time.monotonic()
+                if pause > 0:
+                    time.sleep(pause)
             try:
                 accepted = send()
             except SendFailed as exc:
@@ -1150,7 +1162,9 @@ def measure_collector(protocol: str, args: argparse.Namespace, workdir: Path, wo
     db = workdir / f"collector-{protocol}.db"
     server = ServerProcess("collector", ["--db", str(db), "--golden", str(workload.golden_path),
                                          "--trace-quiet", str(args.trace_quiet), "--session-idle",
-                                         str(args.session_idle), "--log-level", args.log_level],
+                                         str(args.session_idle), "--log-level", args.log_level,
+                                         *(["--score-workers", str(args.score_workers)]
+                                           if args.score_workers is not None else [])],
                            workdir / f"collector-{protocol}.log")
     out: dict[str, Any] = {"phase": f"collector/{protocol}", "startup_s": round(server.startup_seconds, 2)}
     sampler = MemorySampler(server.pid)
@@ -1162,7 +1176,7 @@ def measure_collector(protocol: str, args: argparse.Namespace, workdir: Path, wo
             make = exporter_sender(protocol, server.ports[protocol], workload.by_size, args.spans_per_request)
         cpu0 = cpu_seconds(server.pid)
         began = time.monotonic()
-        load = run_load(make, args.concurrency, args.duration, args.max_requests)
+        load = run_load(make, args.concurrency, args.duration, args.max_requests, args.rate)
         load_end = time.monotonic()
         cpu_load = cpu_seconds(server.pid) - cpu0
         at_load_end = session_status_counts(db)
@@ -1317,7 +1331,9 @@ def print_report(results: list[dict[str, Any]], args: argparse.Namespace, worklo
     print()
     print(f"ingest benchmark, {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} CPUs, duration {args.duration:g} s "
           f"per phase, concurrency {args.concurrency}, {args.spans_per_request} spans/request, golden set "
-          f"{workload.golden_cases} cases, trace-quiet {args.trace_quiet:g} s, session-idle {args.session_idle:g} s")
+          f"{workload.golden_cases} cases, trace-quiet {args.trace_quiet:g} s, session-idle {args.session_idle:g} s"
+          + (f", score workers {args.score_workers}" if args.score_workers is not None else "")
+          + (f", paced at {args.rate:g} requests/s" if args.rate else ""))
     header = f"{'phase':<16}{'spans stored':>13}{'spans/s':>10}{'x base':>8}{'sess/s':>8}{'cpu s':>8}" \
              f"{'cpu %':>7}{'peak MiB':>10}{'end→stored p50/p99 ms (load)':>31}{'(probe)':>16}"
     print(header)
@@ -1374,6 +1390,11 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--templates", type=int, default=8, help="distinct pre-encoded requests for the raw client")
     parser.add_argument("--log-level", default="info", help="collector log level (default info, as deployed)")
     parser.add_argument("--no-baseline", action="store_true", help="skip the baseline phase")
+    parser.add_argument("--score-workers", type=int, default=None, metavar="N",
+                        help="collector --score-workers (default: the collector's own default)")
+    parser.add_argument("--rate", type=float, default=None, metavar="REQ_PER_S",
+                        help="pace the load at this many requests per second (all threads together); "
+                             "default: as fast as they are acknowledged")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (databases, logs) and print its path")
     parser.add_argument("--json", type=Path, help="also write the results to this JSON file")

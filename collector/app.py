@@ -15,16 +15,18 @@ import sys
 import threading
 from typing import Any, Callable, Optional, Sequence
 
+from otel_eval.engine import Engine, EngineSettings, EvaluationStored
 from otel_eval.errors import InputError, OtelEvalError
+from otel_eval.models.evalset import EvalConfig
 
-from .receiver import Receiver
+from . import preflight
+from .budget import ByteBudget
 from .config import CollectorConfig, load_config
 from .grpc_server import GrpcReceiver
+from .hosts import HostPolicy
 from .http_server import HttpReceiver, OtlpHttpApp
 from .metrics import CollectorMetrics
-from .budget import ByteBudget
-from .hosts import HostPolicy
-from . import preflight
+from .receiver import Receiver
 
 log = logging.getLogger("otel_eval.collector")
 
@@ -42,25 +44,17 @@ def embedding_backend(config: CollectorConfig) -> Any:
 class Collector:
     """The engine plus the configured receivers. ``start()`` binds everything or raises."""
 
-    def __init__(self, config: CollectorConfig, engine: Any = None):
+    def __init__(self, config: CollectorConfig, engine: Optional[Engine] = None):
         self.config = config
         if engine is None:
-            from otel_eval.engine import Engine
-
-            engine = Engine(
-                config.db, golden=list(config.golden), config=config.eval_config, trace_quiet=config.trace_quiet,
-                session_idle=config.session_idle, max_queue_spans=config.queue_spans,
-                max_value_chars=config.max_value_chars, fuzzy_threshold=config.fuzzy_threshold,
-                embedding_threshold=config.embedding_threshold, embed=embedding_backend(config),
-                score_workers=config.score_workers,
-            )
+            engine = Engine(config.db, golden=list(config.golden), settings=engine_settings(config))
         self.engine = engine
         self.metrics = CollectorMetrics()
         self.alerts = None
         if config.alerts:  # validated here, so a bad rule stops the start with file and key
             from otel_eval.alerts import AlertMonitor
 
-            self.alerts = AlertMonitor.from_config(config.alerts, [getattr(engine, "db_path", config.db)],
+            self.alerts = AlertMonitor.from_config(config.alerts, [config.db],
                                                    source=config.config_file or "alerts")
         self.receiver = Receiver(engine, self.metrics)
         self.budget = ByteBudget(config.max_inflight_bytes)  # request bodies held at once, both receivers
@@ -73,8 +67,9 @@ class Collector:
 
     def start(self) -> "Collector":
         config = self.config
-        # Before the engine starts: sessions it resumes and scores at once are counted too.
-        self.metrics.follow_evaluations(getattr(self.engine, "db_path", config.db))
+        # Before the engine starts: sessions it resumes and scores at once are counted too. The
+        # engine says what it stored, so /metrics never reads the database back.
+        self.engine.on_evaluation(self._count_evaluation)
         self.engine.start()
         if self.alerts is not None:
             self.alerts.start()
@@ -93,7 +88,7 @@ class Collector:
                 if config.ui:
                     from otel_eval.ui import DashboardApp
 
-                    ui = DashboardApp(getattr(self.engine, "db_path", config.db), auth_token=config.auth_token)
+                    ui = DashboardApp(self.engine.db_path, auth_token=config.auth_token)
                 app = OtlpHttpApp(self.receiver, self.metrics, auth_token=config.auth_token,
                                   max_request_bytes=config.max_request_bytes, stats=self.engine.stats, ui=ui,
                                   hosts=HostPolicy(config.http.host, config.allowed_host), budget=self.budget)
@@ -104,6 +99,11 @@ class Collector:
             self.stop()
             raise
         return self
+
+    def _count_evaluation(self, stored: EvaluationStored) -> None:
+        result = stored.result
+        self.metrics.evaluations.observe(result.eval_id or None, stored.agent_version, result.passed, result.score,
+                                         result.verdict)
 
     @property
     def grpc_port(self) -> Optional[int]:
@@ -129,7 +129,6 @@ class Collector:
         self.forwarding.close()
         if self.alerts is not None:
             self.alerts.stop()
-        self.metrics.evaluations.close()
 
     def __enter__(self) -> "Collector":
         return self.start()
@@ -162,7 +161,7 @@ class Collector:
                              "anyone who can reach it can write to the database")
         lines.append(f"database: {config.db}")
         lines.extend(self.forwarding.banner())
-        eval_sets = getattr(self.engine, "eval_sets", None) or []
+        eval_sets = self.engine.eval_sets
         if eval_sets:
             for eval_set in eval_sets:
                 source = eval_set.metadata.get("source", eval_set.eval_set_id)
@@ -182,6 +181,17 @@ class Collector:
         if config.config_file:
             lines.append(f"config file: {config.config_file}")
         return lines
+
+
+def engine_settings(config: CollectorConfig) -> EngineSettings:
+    """The collector's configuration as the engine's settings."""
+    return EngineSettings(
+        config=config.eval_config or EvalConfig.default(), trace_quiet=config.trace_quiet,
+        session_idle=config.session_idle, max_queue_spans=config.queue_spans,
+        max_value_chars=config.max_value_chars, fuzzy_threshold=config.fuzzy_threshold,
+        embedding_threshold=config.embedding_threshold, embed=embedding_backend(config),
+        score_workers=config.score_workers,
+    )
 
 
 def describe(exc: Exception) -> str:

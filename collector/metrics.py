@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import threading
 from bisect import bisect_left
-from typing import Any, Mapping, Optional
+from typing import Mapping, Optional
 
 from otel_eval.models.results import NOT_EVALUATED
 
@@ -122,31 +122,6 @@ class EvaluationMetrics:
         self.cases: dict[str, _Tally] = {}
         self.versions: dict[str, _Tally] = {}
         self.scores: dict[str, Histogram] = {}
-        self._feed: Any = None
-        self._feed_lock = threading.Lock()
-
-    def follow(self, db_path: str) -> None:
-        """Count evaluations the engine stores in ``db_path`` from now on (read at each :meth:`refresh`)."""
-        from otel_eval.watch import EvaluationFeed
-
-        feed = EvaluationFeed(db_path)
-        feed.seek(None)
-        with self._feed_lock:
-            self._feed = feed
-
-    def refresh(self) -> None:
-        with self._feed_lock:
-            if self._feed is None:
-                return
-            rows = self._feed.poll()
-        for row in rows:
-            self.observe(row.case_id, row.agent_version, row.passed, row.score, row.verdict)
-
-    def close(self) -> None:
-        with self._feed_lock:
-            if self._feed is not None:
-                self._feed.close()
-                self._feed = None
 
     def observe(self, case_id: Optional[str], agent_version: Optional[str], passed: bool, score: float,
                 verdict: Optional[str] = None) -> None:
@@ -187,10 +162,6 @@ class CollectorMetrics:
         self.ingest_latency = Histogram()
         self.evaluations = EvaluationMetrics(max_label_values)
 
-    def follow_evaluations(self, db_path: str) -> None:
-        """Serve per-case and per-version results of the evaluations stored in ``db_path`` from now on."""
-        self.evaluations.follow(db_path)
-
     def request(self, protocol: str, signal: str, outcome: str) -> None:
         """One export request finished; ``outcome`` is a short code such as ``ok``, ``invalid``,
         ``unauthenticated``, ``too_large``, ``queue_full`` or ``unsupported_media_type``."""
@@ -212,7 +183,6 @@ class CollectorMetrics:
             self.ingest_latency.observe(seconds)
 
     def render(self, engine_stats: Optional[Mapping[str, float]] = None) -> str:
-        self.evaluations.refresh()  # a database read: outside the lock the receivers take
         with self._lock:
             return render_prometheus(self, engine_stats or {})
 

@@ -11,7 +11,7 @@ import math
 import sqlite3
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
     ExportLogsPartialSuccess,
@@ -24,6 +24,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from otel_eval.engine import EngineClosed, EngineUnavailable, IngestTarget, QueueFull
 from otel_eval.errors import StorageUnavailable
 from otel_eval.spans import decode_logs, from_otlp
 
@@ -47,7 +48,7 @@ class Unavailable(Exception):
 
 @dataclass
 class Receiver:
-    engine: Any
+    engine: IngestTarget
     metrics: CollectorMetrics
     commit_timeout: Optional[float] = 30.0
     """How long one request may wait for its commit before the exporter is told to retry."""
@@ -57,9 +58,7 @@ class Receiver:
     def health_problem(self) -> Optional[str]:
         """Why the collector cannot store spans now, or None: ``/healthz`` answers 503 with it.
         The engine's own view (``engine.health_problem()``, when it has one) comes first."""
-        engine_view = getattr(self.engine, "health_problem", None)
-        problem = engine_view() if callable(engine_view) else None
-        return problem or self.write_failure
+        return self.engine.health_problem() or self.write_failure
 
     def export_traces(self, request: ExportTraceServiceRequest) -> ExportTraceServiceResponse:
         """Store the request's valid spans and answer only after they are committed.
@@ -105,24 +104,25 @@ class Receiver:
             )
         return response
 
-    def _commit(self, ingest: Any, items: list) -> None:
-        from otel_eval.engine import EngineClosed, QueueFull
-
+    def _commit(self, ingest: Callable[..., Any], items: list) -> None:
         try:
             ingest(items, wait=True, timeout=self.commit_timeout)
         except QueueFull as exc:
-            retry_after = max(1, math.ceil(getattr(exc, "retry_after", RETRY_AFTER_SECONDS)))
+            retry_after = max(1, math.ceil(exc.retry_after))
             raise Unavailable(f"{exc or 'ingest queue full'}; retry later", retry_after) from None
         except EngineClosed:
             raise Unavailable("collector is shutting down; retry later") from None
-        except TimeoutError:
-            # The batch stays queued and will be stored; a retry is harmless (idempotent ids).
-            raise Unavailable(f"not committed within {self.commit_timeout} s; retry later") from None
         except (StorageUnavailable, sqlite3.Error) as exc:
             # Our fault, not the sender's (disk full, database locked, failed commit): the batch was
             # not stored, and a retry is harmless. StorageUnavailable is the engine's word for it;
-            # sqlite3.Error covers an engine that lets SQLite's own errors through.
-            self.write_failure = f"cannot write to the database: {exc}"
+            # sqlite3.Error covers SQLite's own errors should one get through.
+            self.write_failure = f"cannot write to the database: {str(exc).removesuffix('; retry later')}"
             retry_after = max(1, math.ceil(getattr(exc, "retry_after", RETRY_AFTER_SECONDS)))
             raise Unavailable(f"{self.write_failure}; retry later", retry_after) from None
+        except EngineUnavailable as exc:  # any other retryable refusal of the engine
+            raise Unavailable(str(exc) or "could not store the batch; retry later",
+                              max(1, math.ceil(exc.retry_after))) from None
+        except TimeoutError:
+            # The batch stays queued and will be stored; a retry is harmless (idempotent ids).
+            raise Unavailable(f"not committed within {self.commit_timeout} s; retry later") from None
         self.write_failure = None

@@ -6,13 +6,13 @@
 
 __version__ = "0.1.0"
 
-from .engine import Engine, IngestResult, QueueFull
+from .engine import Engine, EngineSettings, EvaluationStored, IngestResult, QueueFull
 from .evaluate import evaluate
 from .mapping import map_span
 from .models import AgentData, EvalCaseResult, EvalConfig, EvalReport, EvalSet
 from .processor import EvalSpanProcessor
 
 __all__ = [
-    "Engine", "IngestResult", "QueueFull", "evaluate", "map_span", "AgentData", "EvalCaseResult",
+    "Engine", "EngineSettings", "EvaluationStored", "IngestResult", "QueueFull", "evaluate", "map_span", "AgentData", "EvalCaseResult",
     "EvalConfig", "EvalReport", "EvalSet", "EvalSpanProcessor", "__version__",
 ]

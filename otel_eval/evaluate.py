@@ -6,10 +6,11 @@ file, exactly as the collector would have seen them.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
 
 from .mapping import MappedSpan, aggregate_trace, map_spans
 from .models.agent_data import AgentData
@@ -17,6 +18,9 @@ from .models.evalset import EvalConfig, EvalSet
 from .models.results import EvalCaseResult
 from .spans import LogEvent, SpanRecord
 from .trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from .engine.settings import EngineSettings
 
 
 @dataclass
@@ -53,11 +57,17 @@ def apply_logs(mapped: list[MappedSpan], events: Sequence[LogEvent]) -> None:
 
 def evaluate_session(session_id: str, spans: Sequence[SpanRecord], events: Sequence[LogEvent], index: Any,
                      config: EvalConfig, judge: Any = None, max_value_chars: int = 65536) -> Outcome:
+    mapped = map_spans(spans, max_value_chars)
+    apply_logs(mapped, events)
+    return evaluate_mapped(session_id, mapped, index, config, judge)
+
+
+def evaluate_mapped(session_id: str, mapped: list[MappedSpan], index: Any, config: EvalConfig,
+                    judge: Any = None) -> Outcome:
+    """A session's mapped spans → trajectory → golden match → scores (see :mod:`otel_eval.pipeline`)."""
     from .scoring import config_for_case, score_session
     from .trajectory import build_trajectory
 
-    mapped = map_spans(spans, max_value_chars)
-    apply_logs(mapped, events)
     trajectory = build_trajectory(session_id, mapped)
     per_trace: dict[str, list[MappedSpan]] = {}
     for m in mapped:
@@ -99,11 +109,18 @@ def failed_outcome(session_id: str, exc: Exception) -> Outcome:
                    details={"match": {"method": "error"}})
 
 
+_MAY_HOLD_SQL = re.compile(r"select|with|insert|update|delete|create|merge|```|\\u", re.IGNORECASE)
+
+
 def _trajectory_columns(trajectory: Trajectory, case: Any) -> dict[str, Any]:
     """The seed's BigQuery columns (expected/actual tool and table, SQL generated)."""
     from .metrics.sql import sql_and_tables
 
-    statements, tables = sql_and_tables(trajectory.sql_sources())
+    # Finding SQL walks every text in Python; most texts (answers, weather results) cannot hold
+    # any, and a cheap scan says which could: every statement find_sql accepts starts with one of
+    # these keywords, or sits in a code fence, or hides behind a JSON \u escape.
+    candidates = [text for text in trajectory.sql_sources() if _MAY_HOLD_SQL.search(text)]
+    statements, tables = sql_and_tables(candidates) if candidates else ([], [])
     calls = trajectory.calls
     columns: dict[str, Any] = {
         "actual_tool": calls[0].name if calls else None,
@@ -130,10 +147,13 @@ def evaluate(
     fuzzy_threshold: float = 90.0,
     embedding_threshold: Optional[float] = None,
     embed: Optional[Callable[[list[str]], list[list[float]]]] = None,
+    settings: Optional["EngineSettings"] = None,
 ) -> list[EvalCaseResult]:
     """Evaluate captured spans offline: files (Noveum ``dataset.json``, OTLP JSON/JSON lines/.pb)
-    or SpanRecords. Every session found is ended and scored; results are also stored in ``db``."""
-    from .engine import Engine
+    or SpanRecords. Every session found is ended and scored; results are also stored in ``db``.
+    ``settings`` (an :class:`otel_eval.engine.EngineSettings`) gives every other knob; the
+    session timers are set long here, since every session is ended at the end anyway."""
+    from .engine import Engine, EngineSettings
     from .readers import read_spans
 
     spans: list[SpanRecord] = []
@@ -147,8 +167,12 @@ def evaluate(
     if db is None:
         tmp = tempfile.TemporaryDirectory()
         db = Path(tmp.name) / "otel-eval.db"
-    engine = Engine(db, golden=golden, config=config, trace_quiet=3600, session_idle=3600, on_result=results.append,
-                    fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold, embed=embed)
+    settings = settings or EngineSettings(fuzzy_threshold=fuzzy_threshold)
+    overrides = {name: value for name, value in dict(
+        config=config, embedding_threshold=embedding_threshold, embed=embed).items() if value is not None}
+    settings = settings.replace(**overrides)
+    engine = Engine(db, golden=golden, settings=settings.replace(trace_quiet=3600, session_idle=3600),
+                    on_result=results.append)
     if on_result:
         engine.add_listener(on_result)
     engine.start()

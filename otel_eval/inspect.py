@@ -19,7 +19,7 @@ from typing import Any, Optional, Sequence, Union
 
 from .conventions.base import as_text
 from .errors import InputError
-from .mapping import SESSION_ATTRIBUTES, USER_ATTRIBUTES, MappedSpan, map_spans
+from .mapping import SESSION_ATTRIBUTES, USER_ATTRIBUTES, MappedSpan
 from .models.agent_data import AgentData
 from .spans import LogEvent, SpanRecord, from_json
 
@@ -59,11 +59,9 @@ def inspect_spans(
     ``limit`` keeps the first N spans in display order; ``value_width=None`` keeps values whole.
     ``source`` names the input in errors.
     """
-    mapped = _unique(map_spans(spans))
-    if log_events:
-        from .evaluate import apply_logs
+    from .pipeline import map_session
 
-        apply_logs(mapped, log_events)
+    mapped = map_session(_unique_spans(spans), log_events)
     wanted = _resolve_span_id(mapped, span_id, source) if span_id else None
 
     sessions = _group_sessions(mapped)
@@ -102,11 +100,11 @@ def inspect_spans(
     return {"spans_total": len(mapped), "spans_shown": shown, "sessions": report_sessions}
 
 
-def _unique(mapped: list[MappedSpan]) -> list[MappedSpan]:
+def _unique_spans(spans: Sequence[SpanRecord]) -> list[SpanRecord]:
     """First copy of each (trace id, span id): a retried export must not show a span twice."""
-    seen: dict[tuple[str, str], MappedSpan] = {}
-    for m in mapped:
-        seen.setdefault((m.span.trace_id, m.span.span_id), m)
+    seen: dict[tuple[str, str], SpanRecord] = {}
+    for span in spans:
+        seen.setdefault((span.trace_id, span.span_id), span)
     return list(seen.values())
 
 

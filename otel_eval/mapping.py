@@ -7,6 +7,7 @@ session id the engine needs; ``aggregate_trace`` builds the per-trace record of 
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 from dataclasses import dataclass
@@ -102,21 +103,42 @@ def convention_name(span: SpanRecord) -> str:
     return "none"
 
 
-def read_span(span: SpanRecord, max_value_chars: int = DEFAULT_LIMIT) -> Reading:
-    """The reading of the first convention that recognises the span (DESIGN §4 order).
+def ingest_span_type(span: SpanRecord, convention: str) -> Optional[str]:
+    """The span type, when the convention can tell it without reading the span (stored at
+    ingest, so scoring need not rewrite the span's row); None otherwise."""
+    module = _BY_NAME.get(convention)
+    quick = getattr(module, "quick_span_type", None) if module is not None else None
+    if quick is None:
+        return None
+    try:
+        return quick(span)
+    except Exception:  # read() decides at scoring time, with its own error handling
+        return None
+
+
+def read_span(span: SpanRecord, max_value_chars: int = DEFAULT_LIMIT, convention: Optional[str] = None) -> Reading:
+    """The reading of the first convention that recognises the span (DESIGN §4 order), or of
+    ``convention`` when its name is already known (detected at ingest and stored).
 
     Content longer than ``max_value_chars`` (prompts, documents, tool results) is cut with a
     marker that keeps the original length; the raw span is stored uncut.
     """
-    for convention in CONVENTIONS:
-        if convention.detect(span):
-            try:
-                return truncate_reading(convention.read(span), max_value_chars)
-            except Exception:  # a reader bug must not lose the span or block the batch it came in
-                log.warning("%s could not read span %s (%r); stored without AgentData fields",
-                            convention.NAME, span.span_id, span.name, exc_info=True)
-                return Reading(convention=convention.NAME)
-    return Reading(convention="none")
+    module = _BY_NAME.get(convention) if convention is not None else None
+    if module is None:
+        if convention == "none":
+            return Reading(convention="none")
+        module = next((c for c in CONVENTIONS if c.detect(span)), None)
+        if module is None:
+            return Reading(convention="none")
+    try:
+        return truncate_reading(module.read(span), max_value_chars)
+    except Exception:  # a reader bug must not lose the span or block the batch it came in
+        log.warning("%s could not read span %s (%r); stored without AgentData fields",
+                    module.NAME, span.span_id, span.name, exc_info=True)
+        return Reading(convention=module.NAME)
+
+
+_BY_NAME = {c.NAME: c for c in CONVENTIONS}
 
 
 def to_agent_data(span: SpanRecord, reading: Reading) -> AgentData:
@@ -166,10 +188,13 @@ def map_span(span: SpanRecord) -> AgentData:
     return to_agent_data(span, read_span(span))
 
 
-def map_spans(spans: Iterable[SpanRecord], max_value_chars: int = DEFAULT_LIMIT) -> list[MappedSpan]:
+def map_spans(spans: Iterable[SpanRecord], max_value_chars: int = DEFAULT_LIMIT,
+              conventions: Optional[Sequence[Optional[str]]] = None) -> list[MappedSpan]:
+    """Each span mapped; ``conventions`` (one name per span, from ingest) skips detection."""
     out = []
-    for span in spans:
-        reading = read_span(span, max_value_chars)
+    names: Iterable[Optional[str]] = conventions if conventions is not None else itertools.repeat(None)
+    for span, name in zip(spans, names):
+        reading = read_span(span, max_value_chars, name)
         out.append(MappedSpan(span, reading, to_agent_data(span, reading), session_id_of(span, reading)))
     return out
 

@@ -1,8 +1,7 @@
 """Re-evaluate stored sessions after a golden set or the criteria changed.
 
 The spans are in the database, so a session can be scored again without the agent: its spans
-are read back, run through the same :func:`otel_eval.evaluate.evaluate_session` the live engine
-uses, and the outcome is stored as the session's NEXT revision. Earlier revisions stay, marked
+are read back, run through the same :mod:`otel_eval.pipeline` the live engine's workers use, and the outcome is stored as the session's NEXT revision. Earlier revisions stay, marked
 superseded, so ``report`` shows the new verdicts and the history is still there.
 
 Only sessions the engine has already scored are rescored. An open session is still receiving
@@ -23,12 +22,15 @@ import time
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
 
 from .errors import InputError
 from .models.evalset import EvalConfig, EvalSet
 from .models.results import FAILED, NOT_EVALUATED, PASSED
 from .store import SCORED, Store
+
+if TYPE_CHECKING:
+    from .engine.settings import EngineSettings
 
 PathLike = Union[str, Path]
 #: ``progress(done, total)`` after each session.
@@ -102,7 +104,9 @@ def parse_since(value: Union[str, datetime, None]) -> Optional[int]:
 
 def config_hash(config: EvalConfig) -> str:
     """As the engine computes it, so rescored rows group with live ones of the same config."""
-    return hashlib.sha256(config.model_dump_json().encode()).hexdigest()[:12]
+    from .engine.settings import config_hash as engine_config_hash
+
+    return engine_config_hash(config)
 
 
 def _load_sets(golden: Iterable[Union[PathLike, EvalSet]]) -> list[EvalSet]:
@@ -175,10 +179,11 @@ def rescore(
     sessions: Optional[Sequence[str]] = None,
     progress: Optional[ProgressCallback] = None,
     *,
-    fuzzy_threshold: float = 90.0,
+    fuzzy_threshold: Optional[float] = None,
     embedding_threshold: Optional[float] = None,
     judge: Any = None,
-    max_value_chars: int = 65536,
+    max_value_chars: Optional[int] = None,
+    settings: Optional["EngineSettings"] = None,
 ) -> list[RescoreChange]:
     """Score the scored sessions of ``db`` again, each as a new revision; returns one
     :class:`RescoreChange` per session, in the order the sessions started.
@@ -186,17 +191,23 @@ def rescore(
     ``golden``: golden files or EvalSets (default: the sets stored in the database, with the
     criteria a Big Sky set declared). ``config``: criteria (default :meth:`EvalConfig.default`).
     ``since``: only sessions with spans received at or after this time. ``sessions``: only these
-    (each must exist and be scored, else :class:`InputError`).
+    (each must exist and be scored, else :class:`InputError`). ``settings``: the engine's
+    settings (criteria, thresholds, truncation); the keyword arguments of the same names override
+    them. Each session goes through the live engine's own path (:mod:`otel_eval.pipeline`): its
+    AgentData rows are rewritten and an evaluation that raises is stored as an error.
     """
-    from .evaluate import evaluate_session
-    from .golden import GoldenIndex
+    from .engine import EngineSettings
+    from .engine.settings import golden_index
+    from .pipeline import ScoringContext, commit_evaluation, score_session
 
     if not Path(db).exists():
         raise InputError(str(db), "database file not found")
     since_ns = parse_since(since)
-    config = config or EvalConfig.default()
-    digest = config_hash(config)
     given_sets = _load_sets(golden) if golden is not None else None  # a bad golden file: refuse before any write
+    overrides = {name: value for name, value in dict(
+        config=config, fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold, judge=judge,
+        max_value_chars=max_value_chars).items() if value is not None}
+    settings = (settings or EngineSettings()).replace(**overrides)
     store = Store(db)
     try:
         if given_sets is None:
@@ -204,14 +215,18 @@ def rescore(
         else:
             sets = given_sets
             _save_sets(store, sets)
-        index = GoldenIndex(sets, fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold)
+        index = golden_index(sets, settings)
+        context = ScoringContext(index=index, config=settings.config, judge=settings.judge,
+                                 max_value_chars=settings.max_value_chars, config_hash=settings.config_hash)
         targets = _targets(store, since_ns, sessions)
         changes: list[RescoreChange] = []
         for done, session_id in enumerate(targets, 1):
-            spans = store.session_spans(session_id)
-            if spans:
-                changes.append(_rescore_one(store, session_id, spans, index, config, digest, judge, max_value_chars,
-                                            evaluate_session))
+            before = _latest(store, session_id)
+            finished = score_session(store, session_id, context, expected_status=SCORED,
+                                     details={"rescored": {"previous_revision": before[0] if before else None}})
+            if finished is not None:
+                _, revision = commit_evaluation(store, finished)
+                changes.append(_change(session_id, before, finished, revision))
             if progress is not None:
                 progress(done, len(targets))
         return changes
@@ -219,31 +234,20 @@ def rescore(
         store.close()
 
 
-def _rescore_one(store: Store, session_id: str, spans: list, index: Any, config: EvalConfig, digest: str,
-                 judge: Any, max_value_chars: int, evaluate_session: Callable[..., Any]) -> RescoreChange:
-    before = _latest(store, session_id)
-    outcome = evaluate_session(session_id, spans, store.session_log_events(session_id), index, config, judge,
-                               max_value_chars)
-    details = {**outcome.details, "rescored": {"previous_revision": before[0] if before else None}}
-    _, revision = store.record_evaluation(
-        session_id, outcome.result, eval_set_id=outcome.match.eval_set_id, matched_by=outcome.match.method,
-        match_score=outcome.match.score, config_hash=digest, agent_version=outcome.trajectory.agent_version,
-        query=outcome.trajectory.query, columns=outcome.columns, details=details,
-        session_fields=outcome.session_fields, expected_status=SCORED,
-    )
-    result = outcome.result
+def _change(session_id: str, before: Optional[tuple], finished: Any, revision: int) -> RescoreChange:
+    result = finished.result
     return RescoreChange(
         session_id=session_id,
-        agent_version=outcome.trajectory.agent_version,
+        agent_version=finished.agent_version,
         before_revision=before[0] if before else None,
         after_revision=revision,
         before_case=before[1] if before else None,
         after_case=result.eval_id or None,
         before_verdict=verdict(before[1], before[2], before[4]) if before else NONE,
-        after_verdict=verdict(result.eval_id, result.verdict, outcome.match.method),
+        after_verdict=verdict(result.eval_id, result.verdict, finished.matched_by),
         before_score=before[3] if before else None,
         after_score=result.score,
-        matched_by=outcome.match.method,
+        matched_by=finished.matched_by,
     )
 
 

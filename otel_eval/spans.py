@@ -426,9 +426,3 @@ def decode_logs(resource_logs: Iterable[Any]) -> LogsDecodeResult:
                     )
                 )
     return result
-
-
-def logs_from_otlp(resource_logs: Iterable[Any]) -> tuple[list[LogEvent], int]:
-    """Log records that carry a trace and span id, and how many records were not kept."""
-    decoded = decode_logs(resource_logs)
-    return decoded.events, decoded.ignored + decoded.rejected

@@ -33,10 +33,29 @@ _JSON_FIELDS = {"expected_tool_call", "tools_available", "tool_calls", "paramete
 OPEN, ENDED, SCORED = "open", "ended", "scored"
 
 
+_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+"""``json.dumps(value, ensure_ascii=False, default=str)`` without building an encoder per call."""
+
+
 def _json(value: Any) -> Optional[str]:
     if value is None:
         return None
-    return json.dumps(value, ensure_ascii=False, default=str)
+    if not value and type(value) in (list, dict):  # most AgentData list fields are empty
+        return "[]" if type(value) is list else "{}"
+    return _encode(value)
+
+
+@dataclass
+class EncodedDetails:
+    """An evaluation's ``details`` and each criterion's ``details`` already as JSON text (a score
+    worker encodes them, so the one writer only executes)."""
+
+    details: Optional[str]
+    criteria: list[Optional[str]]
+
+    @classmethod
+    def of(cls, details: Any, result: EvalCaseResult) -> "EncodedDetails":
+        return cls(_json(details), [_json(c.details) for c in result.criterion_results])
 
 
 @dataclass
@@ -79,16 +98,30 @@ def agent_data_params(rows: Iterable[tuple[str, str, Optional[str], str, AgentDa
 class Store:
     """One SQLite file. Not shared across threads: open one Store per thread."""
 
-    def __init__(self, path: Union[str, Path], timeout: float = 30.0):
+    def __init__(self, path: Union[str, Path], timeout: float = 30.0, read_only: bool = False):
         self.path = str(path)
-        self.conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.read_only = read_only
+        if read_only:
+            # A score worker's connection: SQLite itself refuses any write through it, so a worker
+            # (even one whose engine died) can never store an evaluation behind the writer's back.
+            uri = Path(self.path).resolve().as_uri() + "?mode=ro"
+            self.conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
+                                        check_same_thread=False)
+        else:
+            self.conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.db = sqlite_utils.Database(self.conn)
         self._lock = threading.RLock()
-        self._migrate()
+        if not read_only:
+            self._migrate()
+
+    @classmethod
+    def open_read_only(cls, path: Union[str, Path], timeout: float = 30.0) -> "Store":
+        """A connection that can only read (``mode=ro``); the database must already exist."""
+        return cls(path, timeout=timeout, read_only=True)
 
     def close(self) -> None:
         self.conn.close()
@@ -233,15 +266,31 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction; inside another one it is a savepoint, so a failing part (one
+        client's batch, one evaluation) rolls back alone and the rest of the group still commits."""
         with self._lock:
+            if self.conn.in_transaction:
+                self.conn.execute("SAVEPOINT part")
+                try:
+                    yield self.conn
+                except BaseException:
+                    # SQLite ends the whole transaction itself on some errors (disk full, I/O):
+                    # then there is no savepoint to return to, and the caller must see that.
+                    if self.conn.in_transaction:
+                        self.conn.execute("ROLLBACK TO part")
+                        self.conn.execute("RELEASE part")
+                    raise
+                else:
+                    self.conn.execute("RELEASE part")
+                return
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self.conn
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-            else:
                 self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:  # a failed COMMIT (disk full) leaves it open
+                    self.conn.execute("ROLLBACK")
+                raise
 
     # --- ingest (called inside a transaction) ----------------------------------------------
 
@@ -251,17 +300,67 @@ class Store:
         ``rows`` are ``(span, session_id, convention, span_type)``. Idempotence on
         (trace_id, span_id) is what makes a retried export harmless.
         """
+        # One query for what is already stored, one executemany for the rest: a statement per
+        # span would hand the GIL back and forth 512 times a batch, and under a busy receiver
+        # each hand-back can wait a whole switch interval.
+        stored = self._stored_span_keys({span.trace_id for span, _, _, _ in rows})
         fresh: list[bool] = []
-        cur = self.conn.cursor()
+        params = []
         for span, session_id, convention, span_type in rows:
-            cur.execute(
-                "INSERT OR IGNORE INTO spans (trace_id, span_id, parent_span_id, session_id, name, kind, status,"
-                " start_ns, end_ns, received_ns, convention, span_type, raw) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (span.trace_id, span.span_id, span.parent_span_id, session_id, span.name, span.kind, span.status,
-                 span.start_ns, span.end_ns, received_ns, convention, span_type, to_json(span)),
-            )
-            fresh.append(cur.rowcount == 1)
+            key = (span.trace_id, span.span_id)
+            if key in stored:
+                fresh.append(False)
+                continue
+            stored.add(key)  # the same span twice in one batch is stored once
+            fresh.append(True)
+            params.append((span.trace_id, span.span_id, span.parent_span_id, session_id, span.name, span.kind,
+                           span.status, span.start_ns, span.end_ns, received_ns, convention, span_type, to_json(span)))
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO spans (trace_id, span_id, parent_span_id, session_id, name, kind, status,"
+            " start_ns, end_ns, received_ns, convention, span_type, raw) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            params,
+        )
         return fresh
+
+    def _stored_span_keys(self, trace_ids: Iterable[str]) -> set[tuple[str, str]]:
+        found: set[tuple[str, str]] = set()
+        for chunk in _chunks(list(trace_ids)):
+            marks = ",".join("?" * len(chunk))
+            found.update(self.conn.execute(
+                f"SELECT trace_id, span_id FROM spans WHERE trace_id IN ({marks})", chunk).fetchall())
+        return found
+
+    def trace_sessions(self, trace_ids: Iterable[str]) -> dict[str, str]:
+        """trace id → session id of the given traces that are stored."""
+        found: dict[str, str] = {}
+        for chunk in _chunks(list(trace_ids)):
+            marks = ",".join("?" * len(chunk))
+            found.update(self.conn.execute(
+                f"SELECT trace_id, session_id FROM traces WHERE trace_id IN ({marks})", chunk).fetchall())
+        return found
+
+    def touch_traces(self, rows: Sequence[tuple[str, str, Optional[str], int, int, int]], received_ns: int) -> None:
+        """:meth:`touch_trace` for many ``(trace_id, session_id, root_span_id, start_ns, end_ns, spans)``."""
+        self.conn.executemany(_TOUCH_TRACE, [(*row, received_ns, received_ns) for row in rows])
+
+    def touch_sessions(self, rows: Sequence[tuple[str, str, int, bool]], received_ns: int) -> dict[str, str]:
+        """:meth:`touch_session` for many ``(session_id, keyed_by, spans, end_requested)``; returns
+        the previous status of the sessions that existed."""
+        previous: dict[str, str] = {}
+        for chunk in _chunks([row[0] for row in rows]):
+            marks = ",".join("?" * len(chunk))
+            previous.update(self.conn.execute(
+                f"SELECT session_id, status FROM sessions WHERE session_id IN ({marks})", chunk).fetchall())
+        self.conn.executemany(
+            "INSERT INTO sessions (session_id, status, keyed_by, first_received_ns, last_received_ns,"
+            " end_requested, span_count) VALUES (?,?,?,?,?,?,?)",
+            [(sid, OPEN, keyed_by, received_ns, received_ns, int(end), spans)
+             for sid, keyed_by, spans, end in rows if sid not in previous])
+        self.conn.executemany(
+            "UPDATE sessions SET status = ?, last_received_ns = ?, span_count = span_count + ?,"
+            " end_requested = MAX(end_requested, ?) WHERE session_id = ?",
+            [(OPEN, received_ns, spans, int(end), sid) for sid, _, spans, end in rows if sid in previous])
+        return previous
 
     def upsert_agent_data(self, rows: Iterable[tuple[str, str, Optional[str], str, AgentData]]) -> None:
         """Rows ``(trace_id, span_id, session_id, level, data)``; a trace-level row is replaced on re-aggregation."""
@@ -287,16 +386,8 @@ class Store:
 
     def touch_trace(self, trace_id: str, session_id: str, root_span_id: Optional[str], start_ns: int, end_ns: int,
                     spans: int, received_ns: int) -> None:
-        self.conn.execute(
-            "INSERT INTO traces (trace_id, session_id, root_span_id, start_ns, end_ns, span_count, first_received_ns,"
-            " last_received_ns) VALUES (?,?,?,?,?,?,?,?)"
-            " ON CONFLICT(trace_id) DO UPDATE SET"
-            " session_id = excluded.session_id,"
-            " root_span_id = COALESCE(traces.root_span_id, excluded.root_span_id),"
-            " start_ns = MIN(traces.start_ns, excluded.start_ns), end_ns = MAX(traces.end_ns, excluded.end_ns),"
-            " span_count = traces.span_count + excluded.span_count, last_received_ns = excluded.last_received_ns",
-            (trace_id, session_id, root_span_id, start_ns, end_ns, spans, received_ns, received_ns),
-        )
+        self.conn.execute(_TOUCH_TRACE, (trace_id, session_id, root_span_id, start_ns, end_ns, spans, received_ns,
+                                         received_ns))
 
     def touch_session(self, session_id: str, keyed_by: str, spans: int, received_ns: int, end_requested: bool) -> str:
         """Record activity on a session; a scored or ended session is re-opened. Returns its previous status."""
@@ -353,6 +444,13 @@ class Store:
             "SELECT trace_id, root_span_id, last_received_ns FROM traces WHERE session_id = ?", (session_id,)
         ).fetchall()
 
+    def session_span_rows(self, session_id: str) -> list[tuple[str, Optional[str], Optional[str]]]:
+        """``(raw JSON, convention, span type)`` of a session's spans, in start order, as stored."""
+        return self.conn.execute(
+            "SELECT raw, convention, span_type FROM spans WHERE session_id = ? ORDER BY start_ns, end_ns",
+            (session_id,),
+        ).fetchall()
+
     def session_spans(self, session_id: str) -> list[SpanRecord]:
         rows = self.conn.execute(
             "SELECT raw FROM spans WHERE session_id = ? ORDER BY start_ns, end_ns", (session_id,)
@@ -386,7 +484,8 @@ class Store:
                           session_fields: dict[str, Any], expected_status: str = ENDED,
                           agent_rows: Sequence[tuple[str, str, Optional[str], str, AgentData]] = (),
                           agent_params: Sequence[tuple] = (),
-                          span_types: Sequence[tuple[str, str, str]] = ()) -> tuple[int, int]:
+                          span_types: Sequence[tuple[str, str, str]] = (),
+                          encoded: Optional["EncodedDetails"] = None) -> tuple[int, int]:
         """Store one evaluation as the session's next revision and mark the session scored.
 
         ``agent_rows`` (or ``agent_params``, the same already as SQL parameters) and ``span_types``
@@ -415,7 +514,8 @@ class Store:
                  int(result.passed), result.verdict, result.score if result.evaluated else None, _now_iso(),
                  config_hash, agent_version, query,
                  columns.get("expected_tool"), columns.get("actual_tool"), columns.get("expected_table"),
-                 columns.get("actual_table"), columns.get("sql_generated"), result.error, _json(details)),
+                 columns.get("actual_table"), columns.get("sql_generated"), result.error,
+                 encoded.details if encoded else _json(details)),
             )
             evaluation_id = cur.lastrowid
             # A skipped criterion has no score: NULL, never a 0.0 that reads as a failure.
@@ -423,7 +523,8 @@ class Store:
                 "INSERT INTO criterion_results (evaluation_id, criterion, score, passed, threshold, skipped, error,"
                 " details) VALUES (?,?,?,?,?,?,?,?)",
                 [(evaluation_id, c.criterion, None if c.skipped else c.score, int(c.passed), c.threshold,
-                  int(c.skipped), c.error, _json(c.details)) for c in result.criterion_results],
+                  int(c.skipped), c.error, encoded.criteria[i] if encoded else _json(c.details))
+                 for i, c in enumerate(result.criterion_results)],
             )
             sets = ", ".join(f"{k} = ?" for k in session_fields)
             conn.execute(
@@ -514,6 +615,22 @@ def _health_details(details: Optional[str]) -> dict[str, Any]:
         return {}
     parsed = json.loads(details)
     return parsed if isinstance(parsed, dict) else {}
+
+
+_TOUCH_TRACE = (
+    "INSERT INTO traces (trace_id, session_id, root_span_id, start_ns, end_ns, span_count, first_received_ns,"
+    " last_received_ns) VALUES (?,?,?,?,?,?,?,?)"
+    " ON CONFLICT(trace_id) DO UPDATE SET"
+    " session_id = excluded.session_id,"
+    " root_span_id = COALESCE(traces.root_span_id, excluded.root_span_id),"
+    " start_ns = MIN(traces.start_ns, excluded.start_ns), end_ns = MAX(traces.end_ns, excluded.end_ns),"
+    " span_count = traces.span_count + excluded.span_count, last_received_ns = excluded.last_received_ns"
+)
+
+
+def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
 
 
 def _now_iso() -> str:

@@ -20,6 +20,8 @@ DEFAULT_LIMIT = 64 * 1024
 
 _MARKER = "…[truncated, {} chars]"
 _MARKER_AT_END = re.compile(r"…\[truncated, (\d+) chars\]\Z")
+_MARKER_TAIL = 64
+"""Characters at the end of a text that can hold a marker (its number has at most ~40 digits)."""
 
 
 def marker(original_length: int) -> str:
@@ -41,7 +43,14 @@ def truncate_text(text: str, limit: int = DEFAULT_LIMIT) -> str:
     """``text`` itself if it has at most ``limit`` characters, else its first ``limit``
     characters followed by the marker."""
     _check(limit)
-    found = _MARKER_AT_END.search(text)
+    return _cut(text, limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:  # whether or not it carries a marker, a short text stays as it is
+        return text
+    # The marker sits at the very end: look only there, not through the whole text.
+    found = _MARKER_AT_END.search(text, max(0, len(text) - _MARKER_TAIL))
     if found is not None:
         head = text[: found.start()]
         if len(head) <= limit:
@@ -56,14 +65,23 @@ def truncate_value(value: Any, limit: int = DEFAULT_LIMIT) -> Any:
     """``value`` with every string in it cut to ``limit`` characters; dicts, lists and tuples
     keep their shape, other values are returned unchanged. Never mutates its argument."""
     _check(limit)
+    return _cut_value(value, limit)
+
+
+def _cut_value(value: Any, limit: int) -> Any:
+    kind = type(value)
+    if kind is str:
+        return value if len(value) <= limit else _cut(value, limit)
+    if kind is int or kind is float or kind is bool or value is None:
+        return value
     if isinstance(value, str):
-        return truncate_text(value, limit)
+        return _cut(value, limit)
     if isinstance(value, dict):
-        return {key: truncate_value(item, limit) for key, item in value.items()}
+        return {key: _cut_value(item, limit) for key, item in value.items()}
     if isinstance(value, list):
-        return [truncate_value(item, limit) for item in value]
+        return [_cut_value(item, limit) for item in value]
     if isinstance(value, tuple):
-        return tuple(truncate_value(item, limit) for item in value)
+        return tuple(_cut_value(item, limit) for item in value)
     return value
 
 
@@ -76,27 +94,27 @@ def truncate_reading(reading: Reading, limit: int = DEFAULT_LIMIT) -> Reading:
     out.system_prompt = _opt_text(reading.system_prompt, limit)
     out.response = _opt_text(reading.response, limit)
     out.trace = _opt_text(reading.trace, limit)
-    out.parameters = truncate_value(reading.parameters, limit)
+    out.parameters = _cut_value(reading.parameters, limit)
     out.requested_calls = [
-        RequestedCall(call.name, truncate_value(call.arguments, limit), call.call_id) for call in reading.requested_calls
+        RequestedCall(call.name, _cut_value(call.arguments, limit), call.call_id) for call in reading.requested_calls
     ]
     if reading.tool is not None:
         out.tool = ToolInvocation(
             name=reading.tool.name,
-            arguments=truncate_value(reading.tool.arguments, limit),
+            arguments=_cut_value(reading.tool.arguments, limit),
             call_id=reading.tool.call_id,
-            result=truncate_value(reading.tool.result, limit),
+            result=_cut_value(reading.tool.result, limit),
             error=_opt_text(reading.tool.error, limit),
         )
-    out.retrieval_query = truncate_value(reading.retrieval_query, limit)
-    out.retrieved_documents = truncate_value(reading.retrieved_documents, limit)
+    out.retrieval_query = _cut_value(reading.retrieval_query, limit)
+    out.retrieved_documents = _cut_value(reading.retrieved_documents, limit)
     out.tools_available = list(reading.tools_available)
     out.sources = dict(reading.sources)
     return out
 
 
 def _opt_text(text: Optional[str], limit: int) -> Optional[str]:
-    return None if text is None else truncate_text(text, limit)
+    return None if text is None else _cut(text, limit)
 
 
 def _check(limit: int) -> None:

@@ -178,3 +178,79 @@ def test_bad_flag_value_exits_2_with_the_reason(tmp_path):
                             text=True, env=env, cwd=tmp_path, timeout=60)
     assert result.returncode == 2
     assert result.stderr.strip() == "python -m collector: error: --grpc: expected HOST:PORT or 'off', got 'nowhere'"
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] != "Z":  # a zombie has exited; only its parent's wait() is missing
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _alive(pids: set[int]) -> set[int]:
+    alive = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if state[state.rindex(")") + 2] != "Z":
+            alive.add(pid)
+    return alive
+
+
+def evaluation_counts(db: Path) -> dict[str, int]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return dict(conn.execute("SELECT session_id, COUNT(*) FROM evaluations GROUP BY session_id"))
+    finally:
+        conn.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
+def test_kill_9_takes_the_score_workers_along_and_each_session_is_scored_once(processes, tmp_path):
+    db = tmp_path / "eval.db"
+    collector = processes("--db", str(db), "--trace-quiet", "0.05", "--session-idle", "0.1", "--score-workers", "2")
+    collector.wait_for(r"scoring: 2 worker process\(es\)")
+    workers = _descendants(collector.proc.pid)
+    assert len(workers) >= 2
+    exporter = OTLPSpanExporter(endpoint=collector.traces_url, timeout=10)
+    sessions = [f"conversation-{i}" for i in range(60)]
+    for session_id in sessions:  # sessions end while later ones arrive: the workers are busy at the kill
+        assert exporter.export(sdk_spans(session_id=session_id)) == SpanExportResult.SUCCESS
+    exporter.shutdown()
+    deadline = time.monotonic() + 15
+    while not evaluation_counts(db) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert evaluation_counts(db), "\n".join(collector.lines)
+
+    collector.proc.kill()  # SIGKILL: no shutdown code runs in the collector
+    collector.proc.wait(10)
+    deadline = time.monotonic() + 10
+    while _alive(workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(workers), "score worker(s) outlived their collector"
+
+    # The restarted collector scores what was left; no session gets a second evaluation.
+    restarted = processes("--db", str(db), "--trace-quiet", "0.05", "--session-idle", "0.1", "--score-workers", "1")
+    deadline = time.monotonic() + 30
+    while len(evaluation_counts(db)) < len(sessions) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert restarted.stop() == 0
+    assert evaluation_counts(db) == dict.fromkeys(sessions, 1)

@@ -302,13 +302,13 @@ def test_a_killed_score_worker_is_replaced(tmp_path):
                        attributes={"openinference.span.kind": "AGENT", "session.id": "before"})
     engine.ingest([first])
     assert _wait(lambda: len(results) == 1, timeout=30)
-    for pid in list(engine._pool._processes):  # kill the worker as the OOM killer would
+    for pid in engine.worker_pids():  # kill the worker as the OOM killer would
         os.kill(pid, signal.SIGKILL)
     # The first session after the kill finds the pool broken (left 'ended' for the next start)
     # or already on a fresh worker; either way the one after it is scored by a new worker.
     engine.ingest([SpanRecord("6d" * 16, "00000000000000a1", None, "agent.invoke", 1, 2,
                               attributes={"openinference.span.kind": "AGENT", "session.id": "after"})])
-    assert _wait(lambda: engine.stats()["sessions_awaiting_score"] == 0 and "after" not in engine._tracker, timeout=30)
+    assert _wait(lambda: engine.stats()["sessions_awaiting_score"] == 0 and not engine.is_open("after"), timeout=30)
     engine.ingest([SpanRecord("6e" * 16, "00000000000000a1", None, "agent.invoke", 1, 2,
                               attributes={"openinference.span.kind": "AGENT", "session.id": "again"})])
     assert _wait(lambda: any(r.session_id == "again" for r in results), timeout=30)
@@ -330,3 +330,89 @@ def test_embedding_threshold_matches_a_paraphrase_in_the_live_engine(tmp_path):
         engine.close(score_open=True)
         matched_by = sqlite3.connect(tmp_path / f"{expected}.db").execute("SELECT matched_by FROM evaluations").fetchone()
         assert matched_by == (expected,)
+
+
+def test_a_batch_sqlite_refuses_fails_alone_and_the_rest_of_its_group_commits(tmp_path):
+    """Group commit: batches that wait together are committed together, each in its own savepoint."""
+    from otel_eval.engine import EngineUnavailable
+
+    db = tmp_path / "e.db"
+    engine = Engine(db, trace_quiet=3600, session_idle=3600).start()
+    good = SpanRecord("21" * 16, "00000000000000a1", None, "agent.invoke", 1, 2)
+    bad = SpanRecord("22" * 16, "00000000000000a1", None, "agent.invoke", 2**63, 2**63 + 1)  # no SQLite INTEGER
+    also_good = SpanRecord("23" * 16, "00000000000000a1", None, "agent.invoke", 1, 2)
+    blocker = sqlite3.connect(db, timeout=30)
+    blocker.execute("BEGIN IMMEDIATE")  # the three batches queue up behind it and go in one group
+    outcomes = {}
+
+    def send(name, span):
+        try:
+            outcomes[name] = engine.ingest([span]).stored
+        except Exception as exc:
+            outcomes[name] = exc
+
+    import threading
+
+    senders = [threading.Thread(target=send, args=(n, s)) for n, s in
+               (("good", good), ("bad", bad), ("also_good", also_good))]
+    for t in senders:
+        t.start()
+    assert _wait(lambda: engine.stats()["queue_depth"] == 3)
+    blocker.rollback()
+    blocker.close()
+    for t in senders:
+        t.join(30)
+    assert outcomes["good"] == 1 and outcomes["also_good"] == 1
+    assert isinstance(outcomes["bad"], OverflowError) and not isinstance(outcomes["bad"], EngineUnavailable)
+    assert engine.stats()["spans_stored"] == 2  # counts only what was committed
+    engine.close()
+    assert {r[0] for r in sqlite3.connect(db).execute("SELECT trace_id FROM spans")} == {"21" * 16, "23" * 16}
+
+
+def test_a_full_disk_answers_retryably_and_the_writer_carries_on(tmp_path):
+    """SQLite's own "database or disk is full" (a page limit on the writer's connection stands in for
+    the disk): the caller gets StorageUnavailable, health says why, nothing is half stored, and once
+    there is room again the same engine stores the retried batch."""
+    from otel_eval.engine import StorageUnavailable
+
+    db = tmp_path / "e.db"
+    engine = Engine(db, trace_quiet=3600, session_idle=3600).start()
+    conn = engine._writer.store.conn  # the writer's own connection: the "disk" it writes to
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count={pages}")
+    big = [SpanRecord("31" * 16, f"{i:016x}", None, "s", 1, 2, attributes={"text": "x" * 4000}) for i in range(1, 50)]
+    with pytest.raises(StorageUnavailable, match="full"):
+        engine.ingest(big)
+    assert not engine.health().ok and "full" in (engine.health_problem() or "")
+    assert engine.stats()["spans_stored"] == 0 and not engine.is_open("31" * 16)
+    conn.execute("PRAGMA max_page_count=1073741823")  # room again
+    assert engine.ingest(big).stored == len(big)  # the exporter's retry
+    assert engine.health_problem() is None and engine.is_open("31" * 16)
+    engine.close()
+    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM spans").fetchone()[0] == len(big)
+
+
+def test_a_processor_can_take_an_engine_and_listeners_get_what_was_stored(tmp_path):
+    """EvalSpanProcessor(engine=...) as SimpleSpanProcessor(exporter); EvaluationStored carries what
+    the forwarder, alerts and /metrics would otherwise read back from SQLite."""
+    from otel_eval import EngineSettings, EvaluationStored
+
+    db = tmp_path / "e.db"
+    settings = EngineSettings(trace_quiet=0.05, session_idle=3600)
+    engine = Engine(db, golden=[GOLDEN], settings=settings)
+    events: list[EvaluationStored] = []
+    engine.on_evaluation(events.append)
+    processor = EvalSpanProcessor(engine=engine)
+    assert processor.engine is engine and engine.settings == settings
+    tracer = provider_with(processor, version="3.1.0").get_tracer("test")
+    run_turn(tracer, "injected", "What's the weather in Tokyo?", "Tokyo", "It is 22°C and sunny in Tokyo.", end=True)
+    processor.force_flush()
+    assert _wait(lambda: len(events) == 1)
+    processor.shutdown()
+    event = events[0]
+    conn = sqlite3.connect(db)
+    trace_id, root = conn.execute("SELECT trace_id, root_span_id FROM traces").fetchone()
+    evaluation_id, revision = conn.execute("SELECT id, revision FROM evaluations").fetchone()
+    assert (event.session_id, event.result.eval_id, event.result.passed, event.matched) == ("injected", "tokyo", True, True)
+    assert (event.evaluation_id, event.revision, event.agent_version) == (evaluation_id, revision, "3.1.0")
+    assert (event.trace_ids, event.root_span_ids) == ((trace_id,), (root,))

@@ -88,3 +88,20 @@ def test_session_lifecycle_and_revisions(tmp_path):
     assert store.conn.execute("SELECT COUNT(*) FROM spans").fetchone()[0] == 0  # the table is still there
     view = store.conn.execute("SELECT session_id, expected_tool, actual_tool FROM trajectory_evaluations").fetchall()
     assert view == [(hostile, "a", "a")]
+
+
+def test_a_read_only_store_cannot_write(tmp_path):
+    """What a score worker holds: SQLite itself refuses its writes, so a worker can never store
+    an evaluation behind the engine's one writer (nor after its engine died)."""
+    import pytest
+
+    db = tmp_path / "e.db"
+    Store(db).close()
+    reader = Store.open_read_only(db)
+    try:
+        assert reader.counts()["sessions"] == 0
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            with reader.transaction():
+                reader.conn.execute("INSERT INTO sessions (session_id, status) VALUES ('x', 'open')")
+    finally:
+        reader.close()

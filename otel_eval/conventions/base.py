@@ -6,6 +6,7 @@ exposes::
     NAME: str                                  # "openinference", "genai", ...
     def detect(span: SpanRecord) -> bool       # cheap: looks at attribute keys / span name
     def read(span: SpanRecord) -> Reading      # pure: never raises on missing attributes
+    def quick_span_type(span) -> SpanType      # optional: read(span).span_type, cheaply (at ingest)
 
 and is listed, in detection order, in ``otel_eval.conventions.CONVENTIONS``. The mapper
 (:mod:`otel_eval.mapping`) turns a :class:`Reading` into ``AgentData``; the trajectory builder

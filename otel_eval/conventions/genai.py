@@ -18,9 +18,11 @@ dialects built on top of this one (pydantic_ai, adk, traceloop). Gemini-style pa
 from __future__ import annotations
 
 import copy
+import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from ..models.agent_data import ToolSchema
 from ..spans import LogEvent, SpanEvent, SpanRecord
@@ -215,6 +217,17 @@ def _str_or_none(value: Any) -> Optional[str]:
 
 def instructions_text(value: Any) -> Optional[str]:
     """``gen_ai.system_instructions`` (a part list or plain text) as one string."""
+    if isinstance(value, str):
+        return _instructions_of_text(value)  # the same prompt on every LLM span: parse it once
+    return _instructions_text(value)
+
+
+@functools.lru_cache(maxsize=256)
+def _instructions_of_text(value: str) -> Optional[str]:
+    return _instructions_text(value)
+
+
+def _instructions_text(value: Any) -> Optional[str]:
     parsed = parse_json_maybe(value)
     if parsed in (None, "", []):
         return None
@@ -326,6 +339,18 @@ def _int_key(key: str) -> tuple[int, str]:
 def tool_schemas(value: Any) -> list[ToolSchema]:
     """``gen_ai.tool.definitions`` (semconv ``{type,name,description,parameters}`` or OpenAI
     ``{type:function, function:{...}}``) as ToolSchemas; malformed entries are skipped."""
+    if isinstance(value, str):
+        # Every LLM span of an agent sends the same definitions: parse and validate them once.
+        return list(_tool_schemas_of_text(value))
+    return _tool_schemas(value)
+
+
+@functools.lru_cache(maxsize=256)
+def _tool_schemas_of_text(value: str) -> tuple[ToolSchema, ...]:
+    return tuple(_tool_schemas(value))
+
+
+def _tool_schemas(value: Any) -> list[ToolSchema]:
     out = []
     for item in as_list(value):
         item = parse_json_maybe(item)
@@ -436,6 +461,11 @@ def span_type_of(span: SpanRecord, operation: Optional[str]) -> SpanType:
 
 def read(span: SpanRecord) -> Reading:
     return read_as(span, NAME)
+
+
+def quick_span_type(span: SpanRecord) -> SpanType:
+    """The span type :func:`read` gives, without reading the content (stored at ingest)."""
+    return span_type_of(span, operation_of(span))
 
 
 def read_as(span: SpanRecord, convention: str) -> Reading:

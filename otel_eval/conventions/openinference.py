@@ -16,9 +16,11 @@ this module absorbs so the trajectory builder never sees them:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Optional
 
 from ..models.agent_data import ToolSchema
 from ..spans import SpanRecord
@@ -65,6 +67,10 @@ def span_type_of(span: SpanRecord) -> SpanType:
     if span.attributes.get("tool.name") and kind not in ("LLM", "RETRIEVER", "RERANKER", "EMBEDDING"):
         return "tool"  # LangChain marks tools named "*agent*" as AGENT (call_db_agent)
     return KIND_TYPES.get(kind, "unknown")
+
+
+quick_span_type = span_type_of
+"""The span type :func:`read` gives, without reading the content (stored at ingest)."""
 
 
 def read(span: SpanRecord) -> Reading:
@@ -355,6 +361,15 @@ def _query_text(query: Any) -> str:
 
 def _group_indexed(attrs: Mapping[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
     """``prefix.N.rest`` keys as {N: {rest: value}}."""
+    if len(attrs) > _SCAN_LIMIT and not _HAS_INDEX.search(prefix):
+        # A span's attributes are grouped for several prefixes in a row: index them in one pass
+        # and keep the index for the next call on the same (immutable) attribute mapping.
+        global _last_grouped
+        seen, groups = _last_grouped
+        if seen is not attrs:
+            groups = _group_all(attrs)
+            _last_grouped = (attrs, groups)
+        return groups.get(prefix, {})
     found: dict[int, dict[str, Any]] = {}
     start = prefix + "."
     for key, value in attrs.items():
@@ -364,6 +379,26 @@ def _group_indexed(attrs: Mapping[str, Any], prefix: str) -> dict[int, dict[str,
         if match:
             found.setdefault(int(match.group(1)), {})[match.group(2)] = value
     return found
+
+
+_SCAN_LIMIT = 12
+_FIRST_INDEX = re.compile(r"\.(\d+)\.")
+_HAS_INDEX = re.compile(r"(?:^|\.)\d+(?:\.|$)")
+_last_grouped: tuple[Any, dict[str, dict[int, dict[str, Any]]]] = (None, {})
+
+
+def _group_all(attrs: Mapping[str, Any]) -> dict[str, dict[int, dict[str, Any]]]:
+    """{prefix: {N: {rest: value}}} for every ``prefix.N.rest`` key, split at its first index:
+    what the per-prefix scan finds for any prefix without an index of its own."""
+    out: dict[str, dict[int, dict[str, Any]]] = {}
+    for key, value in attrs.items():
+        found = _FIRST_INDEX.search(key)
+        if found is None:
+            continue
+        match = _INDEXED.match(key[found.start() + 1:])
+        if match:
+            out.setdefault(key[:found.start()], {}).setdefault(int(match.group(1)), {})[match.group(2)] = value
+    return out
 
 
 def _indexed_values(attrs: Mapping[str, Any], prefix: str, leaf: str) -> list[Any]:
@@ -422,7 +457,14 @@ def indexed_tool_schemas(attrs: Mapping[str, Any]) -> list[ToolSchema]:
     ``llm.tools.N.tool.{name,description,parameters}``."""
     schemas = []
     for _, fields in sorted(_group_indexed(attrs, "llm.tools").items()):
-        definition = parse_json_maybe(fields.get("tool.json_schema"))
+        text = fields.get("tool.json_schema")
+        if isinstance(text, str):
+            # The same few schemas come with every LLM span: parse and validate each text once.
+            cached = _schema_of_text(text)
+            if cached is not None:
+                schemas.append(cached)
+                continue
+        definition = parse_json_maybe(text)
         if isinstance(definition, dict):
             function = definition.get("function") if isinstance(definition.get("function"), dict) else definition
             name = function.get("name")
@@ -446,6 +488,21 @@ def indexed_tool_schemas(attrs: Mapping[str, Any]) -> list[ToolSchema]:
                 )
             )
     return schemas
+
+
+@functools.lru_cache(maxsize=512)
+def _schema_of_text(text: str) -> Optional[ToolSchema]:
+    """The ToolSchema a ``tool.json_schema`` text defines, or None (the caller reads it the long way)."""
+    definition = parse_json_maybe(text)
+    if not isinstance(definition, dict):
+        return None
+    function = definition.get("function") if isinstance(definition.get("function"), dict) else definition
+    name = function.get("name")
+    if not name:
+        return None
+    params = function.get("parameters", function.get("input_schema"))
+    return ToolSchema(name=str(name), description=str(function.get("description") or ""),
+                      args_schema=params if isinstance(params, dict) else None)
 
 
 def _documents(attrs: Mapping[str, Any], prefix: str) -> list[str]:

@@ -14,7 +14,8 @@ its LLM spans.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Optional
 
 from ..spans import SpanRecord
 from . import genai

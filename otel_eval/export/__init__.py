@@ -133,8 +133,7 @@ def _outcome(case_id: Optional[str], verdict: Optional[str]) -> str:
 
 def load_sessions(db: DbPath, session_ids: Sequence[str], max_value_chars: int = 65536) -> list[LoadedSession]:
     """Each session's trajectory (and the LLM texts between tool calls), as the scorer builds it."""
-    from ..evaluate import apply_logs
-    from ..mapping import map_spans
+    from ..pipeline import load_session
     from ..store import Store
     from ..trajectory import build_trajectory
     from .vertex import intermediate_texts
@@ -147,13 +146,12 @@ def load_sessions(db: DbPath, session_ids: Sequence[str], max_value_chars: int =
             evaluation = store.conn.execute(
                 "SELECT case_id, verdict FROM evaluations WHERE session_id = ? AND superseded = 0",
                 (session_id,)).fetchone()
-            spans = store.session_spans(session_id)
-            mapped = map_spans(spans, max_value_chars)
-            apply_logs(mapped, store.session_log_events(session_id))
+            loaded = load_session(store, session_id, max_value_chars)
+            mapped = loaded.mapped if loaded is not None else []
             out.append(LoadedSession(
                 db=str(db), session_id=session_id, trajectory=build_trajectory(session_id, mapped),
                 intermediate=intermediate_texts(mapped),
-                created_ns=min((s.start_ns for s in spans), default=None),
+                created_ns=min((m.span.start_ns for m in mapped), default=None),
                 result=_outcome(*evaluation) if evaluation else "unscored",
             ))
         return out

@@ -17,7 +17,7 @@ import inspect
 import types
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Mapping, Optional, Union, get_args, get_origin
+from typing import Any, Mapping, Union, get_args, get_origin
 
 from pydantic import BaseModel
 

@@ -1,0 +1,176 @@
+"""In-process benchmark: what ``EvalSpanProcessor`` costs an instrumented agent, next to the
+SDK's own ``BatchSpanProcessor``. Run by hand, not in CI::
+
+    .venv/bin/python -m benchmarks.inprocess                  # 20,000 spans per setup
+    .venv/bin/python -m benchmarks.inprocess --spans 50000
+
+The "agent" replays the ingest benchmark's sessions (same generator: OpenInference and GenAI
+attributes, ~1.5 KB prompts) through a real ``TracerProvider``: every span is started with its
+attributes and ended, in one thread. Per setup it reports
+
+``agent thread``  CPU µs per span of that thread (``time.thread_time``), minus the same loop with
+                  no processor at all: what the processor's ``on_end`` costs the agent.
+``process``       CPU µs per span of the whole process from the first span until everything is
+                  flushed (and, for EvalSpanProcessor, every session stored and scored).
+
+Setups: ``none`` (no processor), ``batch+noop`` (BatchSpanProcessor, an exporter that does
+nothing), ``batch+otlp`` (BatchSpanProcessor + the OTLP/HTTP exporter, sending to a sink in a
+separate process on 127.0.0.1 that answers 200), ``eval`` (EvalSpanProcessor, a 10,000-case
+golden set, its own SQLite file). Targets (issue 11): agent thread ≤ 1.2x ``batch+noop``, process
+≤ 2x ``batch+otlp``. CPU time, not wall time, so a busy neighbour skews the numbers less.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+from . import ingest as load
+
+SINK = r"""
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+class Sink(BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
+def _agent_spans(count: int, seed: int, golden_cases: int) -> tuple[list[Any], Path]:
+    """(name, kind, attributes) of ``count`` spans from generated sessions, and the golden file."""
+    cases = load.make_golden_cases(golden_cases, seed)
+    golden = Path(tempfile.mkdtemp(prefix="otel-eval-inprocess-")) / "golden.evalset.json"
+    golden.write_text(json.dumps(load.golden_evalset(cases)))
+    out: list[Any] = []
+    index = 0
+    rng = random.Random(seed + 1)
+    while len(out) < count:
+        for session in load.make_sessions(cases, 200, seed + 2 + index):
+            session_id = f"inproc-{rng.getrandbits(64):016x}"
+            for spec in session.spans:
+                attributes = dict(spec.attributes)
+                for key in load.SESSION_KEYS:
+                    if key in attributes:
+                        attributes[key] = session_id
+                out.append((spec.name, attributes))
+        index += 1
+    return out[:count], golden
+
+
+def _run(spans: Sequence[Any], add_processor: Callable[[Any], Optional[Callable[[], None]]]) -> tuple[float, float]:
+    """(agent thread CPU s, process CPU s until flushed) for one setup."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+
+    provider = TracerProvider(resource=Resource.create(load.RESOURCE_ATTRIBUTES))
+    finish = add_processor(provider)
+    tracer = provider.get_tracer("benchmarks.inprocess")
+    process_start = time.process_time()
+    thread_start = time.thread_time()
+    for name, attributes in spans:
+        span = tracer.start_span(name, attributes=attributes)
+        span.end()
+    thread_cpu = time.thread_time() - thread_start
+    if finish is not None:
+        finish()
+    provider.shutdown()
+    return thread_cpu, time.process_time() - process_start
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.inprocess", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--spans", type=int, default=20_000)
+    parser.add_argument("--golden-cases", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+    class NoopExporter(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    spans, golden = _agent_spans(args.spans, args.seed, args.golden_cases)
+    sink = subprocess.Popen([sys.executable, "-c", SINK], stdout=subprocess.PIPE, text=True)
+    assert sink.stdout is not None
+    port = int(sink.stdout.readline())
+    workdir = golden.parent
+
+    def none(provider: Any) -> None:
+        return None
+
+    def batch_noop(provider: Any) -> Callable[[], None]:
+        processor = BatchSpanProcessor(NoopExporter(), max_queue_size=len(spans))  # no drops: they would flatter it
+        provider.add_span_processor(processor)
+        return lambda: processor.force_flush()
+
+    def batch_otlp(provider: Any) -> Callable[[], None]:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        processor = BatchSpanProcessor(OTLPSpanExporter(endpoint=f"http://127.0.0.1:{port}/v1/traces"),
+                                       max_queue_size=len(spans))
+        provider.add_span_processor(processor)
+        return lambda: processor.force_flush()
+
+    def evaluating(provider: Any) -> Callable[[], None]:
+        from otel_eval import EvalSpanProcessor
+
+        db = workdir / f"eval-{time.monotonic_ns()}.db"
+        processor = EvalSpanProcessor(db=db, golden=[golden], trace_quiet=3600, session_idle=3600)
+        provider.add_span_processor(processor)
+        return processor.shutdown  # commits, ends every session and scores it
+
+    results: dict[str, Any] = {"spans": len(spans)}
+    try:
+        none(None)
+        _run(spans[: min(2000, len(spans))], batch_noop)  # warm-up: imports, caches
+        for name, setup in (("none", none), ("batch+noop", batch_noop), ("batch+otlp", batch_otlp),
+                            ("eval", evaluating)):
+            thread_cpu, process_cpu = _run(spans, setup)
+            results[name] = {"thread_cpu": thread_cpu, "process_cpu": process_cpu}
+            print(f"  {name}: agent thread {thread_cpu / len(spans) * 1e6:.1f} us/span, "
+                  f"process {process_cpu / len(spans) * 1e6:.1f} us/span", file=sys.stderr)
+    finally:
+        sink.kill()
+        sink.wait()
+    n = len(spans)
+    base = results["none"]["thread_cpu"]
+    on_end = {k: (results[k]["thread_cpu"] - base) / n * 1e6 for k in ("batch+noop", "batch+otlp", "eval")}
+    print(f"{n} spans, one agent thread, CPU µs per span")
+    print(f"{'setup':<12} {'agent thread':>13} {'on_end cost':>12} {'process':>9}")
+    for k in ("none", "batch+noop", "batch+otlp", "eval"):
+        r = results[k]
+        cost = f"{on_end[k]:12.1f}" if k in on_end else f"{'-':>12}"
+        print(f"{k:<12} {r['thread_cpu'] / n * 1e6:13.1f} {cost} {r['process_cpu'] / n * 1e6:9.1f}")
+    print(f"eval / batch+noop, agent thread (on_end cost): {on_end['eval'] / max(on_end['batch+noop'], 1e-9):.2f}x "
+          f"(target <= 1.2x); whole agent thread: "
+          f"{results['eval']['thread_cpu'] / results['batch+noop']['thread_cpu']:.2f}x")
+    print(f"eval / batch+otlp, process: {results['eval']['process_cpu'] / results['batch+otlp']['process_cpu']:.2f}x "
+          f"(target <= 2x; eval also stores and scores every session)")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,201 @@
+"""Scoring benchmark: how fast stored sessions are mapped, scored and committed, on one core.
+
+Run by hand, not in CI::
+
+    .venv/bin/python -m benchmarks.scoring                      # 2,000 sessions, 10,000-case golden set
+    .venv/bin/python -m benchmarks.scoring --sessions 4000 --profile 25
+
+It builds the ingest benchmark's load (same generator, same seed: half OpenInference, half GenAI,
+10,000-case golden set), stores the sessions through a real :class:`otel_eval.engine.Engine` into a
+temp SQLite file (timers long, so nothing is scored while loading), then times, in this one
+process and thread:
+
+``baseline``  read each session's raw span rows and ``json.loads`` them: the floor any scorer pays.
+``map``       :func:`otel_eval.pipeline.load_session` (read + decode + map every span); per span.
+``score``     load, map, assemble, match, score and build the record of every session (no writes).
+``commit``    the same plus committing each record through the store, as the engine's writer does.
+
+Numbers are printed absolute and as a ratio to the baseline of the same run (the machine may be
+shared, so absolute numbers are noisy). ``--profile N`` also prints the top N functions of a
+cProfile of the ``commit`` phase (cumulative time). What the targets are: benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+from . import ingest as load
+
+
+def build_database(db: Path, sessions: int, golden_cases: int, seed: int) -> tuple[Path, list[str], int]:
+    """Store ``sessions`` generated sessions in ``db``; returns (golden path, session ids, span count)."""
+    from otel_eval.engine import Engine
+    from otel_eval.spans import from_sdk_span
+
+    cases = load.make_golden_cases(golden_cases, seed)
+    golden = db.parent / "golden.evalset.json"
+    golden.write_text(json.dumps(load.golden_evalset(cases)))
+    specs = load.make_sessions(cases, sessions, seed + 2)
+    records = [from_sdk_span(s) for s in load.SpanFactory().spans(specs, random.Random(seed + 1))]
+    engine = Engine(db, golden=[golden], trace_quiet=3600, session_idle=3600).start()
+    try:
+        for start in range(0, len(records), 512):
+            engine.ingest(records[start:start + 512])
+    finally:
+        engine.close(score_open=False)
+    from otel_eval.store import Store
+
+    store = Store(db)
+    try:
+        ids = [r[0] for r in store.conn.execute("SELECT session_id FROM sessions ORDER BY rowid")]
+    finally:
+        store.close()
+    return golden, ids, len(records)
+
+
+def _timed(fn: Callable[[], Any]) -> float:
+    # CPU seconds of this process, not wall time: the phases run in one thread, and on a shared
+    # machine wall time mostly measures the neighbours.
+    started = time.process_time()
+    fn()
+    return time.process_time() - started
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from otel_eval.golden import GoldenIndex, load_golden
+    from otel_eval.models.evalset import EvalConfig
+    from otel_eval.store import Store
+
+    workdir = Path(tempfile.mkdtemp(prefix="otel-eval-scoring-"))
+    db = workdir / "bench.db"
+    built = time.perf_counter()
+    golden, session_ids, span_count = build_database(db, args.sessions, args.golden_cases, args.seed)
+    print(f"stored {len(session_ids)} sessions, {span_count} spans in {time.perf_counter() - built:.1f} s ({db})",
+          file=sys.stderr)
+    eval_set = load_golden(golden)
+    index = GoldenIndex([eval_set])
+    config = EvalConfig.default()
+    scorer = _scorer(index, config)
+    store = Store(db)
+    results: dict[str, Any] = {"sessions": len(session_ids), "spans": span_count}
+    try:
+        def baseline() -> None:
+            for sid in session_ids:
+                for (raw,) in store.conn.execute("SELECT raw FROM spans WHERE session_id = ?", (sid,)):
+                    json.loads(raw)
+
+        def mapping() -> None:
+            for sid in session_ids:
+                scorer.load(store, sid)
+
+        def scoring() -> None:
+            for sid in session_ids:
+                scorer.score(store, sid)
+
+        def committing() -> None:
+            for sid in session_ids:
+                scorer.commit(store, sid)
+
+        baseline()  # warm the page cache and the interpreter's caches for every phase alike
+        phases = {"baseline": baseline, "map": mapping, "score": scoring, "commit": committing}
+        for name, fn in phases.items():
+            if name == "commit" and args.profile:
+                profiler = cProfile.Profile()
+                seconds = _timed(lambda: profiler.runcall(fn))
+                out = io.StringIO()
+                pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(args.profile)
+                results["profile"] = out.getvalue()
+                seconds = _timed(fn)  # the profiler's overhead is not the number we report
+            else:
+                seconds = _timed(fn)
+            results[name] = seconds
+    finally:
+        store.close()
+    return results
+
+
+class _Scorer:
+    """The three steps timed, through whatever the code under test offers."""
+
+    def __init__(self, load: Callable, score: Callable, commit: Callable):
+        self.load, self.score, self.commit = load, score, commit
+
+
+def _scorer(index: Any, config: Any) -> _Scorer:
+    try:
+        from otel_eval import pipeline
+    except ImportError:
+        pipeline = None  # type: ignore[assignment]
+    if pipeline is not None:
+        settings = pipeline.ScoringContext(index=index, config=config)
+
+        def commit(store: Any, sid: str) -> None:
+            finished = pipeline.score_session(store, sid, settings)
+            if finished is not None:
+                with store.transaction():
+                    pipeline.commit_evaluation(store, finished)
+
+        return _Scorer(lambda store, sid: pipeline.load_session(store, sid),
+                       lambda store, sid: pipeline.score_session(store, sid, settings), commit)
+    # Before the pipeline module existed: the engine's own functions.
+    from otel_eval.engine import prepare_evaluation
+    from otel_eval.mapping import map_spans
+
+    def load_old(store: Any, sid: str) -> Any:
+        return map_spans(store.session_spans(sid))
+
+    def score_old(store: Any, sid: str) -> Any:
+        return prepare_evaluation(store, sid, index, config, None, 65536, "bench")
+
+    def commit_old(store: Any, sid: str) -> None:
+        prepared = score_old(store, sid)
+        if prepared is not None:
+            store.record_evaluation(sid, prepared.result, **prepared.record)
+
+    return _Scorer(load_old, score_old, commit_old)
+
+
+def print_report(results: dict[str, Any]) -> None:
+    n, spans = results["sessions"], results["spans"]
+    base = results["baseline"]
+    print(f"{n} sessions, {spans} spans ({spans / n:.1f} per session), one thread, CPU seconds")
+    print(f"{'phase':<10} {'seconds':>8} {'sessions/s':>11} {'us/span':>8} {'x baseline time':>16}")
+    for name in ("baseline", "map", "score", "commit"):
+        seconds = results[name]
+        print(f"{name:<10} {seconds:8.2f} {n / seconds:11.0f} {seconds / spans * 1e6:8.1f} {seconds / base:16.1f}")
+    if "profile" in results:
+        print(results["profile"])
+
+
+def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.scoring", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=2000, help="sessions to store and score (default 2000)")
+    parser.add_argument("--golden-cases", type=int, default=10_000, help="cases in the golden set (default 10000)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="print the top N functions of a cProfile of the commit phase")
+    parser.add_argument("--json", type=Path, help="also write the results to this JSON file")
+    return parser.parse_args(argv)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = parse_args(argv)
+    results = run(args)
+    print_report(results)
+    if args.json:
+        args.json.write_text(json.dumps({k: v for k, v in results.items() if k != "profile"}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

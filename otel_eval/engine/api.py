@@ -1,0 +1,52 @@
+"""What callers of the engine need of it: ingest results, the errors they must handle, and the
+small protocol the receivers (OTLP gRPC/HTTP, the SDK processor) are written against."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Protocol, Sequence
+
+from .. import errors
+from ..spans import LogEvent, SpanRecord
+
+
+@dataclass
+class IngestResult:
+    accepted: int = 0
+    stored: int = 0
+    duplicates: int = 0
+
+
+class EngineUnavailable(Exception):
+    """The engine did not store the batch, through no fault of the batch: the sender should retry
+    it unchanged after ``retry_after`` seconds (receivers answer HTTP 503 + Retry-After, gRPC
+    UNAVAILABLE). Retrying is harmless: each (trace_id, span_id) is stored once."""
+
+    retry_after: float = 1.0
+
+
+class QueueFull(EngineUnavailable):
+    """The bounded ingest queue cannot take this batch now."""
+
+
+class EngineClosed(EngineUnavailable):
+    """The engine is shutting down (or not started) and accepts no more spans."""
+
+
+class StorageUnavailable(EngineUnavailable, errors.StorageUnavailable):
+    """Our side failed to commit: disk full, database locked past its deadline, an I/O error.
+    Nothing of the batch was stored. (Also an :class:`otel_eval.errors.StorageUnavailable`, the
+    name the receivers catch.)"""
+
+
+class IngestTarget(Protocol):
+    """The part of :class:`otel_eval.engine.Engine` a receiver uses."""
+
+    def ingest(self, spans: Sequence[SpanRecord], wait: bool = True,
+               timeout: Optional[float] = None) -> IngestResult: ...
+
+    def ingest_logs(self, events: Sequence[LogEvent], wait: bool = True,
+                    timeout: Optional[float] = None) -> IngestResult: ...
+
+    def health_problem(self) -> Optional[str]:
+        """Why spans cannot be stored now (the writer keeps failing), or None."""

@@ -1,0 +1,418 @@
+"""The Engine: ingest → one writer → session scheduler → score workers → writer → listeners.
+
+Contract used by the collector and the in-process processor::
+
+    engine = Engine(db, golden=[...], settings=EngineSettings(...), on_result=None).start()
+    engine.ingest(spans, wait=True, timeout=None) -> IngestResult   # raises EngineUnavailable
+    engine.ingest_logs(events, wait=True, timeout=None) -> IngestResult
+    engine.end_session(session_id); engine.flush(timeout); engine.wait_idle(timeout)
+    engine.close(score_open=False)   # True: end and score open sessions first (processor shutdown)
+    engine.stats() -> dict; engine.health() -> Health
+    engine.add_listener(fn(EvalCaseResult)); engine.on_evaluation(fn(EvaluationStored))
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import queue
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence, Union
+
+from ..models.evalset import EvalConfig, EvalSet
+from ..pipeline import FinishedEvaluation, ScoringContext
+from ..spans import LogEvent, SpanRecord
+from ..store import Store
+from .api import EngineClosed, IngestResult, QueueFull
+from .events import EvaluationStored, EventListener, ResultCallback
+from .scheduler import SessionScheduler
+from .settings import EngineSettings, golden_index
+from .stats import EngineStats
+from .workers import ProcessWorkers, ScoreWorkers, ThreadWorkers
+from .writer import Barrier, Checkpointer, EndSessions, Health, IngestBatch, SpanSource, Stop, StoreEvaluation, Wake, Writer
+
+log = logging.getLogger("otel_eval.engine")
+
+GoldenSource = Union[str, Path, EvalSet]
+_UNSET: Any = object()
+
+
+class Engine:
+    def __init__(
+        self,
+        db: Union[str, Path],
+        golden: Iterable[GoldenSource] = (),
+        config: Optional[EvalConfig] = None,
+        trace_quiet: float = _UNSET,
+        session_idle: float = _UNSET,
+        on_result: Optional[ResultCallback] = None,
+        max_queue_spans: int = _UNSET,
+        fuzzy_threshold: float = _UNSET,
+        embedding_threshold: Optional[float] = _UNSET,
+        judge: Any = _UNSET,
+        embed: Any = _UNSET,
+        max_value_chars: int = _UNSET,
+        score_workers: int = _UNSET,
+        *,
+        settings: Optional[EngineSettings] = None,
+    ):
+        """``settings`` holds every knob; the keyword arguments of the same names override it."""
+        overrides = {name: value for name, value in dict(
+            trace_quiet=trace_quiet, session_idle=session_idle, max_queue_spans=max_queue_spans,
+            fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold, judge=judge, embed=embed,
+            max_value_chars=max_value_chars, score_workers=score_workers).items() if value is not _UNSET}
+        if config is not None:
+            overrides["config"] = config
+        self.settings = (settings or EngineSettings()).replace(**overrides)
+        self.db_path = str(db)
+        self.eval_sets = [_load_golden(g) for g in golden]
+        self.config_hash = self.settings.config_hash
+        self._results: list[ResultCallback] = [on_result] if on_result else []
+        self._listeners: list[EventListener] = []
+        self._index: Any = None
+        self._stats = EngineStats()
+        self._scheduler = SessionScheduler(self.settings.timing)
+        self._queued = 0
+        self._queue_lock = threading.Lock()
+        self._outstanding = 0
+        """Sessions handed to the workers whose evaluation is not committed (or given up) yet."""
+        self._idle = threading.Condition()
+        self._notify_queue: "queue.Queue[Optional[EvaluationStored]]" = queue.Queue()
+        self._writer: Optional[Writer] = None
+        self._checkpointer: Optional[Checkpointer] = None
+        self._workers: Optional[ScoreWorkers] = None
+        self._notifier: Optional[threading.Thread] = None
+        self._lock_file: Any = None
+        self._closing = False
+        self._closed = False
+
+    # --- properties kept for callers of the flat constructor ---------------------------------
+
+    @property
+    def config(self) -> EvalConfig:
+        return self.settings.config
+
+    @property
+    def timing(self) -> Any:
+        return self.settings.timing
+
+    @property
+    def score_workers(self) -> int:
+        return self.settings.score_workers
+
+    @property
+    def golden_index(self) -> Any:
+        if self._index is None:
+            self._index = golden_index(self.eval_sets, self.settings)
+        return self._index
+
+    def scoring_context(self) -> ScoringContext:
+        s = self.settings
+        return ScoringContext(index=self.golden_index, config=s.config, judge=s.judge,
+                              max_value_chars=s.max_value_chars, config_hash=self.config_hash)
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> "Engine":
+        if self._writer is not None:
+            return self
+        self._lock_file = _exclusive_lock(self.db_path)
+        try:
+            store = Store(self.db_path)
+            store.conn.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer thread does it
+            self._save_golden(store)
+            pending = self._scheduler.resume(store)
+            self._workers = self._make_workers()
+            self._writer = Writer(store, self._scheduler, self._stats, ended=self._score,
+                                  stored=self._stored, given_up=self._given_up, released=self._release)
+        except BaseException:
+            self._lock_file.close() if self._lock_file is not None else None
+            raise
+        self._notifier = threading.Thread(target=self._notify_loop, name="otel-eval-notify", daemon=True)
+        self._notifier.start()
+        self._checkpointer = Checkpointer(self.db_path).start()
+        self._writer.start()
+        self._score(pending)
+        return self
+
+    def _make_workers(self) -> ScoreWorkers:
+        if self.settings.score_workers > 0:
+            s = self.settings
+            init = dict(db=self.db_path, eval_sets=[e.model_dump_json() for e in self.eval_sets],
+                        config=s.config.model_dump_json(), fuzzy_threshold=s.fuzzy_threshold,
+                        embedding_threshold=s.embedding_threshold, embed=s.embed, max_value_chars=s.max_value_chars,
+                        config_hash=self.config_hash)
+            return ProcessWorkers(s.score_workers, init, self._deliver, self._skipped).start()
+        return ThreadWorkers(self.db_path, self.scoring_context(), self._deliver, self._skipped).start()
+
+    def __enter__(self) -> "Engine":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def add_listener(self, callback: ResultCallback) -> None:
+        """``callback(result)`` after each committed evaluation (off the writer thread)."""
+        self._results.append(callback)
+
+    def on_evaluation(self, listener: EventListener) -> None:
+        """``listener(EvaluationStored)`` after each committed evaluation (off the writer thread)."""
+        self._listeners.append(listener)
+
+    def _save_golden(self, store: Store) -> None:
+        rows = []
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        for eval_set in self.eval_sets:
+            digest = hashlib.sha256(eval_set.model_dump_json().encode()).hexdigest()[:16]
+            for case in eval_set.eval_cases:
+                rows.append({
+                    "eval_set_id": eval_set.eval_set_id, "eval_id": case.eval_id, "name": case.name,
+                    "query": case.query, "source": eval_set.metadata.get("source", ""), "file_hash": digest,
+                    "case_json": case.model_dump_json(), "loaded_at": stamp,
+                })
+        if rows:
+            store.save_golden_cases(rows)
+        store.save_golden_sets(self.eval_sets)  # set metadata (Big Sky criteria) for rescoring
+
+    # --- ingest API ----------------------------------------------------------------------------
+
+    def ingest(self, spans: Sequence[SpanRecord], wait: bool = True, timeout: Optional[float] = None) -> IngestResult:
+        """Queue spans for storage; with ``wait`` return only once they are committed."""
+        return self._submit(IngestBatch(spans=list(spans)), wait, timeout)
+
+    def ingest_logs(self, events: Sequence[LogEvent], wait: bool = True, timeout: Optional[float] = None) -> IngestResult:
+        return self._submit(IngestBatch(logs=list(events)), wait, timeout)
+
+    def _submit(self, batch: IngestBatch, wait: bool, timeout: Optional[float]) -> IngestResult:
+        writer = self._writer
+        if self._closing or writer is None:
+            raise EngineClosed("engine is not running")
+        with self._queue_lock:
+            if self._queued and self._queued + batch.size > self.settings.max_queue_spans:
+                self._stats.add(spans_dropped=len(batch.spans))
+                raise QueueFull(f"ingest queue full ({self._queued} spans waiting)")
+            self._queued += batch.size
+        self._stats.add(spans_received=len(batch.spans))
+        writer.put(batch)
+        if not wait:
+            return IngestResult(accepted=len(batch.spans))
+        if not batch.done.wait(timeout):
+            raise TimeoutError("batch not committed in time; it stays queued and will be stored")
+        if batch.error is not None:
+            raise batch.error
+        return batch.result
+
+    def add_span_source(self, source: "SpanSource") -> None:
+        """Let the writer pull spans from ``source()`` at every round (the in-process processor's
+        buffer: the agent's thread only appends, and converting and storing happen here).
+        Call :meth:`wake` when the source goes from empty to non-empty."""
+        if self._writer is None:
+            raise EngineClosed("start the engine before adding a span source")
+        self._writer.add_source(source)
+
+    def wake(self) -> None:
+        if self._writer is not None:
+            self._writer.put(Wake())
+
+    def _release(self, size: int) -> None:
+        with self._queue_lock:
+            self._queued -= size
+
+    def end_session(self, session_id: str) -> bool:
+        """End a session now (it is scored as soon as its spans are committed)."""
+        if self._writer is None:
+            return False
+        request = EndSessions(session_id)
+        self._writer.put(request)
+        request.done.wait()
+        return bool(request.ended)
+
+    def flush(self, timeout: Optional[float] = None) -> bool:
+        """Wait until everything queued so far is committed."""
+        if self._writer is None or not self._writer.alive:
+            return True
+        barrier = Barrier()
+        self._writer.put(barrier)
+        return barrier.done.wait(timeout)
+
+    def wait_idle(self, timeout: Optional[float] = None) -> bool:
+        """Wait until the queue is empty and every ended session is scored and stored."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self.flush(timeout):
+            return False
+        with self._idle:
+            while self._outstanding:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                self._idle.wait(remaining if remaining is not None else 0.5)
+        return self.flush(None if deadline is None else max(0.0, deadline - time.monotonic()))
+
+    def close(self, score_open: bool = False, timeout: Optional[float] = None) -> None:
+        """Stop accepting, commit what is queued; ``score_open`` also ends and scores open sessions."""
+        if self._closed:
+            return
+        writer, workers = self._writer, self._workers
+        if writer is None or workers is None:
+            self._closed = True
+            return
+        self.flush(timeout)
+        if score_open:
+            request = EndSessions(None)
+            writer.put(request)
+            request.done.wait(timeout)
+            self.wait_idle(timeout)
+        self._closing = True
+        # Sessions still waiting to be scored stay 'ended' in the database; the next start
+        # scores them, so a stop need not wait for the whole backlog.
+        left = workers.drop_waiting()
+        if left:
+            log.info("%d ended session(s) left for the next start to score", left)
+        workers.close(timeout)  # the ones being scored finish and reach the writer's queue
+        writer.put(Stop())
+        writer.join(timeout)
+        if self._checkpointer is not None:
+            self._checkpointer.stop(timeout)
+        self._notify_queue.put(None)
+        if self._notifier is not None:
+            self._notifier.join(timeout)
+        writer.store.close()
+        if self._lock_file is not None:
+            self._lock_file.close()  # closing releases the lock
+        self._closed = True
+
+    # --- health and stats ----------------------------------------------------------------------
+
+    def health(self) -> Health:
+        """Whether the engine can store what it is sent (for /healthz)."""
+        if self._writer is None:
+            return Health(False, "engine not started")
+        return self._writer.health()
+
+    def health_problem(self) -> Optional[str]:
+        """Why the engine cannot store what it is sent now (for /healthz), or None."""
+        health = self.health()
+        return None if health.ok else health.reason
+
+    def stats(self) -> dict[str, Any]:
+        out = self._stats.snapshot()
+        out["queue_depth"] = self._queued
+        out["sessions_open"] = len(self._scheduler)
+        with self._idle:
+            out["sessions_awaiting_score"] = self._outstanding
+        return out
+
+    def worker_pids(self) -> list[int]:
+        """Process ids of the score worker processes (empty when scoring in a thread)."""
+        return self._workers.pids() if self._workers is not None else []
+
+    def is_open(self, session_id: str) -> bool:
+        """Is the session receiving spans (not ended yet)? Answered from the writer's timers."""
+        return session_id in self._scheduler
+
+    # --- scoring -------------------------------------------------------------------------------
+
+    def _score(self, session_ids: list[str]) -> None:
+        """Sessions the writer committed as ended: to the workers."""
+        if not session_ids or self._workers is None:
+            return
+        with self._idle:
+            self._outstanding += len(session_ids)
+        for session_id in session_ids:
+            self._workers.submit(session_id)
+
+    def _deliver(self, finished: FinishedEvaluation) -> None:
+        """A worker's finished record: to the writer, committed with the next group."""
+        assert self._writer is not None
+        self._writer.put(StoreEvaluation(finished))
+
+    def _skipped(self, session_id: str) -> None:
+        self._done_scoring()
+
+    def _given_up(self, finished: FinishedEvaluation) -> None:
+        self._done_scoring()
+
+    def _done_scoring(self) -> None:
+        with self._idle:
+            self._outstanding -= 1
+            self._idle.notify_all()
+
+    def _stored(self, finished: FinishedEvaluation, evaluation_id: int, revision: int) -> None:
+        """Called by the writer after the commit: stats, log, listeners — off its thread."""
+        self._notify_queue.put(EvaluationStored(
+            result=finished.result, revision=revision, evaluation_id=evaluation_id,
+            session_id=finished.session_id, trace_ids=finished.trace_ids, root_span_ids=finished.root_span_ids,
+            agent_version=finished.agent_version, matched=finished.matched, matched_by=finished.matched_by,
+            score_seconds=finished.seconds))
+
+    def _notify_loop(self) -> None:
+        while True:
+            event = self._notify_queue.get()
+            if event is None:
+                break
+            try:
+                self._announce(event)
+            except Exception:
+                log.exception("announcing the evaluation of session %s failed", event.session_id)
+            finally:
+                self._done_scoring()
+
+    def _announce(self, event: EvaluationStored) -> None:
+        result = event.result
+        self._stats.add(score_seconds_sum=event.score_seconds, score_seconds_count=1, sessions_scored=1)
+        if event.matched:
+            self._stats.add(evaluations_matched=1)
+            if result.evaluated:  # not_evaluated ones are counted apart, outside the pass rate
+                self._stats.add(evaluations_total=1, evaluations_passed=int(result.passed))
+            else:
+                self._stats.add(evaluations_not_evaluated=1)
+        log.info("session %s scored (revision %d): %s, case %s, score %.2f", result.session_id, event.revision,
+                 result.verdict if event.matched else event.matched_by, result.eval_id or "-", result.score)
+        for listener in self._listeners:
+            try:
+                listener(event)
+            except Exception:
+                log.exception("evaluation listener failed for session %s", result.session_id)
+        for callback in self._results:
+            try:
+                callback(result)
+            except Exception:
+                log.exception("on_result callback failed for session %s", result.session_id)
+
+
+def _exclusive_lock(db_path: str) -> Any:
+    """Hold ``<db>.lock`` while running: two engines on one database would each end and score
+    the same sessions. Readers (report, watch, Datasette) need no lock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no guard
+        return None
+    from ..errors import OtelEvalError
+
+    handle = open(db_path + ".lock", "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise OtelEvalError(f"{db_path}: already in use by {holder}; run one otel-eval engine per database "
+                            "(a second one would score sessions twice)") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"otel-eval pid {os.getpid()}\n")
+    handle.flush()
+    return handle
+
+
+def _load_golden(source: GoldenSource) -> EvalSet:
+    if isinstance(source, EvalSet):
+        return source
+    from ..golden import load_golden
+
+    eval_set = load_golden(source)
+    eval_set.metadata.setdefault("source", str(source))
+    return eval_set

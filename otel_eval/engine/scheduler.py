@@ -1,0 +1,165 @@
+"""The session scheduler: which session a trace belongs to, and when sessions end (DESIGN §5).
+
+It is driven by the writer thread only: session resolution reads the writer's connection, and
+every change to the in-memory timers is staged while a transaction is open and applied only once
+it committed (:meth:`Staged.apply`), so the timers never count spans that were rolled back.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from ..mapping import ends_session, session_id_of
+from ..sessions import (
+    KEYED_BY_ATTRIBUTE,
+    KEYED_BY_TRACE,
+    REASON_REQUESTED,
+    REASON_SHUTDOWN,
+    SessionTracker,
+    Timing,
+)
+from ..spans import SpanRecord
+from ..store import ENDED, OPEN, SCORED, Store
+
+log = logging.getLogger("otel_eval.engine")
+
+
+@dataclass
+class Staged:
+    """Tracker changes of one write, applied after its commit (discarded on rollback)."""
+
+    changes: list[Callable[[SessionTracker], None]] = field(default_factory=list)
+    traces: dict[str, str] = field(default_factory=dict)
+    """trace id → session id decided in this write (the tracker learns them only at commit)."""
+    earlier: Optional["Staged"] = None
+    """The staged writes before this one in the same transaction (a group commit)."""
+
+    def session_of_trace(self, trace_id: str) -> Optional[str]:
+        staged: Optional[Staged] = self
+        while staged is not None:
+            found = staged.traces.get(trace_id)
+            if found is not None:
+                return found
+            staged = staged.earlier
+        return None
+
+    def apply(self, tracker: SessionTracker) -> None:
+        if self.earlier is not None:
+            self.earlier.apply(tracker)
+        for change in self.changes:
+            change(tracker)
+
+
+class SessionScheduler:
+    def __init__(self, timing: Timing):
+        self.timing = timing
+        self.tracker = SessionTracker(timing)
+        self._retry_ends: list[tuple[str, str]] = []
+        """Sessions whose end could not be committed (storage fault): marked again next round."""
+
+    def __len__(self) -> int:
+        return len(self.tracker)
+
+    def __contains__(self, session_id: str) -> bool:
+        return session_id in self.tracker
+
+    @property
+    def tick(self) -> float:
+        """How often the writer looks for ended sessions when nothing else wakes it."""
+        return min(0.5, max(0.01, min(self.timing.trace_quiet, self.timing.session_idle) / 5))
+
+    def resume(self, store: Store) -> list[str]:
+        """Rebuild the timers of open sessions from the database; returns the ended sessions
+        still waiting to be scored."""
+        opened = store.sessions_with_status(OPEN)
+        for row in opened:
+            self.tracker.resume(row.session_id, row.keyed_by, row.end_requested, store.traces_of(row.session_id))
+        pending = [row.session_id for row in store.sessions_with_status(ENDED)]
+        if opened or pending:
+            log.info("resumed %d open session(s) and %d awaiting scoring from %s", len(opened), len(pending),
+                     store.path)
+        return pending
+
+    # --- ingest (inside the writer's transaction) ----------------------------------------------
+
+    def store_spans(self, store: Store, spans: list[SpanRecord], conventions: list[str],
+                    span_types: list[Optional[str]], now_ns: int, staged: Staged) -> int:
+        """Insert a batch's spans with their session; returns how many were new."""
+        named: dict[str, str] = {}  # a session id on any span of a trace names the whole trace's session
+        for span in spans:
+            if span.trace_id not in named:
+                found = session_id_of(span)
+                if found:
+                    named[span.trace_id] = found
+        known: dict[str, Optional[str]] = {}
+        for trace_id in dict.fromkeys(span.trace_id for span in spans):
+            known[trace_id] = staged.session_of_trace(trace_id) or self.tracker.session_of_trace(trace_id)
+        unknown = [trace_id for trace_id, session in known.items() if session is None]
+        if unknown:  # traces this process has not seen since it started: maybe stored before
+            known.update(store.trace_sessions(unknown))
+        resolved = {trace_id: self._resolve(store, trace_id, session, named.get(trace_id), staged)
+                    for trace_id, session in known.items()}
+        fresh = store.insert_spans([(span, resolved[span.trace_id][0], convention, span_type)
+                                    for span, convention, span_type in zip(spans, conventions, span_types)], now_ns)
+        per_trace: dict[str, list[SpanRecord]] = {}
+        for span, is_new in zip(spans, fresh):
+            if is_new:
+                per_trace.setdefault(span.trace_id, []).append(span)
+        per_session: dict[str, tuple[str, list[SpanRecord]]] = {}
+        trace_rows = []
+        for trace_id, members in per_trace.items():
+            session_id, keyed_by = resolved[trace_id]
+            roots = [span for span in members if span.is_root]
+            ends = any(map(ends_session, members))
+            trace_rows.append((trace_id, session_id, roots[0].span_id if roots else None,
+                               min(s.start_ns for s in members), max(s.end_ns for s in members), len(members)))
+            per_session.setdefault(session_id, (keyed_by, []))[1].extend(members)
+            staged.changes.append(
+                lambda t, s=session_id, k=keyed_by, tr=trace_id, r=bool(roots), e=ends: t.observe(s, k, tr, r, now_ns, e))
+        store.touch_traces(trace_rows, now_ns)
+        previous = store.touch_sessions(
+            [(session_id, keyed_by, len(members), any(map(ends_session, members)))
+             for session_id, (keyed_by, members) in per_session.items()], now_ns)
+        for session_id, (_, members) in per_session.items():
+            if previous.get(session_id) in (SCORED, ENDED):
+                log.info("session %s re-opened by %d late span(s); it will be scored again", session_id, len(members))
+        return sum(fresh)
+
+    def _resolve(self, store: Store, trace_id: str, known: Optional[str], named: Optional[str],
+                 staged: Staged) -> tuple[str, str]:
+        """The session a trace belongs to (``known``: where it is so far, if anywhere). A trace
+        first seen without a session id is its own session; when a later span names one, the
+        trace moves there."""
+        if named is None:
+            staged.traces[trace_id] = known or trace_id
+            session_id = known or trace_id
+            return session_id, KEYED_BY_TRACE if session_id == trace_id else KEYED_BY_ATTRIBUTE
+        if known is not None and known != named and known == trace_id:
+            store.move_trace(trace_id, known, named)
+            staged.changes.append(lambda t: t.move_trace(trace_id, known, named, KEYED_BY_ATTRIBUTE))
+        staged.traces[trace_id] = named
+        return named, KEYED_BY_ATTRIBUTE
+
+    # --- ends ------------------------------------------------------------------------------------
+
+    def take_requested(self, session_id: Optional[str]) -> list[tuple[str, str]]:
+        """Sessions an explicit request ends now (None: every open one, at shutdown)."""
+        if session_id is None:
+            ended = [(sid, REASON_SHUTDOWN) for sid in self.tracker.open_sessions()]
+        elif session_id in self.tracker:
+            ended = [(session_id, REASON_REQUESTED)]
+        else:
+            ended = []
+        for sid, _ in ended:
+            self.tracker.forget(sid)
+        return ended
+
+    def take_due(self, now_ns: int) -> list[tuple[str, str]]:
+        """Sessions whose timers ran out, plus any whose end failed to commit last time."""
+        due, self._retry_ends = self._retry_ends + self.tracker.due(now_ns), []
+        return due
+
+    def end_failed(self, ended: list[tuple[str, str]]) -> None:
+        self._retry_ends.extend(ended)

@@ -1,0 +1,61 @@
+"""EngineSettings: every knob of ingest, session timing and scoring, in one value shared by the
+Engine, EvalSpanProcessor, the collector, ``evaluate()`` and ``rescore()``."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..models.evalset import EvalConfig
+from ..sessions import Timing
+from ..truncation import DEFAULT_LIMIT
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    config: EvalConfig = field(default_factory=EvalConfig.default)
+    """The criteria sessions are scored with."""
+    trace_quiet: float = 5.0
+    """Seconds without a new span, once the root ended, before a trace counts as complete."""
+    session_idle: float = 60.0
+    """Seconds without a new trace, once every trace is complete, before a session ends."""
+    max_queue_spans: int = 100_000
+    """Spans (and log records) waiting for the writer before ingest answers :class:`QueueFull`."""
+    max_value_chars: int = DEFAULT_LIMIT
+    """Characters kept per mapped text value (the raw span is stored whole)."""
+    fuzzy_threshold: float = 90.0
+    embedding_threshold: Optional[float] = None
+    """Offline embedding match after fuzzy fails (0-100); None turns it off."""
+    embed: Any = None
+    """The embedding step's model (a callable ``texts -> vectors``); None: the offline n-grams.
+    Sent to score worker processes, so it must pickle."""
+    score_workers: int = 0
+    """0: score in a thread of this process; N: in N worker processes (uses more cores)."""
+    judge: Any = None
+    """An LLM judge for the judge criteria (in-process scoring only: it is not sent to workers)."""
+
+    def replace(self, **changes: Any) -> "EngineSettings":
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def timing(self) -> Timing:
+        return Timing(self.trace_quiet, self.session_idle)
+
+    @property
+    def config_hash(self) -> str:
+        """Groups evaluations made with the same criteria (stored with every evaluation)."""
+        return config_hash(self.config)
+
+
+def config_hash(config: EvalConfig) -> str:
+    return hashlib.sha256(config.model_dump_json().encode()).hexdigest()[:12]
+
+
+def golden_index(eval_sets: Any, settings: EngineSettings) -> Any:
+    """The GoldenIndex these settings describe (thresholds, embedding model)."""
+    from ..golden import GoldenIndex
+
+    return GoldenIndex(eval_sets, fuzzy_threshold=settings.fuzzy_threshold,
+                       embedding_threshold=settings.embedding_threshold, embed=settings.embed)

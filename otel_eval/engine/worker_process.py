@@ -1,0 +1,86 @@
+"""The score worker process: ``python -m otel_eval.engine.worker_process <parent pid>``.
+
+Reads frames from stdin (8-byte length + pickle): first the scoring setup, then lists of
+session ids; answers each list with one frame: per session a FinishedEvaluation, None (no
+spans) or an error message. Reads the database through a read-only connection only. Exits on
+end-of-file, and with its parent (``PR_SET_PDEATHSIG`` on Linux, plus a parent-pid check).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import signal
+import struct
+import sys
+from typing import Any, BinaryIO
+
+
+def _die_with_parent(parent: int) -> None:
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(0)
+
+
+def _context(init: dict[str, Any]) -> Any:
+    from ..models.evalset import EvalConfig, EvalSet
+    from ..pipeline import ScoringContext
+    from .settings import EngineSettings, golden_index
+
+    eval_sets = [EvalSet.model_validate_json(text) for text in init["eval_sets"]]
+    index = golden_index(eval_sets, EngineSettings(fuzzy_threshold=init["fuzzy_threshold"],
+                                                   embedding_threshold=init["embedding_threshold"],
+                                                   embed=init.get("embed")))
+    return ScoringContext(index=index, config=EvalConfig.model_validate_json(init["config"]),
+                          max_value_chars=init["max_value_chars"], config_hash=init["config_hash"])
+
+
+def main(argv: list[str]) -> int:
+    _die_with_parent(int(argv[0]))
+    # Ctrl-C (and a service manager's SIGTERM to the whole group) is for the collector, which
+    # stops us by closing our stdin once it has the evaluations in flight; we die with it anyway.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # The pipe to the parent is ours alone: whatever a library prints goes to stderr instead.
+    out: BinaryIO = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s [score worker]: %(message)s")
+    from ..store import Store
+    from ..pipeline import score_session
+    from .workers import read_frame
+
+    source = sys.stdin.buffer
+    try:
+        init = pickle.loads(read_frame(source))
+    except EOFError:
+        return 0
+    context = _context(init)
+    store = Store.open_read_only(init["db"])
+    log = logging.getLogger("otel_eval.engine.worker")
+    while True:
+        try:
+            session_ids = pickle.loads(read_frame(source))
+        except EOFError:
+            return 0
+        answers: list[Any] = []
+        for session_id in session_ids:
+            try:
+                answers.append(score_session(store, session_id, context))
+            except Exception as exc:  # reading failed; scoring failures are already stored as errors
+                log.exception("scoring session %s failed", session_id)
+                answers.append(f"{type(exc).__name__}: {exc}")
+        payload = pickle.dumps(answers, protocol=pickle.HIGHEST_PROTOCOL)
+        out.write(struct.pack("!Q", len(payload)) + payload)
+        out.flush()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

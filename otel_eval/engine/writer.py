@@ -1,0 +1,379 @@
+"""The one writer: the only code that writes to the database while the engine runs.
+
+It drains one queue of typed items. Ingest batches and finished evaluations that are waiting
+are committed together in one transaction (a group commit), each inside its own savepoint: a
+batch whose data SQLite refuses fails alone, and the rest of the group still commits. Only after
+the commit are callers acknowledged, counters updated and the session timers told; then the
+sessions whose timers ran out are marked ended and handed to the score workers.
+
+The thread never dies of a database error. A failed commit (disk full, locked past the timeout,
+an I/O error) answers every batch of the group with :class:`StorageUnavailable` (retryable), puts
+the evaluations back for the next round, backs off, and reports itself unhealthy until a commit
+succeeds again.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence, Union
+
+from ..mapping import convention_name, ingest_span_type
+from ..pipeline import FinishedEvaluation, commit_evaluation
+from ..spans import LogEvent, SpanRecord
+from ..store import ENDED, Store
+from .api import IngestResult, StorageUnavailable
+from .scheduler import SessionScheduler, Staged
+from .stats import EngineStats
+
+log = logging.getLogger("otel_eval.engine")
+
+#: Items taken from the queue for one group commit.
+MAX_GROUP = 64
+#: A finished evaluation whose commit keeps failing for our reasons is retried this often, then
+#: left to the next start (its session stays 'ended' in the database).
+MAX_EVALUATION_ATTEMPTS = 5
+
+
+@dataclass
+class IngestBatch:
+    spans: Sequence[SpanRecord] = ()
+    logs: Sequence[LogEvent] = ()
+    done: threading.Event = field(default_factory=threading.Event)
+    result: IngestResult = field(default_factory=IngestResult)
+    error: Optional[BaseException] = None
+    enqueued: float = field(default_factory=time.perf_counter)
+    unattended: bool = False
+    """Pulled from a span source: no caller waits for it, and it is not in the queue's count."""
+
+    @property
+    def size(self) -> int:
+        return len(self.spans) + len(self.logs)
+
+
+@dataclass
+class StoreEvaluation:
+    finished: FinishedEvaluation
+    attempts: int = 0
+
+
+@dataclass
+class EndSessions:
+    session_id: Optional[str]
+    """None: every open session (shutdown with ``score_open``)."""
+    done: threading.Event = field(default_factory=threading.Event)
+    ended: int = 0
+
+
+@dataclass
+class Barrier:
+    """Acknowledged once everything queued before it is committed (``flush``)."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
+class Stop:
+    pass
+
+
+@dataclass
+class Wake:
+    """A span source has something: start a round now rather than at the next tick."""
+
+
+WriterItem = Union[IngestBatch, StoreEvaluation, EndSessions, Barrier, Stop, Wake]
+SpanSource = Callable[[], list[SpanRecord]]
+"""Returns (and forgets) the spans a producer buffered; called by the writer at every round."""
+
+#: Spans a source hands over per round (the rest wait for the next round, a moment later).
+SOURCE_ROUND = 8192
+
+
+@dataclass
+class Health:
+    ok: bool
+    reason: str = ""
+
+
+class Writer:
+    def __init__(self, store: Store, scheduler: SessionScheduler, stats: EngineStats, *,
+                 ended: Callable[[list[str]], None],
+                 stored: Callable[[FinishedEvaluation, int, int], None],
+                 given_up: Callable[[FinishedEvaluation], None],
+                 released: Callable[[int], None]):
+        self.store = store
+        self.scheduler = scheduler
+        self.stats = stats
+        self.queue: "queue.Queue[WriterItem]" = queue.Queue()
+        self._ended = ended
+        self._stored = stored
+        self._given_up = given_up
+        self._released = released
+        self._failures = 0
+        self._last_error = ""
+        self._stopped = False
+        self._thread: Optional[threading.Thread] = None
+        self._sources: list[SpanSource] = []
+
+    def add_source(self, source: SpanSource) -> None:
+        self._sources.append(source)
+
+    # --- thread ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="otel-eval-writer", daemon=True)
+        self._thread.start()
+
+    def join(self, timeout: Optional[float] = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def put(self, item: WriterItem) -> None:
+        self.queue.put(item)
+
+    def health(self) -> Health:
+        if self._thread is not None and not self._thread.is_alive() and not self._stopped:
+            return Health(False, "the writer thread stopped")
+        if self._failures:
+            return Health(False, f"cannot write to {self.store.path}: {self._last_error}")
+        return Health(True)
+
+    def _run(self) -> None:
+        tick = self.scheduler.tick
+        while not self._stopped:
+            try:
+                first = self.queue.get(timeout=tick)
+            except queue.Empty:
+                first = None
+            items = [first] if first is not None else []
+            while len(items) < MAX_GROUP:
+                try:
+                    items.append(self.queue.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                self._round(items)
+            except Exception:  # a bug here must not end ingestion: log it and keep serving
+                log.exception("writer round failed")
+                for item in items:
+                    if isinstance(item, IngestBatch) and not item.done.is_set():
+                        item.error = item.error or StorageUnavailable("internal error while storing; retry later")
+                        item.done.set()
+                    elif isinstance(item, (Barrier, EndSessions)):
+                        item.done.set()
+            if self._failures:
+                time.sleep(min(1.0, 0.05 * 2 ** min(self._failures, 5)))  # a full disk does not clear at once
+
+    # --- one round ---------------------------------------------------------------------------
+
+    def _round(self, items: list[WriterItem]) -> None:
+        batches = [i for i in items if isinstance(i, IngestBatch)]
+        pulled = self._pull_sources()
+        if pulled is not None:
+            batches.append(pulled)
+        evaluations = [i for i in items if isinstance(i, StoreEvaluation)]
+        ends = [i for i in items if isinstance(i, EndSessions)]
+        if any(isinstance(i, Stop) for i in items):
+            self._stopped = True
+        if batches or evaluations:
+            self._commit_group(batches, evaluations)
+        ended = [pair for request in ends for pair in self._take_requested(request)]
+        ended += self.scheduler.take_due(time.time_ns())
+        if ended:
+            self._mark_ended(ended)
+        for item in items:
+            if isinstance(item, (Barrier, EndSessions)):
+                item.done.set()
+
+    def _pull_sources(self) -> Optional[IngestBatch]:
+        spans: list[SpanRecord] = []
+        for source in self._sources:
+            try:
+                spans.extend(source())
+            except Exception:
+                log.exception("a span source failed")
+        if not spans:
+            return None
+        self.stats.add(spans_received=len(spans))
+        return IngestBatch(spans=spans, unattended=True)
+
+    def _take_requested(self, request: EndSessions) -> list[tuple[str, str]]:
+        taken = self.scheduler.take_requested(request.session_id)
+        request.ended = len(taken)
+        return taken
+
+    def _commit_group(self, batches: list[IngestBatch], evaluations: list[StoreEvaluation]) -> None:
+        store = self.store
+        now_ns = time.time_ns()
+        staged: Optional[Staged] = None
+        kept: list[tuple[IngestBatch, int, int]] = []
+        written: list[tuple[StoreEvaluation, int, int]] = []
+        try:
+            with store.transaction():
+                for batch in batches:
+                    mine = Staged(earlier=staged)
+                    try:
+                        with store.transaction():  # a savepoint: this batch alone rolls back
+                            spans_stored = self._write_spans(batch, now_ns, mine) if batch.spans else 0
+                            logs_stored = store.insert_log_events(batch.logs, now_ns) if batch.logs else 0
+                    except Exception as exc:
+                        batch.error = _as_batch_error(exc)
+                        if not store.conn.in_transaction:
+                            raise  # SQLite rolled the whole group back (disk full, I/O error)
+                        log.warning("a batch of %d span(s) and %d log record(s) was not stored: %s",
+                                    len(batch.spans), len(batch.logs), exc)
+                        continue
+                    staged = mine
+                    kept.append((batch, spans_stored, logs_stored))
+                for item in evaluations:
+                    try:
+                        with store.transaction():
+                            evaluation_id, revision = commit_evaluation(store, item.finished)
+                    except Exception as exc:
+                        if not store.conn.in_transaction:
+                            written.append((item, 0, 0))  # retried with the rest, below
+                            raise
+                        self._evaluation_failed(item, exc)
+                        continue
+                    written.append((item, evaluation_id, revision))
+        except Exception as exc:  # BEGIN or COMMIT failed: nothing of this round is stored
+            self._failed(exc)
+            error = StorageUnavailable(f"could not commit: {exc}; retry later")
+            for batch, _, _ in kept:
+                batch.error = error
+            for item, _, _ in written:
+                self._evaluation_failed(item, exc)
+            kept, written = [], []
+            staged = None
+        else:
+            self._succeeded()
+        if staged is not None:
+            staged.apply(self.scheduler.tracker)
+        spans_stored = logs_stored = duplicates = 0
+        for batch, n_spans, n_logs in kept:
+            batch.result.accepted += len(batch.spans)
+            batch.result.stored += n_spans + n_logs
+            batch.result.duplicates += len(batch.spans) - n_spans
+            spans_stored += n_spans
+            logs_stored += n_logs
+            duplicates += len(batch.spans) - n_spans
+        self.stats.add(spans_stored=spans_stored, logs_stored=logs_stored, spans_duplicate=duplicates)
+        finished = time.perf_counter()
+        self._released(sum(b.size for b in batches if not b.unattended))
+        for batch in batches:
+            if batch.unattended:  # nobody waits to retry it: what was not stored is dropped
+                if batch.error is not None:
+                    self.stats.add(spans_dropped=len(batch.spans))
+                    log.warning("%d span(s) from the in-process source dropped: %s", len(batch.spans), batch.error)
+                continue
+            if batch.size:
+                self.stats.observe_ingest(finished - batch.enqueued)
+            batch.done.set()
+        for item, evaluation_id, revision in written:
+            self._stored(item.finished, evaluation_id, revision)
+
+    def _write_spans(self, batch: IngestBatch, now_ns: int, staged: Staged) -> int:
+        # The convention is detected here, once per span, and stored: scoring reads the span with
+        # it. So is the span type where the convention tells it cheaply: scoring then need not
+        # rewrite the span's row (a few KiB of raw JSON) just to fill that column in.
+        spans = list(batch.spans)
+        conventions = [convention_name(s) for s in spans]
+        span_types = [ingest_span_type(s, c) for s, c in zip(spans, conventions)]
+        return self.scheduler.store_spans(self.store, spans, conventions, span_types, now_ns, staged)
+
+    def _evaluation_failed(self, item: StoreEvaluation, exc: BaseException) -> None:
+        session_id = item.finished.session_id
+        item.attempts += 1
+        if _is_storage_fault(exc) and item.attempts < MAX_EVALUATION_ATTEMPTS:
+            log.warning("storing the evaluation of session %s failed (%s); will retry", session_id, exc)
+            self.queue.put(item)
+            return
+        log.error("storing the evaluation of session %s failed: %s; it stays 'ended' and is scored at the next "
+                  "start", session_id, exc)
+        self._given_up(item.finished)
+
+    def _mark_ended(self, ended: list[tuple[str, str]]) -> None:
+        now_ns = time.time_ns()
+        try:
+            with self.store.transaction():
+                for session_id, reason in ended:
+                    self.store.set_session_status(session_id, ENDED, reason, now_ns)
+        except Exception as exc:
+            self._failed(exc)
+            self.scheduler.end_failed(ended)
+            return
+        self._succeeded()
+        for session_id, reason in ended:
+            log.debug("session %s ended (%s)", session_id, reason)
+        self._ended([session_id for session_id, _ in ended])
+
+    def _failed(self, exc: BaseException) -> None:
+        self._failures += 1
+        self._last_error = str(exc) or type(exc).__name__
+        self.stats.add(commit_failures=1)
+        if self._failures == 1 or self._failures % 100 == 0:
+            log.error("could not write to %s (%d failure(s) in a row): %s", self.store.path, self._failures, exc)
+
+    def _succeeded(self) -> None:
+        if self._failures:
+            log.info("writing to %s works again after %d failure(s)", self.store.path, self._failures)
+        self._failures = 0
+        self._last_error = ""
+
+
+class Checkpointer:
+    """Copies the WAL back into the database file from its own thread and connection.
+
+    SQLite's automatic checkpoint runs inside the commit that crosses the WAL's size limit, so the
+    one writer would stop for the fsyncs of every checkpoint (on a busy disk, most of its time).
+    Here the writer's connection does not checkpoint; this thread runs a PASSIVE checkpoint (it
+    never waits for the writer or readers) every ``interval`` seconds, off the writer's path."""
+
+    def __init__(self, db_path: str, interval: float = 0.5):
+        self.db_path = db_path
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="otel-eval-checkpoint", daemon=True)
+
+    def start(self) -> "Checkpointer":
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        conn = sqlite3.connect(self.db_path, timeout=1.0, isolation_level=None, check_same_thread=False)
+        try:
+            while not self._stop.wait(self.interval):
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                except sqlite3.Error as exc:  # busy or failing disk: the next round tries again
+                    log.debug("checkpoint of %s failed: %s", self.db_path, exc)
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # leave a small WAL behind
+            except sqlite3.Error:
+                pass
+        finally:
+            conn.close()
+
+    def stop(self, timeout: Optional[float] = None) -> None:
+        self._stop.set()
+        self._thread.join(timeout)
+
+
+def _is_storage_fault(exc: BaseException) -> bool:
+    """Our side, not the data: disk full, locked, I/O error, a corrupt or unreadable file."""
+    return isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError
+
+
+def _as_batch_error(exc: BaseException) -> BaseException:
+    if _is_storage_fault(exc):
+        return StorageUnavailable(f"could not store: {exc}; retry later")
+    return exc

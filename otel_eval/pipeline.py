@@ -1,0 +1,149 @@
+"""One session from the database to a finished evaluation record: the single path the live
+engine's score workers, ``rescore``, ``export`` and ``inspect`` share.
+
+``load_session`` reads a session's spans (with the convention detected at ingest) and log
+events and maps them; ``score_session`` evaluates it and builds the record the writer commits;
+``commit_evaluation`` stores that record in the caller's transaction. Only
+``commit_evaluation`` writes, so a score worker runs the rest on a read-only connection.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+from .mapping import MappedSpan, map_spans
+from .models.evalset import EvalConfig
+from .models.results import EvalCaseResult
+from .spans import LogEvent, SpanRecord, from_json
+from .store import ENDED, EncodedDetails, Store, agent_data_params
+from .truncation import DEFAULT_LIMIT
+
+log = logging.getLogger("otel_eval.pipeline")
+
+
+@dataclass
+class ScoringContext:
+    """What scoring a session needs, built once per engine, worker or rescore run."""
+
+    index: Any
+    """A :class:`otel_eval.golden.GoldenIndex` (``match``, ``eval_set_of``)."""
+    config: EvalConfig = field(default_factory=EvalConfig.default)
+    judge: Any = None
+    max_value_chars: int = DEFAULT_LIMIT
+    config_hash: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.config_hash:
+            from .engine.settings import config_hash
+
+            self.config_hash = config_hash(self.config)
+
+
+@dataclass
+class LoadedSession:
+    session_id: str
+    spans: list[SpanRecord]
+    events: list[LogEvent]
+    mapped: list[MappedSpan]
+    stored_span_types: list[Optional[str]] = field(default_factory=list)
+    """``spans.span_type`` as stored (at ingest, or by an earlier scoring), one per span."""
+
+
+def map_session(spans: Sequence[SpanRecord], events: Sequence[LogEvent] = (), max_value_chars: int = DEFAULT_LIMIT,
+                conventions: Optional[Sequence[Optional[str]]] = None) -> list[MappedSpan]:
+    """Every span read by its convention (``conventions``: the names detected at ingest, else
+    detected now), with content that arrived as log records joined to its span."""
+    from .evaluate import apply_logs
+
+    mapped = map_spans(spans, max_value_chars, conventions=conventions)
+    apply_logs(mapped, events)
+    return mapped
+
+
+def load_session(store: Store, session_id: str, max_value_chars: int = DEFAULT_LIMIT) -> Optional[LoadedSession]:
+    """A stored session, mapped; None when it has no spans."""
+    rows = store.session_span_rows(session_id)
+    if not rows:
+        return None
+    spans = [from_json(raw) for raw, _, _ in rows]
+    events = store.session_log_events(session_id)
+    mapped = map_session(spans, events, max_value_chars, conventions=[convention for _, convention, _ in rows])
+    return LoadedSession(session_id, spans, events, mapped, [span_type for _, _, span_type in rows])
+
+
+@dataclass
+class FinishedEvaluation:
+    """A scored session ready to commit. Picklable: it crosses from a score worker process."""
+
+    session_id: str
+    result: EvalCaseResult
+    record: dict[str, Any]
+    """Keyword arguments of :meth:`Store.record_evaluation`."""
+    matched: bool
+    matched_by: str
+    agent_version: Optional[str]
+    trace_ids: tuple[str, ...]
+    root_span_ids: tuple[str, ...]
+    seconds: float
+
+
+def score_loaded(loaded: LoadedSession, ctx: ScoringContext, expected_status: str = ENDED,
+                 details: Optional[dict[str, Any]] = None, started: Optional[float] = None) -> FinishedEvaluation:
+    """Evaluate a loaded session and build its record. A bug or a pathological trace must not
+    leave the session unscored forever: an exception is stored as the evaluation's error."""
+    from .evaluate import evaluate_mapped, failed_outcome
+
+    started = time.perf_counter() if started is None else started
+    session_id = loaded.session_id
+    try:
+        outcome = evaluate_mapped(session_id, loaded.mapped, ctx.index, ctx.config, ctx.judge)
+    except Exception as exc:
+        log.exception("evaluating session %s failed; storing the error as its evaluation", session_id)
+        outcome = failed_outcome(session_id, exc)
+    outcome.result.session_id = session_id
+    mapped = outcome.mapped or loaded.mapped
+    details = {**outcome.details, **(details or {})}
+    record = dict(
+        eval_set_id=outcome.match.eval_set_id, matched_by=outcome.match.method,
+        match_score=outcome.match.score, config_hash=ctx.config_hash,
+        agent_version=outcome.trajectory.agent_version, query=outcome.trajectory.query,
+        columns=outcome.columns, details=details, encoded=EncodedDetails.of(details, outcome.result),
+        session_fields=outcome.session_fields, expected_status=expected_status,
+        agent_params=agent_data_params(
+            [(m.span.trace_id, m.span.span_id, session_id, "span", m.data) for m in mapped]
+            + [(trace_id, data.turn_id or trace_id, session_id, "trace", data)
+               for trace_id, data in outcome.trace_records.items()]),
+        span_types=_changed_span_types(mapped, loaded),
+    )
+    trace_ids = tuple(dict.fromkeys(s.trace_id for s in loaded.spans))
+    roots = tuple(s.span_id for s in loaded.spans if s.is_root)
+    return FinishedEvaluation(session_id, outcome.result, record, outcome.match.case is not None,
+                              outcome.match.method, outcome.trajectory.agent_version, trace_ids, roots,
+                              time.perf_counter() - started)
+
+
+def _changed_span_types(mapped: list[MappedSpan], loaded: LoadedSession) -> list[tuple[str, str, str]]:
+    """``(trace_id, span_id, span_type)`` of the spans whose stored type is not the one read now:
+    updating a span's row rewrites its raw JSON, so unchanged ones are left alone."""
+    stored = {(s.trace_id, s.span_id): t for s, t in zip(loaded.spans, loaded.stored_span_types)}
+    return [(m.span.trace_id, m.span.span_id, m.reading.span_type) for m in mapped
+            if stored.get((m.span.trace_id, m.span.span_id)) != m.reading.span_type]
+
+
+def score_session(store: Store, session_id: str, ctx: ScoringContext, expected_status: str = ENDED,
+                  details: Optional[dict[str, Any]] = None) -> Optional[FinishedEvaluation]:
+    """Load and score one stored session (reads only); None when it has no spans."""
+    started = time.perf_counter()
+    loaded = load_session(store, session_id, ctx.max_value_chars)
+    if loaded is None:
+        return None
+    return score_loaded(loaded, ctx, expected_status, details, started)
+
+
+def commit_evaluation(store: Store, finished: FinishedEvaluation) -> tuple[int, int]:
+    """Store the record as the session's next revision (in the caller's transaction, if any);
+    returns ``(evaluation_id, revision)``."""
+    return store.record_evaluation(finished.session_id, finished.result, **finished.record)
