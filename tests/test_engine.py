@@ -251,6 +251,30 @@ def test_a_second_engine_on_the_same_database_is_refused(tmp_path):
     Engine(db).start().close()  # free again once the first one closed
 
 
+def test_a_clean_stop_removes_the_lock_file_and_a_killed_engines_file_is_taken_over(tmp_path):
+    import subprocess
+    import sys
+
+    db = tmp_path / "e.db"
+    lock = tmp_path / "e.db.lock"
+    engine = Engine(db).start()
+    assert lock.read_text().startswith("otel-eval pid")
+    engine.close()
+    assert not lock.exists()
+
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from otel_eval.engine import Engine; Engine(sys.argv[1]).start(); "
+        "print('started', flush=True); time.sleep(60)"), str(db)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "started"
+    finally:
+        holder.kill()
+        holder.wait()
+    assert lock.exists()  # kill -9 leaves the file, but not the flock
+    Engine(db).start().close()
+    assert not lock.exists()
+
+
 def test_scoring_in_a_worker_process_gives_the_same_results(tmp_path):
     results = []
     db = tmp_path / "e.db"

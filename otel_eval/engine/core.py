@@ -129,7 +129,8 @@ class Engine:
             self._writer = Writer(store, self._scheduler, self._stats, ended=self._score,
                                   stored=self._stored, given_up=self._given_up, released=self._release)
         except BaseException:
-            self._lock_file.close() if self._lock_file is not None else None
+            _release_lock(self._lock_file)
+            self._lock_file = None
             raise
         self._notifier = threading.Thread(target=self._notify_loop, name="otel-eval-notify", daemon=True)
         self._notifier.start()
@@ -280,8 +281,9 @@ class Engine:
         if self._notifier is not None:
             self._notifier.join(timeout)
         writer.store.close()
-        if self._lock_file is not None:
-            self._lock_file.close()  # closing releases the lock
+        self._scheduler.activity.flush()
+        _release_lock(self._lock_file)
+        self._lock_file = None
         self._closed = True
 
     # --- health and stats ----------------------------------------------------------------------
@@ -369,8 +371,9 @@ class Engine:
                 self._stats.add(evaluations_total=1, evaluations_passed=int(result.passed))
             else:
                 self._stats.add(evaluations_not_evaluated=1)
-        log.info("session %s scored (revision %d): %s, case %s, score %.2f", result.session_id, event.revision,
-                 result.verdict if event.matched else event.matched_by, result.eval_id or "-", result.score)
+        self._scheduler.activity.scored(result.session_id, event.revision,
+                                        result.verdict if event.matched else event.matched_by,
+                                        result.eval_id or "-", result.score)
         for listener in self._listeners:
             try:
                 listener(event)
@@ -392,20 +395,43 @@ def _exclusive_lock(db_path: str) -> Any:
         return None
     from ..errors import OtelEvalError
 
-    handle = open(db_path + ".lock", "a+")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        handle.seek(0)
-        holder = handle.read().strip() or "another process"
+    path = db_path + ".lock"
+    while True:
+        handle = open(path, "a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise OtelEvalError(f"{db_path}: already in use by {holder}; run one otel-eval engine per database "
+                                "(a second one would score sessions twice)") from None
+        try:
+            same_file = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
+        except FileNotFoundError:
+            same_file = False
+        if same_file:
+            break
+        # The engine that held it removed the file between our open and our lock: lock the new one.
         handle.close()
-        raise OtelEvalError(f"{db_path}: already in use by {holder}; run one otel-eval engine per database "
-                            "(a second one would score sessions twice)") from None
     handle.seek(0)
     handle.truncate()
     handle.write(f"otel-eval pid {os.getpid()}\n")
     handle.flush()
     return handle
+
+
+def _release_lock(handle: Any) -> None:
+    """Remove ``<db>.lock`` on a clean stop (a killed engine leaves it; the next start takes it
+    over, since the lock is the flock, not the file). Removed while still locked, so no other
+    engine can hold a lock on a file that is about to vanish (see the inode check above)."""
+    if handle is None:
+        return
+    try:
+        os.unlink(handle.name)
+    except OSError:
+        pass
+    handle.close()
 
 
 def _load_golden(source: GoldenSource) -> EvalSet:

@@ -22,6 +22,7 @@ from ..sessions import (
 )
 from ..spans import SpanRecord
 from ..store import ENDED, OPEN, SCORED, Store
+from .activity import ActivityLog
 
 log = logging.getLogger("otel_eval.engine")
 
@@ -53,9 +54,10 @@ class Staged:
 
 
 class SessionScheduler:
-    def __init__(self, timing: Timing):
+    def __init__(self, timing: Timing, activity: Optional[ActivityLog] = None):
         self.timing = timing
         self.tracker = SessionTracker(timing)
+        self.activity = activity or ActivityLog(timing)
         self._retry_ends: list[tuple[str, str]] = []
         """Sessions whose end could not be committed (storage fault): marked again next round."""
 
@@ -122,9 +124,11 @@ class SessionScheduler:
         previous = store.touch_sessions(
             [(session_id, keyed_by, len(members), any(map(ends_session, members)))
              for session_id, (keyed_by, members) in per_session.items()], now_ns)
-        for session_id, (_, members) in per_session.items():
+        for session_id, (keyed_by, members) in per_session.items():
             if previous.get(session_id) in (SCORED, ENDED):
                 log.info("session %s re-opened by %d late span(s); it will be scored again", session_id, len(members))
+            elif session_id not in previous:  # said once committed: a rolled-back batch opened nothing
+                staged.changes.append(lambda t, s=session_id, k=keyed_by: self.activity.opened(s, k))
         return sum(fresh)
 
     def _resolve(self, store: Store, trace_id: str, known: Optional[str], named: Optional[str],
