@@ -248,7 +248,12 @@ def run(config: CollectorConfig, *, ready: Optional[Callable[[Collector], None]]
         if ready is not None:
             ready(collector)
         while not stop.wait(0.5):
-            pass
+            health = collector.engine.health()
+            if health.fatal:  # e.g. the writer thread died: nothing more can be stored
+                log.error("cannot go on: %s; exiting with status 1 so a supervisor restarts the collector",
+                          health.reason)
+                collector.stop()
+                return 1
         if received:
             log.info("%s received: stopping receivers, committing queued spans", signal.Signals(received[0]).name)
         collector.stop()

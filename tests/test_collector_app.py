@@ -6,6 +6,8 @@ import json
 import logging
 import socket
 
+import pytest
+
 from collector.app import main
 from collector.config import Endpoint
 
@@ -62,3 +64,42 @@ def test_address_in_use_exits_2_naming_the_address(tmp_path, caplog):
             status = main(["--db", str(tmp_path / "eval.db"), "--grpc", "off", "--http", f"127.0.0.1:{port}"])
     assert status == 2
     assert f"cannot listen for HTTP on 127.0.0.1:{port}" in caplog.text
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")  # the killed writer
+def test_a_collector_whose_writer_died_says_so_and_exits_1(tmp_path, caplog):
+    """Nothing can be stored once the writer thread is gone: /healthz says so, and the process
+    exits non-zero so a supervisor restarts it (the writer itself never dies of a SQLite error;
+    this stands in for a bug that would kill it)."""
+    import threading
+
+    from collector.app import run
+    from collector.config import CollectorConfig
+
+    class WriterKilled(BaseException):
+        pass
+
+    started = threading.Event()
+    collectors = []
+
+    def ready(collector):
+        collectors.append(collector)
+        started.set()
+
+    config = CollectorConfig(db=str(tmp_path / "eval.db"), grpc=Endpoint("127.0.0.1", 0),
+                             http=Endpoint("127.0.0.1", 0), score_workers=0)
+    outcome = []
+    runner = threading.Thread(target=lambda: outcome.append(run(config, ready=ready, stop_event=threading.Event())))
+    caplog.set_level(logging.ERROR, logger="otel_eval.collector")
+    runner.start()
+    assert started.wait(30)
+    collector = collectors[0]
+    writer = collector.engine._writer
+
+    def die(_items):
+        raise WriterKilled()
+
+    writer._round = die  # the next round (at most one tick away) raises and ends the thread
+    runner.join(30)
+    assert not runner.is_alive() and outcome == [1]
+    assert any("cannot go on: the writer thread stopped" in r.getMessage() for r in caplog.records)

@@ -98,6 +98,8 @@ SOURCE_ROUND = 8192
 class Health:
     ok: bool
     reason: str = ""
+    fatal: bool = False
+    """The engine cannot go on by itself (its writer thread is gone): only a restart helps."""
 
 
 class Writer:
@@ -142,7 +144,7 @@ class Writer:
 
     def health(self) -> Health:
         if self._thread is not None and not self._thread.is_alive() and not self._stopped:
-            return Health(False, "the writer thread stopped")
+            return Health(False, "the writer thread stopped", fatal=True)
         if self._failures:
             return Health(False, f"cannot write to {self.store.path}: {self._last_error}")
         return Health(True)
