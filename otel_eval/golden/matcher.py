@@ -32,78 +32,17 @@ not errors.
 from __future__ import annotations
 
 import logging
-import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
 from rapidfuzz import fuzz, process
 
 from ..models.evalset import EvalCase, EvalSet
+from .embedding import EmbeddingError, EmbeddingScorer, numbers_in
+from .text import differing_words, fuzzy_word, normalize_query, query_words
 
-#: Word-level similarity (rapidfuzz ratio, 0–100) at which two words count as the same word.
-WORD_SIMILARITY = 80.0
-#: Words shorter than this, and words with digits, must be identical ("in"/"on", "10"/"100").
-MIN_FUZZY_WORD = 4
 #: How many candidates the evidence lists.
 EVIDENCE_CANDIDATES = 5
-
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
-                         "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"'})
-_SPACES = re.compile(r"\s+")
-_TRAILING_PUNCT = re.compile(r"[\s.!?\u2026\u3002\uff1f\uff01]+$")
-_WORD = re.compile(r"\w+")
-
-
-def normalize_query(text: Optional[str]) -> str:
-    """The form queries are compared in: Unicode NFKC, typographic quotes → ASCII, case-folded,
-    whitespace runs → one space, trimmed, trailing sentence punctuation (. ! ? … 。？！) removed.
-
-    "What’s the weather in  Tokyo?" and "what's the weather in tokyo" normalise alike; inner
-    punctuation is kept ("2+2" is not "22").
-    """
-    if not text:
-        return ""
-    # NFKC again after case-folding: folding can yield decomposed forms, and the result must be
-    # stable under a second normalisation (the exact index is keyed by it).
-    text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold())
-    text = _SPACES.sub(" ", text).strip()
-    return _TRAILING_PUNCT.sub("", text)
-
-
-def query_words(normalized: str) -> list[str]:
-    """Words for the word guard; apostrophes are dropped so "what's" and "whats" are one word."""
-    return _WORD.findall(normalized.replace("'", ""))
-
-
-def differing_words(a: str, b: str) -> tuple[list[str], list[str]]:
-    """Words of ``a`` and of ``b`` without a counterpart on the other side (see the word guard)."""
-    left, right = query_words(a), query_words(b)
-    remaining = list(right)
-    unpaired: list[str] = []
-    for word in left:  # identical words first, so a near-miss never takes an exact partner
-        if word in remaining:
-            remaining.remove(word)
-        else:
-            unpaired.append(word)
-    still: list[str] = []
-    for word in unpaired:
-        best, best_score = None, 0.0
-        if _fuzzy_word(word):
-            for other in remaining:
-                if _fuzzy_word(other):
-                    score = fuzz.ratio(word, other)
-                    if score >= WORD_SIMILARITY and score > best_score:
-                        best, best_score = other, score
-        if best is None:
-            still.append(word)
-        else:
-            remaining.remove(best)
-    return still, remaining
-
-
-def _fuzzy_word(word: str) -> bool:
-    return len(word) >= MIN_FUZZY_WORD and not any(ch.isdigit() for ch in word)
 
 
 @dataclass(frozen=True)
@@ -316,17 +255,15 @@ class GoldenIndex:
         extra_query, extra_case = differing_words(normalized, choice)
         common = max(2, len(self._queries) // 2)
         own = set(query_words(choice))
-        foreign = [w for w in extra_query if _fuzzy_word(w) and w not in own and 0 < self._word_df.get(w, 0) < common]
+        foreign = [w for w in extra_query if fuzzy_word(w) and w not in own and 0 < self._word_df.get(w, 0) < common]
         # A case word counts when another golden query has it too (its own query makes df >= 1).
-        foreign += [w for w in extra_case if _fuzzy_word(w) and 1 < self._word_df.get(w, 0) < common]
+        foreign += [w for w in extra_case if fuzzy_word(w) and 1 < self._word_df.get(w, 0) < common]
         return foreign
 
     def _by_embedding(self, normalized: str, scope: Optional[list[_Entry]], evidence: dict[str, Any],
                       guarded: set[str]) -> Optional[Match]:
         """The embedding step: a Match when a case qualifies or several tie, else None (the fuzzy
         step's unmatched stands, with this step's evidence added)."""
-        from .embedding import EmbeddingError, EmbeddingScorer, numbers_in
-
         assert self.embedding_threshold is not None
         if self._embedding is None:
             self._embedding = EmbeddingScorer(self._queries, self.embed)
