@@ -35,10 +35,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
-from rapidfuzz import fuzz, process
-
 from ..models.evalset import EvalCase, EvalSet
 from .embedding import EmbeddingError, EmbeddingScorer, numbers_in
+from .fuzzy_search import QueryTable
 from .text import differing_words, fuzzy_word, normalize_query, query_words
 
 #: How many candidates the evidence lists.
@@ -71,6 +70,10 @@ class _Entry:
     case: EvalCase
     normalized: str
 
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.eval_set_id, self.case.eval_id
+
     def describe(self, score: Optional[float] = None) -> dict[str, Any]:
         out: dict[str, Any] = {"eval_set_id": self.eval_set_id, "eval_id": self.case.eval_id, "query": self.case.query}
         if score is not None:
@@ -79,8 +82,10 @@ class _Entry:
 
 
 class GoldenIndex:
-    """All loaded golden cases, indexed for matching: a dict for exact and case-id lookups, the
-    list of distinct normalised queries for rapidfuzz's ``process.extract``."""
+    """All loaded golden cases, indexed for matching: dicts for exact and case-id lookups, the
+    distinct normalised queries in a :class:`QueryTable` for the fuzzy step. A case is known by
+    (eval_set_id, eval_id), so the eval set ids must differ; the index pickles (score worker
+    processes get it whole instead of parsing the sets again)."""
 
     def __init__(self, eval_sets: Iterable[EvalSet], fuzzy_threshold: float = 90.0, ambiguity_margin: float = 2.0,
                  embedding_threshold: Optional[float] = None,
@@ -102,25 +107,41 @@ class GoldenIndex:
         self._by_query: dict[str, list[_Entry]] = {}
         self._by_id: dict[str, list[_Entry]] = {}
         self._by_set: dict[str, list[_Entry]] = {}
-        self._set_of_case: dict[int, EvalSet] = {}
+        self._sets: dict[str, EvalSet] = {}
+        self._by_key: dict[tuple[str, str], _Entry] = {}
         for eval_set in self.eval_sets:
-            self._by_set.setdefault(eval_set.eval_set_id, [])
+            if eval_set.eval_set_id in self._sets:
+                raise ValueError(f"two eval sets have the id {eval_set.eval_set_id!r}: a case is known by "
+                                 "(eval_set_id, eval_id), so ids must differ (otel_eval.golden.load_sets makes "
+                                 "the ids of sets from different files distinct)")
+            self._sets[eval_set.eval_set_id] = eval_set
+            self._by_set[eval_set.eval_set_id] = []
             for case in eval_set.eval_cases:
-                self._set_of_case[id(case)] = eval_set
                 entry = _Entry(eval_set.eval_set_id, case, normalize_query(case.query))
+                if entry.key in self._by_key:
+                    raise ValueError(f"eval set {eval_set.eval_set_id!r} has two cases with eval_id {case.eval_id!r}")
+                self._by_key[entry.key] = entry
                 self._entries.append(entry)
                 self._by_id.setdefault(case.eval_id, []).append(entry)
                 self._by_set[eval_set.eval_set_id].append(entry)
                 if entry.normalized:
                     self._by_query.setdefault(entry.normalized, []).append(entry)
         self._queries = list(self._by_query)
+        # Built once here, not per session: the distinct queries sorted for length-bounded search.
+        self._table = QueryTable(self._queries)
+        self._set_tables: dict[str, tuple[QueryTable, dict[str, list[_Entry]]]] = {}
 
     # --- lookups ------------------------------------------------------------------------------
 
-    def eval_set_of(self, case: Optional[EvalCase]) -> Optional[EvalSet]:
-        """The loaded eval set a matched case belongs to (its metadata may carry the set's
-        criteria). By identity, not id: two files can give their sets the same eval_set_id."""
-        return self._set_of_case.get(id(case)) if case is not None else None
+    def eval_set(self, eval_set_id: Optional[str]) -> Optional[EvalSet]:
+        """The loaded eval set with this id (a match's ``eval_set_id``); None for None or an
+        unknown id. Its ``criteria``, when it declares any, score its cases."""
+        return self._sets.get(eval_set_id) if eval_set_id is not None else None
+
+    def case(self, eval_set_id: str, eval_id: str) -> Optional[EvalCase]:
+        """The case ``eval_id`` of eval set ``eval_set_id``: how a case is known across processes."""
+        entry = self._by_key.get((eval_set_id, eval_id))
+        return entry.case if entry is not None else None
 
     @property
     def cases(self) -> list[EvalCase]:
@@ -159,6 +180,7 @@ class GoldenIndex:
         normalized = normalize_query(query)
         evidence: dict[str, Any] = {"query": query, "normalized": normalized, "case_hint": case_hint}
         scope: Optional[list[_Entry]] = None
+        scope_set: Optional[str] = None
 
         if case_hint:
             by_id = self._resolve_id(case_hint)
@@ -170,7 +192,7 @@ class GoldenIndex:
                 scope = by_id
                 evidence["hint_scope"] = f"eval_id {case_hint!r} is in {len(by_id)} eval sets; matching the query among them"
             elif case_hint in self._by_set:
-                scope = self._by_set[case_hint]
+                scope, scope_set = self._by_set[case_hint], case_hint
                 evidence["hint_scope"] = f"eval set {case_hint!r}"
             else:
                 evidence["hint_scope"] = f"case hint {case_hint!r} names no loaded case or eval set; ignored"
@@ -195,23 +217,33 @@ class GoldenIndex:
             evidence["reason"] = f"{len(exact)} cases have this query; give a case id to choose"
             return Match(None, None, "ambiguous", 100.0, evidence)
         guarded: set[str] = set()
-        fuzzy = self._fuzzy(normalized, scope, evidence, guarded)
+        fuzzy = self._fuzzy(normalized, scope, evidence, guarded, scope_set)
         if fuzzy.method != "unmatched" or self.embedding_threshold is None:
             return fuzzy
         return self._by_embedding(normalized, scope, evidence, guarded) or fuzzy
 
-    def _fuzzy(self, normalized: str, scope: Optional[list[_Entry]], evidence: dict[str, Any],
-               guarded: Optional[set[str]] = None) -> Match:
-        """``guarded`` receives the normalised queries the word guard rejected."""
+    def _table_for(self, scope: Optional[list[_Entry]],
+                   scope_set: Optional[str]) -> tuple[QueryTable, dict[str, list[_Entry]]]:
+        """The query table to search and its entries by normalised query: all cases, or a scope."""
         if scope is None:
-            queries, groups = self._queries, self._by_query
-        else:
-            groups = {}
-            for e in scope:
-                if e.normalized:
-                    groups.setdefault(e.normalized, []).append(e)
-            queries = list(groups)
-        hits = process.extract(normalized, queries, scorer=fuzz.ratio, score_cutoff=self.fuzzy_threshold, limit=None)
+            return self._table, self._by_query
+        if scope_set is not None and scope_set in self._set_tables:
+            return self._set_tables[scope_set]
+        groups: dict[str, list[_Entry]] = {}
+        for e in scope:
+            if e.normalized:
+                groups.setdefault(e.normalized, []).append(e)
+        found = QueryTable(list(groups)), groups
+        if scope_set is not None:
+            self._set_tables[scope_set] = found
+        return found
+
+    def _fuzzy(self, normalized: str, scope: Optional[list[_Entry]], evidence: dict[str, Any],
+               guarded: Optional[set[str]] = None, scope_set: Optional[str] = None) -> Match:
+        """``guarded`` receives the normalised queries the word guard rejected; ``scope_set``
+        names the eval set ``scope`` is, when it is one (its query table is kept)."""
+        table, groups = self._table_for(scope, scope_set)
+        hits = table.above(normalized, self.fuzzy_threshold)
         accepted: list[tuple[_Entry, float]] = []
         rejected: list[dict[str, Any]] = []
         for choice, score, _ in hits:  # best first
@@ -234,7 +266,7 @@ class GoldenIndex:
                               lambda best: f"fuzzy ratio {best:.2f} >= {self.fuzzy_threshold:g} "
                                            "and every word has a counterpart")
         # Nothing qualified: show the nearest queries so a near miss can be diagnosed.
-        nearest = process.extract(normalized, queries, scorer=fuzz.ratio, limit=EVIDENCE_CANDIDATES)
+        nearest = table.nearest(normalized, EVIDENCE_CANDIDATES)
         evidence.setdefault("candidates", [
             entry.describe(score) for choice, score, _ in nearest for entry in groups[choice]
         ][:EVIDENCE_CANDIDATES])
