@@ -84,8 +84,9 @@ class _Entry:
 class GoldenIndex:
     """All loaded golden cases, indexed for matching: dicts for exact and case-id lookups, the
     distinct normalised queries in a :class:`QueryTable` for the fuzzy step. A case is known by
-    (eval_set_id, eval_id), so the eval set ids must differ; the index pickles (score worker
-    processes get it whole instead of parsing the sets again)."""
+    (eval_set_id, eval_id), not by object identity: sets may share an id but not a case of it,
+    and a score worker process that builds its index from the same sets knows every case by the
+    same key."""
 
     def __init__(self, eval_sets: Iterable[EvalSet], fuzzy_threshold: float = 90.0, ambiguity_margin: float = 2.0,
                  embedding_threshold: Optional[float] = None,
@@ -107,20 +108,18 @@ class GoldenIndex:
         self._by_query: dict[str, list[_Entry]] = {}
         self._by_id: dict[str, list[_Entry]] = {}
         self._by_set: dict[str, list[_Entry]] = {}
-        self._sets: dict[str, EvalSet] = {}
         self._by_key: dict[tuple[str, str], _Entry] = {}
+        self._set_of: dict[tuple[str, str], EvalSet] = {}
         for eval_set in self.eval_sets:
-            if eval_set.eval_set_id in self._sets:
-                raise ValueError(f"two eval sets have the id {eval_set.eval_set_id!r}: a case is known by "
-                                 "(eval_set_id, eval_id), so ids must differ (otel_eval.golden.load_sets makes "
-                                 "the ids of sets from different files distinct)")
-            self._sets[eval_set.eval_set_id] = eval_set
-            self._by_set[eval_set.eval_set_id] = []
+            self._by_set.setdefault(eval_set.eval_set_id, [])
             for case in eval_set.eval_cases:
                 entry = _Entry(eval_set.eval_set_id, case, normalize_query(case.query))
                 if entry.key in self._by_key:
-                    raise ValueError(f"eval set {eval_set.eval_set_id!r} has two cases with eval_id {case.eval_id!r}")
+                    raise ValueError(f"two cases are known as {'/'.join(entry.key)!r}: a case is known by "
+                                     "(eval_set_id, eval_id), so sets that share an id must not share an "
+                                     "eval_id (otel_eval.golden.GoldenSets makes such ids distinct)")
                 self._by_key[entry.key] = entry
+                self._set_of[entry.key] = eval_set
                 self._entries.append(entry)
                 self._by_id.setdefault(case.eval_id, []).append(entry)
                 self._by_set[eval_set.eval_set_id].append(entry)
@@ -133,10 +132,14 @@ class GoldenIndex:
 
     # --- lookups ------------------------------------------------------------------------------
 
-    def eval_set(self, eval_set_id: Optional[str]) -> Optional[EvalSet]:
-        """The loaded eval set with this id (a match's ``eval_set_id``); None for None or an
-        unknown id. Its ``criteria``, when it declares any, score its cases."""
-        return self._sets.get(eval_set_id) if eval_set_id is not None else None
+    def set_of(self, eval_set_id: Optional[str], eval_id: Optional[str]) -> Optional[EvalSet]:
+        """The loaded eval set that case ``eval_id`` of ``eval_set_id`` came from (a match's
+        ``eval_set_id`` and ``eval_id``); None when there is no such case. Its ``criteria``, when
+        it declares any, score the case. Two files may give their sets one id, so this is by
+        case: their eval_ids tell them apart."""
+        if eval_set_id is None or eval_id is None:
+            return None
+        return self._set_of.get((eval_set_id, eval_id))
 
     def case(self, eval_set_id: str, eval_id: str) -> Optional[EvalCase]:
         """The case ``eval_id`` of eval set ``eval_set_id``: how a case is known across processes."""
