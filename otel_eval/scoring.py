@@ -26,7 +26,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Optional
 
-from .metrics.arguments import ArgumentPolicy
+from .models.arguments import ArgumentPolicy
 from .metrics.health import FLAG_LIMITS, LIMITS, health
 from .metrics.judge import Judge
 from .metrics.layer1 import layer1_criterion

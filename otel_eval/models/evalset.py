@@ -19,10 +19,8 @@ from pydantic import (BaseModel, Field, SerializerFunctionWrapHandler, Validatio
 from pydantic_core import PydanticCustomError
 
 from ..errors import InputError
+from .arguments import IGNORE, arguments_equal  # noqa: F401  (IGNORE: golden formats import it from here)
 from .suggest import unknown_name
-
-#: Argument value that matches anything (Big Sky's ``"IGNORE"``).
-IGNORE = "IGNORE"
 
 
 class MessageContent(BaseModel):
@@ -66,8 +64,6 @@ class ToolCall(BaseModel):
         if check_call_id and self.call_id != other.call_id:
             return False
         if check_args and self.check_args is not False:
-            from ..metrics.arguments import arguments_equal
-
             return arguments_equal(self.args, other.args)
         return True
 
