@@ -36,8 +36,10 @@ _SLACK = 1e-6
 class QueryTable:
     """Distinct normalised golden queries, sorted by length for searches by ``fuzz.ratio``."""
 
-    def __init__(self, queries: Sequence[str]):
+    def __init__(self, queries: Sequence[str], remember: int = REMEMBERED):
+        """``remember``: how many searches to keep the answer of (0: none)."""
         self.queries = list(queries)
+        self.remember = remember
         order = sorted(range(len(self.queries)), key=lambda i: len(self.queries[i]))
         self._position = order
         self._by_length = [self.queries[i] for i in order]
@@ -100,8 +102,9 @@ class QueryTable:
                 self._remembered.move_to_end(key)
                 return found
         found = search()
-        with self._lock:
-            self._remembered[key] = found
-            if len(self._remembered) > REMEMBERED:
-                self._remembered.popitem(last=False)
+        if self.remember > 0:
+            with self._lock:
+                self._remembered[key] = found
+                if len(self._remembered) > self.remember:
+                    self._remembered.popitem(last=False)
         return found
