@@ -23,7 +23,7 @@ import hashlib
 import json
 import time
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 from ..models.evalset import EvalSet
 from .load import load_golden_files
