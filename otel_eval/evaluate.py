@@ -75,7 +75,7 @@ def evaluate_mapped(session_id: str, mapped: list[MappedSpan], index: Any, confi
     trace_records = {trace_id: aggregate_trace(members) for trace_id, members in per_trace.items()}
     match = index.match(trajectory.query, case_hint=trajectory.case_hint)
     # A golden set that declares its own criteria (Big Sky evaluators) is scored by them.
-    eval_set = index.eval_set_of(match.case) if hasattr(index, "eval_set_of") else None
+    eval_set = index.set_of(match.eval_set_id, match.eval_id)
     case_config = config_for_case(config, eval_set)
     result = score_session(trajectory, match.case, case_config, judge=judge)
     result.session_id = session_id

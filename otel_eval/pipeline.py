@@ -29,7 +29,7 @@ class ScoringContext:
     """What scoring a session needs, built once per engine, worker or rescore run."""
 
     index: Any
-    """A :class:`otel_eval.golden.GoldenIndex` (``match``, ``eval_set_of``)."""
+    """A :class:`otel_eval.golden.GoldenIndex` (``match``, ``set_of``)."""
     config: EvalConfig = field(default_factory=EvalConfig.default)
     judge: Any = None
     max_value_chars: int = DEFAULT_LIMIT

@@ -16,15 +16,14 @@ CLI: ``otel-eval rescore [--db D] [--since ISO] [--session ID]... [--golden G]..
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import time
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
 
 from .errors import InputError
+from .golden import GoldenSets
 from .models.evalset import EvalConfig, EvalSet
 from .models.results import FAILED, NOT_EVALUATED, PASSED
 from .store import SCORED, Store
@@ -109,38 +108,6 @@ def config_hash(config: EvalConfig) -> str:
     return engine_config_hash(config)
 
 
-def _load_sets(golden: Iterable[Union[PathLike, EvalSet]]) -> list[EvalSet]:
-    """The sets, files loaded; a problem in any file raises one GoldenFileError listing them all."""
-    from .golden import load_golden_files
-
-    golden = list(golden)
-    paths = [source for source in golden if not isinstance(source, EvalSet)]
-    loaded = iter(load_golden_files(paths))
-    sets: list[EvalSet] = []
-    for source in golden:
-        if isinstance(source, EvalSet):
-            sets.append(source)
-        else:
-            eval_set = next(loaded)
-            eval_set.metadata.setdefault("source", str(source))
-            sets.append(eval_set)
-    return sets
-
-
-def _save_sets(store: Store, sets: Sequence[EvalSet]) -> None:
-    """The sets a rescore used become the stored golden, as the engine does for its own."""
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    rows = []
-    for eval_set in sets:
-        digest = hashlib.sha256(eval_set.model_dump_json().encode()).hexdigest()[:16]
-        rows += [{"eval_set_id": eval_set.eval_set_id, "eval_id": case.eval_id, "name": case.name,
-                  "query": case.query, "source": eval_set.metadata.get("source", ""), "file_hash": digest,
-                  "case_json": case.model_dump_json(), "loaded_at": stamp} for case in eval_set.eval_cases]
-    if rows:
-        store.save_golden_cases(rows)
-    store.save_golden_sets(sets)
-
-
 def _targets(store: Store, since_ns: Optional[int], sessions: Optional[Sequence[str]]) -> list[str]:
     if sessions:
         wanted = list(dict.fromkeys(sessions))
@@ -203,7 +170,7 @@ def rescore(
     if not Path(db).exists():
         raise InputError(str(db), "database file not found")
     since_ns = parse_since(since)
-    given_sets = _load_sets(golden) if golden is not None else None  # a bad golden file: refuse before any write
+    given_sets = GoldenSets.load(golden) if golden is not None else None  # a bad golden file: refuse before any write
     overrides = {name: value for name, value in dict(
         config=config, fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold, judge=judge,
         max_value_chars=max_value_chars).items() if value is not None}
@@ -211,11 +178,11 @@ def rescore(
     store = Store(db)
     try:
         if given_sets is None:
-            sets = store.stored_eval_sets()
+            sets = GoldenSets.stored(store)
         else:
             sets = given_sets
-            _save_sets(store, sets)
-        index = golden_index(sets, settings)
+            sets.save(store)  # the sets a rescore used become the stored golden, as the engine's do
+        index = golden_index(sets.sets, settings)
         context = ScoringContext(index=index, config=settings.config, judge=settings.judge,
                                  max_value_chars=settings.max_value_chars, config_hash=settings.config_hash)
         targets = _targets(store, since_ns, sessions)

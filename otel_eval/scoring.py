@@ -26,14 +26,14 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Optional
 
-from .metrics.arguments import ArgumentPolicy
+from .models.arguments import ArgumentPolicy
 from .metrics.health import FLAG_LIMITS, LIMITS, health
 from .metrics.judge import Judge
 from .metrics.layer1 import layer1_criterion
 from .metrics.response import adk_rouge1, contains, exact_match, regex_match, rouge1
 from .metrics.sql import sql_and_tables, table_matches
 from .metrics.trajectory import adk_match, align
-from .models.evalset import CriterionConfig, EvalCase, EvalConfig, Invocation
+from .models.evalset import CriterionConfig, EvalCase, EvalConfig, EvalSet, Invocation
 from .models.suggest import unknown_name
 from .models.results import (FAILED, NOT_EVALUATED, PASSED, CriterionResult, CriterionStats, EvalCaseResult,
                              EvalReport, EvalSummary, verdict_of)
@@ -509,23 +509,20 @@ def score_session(trajectory: Trajectory, case: Optional[EvalCase], config: Eval
 
 # --- per-case criteria --------------------------------------------------------------------------
 
-def config_for_case(config: EvalConfig, eval_set: Any) -> EvalConfig:
+def config_for_case(config: EvalConfig, eval_set: Optional[EvalSet]) -> EvalConfig:
     """The criteria a matched case is scored with: its eval set's own, when it declares any.
 
     A golden format that says how its cases are judged (Big Sky's per-dataset ``evaluators``,
-    loaded into ``EvalSet.metadata["criteria"]``) replaces the run config's reference criteria
-    for that set's cases: a dataset that only asks "is the first tool call right?" must not fail
-    on a ROUGE threshold it never set. The run config's health criteria stay (they are about the
+    loaded into :attr:`EvalSet.criteria`) replaces the run config's reference criteria for that
+    set's cases: a dataset that only asks "is the first tool call right?" must not fail on a
+    ROUGE threshold it never set. The run config's health criteria stay (they are about the
     agent, not the dataset); an eval-set criterion of the same name wins. Sets without criteria,
     and unmatched sessions (``eval_set=None``), use ``config`` unchanged.
     """
-    declared = (getattr(eval_set, "metadata", None) or {}).get("criteria") if eval_set is not None else None
-    if not declared:
+    if eval_set is None or not eval_set.criteria:
         return config
     criteria = {n: c for n, c in config.criteria.items() if criterion_kind(n, c) == HEALTH}
-    for name, raw in declared.items():
-        cfg = raw if isinstance(raw, CriterionConfig) else CriterionConfig.model_validate(raw)
-        criteria[name] = cfg
+    criteria.update(eval_set.criteria)
     return EvalConfig(criteria=criteria, user_simulator_config=config.user_simulator_config)
 
 

@@ -20,11 +20,13 @@ from typing import Any, Iterable, Iterator, Optional, Sequence, Union
 
 import sqlite_utils
 
+from .errors import InputError
 from .models.agent_data import AgentData
+from .models.evalset import EvalCase, EvalSet
 from .models.results import CriterionResult, EvalCaseResult, verdict_of
 from .spans import LogEvent, SpanRecord, from_json, to_json
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 AGENT_DATA_FIELDS = list(AgentData.model_fields)
 _JSON_FIELDS = {"expected_tool_call", "tools_available", "tool_calls", "parameters_passed", "tool_call_results",
                 "retrieval_query", "retrieved_context"}
@@ -141,6 +143,8 @@ class Store:
                 self._create_v1()
             if version < 2:
                 self._migrate_v2()
+            if version < 3:
+                self._migrate_v3_golden()
             self._create_views()
             self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
@@ -224,6 +228,29 @@ class Store:
         self.conn.execute("UPDATE evaluations SET score = NULL WHERE verdict = 'not_evaluated'")
         self.conn.execute("UPDATE criterion_results SET score = NULL WHERE skipped = 1")
         self.db["evaluations"].create_index(["verdict"], if_not_exists=True)
+
+    def _migrate_v3_golden(self) -> None:
+        """Golden cases are keyed by (eval_set_id, source, eval_id), as golden sets are by
+        (eval_set_id, source): two files whose sets share an id (two ``cases.json`` in different
+        folders, loaded in different runs) no longer overwrite each other's rows. ``golden_sets``
+        (until now created on first use) exists from here on, with the set's own ``criteria``."""
+        self.conn.execute("ALTER TABLE golden_cases RENAME TO golden_cases_v2")
+        self.db["golden_cases"].create(
+            {"eval_set_id": str, "source": str, "eval_id": str, "name": str, "query": str, "file_hash": str,
+             "case_json": str, "loaded_at": str},
+            pk=("eval_set_id", "source", "eval_id"))
+        self.conn.execute(
+            "INSERT INTO golden_cases (eval_set_id, source, eval_id, name, query, file_hash, case_json, loaded_at)"
+            " SELECT eval_set_id, COALESCE(source, ''), eval_id, name, query, file_hash, case_json, loaded_at"
+            " FROM golden_cases_v2 ORDER BY rowid")
+        self.conn.execute("DROP TABLE golden_cases_v2")
+        if self.db["golden_sets"].exists():
+            self.conn.execute("ALTER TABLE golden_sets ADD COLUMN criteria TEXT")
+        else:
+            self.db["golden_sets"].create(
+                {"eval_set_id": str, "source": str, "name": str, "description": str, "criteria": str,
+                 "metadata": str, "saved_at": str},
+                pk=("eval_set_id", "source"))
 
     def _create_views(self) -> None:
         """The views at this schema version, replacing older definitions."""
@@ -537,38 +564,26 @@ class Store:
             )
         return evaluation_id, revision
 
-    def save_golden_cases(self, rows: list[dict[str, Any]]) -> None:
+    def save_golden(self, sets: list[dict[str, Any]], cases: list[dict[str, Any]]) -> None:
+        """Golden set rows (``golden_sets``) and case rows (``golden_cases``), in one transaction;
+        :mod:`otel_eval.golden.sets` builds them. A row with the same key is replaced."""
         with self.transaction():
-            self.db["golden_cases"].upsert_all(rows, pk=("eval_set_id", "eval_id"))
+            if sets:
+                self.db["golden_sets"].upsert_all(sets, pk=("eval_set_id", "source"))
+            if cases:
+                self.db["golden_cases"].upsert_all(cases, pk=("eval_set_id", "source", "eval_id"))
 
-    def save_golden_sets(self, eval_sets: Iterable[Any]) -> None:
-        """Each loaded eval set's own fields (name, description, metadata — where a Big Sky set
-        keeps its criteria), so ``otel-eval rescore`` can rebuild the sets from the database
-        exactly as they were loaded. Keyed by id AND source file, as ``golden_cases.source`` is:
-        two files may give their sets the same id. The table is created on first use."""
-        rows = [{"eval_set_id": s.eval_set_id, "source": s.metadata.get("source", ""), "name": s.name,
-                 "description": s.description, "metadata": _json(s.metadata) or "{}", "saved_at": _now_iso()}
-                for s in eval_sets]
-        if not rows:
-            return
-        with self.transaction():
-            self.db["golden_sets"].create({"eval_set_id": str, "source": str, "name": str, "description": str,
-                                           "metadata": str, "saved_at": str},
-                                          pk=("eval_set_id", "source"), if_not_exists=True)
-            self.db["golden_sets"].upsert_all(rows, pk=("eval_set_id", "source"))
-
-    def stored_eval_sets(self) -> list[Any]:
+    def stored_eval_sets(self) -> list[EvalSet]:
         """The golden sets stored in this file (``golden_cases`` + ``golden_sets``) as EvalSets,
-        one per (eval_set_id, source file), in that order; cases in the order they were stored."""
-        from .models.evalset import EvalCase, EvalSet
-
+        one per (eval_set_id, source file), in that order; cases in the order they were stored.
+        Sets stored before ``criteria`` had a column keep them in ``metadata`` (EvalSet reads both)."""
         sets: dict[tuple[str, str], dict[str, Any]] = {}
-        if self.db["golden_sets"].exists():
-            for set_id, source, name, description, metadata in self.conn.execute(
-                    "SELECT eval_set_id, source, name, description, metadata FROM golden_sets"):
-                sets[(set_id, source or "")] = {
-                    "eval_set_id": set_id, "name": name or "", "description": description or "",
-                    "metadata": json.loads(metadata) if metadata else {}, "eval_cases": []}
+        for set_id, source, name, description, criteria, metadata in self.conn.execute(
+                "SELECT eval_set_id, source, name, description, criteria, metadata FROM golden_sets"):
+            sets[(set_id, source or "")] = {
+                "eval_set_id": set_id, "name": name or "", "description": description or "",
+                **({"criteria": json.loads(criteria)} if criteria else {}),
+                "metadata": json.loads(metadata) if metadata else {}, "eval_cases": []}
         for set_id, eval_id, case_json, source in self.conn.execute(
                 "SELECT eval_set_id, eval_id, case_json, source FROM golden_cases ORDER BY rowid"):
             entry = sets.setdefault((set_id, source or ""), {"eval_set_id": set_id,
@@ -576,8 +591,6 @@ class Store:
             try:
                 entry["eval_cases"].append(EvalCase.model_validate_json(case_json))
             except ValueError as exc:
-                from .errors import InputError
-
                 raise InputError(self.path, f"stored golden case is not a valid EvalCase: {exc}",
                                  f"golden_cases[eval_set_id={set_id!r}, eval_id={eval_id!r}].case_json") from None
         return [EvalSet(**sets[k]) for k in sorted(sets) if sets[k]["eval_cases"]]
@@ -602,8 +615,6 @@ def upgrade_if_older(conn: sqlite3.Connection, path: Union[str, Path]) -> None:
     try:
         Store(path).close()
     except sqlite3.Error as exc:
-        from .errors import InputError
-
         raise InputError(str(path), f"database schema version {version} is older than this otel-eval's "
                                     f"({SCHEMA_VERSION}) and migrating it failed: {exc}") from None
 

@@ -71,7 +71,7 @@ def test_bigsky_export_loads_back_and_passes(db, tmp_path):
     assert [(t.name, t.args) for t in compare.expected_tool_trajectory] == [
         ("get_weather", {"city": "Paris"}), ("get_weather", {"city": "London"})]
     assert compare.first_call_only is True  # chat:matchToolCall looks at the first call
-    assert set(eval_set.metadata["criteria"]) == {"trajectory_match", "response_match"}
+    assert set(eval_set.criteria) == {"trajectory_match", "response_match"}
 
     store = Store(db)
     try:

@@ -31,9 +31,9 @@ def test_seed_example_verbatim():
     assert turn.expected_final_response is None  # content "" expects no text
     assert turn.first_call_only is True  # chat:matchToolCall compares the first call only
     assert turn.metadata == {"history": [{"role": "assistant", "content": "How can I help you?"}]}
-    assert eval_set.metadata["criteria"] == {"trajectory_match": CriterionConfig(
+    assert eval_set.criteria == {"trajectory_match": CriterionConfig(
         threshold=1.0, match_type=MatchType.EXACT, check_args=False, options={"first_call_only": True},
-    ).model_dump(mode="json")}
+    )}
     assert eval_set.metadata["bigsky"]["comparativeEvaluators"] == SEED["comparativeEvaluators"]
     assert eval_set.metadata["bigsky"]["summaryEvaluators"] == SEED["summaryEvaluators"]
     assert eval_set.metadata["bigsky"]["criteria_sources"] == {"trajectory_match": "match_tool_call"}
@@ -61,7 +61,7 @@ def test_ignore_values_are_kept_and_match_anything():
     eval_set = load_golden_data(_example('{"location": "IGNORE", "units": "metric"}'), "w.json")
     expected = eval_set.eval_cases[0].conversation[0].expected_tool_trajectory[0]
     assert expected.args == {"location": IGNORE, "units": "metric"}
-    pytest.importorskip("otel_eval.metrics.arguments")
+    pytest.importorskip("otel_eval.models.arguments")
     assert expected.matches(ToolCall(name="getWeather", args={"location": "Paris", "units": "metric"}))
     assert not expected.matches(ToolCall(name="getWeather", args={"location": "Paris", "units": "imperial"}))
 

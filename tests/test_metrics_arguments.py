@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from otel_eval.metrics.arguments import ArgumentPolicy, argument_diff, arguments_equal, values_equal
+from otel_eval.models.arguments import ArgumentPolicy, argument_diff, arguments_equal, values_equal
 from otel_eval.models.evalset import ToolCall
 
 

@@ -35,6 +35,7 @@ from otel_eval.compare import compare
 from otel_eval.export import SessionSelection, export_sessions
 from otel_eval.models.results import CriterionResult, verdict_of
 from otel_eval.report import current_evaluations, render_report, render_session, summarize
+from otel_eval.store import SCHEMA_VERSION
 from otel_eval.watch import add_watch_arguments, watch_main
 from tests.test_export_otel import LogSink, attrs
 
@@ -314,7 +315,7 @@ def test_a_v1_database_migrates_its_passed_nothing_checked_session_to_not_evalua
     assert all(c["score"] is None for c in rows["joke-1"]["criteria"] if c["skipped"])
     assert summarize(rows.values())["pass_rate"] == 0.5
     conn = sqlite3.connect(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("SELECT case_id, not_evaluated, pass_rate FROM daily_pass_rate WHERE case_id = 'joke'"
                         ).fetchall() == [("joke", 1, None)]
     assert [r[1] for r in conn.execute("PRAGMA table_info(trajectory_evaluations)")][-1] == "verdict"

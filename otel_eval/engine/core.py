@@ -13,7 +13,6 @@ Contract used by the collector and the in-process processor::
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import queue
@@ -22,7 +21,8 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence, Union
 
-from ..models.evalset import EvalConfig, EvalSet
+from ..golden import GoldenSets, GoldenSource
+from ..models.evalset import EvalConfig
 from ..pipeline import FinishedEvaluation, ScoringContext
 from ..spans import LogEvent, SpanRecord
 from ..store import Store
@@ -36,7 +36,6 @@ from .writer import Barrier, Checkpointer, EndSessions, Health, IngestBatch, Spa
 
 log = logging.getLogger("otel_eval.engine")
 
-GoldenSource = Union[str, Path, EvalSet]
 _UNSET: Any = object()
 
 
@@ -68,7 +67,8 @@ class Engine:
             overrides["config"] = config
         self.settings = (settings or EngineSettings()).replace(**overrides)
         self.db_path = str(db)
-        self.eval_sets = [_load_golden(g) for g in golden]
+        self.golden = GoldenSets.load(golden)
+        self.eval_sets = self.golden.sets
         self.config_hash = self.settings.config_hash
         self._results: list[ResultCallback] = [on_result] if on_result else []
         self._listeners: list[EventListener] = []
@@ -123,7 +123,7 @@ class Engine:
         try:
             store = Store(self.db_path)
             store.conn.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer thread does it
-            self._save_golden(store)
+            self.golden.save(store)
             pending = self._scheduler.resume(store)
             self._workers = self._make_workers()
             self._writer = Writer(store, self._scheduler, self._stats, ended=self._score,
@@ -162,21 +162,6 @@ class Engine:
     def on_evaluation(self, listener: EventListener) -> None:
         """``listener(EvaluationStored)`` after each committed evaluation (off the writer thread)."""
         self._listeners.append(listener)
-
-    def _save_golden(self, store: Store) -> None:
-        rows = []
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        for eval_set in self.eval_sets:
-            digest = hashlib.sha256(eval_set.model_dump_json().encode()).hexdigest()[:16]
-            for case in eval_set.eval_cases:
-                rows.append({
-                    "eval_set_id": eval_set.eval_set_id, "eval_id": case.eval_id, "name": case.name,
-                    "query": case.query, "source": eval_set.metadata.get("source", ""), "file_hash": digest,
-                    "case_json": case.model_dump_json(), "loaded_at": stamp,
-                })
-        if rows:
-            store.save_golden_cases(rows)
-        store.save_golden_sets(self.eval_sets)  # set metadata (Big Sky criteria) for rescoring
 
     # --- ingest API ----------------------------------------------------------------------------
 
@@ -432,13 +417,3 @@ def _release_lock(handle: Any) -> None:
     except OSError:
         pass
     handle.close()
-
-
-def _load_golden(source: GoldenSource) -> EvalSet:
-    if isinstance(source, EvalSet):
-        return source
-    from ..golden import load_golden
-
-    eval_set = load_golden(source)
-    eval_set.metadata.setdefault("source", str(source))
-    return eval_set

@@ -1,5 +1,6 @@
-"""Golden data sets in every supported format, loaded into one EvalSet model, and the matcher
-that finds the golden case of a session. Formats and rules: docs/golden-formats.md."""
+"""Golden data sets in every supported format, loaded into one EvalSet model; the golden sets of a
+run as one service (load, distinct ids, store, index: :class:`GoldenSets`); and the matcher that
+finds the golden case of a session. Formats and rules: docs/golden-formats.md."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ from .load import (FORMATS, UnknownFormat, convert, detect_format, expects_nothi
                    load_golden_files, read_golden_file, save_evalset, validate_golden, validate_golden_data)
 from .matcher import GoldenIndex, Match, normalize_query
 from .problems import GoldenFileError, Problem, ProblemLog
+from .sets import GoldenSets, GoldenSource, distinct_ids
 
 __all__ = [
     "FORMATS",
     "GoldenFileError",
     "GoldenIndex",
+    "GoldenSets",
+    "GoldenSource",
     "Match",
     "Problem",
     "ProblemLog",
@@ -20,6 +24,7 @@ __all__ = [
     "convert",
     "criteria_from_bigsky",
     "detect_format",
+    "distinct_ids",
     "expects_nothing",
     "load_golden",
     "load_golden_data",

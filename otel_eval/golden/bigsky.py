@@ -7,8 +7,8 @@ single-turn EvalCase whose query is the LAST user message; the earlier messages 
 are not turned into invocations). Tool calls follow the OpenAI format; ``arguments`` may be an
 object or a JSON string; ``"IGNORE"`` values are kept and match anything when compared.
 
-Per-example ``evaluators`` become criteria (:func:`criteria_from_bigsky`), stored in
-``EvalSet.metadata["criteria"]``; comparative and summary evaluators compare experiments, not
+Per-example ``evaluators`` become criteria (:func:`criteria_from_bigsky`), the set's
+:attr:`EvalSet.criteria`; comparative and summary evaluators compare experiments, not
 sessions, and are kept as given in ``EvalSet.metadata["bigsky"]``.
 
 Keys are strict: the documented ones (:data:`DATASET_KEYS`), OpenAI chat message keys in
@@ -192,7 +192,6 @@ def parse(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
     check_unique_ids(ids, log)
 
     metadata: dict[str, Any] = {
-        "criteria": {k: v.model_dump(mode="json") for k, v in criteria.items()},
         "bigsky": {
             "evaluators": data.get("evaluators") or [],
             "comparativeEvaluators": data.get("comparativeEvaluators") or [],
@@ -203,7 +202,8 @@ def parse(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
     }
     if isinstance(data.get("metadata"), dict):
         metadata["bigsky"]["metadata"] = data["metadata"]
-    return EvalSet(eval_set_id=eval_set_id, name=name, description=description, eval_cases=cases, metadata=metadata)
+    return EvalSet(eval_set_id=eval_set_id, name=name, description=description, eval_cases=cases,
+                   criteria=criteria, metadata=metadata)
 
 
 def _evaluator_notes(evaluators: Any, criteria: dict[str, CriterionConfig]) -> tuple[list[dict], dict[str, str]]:

@@ -31,7 +31,7 @@ from collections import Counter
 from typing import Any, Callable, Mapping, Optional, Sequence
 from urllib.parse import urlsplit
 
-from .matcher import normalize_query, query_words
+from .text import normalize_query, query_words
 
 #: A user-supplied embedding function: texts → one dense vector per text.
 EmbedFunction = Callable[[list[str]], list[list[float]]]

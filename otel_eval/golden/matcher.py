@@ -32,78 +32,16 @@ not errors.
 from __future__ import annotations
 
 import logging
-import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
-from rapidfuzz import fuzz, process
-
 from ..models.evalset import EvalCase, EvalSet
+from .embedding import EmbeddingError, EmbeddingScorer, numbers_in
+from .fuzzy_search import QueryTable
+from .text import differing_words, fuzzy_word, normalize_query, query_words
 
-#: Word-level similarity (rapidfuzz ratio, 0–100) at which two words count as the same word.
-WORD_SIMILARITY = 80.0
-#: Words shorter than this, and words with digits, must be identical ("in"/"on", "10"/"100").
-MIN_FUZZY_WORD = 4
 #: How many candidates the evidence lists.
 EVIDENCE_CANDIDATES = 5
-
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
-                         "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"'})
-_SPACES = re.compile(r"\s+")
-_TRAILING_PUNCT = re.compile(r"[\s.!?\u2026\u3002\uff1f\uff01]+$")
-_WORD = re.compile(r"\w+")
-
-
-def normalize_query(text: Optional[str]) -> str:
-    """The form queries are compared in: Unicode NFKC, typographic quotes → ASCII, case-folded,
-    whitespace runs → one space, trimmed, trailing sentence punctuation (. ! ? … 。？！) removed.
-
-    "What’s the weather in  Tokyo?" and "what's the weather in tokyo" normalise alike; inner
-    punctuation is kept ("2+2" is not "22").
-    """
-    if not text:
-        return ""
-    # NFKC again after case-folding: folding can yield decomposed forms, and the result must be
-    # stable under a second normalisation (the exact index is keyed by it).
-    text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold())
-    text = _SPACES.sub(" ", text).strip()
-    return _TRAILING_PUNCT.sub("", text)
-
-
-def query_words(normalized: str) -> list[str]:
-    """Words for the word guard; apostrophes are dropped so "what's" and "whats" are one word."""
-    return _WORD.findall(normalized.replace("'", ""))
-
-
-def differing_words(a: str, b: str) -> tuple[list[str], list[str]]:
-    """Words of ``a`` and of ``b`` without a counterpart on the other side (see the word guard)."""
-    left, right = query_words(a), query_words(b)
-    remaining = list(right)
-    unpaired: list[str] = []
-    for word in left:  # identical words first, so a near-miss never takes an exact partner
-        if word in remaining:
-            remaining.remove(word)
-        else:
-            unpaired.append(word)
-    still: list[str] = []
-    for word in unpaired:
-        best, best_score = None, 0.0
-        if _fuzzy_word(word):
-            for other in remaining:
-                if _fuzzy_word(other):
-                    score = fuzz.ratio(word, other)
-                    if score >= WORD_SIMILARITY and score > best_score:
-                        best, best_score = other, score
-        if best is None:
-            still.append(word)
-        else:
-            remaining.remove(best)
-    return still, remaining
-
-
-def _fuzzy_word(word: str) -> bool:
-    return len(word) >= MIN_FUZZY_WORD and not any(ch.isdigit() for ch in word)
 
 
 @dataclass(frozen=True)
@@ -132,6 +70,10 @@ class _Entry:
     case: EvalCase
     normalized: str
 
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.eval_set_id, self.case.eval_id
+
     def describe(self, score: Optional[float] = None) -> dict[str, Any]:
         out: dict[str, Any] = {"eval_set_id": self.eval_set_id, "eval_id": self.case.eval_id, "query": self.case.query}
         if score is not None:
@@ -140,8 +82,11 @@ class _Entry:
 
 
 class GoldenIndex:
-    """All loaded golden cases, indexed for matching: a dict for exact and case-id lookups, the
-    list of distinct normalised queries for rapidfuzz's ``process.extract``."""
+    """All loaded golden cases, indexed for matching: dicts for exact and case-id lookups, the
+    distinct normalised queries in a :class:`QueryTable` for the fuzzy step. A case is known by
+    (eval_set_id, eval_id), not by object identity: sets may share an id but not a case of it,
+    and a score worker process that builds its index from the same sets knows every case by the
+    same key."""
 
     def __init__(self, eval_sets: Iterable[EvalSet], fuzzy_threshold: float = 90.0, ambiguity_margin: float = 2.0,
                  embedding_threshold: Optional[float] = None,
@@ -163,25 +108,43 @@ class GoldenIndex:
         self._by_query: dict[str, list[_Entry]] = {}
         self._by_id: dict[str, list[_Entry]] = {}
         self._by_set: dict[str, list[_Entry]] = {}
-        self._set_of_case: dict[int, EvalSet] = {}
+        self._by_key: dict[tuple[str, str], _Entry] = {}
+        self._set_of: dict[tuple[str, str], EvalSet] = {}
         for eval_set in self.eval_sets:
             self._by_set.setdefault(eval_set.eval_set_id, [])
             for case in eval_set.eval_cases:
-                self._set_of_case[id(case)] = eval_set
                 entry = _Entry(eval_set.eval_set_id, case, normalize_query(case.query))
+                if entry.key in self._by_key:
+                    raise ValueError(f"two cases are known as {'/'.join(entry.key)!r}: a case is known by "
+                                     "(eval_set_id, eval_id), so sets that share an id must not share an "
+                                     "eval_id (otel_eval.golden.GoldenSets makes such ids distinct)")
+                self._by_key[entry.key] = entry
+                self._set_of[entry.key] = eval_set
                 self._entries.append(entry)
                 self._by_id.setdefault(case.eval_id, []).append(entry)
                 self._by_set[eval_set.eval_set_id].append(entry)
                 if entry.normalized:
                     self._by_query.setdefault(entry.normalized, []).append(entry)
         self._queries = list(self._by_query)
+        # Built once here, not per session: the distinct queries sorted for length-bounded search.
+        self._table = QueryTable(self._queries)
+        self._set_tables: dict[str, tuple[QueryTable, dict[str, list[_Entry]]]] = {}
 
     # --- lookups ------------------------------------------------------------------------------
 
-    def eval_set_of(self, case: Optional[EvalCase]) -> Optional[EvalSet]:
-        """The loaded eval set a matched case belongs to (its metadata may carry the set's
-        criteria). By identity, not id: two files can give their sets the same eval_set_id."""
-        return self._set_of_case.get(id(case)) if case is not None else None
+    def set_of(self, eval_set_id: Optional[str], eval_id: Optional[str]) -> Optional[EvalSet]:
+        """The loaded eval set that case ``eval_id`` of ``eval_set_id`` came from (a match's
+        ``eval_set_id`` and ``eval_id``); None when there is no such case. Its ``criteria``, when
+        it declares any, score the case. Two files may give their sets one id, so this is by
+        case: their eval_ids tell them apart."""
+        if eval_set_id is None or eval_id is None:
+            return None
+        return self._set_of.get((eval_set_id, eval_id))
+
+    def case(self, eval_set_id: str, eval_id: str) -> Optional[EvalCase]:
+        """The case ``eval_id`` of eval set ``eval_set_id``: how a case is known across processes."""
+        entry = self._by_key.get((eval_set_id, eval_id))
+        return entry.case if entry is not None else None
 
     @property
     def cases(self) -> list[EvalCase]:
@@ -220,6 +183,7 @@ class GoldenIndex:
         normalized = normalize_query(query)
         evidence: dict[str, Any] = {"query": query, "normalized": normalized, "case_hint": case_hint}
         scope: Optional[list[_Entry]] = None
+        scope_set: Optional[str] = None
 
         if case_hint:
             by_id = self._resolve_id(case_hint)
@@ -231,7 +195,7 @@ class GoldenIndex:
                 scope = by_id
                 evidence["hint_scope"] = f"eval_id {case_hint!r} is in {len(by_id)} eval sets; matching the query among them"
             elif case_hint in self._by_set:
-                scope = self._by_set[case_hint]
+                scope, scope_set = self._by_set[case_hint], case_hint
                 evidence["hint_scope"] = f"eval set {case_hint!r}"
             else:
                 evidence["hint_scope"] = f"case hint {case_hint!r} names no loaded case or eval set; ignored"
@@ -256,23 +220,33 @@ class GoldenIndex:
             evidence["reason"] = f"{len(exact)} cases have this query; give a case id to choose"
             return Match(None, None, "ambiguous", 100.0, evidence)
         guarded: set[str] = set()
-        fuzzy = self._fuzzy(normalized, scope, evidence, guarded)
+        fuzzy = self._fuzzy(normalized, scope, evidence, guarded, scope_set)
         if fuzzy.method != "unmatched" or self.embedding_threshold is None:
             return fuzzy
         return self._by_embedding(normalized, scope, evidence, guarded) or fuzzy
 
-    def _fuzzy(self, normalized: str, scope: Optional[list[_Entry]], evidence: dict[str, Any],
-               guarded: Optional[set[str]] = None) -> Match:
-        """``guarded`` receives the normalised queries the word guard rejected."""
+    def _table_for(self, scope: Optional[list[_Entry]],
+                   scope_set: Optional[str]) -> tuple[QueryTable, dict[str, list[_Entry]]]:
+        """The query table to search and its entries by normalised query: all cases, or a scope."""
         if scope is None:
-            queries, groups = self._queries, self._by_query
-        else:
-            groups = {}
-            for e in scope:
-                if e.normalized:
-                    groups.setdefault(e.normalized, []).append(e)
-            queries = list(groups)
-        hits = process.extract(normalized, queries, scorer=fuzz.ratio, score_cutoff=self.fuzzy_threshold, limit=None)
+            return self._table, self._by_query
+        if scope_set is not None and scope_set in self._set_tables:
+            return self._set_tables[scope_set]
+        groups: dict[str, list[_Entry]] = {}
+        for e in scope:
+            if e.normalized:
+                groups.setdefault(e.normalized, []).append(e)
+        found = QueryTable(list(groups)), groups
+        if scope_set is not None:
+            self._set_tables[scope_set] = found
+        return found
+
+    def _fuzzy(self, normalized: str, scope: Optional[list[_Entry]], evidence: dict[str, Any],
+               guarded: Optional[set[str]] = None, scope_set: Optional[str] = None) -> Match:
+        """``guarded`` receives the normalised queries the word guard rejected; ``scope_set``
+        names the eval set ``scope`` is, when it is one (its query table is kept)."""
+        table, groups = self._table_for(scope, scope_set)
+        hits = table.above(normalized, self.fuzzy_threshold)
         accepted: list[tuple[_Entry, float]] = []
         rejected: list[dict[str, Any]] = []
         for choice, score, _ in hits:  # best first
@@ -295,7 +269,7 @@ class GoldenIndex:
                               lambda best: f"fuzzy ratio {best:.2f} >= {self.fuzzy_threshold:g} "
                                            "and every word has a counterpart")
         # Nothing qualified: show the nearest queries so a near miss can be diagnosed.
-        nearest = process.extract(normalized, queries, scorer=fuzz.ratio, limit=EVIDENCE_CANDIDATES)
+        nearest = table.nearest(normalized, EVIDENCE_CANDIDATES)
         evidence.setdefault("candidates", [
             entry.describe(score) for choice, score, _ in nearest for entry in groups[choice]
         ][:EVIDENCE_CANDIDATES])
@@ -316,17 +290,15 @@ class GoldenIndex:
         extra_query, extra_case = differing_words(normalized, choice)
         common = max(2, len(self._queries) // 2)
         own = set(query_words(choice))
-        foreign = [w for w in extra_query if _fuzzy_word(w) and w not in own and 0 < self._word_df.get(w, 0) < common]
+        foreign = [w for w in extra_query if fuzzy_word(w) and w not in own and 0 < self._word_df.get(w, 0) < common]
         # A case word counts when another golden query has it too (its own query makes df >= 1).
-        foreign += [w for w in extra_case if _fuzzy_word(w) and 1 < self._word_df.get(w, 0) < common]
+        foreign += [w for w in extra_case if fuzzy_word(w) and 1 < self._word_df.get(w, 0) < common]
         return foreign
 
     def _by_embedding(self, normalized: str, scope: Optional[list[_Entry]], evidence: dict[str, Any],
                       guarded: set[str]) -> Optional[Match]:
         """The embedding step: a Match when a case qualifies or several tie, else None (the fuzzy
         step's unmatched stands, with this step's evidence added)."""
-        from .embedding import EmbeddingError, EmbeddingScorer, numbers_in
-
         assert self.embedding_threshold is not None
         if self._embedding is None:
             self._embedding = EmbeddingScorer(self._queries, self.embed)

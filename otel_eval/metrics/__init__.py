@@ -1,7 +1,7 @@
 """Pure metric functions. Nothing here reads files, stores results or knows about spans; the only
 I/O is the optional LLM judge's HTTP call (judge.py), which is kept out of the other modules."""
 
-from .arguments import COMPARATORS, ArgumentPolicy, argument_diff, arguments_equal, values_equal
+from ..models.arguments import COMPARATORS, ArgumentPolicy, argument_diff, arguments_equal, values_equal
 from .health import health, health_metrics
 from .response import contains, exact_match, regex_match, rouge1, rouge1_f
 from .sql import contains_sql, extract_tables, find_sql, table_matches

@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..models.evalset import MatchType, ToolCall
 from ..trajectory import ActualCall
-from .arguments import ArgumentPolicy
+from ..models.arguments import ArgumentPolicy
 
 Pair = tuple[int, int]
 """(index into expected, index into actual)."""

@@ -19,10 +19,8 @@ from pydantic import (BaseModel, Field, SerializerFunctionWrapHandler, Validatio
 from pydantic_core import PydanticCustomError
 
 from ..errors import InputError
+from .arguments import IGNORE, arguments_equal  # noqa: F401  (IGNORE: golden formats import it from here)
 from .suggest import unknown_name
-
-#: Argument value that matches anything (Big Sky's ``"IGNORE"``).
-IGNORE = "IGNORE"
 
 
 class MessageContent(BaseModel):
@@ -66,8 +64,6 @@ class ToolCall(BaseModel):
         if check_call_id and self.call_id != other.call_id:
             return False
         if check_args and self.check_args is not False:
-            from ..metrics.arguments import arguments_equal
-
             return arguments_equal(self.args, other.args)
         return True
 
@@ -151,7 +147,28 @@ class EvalSet(BaseModel):
     name: str = ""
     description: str = ""
     eval_cases: list[EvalCase] = Field(default_factory=list)
+    criteria: dict[str, "CriterionConfig"] = Field(default_factory=dict)
+    """The criteria the set itself says its cases are judged by (Big Sky's ``evaluators``); they
+    replace the run config's reference criteria for its cases (``scoring.config_for_case``).
+    Empty: the run config decides. Not written when empty."""
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _criteria_from_old_metadata(cls, data: Any) -> Any:
+        # Sets saved before `criteria` was a field kept it in metadata (databases, converted files).
+        if isinstance(data, dict) and "criteria" not in data and isinstance(data.get("metadata"), dict) \
+                and isinstance(data["metadata"].get("criteria"), dict):
+            metadata = dict(data["metadata"])
+            data = {**data, "criteria": metadata.pop("criteria"), "metadata": metadata}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _no_empty_criteria(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if not self.criteria:
+            data.pop("criteria", None)
+        return data
 
     @classmethod
     def load(cls, path: Union[str, Path]) -> "EvalSet":
@@ -287,3 +304,6 @@ class EvalConfig(BaseModel):
                 "table_usage": CriterionConfig(threshold=1.0),
             }
         )
+
+
+EvalSet.model_rebuild()  # `criteria` names CriterionConfig, defined below EvalSet

@@ -15,6 +15,9 @@ is widened only where types differ and the text leaves no doubt:
 
 Configuration (``CriterionConfig.options``) may pick a mode, the keys to compare and, per key, a
 comparator *name* from :data:`COMPARATORS`. Config never carries code.
+
+Part of the models because a golden tool call (``ToolCall.matches``) compares by these rules;
+the trajectory metric uses them too. It imports nothing of otel-eval.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from ..models.evalset import IGNORE
+#: Argument value that matches anything (Big Sky's ``"IGNORE"``).
+IGNORE = "IGNORE"
 
 MODES = ("exact", "ignore", "subset")
 """exact: same keys, equal values. ignore: arguments are not compared. subset: every expected key

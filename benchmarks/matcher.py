@@ -1,0 +1,97 @@
+"""Golden matcher benchmark: the fuzzy step over a 10,000-case golden set, new search against the
+old full scan, in the same run. Run by hand, not in CI::
+
+    .venv/bin/python -m benchmarks.matcher                  # 2,000 sessions, 10,000 cases
+    .venv/bin/python -m benchmarks.matcher --sessions 4000 --golden-cases 20000
+
+The golden set and the sessions' first queries come from the ingest benchmark's generator (same
+seed: verbatim queries, typos, questions the set does not have). Only the queries that miss the
+exact index are timed, since only they reach the fuzzy step. Three ways, each in CPU seconds of
+this one thread:
+
+``old``        rapidfuzz ``process.extract`` over every golden query (what the matcher did).
+``new``        :class:`otel_eval.golden.fuzzy_search.QueryTable`, remembering nothing (each search
+               is a new one: what a query never seen before costs).
+``new+memory`` the same, remembering searches (the matcher's default: repeated questions are free).
+
+Every way must give the same match and evidence for every query; the run stops if not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from . import ingest as load
+
+
+class FullScan:
+    """The search before the change: rapidfuzz over every query, for each call."""
+
+    def __init__(self, queries: list[str]):
+        self.queries = queries
+
+    def above(self, query: str, cutoff: float) -> Any:
+        return process.extract(query, self.queries, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None)
+
+    def nearest(self, query: str, limit: int) -> Any:
+        return process.extract(query, self.queries, scorer=fuzz.ratio, limit=limit)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from otel_eval.golden import GoldenIndex
+    from otel_eval.golden.fuzzy_search import QueryTable
+    from otel_eval.models.evalset import EvalSet
+
+    cases = load.make_golden_cases(args.golden_cases, args.seed)
+    eval_set = EvalSet.model_validate(load.golden_evalset(cases))
+    rng = random.Random(args.seed + 2)
+    queries = [load._variant_turns(rng, rng.choice(cases))[1][0].query for _ in range(args.sessions)]
+    index = GoldenIndex([eval_set])
+    misses = [q for q in queries if index.match(q).method not in ("exact", "case_id")]
+    tables = {
+        "old": FullScan(index._queries),
+        "new": QueryTable(index._queries, remember=0),
+        "new+memory": QueryTable(index._queries),
+    }
+    seconds: dict[str, float] = {}
+    answers: dict[str, list] = {}
+    for name, table in tables.items():
+        index._table = table
+        started = time.process_time()
+        found = [index.match(q) for q in misses]
+        seconds[name] = time.process_time() - started
+        answers[name] = [(m.method, m.eval_id, m.score, m.evidence) for m in found]
+    for name in tables:
+        if answers[name] != answers["old"]:
+            sys.exit(f"{name} does not match the old search's answers")
+    methods: dict[str, int] = {}
+    for method, *_ in answers["old"]:
+        methods[method] = methods.get(method, 0) + 1
+    return {"sessions": len(queries), "misses": len(misses), "distinct_misses": len(set(misses)),
+            "methods": methods, "seconds": seconds}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=2000)
+    parser.add_argument("--golden-cases", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=7)
+    result = run(parser.parse_args(argv))
+    misses = result["misses"]
+    print(f"{result['sessions']} sessions, {misses} miss the exact index ({result['distinct_misses']} distinct): "
+          + ", ".join(f"{k} {v}" for k, v in sorted(result["methods"].items())))
+    old = result["seconds"]["old"]
+    print(f"{'way':<12} {'CPU s':>8} {'ms/miss':>9} {'x old':>7}")
+    for name, secs in result["seconds"].items():
+        print(f"{name:<12} {secs:>8.3f} {secs / max(misses, 1) * 1000:>9.3f} {old / secs if secs else 0:>7.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
