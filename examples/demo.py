@@ -88,7 +88,7 @@ class Judgement:
 
     @classmethod
     def of_row(cls, row: Mapping[str, Any]) -> "Judgement":
-        from otel_eval.report import failing_criteria
+        from otel_eval.read.evaluations import failing_criteria
 
         if not row["case_id"]:
             verdict = UNMATCHED
