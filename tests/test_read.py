@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from contextlib import closing
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 
@@ -70,12 +70,9 @@ def test_current_evaluations_are_what_the_engine_scored(scored):
 
 def test_outcomes_name_each_session_as_export_filters_it(scored):
     db, results = scored
-    conn = open_database(db)
-    try:
+    with closing(open_database(db)) as conn:
         chosen = {s.session_id: s for s in sessions.session_outcomes(conn)}
         single = {sid: evaluations.current_outcome(conn, sid) for sid in results}
-    finally:
-        conn.close()
     expected = {sid: (r.verdict if r.eval_id else "unmatched") for sid, r in results.items()}
     assert {sid: s.outcome for sid, s in chosen.items()} == expected == single
     assert "unmatched" in expected.values() and "passed" in expected.values() and "failed" in expected.values()
@@ -85,25 +82,19 @@ def test_outcomes_name_each_session_as_export_filters_it(scored):
 
 def test_session_turns_are_the_turns_the_scorer_built(scored):
     db, results = scored
-    conn = open_database(db)
-    store = open_store(db)
-    try:
+    with closing(open_database(db)) as conn, closing(open_store(db)) as store:
         for session_id in results:
             expected = build_trajectory(session_id, load_session(store, session_id).mapped).turns
             turns = spans.session_turns(conn, session_id)
             assert [(t["turn"], t["trace_id"], t["user_input"]) for t in turns] == [
                 (t.index, t.trace_id, t.user_input) for t in expected]
         assert any(t["user_input"] for sid in results for t in spans.session_turns(conn, sid))
-    finally:
-        conn.close()
-        store.close()
 
 
 def test_stored_spans_trees_and_first_trace_come_from_the_captured_spans(scored):
     db, results = scored
     captured = [s for path in CAPTURES for s in read_spans(path)]
-    conn = open_database(db)
-    try:
+    with closing(open_database(db)) as conn:
         for session_id in results:
             stored, _ = spans.stored_spans(conn, db, session_id)
             traces = {s.trace_id for s in stored}
@@ -121,18 +112,13 @@ def test_stored_spans_trees_and_first_trace_come_from_the_captured_spans(scored)
                 latest.attributes["gen_ai.response.id"] if latest else None)
         assert any(spans.last_response_id(conn, sid) for sid in results)
         assert spans.first_trace(conn, "no-such-session") == (None, None)
-    finally:
-        conn.close()
 
 
 def test_a_reader_cannot_write(scored):
     db, _ = scored
-    conn = open_database(db)
-    try:
+    with closing(open_database(db)) as conn:
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
             conn.execute("DELETE FROM evaluations")
-    finally:
-        conn.close()
     assert evaluations.current_evaluations([db])  # still there
 
 
@@ -159,18 +145,14 @@ def test_a_database_an_older_otel_eval_wrote_is_migrated_before_it_is_read(tmp_p
     conn = sqlite3.connect(db)
     conn.executescript(V1_DUMP.read_text())
     conn.close()
-    reader = open_database(db)
-    try:
+    with closing(open_database(db)) as reader:
         assert reader.execute("PRAGMA user_version").fetchone()[0] == 2
         assert evaluations.current_outcome(reader, "joke-1") == "not_evaluated"  # the v2 rule, read at once
-    finally:
-        reader.close()
 
 
 def test_scored_sessions_are_the_ones_rescore_may_take(scored):
     db, results = scored
-    conn = open_database(db)
-    try:
+    with closing(open_database(db)) as conn:
         everything = sessions.scored_sessions(conn, db)
         assert sorted(everything) == sorted(results)
         assert sessions.scored_sessions(conn, db, parse_since("2262-04-11")) == []
@@ -179,8 +161,6 @@ def test_scored_sessions_are_the_ones_rescore_may_take(scored):
         with pytest.raises(InputError) as err:
             sessions.scored_sessions(conn, db, wanted=["nope"])
         assert err.value.location == "--session" and "no session 'nope'" in err.value.reason
-    finally:
-        conn.close()
 
 
 def test_the_feed_reads_each_new_evaluation_once_and_sees_it_superseded(db_copy):
@@ -190,9 +170,8 @@ def test_the_feed_reads_each_new_evaluation_once_and_sees_it_superseded(db_copy)
         feed.seek(None)  # only what is stored from now on
         assert feed.poll() == []
         session_id = next(iter(results))
-        conn = open_database(db)
-        before = evaluations.latest_evaluation(conn, session_id)
-        conn.close()
+        with closing(open_database(db)) as conn:
+            before = evaluations.latest_evaluation(conn, session_id)
         rescore(db, golden=WEATHER, sessions=[session_id])
         new = feed.poll()
         assert [(r.session_id, r.revision, r.superseded) for r in new] == [(session_id, before.revision + 1, False)]

@@ -11,6 +11,7 @@ engine's own (:meth:`otel_eval.sessions.SessionTracker.due`); tests hold the two
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
@@ -94,11 +95,8 @@ def backlog_of(db_paths: Sequence[DbPath], timing: Timing) -> Backlog:
     """Sessions not scored yet across the databases."""
     total = Backlog()
     for path in db_paths:
-        conn = open_database(path)
-        try:
+        with closing(open_database(path)) as conn:
             total = total.merge(read_backlog(conn, timing))
-        finally:
-            conn.close()
     return total
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from typing import Any, NamedTuple, Optional, Sequence
 
 from ..models.results import FAILED, NOT_EVALUATED, PASSED
@@ -58,8 +59,7 @@ def current_evaluations(db_paths: Sequence[DbPath]) -> list[dict[str, Any]]:
     oldest first."""
     rows: list[dict[str, Any]] = []
     for path in db_paths:
-        conn = open_database(path)
-        try:
+        with closing(open_database(path)) as conn:
             evaluations = conn.execute(
                 "SELECT e.*, s.user_id, s.service_name, s.end_reason FROM evaluations e"
                 " LEFT JOIN sessions s ON s.session_id = e.session_id"
@@ -81,8 +81,6 @@ def current_evaluations(db_paths: Sequence[DbPath]) -> list[dict[str, Any]]:
                     "error": e["error"], "user_id": e["user_id"], "end_reason": e["end_reason"],
                     "criteria": criteria.get(e["id"], []),
                 })
-        finally:
-            conn.close()
     return rows
 
 
@@ -144,16 +142,14 @@ def recent_sessions(db_paths: Sequence[DbPath], limit: int = 5) -> list[str]:
     a session id is not found."""
     found: list[tuple[str, int, str]] = []
     for path in db_paths:
-        conn = open_database(path)
-        try:
-            found += [(r[0], r[1], r[2]) for r in conn.execute(
-                "SELECT created_at, id, session_id FROM evaluations WHERE superseded = 0 ORDER BY id DESC LIMIT ?",
-                (limit,))]
-        except sqlite3.OperationalError as exc:
-            if not missing_schema(exc):
-                raise
-        finally:
-            conn.close()
+        with closing(open_database(path)) as conn:
+            try:
+                found += [(r[0], r[1], r[2]) for r in conn.execute(
+                    "SELECT created_at, id, session_id FROM evaluations WHERE superseded = 0 ORDER BY id DESC LIMIT ?",
+                    (limit,))]
+            except sqlite3.OperationalError as exc:
+                if not missing_schema(exc):
+                    raise
     return [sid for _, _, sid in sorted(found, reverse=True)[:limit]]
 
 

@@ -9,6 +9,7 @@ plain Python data; nothing here knows about HTML or terminals.
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
@@ -185,11 +186,8 @@ def session_detail(db_paths: Sequence[DbPath], session_id: str) -> Optional[dict
     gives it) with ``turns``: per turn (trace) its ``user_input``, as the scorer read it."""
     for row in current_evaluations(db_paths):
         if row["session_id"] == session_id:
-            conn = open_database(row["db"])
-            try:
+            with closing(open_database(row["db"])) as conn:
                 row["turns"] = session_turns(conn, session_id)
-            finally:
-                conn.close()
             return row
     return None
 
@@ -197,15 +195,13 @@ def session_detail(db_paths: Sequence[DbPath], session_id: str) -> Optional[dict
 def session_state(db_paths: Sequence[DbPath], session_id: str) -> Optional[str]:
     """The stored status (open, ended, scored) of a session in any of the databases, or None."""
     for path in db_paths:
-        conn = open_database(path)
-        try:
-            row = conn.execute("SELECT status FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
-        except sqlite3.OperationalError as exc:
-            if not missing_schema(exc):
-                raise
-            row = None
-        finally:
-            conn.close()
+        with closing(open_database(path)) as conn:
+            try:
+                row = conn.execute("SELECT status FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+            except sqlite3.OperationalError as exc:
+                if not missing_schema(exc):
+                    raise
+                row = None
         if row is not None:
             return row[0]
     return None
