@@ -1,6 +1,7 @@
 """SQLite storage: schema, migrations, idempotent writes and the queries the rest needs.
 
-sqlite-utils creates and migrates the schema and serves the read side; the hot insert path uses
+sqlite-utils creates and migrates the schema and serves the engine's reads (the views read through
+:mod:`otel_eval.read`, on :func:`connect_read_only`); the hot insert path uses
 ``executemany`` on the same connection (measured faster than ``insert_all`` for span batches).
 Every statement takes its values as parameters. The file is plain SQLite in WAL mode, so
 Datasette, ``sqlite3`` or any BI tool can read it while the collector writes.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
 from ..errors import InputError
 from ..store import Store, connect_read_only, upgrade_if_older
@@ -50,6 +50,14 @@ def open_store(path: DbPath, timeout: float = READ_TIMEOUT_S) -> Store:
     the same checks and migration as :func:`open_database`."""
     open_database(path, timeout).close()
     return Store.open_read_only(path, timeout)
+
+
+def named_rows(conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+    """``sql``'s rows as :class:`sqlite3.Row` (by index or column name) on any connection, a
+    plain one too, whatever its own ``row_factory``."""
+    cursor = conn.cursor()
+    cursor.row_factory = sqlite3.Row
+    return cursor.execute(sql, params)
 
 
 def require_tables(conn: sqlite3.Connection, path: DbPath) -> None:

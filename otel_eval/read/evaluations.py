@@ -14,7 +14,7 @@ from contextlib import closing
 from typing import Any, NamedTuple, Optional, Sequence
 
 from ..models.results import FAILED, NOT_EVALUATED, PASSED
-from .database import DbPath, missing_schema, open_database
+from .database import DbPath, missing_schema, named_rows, open_database
 
 #: What became of a session, as ``export --result`` names it: a matched session's verdict,
 #: else unmatched (no golden case) or unscored (no evaluation yet).
@@ -90,10 +90,8 @@ def criteria_of(conn: sqlite3.Connection, evaluation_ids: Sequence[int]) -> dict
     if not evaluation_ids:
         return out
     marks = ",".join("?" * len(evaluation_ids))
-    cursor = conn.cursor()
-    cursor.row_factory = sqlite3.Row  # by column name, whatever the connection's own factory
-    for c in cursor.execute(f"SELECT * FROM criterion_results WHERE evaluation_id IN ({marks}) ORDER BY id",
-                            list(evaluation_ids)):
+    for c in named_rows(conn, f"SELECT * FROM criterion_results WHERE evaluation_id IN ({marks}) ORDER BY id",
+                        list(evaluation_ids)):
         out.setdefault(c["evaluation_id"], []).append(criterion_dict(c))
     return out
 
@@ -107,10 +105,8 @@ def match_evidence(conn: sqlite3.Connection, evaluation_id: int) -> dict[str, An
 
 def revisions(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
     """Every evaluation of a session, newest revision first."""
-    cursor = conn.cursor()
-    cursor.row_factory = sqlite3.Row
-    return [dict(r) for r in cursor.execute(
-        "SELECT revision, case_id, passed, verdict, score, created_at, superseded FROM evaluations"
+    return [dict(r) for r in named_rows(
+        conn, "SELECT revision, case_id, passed, verdict, score, created_at, superseded FROM evaluations"
         " WHERE session_id = ? ORDER BY revision DESC", (session_id,))]
 
 

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ..errors import InputError
 from ..store import SCORED
-from .database import DbPath, missing_schema, open_database
+from .database import DbPath, missing_schema, named_rows, open_database
 from .evaluations import criteria_of, current_evaluations, failing_criteria, match_evidence, outcome, revisions
 from .spans import session_turns
 
@@ -112,9 +112,7 @@ def verdict(row: Mapping[str, Any]) -> str:
 
 
 def _dict_rows(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
-    cursor = conn.cursor()
-    cursor.row_factory = sqlite3.Row
-    return [dict(r) for r in cursor.execute(sql, params)]
+    return [dict(r) for r in named_rows(conn, sql, params)]
 
 
 def list_sessions(conn: sqlite3.Connection, f: SessionFilter) -> tuple[list[dict[str, Any]], int]:

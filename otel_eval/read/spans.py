@@ -12,7 +12,7 @@ from ..pipeline import map_session
 from ..spans import LogEvent, SpanRecord, from_json
 from ..store import session_log_events, session_span_rows
 from ..trajectory import build_trajectory
-from .database import DbPath, first_key_at_or_after
+from .database import DbPath, first_key_at_or_after, named_rows
 from .evaluations import parse_details
 
 
@@ -104,9 +104,7 @@ _JSON_COLUMNS = {"expected_tool_call", "tools_available", "tool_calls", "paramet
 def session_agent_data(conn: sqlite3.Connection, session_id: str) -> dict[tuple[str, str, str], dict[str, Any]]:
     """AgentData rows keyed by (trace_id, span_id, level), with only the fields that hold something."""
     out: dict[tuple[str, str, str], dict[str, Any]] = {}
-    cursor = conn.cursor()
-    cursor.row_factory = sqlite3.Row
-    for r in cursor.execute("SELECT * FROM agent_data WHERE session_id = ? ORDER BY id", (session_id,)):
+    for r in named_rows(conn, "SELECT * FROM agent_data WHERE session_id = ? ORDER BY id", (session_id,)):
         fields: dict[str, Any] = {}
         for key in r.keys():
             if key in ("id", "trace_id", "span_id", "session_id", "level"):
