@@ -28,7 +28,7 @@ examples:
 
 # Commands whose module provides add_<name>_arguments(parser) and <name>_main(args) -> int.
 SUBCOMMANDS = (
-    ("inspect", "inspect", "show which convention and attribute fed each AgentData field",
+    ("inspect", "inspection", "show which convention and attribute fed each AgentData field",
      "Per span: the detected convention, span type, and for every AgentData field its value and the attribute it "
      "came from (empty fields listed too); per session: where the session id came from and the trajectory."),
     ("rescore", "rescore", "re-evaluate stored sessions after a golden set or config changed (new revisions)",
