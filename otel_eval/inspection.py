@@ -155,12 +155,9 @@ def _group_sessions(mapped: list[MappedSpan]) -> list[tuple[str, dict[str, Any],
 
 def session_source(m: MappedSpan) -> str:
     """Which attribute gave the span its session id, by the precedence of ``session_id_of``."""
-    for key in SESSION_ATTRIBUTES:
-        if m.span.attributes.get(key) not in (None, ""):
-            return key
-    for key in SESSION_ATTRIBUTES:
-        if m.span.resource.get(key) not in (None, ""):
-            return f"resource {key}"
+    found = _attribute_source(m, SESSION_ATTRIBUTES)
+    if found:
+        return found
     if m.reading.session_id:
         return m.reading.sources.get("session_id") or f"{m.reading.convention} convention"
     return TRACE_ID_SOURCE
@@ -239,18 +236,27 @@ def _span_report(m: MappedSpan, depth: int, width: Optional[int]) -> dict[str, A
 def field_source(m: MappedSpan, name: str) -> str:
     """The attribute an AgentData field came from; "-" when neither convention nor mapper says."""
     if name == "user_id":  # the mapper's own precedence comes before the convention's
-        for key in USER_ATTRIBUTES:
-            if m.span.attributes.get(key) not in (None, ""):
-                return key
-        for key in USER_ATTRIBUTES:
-            if m.span.resource.get(key) not in (None, ""):
-                return f"resource {key}"
+        found = _attribute_source(m, USER_ATTRIBUTES)
+        if found:
+            return found
     found = m.reading.sources.get(name)
     if found:
         return found
     if name == "agent_name" and not m.reading.agent_name:
         return "span type"
     return _MAPPER_SOURCES.get(name, "-")
+
+
+def _attribute_source(m: MappedSpan, keys: Sequence[str]) -> Optional[str]:
+    """The first of ``keys`` set on the span, else on its resource (``resource KEY``), as the
+    mapper looks them up; None when none is set."""
+    for key in keys:
+        if m.span.attributes.get(key) not in (None, ""):
+            return key
+    for key in keys:
+        if m.span.resource.get(key) not in (None, ""):
+            return f"resource {key}"
+    return None
 
 
 def _is_empty(value: Any) -> bool:
