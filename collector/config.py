@@ -9,9 +9,7 @@ file and key) so the operator can fix it without reading a traceback.
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +18,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from pydantic import ValidationError
 
 from otel_eval.errors import InputError
+from otel_eval.listen_address import Endpoint, host_problem, parse_endpoint
 from otel_eval.models.evalset import EvalConfig, json_path
 
 if sys.version_info >= (3, 11):
@@ -34,19 +33,6 @@ DEFAULT_QUEUE_SPANS = 100_000
 DEFAULT_MAX_INFLIGHT_BYTES = 128 * 1024 * 1024
 LOG_LEVELS = ("debug", "info", "warning", "error")
 ENV_PREFIX = "OTEL_EVAL_"
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    host: str
-    port: int
-
-    def __str__(self) -> str:
-        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
-
-    @property
-    def is_loopback(self) -> bool:
-        return self.host in ("127.0.0.1", "::1", "localhost") or self.host.startswith("127.")
 
 
 @dataclass
@@ -91,47 +77,6 @@ class CollectorConfig:
         return bool(self.tls_cert)
 
 
-def parse_endpoint(text: str, source: str) -> Optional[Endpoint]:
-    """``HOST:PORT``, ``[v6]:PORT`` or ``off`` (None: that receiver is disabled)."""
-    value = str(text).strip()
-    if value.lower() == "off":
-        return None
-    host, sep, port_text = value.rpartition(":")
-    if not sep or not host:
-        raise InputError(source, f"expected HOST:PORT or 'off', got {value!r}")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    try:
-        port = int(port_text)
-    except ValueError:
-        raise InputError(source, f"port must be a number, got {port_text!r} in {value!r}") from None
-    if not 0 <= port <= 65535:
-        raise InputError(source, f"port must be 0-65535, got {port}")
-    problem = _host_problem(host)
-    if problem:
-        raise InputError(source, f"{problem} in {value!r}")
-    return Endpoint(host, port)
-
-
-def _host_problem(host: str) -> str:
-    """Why ``host`` is neither an IP address nor a host name, or "" (``256.1.1.1`` is refused here,
-    not later as a bind error)."""
-    try:
-        ipaddress.ip_address(host)
-        return ""
-    except ValueError:
-        pass
-    if ":" in host:
-        return f"{host!r} is not a valid IPv6 address"
-    if all(part.isdigit() for part in host.split(".")):
-        return f"{host!r} is not a valid IPv4 address"
-    labels = host.rstrip(".").split(".")
-    if len(host) > 253 or not all(_HOST_LABEL.fullmatch(label) for label in labels):
-        return f"{host!r} is not a valid host name or IP address"
-    return ""
-
-
-_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
 
 
 def _positive_float(text: Any, source: str) -> float:
@@ -198,7 +143,7 @@ def _host_list(value: Any, source: str) -> list[str]:
         if item != "*":
             host = item[1:item.index("]")] if item.startswith("[") and "]" in item else item.rsplit(":", 1)[0] \
                 if item.count(":") == 1 else item
-            problem = _host_problem(host)
+            problem = host_problem(host)
             if problem:
                 raise InputError(source, problem)
         names.append(item)

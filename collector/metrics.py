@@ -7,9 +7,9 @@ Sessions matched to a golden case are counted by verdict: ``*_evaluations_total`
 with a verdict of passed or failed (the pass-rate denominator), ``*_not_evaluated_total`` those
 where every criterion was skipped (nothing checked: neither passed nor failed).
 
-Per golden case and per agent version results (:class:`EvaluationMetrics`) are read from the
-database at scrape time, incrementally (only evaluations stored since the last scrape), because
-the stored row is what carries the agent version. Label cardinality is bounded: the first
+Per golden case and per agent version results (:class:`EvaluationMetrics`) are counted as the
+engine reports each evaluation it stored (``EvaluationStored``, which carries the agent version),
+so a scrape never reads the database. Label cardinality is bounded: the first
 ``max_label_values`` distinct cases (and versions) get their own label value, later ones are
 summed under ``"other"`` and counted in ``otel_eval_label_values_capped_total``.
 """

@@ -75,7 +75,7 @@ SCENARIOS: tuple[Scenario, ...] = (
 @dataclass(frozen=True)
 class Judgement:
     """What the evaluator decided about one session, whether it came from the live callback
-    (an ``EvalCaseResult``) or from the database (a ``report.current_evaluations`` row)."""
+    (an ``EvalCaseResult``) or from the database (an ``otel_eval.read.evaluations.current_evaluations`` row)."""
 
     verdict: str
     case_id: Optional[str]
@@ -88,7 +88,7 @@ class Judgement:
 
     @classmethod
     def of_row(cls, row: Mapping[str, Any]) -> "Judgement":
-        from otel_eval.report import failing_criteria
+        from otel_eval.read.evaluations import failing_criteria
 
         if not row["case_id"]:
             verdict = UNMATCHED
@@ -215,8 +215,9 @@ def print_report(db: Path, console: Console, session_ids: Optional[Iterable[str]
     """The project's report from the database, limited to ``session_ids`` (a reused database
     keeps earlier runs), with the criterion-by-criterion detail of the sessions in ``details_for``."""
     from otel_eval import report
+    from otel_eval.read.evaluations import current_evaluations
 
-    rows = report.current_evaluations([db])
+    rows = current_evaluations([db])
     if session_ids is not None:
         wanted = set(session_ids)
         rows = [row for row in rows if row["session_id"] in wanted]

@@ -162,7 +162,7 @@ def exporter_for(transport: str, collector: CollectorProcess) -> SpanExporter:
 
 def scored_rows(db: Path, session_ids: set[str]) -> dict[str, dict[str, Any]]:
     """The current evaluation of each of ``session_ids`` that has one by now."""
-    from otel_eval.report import current_evaluations
+    from otel_eval.read.evaluations import current_evaluations
 
     try:
         rows = current_evaluations([db])

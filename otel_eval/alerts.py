@@ -16,7 +16,7 @@ clears, when it sends one ``resolved`` notification.
 Delivery never blocks the scorer: :class:`Notifier` logs at once and posts webhooks from its own
 thread through a bounded queue, with a timeout per attempt and a bounded number of retries.
 :class:`AlertMonitor` is the collector's driver: it reads new evaluations from the database
-(:class:`otel_eval.watch.EvaluationFeed`) when the engine reports a result and every few seconds.
+(:class:`otel_eval.read.feed.EvaluationFeed`) when the engine reports a result and every few seconds.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from .errors import InputError
 from .metrics.health import LIMITS
-from .watch import EvaluationFeed, EvaluationRow, HEALTH_CRITERION, HEALTH_KEYS, iso_utc
+from .read.feed import HEALTH_CRITERION, HEALTH_KEYS, EvaluationFeed, EvaluationRow
+from .read.times import iso_utc
 
 log = logging.getLogger("otel_eval.alerts")
 

@@ -28,7 +28,7 @@ examples:
 
 # Commands whose module provides add_<name>_arguments(parser) and <name>_main(args) -> int.
 SUBCOMMANDS = (
-    ("inspect", "inspect", "show which convention and attribute fed each AgentData field",
+    ("inspect", "inspection", "show which convention and attribute fed each AgentData field",
      "Per span: the detected convention, span type, and for every AgentData field its value and the attribute it "
      "came from (empty fields listed too); per session: where the session id came from and the trajectory."),
     ("rescore", "rescore", "re-evaluate stored sessions after a golden set or config changed (new revisions)",
@@ -211,7 +211,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     from .evaluate import evaluate
     from .readers import read_spans
-    from .report import current_evaluations, render_report, summarize
+    from .read.evaluations import current_evaluations
+    from .report import render_report, summarize
 
     config = load_config(args.config)
     embed = embedding_backend(args)
@@ -241,10 +242,11 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     from rich.console import Console
 
-    from .backlog import describe
     from .errors import InputError
-    from .report import (current_evaluations, read_backlog, recent_sessions, render_report, render_session,
-                         session_detail, session_state, summarize)
+    from .read.backlog import backlog_of, describe
+    from .read.evaluations import current_evaluations, recent_sessions
+    from .read.sessions import session_detail, session_state
+    from .report import render_report, render_session, summarize
 
     dbs = args.db or [DEFAULT_DB]
     timing = session_timing(args)
@@ -259,7 +261,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             render_session(row, Console())
         return 0
     rows = current_evaluations(dbs)
-    backlog = read_backlog(dbs, timing)
+    backlog = backlog_of(dbs, timing)
     now_ns = time.time_ns()
     if args.json:
         print(json.dumps({"dbs": dbs, "summary": summarize(rows), "pending": backlog.to_dict(now_ns),

@@ -19,7 +19,7 @@ only the candidate saw) is not mistaken for a criterion getting worse.
 
 Plus per-version aggregates: sessions, matched, pass rate, mean score, and the mean latency,
 tokens and steps from the health criterion's details. Pure over the rows of
-:func:`otel_eval.report.current_evaluations`; the JSON shape is in docs/compare.md.
+:func:`otel_eval.read.evaluations.current_evaluations`; the JSON shape is in docs/compare.md.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any, Iterable, Optional, Sequence, Union
 
 from .errors import InputError
 from .models.results import FAILED, NOT_EVALUATED, PASSED
+from .read.evaluations import current_evaluations
 
 IMPROVED, REGRESSED, UNCHANGED = "improved", "regressed", "unchanged"
 ONLY_BASELINE, ONLY_CANDIDATE = "only_baseline", "only_candidate"
@@ -260,8 +261,6 @@ def compare_rows(rows: Sequence[dict[str, Any]], baseline: str, candidate: str, 
 
 def compare(db_paths: Sequence[Union[str, Path]], baseline: str, candidate: str, min_delta: float = 0.0) -> Comparison:
     """Compare two agent versions across one or more databases (latest revision of each session)."""
-    from .report import current_evaluations
-
     return compare_rows(current_evaluations(db_paths), baseline, candidate, min_delta)
 
 

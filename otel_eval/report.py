@@ -1,64 +1,14 @@
-"""Reading results back out of one or more otel-eval databases: summaries, per-case tables,
-one session's detail. The ``--json`` shapes produced here are documented in README and stable."""
+"""``otel-eval report``: summaries, per-case tables and one session's detail, drawn from the rows
+of :mod:`otel_eval.read` (:func:`~otel_eval.read.evaluations.current_evaluations`,
+:func:`~otel_eval.read.sessions.session_detail`). The ``--json`` shapes produced here are
+documented in README and stable."""
 
 from __future__ import annotations
 
-import json
-import sqlite3
-from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Any, Iterable, Optional, Sequence
 
 from .models.results import FAILED, NOT_EVALUATED, PASSED
-from .store import upgrade_if_older
-
-DbPath = Union[str, Path]
-
-
-def _connect(path: DbPath) -> sqlite3.Connection:
-    if not Path(path).exists():
-        from .errors import InputError
-
-        raise InputError(str(path), "database file not found")
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    upgrade_if_older(conn, path)
-    conn.row_factory = sqlite3.Row
-    return conn
-
-
-def current_evaluations(db_paths: Sequence[DbPath]) -> list[dict[str, Any]]:
-    """The latest revision of every session's evaluation, with its criteria, across databases."""
-    rows: list[dict[str, Any]] = []
-    for path in db_paths:
-        conn = _connect(path)
-        try:
-            evaluations = conn.execute(
-                "SELECT e.*, s.user_id, s.service_name, s.end_reason FROM evaluations e"
-                " LEFT JOIN sessions s ON s.session_id = e.session_id"
-                " WHERE e.superseded = 0 ORDER BY e.created_at, e.id"
-            ).fetchall()
-            criteria: dict[int, list[dict[str, Any]]] = {}
-            for c in conn.execute(
-                "SELECT c.* FROM criterion_results c JOIN evaluations e ON e.id = c.evaluation_id"
-                " WHERE e.superseded = 0 ORDER BY c.id"
-            ):
-                criteria.setdefault(c["evaluation_id"], []).append({
-                    "criterion": c["criterion"], "score": c["score"], "passed": bool(c["passed"]),
-                    "threshold": c["threshold"], "skipped": bool(c["skipped"]), "error": c["error"],
-                    "details": json.loads(c["details"]) if c["details"] else {},
-                })
-            for e in evaluations:
-                rows.append({
-                    "db": str(path), "session_id": e["session_id"], "revision": e["revision"],
-                    "case_id": e["case_id"], "eval_set_id": e["eval_set_id"], "matched_by": e["matched_by"],
-                    "match_score": e["match_score"], "passed": bool(e["passed"]), "verdict": e["verdict"],
-                    "score": e["score"],
-                    "agent_version": e["agent_version"], "query": e["query"], "created_at": e["created_at"],
-                    "error": e["error"], "user_id": e["user_id"], "end_reason": e["end_reason"],
-                    "criteria": criteria.get(e["id"], []),
-                })
-        finally:
-            conn.close()
-    return rows
+from .read.evaluations import failing_criteria
 
 
 def _rate(passed: int, evaluated: int) -> Optional[float]:
@@ -136,97 +86,6 @@ def summarize(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def failing_criteria(row: dict[str, Any]) -> list[str]:
-    return [c["criterion"] for c in row["criteria"] if not c["skipped"] and not c["passed"] and c["criterion"] != "health"]
-
-
-def session_detail(db_paths: Sequence[DbPath], session_id: str) -> Optional[dict[str, Any]]:
-    """The session's current evaluation (as :func:`current_evaluations` gives it) with ``turns``:
-    per turn (trace) its ``user_input``, read from the stored spans as the scorer read them."""
-    for row in current_evaluations(db_paths):
-        if row["session_id"] == session_id:
-            conn = _connect(row["db"])
-            try:
-                row["turns"] = session_turns(conn, session_id)
-            finally:
-                conn.close()
-            return row
-    return None
-
-
-def session_turns(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
-    """``[{turn, trace_id, user_input}]`` of a stored session: its spans (and span-linked log
-    records) go through the same mapping and turn building as when it was scored, so turn *i*
-    here is turn *i* of every criterion's ``per_turn``."""
-    from .evaluate import apply_logs
-    from .mapping import map_spans
-    from .spans import LogEvent, from_json
-    from .trajectory import build_trajectory
-
-    spans = [from_json(r[0]) for r in conn.execute(
-        "SELECT raw FROM spans WHERE session_id = ? ORDER BY start_ns, end_ns", (session_id,))]
-    events = [LogEvent(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None, json.loads(r[5]) if r[5] else {})
-              for r in conn.execute(
-                  "SELECT l.trace_id, l.span_id, l.time_ns, l.event_name, l.body, l.attributes FROM log_events l"
-                  " JOIN traces t ON t.trace_id = l.trace_id WHERE t.session_id = ? ORDER BY l.time_ns",
-                  (session_id,))]
-    mapped = map_spans(spans)
-    apply_logs(mapped, events)
-    trajectory = build_trajectory(session_id, mapped)
-    return [{"turn": t.index, "trace_id": t.trace_id, "user_input": t.user_input} for t in trajectory.turns]
-
-
-def recent_sessions(db_paths: Sequence[DbPath], limit: int = 5) -> list[str]:
-    """The most recently scored sessions across the databases, newest first: what to suggest when
-    a session id is not found."""
-    found: list[tuple[str, int, str]] = []
-    for path in db_paths:
-        conn = _connect(path)
-        try:
-            found += [(r[0], r[1], r[2]) for r in conn.execute(
-                "SELECT created_at, id, session_id FROM evaluations WHERE superseded = 0 ORDER BY id DESC LIMIT ?",
-                (limit,))]
-        except sqlite3.OperationalError as exc:
-            if "no such table" not in str(exc):
-                raise
-        finally:
-            conn.close()
-    return [sid for _, _, sid in sorted(found, reverse=True)[:limit]]
-
-
-def session_state(db_paths: Sequence[DbPath], session_id: str) -> Optional[str]:
-    """The stored status (open, ended, scored) of a session in any of the databases, or None."""
-    for path in db_paths:
-        conn = _connect(path)
-        try:
-            row = conn.execute("SELECT status FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
-        except sqlite3.OperationalError as exc:
-            if "no such table" not in str(exc):
-                raise
-            row = None
-        finally:
-            conn.close()
-        if row is not None:
-            return row[0]
-    return None
-
-
-def read_backlog(db_paths: Sequence[DbPath], timing: Any = None) -> Any:
-    """Sessions not scored yet across the databases (:class:`otel_eval.backlog.Backlog`)."""
-    from .backlog import Backlog, read_backlog as backlog_of
-    from .sessions import Timing
-
-    timing = timing or Timing()
-    total = Backlog()
-    for path in db_paths:
-        conn = _connect(path)
-        try:
-            total = total.merge(backlog_of(conn, timing))
-        finally:
-            conn.close()
-    return total
-
-
 def verdict_markup(row: dict[str, Any]) -> str:
     """PASS, FAIL or NOT EVALUATED for a matched session; unmatched ones say so."""
     word, style = verdict_word(row)
@@ -286,7 +145,7 @@ def sessions_table(rows: Sequence[dict[str, Any]], width: int, title: Optional[s
 
 def render_report(rows: list[dict[str, Any]], console: Any = None, limit: int = 50, pending: str = "") -> None:
     """Summary, the latest sessions and the criteria, for a terminal of any width (80 columns of
-    a CI log included). ``pending`` says what is not scored yet (:func:`otel_eval.backlog.describe`)."""
+    a CI log included). ``pending`` says what is not scored yet (:func:`otel_eval.read.backlog.describe`)."""
     from rich.console import Console
 
     from .tablefit import Column, fit_table

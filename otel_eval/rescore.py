@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
 
@@ -26,6 +26,9 @@ from .errors import InputError
 from .golden import GoldenSets
 from .models.evalset import EvalConfig, EvalSet
 from .models.results import FAILED, NOT_EVALUATED, PASSED
+from .read.evaluations import LatestEvaluation, latest_evaluation
+from .read.sessions import scored_sessions
+from .read.times import SINCE_EXAMPLES, parse_since
 from .store import SCORED, Store
 
 if TYPE_CHECKING:
@@ -79,63 +82,11 @@ def verdict(case_id: Optional[str], stored: str, matched_by: Optional[str]) -> s
     return _WORDS[stored]
 
 
-def parse_since(value: Union[str, datetime, None]) -> Optional[int]:
-    """An ISO-8601 time (``2025-01-31``, ``2025-01-31T12:00``, with ``Z`` or an offset; naive =
-    UTC) → epoch nanoseconds."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime):
-        moment = value
-    else:
-        text = value.strip()
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
-            moment = datetime.fromisoformat(text)
-        except ValueError:
-            raise InputError("--since", f"not an ISO-8601 time: {value!r} (e.g. 2025-01-31 or 2025-01-31T12:00:00Z)",
-                             "--since") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    # SQLite integers are 64-bit: times past 2262 would overflow; nothing is received after then.
-    return min(int(moment.timestamp() * 1_000_000_000), 2**63 - 1)
-
-
 def config_hash(config: EvalConfig) -> str:
     """As the engine computes it, so rescored rows group with live ones of the same config."""
     from .engine.settings import config_hash as engine_config_hash
 
     return engine_config_hash(config)
-
-
-def _targets(store: Store, since_ns: Optional[int], sessions: Optional[Sequence[str]]) -> list[str]:
-    if sessions:
-        wanted = list(dict.fromkeys(sessions))
-        marks = ",".join("?" * len(wanted))
-        status = dict(store.conn.execute(
-            f"SELECT session_id, status FROM sessions WHERE session_id IN ({marks})", wanted).fetchall())
-        for sid in wanted:
-            if sid not in status:
-                raise InputError(store.path, f"no session {sid!r} in this database", "--session")
-            if status[sid] != SCORED:
-                raise InputError(store.path, f"session {sid!r} is {status[sid]}, not scored yet: the live engine "
-                                             "scores it when it ends", "--session")
-        chosen = wanted
-    else:
-        chosen = [r[0] for r in store.conn.execute(
-            "SELECT s.session_id FROM sessions s WHERE s.status = ? ORDER BY"
-            " (SELECT MIN(t.start_ns) FROM traces t WHERE t.session_id = s.session_id), s.session_id", (SCORED,))]
-    if since_ns is not None:
-        recent = {r[0] for r in store.conn.execute(
-            "SELECT session_id FROM sessions WHERE last_received_ns >= ?", (since_ns,))}
-        chosen = [sid for sid in chosen if sid in recent]
-    return chosen
-
-
-def _latest(store: Store, session_id: str) -> Optional[tuple]:
-    return store.conn.execute(
-        "SELECT revision, case_id, verdict, score, matched_by FROM evaluations"
-        " WHERE session_id = ? ORDER BY revision DESC LIMIT 1", (session_id,)).fetchone()
 
 
 def rescore(
@@ -185,12 +136,12 @@ def rescore(
         index = golden_index(sets.sets, settings)
         context = ScoringContext(index=index, config=settings.config, judge=settings.judge,
                                  max_value_chars=settings.max_value_chars, config_hash=settings.config_hash)
-        targets = _targets(store, since_ns, sessions)
+        targets = scored_sessions(store.conn, store.path, since_ns, sessions)
         changes: list[RescoreChange] = []
         for done, session_id in enumerate(targets, 1):
-            before = _latest(store, session_id)
+            before = latest_evaluation(store.conn, session_id)
             finished = score_session(store, session_id, context, expected_status=SCORED,
-                                     details={"rescored": {"previous_revision": before[0] if before else None}})
+                                     details={"rescored": {"previous_revision": before.revision if before else None}})
             if finished is not None:
                 _, revision = commit_evaluation(store, finished)
                 changes.append(_change(session_id, before, finished, revision))
@@ -201,18 +152,18 @@ def rescore(
         store.close()
 
 
-def _change(session_id: str, before: Optional[tuple], finished: Any, revision: int) -> RescoreChange:
+def _change(session_id: str, before: Optional[LatestEvaluation], finished: Any, revision: int) -> RescoreChange:
     result = finished.result
     return RescoreChange(
         session_id=session_id,
         agent_version=finished.agent_version,
-        before_revision=before[0] if before else None,
+        before_revision=before.revision if before else None,
         after_revision=revision,
-        before_case=before[1] if before else None,
+        before_case=before.case_id if before else None,
         after_case=result.eval_id or None,
-        before_verdict=verdict(before[1], before[2], before[4]) if before else NONE,
+        before_verdict=verdict(before.case_id, before.verdict, before.matched_by) if before else NONE,
         after_verdict=verdict(result.eval_id, result.verdict, finished.matched_by),
-        before_score=before[3] if before else None,
+        before_score=before.score if before else None,
         after_score=result.score,
         matched_by=finished.matched_by,
     )
@@ -248,7 +199,8 @@ def add_rescore_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``rescore`` subcommand's options, for the CLI to attach to its subparser."""
     parser.add_argument("--db", default="otel-eval.db", help="database to rescore (default otel-eval.db)")
     parser.add_argument("--since", metavar="ISO-TIME",
-                        help="only sessions with spans received at or after this time (e.g. 2025-01-31T00:00:00Z)")
+                        help="only sessions with spans received at or after this time "
+                             f"(UTC unless it says otherwise; {SINCE_EXAMPLES})")
     parser.add_argument("--session", action="append", default=[], metavar="ID",
                         help="only this session; repeatable")
     parser.add_argument("--golden", action="append", default=[], metavar="PATH",

@@ -1,6 +1,7 @@
 """SQLite storage: schema, migrations, idempotent writes and the queries the rest needs.
 
-sqlite-utils creates and migrates the schema and serves the read side; the hot insert path uses
+sqlite-utils creates and migrates the schema and serves the engine's reads (the views read through
+:mod:`otel_eval.read`, on :func:`connect_read_only`); the hot insert path uses
 ``executemany`` on the same connection (measured faster than ``insert_all`` for span batches).
 Every statement takes its values as parameters. The file is plain SQLite in WAL mode, so
 Datasette, ``sqlite3`` or any BI tool can read it while the collector writes.
@@ -106,9 +107,7 @@ class Store:
         if read_only:
             # A score worker's connection: SQLite itself refuses any write through it, so a worker
             # (even one whose engine died) can never store an evaluation behind the writer's back.
-            uri = Path(self.path).resolve().as_uri() + "?mode=ro"
-            self.conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
-                                        check_same_thread=False)
+            self.conn = connect_read_only(self.path, timeout)
         else:
             self.conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
             self.conn.execute("PRAGMA journal_mode=WAL")
@@ -473,10 +472,7 @@ class Store:
 
     def session_span_rows(self, session_id: str) -> list[tuple[str, Optional[str], Optional[str]]]:
         """``(raw JSON, convention, span type)`` of a session's spans, in start order, as stored."""
-        return self.conn.execute(
-            "SELECT raw, convention, span_type FROM spans WHERE session_id = ? ORDER BY start_ns, end_ns",
-            (session_id,),
-        ).fetchall()
+        return session_span_rows(self.conn, session_id)
 
     def session_spans(self, session_id: str) -> list[SpanRecord]:
         rows = self.conn.execute(
@@ -489,15 +485,7 @@ class Store:
         return [from_json(r[0]) for r in rows]
 
     def session_log_events(self, session_id: str) -> list[LogEvent]:
-        rows = self.conn.execute(
-            "SELECT l.trace_id, l.span_id, l.time_ns, l.event_name, l.body, l.attributes FROM log_events l"
-            " JOIN traces t ON t.trace_id = l.trace_id WHERE t.session_id = ? ORDER BY l.time_ns",
-            (session_id,),
-        ).fetchall()
-        return [
-            LogEvent(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None, json.loads(r[5]) if r[5] else {})
-            for r in rows
-        ]
+        return session_log_events(self.conn, session_id)
 
     def trace_session(self, trace_id: str) -> Optional[str]:
         row = self.conn.execute("SELECT session_id FROM traces WHERE trace_id = ?", (trace_id,)).fetchone()
@@ -603,6 +591,38 @@ class Store:
             out[f"sessions_{status}"] = self.conn.execute(
                 "SELECT COUNT(*) FROM sessions WHERE status = ?", (status,)).fetchone()[0]
         return out
+
+
+def connect_read_only(path: Union[str, Path], timeout: float = 30.0) -> sqlite3.Connection:
+    """The one read-only connection (``mode=ro``: SQLite itself refuses any write through it) that
+    score workers and every reader (:mod:`otel_eval.read`) use. The file must exist. Autocommit,
+    so a reader holds a snapshot only inside a ``BEGIN`` of its own and never blocks the writer's
+    checkpoints longer; usable from any thread (callers keep to one at a time)."""
+    uri = Path(path).resolve().as_uri() + "?mode=ro"  # as_uri escapes '?', '#' and '%' in the path
+    conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+    return conn
+
+
+def session_span_rows(conn: sqlite3.Connection, session_id: str) -> list[tuple[str, Optional[str], Optional[str]]]:
+    """``(raw JSON, convention, span type)`` of a session's spans, in start order, as stored."""
+    return conn.execute(
+        "SELECT raw, convention, span_type FROM spans WHERE session_id = ? ORDER BY start_ns, end_ns",
+        (session_id,),
+    ).fetchall()
+
+
+def session_log_events(conn: sqlite3.Connection, session_id: str) -> list[LogEvent]:
+    """The span-linked log records of a session's traces, in time order."""
+    rows = conn.execute(
+        "SELECT l.trace_id, l.span_id, l.time_ns, l.event_name, l.body, l.attributes FROM log_events l"
+        " JOIN traces t ON t.trace_id = l.trace_id WHERE t.session_id = ? ORDER BY l.time_ns",
+        (session_id,),
+    ).fetchall()
+    return [
+        LogEvent(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None, json.loads(r[5]) if r[5] else {})
+        for r in rows
+    ]
 
 
 def upgrade_if_older(conn: sqlite3.Connection, path: Union[str, Path]) -> None:

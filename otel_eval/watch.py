@@ -2,41 +2,32 @@
 
 The view polls the database file(s) the collector writes; it never talks to the collector. Each
 refresh is incremental, so a database with millions of spans costs the same per refresh as an
-empty one:
+empty one: evaluations come from :class:`otel_eval.read.feed.EvaluationFeed` (new rows only), the
+window is kept in memory and expired by time, and the ingest rate counts only the recent rowid
+range of ``spans`` (:func:`otel_eval.read.spans.spans_received_between`).
 
-* evaluations are read once, by ``id`` (SQLite's rowid, increasing with insertion): the first
-  refresh finds the first evaluation of the window by bisecting the rowid range on ``created_at``,
-  later refreshes read only ``id > last seen``; the window is kept in memory and expired by time;
-* superseded revisions are found with one rowid-range query over the window;
-* the ingest rate bisects ``spans`` on ``received_ns`` by rowid and counts the recent range only.
-
-Both bisections rely on ids growing with time, which holds because one writer (the engine's
-writer thread for spans, its scorer thread for evaluations) appends to each table.
-
-:class:`EvaluationFeed` (incremental reader of one database) is shared with the alert monitor
-and the collector's Prometheus metrics. :func:`snapshot` returns a JSON-ready dict (the shape is
-documented in ``docs/monitoring.md``); :func:`render` draws it with rich.
+:func:`snapshot` returns a JSON-ready dict (the shape is documented in ``docs/monitoring.md``);
+:func:`render` draws it with rich.
 """
 
 from __future__ import annotations
 
 import argparse
-import calendar
 import json
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence
 
-from .backlog import Backlog, describe, read_backlog
 from .errors import InputError
 from .models.results import FAILED, NOT_EVALUATED, PASSED
+from .read.backlog import Backlog, describe, read_backlog
+from .read.database import DbPath, missing_schema
+from .read.feed import EvaluationFeed, EvaluationRow
+from .read.spans import spans_received_between
+from .read.times import iso_utc
 from .sessions import Timing
-from .store import upgrade_if_older
-
-DbPath = Union[str, Path]
 
 DEFAULT_WINDOW_MINUTES = 60.0
 DEFAULT_REFRESH_SECONDS = 2.0
@@ -44,252 +35,6 @@ DEFAULT_REFRESH_SECONDS = 2.0
 RATE_WINDOW_S = 60.0
 #: Rows shown in each list of the view (latest, unmatched, unhealthy).
 LIST_LIMIT = 10
-
-#: Numeric health metrics kept per evaluation (the keys of ``metrics.health.health_metrics``).
-HEALTH_KEYS = (
-    "turns", "tool_calls", "tool_errors", "tool_error_rate", "repeated_calls", "llm_calls", "steps",
-    "max_turn_latency_ms", "session_latency_ms", "input_tokens", "output_tokens", "total_tokens",
-    "missing_final_answer",
-)
-HEALTH_CRITERION = "health"
-
-
-# --- time ------------------------------------------------------------------------------------
-
-def iso_utc(epoch_s: float) -> str:
-    """The store's ``created_at`` format, so window bounds compare as strings."""
-    millis = int(round(epoch_s * 1000))
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(millis // 1000)) + f".{millis % 1000:03d}Z"
-
-
-def parse_iso(text: str) -> float:
-    """``2026-01-02T03:04:05.678Z`` (fraction optional) → epoch seconds."""
-    base = calendar.timegm(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S"))
-    fraction = text[19:].rstrip("Z")
-    return base + (float("0" + fraction) if fraction.startswith(".") else 0.0)
-
-
-# --- one evaluation, as the live views need it -------------------------------------------------
-
-@dataclass
-class EvaluationRow:
-    """One stored evaluation with just what the live views use (no per-turn details)."""
-
-    id: int
-    db: str
-    session_id: str
-    revision: int
-    case_id: Optional[str]
-    agent_version: Optional[str]
-    passed: bool
-    score: float
-    created_at: str
-    query: Optional[str] = None
-    matched_by: Optional[str] = None
-    error: Optional[str] = None
-    superseded: bool = False
-    failing: tuple[str, ...] = ()
-    """Criteria that ran and did not pass (errors included), health included."""
-    health: dict[str, Any] = field(default_factory=dict)
-    """Numeric health metrics (:data:`HEALTH_KEYS`); empty when the health criterion did not run."""
-    health_failed: bool = False
-    health_reasons: tuple[str, ...] = ()
-    verdict: str = ""
-    """passed, failed or not_evaluated; derived from ``passed`` when not given."""
-    created_s: float = field(init=False, default=0.0)
-    """``created_at`` as epoch seconds, parsed once (windows compare it on every refresh)."""
-
-    def __post_init__(self) -> None:
-        self.created_s = parse_iso(self.created_at)
-        if not self.verdict:
-            self.verdict = PASSED if self.passed else FAILED
-
-    @property
-    def matched(self) -> bool:
-        return bool(self.case_id)
-
-    @property
-    def evaluated(self) -> bool:
-        """Something was checked (passed or failed): only these count in pass rates and mean scores."""
-        return self.verdict != NOT_EVALUATED
-
-    @property
-    def unhealthy_reasons(self) -> list[str]:
-        """Why this session counts as unhealthy: a failed health criterion or any tool error."""
-        reasons = list(self.health_reasons)
-        if self.health_failed and not reasons:
-            reasons.append("health criterion failed")
-        errors = self.health.get("tool_errors") or 0
-        if errors:
-            reasons.append(f"{errors} tool error{'s' if errors != 1 else ''}")
-        return reasons
-
-
-def _connect_ro(path: str) -> Optional[sqlite3.Connection]:
-    """Read-only connection, or None while the file does not exist (the collector has not started)."""
-    if not Path(path).exists():
-        return None
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0, check_same_thread=False,
-                           isolation_level=None)
-    conn.execute("PRAGMA busy_timeout=5000")
-    upgrade_if_older(conn, path)
-    return conn
-
-
-def _missing_schema(exc: sqlite3.OperationalError) -> bool:
-    return "no such table" in str(exc)
-
-
-def first_key_at_or_after(conn: sqlite3.Connection, table: str, key: str, column: str, value: Any) -> Optional[int]:
-    """Smallest ``key`` (an integer rowid) whose row has ``column >= value``, assuming ``column``
-    grows with ``key``; None when no row qualifies. O(log n) indexed lookups, no table scan."""
-    lo, hi = conn.execute(f"SELECT MIN({key}), MAX({key}) FROM {table}").fetchone()
-    if lo is None:
-        return None
-    last = conn.execute(f"SELECT {column} FROM {table} WHERE {key} = ?", (hi,)).fetchone()
-    if last is None or last[0] is None or last[0] < value:
-        return None
-    probe = f"SELECT {key}, {column} FROM {table} WHERE {key} >= ? ORDER BY {key} LIMIT 1"
-    while lo < hi:
-        mid = (lo + hi) // 2
-        found_key, found_value = conn.execute(probe, (mid,)).fetchone()
-        if found_value is not None and found_value >= value:
-            hi = mid
-        else:
-            lo = found_key + 1
-    return conn.execute(probe, (lo,)).fetchone()[0]
-
-
-class EvaluationFeed:
-    """Reads one database's evaluations incrementally: each :meth:`poll` returns only rows stored
-    since the previous one. Safe to use from one thread at a time (callers hold their own lock)."""
-
-    def __init__(self, path: DbPath):
-        self.path = str(path)
-        self.last_id = 0
-        self._conn: Optional[sqlite3.Connection] = None
-        self._positioned = False
-        self._since: Optional[float] = None
-
-    @property
-    def available(self) -> bool:
-        return self._connection() is not None
-
-    def _connection(self) -> Optional[sqlite3.Connection]:
-        if self._conn is None:
-            self._conn = _connect_ro(self.path)
-        return self._conn
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-    def seek(self, since_s: Optional[float]) -> None:
-        """Start at the first evaluation created at or after ``since_s`` (None: only evaluations
-        stored from now on). A database that does not exist yet is read from its first row."""
-        self._since = since_s
-        self._positioned = False
-        self._position()
-
-    def _position(self) -> None:
-        if self._positioned:
-            return
-        conn = self._connection()
-        if conn is None:
-            return  # positioned once the file appears; everything in it is new then
-        try:
-            if self._since is None:
-                self.last_id = conn.execute("SELECT COALESCE(MAX(id), 0) FROM evaluations").fetchone()[0]
-            else:
-                first = first_key_at_or_after(conn, "evaluations", "id", "created_at", iso_utc(self._since))
-                if first is None:
-                    self.last_id = conn.execute("SELECT COALESCE(MAX(id), 0) FROM evaluations").fetchone()[0]
-                else:
-                    self.last_id = first - 1
-        except sqlite3.OperationalError as exc:
-            if not _missing_schema(exc):
-                raise
-            self.last_id = 0
-        self._positioned = True
-
-    def poll(self) -> list[EvaluationRow]:
-        """Evaluations stored since the last poll, oldest first (superseded ones included, flagged)."""
-        conn = self._connection()
-        if conn is None:
-            return []
-        if not self._positioned:
-            # The file appeared after seek(): nothing in it predates this feed.
-            self._positioned = True
-            self.last_id = 0
-        try:
-            conn.execute("BEGIN")  # one snapshot for evaluations and their criteria
-            try:
-                rows = conn.execute(
-                    "SELECT id, session_id, revision, case_id, agent_version, passed, score, created_at, query,"
-                    " matched_by, error, superseded, verdict FROM evaluations WHERE id > ? ORDER BY id",
-                    (self.last_id,),
-                ).fetchall()
-                criteria = conn.execute(
-                    "SELECT evaluation_id, criterion, passed, skipped, error,"
-                    " CASE WHEN criterion = ? OR json_type(details, '$.violations') = 'array' THEN details END"
-                    " FROM criterion_results WHERE evaluation_id > ? AND evaluation_id <= ? ORDER BY id",
-                    (HEALTH_CRITERION, self.last_id, rows[-1][0] if rows else self.last_id),
-                ).fetchall() if rows else []
-            finally:
-                conn.execute("COMMIT")
-        except sqlite3.OperationalError as exc:
-            if _missing_schema(exc):
-                return []
-            raise
-        if not rows:
-            return []
-        by_id: dict[int, EvaluationRow] = {}
-        for r in rows:
-            by_id[r[0]] = EvaluationRow(
-                id=r[0], db=self.path, session_id=r[1], revision=r[2], case_id=r[3] or None, agent_version=r[4],
-                passed=bool(r[5]), score=float(r[6] or 0.0), created_at=r[7], query=r[8], matched_by=r[9],
-                error=r[10], superseded=bool(r[11]), verdict=r[12],
-            )
-        for evaluation_id, criterion, passed, skipped, error, details in criteria:
-            row = by_id.get(evaluation_id)
-            if row is None or skipped:
-                continue
-            if not passed or error:
-                row.failing = row.failing + (criterion,)
-            if details is not None:
-                _read_health(row, criterion, bool(passed), error, details)
-        self.last_id = rows[-1][0]
-        return list(by_id.values())
-
-    def superseded_since(self, min_id: int) -> set[int]:
-        """Ids ``>= min_id`` marked superseded (a later revision, or a trace moved to a named session)."""
-        conn = self._connection()
-        if conn is None:
-            return set()
-        try:
-            return {r[0] for r in conn.execute(
-                "SELECT id FROM evaluations WHERE id >= ? AND superseded = 1", (min_id,))}
-        except sqlite3.OperationalError as exc:
-            if _missing_schema(exc):
-                return set()
-            raise
-
-
-def _read_health(row: EvaluationRow, criterion: str, passed: bool, error: Optional[str], details: str) -> None:
-    try:
-        report = json.loads(details)
-    except ValueError:
-        return
-    if not isinstance(report, dict):
-        return
-    row.health = {k: report[k] for k in HEALTH_KEYS if k in report}
-    if not passed or error:
-        row.health_failed = True
-        reasons = [str(v.get("reason")) for v in report.get("violations") or [] if isinstance(v, dict) and v.get("reason")]
-        if error:
-            reasons.append(f"{criterion}: {error}")
-        row.health_reasons = tuple(reasons)
 
 
 # --- the window --------------------------------------------------------------------------------
@@ -364,19 +109,15 @@ class Watcher:
         low_ns = int((now - self.rate_window_s) * 1e9)
         high_ns = int(now * 1e9)
         for path, feed in self.feeds.items():
-            conn = feed._connection()
+            conn = feed.connection()
             if conn is None:
                 databases.append({"path": path, "status": "database file not found"})
                 continue
             try:
-                first = first_key_at_or_after(conn, "spans", "rowid", "received_ns", low_ns)
-                if first is not None:
-                    spans += conn.execute(
-                        "SELECT COUNT(*) FROM spans WHERE rowid >= ? AND received_ns BETWEEN ? AND ?",
-                        (first, low_ns, high_ns)).fetchone()[0]
+                spans += spans_received_between(conn, low_ns, high_ns)
                 sessions = sessions.merge(read_backlog(conn, self.timing))
             except sqlite3.OperationalError as exc:
-                if not _missing_schema(exc):
+                if not missing_schema(exc):
                     raise
                 databases.append({"path": path, "status": "no otel-eval tables yet"})
                 continue
@@ -631,7 +372,7 @@ def watch_main(args: argparse.Namespace, console: Any = None) -> int:
     try:
         if getattr(args, "once", False):
             for path in paths:
-                if not Path(path).exists():
+                if not Path(path).is_file():
                     raise InputError(path, "database file not found")
             snap = watcher.snapshot()
             if getattr(args, "json", False):

@@ -32,7 +32,8 @@ from otel_eval.alerts import (
     rule_values,
 )
 from otel_eval.errors import InputError
-from otel_eval.watch import EvaluationRow, iso_utc
+from otel_eval.read.feed import EvaluationRow
+from otel_eval.read.times import iso_utc
 from tests.test_watch import ROOT, record_sessions
 
 T0 = 1_800_000_000.0

@@ -4,7 +4,6 @@ budget. (Start-up refusals and a disk that fills up: test_collector_startup.py.)
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
 import threading

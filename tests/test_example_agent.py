@@ -287,7 +287,7 @@ needs_pipeline = pytest.mark.skipif(not _pipeline_ready(), reason="golden loader
 @needs_pipeline
 def test_processor_passes_version_1_and_fails_version_2_naming_the_criterion(tmp_path):
     from otel_eval import EvalSpanProcessor
-    from otel_eval.report import current_evaluations
+    from otel_eval.read.evaluations import current_evaluations
 
     results = {}
     db = tmp_path / "eval.db"

@@ -25,13 +25,17 @@ from rich.console import Console
 
 from examples.weather_agent import run_session
 from examples.weather_agent.agent import agent_resource
-from otel_eval.backlog import due_ns, read_backlog
+from otel_eval.read.backlog import due_ns, read_backlog
 from otel_eval.config import load_eval_config
 from otel_eval.processor import EvalSpanProcessor
-from otel_eval.report import current_evaluations, render_report, render_session, session_detail
+from otel_eval.read import sessions, spans
+from otel_eval.read.database import open_database
+from otel_eval.read.evaluations import current_evaluations
+from otel_eval.read.sessions import session_detail
+from otel_eval.report import render_report, render_session
 from otel_eval.sessions import KEYED_BY_ATTRIBUTE, KEYED_BY_TRACE, SessionTracker, Timing
 from otel_eval.tablefit import end_ellipsis, list_text, middle_ellipsis
-from otel_eval.ui import pages, queries
+from otel_eval.ui import pages
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = [ROOT / "examples/golden/weather.evalset.json", ROOT / "examples/golden/weather.trajectory.json"]
@@ -215,11 +219,11 @@ def test_report_session_unknown_exits_2_and_lists_recent_sessions(db: Path):
 
 
 def test_dashboard_explains_response_criteria_with_user_messages(db: Path):
-    conn = queries.connect_read_only(db)
+    conn = open_database(db)
     try:
-        overview = queries.session_overview(conn, "tokyo-bad")
-        page = pages.session_page(pages.Links("/ui"), overview, queries.session_traces(conn, "tokyo-bad"),
-                                  queries.session_agent_data(conn, "tokyo-bad"))
+        overview = sessions.session_overview(conn, "tokyo-bad")
+        page = pages.session_page(pages.Links("/ui"), overview, spans.session_traces(conn, "tokyo-bad"),
+                                  spans.session_agent_data(conn, "tokyo-bad"))
     finally:
         conn.close()
     for name in ("response_match", "response_match_score", "answer_exact"):
@@ -236,12 +240,12 @@ def test_dashboard_explains_response_criteria_with_user_messages(db: Path):
 
 
 def test_dashboard_session_list_has_a_time_column_and_ellipsized_ids(db: Path):
-    conn = queries.connect_read_only(db)
+    conn = open_database(db)
     try:
-        f = queries.SessionFilter()
-        rows, total = queries.list_sessions(conn, f)
-        page = pages.sessions_page(pages.Links("/ui"), f, rows, total, queries.result_counts(conn, f),
-                                   queries.filter_options(conn), {})
+        f = sessions.SessionFilter()
+        rows, total = sessions.list_sessions(conn, f)
+        page = pages.sessions_page(pages.Links("/ui"), f, rows, total, sessions.result_counts(conn, f),
+                                   sessions.filter_options(conn), {})
         last = dict(conn.execute("SELECT session_id, last_received_ns FROM sessions"))
     finally:
         conn.close()

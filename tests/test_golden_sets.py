@@ -15,7 +15,7 @@ from examples.weather_agent import run_session
 from otel_eval import EvalSpanProcessor
 from otel_eval.golden import GoldenIndex, GoldenSets, load_golden
 from otel_eval.models.evalset import CriterionConfig, EvalCase, EvalSet, Invocation, MessageContent
-from otel_eval.report import current_evaluations
+from otel_eval.read.evaluations import current_evaluations
 from otel_eval.rescore import rescore
 from otel_eval.store import SCHEMA_VERSION, Store
 

@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 from rich.console import Console
 
 from otel_eval.errors import InputError
-from otel_eval.inspect import (
+from otel_eval.inspection import (
     add_inspect_arguments,
     inspect_file,
     inspect_main,

@@ -34,7 +34,8 @@ from otel_eval.cli import main as cli_main
 from otel_eval.compare import compare
 from otel_eval.export import SessionSelection, export_sessions
 from otel_eval.models.results import CriterionResult, verdict_of
-from otel_eval.report import current_evaluations, render_report, render_session, summarize
+from otel_eval.read.evaluations import current_evaluations
+from otel_eval.report import render_report, render_session, summarize
 from otel_eval.store import SCHEMA_VERSION
 from otel_eval.watch import add_watch_arguments, watch_main
 from tests.test_export_otel import LogSink, attrs

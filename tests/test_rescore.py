@@ -15,8 +15,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from examples.weather_agent import run_session
 from otel_eval import EvalSpanProcessor
 from otel_eval.errors import InputError
-from otel_eval.report import current_evaluations
-from otel_eval.rescore import add_rescore_arguments, parse_since, rescore, rescore_main
+from otel_eval.read.evaluations import current_evaluations
+from otel_eval.read.times import parse_since
+from otel_eval.rescore import add_rescore_arguments, rescore, rescore_main
 
 GOLDEN = Path(__file__).resolve().parents[1] / "examples" / "golden"
 EVALSET = GOLDEN / "weather.evalset.json"

@@ -28,7 +28,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 
 from examples.weather_agent import agent_resource, run_session
-from otel_eval.report import current_evaluations, summarize
+from otel_eval.read.evaluations import current_evaluations
+from otel_eval.report import summarize
 from tests.test_export_evalset import GOLDEN
 
 #: The static resolver's hostnames in examples/scale-out/otelcol-loadbalancing*.yaml.

@@ -358,7 +358,8 @@ def test_report_and_dashboard_name_each_measure_and_show_a_retry_once(tmp_path):
     import re
 
     from otel_eval.ui.pages import Links, session_page
-    from otel_eval.ui.queries import connect_read_only, session_overview
+    from otel_eval.read.database import open_database
+    from otel_eval.read.sessions import session_overview
     from tests.test_cli import GOLDEN, otel_eval
 
     config = tmp_path / "criteria.toml"
@@ -381,7 +382,7 @@ def test_report_and_dashboard_name_each_measure_and_show_a_retry_once(tmp_path):
     assert "not called" not in report.stdout
     assert report.stdout.count("failed (ValueError: Unknown city: 'Berln'") == 1
 
-    conn = connect_read_only(db)
+    conn = open_database(db)
     try:
         page = session_page(Links("/ui"), session_overview(conn, session), [], {})
     finally:

@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from examples.weather_agent import run_session
 from otel_eval.spans import SpanRecord
 from otel_eval.ui.chart import Bucket, bucket_width, pass_rate_series, render_chart
-from otel_eval.ui.queries import build_tree
+from otel_eval.read.spans import build_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = [str(ROOT / "examples" / "golden" / "weather.evalset.json")]

@@ -15,13 +15,12 @@ from examples.weather_agent import run_session
 from examples.weather_agent.agent import agent_resource
 from otel_eval.errors import InputError
 from otel_eval.processor import EvalSpanProcessor
+from otel_eval.read.database import first_key_at_or_after
+from otel_eval.read.feed import EvaluationFeed
+from otel_eval.read.times import iso_utc, parse_iso
 from otel_eval.watch import (
-    EvaluationFeed,
     Watcher,
     add_watch_arguments,
-    first_key_at_or_after,
-    iso_utc,
-    parse_iso,
     render,
     snapshot,
     watch_main,

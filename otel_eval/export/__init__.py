@@ -14,21 +14,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence
 
 from ..errors import InputError
-from ..store import upgrade_if_older
-from ..trajectory import Trajectory
+from ..pipeline import load_session
+from ..read.database import DbPath, open_database, open_store, require_tables
+from ..read.evaluations import OUTCOMES, current_outcome
+from ..read.sessions import session_outcomes
+from ..read.times import SINCE_EXAMPLES, parse_since
+from ..trajectory import Trajectory, build_trajectory
+from .vertex import intermediate_texts
 
 FORMATS = ("vertex", "evalset", "adk", "bigsky")
-RESULTS = ("passed", "failed", "not_evaluated", "unmatched", "unscored")
-DbPath = Union[str, Path]
+RESULTS = OUTCOMES
 
 
 @dataclass
@@ -57,102 +59,52 @@ class LoadedSession:
     """The current evaluation's outcome, one of :data:`RESULTS`."""
 
 
-def parse_since(text: str) -> int:
-    """``--since``: an ISO-8601 date or date-time (UTC unless it says otherwise), or Unix seconds."""
-    value = text.strip()
-    try:
-        return int(float(value) * 1_000_000_000)
-    except ValueError:
-        pass
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise InputError("--since", f"expected an ISO-8601 date/time or Unix seconds, got {text!r}", "--since") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return int(moment.timestamp() * 1_000_000_000)
-
-
-def _connect(path: DbPath) -> sqlite3.Connection:
-    if not Path(path).is_file():
-        raise InputError(str(path), "database file not found")
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        conn.execute("SELECT 1 FROM sessions LIMIT 1")
-    except sqlite3.DatabaseError as exc:
-        conn.close()
-        raise InputError(str(path), f"not an otel-eval database ({exc})") from None
-    upgrade_if_older(conn, path)
-    return conn
-
-
 def select_sessions(db: DbPath, selection: SessionSelection) -> list[str]:
     """Session ids in ``db`` matching ``selection``, oldest first (by first span start).
 
     A ``--session`` id that is not in the database is an error naming it, so a typo never
     silently exports nothing."""
-    conn = _connect(db)
+    conn = open_database(db)
     try:
-        rows = conn.execute(
-            "SELECT s.session_id, s.status, s.agent_version, e.case_id, e.verdict, e.agent_version,"
-            " (SELECT MIN(start_ns) FROM spans p WHERE p.session_id = s.session_id) AS started"
-            " FROM sessions s LEFT JOIN evaluations e ON e.session_id = s.session_id AND e.superseded = 0"
-            " ORDER BY started, s.session_id"
-        ).fetchall()
+        require_tables(conn, db)
+        sessions = session_outcomes(conn)
     finally:
         conn.close()
-    known = {r[0] for r in rows}
+    known = {s.session_id for s in sessions}
     missing = [s for s in selection.session_ids if s not in known]
     if missing:
         raise InputError(str(db), f"no session {missing[0]!r} in this database", "--session")
     wanted = set(selection.session_ids)
     chosen: list[str] = []
-    for session_id, status, version, case_id, verdict, eval_version, started in rows:
-        if wanted and session_id not in wanted:
+    for s in sessions:
+        if wanted and s.session_id not in wanted:
             continue
-        if status == "open" and not selection.include_open and not wanted:
+        if s.status == "open" and not selection.include_open and not wanted:
             continue
-        if selection.since_ns is not None and (started or 0) < selection.since_ns:
+        if selection.since_ns is not None and (s.started_ns or 0) < selection.since_ns:
             continue
-        if selection.versions and (version or eval_version) not in selection.versions:
+        if selection.versions and s.agent_version not in selection.versions:
             continue
-        if selection.results and _outcome(case_id, verdict) not in selection.results:
+        if selection.results and s.outcome not in selection.results:
             continue
-        chosen.append(session_id)
+        chosen.append(s.session_id)
     return chosen
-
-
-def _outcome(case_id: Optional[str], verdict: Optional[str]) -> str:
-    """The stored verdict (passed, failed, not_evaluated) of a matched session, else unmatched or unscored."""
-    if verdict is None:
-        return "unscored"
-    if not case_id:
-        return "unmatched"
-    return verdict
 
 
 def load_sessions(db: DbPath, session_ids: Sequence[str], max_value_chars: int = 65536) -> list[LoadedSession]:
     """Each session's trajectory (and the LLM texts between tool calls), as the scorer builds it."""
-    from ..pipeline import load_session
-    from ..store import Store
-    from ..trajectory import build_trajectory
-    from .vertex import intermediate_texts
-
-    _connect(db).close()  # a clear error for a missing file, before Store would create one
-    store = Store(db)
+    store = open_store(db)
     try:
+        require_tables(store.conn, db)
         out = []
         for session_id in session_ids:
-            evaluation = store.conn.execute(
-                "SELECT case_id, verdict FROM evaluations WHERE session_id = ? AND superseded = 0",
-                (session_id,)).fetchone()
             loaded = load_session(store, session_id, max_value_chars)
             mapped = loaded.mapped if loaded is not None else []
             out.append(LoadedSession(
                 db=str(db), session_id=session_id, trajectory=build_trajectory(session_id, mapped),
                 intermediate=intermediate_texts(mapped),
                 created_ns=min((m.span.start_ns for m in mapped), default=None),
-                result=_outcome(*evaluation) if evaluation else "unscored",
+                result=current_outcome(store.conn, session_id),
             ))
         return out
     finally:
@@ -245,8 +197,8 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
                         help="otel-eval database; repeat to export from several collectors (default otel-eval.db)")
     parser.add_argument("--session", action="append", default=[], metavar="ID",
                         help="export this session (repeatable); default: every ended session")
-    parser.add_argument("--since", metavar="TIME", help="only sessions that started at/after TIME "
-                        "(ISO-8601 date or date-time, UTC unless given; or Unix seconds)")
+    parser.add_argument("--since", metavar="ISO-TIME", help="only sessions that started at/after this time "
+                        f"(UTC unless it says otherwise; {SINCE_EXAMPLES})")
     parser.add_argument("--result", action="append", default=[], choices=RESULTS,
                         help="only sessions whose current evaluation passed / failed / checked nothing "
                              "(not_evaluated) / matched no case (unmatched) / has none yet (unscored); repeatable")
@@ -269,7 +221,7 @@ def export_main(args: argparse.Namespace) -> int:
                          "--json")
     selection = SessionSelection(
         session_ids=list(getattr(args, "session", None) or []),
-        since_ns=parse_since(args.since) if getattr(args, "since", None) else None,
+        since_ns=parse_since(getattr(args, "since", None)),
         results=list(getattr(args, "result", None) or []),
         versions=list(getattr(args, "version", None) or []),
         include_open=bool(getattr(args, "include_open", False)),
@@ -304,5 +256,5 @@ def export_main(args: argparse.Namespace) -> int:
 
 __all__ = [
     "FORMATS", "ExportResult", "LoadedSession", "SessionSelection", "add_export_arguments", "collect",
-    "export_main", "export_sessions", "load_sessions", "parse_since", "select_sessions",
+    "export_main", "export_sessions", "load_sessions", "select_sessions",
 ]

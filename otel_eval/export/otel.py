@@ -37,6 +37,8 @@ from urllib.parse import urlsplit
 
 from ..errors import InputError
 from ..models.results import CriterionResult, EvalCaseResult
+from ..read.database import open_database
+from ..read.spans import first_trace, last_response_id
 
 log = logging.getLogger("otel_eval.export.otel")
 
@@ -106,28 +108,7 @@ def is_skip(criterion: CriterionResult) -> bool:
 def database_response_id(db: Union[str, Path]) -> Callable[[str], Optional[str]]:
     """session id → ``gen_ai.response.id`` of the session's last completion (the latest-ending
     span that has one), read from an otel-eval database; None when no span recorded one."""
-    path = str(db)
-
-    def response_id(session_id: str) -> Optional[str]:
-        try:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
-        except sqlite3.Error as exc:
-            log.warning("cannot open %s to find the response id of session %s: %s", path, session_id, exc)
-            return None
-        try:
-            row = conn.execute(
-                "SELECT json_extract(raw, '$.attributes.\"gen_ai.response.id\"') AS rid FROM spans"
-                " WHERE session_id = ? AND rid IS NOT NULL AND rid != '' ORDER BY end_ns DESC, start_ns DESC LIMIT 1",
-                (session_id,),
-            ).fetchone()
-            return str(row[0]) if row else None
-        except sqlite3.Error as exc:
-            log.warning("cannot find the response id of session %s in %s: %s", session_id, path, exc)
-            return None
-        finally:
-            conn.close()
-
-    return response_id
+    return _lookup(db, last_response_id, None, "the response id")
 
 
 def database_locator(db: Union[str, Path]) -> Locator:
@@ -135,34 +116,30 @@ def database_locator(db: Union[str, Path]) -> Locator:
 
     A fresh read-only connection per lookup: listeners run on the engine's scorer thread, and an
     evaluation is rare next to the spans it judges."""
+    return _lookup(db, first_trace, (None, None), "the trace")
+
+
+def _lookup(db: Union[str, Path], query: Callable[[sqlite3.Connection, str], Any], fallback: Any,
+            what: str) -> Callable[[str], Any]:
+    """``query`` of a session on a fresh read-only connection; a database that cannot answer is
+    logged and gives ``fallback`` (forwarding results must never stop the scorer)."""
     path = str(db)
 
-    def locate(session_id: str) -> tuple[Optional[str], Optional[str]]:
+    def lookup(session_id: str) -> Any:
         try:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
-        except sqlite3.Error as exc:
-            log.warning("cannot open %s to find the trace of session %s: %s", path, session_id, exc)
-            return None, None
+            conn = open_database(path, timeout=10.0)
+        except (InputError, sqlite3.Error) as exc:
+            log.warning("cannot open %s to find %s of session %s: %s", path, what, session_id, exc)
+            return fallback
         try:
-            row = conn.execute(
-                "SELECT trace_id, root_span_id FROM traces WHERE session_id = ? ORDER BY start_ns, trace_id LIMIT 1",
-                (session_id,),
-            ).fetchone()
-            if row is None:
-                return None, None
-            trace_id, span_id = row
-            if not span_id:  # the root never arrived: the earliest span stands in, as in the trajectory
-                found = conn.execute("SELECT span_id FROM spans WHERE trace_id = ? ORDER BY start_ns LIMIT 1",
-                                     (trace_id,)).fetchone()
-                span_id = found[0] if found else None
-            return trace_id, span_id
+            return query(conn, session_id)
         except sqlite3.Error as exc:
-            log.warning("cannot find the trace of session %s in %s: %s", session_id, path, exc)
-            return None, None
+            log.warning("cannot find %s of session %s in %s: %s", what, session_id, path, exc)
+            return fallback
         finally:
             conn.close()
 
-    return locate
+    return lookup
 
 
 def _hex_id(value: Optional[str], length: int) -> Optional[int]:

@@ -30,7 +30,10 @@ from typing import Any, Callable, Optional
 from urllib.parse import parse_qs
 
 from ..errors import InputError
-from . import pages, queries
+from ..listen_address import parse_endpoint
+from ..read import evaluations, sessions, spans
+from ..read.database import open_database
+from . import pages
 
 HTML = "text/html; charset=utf-8"
 JSON = "application/json"
@@ -170,14 +173,14 @@ class DashboardApp:
 
     def _page(self, route: str, params: dict[str, list[str]]) -> Reply:
         """Runs on a worker thread: SQLite reads must not stall the receiver's event loop."""
-        conn = queries.connect_read_only(self.db)
+        conn = open_database(self.db)
         try:
             if route == "/":
                 return self._sessions(conn, params, api=False)
             if route == "/api/sessions":
                 return self._sessions(conn, params, api=True)
             if route == "/api/stamp":
-                return _json_reply({"stamp": queries.change_stamp(conn)})
+                return _json_reply({"stamp": sessions.change_stamp(conn)})
             for base, api in (("/sessions/", False), ("/api/sessions/", True)):
                 if route.startswith(base) and len(route) > len(base):
                     return self._session(conn, route[len(base):], api)
@@ -188,20 +191,20 @@ class DashboardApp:
             conn.close()
 
     def _sessions(self, conn: sqlite3.Connection, params: dict[str, list[str]], api: bool) -> Reply:
-        f = queries.SessionFilter.from_query(params)
-        rows, total = queries.list_sessions(conn, f)
-        counts = queries.result_counts(conn, f)
-        stamp = queries.change_stamp(conn)
+        f = sessions.SessionFilter.from_query(params)
+        rows, total = sessions.list_sessions(conn, f)
+        counts = sessions.result_counts(conn, f)
+        stamp = sessions.change_stamp(conn)
         if api:
             return _json_reply({"stamp": stamp, "total": total, "page": f.page, "page_size": f.page_size,
                                 "counts": counts, "sessions": rows})
-        main = pages.sessions_page(self.links, f, rows, total, counts, queries.filter_options(conn),
-                                   queries.pass_rate_points(conn, f.case or None))
+        main = pages.sessions_page(self.links, f, rows, total, counts, sessions.filter_options(conn),
+                                   evaluations.pass_rate_points(conn, f.case or None))
         return Reply(200, pages.layout(self.links, "sessions", main, stamp=stamp,
                                        poll_seconds=self.poll_seconds).encode())
 
     def _session(self, conn: sqlite3.Connection, session_id: str, api: bool) -> Reply:
-        overview = queries.session_overview(conn, session_id)
+        overview = sessions.session_overview(conn, session_id)
         if overview is None:
             if api:
                 return _json_reply({"error": f"no session {session_id!r}"}, 404)
@@ -209,9 +212,9 @@ class DashboardApp:
                                                  f"no session {session_id!r} in {self.db}").encode())
         if api:
             return _json_reply(overview)
-        stamp = queries.change_stamp(conn)
-        main = pages.session_page(self.links, overview, queries.session_traces(conn, session_id),
-                                  queries.session_agent_data(conn, session_id))
+        stamp = sessions.change_stamp(conn)
+        main = pages.session_page(self.links, overview, spans.session_traces(conn, session_id),
+                                  spans.session_agent_data(conn, session_id))
         return Reply(200, pages.layout(self.links, f"session {session_id}", main, stamp=stamp,
                                        poll_seconds=self.poll_seconds).encode())
 
@@ -232,13 +235,11 @@ def ui_main(args: argparse.Namespace) -> int:
 
     import uvicorn
 
-    from collector.config import parse_endpoint
-
     try:
         endpoint = parse_endpoint(args.listen, "--listen")
         if endpoint is None:
             raise InputError("--listen", "the dashboard needs an address, not 'off'")
-        queries.connect_read_only(args.db).close()
+        open_database(args.db).close()
     except InputError as exc:
         print(f"otel-eval ui: error: {exc.source}: {exc.reason}", file=sys.stderr)
         return 2

@@ -15,10 +15,11 @@ from html import escape
 from typing import Any, Mapping, Optional, Sequence
 from urllib.parse import quote, urlencode
 
+from ..read.sessions import RESULT_FILTERS, VERDICT_WORDS, SessionFilter
+from ..read.spans import TraceTree
 from ..report import is_response_criterion, is_trajectory_criterion, measure_label, response_turns, trajectory_rows
 from ..tablefit import middle_ellipsis
 from .chart import pass_rate_series, render_chart
-from .queries import RESULT_FILTERS, VERDICT_WORDS, SessionFilter, TraceTree
 
 #: Longest value shown inline; longer ones are cut with a note of how much was left out.
 MAX_SHOWN_CHARS = 4000

@@ -11,11 +11,13 @@ engine's own (:meth:`otel_eval.sessions.SessionTracker.due`); tests hold the two
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
-from .sessions import KEYED_BY_TRACE, Timing
-from .store import ENDED, OPEN
+from ..sessions import KEYED_BY_TRACE, Timing
+from ..store import ENDED, OPEN
+from .database import DbPath, missing_schema, open_database
 
 
 def due_ns(keyed_by: str, end_requested: bool, last_received_ns: int,
@@ -80,13 +82,22 @@ def read_backlog(conn: sqlite3.Connection, timing: Timing) -> Backlog:
                 " JOIN sessions s ON s.session_id = t.session_id WHERE s.status = ?", (OPEN,)):
             sessions[sid][3].append((root_span_id is not None, last or 0))
     except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
+        if missing_schema(exc):
             return Backlog()
         raise
     due = {sid: due_ns(keyed_by, end_requested, last, traces, timing)
            for sid, (keyed_by, end_requested, last, traces) in sessions.items()}
     first = min(due, key=lambda sid: (due[sid], sid))
     return Backlog(len(sessions), counts.get(ENDED, 0), first, due[first])
+
+
+def backlog_of(db_paths: Sequence[DbPath], timing: Timing) -> Backlog:
+    """Sessions not scored yet across the databases."""
+    total = Backlog()
+    for path in db_paths:
+        with closing(open_database(path)) as conn:
+            total = total.merge(read_backlog(conn, timing))
+    return total
 
 
 def _duration(seconds: float) -> str:

@@ -21,7 +21,11 @@ from .conventions.base import as_text
 from .errors import InputError
 from .mapping import SESSION_ATTRIBUTES, USER_ATTRIBUTES, MappedSpan
 from .models.agent_data import AgentData
-from .spans import LogEvent, SpanRecord, from_json
+from .pipeline import map_session
+from .read.database import open_database
+from .read.spans import recently_received_sessions, stored_spans
+from .spans import LogEvent, SpanRecord
+from .trajectory import build_trajectory
 
 DEFAULT_VALUE_WIDTH = 80
 
@@ -59,8 +63,6 @@ def inspect_spans(
     ``limit`` keeps the first N spans in display order; ``value_width=None`` keeps values whole.
     ``source`` names the input in errors.
     """
-    from .pipeline import map_session
-
     mapped = map_session(_unique_spans(spans), log_events)
     wanted = _resolve_span_id(mapped, span_id, source) if span_id else None
 
@@ -153,12 +155,9 @@ def _group_sessions(mapped: list[MappedSpan]) -> list[tuple[str, dict[str, Any],
 
 def session_source(m: MappedSpan) -> str:
     """Which attribute gave the span its session id, by the precedence of ``session_id_of``."""
-    for key in SESSION_ATTRIBUTES:
-        if m.span.attributes.get(key) not in (None, ""):
-            return key
-    for key in SESSION_ATTRIBUTES:
-        if m.span.resource.get(key) not in (None, ""):
-            return f"resource {key}"
+    found = _attribute_source(m, SESSION_ATTRIBUTES)
+    if found:
+        return found
     if m.reading.session_id:
         return m.reading.sources.get("session_id") or f"{m.reading.convention} convention"
     return TRACE_ID_SOURCE
@@ -237,18 +236,27 @@ def _span_report(m: MappedSpan, depth: int, width: Optional[int]) -> dict[str, A
 def field_source(m: MappedSpan, name: str) -> str:
     """The attribute an AgentData field came from; "-" when neither convention nor mapper says."""
     if name == "user_id":  # the mapper's own precedence comes before the convention's
-        for key in USER_ATTRIBUTES:
-            if m.span.attributes.get(key) not in (None, ""):
-                return key
-        for key in USER_ATTRIBUTES:
-            if m.span.resource.get(key) not in (None, ""):
-                return f"resource {key}"
+        found = _attribute_source(m, USER_ATTRIBUTES)
+        if found:
+            return found
     found = m.reading.sources.get(name)
     if found:
         return found
     if name == "agent_name" and not m.reading.agent_name:
         return "span type"
     return _MAPPER_SOURCES.get(name, "-")
+
+
+def _attribute_source(m: MappedSpan, keys: Sequence[str]) -> Optional[str]:
+    """The first of ``keys`` set on the span, else on its resource (``resource KEY``), as the
+    mapper looks them up; None when none is set."""
+    for key in keys:
+        if m.span.attributes.get(key) not in (None, ""):
+            return key
+    for key in keys:
+        if m.span.resource.get(key) not in (None, ""):
+            return f"resource {key}"
+    return None
 
 
 def _is_empty(value: Any) -> bool:
@@ -285,8 +293,6 @@ def shorten(text: Optional[str], width: Optional[int] = DEFAULT_VALUE_WIDTH) -> 
 
 def trajectory_report(session_id: str, mapped: Sequence[MappedSpan], width: Optional[int] = DEFAULT_VALUE_WIDTH) -> dict[str, Any]:
     """What the scorer sees of a session: ``build_trajectory`` as a JSON-ready dict."""
-    from .trajectory import build_trajectory
-
     trajectory = build_trajectory(session_id, list(mapped))
     return {
         "query": shorten(trajectory.query, width),
@@ -341,38 +347,16 @@ def inspect_file(path: Union[str, Path], **options: Any) -> dict[str, Any]:
 def read_session(db: Union[str, Path], session_id: str) -> tuple[list[SpanRecord], list[LogEvent]]:
     """The stored spans and span-linked log records of one session, read without writing to the
     file (a collector may be writing to it right now)."""
-    if not Path(db).exists():
-        raise InputError(str(db), "database file not found")
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise InputError(str(db), f"cannot open database: {exc}") from exc
+    conn = open_database(db)
     try:
         try:
-            rows = conn.execute(
-                "SELECT raw FROM spans WHERE session_id = ? ORDER BY start_ns, end_ns", (session_id,)
-            ).fetchall()
+            spans, events = stored_spans(conn, db, session_id)
         except sqlite3.DatabaseError as exc:
             raise InputError(str(db), f"not an otel-eval database ({exc})", "spans") from exc
-        if not rows:
-            known = [r[0] for r in conn.execute(
-                "SELECT session_id FROM spans GROUP BY session_id ORDER BY MIN(received_ns) DESC LIMIT 5")]
+        if not spans:
+            known = recently_received_sessions(conn)
             hint = f"; recent sessions: {', '.join(known)}" if known else "; the database holds no spans"
             raise InputError(str(db), f"no spans for session {session_id!r}{hint}", "spans.session_id")
-        spans = []
-        for index, (raw,) in enumerate(rows):
-            try:
-                spans.append(from_json(raw))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise InputError(str(db), f"stored span is not valid span JSON: {exc}", f"spans[{index}].raw") from exc
-        events = [
-            LogEvent(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None, json.loads(r[5]) if r[5] else {})
-            for r in conn.execute(
-                "SELECT l.trace_id, l.span_id, l.time_ns, l.event_name, l.body, l.attributes FROM log_events l"
-                " JOIN traces t ON t.trace_id = l.trace_id WHERE t.session_id = ? ORDER BY l.time_ns",
-                (session_id,),
-            )
-        ]
         return spans, events
     finally:
         conn.close()

@@ -1,0 +1,161 @@
+"""A stored session's spans: as trees, as AgentData rows, as the turns the scorer saw, and the
+few facts other views look up (its first trace, its last response id, the ingest rate)."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+from ..errors import InputError
+from ..pipeline import map_session
+from ..spans import LogEvent, SpanRecord, from_json
+from ..store import session_log_events, session_span_rows
+from ..trajectory import build_trajectory
+from .database import DbPath, first_key_at_or_after, named_rows
+from .evaluations import parse_details
+
+
+def stored_spans(conn: sqlite3.Connection, path: DbPath, session_id: str) -> tuple[list[SpanRecord], list[LogEvent]]:
+    """The session's spans (start order) and span-linked log records, as stored. A stored span
+    that is not valid span JSON is an :class:`InputError` naming its row."""
+    spans = []
+    for index, (raw, _, _) in enumerate(session_span_rows(conn, session_id)):
+        try:
+            spans.append(from_json(raw))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(str(path), f"stored span is not valid span JSON: {exc}", f"spans[{index}].raw") from exc
+    return spans, session_log_events(conn, session_id)
+
+
+def recently_received_sessions(conn: sqlite3.Connection, limit: int = 5) -> list[str]:
+    """Sessions whose first span arrived last, newest first (scored or not)."""
+    return [r[0] for r in conn.execute(
+        "SELECT session_id FROM spans GROUP BY session_id ORDER BY MIN(received_ns) DESC LIMIT ?", (limit,))]
+
+
+def session_turns(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
+    """``[{turn, trace_id, user_input}]`` of a stored session: its spans (read by the convention
+    detected at ingest) and span-linked log records go through the same mapping and turn building
+    as when it was scored, so turn *i* here is turn *i* of every criterion's ``per_turn``."""
+    rows = session_span_rows(conn, session_id)
+    mapped = map_session([from_json(raw) for raw, _, _ in rows], session_log_events(conn, session_id),
+                         conventions=[convention for _, convention, _ in rows])
+    trajectory = build_trajectory(session_id, mapped)
+    return [{"turn": t.index, "trace_id": t.trace_id, "user_input": t.user_input} for t in trajectory.turns]
+
+
+@dataclass
+class SpanRow:
+    span: SpanRecord
+    depth: int
+    convention: Optional[str]
+    span_type: Optional[str]
+
+
+@dataclass
+class TraceTree:
+    trace_id: str
+    start_ns: int
+    end_ns: int
+    rows: list[SpanRow] = field(default_factory=list)
+
+
+def session_traces(conn: sqlite3.Connection, session_id: str) -> list[TraceTree]:
+    """The session's spans as one tree per trace (parents before children, siblings by start time)."""
+    by_trace: dict[str, list[tuple[SpanRecord, Optional[str], Optional[str]]]] = {}
+    for raw, convention, span_type in session_span_rows(conn, session_id):
+        span = from_json(raw)
+        by_trace.setdefault(span.trace_id, []).append((span, convention, span_type))
+    trees = [build_tree(trace_id, members) for trace_id, members in by_trace.items()]
+    return sorted(trees, key=lambda t: (t.start_ns, t.trace_id))
+
+
+def build_tree(trace_id: str, members: Sequence[tuple[SpanRecord, Optional[str], Optional[str]]]) -> TraceTree:
+    """Depth-first order. A span whose parent never arrived is shown as a root, not dropped."""
+    ids = {span.span_id for span, _, _ in members}
+    children: dict[Optional[str], list[tuple[SpanRecord, Optional[str], Optional[str]]]] = {}
+    for member in members:
+        parent = member[0].parent_span_id
+        children.setdefault(parent if parent in ids else None, []).append(member)
+    tree = TraceTree(trace_id, min(s.start_ns for s, _, _ in members), max(s.end_ns for s, _, _ in members))
+    stack = [(m, 0) for m in reversed(sorted(children.get(None, []), key=lambda m: m[0].start_ns))]
+    seen: set[str] = set()
+    while stack:
+        (span, convention, span_type), depth = stack.pop()
+        if span.span_id in seen:  # a parent cycle in hostile input must not loop forever
+            continue
+        seen.add(span.span_id)
+        tree.rows.append(SpanRow(span, depth, convention, span_type))
+        kids = sorted(children.get(span.span_id, []), key=lambda m: m[0].start_ns)
+        stack.extend((k, depth + 1) for k in reversed(kids))
+    for span, convention, span_type in members:  # spans only reachable through a cycle
+        if span.span_id not in seen:
+            seen.add(span.span_id)
+            tree.rows.append(SpanRow(span, 0, convention, span_type))
+    return tree
+
+
+#: AgentData columns stored as JSON text.
+_JSON_COLUMNS = {"expected_tool_call", "tools_available", "tool_calls", "parameters_passed", "tool_call_results",
+                 "retrieval_query", "retrieved_context"}
+
+
+def session_agent_data(conn: sqlite3.Connection, session_id: str) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """AgentData rows keyed by (trace_id, span_id, level), with only the fields that hold something."""
+    out: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for r in named_rows(conn, "SELECT * FROM agent_data WHERE session_id = ? ORDER BY id", (session_id,)):
+        fields: dict[str, Any] = {}
+        for key in r.keys():
+            if key in ("id", "trace_id", "span_id", "session_id", "level"):
+                continue
+            value = r[key]
+            if key in _JSON_COLUMNS and isinstance(value, str):
+                value = parse_details(value)
+            if key == "agent_exit":
+                value = bool(value)
+                if not value:
+                    continue
+            if value in (None, "", [], {}):
+                continue
+            fields[key] = value
+        out[(r["trace_id"], r["span_id"], r["level"])] = fields
+    return out
+
+
+def first_trace(conn: sqlite3.Connection, session_id: str) -> tuple[Optional[str], Optional[str]]:
+    """``(trace id, root span id)`` of the session's first trace; when its root never arrived the
+    earliest span stands in, as in the trajectory. ``(None, None)`` for an unknown session."""
+    row = conn.execute(
+        "SELECT trace_id, root_span_id FROM traces WHERE session_id = ? ORDER BY start_ns, trace_id LIMIT 1",
+        (session_id,),
+    ).fetchone()
+    if row is None:
+        return None, None
+    trace_id, span_id = row
+    if not span_id:
+        found = conn.execute("SELECT span_id FROM spans WHERE trace_id = ? ORDER BY start_ns LIMIT 1",
+                             (trace_id,)).fetchone()
+        span_id = found[0] if found else None
+    return trace_id, span_id
+
+
+def last_response_id(conn: sqlite3.Connection, session_id: str) -> Optional[str]:
+    """``gen_ai.response.id`` of the session's last completion (the latest-ending span that has
+    one); None when no span recorded one."""
+    row = conn.execute(
+        "SELECT json_extract(raw, '$.attributes.\"gen_ai.response.id\"') AS rid FROM spans"
+        " WHERE session_id = ? AND rid IS NOT NULL AND rid != '' ORDER BY end_ns DESC, start_ns DESC LIMIT 1",
+        (session_id,),
+    ).fetchone()
+    return str(row[0]) if row else None
+
+
+def spans_received_between(conn: sqlite3.Connection, low_ns: int, high_ns: int) -> int:
+    """Spans received in ``[low_ns, high_ns]``: the rowid range is found by bisection (spans are
+    appended in receive order), so the cost is the recent range, not the table."""
+    first = first_key_at_or_after(conn, "spans", "rowid", "received_ns", low_ns)
+    if first is None:
+        return 0
+    return conn.execute("SELECT COUNT(*) FROM spans WHERE rowid >= ? AND received_ns BETWEEN ? AND ?",
+                        (first, low_ns, high_ns)).fetchone()[0]
