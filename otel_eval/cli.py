@@ -8,6 +8,7 @@ import logging
 import sys
 from typing import Any, Optional, Sequence
 
+from .embedding_options import add_embedding_arguments, embedding_backend
 from .errors import OtelEvalError
 
 DEFAULT_DB = "otel-eval.db"
@@ -74,15 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--config", metavar="TOML", help="TOML file with evaluation criteria ([criteria.NAME] tables)")
     ev.add_argument("--fuzzy-threshold", type=float, default=90.0, metavar="SCORE",
                     help="lowest rapidfuzz score (0-100) for a fuzzy query match to a golden case (default 90)")
-    ev.add_argument("--embedding-threshold", type=float, metavar="SCORE",
-                    help="turn on the embedding match step at this similarity (0-100, e.g. 60): character "
-                         "n-grams, or the model of --embedding-url")
-    ev.add_argument("--embedding-url", metavar="URL",
-                    help="OpenAI-compatible embeddings server (base URL, e.g. http://127.0.0.1:11434/v1); the key, "
-                         "if any, comes from OTEL_EVAL_EMBEDDING_API_KEY")
-    ev.add_argument("--embedding-model", metavar="NAME", help="model for --embedding-url (e.g. nomic-embed-text)")
-    ev.add_argument("--embedding-timeout", type=float, default=10.0, metavar="SECONDS",
-                    help="seconds per embeddings request (default 10)")
+    add_embedding_arguments(ev)
     ev.add_argument("--json", action="store_true", help="print results as JSON instead of tables")
 
     rp = sub.add_parser("report", help="summary and per-case results of one or more databases",
@@ -179,30 +172,6 @@ def load_config(path: Optional[str]):
     from .config import load_eval_config
 
     return load_eval_config(path)
-
-
-def embedding_backend(args: argparse.Namespace) -> Any:
-    """``--embedding-url``/``--embedding-model``: the model for the embedding match step (None:
-    the built-in n-grams)."""
-    import os
-
-    from .errors import InputError
-
-    url, model = getattr(args, "embedding_url", None), getattr(args, "embedding_model", None)
-    if not url and not model:
-        return None
-    if not (url and model):
-        raise InputError("--embedding-url" if not url else "--embedding-model",
-                         "--embedding-url and --embedding-model go together")
-    if getattr(args, "embedding_threshold", None) is None:
-        raise InputError("--embedding-url", "an embedding model needs --embedding-threshold (0-100) to match with")
-    from .golden.embedding import OpenAIEmbeddings
-
-    try:
-        return OpenAIEmbeddings(url, model, api_key=os.environ.get("OTEL_EVAL_EMBEDDING_API_KEY") or None,
-                                timeout=args.embedding_timeout)
-    except ValueError as exc:
-        raise InputError("--embedding-url", str(exc)) from None
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
 
+from .embedding_options import add_embedding_arguments, embedding_backend
 from .errors import InputError
 from .golden import GoldenSets
 from .models.evalset import EvalConfig, EvalSet
@@ -99,6 +100,7 @@ def rescore(
     *,
     fuzzy_threshold: Optional[float] = None,
     embedding_threshold: Optional[float] = None,
+    embed: Optional[Callable[[list[str]], list[list[float]]]] = None,
     judge: Any = None,
     max_value_chars: Optional[int] = None,
     settings: Optional["EngineSettings"] = None,
@@ -123,8 +125,8 @@ def rescore(
     since_ns = parse_since(since)
     given_sets = GoldenSets.load(golden) if golden is not None else None  # a bad golden file: refuse before any write
     overrides = {name: value for name, value in dict(
-        config=config, fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold, judge=judge,
-        max_value_chars=max_value_chars).items() if value is not None}
+        config=config, fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold, embed=embed,
+        judge=judge, max_value_chars=max_value_chars).items() if value is not None}
     settings = (settings or EngineSettings()).replace(**overrides)
     store = Store(db)
     try:
@@ -208,8 +210,7 @@ def add_rescore_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="TOML", help="TOML file with evaluation criteria ([criteria.NAME] tables)")
     parser.add_argument("--fuzzy-threshold", type=float, default=90.0, metavar="N",
                         help="fuzzy query match threshold, 0-100 (default 90)")
-    parser.add_argument("--embedding-threshold", type=float, default=None, metavar="N",
-                        help="turn on the offline embedding match at this similarity, 0-100 (e.g. 60)")
+    add_embedding_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the before/after summary as JSON")
 
 
@@ -224,7 +225,7 @@ def rescore_main(args: argparse.Namespace, console: Any = None) -> int:
     common = dict(golden=golden, config=config, since=getattr(args, "since", None),
                   sessions=list(getattr(args, "session", None) or []) or None,
                   fuzzy_threshold=getattr(args, "fuzzy_threshold", 90.0),
-                  embedding_threshold=getattr(args, "embedding_threshold", None))
+                  embedding_threshold=getattr(args, "embedding_threshold", None), embed=embedding_backend(args))
     if getattr(args, "json", False):
         changes = rescore(args.db, **common)
         print(json.dumps({"db": str(args.db), "summary": summarize_changes(changes),

@@ -252,3 +252,28 @@ def test_evaluate_command_uses_the_model(server, tmp_path, monkeypatch):
     assert conn.execute("SELECT matched_by, case_id FROM evaluations").fetchone() == ("embedding", "weather_tokyo")
     conn.close()
     assert {h["Authorization"] for h in server.headers} == {"Bearer sk-cli"}
+
+
+def test_rescore_command_uses_the_model(server, tmp_path, monkeypatch):
+    """A session the first run could not match is matched when rescored with the model."""
+    from otel_eval.cli import main
+
+    golden = tmp_path / "toy.evalset.json"
+    GOLDEN.save(golden)
+    spans = tmp_path / "spans.otlp.json"
+    spans.write_text(json.dumps({"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"spans": [{
+        "traceId": "9e" * 16, "spanId": "00000000000000c1", "name": "agent.invoke", "kind": 1,
+        "startTimeUnixNano": "1", "endTimeUnixNano": "2",
+        "attributes": [{"key": "openinference.span.kind", "value": {"stringValue": "AGENT"}},
+                       {"key": "session.id", "value": {"stringValue": "s-rescore"}},
+                       {"key": "input.value", "value": {"stringValue": PARAPHRASE}}]}]}]}]}))
+    db = tmp_path / "rescore.db"
+    assert main(["evaluate", str(spans), "--golden", str(golden), "--db", str(db), "--json"]) == 0
+    monkeypatch.setenv("OTEL_EVAL_EMBEDDING_API_KEY", "sk-rescore")
+    assert main(["rescore", "--db", str(db), "--json", "--embedding-threshold", "80",
+                 "--embedding-url", server.url, "--embedding-model", "toy-embed"]) == 0
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT revision, matched_by, case_id FROM evaluations ORDER BY revision").fetchall() == [
+        (1, "unmatched", None), (2, "embedding", "weather_tokyo")]
+    conn.close()
+    assert {h["Authorization"] for h in server.headers} == {"Bearer sk-rescore"}
