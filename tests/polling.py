@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from typing import Callable, Optional, TypeVar, Union
+from typing import Callable, TypeVar, Union
 
 T = TypeVar("T")
 
@@ -33,6 +33,6 @@ def wait_until(predicate: Callable[[], T], timeout: float = 10.0,
 
 def _source_of(predicate: Callable[..., object]) -> str:
     try:
-        return inspect.getsource(predicate).strip()
+        return " ".join(inspect.getsource(predicate).split())  # a lambda's whole statement, on one line
     except (OSError, TypeError):
         return repr(predicate)
