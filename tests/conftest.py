@@ -11,6 +11,8 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
+from tests import paths
+
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
@@ -26,6 +28,19 @@ def stored_span_ids(db: str | Path) -> set[tuple[str, str]]:
         return set(conn.execute("SELECT trace_id, span_id FROM spans"))
     finally:
         conn.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """A test that fails because the shared fixtures are not there says so first. (Such a test
+    fails, never skips: a checkout without the fixtures cannot pass.)"""
+    outcome = yield
+    report = outcome.get_result()
+    missing = paths.FIXTURES
+    if report.failed and not missing.is_dir() and str(missing) in str(report.longrepr):
+        report.longrepr = (f"the shared fixtures this test reads are missing: {missing} is not a directory "
+                           f"(put them at ../shared/fixtures beside the checkout, or set OTEL_EVAL_FIXTURES)"
+                           f"\n\n{report.longrepr}")
 
 
 @pytest.fixture

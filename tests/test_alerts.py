@@ -34,6 +34,7 @@ from otel_eval.alerts import (
 from otel_eval.errors import InputError
 from otel_eval.read.feed import EvaluationRow
 from otel_eval.read.times import iso_utc
+from tests.polling import wait_until
 from tests.test_watch import ROOT, record_sessions
 
 T0 = 1_800_000_000.0
@@ -52,16 +53,15 @@ class Webhook:
         self.delay = delay
         self.bodies: list[dict[str, Any]] = []
         self.hold: Optional[threading.Event] = None
-        self.arrived = threading.Condition()
+        self.lock = threading.Lock()
         hook = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with hook.arrived:
+                with hook.lock:
                     hook.bodies.append({"body": body, "content_type": self.headers["Content-Type"]})
                     status = hook.statuses.pop(0) if len(hook.statuses) > 1 else hook.statuses[0]
-                    hook.arrived.notify_all()
                 if hook.hold is not None:
                     hook.hold.wait(5)
                 if hook.delay:
@@ -80,13 +80,8 @@ class Webhook:
         self.thread.start()
 
     def wait_for(self, count: int, timeout: float = 10.0) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + timeout
-        with self.arrived:
-            while len(self.bodies) < count:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    break
-                self.arrived.wait(remaining)
+        wait_until(lambda: len(self.bodies) >= count, timeout=timeout, what=f"{count} webhook call(s)")
+        with self.lock:
             return [b["body"] for b in self.bodies]
 
     def close(self) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import sqlite3
 import threading
-import time
 
 import grpc
 import pytest
@@ -18,6 +17,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc import TraceS
 from opentelemetry.sdk.trace.export import SpanExportResult
 
 from tests.conftest import ids_of, request_with, sdk_spans, stored_span_ids
+from tests.polling import wait_until
 
 TRACE_ID = "5b8efff798038103d269b633813fc60c"
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
@@ -133,9 +133,7 @@ def test_full_queue_is_unavailable_with_retry_info(start_collector, channel_to):
     results = {}
     sender = threading.Thread(target=lambda: results.setdefault("first", stub.Export(first, timeout=30)))
     sender.start()
-    deadline = time.monotonic() + 5
-    while collector.engine.stats()["queue_depth"] < 1 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: collector.engine.stats()["queue_depth"] >= 1, what="the first batch queued")
 
     with pytest.raises(grpc.RpcError) as caught:
         stub.Export(second, timeout=5)

@@ -21,6 +21,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc import TraceS
 from opentelemetry.sdk.trace.export import SpanExportResult
 
 from tests.conftest import ids_of, request_with, sdk_spans, stored_span_ids
+from tests.polling import wait_until
 
 PB = {"Content-Type": "application/x-protobuf"}
 JSON_CT = {"Content-Type": "application/json"}
@@ -131,9 +132,8 @@ def test_a_poison_sender_costs_well_behaved_exporters_nothing(start_collector):
                  HttpSpanExporter(endpoint=url(collector, "/v1/traces"), timeout=10)]
     sent, results = set(), []
     try:
-        deadline = time.monotonic() + 30
-        while len(poison_answers) < 30 and time.monotonic() < deadline:  # poison flows before good clients start
-            time.sleep(0.01)
+        # poison flows before good clients start
+        wait_until(lambda: len(poison_answers) >= 30, timeout=30, what="30 answers to the poison sender")
         for _ in range(10):
             for exporter in exporters:
                 spans = sdk_spans(traces=2)
@@ -225,9 +225,7 @@ def test_a_client_that_hangs_up_mid_body_is_one_info_line(start_collector, caplo
         sock.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-protobuf\r\n"
                      b"Content-Length: 1000\r\n\r\n" + b"\x0a" * 10)
         sock.close()
-        deadline = time.monotonic() + 10
-        while "disconnected after" not in caplog.text and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_until(lambda: "disconnected after" in caplog.text, what="the disconnect logged")
     lines = [r for r in caplog.records if "disconnected" in r.getMessage()]
     assert [(r.levelname, r.exc_info) for r in lines] == [("INFO", None)]
     assert "disconnected after 10 bytes of the body" in lines[0].getMessage()
@@ -242,9 +240,7 @@ def test_bodies_past_the_byte_budget_are_told_to_retry_on_both_protocols(start_c
     hog = socket.create_connection(("127.0.0.1", collector.http_port))
     hog.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-protobuf\r\n"
                 b"Content-Length: 1000000\r\n\r\n" + b"\x00" * 900_000)
-    deadline = time.monotonic() + 10
-    while collector.budget.in_use < 900_000 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: collector.budget.in_use >= 900_000, what="900 kB of the budget held")
     assert collector.budget.in_use == 900_000
 
     request = request_with([(bytes.fromhex(TRACE_ID), bytes.fromhex(f"{i + 1:016x}"), "x" * 1000)
@@ -258,9 +254,7 @@ def test_bodies_past_the_byte_budget_are_told_to_retry_on_both_protocols(start_c
     assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
 
     hog.close()  # the budget comes back; the same request goes through
-    deadline = time.monotonic() + 10
-    while collector.budget.in_use and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: collector.budget.in_use == 0, what="the budget given back")
     response = httpx.post(url(collector, "/v1/traces"), content=request.SerializeToString(), headers=PB)
     assert response.status_code == 200
     assert len(stored_span_ids(collector.config.db)) == 150

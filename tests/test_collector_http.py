@@ -6,7 +6,6 @@ import gzip
 import json
 import sqlite3
 import threading
-import time
 
 import httpx
 import pytest
@@ -20,6 +19,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.sdk.trace.export import SpanExportResult
 
 from tests.conftest import ids_of, request_with, sdk_spans, stored_span_ids
+from tests.polling import wait_until
 
 PB = {"Content-Type": "application/x-protobuf"}
 TRACE_ID = "5b8efff798038103d269b633813fc60c"
@@ -212,9 +212,7 @@ def test_full_queue_gets_503_with_retry_after_then_recovers(start_collector):
     sender = threading.Thread(target=lambda: results.setdefault(
         "first", httpx.post(url(collector, "/v1/traces"), content=first.SerializeToString(), headers=PB, timeout=30)))
     sender.start()
-    deadline = time.monotonic() + 5
-    while collector.engine.stats()["queue_depth"] < 1 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: collector.engine.stats()["queue_depth"] >= 1, what="the first batch queued")
 
     full = httpx.post(url(collector, "/v1/traces"), content=second.SerializeToString(), headers=PB)
     assert full.status_code == 503

@@ -1,13 +1,14 @@
 """Content an instrumentation sends only as OTLP log records reaches its span's AgentData."""
 
 import sqlite3
-import time
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2_grpc import LogsServiceStub
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc import TraceServiceStub
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+from tests.polling import wait_until
 
 TRACE = bytes.fromhex("0af7651916cd43dd8448eb211c80319c")
 ROOT, CHAT = bytes.fromhex("b7ad6b7169203331"), bytes.fromhex("00f067aa0ba902b7")
@@ -47,9 +48,7 @@ def test_log_record_content_fills_the_chat_span_and_the_session_query(start_coll
     TraceServiceStub(channel).Export(traces, timeout=5)
 
     conn = sqlite3.connect(collector.config.db)
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and not conn.execute("SELECT 1 FROM evaluations").fetchall():
-        time.sleep(0.05)
+    wait_until(lambda: conn.execute("SELECT 1 FROM evaluations").fetchall(), timeout=15, what="the session scored")
     row = conn.execute("SELECT agent_task, agent_response FROM agent_data WHERE span_id = ? AND level = 'span'",
                        (CHAT.hex(),)).fetchone()
     assert row == ("What's the weather in Tokyo?", "Sunny in Tokyo.")

@@ -9,7 +9,6 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -19,6 +18,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.sdk.trace.export import SpanExportResult
 
 from tests.conftest import ids_of, sdk_spans, stored_span_ids
+from tests.polling import wait_until
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
@@ -46,16 +46,17 @@ class CollectorProcess:
             self.lines.append(line.rstrip("\n"))
 
     def wait_for(self, pattern: str, timeout: float = 20.0) -> re.Match:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def matching_line() -> re.Match | None:
             for line in list(self.lines):
                 match = re.search(pattern, line)
                 if match:
                     return match
-            if self.proc.poll() is not None and not self._reader.is_alive():
-                break
-            time.sleep(0.02)
-        raise AssertionError(f"no line matching {pattern!r} in collector output:\n" + "\n".join(self.lines))
+            if self.proc.poll() is not None and not self._reader.is_alive():  # no more lines will come
+                raise AssertionError(f"no line matching {pattern!r} in collector output:\n" + "\n".join(self.lines))
+            return None
+
+        return wait_until(matching_line, timeout=timeout,
+                          what=lambda: f"a line matching {pattern!r} in collector output:\n" + "\n".join(self.lines))
 
     @property
     def traces_url(self) -> str:
@@ -114,10 +115,8 @@ def test_sigterm_commits_everything_and_a_restart_resumes_the_open_session(proce
     assert session_status(db, "conversation-1") == "open"  # not scored early: it may continue after restart
 
     second = processes("--db", str(db), "--trace-quiet", "0.2", "--session-idle", "0.3")
-    deadline = time.monotonic() + 15
-    while session_status(db, "conversation-1") != "scored" and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert session_status(db, "conversation-1") == "scored"
+    wait_until(lambda: session_status(db, "conversation-1") == "scored", timeout=15,
+               what="the resumed session scored by the restarted collector")
     assert second.stop(signal.SIGINT) == 0
 
 
@@ -151,9 +150,7 @@ def test_kill_9_loses_no_acknowledged_span(processes, tmp_path):
 
     sender = threading.Thread(target=send_until_refused)
     sender.start()
-    deadline = time.monotonic() + 10
-    while len(acknowledged) < 200 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: len(acknowledged) >= 200, what="200 spans acknowledged")
     collector.proc.kill()  # SIGKILL mid-stream: no drain, no shutdown code runs
     collector.proc.wait(10)
     stop_sending.set()
@@ -235,22 +232,15 @@ def test_kill_9_takes_the_score_workers_along_and_each_session_is_scored_once(pr
     for session_id in sessions:  # sessions end while later ones arrive: the workers are busy at the kill
         assert exporter.export(sdk_spans(session_id=session_id)) == SpanExportResult.SUCCESS
     exporter.shutdown()
-    deadline = time.monotonic() + 15
-    while not evaluation_counts(db) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert evaluation_counts(db), "\n".join(collector.lines)
+    wait_until(lambda: evaluation_counts(db), timeout=15,
+               what=lambda: "a first evaluation; collector output:\n" + "\n".join(collector.lines))
 
     collector.proc.kill()  # SIGKILL: no shutdown code runs in the collector
     collector.proc.wait(10)
-    deadline = time.monotonic() + 10
-    while _alive(workers) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(workers), "score worker(s) outlived their collector"
+    wait_until(lambda: not _alive(workers), what=lambda: f"score workers {_alive(workers)} to exit with their collector")
 
     # The restarted collector scores what was left; no session gets a second evaluation.
     restarted = processes("--db", str(db), "--trace-quiet", "0.05", "--session-idle", "0.1", "--score-workers", "1")
-    deadline = time.monotonic() + 30
-    while len(evaluation_counts(db)) < len(sessions) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: len(evaluation_counts(db)) >= len(sessions), timeout=30, what="every session scored")
     assert restarted.stop() == 0
     assert evaluation_counts(db) == dict.fromkeys(sessions, 1)

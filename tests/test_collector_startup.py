@@ -12,7 +12,6 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -20,6 +19,7 @@ import pytest
 from google.rpc.status_pb2 import Status
 
 from tests.conftest import request_with, stored_span_ids
+from tests.polling import wait_until
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="POSIX processes, Linux rlimits")
@@ -181,14 +181,15 @@ class LimitedCollector:
             self.lines.append(line.rstrip("\n"))
 
     def _wait_for(self, pattern: str, timeout: float = 30) -> re.Match:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def matching_line() -> re.Match | None:
             for line in list(self.lines):
                 found = re.search(pattern, line)
                 if found:
                     return found
-            time.sleep(0.02)
-        raise AssertionError("\n".join(self.lines))
+            return None
+
+        return wait_until(matching_line, timeout=timeout,
+                          what=lambda: f"a line matching {pattern!r} in collector output:\n" + "\n".join(self.lines))
 
     def unlimit(self) -> None:
         resource.prlimit(self.proc.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))

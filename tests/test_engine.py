@@ -2,7 +2,7 @@
 
 import json
 import sqlite3
-import time
+import threading
 
 import pytest
 from opentelemetry.sdk.resources import Resource
@@ -11,6 +11,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from otel_eval import Engine, EvalSpanProcessor, QueueFull
 from otel_eval.models import EvalCase, EvalSet, ExpectedToolCall, Invocation, MessageContent
 from otel_eval.spans import SpanRecord
+from tests.polling import wait_until
 
 GOLDEN = EvalSet(
     eval_set_id="weather",
@@ -79,20 +80,22 @@ def test_session_is_scored_once_after_it_ends(tmp_path):
     run_turn(tracer, "sess-pass", "What's the weather in Tokyo?", "Tokyo", "It is 22°C and sunny in Tokyo.")
     run_turn(tracer, "sess-fail", "what's the weather in tokyo?", "Kyoto", "It is 22°C and sunny in Kyoto.")
     assert processor.engine.flush(5)
-    deadline = time.monotonic() + 10
-    while len(results) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)  # further ticks must not score anything again
+    wait_until(lambda: len(results) == 2, what="both sessions scored")
+    # A marker session, scored only after the ticks of its own idle time: had any of them scored
+    # the first two again, those results would have come before it.
+    run_turn(tracer, "sess-marker", "What's the weather in Tokyo?", "Tokyo", "It is 22°C and sunny in Tokyo.")
+    wait_until(lambda: any(r.session_id == "sess-marker" for r in results), what="the marker session scored")
     provider.shutdown()
     by_session = {r.session_id: r for r in results}
-    assert set(by_session) == {"sess-pass", "sess-fail"}
+    assert sorted(r.session_id for r in results) == ["sess-fail", "sess-marker", "sess-pass"]  # each once
     assert by_session["sess-pass"].passed and by_session["sess-pass"].eval_id == "tokyo"
     failing = [c.criterion for c in by_session["sess-fail"].criterion_results if not c.passed and not c.skipped]
     assert not by_session["sess-fail"].passed and "trajectory_match" in failing
-    assert evaluations(db) == [("sess-fail", 1, "tokyo", "exact", 0, 0), ("sess-pass", 1, "tokyo", "exact", 1, 0)]
+    assert evaluations(db) == [("sess-fail", 1, "tokyo", "exact", 0, 0), ("sess-marker", 1, "tokyo", "exact", 1, 0),
+                               ("sess-pass", 1, "tokyo", "exact", 1, 0)]
     conn = sqlite3.connect(db)
-    assert conn.execute("SELECT COUNT(*) FROM spans").fetchone()[0] == 6
-    assert conn.execute("SELECT level, COUNT(*) FROM agent_data GROUP BY level").fetchall() == [("span", 6), ("trace", 2)]
+    assert conn.execute("SELECT COUNT(*) FROM spans").fetchone()[0] == 9
+    assert conn.execute("SELECT level, COUNT(*) FROM agent_data GROUP BY level").fetchall() == [("span", 9), ("trace", 3)]
     assert conn.execute("SELECT agent_version FROM evaluations LIMIT 1").fetchone()[0] == "1.0.0"
 
 
@@ -102,9 +105,7 @@ def test_explicit_end_scores_without_waiting_for_idle(tmp_path):
                                   on_result=results.append)
     tracer = provider_with(processor).get_tracer("test")
     run_turn(tracer, "sess-end", "What's the weather in Tokyo?", "Tokyo", "It is 22°C and sunny in Tokyo.", end=True)
-    deadline = time.monotonic() + 10
-    while not results and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: results, what="the ended session scored")
     assert [r.session_id for r in results] == ["sess-end"]
     processor.shutdown()
 
@@ -140,12 +141,12 @@ def test_late_span_rescored_as_new_revision(tmp_path):
                                   "input.value": "What's the weather in Tokyo?",
                                   "output.value": "It is 22°C and sunny in Tokyo."})
     engine.ingest([root])
-    assert _wait(lambda: len(evaluations(db)) == 1)
+    wait_until(lambda: len(evaluations(db)) == 1)
     tool = SpanRecord(trace, "00000000000000a2", root.span_id, "get_weather", 2, 3,
                       attributes={"openinference.span.kind": "TOOL", "tool.name": "get_weather", "session.id": "late",
                                   "input.value": '{"city": "Tokyo"}'})
     engine.ingest([tool])
-    assert _wait(lambda: len(evaluations(db)) == 2)
+    wait_until(lambda: len(evaluations(db)) == 2)
     engine.close()
     assert evaluations(db) == [("late", 1, "tokyo", "exact", 0, 1), ("late", 2, "tokyo", "exact", 1, 0)]
 
@@ -161,13 +162,27 @@ def test_restart_resumes_open_sessions_and_scores_each_once(tmp_path):
     assert evaluations(db) == []
     results = []
     engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.2, on_result=results.append).start()
-    assert _wait(lambda: len(results) == 1)
-    time.sleep(0.4)
+    wait_until(lambda: len(results) == 1)
+    # Marker sessions, scored only after the ticks of their own idle time: a second scoring of
+    # "resumed", in this engine or the next one, would come before them.
+    engine.ingest([_marker_span("marker-1", "e1" * 16)])
+    wait_until(lambda: any(r.session_id == "marker-1" for r in results), what="marker-1 scored")
     engine.close(score_open=True)
-    engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.2).start()
-    time.sleep(0.4)
+    assert [r.session_id for r in results] == ["resumed", "marker-1"]
+    results = []
+    engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.2, on_result=results.append).start()
+    engine.ingest([_marker_span("marker-2", "e2" * 16)])
+    wait_until(lambda: any(r.session_id == "marker-2" for r in results), what="marker-2 scored")
     engine.close(score_open=True)
-    assert evaluations(db) == [("resumed", 1, "tokyo", "exact", 0, 0)]
+    assert [r.session_id for r in results] == ["marker-2"]
+    assert evaluations(db) == [("marker-1", 1, "tokyo", "exact", 0, 0), ("marker-2", 1, "tokyo", "exact", 0, 0),
+                               ("resumed", 1, "tokyo", "exact", 0, 0)]
+
+
+def _marker_span(session_id, trace_id):
+    return SpanRecord(trace_id, "00000000000000a1", None, "agent.invoke", 1, 10,
+                      attributes={"openinference.span.kind": "AGENT", "session.id": session_id,
+                                  "input.value": "What's the weather in Tokyo?"})
 
 
 def test_processor_never_blocks_or_raises_when_queue_is_full(tmp_path):
@@ -177,11 +192,16 @@ def test_processor_never_blocks_or_raises_when_queue_is_full(tmp_path):
     blocker = sqlite3.connect(db, timeout=30)
     blocker.execute("BEGIN IMMEDIATE")  # the writer cannot commit: the queue fills up
     try:
-        started = time.monotonic()
-        for i in range(50):
-            with tracer.start_as_current_span(f"s{i}"):
-                pass
-        assert time.monotonic() - started < 2.0
+        def end_50_spans():
+            for i in range(50):
+                with tracer.start_as_current_span(f"s{i}"):
+                    pass
+
+        agent = threading.Thread(target=end_50_spans)
+        agent.start()
+        agent.join(30)  # only turns a hang into a failure
+        # All 50 spans ended while the writer could not store a single one: ending a span never waited for room.
+        assert not agent.is_alive(), "ending a span blocked while the ingest queue was full"
         assert processor.dropped_spans > 0
     finally:
         blocker.rollback()
@@ -206,15 +226,6 @@ def test_ingest_raises_queue_full_for_a_caller_that_waits(tmp_path):
         blocker.close()
     engine.close()
     assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM spans").fetchone()[0] == 2
-
-
-def _wait(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 def test_a_reader_bug_stores_the_span_and_a_scoring_bug_is_recorded_not_lost(tmp_path, monkeypatch):
@@ -289,7 +300,7 @@ def test_scoring_in_a_worker_process_gives_the_same_results(tmp_path):
                       attributes={"openinference.span.kind": "TOOL", "tool.name": "get_weather",
                                   "session.id": "worker", "input.value": '{"city": "Tokyo"}'})
     engine.ingest([root, tool])
-    assert _wait(lambda: len(results) == 1, timeout=30)
+    wait_until(lambda: len(results) == 1, timeout=30)
     engine.close()
     assert (results[0].session_id, results[0].eval_id, results[0].passed) == ("worker", "tokyo", True)
     assert evaluations(db) == [("worker", 1, "tokyo", "exact", 1, 0)]
@@ -325,17 +336,17 @@ def test_a_killed_score_worker_is_replaced(tmp_path):
     first = SpanRecord("6c" * 16, "00000000000000a1", None, "agent.invoke", 1, 2,
                        attributes={"openinference.span.kind": "AGENT", "session.id": "before"})
     engine.ingest([first])
-    assert _wait(lambda: len(results) == 1, timeout=30)
+    wait_until(lambda: len(results) == 1, timeout=30)
     for pid in engine.worker_pids():  # kill the worker as the OOM killer would
         os.kill(pid, signal.SIGKILL)
     # The first session after the kill finds the pool broken (left 'ended' for the next start)
     # or already on a fresh worker; either way the one after it is scored by a new worker.
     engine.ingest([SpanRecord("6d" * 16, "00000000000000a1", None, "agent.invoke", 1, 2,
                               attributes={"openinference.span.kind": "AGENT", "session.id": "after"})])
-    assert _wait(lambda: engine.stats()["sessions_awaiting_score"] == 0 and not engine.is_open("after"), timeout=30)
+    wait_until(lambda: engine.stats()["sessions_awaiting_score"] == 0 and not engine.is_open("after"), timeout=30)
     engine.ingest([SpanRecord("6e" * 16, "00000000000000a1", None, "agent.invoke", 1, 2,
                               attributes={"openinference.span.kind": "AGENT", "session.id": "again"})])
-    assert _wait(lambda: any(r.session_id == "again" for r in results), timeout=30)
+    wait_until(lambda: any(r.session_id == "again" for r in results), timeout=30)
     engine.close()
 
 
@@ -381,7 +392,7 @@ def test_a_batch_sqlite_refuses_fails_alone_and_the_rest_of_its_group_commits(tm
                (("good", good), ("bad", bad), ("also_good", also_good))]
     for t in senders:
         t.start()
-    assert _wait(lambda: engine.stats()["queue_depth"] == 3)
+    wait_until(lambda: engine.stats()["queue_depth"] == 3)
     blocker.rollback()
     blocker.close()
     for t in senders:
@@ -431,7 +442,7 @@ def test_a_processor_can_take_an_engine_and_listeners_get_what_was_stored(tmp_pa
     tracer = provider_with(processor, version="3.1.0").get_tracer("test")
     run_turn(tracer, "injected", "What's the weather in Tokyo?", "Tokyo", "It is 22°C and sunny in Tokyo.", end=True)
     processor.force_flush()
-    assert _wait(lambda: len(events) == 1)
+    wait_until(lambda: len(events) == 1)
     processor.shutdown()
     event = events[0]
     conn = sqlite3.connect(db)

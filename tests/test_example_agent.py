@@ -3,7 +3,6 @@ end to end through the real EvalSpanProcessor and a SQLite file."""
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 
@@ -268,23 +267,6 @@ def test_trajectory_golden_lines_hold_for_version_1(traced):
 # -- end to end through the real processor ---------------------------------------------------
 
 
-def _pipeline_ready() -> bool:
-    """The scoring pipeline is written by other engineers; these tests run once it is all there."""
-    needed = [("otel_eval.golden", "load_golden"), ("otel_eval.scoring", "score_session"),
-              ("otel_eval.trajectory", "build_trajectory"), ("otel_eval.conventions.openinference", "read")]
-    for module, name in needed:
-        try:
-            if not hasattr(importlib.import_module(module), name):
-                return False
-        except ImportError:
-            return False
-    return True
-
-
-needs_pipeline = pytest.mark.skipif(not _pipeline_ready(), reason="golden loader / scoring / trajectory not there yet")
-
-
-@needs_pipeline
 def test_processor_passes_version_1_and_fails_version_2_naming_the_criterion(tmp_path):
     from otel_eval import EvalSpanProcessor
     from otel_eval.read.evaluations import current_evaluations
@@ -323,7 +305,6 @@ def test_processor_passes_version_1_and_fails_version_2_naming_the_criterion(tmp
     assert stored["v1-tokyo"]["passed"] is True and stored["v2-sql"]["passed"] is False
 
 
-@needs_pipeline
 def test_demo_judges_every_scenario_as_expected(tmp_path):
     from rich.console import Console
 

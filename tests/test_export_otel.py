@@ -5,7 +5,6 @@ attributes, event name, and the session's trace and root span ids."""
 from __future__ import annotations
 
 import threading
-import time
 from concurrent import futures
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -20,6 +19,7 @@ from otel_eval.export.otel import EVENT_NAME, ResultForwarder, forward_results
 from otel_eval.models.results import CriterionResult, EvalCaseResult
 from otel_eval.processor import EvalSpanProcessor
 from otel_eval.spans import any_value
+from tests.polling import wait_until
 from tests.test_export_evalset import GOLDEN
 
 
@@ -43,13 +43,11 @@ class LogSink(logs_service_pb2_grpc.LogsServiceServicer):
                         self.records.append((resource, sl.scope.name, rec))
 
     def wait_for(self, count, timeout=10.0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def enough():
             with self.lock:
-                if len(self.records) >= count:
-                    return list(self.records)
-            time.sleep(0.02)
-        raise AssertionError(f"expected {count} log records, got {len(self.records)}")
+                return list(self.records) if len(self.records) >= count else None
+
+        return wait_until(enough, timeout=timeout, what=lambda: f"{count} log records, got {len(self.records)}")
 
 
 @pytest.fixture
@@ -258,10 +256,9 @@ def test_real_openai_sessions_forward_the_response_id_and_skips_only_when_asked(
                 got.setdefault(a["session.id"], []).append(a)
         return got
 
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and (len(per_session()) < 6 or collector.forwarding.results.emitted
-                                           > sum(len(v) for v in per_session().values())):
-        time.sleep(0.05)
+    wait_until(lambda: len(per_session()) >= 6 and collector.forwarding.results.emitted
+               <= sum(len(v) for v in per_session().values()), timeout=30,
+               what="every forwarded record of the six sessions at the sink")
     got = per_session()
     assert set(got) == set(expected)
     for session_id, records in got.items():

@@ -32,8 +32,6 @@ GENAI = FIXTURES / "realclients" / "openai_otel_genai.otlp.json"
 LANGGRAPH = FIXTURES / "realclients" / "langgraph_openinference.otlp.json"
 NOVEUM = FIXTURES / "noveum" / "dataset.json"
 
-pytestmark = pytest.mark.skipif(not GENAI.exists(), reason="shared fixtures not available")
-
 
 def all_spans(report):
     return [span for s in report["sessions"] for t in s["traces"] for span in t["spans"]]

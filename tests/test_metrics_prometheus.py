@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 
 import httpx
@@ -16,6 +15,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from collector.metrics import CollectorMetrics, EvaluationMetrics
 from examples.weather_agent import run_session
 from examples.weather_agent.agent import agent_resource
+from tests.polling import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = [str(ROOT / "examples/golden/weather.evalset.json"), str(ROOT / "examples/golden/weather.trajectory.json")]
@@ -36,10 +36,8 @@ def send_sessions(collector, sessions) -> None:
         for sid, text in runs:
             run_session(provider, sid, [text], version=version, mark_end=True)
         provider.shutdown()
-    deadline = time.monotonic() + 15
-    while collector.engine.stats()["sessions_scored"] < before + len(sessions):
-        assert time.monotonic() < deadline, "sessions were not scored in time"
-        time.sleep(0.05)
+    wait_until(lambda: collector.engine.stats()["sessions_scored"] >= before + len(sessions), timeout=15,
+               what=f"{len(sessions)} more sessions scored")
 
 
 def scrape(collector) -> list[str]:

@@ -14,7 +14,6 @@ import argparse
 import json
 import re
 import sqlite3
-import time
 from concurrent import futures
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from otel_eval.read.evaluations import current_evaluations
 from otel_eval.report import render_report, render_session, summarize
 from otel_eval.store import SCHEMA_VERSION
 from otel_eval.watch import add_watch_arguments, watch_main
+from tests.polling import wait_until
 from tests.test_export_otel import LogSink, attrs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,10 +89,8 @@ def world(tmp_path_factory: pytest.TempPathFactory):
                 if v == version:
                     run_session(provider, sid, [question], version=version, mark_end=True)
             provider.shutdown()
-        deadline = time.monotonic() + 20
-        while collector.engine.stats()["sessions_scored"] < len(SESSIONS):
-            assert time.monotonic() < deadline, "sessions were not scored in time"
-            time.sleep(0.05)
+        wait_until(lambda: collector.engine.stats()["sessions_scored"] >= len(SESSIONS), timeout=20,
+                   what="every session scored")
         yield collector, db, sink
     finally:
         collector.stop(grace=1.0)
@@ -272,16 +270,15 @@ def test_exports_select_and_carry_the_verdict(world, tmp_path):
 
 def test_forwarded_results_carry_the_verdict_and_no_score_when_nothing_was_checked(world):
     _, _, sink = world
-    deadline = time.monotonic() + 10
-    while True:
+
+    def forwarded() -> dict[str, list[dict]] | None:
         by_session: dict[str, list[dict]] = {}
         for _, _, record in list(sink.records):
             a = attrs(record)
             by_session.setdefault(a.get("session.id"), []).append(a)
-        if {"joke-1", "tokyo-1", "tokyo-2"} <= set(by_session):
-            break
-        assert time.monotonic() < deadline, "forwarded results did not arrive"
-        time.sleep(0.05)
+        return by_session if {"joke-1", "tokyo-1", "tokyo-2"} <= set(by_session) else None
+
+    by_session = wait_until(forwarded, what="forwarded results of joke-1, tokyo-1 and tokyo-2")
     joke = by_session["joke-1"]
     assert {a["otel_eval.case.verdict"] for a in joke} == {"not_evaluated"}
     assert not any("otel_eval.case.score" in a for a in joke)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import bisect
 import random
 import sqlite3
-import time
 import zlib
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator
 from examples.weather_agent import agent_resource, run_session
 from otel_eval.read.evaluations import current_evaluations
 from otel_eval.report import summarize
+from tests.polling import wait_until
 from tests.test_export_evalset import GOLDEN
 
 #: The static resolver's hostnames in examples/scale-out/otelcol-loadbalancing*.yaml.
@@ -148,10 +148,8 @@ def run_split(start_collector, tmp_path, load, key_of, name):
         send(collectors[backend].grpc_port, spans)
         send(single.grpc_port, spans)
     dbs = [c.config.db for c in collectors.values()]
-    deadline = time.monotonic() + 20
-    while not (settled(dbs + [single_db]) and _count(dbs) >= len({s for s, _, _ in load})):
-        assert time.monotonic() < deadline, "sessions were not scored in time"
-        time.sleep(0.05)
+    wait_until(lambda: settled(dbs + [single_db]) and _count(dbs) >= len({s for s, _, _ in load}), timeout=20,
+               what="every session scored")
     return summarize(current_evaluations(dbs)), summarize(current_evaluations([single_db])), routed
 
 

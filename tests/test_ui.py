@@ -9,7 +9,6 @@ API, the token check and the escaping of hostile span values.
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 from urllib.parse import quote
 
@@ -24,6 +23,7 @@ from examples.weather_agent import run_session
 from otel_eval.spans import SpanRecord
 from otel_eval.ui.chart import Bucket, bucket_width, pass_rate_series, render_chart
 from otel_eval.read.spans import build_tree
+from tests.polling import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = [str(ROOT / "examples" / "golden" / "weather.evalset.json")]
@@ -49,14 +49,12 @@ def send_hostile_session(provider: TracerProvider) -> None:
 
 
 def wait_for_scored(client: httpx.Client, count: int, timeout: float = 20.0, **auth) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
+    def scored() -> dict | None:
         data = client.get("/ui/api/sessions", **auth).json()
-        if sum(1 for s in data["sessions"] if s["verdict"] != "pending") >= count:
-            return data
-        if time.monotonic() > deadline:
-            raise AssertionError(f"only {data['sessions']} scored after {timeout} s")
-        time.sleep(0.1)
+        return data if sum(1 for s in data["sessions"] if s["verdict"] != "pending") >= count else None
+
+    return wait_until(scored, timeout=timeout, what=lambda: f"{count} scored sessions in "
+                      f"{client.get('/ui/api/sessions', **auth).json()['sessions']}")
 
 
 @pytest.fixture(scope="module")
@@ -210,10 +208,8 @@ def test_stamp_changes_when_a_new_session_arrives(start_collector):
     provider = exporting_provider(collector.http_port)
     run_session(provider, "ui-late", ["What is your refund policy?"], mark_end=True)
     provider.shutdown()
-    deadline = time.monotonic() + 10
-    while client.get("/ui/api/stamp").json()["stamp"] == before:
-        assert time.monotonic() < deadline, "stamp did not change after a new session was stored"
-        time.sleep(0.05)
+    wait_until(lambda: client.get("/ui/api/stamp").json()["stamp"] != before,
+               what="the stamp to change after a new session was stored")
     data = wait_for_scored(client, 1)
     assert [(s["session_id"], s["verdict"]) for s in data["sessions"]] == [("ui-late", "pass")]
     client.close()
