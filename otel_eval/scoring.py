@@ -26,13 +26,14 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Optional
 
-from .models.arguments import ArgumentPolicy
 from .metrics.health import FLAG_LIMITS, LIMITS, health
 from .metrics.judge import Judge
-from .metrics.layer1 import layer1_criterion
+from .export.vertex import vertex_record
+from .metrics.layer1 import check_record
 from .metrics.response import adk_rouge1, contains, exact_match, regex_match, rouge1
 from .metrics.sql import sql_and_tables, table_matches
 from .metrics.trajectory import adk_match, align
+from .models.arguments import ArgumentPolicy
 from .models.evalset import CriterionConfig, EvalCase, EvalConfig, EvalSet, Invocation
 from .models.suggest import unknown_name
 from .models.results import (FAILED, NOT_EVALUATED, PASSED, CriterionResult, CriterionStats, EvalCaseResult,
@@ -359,6 +360,12 @@ class _JudgeFailed(Exception):
         self.details = details
 
 
+def _layer1(trajectory: Trajectory, case: Optional[EvalCase], cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:
+    """The ``layer1`` criterion: the session's Vertex record (from its trajectory: user messages
+    and final answers; LLM texts between tool calls are only in exports) checked per options."""
+    return check_record(vertex_record(trajectory), cfg.options)
+
+
 CRITERIA: dict[str, Callable[..., tuple[float, dict]]] = {
     **{kind: _trajectory_score(kind) for kind in TRAJECTORY_MEASURES},
     "response_match": _response_match,
@@ -366,7 +373,7 @@ CRITERIA: dict[str, Callable[..., tuple[float, dict]]] = {
     "tool_selection": _tool_selection,
     "sql_generation": _sql_generation,
     "table_usage": _table_usage,
-    "layer1": layer1_criterion,
+    "layer1": _layer1,
 }
 
 

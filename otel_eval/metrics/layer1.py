@@ -68,11 +68,3 @@ def check_record(record: Mapping[str, Any], options: Mapping[str, Any]) -> tuple
     name = options.get("field", DEFAULT_FIELD)
     passed, details = check_text(field_text(record, name), options)
     return float(passed), {"field": name, **details}
-
-
-def layer1_criterion(trajectory: Any, case: Any, cfg: Any, **_: Any) -> tuple[float, dict[str, Any]]:
-    """The ``layer1`` criterion: the session's Vertex record (from its trajectory: user messages
-    and final answers; LLM texts between tool calls are only in exports) checked per options."""
-    from ..export.vertex import vertex_record
-
-    return check_record(vertex_record(trajectory), cfg.options)
