@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from otel_eval.golden import load_golden, validate_golden
-from otel_eval.golden.problems import GoldenFileError
+from otel_eval.models.problems import GoldenFileError
 from otel_eval.store import Store
 from tests.paths import FIXTURES, REPO
 

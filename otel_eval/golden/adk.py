@@ -27,8 +27,8 @@ from typing import Any, Optional
 
 from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent, SessionInput, ToolCall
 from .common import TOOL_USE_KEYS, check_unique_ids, parse_arguments, parse_tool_uses
-from .keys import ListOf, MapOf, Obj, TupleOf, check_keys, closest_key
-from .problems import ProblemLog, child, type_name
+from ..models.keys import ListOf, MapOf, Obj, TupleOf, check_keys, closest_key
+from ..models.problems import ProblemLog, child, type_name
 
 # --- the keys of google-adk's models (src/google/adk/evaluation/eval_set.py, eval_case.py, and the
 # google-genai types they hold). None = a value whose keys are not checked (scalars, free-form

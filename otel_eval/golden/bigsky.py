@@ -27,8 +27,8 @@ from ..errors import InputError
 from ..models.evalset import (IGNORE, CriterionConfig, EvalCase, EvalSet, Invocation, MatchType,
                               MessageContent, SessionInput, ToolCall)
 from .common import check_unique_ids, content_text, parse_arguments, raw_id, slug_id
-from .keys import ListOf, Obj, check_keys
-from .problems import ProblemLog, child, type_name
+from ..models.keys import ListOf, Obj, check_keys
+from ..models.problems import ProblemLog, child, type_name
 
 # --- the documented keys (seed bigsky-eval-dataset.md); messages are OpenAI chat messages ---
 _TOOL_CALL = Obj({"id": None, "type": None, "function": Obj({"name": None, "arguments": None})})

@@ -10,8 +10,8 @@ from pathlib import PurePath
 from typing import Any, Iterable, Optional
 
 from ..models.evalset import ToolCall
-from .keys import Obj
-from .problems import ProblemLog, child, type_name
+from ..models.keys import Obj
+from ..models.problems import ProblemLog, child, type_name
 
 #: ``{tool_name, tool_input}``: an expected tool use of trajectory-golden and old ADK test files.
 TOOL_USE_KEYS = Obj({"tool_name": None, "tool_input": None})

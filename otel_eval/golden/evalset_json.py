@@ -16,8 +16,8 @@ from pydantic import ValidationError
 
 from ..models.evalset import EvalCase, EvalSet
 from .common import check_unique_ids, content_text
-from .keys import check_keys, model_spec
-from .problems import ProblemLog, child
+from ..models.keys import check_keys, model_spec
+from ..models.problems import ProblemLog, child
 
 
 def parse(data: Any, log: ProblemLog, default_eval_set_id: str) -> EvalSet:

@@ -3,7 +3,7 @@
 Every format's parser reports into a :class:`ProblemLog` and never stops early, so
 :func:`validate_golden` lists every problem of a file, and :func:`load_golden` raises
 :class:`GoldenFileError` with all of them (file, JSON path, reason). Golden files are strict: a
-key the format does not define is a problem (see :mod:`otel_eval.golden.keys`), because an
+key the format does not define is a problem (see :mod:`otel_eval.models.keys`), because an
 expectation under a misspelled key would silently not be checked.
 """
 
@@ -17,8 +17,8 @@ from ..errors import InputError
 from ..models.evalset import EvalCase, EvalSet
 from . import adk, bigsky, evalset_json, trajectory_golden
 from .common import eval_set_id_from_source
-from .keys import closest_key
-from .problems import GoldenFileError, Problem, ProblemLog
+from ..models.keys import closest_key
+from ..models.problems import GoldenFileError, Problem, ProblemLog
 
 FORMATS = ("evalset", "trajectory", "bigsky", "adk")
 

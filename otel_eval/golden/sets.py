@@ -45,7 +45,7 @@ class GoldenSets:
     def load(cls, sources: Iterable[GoldenSource]) -> "GoldenSets":
         """Files loaded in any golden format (their path kept as ``metadata["source"]``), EvalSets
         taken as given. A problem in any file raises one
-        :class:`~otel_eval.golden.problems.GoldenFileError` listing the problems of all of them."""
+        :class:`~otel_eval.models.problems.GoldenFileError` listing the problems of all of them."""
         sources = list(sources)
         loaded = iter(load_golden_files([s for s in sources if not isinstance(s, EvalSet)]))
         sets: list[EvalSet] = []

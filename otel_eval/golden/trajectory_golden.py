@@ -19,8 +19,8 @@ from typing import Any, Optional
 
 from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent
 from .common import TOOL_USE_KEYS, check_unique_ids, parse_tool_uses, raw_id, slug_id
-from .keys import ListOf, Obj, Spec, check_keys
-from .problems import ProblemLog, child, type_name
+from ..models.keys import ListOf, Obj, Spec, check_keys
+from ..models.problems import ProblemLog, child, type_name
 
 #: Object keys under which a trajectory-golden list may sit.
 CONTAINER_KEYS = ("test_cases", "cases", "golden_dataset", "examples")

@@ -20,6 +20,8 @@ from pydantic_core import PydanticCustomError
 
 from ..errors import InputError
 from .arguments import IGNORE, arguments_equal  # noqa: F401  (IGNORE: golden formats import it from here)
+from .keys import check_keys, model_spec
+from .problems import GoldenFileError, ProblemLog
 from .suggest import unknown_name
 
 
@@ -188,9 +190,6 @@ class EvalSet(BaseModel):
     def from_dict(cls, data: Any, source: str = "<evalset>") -> "EvalSet":
         """``data`` as an EvalSet; an unknown key (every one listed) or an invalid value raises
         :class:`InputError` naming the JSON path."""
-        from ..golden.keys import check_keys, model_spec
-        from ..golden.problems import GoldenFileError, ProblemLog
-
         log = ProblemLog(source)
         check_keys(data, model_spec(cls), "$", log)  # strict: a misspelled key must not silently skip a check
         if log.problems:

@@ -21,7 +21,7 @@ from typing import Any, Mapping, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from ..models.suggest import closest_key
+from .suggest import closest_key
 from .problems import ProblemLog, child
 
 
