@@ -1,4 +1,4 @@
-"""The keys each golden format knows, and the check that reports every other key.
+"""How a golden format declares the keys it knows, and the check that reports every other key.
 
 A misspelled key (``expected_tool_trajectroy``) used to be ignored: the expectation it held was
 lost, every criterion was skipped, and a wrong session passed. So every object of a golden file
