@@ -22,10 +22,10 @@ from otel_eval.models.evalset import EvalConfig
 from . import preflight
 from .budget import ByteBudget
 from .config import CollectorConfig, load_config
-from .grpc_server import GrpcReceiver
+from .grpc_server import GrpcServer
 from .hosts import HostPolicy
-from .http_server import HttpReceiver, OtlpHttpApp
-from .metrics import CollectorMetrics
+from .http_server import HttpServer, OtlpHttpApp
+from .prometheus import CollectorCounters
 from .receiver import Receiver
 
 log = logging.getLogger("otel_eval.collector")
@@ -49,7 +49,7 @@ class Collector:
         if engine is None:
             engine = Engine(config.db, golden=list(config.golden), settings=engine_settings(config))
         self.engine = engine
-        self.metrics = CollectorMetrics()
+        self.metrics = CollectorCounters()
         self.alerts = None
         if config.alerts:  # validated here, so a bad rule stops the start with file and key
             from otel_eval.alerts import AlertMonitor
@@ -61,8 +61,8 @@ class Collector:
         from .forward import install_forwarding
 
         self.forwarding = install_forwarding(self)  # --forward-results / --forward-spans
-        self.grpc: Optional[GrpcReceiver] = None
-        self.http: Optional[HttpReceiver] = None
+        self.grpc: Optional[GrpcServer] = None
+        self.http: Optional[HttpServer] = None
         self._stopped = False
 
     def start(self) -> "Collector":
@@ -80,7 +80,7 @@ class Collector:
                 if config.tls:
                     with open(config.tls_cert, "rb") as cert, open(config.tls_key, "rb") as key:  # type: ignore[arg-type]
                         tls = (cert.read(), key.read())
-                self.grpc = GrpcReceiver(self.receiver, self.metrics, config.grpc, auth_token=config.auth_token,
+                self.grpc = GrpcServer(self.receiver, self.metrics, config.grpc, auth_token=config.auth_token,
                                          tls=tls, max_request_bytes=config.max_request_bytes, budget=self.budget)
                 self.grpc.start()
             if config.http is not None:
@@ -92,7 +92,7 @@ class Collector:
                 app = OtlpHttpApp(self.receiver, self.metrics, auth_token=config.auth_token,
                                   max_request_bytes=config.max_request_bytes, stats=self.engine.stats, ui=ui,
                                   hosts=HostPolicy(config.http.host, config.allowed_host), budget=self.budget)
-                self.http = HttpReceiver(app, config.http, tls_cert=config.tls_cert, tls_key=config.tls_key,
+                self.http = HttpServer(app, config.http, tls_cert=config.tls_cert, tls_key=config.tls_key,
                                          log_level="debug" if config.log_level == "debug" else "warning")
                 self.http.start()
         except BaseException:

@@ -29,7 +29,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from .budget import ByteBudget, OverBudget, Reservation
 from .config import Endpoint
-from .metrics import CollectorMetrics
+from .prometheus import CollectorCounters
 from .receiver import RETRY_AFTER_SECONDS, Receiver, Unavailable
 
 log = logging.getLogger("otel_eval.collector")
@@ -41,7 +41,7 @@ RETRY_INFO_KEY = "google.rpc.retryinfo-bin"
 
 
 class TraceServicer(trace_service_pb2_grpc.TraceServiceServicer):
-    def __init__(self, receiver: Receiver, metrics: CollectorMetrics):
+    def __init__(self, receiver: Receiver, metrics: CollectorCounters):
         self.receiver = receiver
         self.metrics = metrics
 
@@ -50,7 +50,7 @@ class TraceServicer(trace_service_pb2_grpc.TraceServiceServicer):
 
 
 class LogsServicer(logs_service_pb2_grpc.LogsServiceServicer):
-    def __init__(self, receiver: Receiver, metrics: CollectorMetrics):
+    def __init__(self, receiver: Receiver, metrics: CollectorCounters):
         self.receiver = receiver
         self.metrics = metrics
 
@@ -59,7 +59,7 @@ class LogsServicer(logs_service_pb2_grpc.LogsServiceServicer):
 
 
 def _export(handle: Callable[[Any], Any], request: Any, context: grpc.ServicerContext,
-            metrics: CollectorMetrics, signal: str) -> Any:
+            metrics: CollectorCounters, signal: str) -> Any:
     try:
         response = handle(request)
     except Unavailable as exc:
@@ -80,7 +80,7 @@ def _abort_unavailable(context: grpc.ServicerContext, reason: str, retry_after: 
 
 
 def _raw_bytes_handler(export: Callable[[Any, grpc.ServicerContext], Any], request_type: type,
-                       response_type: type, metrics: CollectorMetrics, signal: str,
+                       response_type: type, metrics: CollectorCounters, signal: str,
                        budget: Optional[ByteBudget] = None) -> grpc.RpcMethodHandler:
     def parse_then_export(body: bytes, context: grpc.ServicerContext) -> Any:
         with Reservation(budget) as reservation:
@@ -108,7 +108,7 @@ def _raw_bytes_handler(export: Callable[[Any, grpc.ServicerContext], Any], reque
 class BearerTokenInterceptor(grpc.ServerInterceptor):
     """Refuses every call whose ``authorization`` metadata is not ``Bearer <token>``."""
 
-    def __init__(self, token: str, metrics: CollectorMetrics):
+    def __init__(self, token: str, metrics: CollectorCounters):
         self._expected = f"Bearer {token}".encode()
         self._metrics = metrics
 
@@ -131,10 +131,10 @@ class BearerTokenInterceptor(grpc.ServerInterceptor):
         return self._deny
 
 
-class GrpcReceiver:
+class GrpcServer:
     """A running OTLP/gRPC server; :meth:`start` binds (and returns the port), :meth:`stop` drains."""
 
-    def __init__(self, receiver: Receiver, metrics: CollectorMetrics, endpoint: Endpoint, *,
+    def __init__(self, receiver: Receiver, metrics: CollectorCounters, endpoint: Endpoint, *,
                  auth_token: Optional[str] = None, tls: Optional[tuple[bytes, bytes]] = None,
                  max_request_bytes: int = 16 * 1024 * 1024, max_workers: int = 8,
                  budget: Optional[ByteBudget] = None):

@@ -46,7 +46,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from .budget import ByteBudget, OverBudget, Reservation
 from .config import Endpoint
 from .hosts import HostPolicy
-from .metrics import CollectorMetrics
+from .prometheus import CollectorCounters
 from .receiver import RETRY_AFTER_SECONDS, Receiver, Unavailable
 
 log = logging.getLogger("otel_eval.collector")
@@ -144,7 +144,7 @@ def _client(scope: dict) -> str:
 class OtlpHttpApp:
     """The ASGI application. ``stats`` returns the engine's counters for ``/metrics``."""
 
-    def __init__(self, receiver: Receiver, metrics: CollectorMetrics, *, auth_token: Optional[str] = None,
+    def __init__(self, receiver: Receiver, metrics: CollectorCounters, *, auth_token: Optional[str] = None,
                  max_request_bytes: int = 16 * 1024 * 1024, stats: Callable[[], Mapping[str, float]] = dict,
                  ui: Optional[Callable[..., Any]] = None, hosts: Optional[HostPolicy] = None,
                  budget: Optional[ByteBudget] = None, max_active_exports: int = 64, body_timeout: float = 60.0):
@@ -404,7 +404,7 @@ def _protocol_with_header_timeout(seconds: float) -> type:
     return type("TimedH11Protocol", (_TimedH11Protocol,), {"header_timeout": seconds})
 
 
-class HttpReceiver:
+class HttpServer:
     """uvicorn serving :class:`OtlpHttpApp` on its own thread.
 
     The socket is bound here, on the caller's thread, so "address in use" surfaces from

@@ -28,7 +28,7 @@ from otel_eval.engine import EngineClosed, EngineUnavailable, IngestTarget, Queu
 from otel_eval.errors import StorageUnavailable
 from otel_eval.spans import decode_logs, from_otlp
 
-from .metrics import CollectorMetrics
+from .prometheus import CollectorCounters
 
 __all__ = ["Receiver", "Unavailable"]
 
@@ -49,7 +49,7 @@ class Unavailable(Exception):
 @dataclass
 class Receiver:
     engine: IngestTarget
-    metrics: CollectorMetrics
+    metrics: CollectorCounters
     commit_timeout: Optional[float] = 30.0
     """How long one request may wait for its commit before the exporter is told to retry."""
     write_failure: Optional[str] = None

@@ -169,7 +169,7 @@ def _refuse_bad_golden(paths: Sequence[str]) -> None:
 def load_config(path: Optional[str]):
     if not path:
         return None
-    from .config import load_eval_config
+    from .criteria_file import load_eval_config
 
     return load_eval_config(path)
 
@@ -298,7 +298,7 @@ def cmd_golden(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         return 1 if errors else 0
     if args.golden_command == "convert":
         if getattr(args, "to", "evalset") == "adk":
-            from .export.adk import write_adk_file
+            from .export.adk_eval_set import write_adk_file
 
             for lost in write_adk_file(args.source, args.output):
                 print(f"otel-eval: warning: not in the ADK file: {lost}", file=sys.stderr)

@@ -218,7 +218,7 @@ def rescore_main(args: argparse.Namespace, console: Any = None) -> int:
     """Run ``otel-eval rescore`` from parsed arguments; returns the exit code (0)."""
     config = None
     if getattr(args, "config", None):
-        from .config import load_eval_config
+        from .criteria_file import load_eval_config
 
         config = load_eval_config(args.config)
     golden = list(getattr(args, "golden", None) or []) or None

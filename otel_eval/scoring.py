@@ -32,7 +32,7 @@ from .export.vertex import vertex_record
 from .metrics.layer1 import check_record
 from .metrics.response import adk_rouge1, contains, exact_match, regex_match, rouge1
 from .metrics.sql import sql_and_tables, table_matches
-from .metrics.trajectory import adk_match, align
+from .metrics.alignment import adk_match, align
 from .models.arguments import ArgumentPolicy
 from .models.evalset import CriterionConfig, EvalCase, EvalConfig, EvalSet, Invocation
 from .models.suggest import unknown_name

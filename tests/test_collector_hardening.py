@@ -203,10 +203,10 @@ def test_sockets_trickling_headers_do_not_cost_anyone_service(start_collector):
 
 
 def test_headers_not_complete_within_the_header_timeout_lose_the_connection(start_collector):
-    from collector.http_server import HttpReceiver
+    from collector.http_server import HttpServer
 
     collector = start_collector(grpc=None)
-    server = HttpReceiver(collector.http.app, collector.config.http, header_timeout=0.3)
+    server = HttpServer(collector.http.app, collector.config.http, header_timeout=0.3)
     port = server.start()
     try:
         sock = _trickle(port, 1)[0]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collector.metrics import CollectorMetrics, Histogram
+from collector.prometheus import CollectorCounters, Histogram
 
 
 def test_histogram_buckets_are_cumulative_and_inclusive():
@@ -15,7 +15,7 @@ def test_histogram_buckets_are_cumulative_and_inclusive():
 
 
 def test_render_includes_engine_stats_pass_rate_and_request_outcomes():
-    metrics = CollectorMetrics()
+    metrics = CollectorCounters()
     metrics.request("grpc", "traces", "ok")
     metrics.request("grpc", "traces", "ok")
     metrics.request("http", "logs", "invalid")
@@ -44,4 +44,4 @@ def test_render_includes_engine_stats_pass_rate_and_request_outcomes():
 
 
 def test_pass_rate_is_nan_before_the_first_evaluation():
-    assert "otel_eval_pass_rate NaN" in CollectorMetrics().render({}).splitlines()
+    assert "otel_eval_pass_rate NaN" in CollectorCounters().render({}).splitlines()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from otel_eval.config import eval_config_from_dict, load_eval_config
+from otel_eval.criteria_file import eval_config_from_dict, load_eval_config
 from otel_eval.errors import InputError
 from otel_eval.models.evalset import CriterionConfig, EvalConfig
 from otel_eval.scoring import score_session

@@ -26,7 +26,7 @@ from rich.console import Console
 from examples.weather_agent import run_session
 from examples.weather_agent.agent import agent_resource
 from otel_eval.read.backlog import due_ns, read_backlog
-from otel_eval.config import load_eval_config
+from otel_eval.criteria_file import load_eval_config
 from otel_eval.processor import EvalSpanProcessor
 from otel_eval.read import sessions, spans
 from otel_eval.read.database import open_database

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from otel_eval.config import eval_config_from_dict
+from otel_eval.criteria_file import eval_config_from_dict
 from otel_eval.metrics.layer1 import check_record
 from otel_eval.models.evalset import EvalCase, Invocation, MessageContent
 from otel_eval.scoring import score_session

@@ -326,7 +326,7 @@ def test_odd_values_are_read_as_far_as_they_go():
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from otel_eval.conventions import adk, pydantic_ai, traceloop  # noqa: E402
+from otel_eval.conventions import google_adk as adk, pydantic_ai, traceloop  # noqa: E402
 
 _KEYS = [
     "gen_ai.operation.name", "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",

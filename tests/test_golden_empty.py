@@ -8,7 +8,7 @@ import pytest
 
 from otel_eval.errors import InputError
 from otel_eval.golden import convert, load_golden, validate_golden
-from otel_eval.golden.adk import MODEL_KEYS
+from otel_eval.golden.adk_eval_set import MODEL_KEYS
 from otel_eval.models.evalset import EvalSet, ToolCall
 
 

@@ -12,7 +12,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from collector.metrics import CollectorMetrics, EvaluationMetrics
+from collector.prometheus import CollectorCounters, EvaluationCounters
 from examples.weather_agent import run_session
 from examples.weather_agent.agent import agent_resource
 from tests.polling import wait_until
@@ -103,7 +103,7 @@ def test_counters_start_with_the_collector_not_with_the_database(start_collector
 
 
 def test_label_values_are_capped_and_the_rest_aggregated_as_other():
-    metrics = EvaluationMetrics(max_label_values=2)
+    metrics = EvaluationCounters(max_label_values=2)
     metrics.observe("a", "1.0", True, 1.0)
     metrics.observe("b", "2.0", False, 0.5)
     metrics.observe("c", "3.0", False, 0.0)
@@ -121,7 +121,7 @@ def test_label_values_are_capped_and_the_rest_aggregated_as_other():
 
 
 def test_label_values_are_escaped():
-    metrics = EvaluationMetrics()
+    metrics = EvaluationCounters()
     metrics.observe('say "hi"\\\n', None, True, 1.0)
     lines = metrics.render_lines()
     assert 'otel_eval_case_passed_total{case="say \\"hi\\"\\\\\\n"} 1' in lines
@@ -129,7 +129,7 @@ def test_label_values_are_escaped():
 
 
 def test_every_family_is_declared_before_its_samples():
-    metrics = CollectorMetrics()
+    metrics = CollectorCounters()
     metrics.evaluations.observe("a", "1", True, 0.9)
     lines = metrics.render({}).splitlines()
     declared: set[str] = set()

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otel_eval.metrics.trajectory import _blocks, align
+from otel_eval.metrics.alignment import _blocks, align
 from otel_eval.models.evalset import MatchType, ToolCall
 from otel_eval.trajectory import ActualCall
 
@@ -260,7 +260,7 @@ def test_each_call_is_shown_once_and_only_retried_attempts_are_set_aside(expecte
 @settings(max_examples=200, deadline=None)
 @given(EXPECTED, ACTUAL, st.sampled_from(list(MatchType)))
 def test_without_groups_retries_or_empty_expectations_the_alignment_is_adks_rule(expected, actual, match_type):
-    from otel_eval.metrics.trajectory import adk_match
+    from otel_eval.metrics.alignment import adk_match
 
     plain = [A(c.name, **c.args) for c in actual]
     expected = [e for e in expected if e.args.get("x") != "IGNORE"]
@@ -274,7 +274,7 @@ def test_without_groups_retries_or_empty_expectations_the_alignment_is_adks_rule
 def test_exact_holds_when_setting_aside_some_retried_attempts_leaves_exactly_the_expected_calls(expected, actual):
     from itertools import combinations
 
-    from otel_eval.metrics.trajectory import retried_by
+    from otel_eval.metrics.alignment import retried_by
 
     plain = [A(c.name, error=c.error, step=c.step, **c.args) for c in actual]  # no groups: order is strict
     al = align(expected, plain)

@@ -86,7 +86,7 @@ def test_a_changed_config_rescored_with_the_stored_golden(tmp_path):
     run_agent(db, [EVALSET, TRAJECTORY])
     config_file = tmp_path / "eval.toml"
     config_file.write_text("[criteria.table_usage]\nenabled = false\n")
-    from otel_eval.config import load_eval_config
+    from otel_eval.criteria_file import load_eval_config
 
     changes = rescore(db, config=load_eval_config(config_file))
     assert {c.session_id: (c.before_verdict, c.after_verdict) for c in changes} == {

@@ -1,26 +1,18 @@
-"""Attribute dialects, one module each, tried in DESIGN §4 order (first ``detect`` wins)."""
+"""Attribute dialects, one module each, tried in DESIGN §4 order (first ``detect`` wins).
+
+Listed here by import, not discovered: a dialect whose module fails to import must stop the
+program with its error, not be dropped so that its spans quietly read as another dialect's.
+"""
 
 from __future__ import annotations
 
 from types import ModuleType
 
-CONVENTIONS: list[ModuleType] = []
+from . import genai, google_adk, noveum, openinference, pydantic_ai, traceloop
 
 #: DESIGN §4 order, with each specific dialect ahead of the general one it builds on:
-#: pydantic_ai and adk spans also carry gen_ai.* attributes (their own keys must win), and
+#: pydantic_ai and ADK spans also carry gen_ai.* attributes (their own keys must win), and
 #: Traceloop LLM spans carry gen_ai.prompt.N attributes next to traceloop.* ones.
-DETECTION_ORDER = ("openinference", "pydantic_ai", "adk", "traceloop", "genai", "noveum")
+CONVENTIONS: list[ModuleType] = [openinference, pydantic_ai, google_adk, traceloop, genai, noveum]
 
-
-def _load() -> None:
-    import importlib
-
-    for name in DETECTION_ORDER:
-        try:
-            CONVENTIONS.append(importlib.import_module(f"{__name__}.{name}"))
-        except ModuleNotFoundError as exc:  # a dialect not written yet
-            if exc.name != f"{__name__}.{name}":
-                raise
-
-
-_load()
+DETECTION_ORDER = tuple(module.NAME for module in CONVENTIONS)

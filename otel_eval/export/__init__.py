@@ -151,7 +151,7 @@ def export_sessions(fmt: str, dbs: Sequence[DbPath], selection: SessionSelection
         from .evalset import promote_sessions
 
         if fmt == "adk":
-            from .adk import check_eval_set_id
+            from .adk_eval_set import check_eval_set_id
 
             check_eval_set_id(eval_set_id)
         promotion = promote_sessions(trajectories, eval_set_id=eval_set_id, name=name,
@@ -160,7 +160,7 @@ def export_sessions(fmt: str, dbs: Sequence[DbPath], selection: SessionSelection
         if fmt == "evalset":
             out.write(promotion.eval_set.model_dump_json(indent=2) + "\n")
         else:
-            from .adk import adk_eval_set
+            from .adk_eval_set import adk_eval_set
 
             started = {s.session_id: s.created_ns / 1e9 for s in sessions if s.created_ns}
             case_times = {c.eval_id: started.get(c.metadata["session_id"], 0.0)

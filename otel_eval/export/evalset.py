@@ -18,7 +18,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ..golden.matcher import normalize_query
 from ..metrics.sql import sql_and_tables
-from ..metrics.trajectory import split_retries
+from ..metrics.alignment import split_retries
 from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent, ToolCall
 from ..trajectory import ActualCall, Trajectory, Turn
 from .vertex import title_of

@@ -15,10 +15,10 @@ from typing import Any, Iterable, Optional, Union
 
 from ..errors import InputError
 from ..models.evalset import EvalCase, EvalSet
-from . import adk, bigsky, evalset_json, trajectory_golden
-from .common import eval_set_id_from_source
 from ..models.keys import closest_key
 from ..models.problems import GoldenFileError, Problem, ProblemLog
+from . import adk_eval_set, bigsky, evalset_json, trajectory_golden
+from .common import eval_set_id_from_source
 
 FORMATS = ("evalset", "trajectory", "bigsky", "adk")
 
@@ -26,7 +26,7 @@ _PARSERS = {
     "evalset": evalset_json.parse,
     "trajectory": trajectory_golden.parse,
     "bigsky": bigsky.parse,
-    "adk": adk.parse,
+    "adk": adk_eval_set.parse,
 }
 
 #: Keys that only trajectory-golden items carry.
@@ -70,7 +70,7 @@ def detect_format(data: Any, source: Optional[str] = None) -> str:
                             + ("; " + ", ".join(guesses) if guesses else ""))
     if isinstance(data, list):
         dicts = [x for x in data if isinstance(x, dict)]
-        if adk.is_old_eval_set(dicts):
+        if adk_eval_set.is_old_eval_set(dicts):
             return "adk"  # old ADK eval set: [{name, data: [...], initial_session}]
         keys = set().union(*dicts) if dicts else set()
         if keys & _TRAJECTORY_KEYS:

@@ -5,7 +5,7 @@ from ..models.arguments import COMPARATORS, ArgumentPolicy, argument_diff, argum
 from .health import health, health_metrics
 from .response import contains, exact_match, regex_match, rouge1, rouge1_f
 from .sql import contains_sql, extract_tables, find_sql, table_matches
-from .trajectory import Alignment, align, split_retries
+from .alignment import Alignment, align, split_retries
 
 __all__ = [
     "COMPARATORS", "ArgumentPolicy", "argument_diff", "arguments_equal", "values_equal",

@@ -7,7 +7,7 @@ Sessions matched to a golden case are counted by verdict: ``*_evaluations_total`
 with a verdict of passed or failed (the pass-rate denominator), ``*_not_evaluated_total`` those
 where every criterion was skipped (nothing checked: neither passed nor failed).
 
-Per golden case and per agent version results (:class:`EvaluationMetrics`) are counted as the
+Per golden case and per agent version results (:class:`EvaluationCounters`) are counted as the
 engine reports each evaluation it stored (``EvaluationStored``, which carries the agent version),
 so a scrape never reads the database. Label cardinality is bounded: the first
 ``max_label_values`` distinct cases (and versions) get their own label value, later ones are
@@ -107,7 +107,7 @@ class _Tally:
         self.not_evaluated = 0
 
 
-class EvaluationMetrics:
+class EvaluationCounters:
     """Evaluation results by golden case and by agent version, since the collector started.
 
     Counters count evaluations stored (a re-scored session counts again); the gauges are the
@@ -149,9 +149,9 @@ class EvaluationMetrics:
             return _render_evaluations(self)
 
 
-class CollectorMetrics:
+class CollectorCounters:
     """Counts what only the receivers see: requests by outcome, spans rejected for bad ids, latency.
-    Also holds :class:`EvaluationMetrics` (per case and version), rendered with the rest."""
+    Also holds :class:`EvaluationCounters` (per case and version), rendered with the rest."""
 
     def __init__(self, max_label_values: int = DEFAULT_MAX_LABEL_VALUES) -> None:
         self._lock = threading.Lock()
@@ -160,7 +160,7 @@ class CollectorMetrics:
         self.log_records_received = 0
         self.log_records_ignored = 0
         self.ingest_latency = Histogram()
-        self.evaluations = EvaluationMetrics(max_label_values)
+        self.evaluations = EvaluationCounters(max_label_values)
 
     def request(self, protocol: str, signal: str, outcome: str) -> None:
         """One export request finished; ``outcome`` is a short code such as ``ok``, ``invalid``,
@@ -187,7 +187,7 @@ class CollectorMetrics:
             return render_prometheus(self, engine_stats or {})
 
 
-def render_prometheus(metrics: CollectorMetrics, engine_stats: Mapping[str, float]) -> str:
+def render_prometheus(metrics: CollectorCounters, engine_stats: Mapping[str, float]) -> str:
     """Prometheus text exposition format 0.0.4."""
     lines: list[str] = []
 
@@ -239,7 +239,7 @@ def render_prometheus(metrics: CollectorMetrics, engine_stats: Mapping[str, floa
     return "\n".join(lines) + "\n"
 
 
-def _render_evaluations(m: EvaluationMetrics) -> list[str]:
+def _render_evaluations(m: EvaluationCounters) -> list[str]:
     lines: list[str] = []
 
     def family(name: str, kind: str, help_text: str) -> None:
