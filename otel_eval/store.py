@@ -551,14 +551,12 @@ class Store:
                   int(c.skipped), c.error, encoded.criteria[i] if encoded else _json(c.details))
                  for i, c in enumerate(result.criterion_results)],
             )
-            sets = ", ".join(f"{k} = ?" for k in session_fields)
+            # One statement: the status flips to scored only if it is still the expected one.
+            sets = "".join(f", {k} = ?" for k in session_fields)
             conn.execute(
-                f"UPDATE sessions SET revision = ?{', ' + sets if sets else ''} WHERE session_id = ?",
-                (revision, *session_fields.values(), session_id),
-            )
-            conn.execute(
-                "UPDATE sessions SET status = ? WHERE session_id = ? AND status = ?",
-                (SCORED, session_id, expected_status),
+                f"UPDATE sessions SET revision = ?{sets}, status = CASE WHEN status = ? THEN ? ELSE status END"
+                " WHERE session_id = ?",
+                (revision, *session_fields.values(), expected_status, SCORED, session_id),
             )
         return evaluation_id, revision
 
