@@ -115,12 +115,13 @@ def _parsed_statements(text: str, dialect: Optional[str]) -> Optional[tuple[str,
     from sqlglot import exp
 
     try:
-        # A comment after a ";" parses as a statement of its own (exp.Semicolon): not a statement.
-        trees = [t for t in sqlglot.parse(text, read=dialect) if t is not None and not isinstance(t, exp.Semicolon)]
         tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(text)
+        cuts = [t.start for t in tokens if t.token_type == sqlglot.TokenType.SEMICOLON]
+        parsed = _parse(text, dialect, tokens)
     except Exception:  # sqlglot raises several error types for text it cannot read
         return None
-    cuts = [t.start for t in tokens if t.token_type == sqlglot.TokenType.SEMICOLON]
+    # A comment after a ";" parses as a statement of its own (exp.Semicolon): not a statement.
+    trees = [t for t in parsed if t is not None and not isinstance(t, exp.Semicolon)]
     pieces, start = [], 0
     for cut in cuts + [len(text)]:
         piece = text[start:cut].strip()
@@ -136,6 +137,28 @@ def _parsed_statements(text: str, dialect: Optional[str]) -> Optional[tuple[str,
                     and table.name.lower() in _DETERMINERS):
                 return None
     return tuple(pieces)
+
+
+_recent_parses: dict[tuple[str, Optional[str]], list[Any]] = {}
+
+
+def _parse(text: str, dialect: Optional[str], tokens: Optional[list[Any]] = None) -> list[Any]:
+    """``sqlglot.parse(text, read=dialect)``, from ``tokens`` when the caller has them (that is
+    how sqlglot parses: tokenize, then parse the tokens). Parsing is most of the cost of scoring a
+    session with SQL, and a statement found by :func:`whole_sql` is parsed again at once for its
+    tables with the same text and dialect: the last few results are kept (the trees are only
+    read, never changed)."""
+    import sqlglot
+
+    key = (text, dialect)
+    found = _recent_parses.get(key)
+    if found is None:
+        dialect_ = sqlglot.Dialect.get_or_raise(dialect)
+        found = dialect_.parser().parse(tokens if tokens is not None else dialect_.tokenize(text), text)
+        if len(_recent_parses) >= 32:
+            _recent_parses.clear()
+        _recent_parses[key] = found
+    return found
 
 
 def _from_json(value: Any, key: Optional[str], out: list[str]) -> None:
@@ -240,7 +263,7 @@ def _tables_by_parser(sql: str, dialect: Optional[str]) -> Optional[list[str]]:
     from sqlglot import exp
 
     try:
-        trees = sqlglot.parse(sql, read=dialect)
+        trees = _parse(sql, dialect)
     except Exception:  # sqlglot raises several error types for text it cannot read
         return None
     names: list[str] = []
