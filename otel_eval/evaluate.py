@@ -6,7 +6,6 @@ file, exactly as the collector would have seen them.
 
 from __future__ import annotations
 
-import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,18 +108,11 @@ def failed_outcome(session_id: str, exc: Exception) -> Outcome:
                    details={"match": {"method": "error"}})
 
 
-_MAY_HOLD_SQL = re.compile(r"select|with|insert|update|delete|create|merge|```|\\u", re.IGNORECASE)
-
-
 def _trajectory_columns(trajectory: Trajectory, case: Any) -> dict[str, Any]:
     """The seed's BigQuery columns (expected/actual tool and table, SQL generated)."""
     from .metrics.sql import sql_and_tables
 
-    # Finding SQL walks every text in Python; most texts (answers, weather results) cannot hold
-    # any, and a cheap scan says which could: every statement find_sql accepts starts with one of
-    # these keywords, or sits in a code fence, or hides behind a JSON \u escape.
-    candidates = [text for text in trajectory.sql_sources() if _MAY_HOLD_SQL.search(text)]
-    statements, tables = sql_and_tables(candidates) if candidates else ([], [])
+    statements, tables = sql_and_tables(trajectory.sql_sources())
     calls = trajectory.calls
     columns: dict[str, Any] = {
         "actual_tool": calls[0].name if calls else None,

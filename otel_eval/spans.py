@@ -94,8 +94,12 @@ def from_dict(data: Mapping[str, Any]) -> SpanRecord:
     )
 
 
+_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+"""``json.dumps(value, ensure_ascii=False, default=str)`` without building an encoder per span."""
+
+
 def to_json(span: SpanRecord) -> str:
-    return json.dumps(span.to_dict(), ensure_ascii=False, default=str)
+    return _encode(span.to_dict())
 
 
 def from_json(text: str) -> SpanRecord:

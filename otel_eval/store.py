@@ -85,17 +85,42 @@ def agent_data_params(rows: Iterable[tuple[str, str, Optional[str], str, AgentDa
     dict fields as JSON text. Pure, so a worker process can do it and the writer only executes."""
     params = []
     for trace_id, span_id, session_id, level, data in rows:
-        dumped = data.model_dump(mode="json")  # once per row: the models are nested pydantic objects
-        values = []
+        fields = data.__dict__
+        # Text fields go in as they are; only the non-empty structured fields other than the tool
+        # schemas need pydantic's JSON-mode dump (one call per row, for just those fields).
+        nested = {name for name in _DUMPED_FIELDS if fields[name]}
+        dumped = data.model_dump(mode="json", include=nested) if nested else {}
+        values: list[Any] = [trace_id, span_id, session_id, level]
         for name in AGENT_DATA_FIELDS:
-            value = dumped[name]
-            if name in _JSON_FIELDS:
-                value = _json(value)
+            value = fields[name]
+            if name == "tools_available":
+                value = _tools_json(value)
+            elif name in _JSON_FIELDS:
+                value = _json(dumped[name] if name in dumped else value)
             elif name == "agent_exit":
                 value = int(bool(value))
             values.append(value)
-        params.append((trace_id, span_id, session_id, level, *values))
+        params.append(tuple(values))
     return params
+
+
+_DUMPED_FIELDS = _JSON_FIELDS - {"tools_available"}
+_tools_encoded: dict[tuple[int, ...], tuple[list[Any], str]] = {}
+
+
+def _tools_json(tools: list[Any]) -> Optional[str]:
+    """``tools_available`` as JSON text. Every LLM span of an agent lists the same few schemas
+    (the conventions parse each definition once and hand out the same objects), so the text is
+    kept per list of schema objects; the cache holds the objects, so their ids stay theirs."""
+    if not tools:
+        return _json(tools)
+    key = tuple(map(id, tools))
+    found = _tools_encoded.get(key)
+    if found is None:
+        if len(_tools_encoded) >= 1024:
+            _tools_encoded.clear()
+        found = _tools_encoded[key] = (list(tools), _json([tool.model_dump(mode="json") for tool in tools]))
+    return found[1]
 
 
 class Store:
@@ -541,14 +566,12 @@ class Store:
                   int(c.skipped), c.error, encoded.criteria[i] if encoded else _json(c.details))
                  for i, c in enumerate(result.criterion_results)],
             )
-            sets = ", ".join(f"{k} = ?" for k in session_fields)
+            # One statement: the status flips to scored only if it is still the expected one.
+            sets = "".join(f", {k} = ?" for k in session_fields)
             conn.execute(
-                f"UPDATE sessions SET revision = ?{', ' + sets if sets else ''} WHERE session_id = ?",
-                (revision, *session_fields.values(), session_id),
-            )
-            conn.execute(
-                "UPDATE sessions SET status = ? WHERE session_id = ? AND status = ?",
-                (SCORED, session_id, expected_status),
+                f"UPDATE sessions SET revision = ?{sets}, status = CASE WHEN status = ? THEN ? ELSE status END"
+                " WHERE session_id = ?",
+                (revision, *session_fields.values(), expected_status, SCORED, session_id),
             )
         return evaluation_id, revision
 

@@ -6,6 +6,8 @@ into what the agent *did*; the metrics only ever see :class:`Trajectory`.
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
@@ -417,27 +419,35 @@ def _agent_of(m: Any, by_id: dict[str, Any], root: Any) -> tuple[Optional[str], 
 
 
 def _convention_module(m: Any) -> Any:
+    return _convention_traits(m.reading.convention)[0]
+
+
+@functools.lru_cache(maxsize=64)
+def _convention_traits(name: str) -> tuple[Any, bool, bool]:
+    """(module, has a call hook, nests sequentially) of a convention name: asked for every span
+    of every turn, so looked up once per name (the convention modules never change)."""
     from .conventions import CONVENTIONS
 
-    return next((c for c in CONVENTIONS if getattr(c, "NAME", None) == m.reading.convention), None)
+    module = next((c for c in CONVENTIONS if getattr(c, "NAME", None) == name), None)
+    if module is None:
+        return None, False, False
+    return module, callable(getattr(module, _CALL_HOOK, None)), bool(getattr(module, _NESTING_FLAG, False))
 
 
 def _has_hook(m: Any) -> bool:
-    module = _convention_module(m) if m is not None else None
-    return module is not None and callable(getattr(module, _CALL_HOOK, None))
+    return m is not None and _convention_traits(m.reading.convention)[1]
 
 
 def _sequential(m: Any) -> bool:
-    module = _convention_module(m)
-    return bool(module is not None and getattr(module, _NESTING_FLAG, False))
+    return _convention_traits(m.reading.convention)[2]
 
 
 def _observations(members: list[Any]) -> dict[str, Any]:
     found: dict[str, Any] = {}
     modules = {}
     for m in members:
-        module = _convention_module(m)
-        if module is not None and callable(getattr(module, _CALL_HOOK, None)):
+        module, hooked, _ = _convention_traits(m.reading.convention)
+        if hooked:
             modules.setdefault(module.NAME, (module, []))[1].append(m.span)
     for module, spans in modules.values():
         found.update(getattr(module, _CALL_HOOK)(spans))

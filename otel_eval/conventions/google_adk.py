@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from ..spans import SpanRecord
 from . import genai
-from .base import Reading, ToolInvocation, as_arguments, as_text, parse_json_maybe
+from .base import Reading, ToolInvocation, as_arguments, as_text, parse_json_maybe, any_key_starts
 
 NAME = "adk"
 SCOPE = "gcp.vertex.agent"
@@ -35,7 +35,7 @@ _PLACEHOLDERS = ("", "{}", "N/A", "<not specified>", "<not serializable>")
 def detect(span: SpanRecord) -> bool:
     if span.scope == SCOPE or span.attributes.get("gen_ai.system") == SCOPE:
         return True
-    return any(key.startswith(PREFIX) for key in span.attributes)
+    return any_key_starts(span.attributes, PREFIX)
 
 
 def read(span: SpanRecord) -> Reading:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..spans import SpanRecord
 from . import genai
-from .base import Reading, ToolInvocation, as_arguments, as_int, as_text, parse_json_maybe
+from .base import Reading, ToolInvocation, as_arguments, as_int, as_text, parse_json_maybe, any_key_starts
 
 NAME = "pydantic_ai"
 _OWN_KEYS = ("pydantic_ai.all_messages", "final_result", "model_request_parameters", "gen_ai.agent.call.id",
@@ -32,7 +32,7 @@ def detect(span: SpanRecord) -> bool:
     if span.scope.replace("_", "-").startswith("pydantic-ai"):
         return True
     attrs = span.attributes
-    if any(key in attrs for key in _OWN_KEYS) or any(key.startswith("pydantic_ai.") for key in attrs):
+    if any(key in attrs for key in _OWN_KEYS) or any_key_starts(attrs, "pydantic_ai."):
         return True
     return span.name in _V2_SPAN_NAMES and "logfire.msg" in attrs
 

@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 from ..spans import SpanRecord
 from . import genai
-from .base import Reading, SpanType, ToolInvocation, as_arguments, as_text, parse_json_maybe
+from .base import Reading, SpanType, ToolInvocation, as_arguments, as_text, parse_json_maybe, any_key_starts
 
 NAME = "traceloop"
 KIND = "traceloop.span.kind"
@@ -35,7 +35,7 @@ _INPUT_KEYS = ("input", "query", "question", "message", "prompt", "user_input", 
 
 def detect(span: SpanRecord) -> bool:
     attrs = span.attributes
-    return KIND in attrs or "llm.request.type" in attrs or any(key.startswith("traceloop.") for key in attrs)
+    return KIND in attrs or "llm.request.type" in attrs or any_key_starts(attrs, "traceloop.")
 
 
 def read(span: SpanRecord) -> Reading:

@@ -151,31 +151,38 @@ class ProcessWorkers(ScoreWorkers):
                     break
                 batch.append(item)
             child = self._children[slot]
+            done = 0
             try:
                 if child is None:
                     child = self._children[slot] = self._spawn()
                 _send(child, pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL))
-                answers = pickle.loads(_receive(child))
+                while done < len(batch):  # the answers come in order, a frame at a time
+                    answers = pickle.loads(_receive(child))
+                    for session_id, answer in zip(batch[done:], answers):
+                        self._answer(session_id, answer)
+                    done += len(answers)
             except (OSError, EOFError, pickle.UnpicklingError) as exc:
                 # The worker died (killed, out of memory). These sessions stay 'ended' in the
                 # database and are scored at the next start; a fresh worker takes the next ones.
+                left = batch[done:]
                 log.error("score worker %s died (%s); %d session(s) left for the next start, starting a new worker",
-                          child.pid if child else "?", exc, len(batch))
+                          child.pid if child else "?", exc, len(left))
                 _stop(child)
                 self._children[slot] = None
-                for session_id in batch:
+                for session_id in left:
                     self._skip(session_id)
                 time.sleep(1.0)  # a worker that cannot start must not be restarted in a hot loop
                 continue
-            for session_id, answer in zip(batch, answers):
-                if isinstance(answer, FinishedEvaluation):
-                    self._deliver(answer)
-                else:
-                    if answer:  # an error message from the worker
-                        log.error("scoring session %s failed in a worker: %s", session_id, answer)
-                    self._skip(session_id)
         _stop(self._children[slot])
         self._children[slot] = None
+
+    def _answer(self, session_id: str, answer: Any) -> None:
+        if isinstance(answer, FinishedEvaluation):
+            self._deliver(answer)
+        else:
+            if answer:  # an error message from the worker
+                log.error("scoring session %s failed in a worker: %s", session_id, answer)
+            self._skip(session_id)
 
 
 def _send(child: subprocess.Popen, payload: bytes) -> None:

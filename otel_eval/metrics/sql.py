@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
 _SQL_FENCE_LANGS = {"sql", "bigquery", "googlesql", "postgres", "postgresql", "psql", "mysql", "sqlite",
@@ -35,6 +35,10 @@ _SHAPES = [
 _STATEMENT_END = re.compile(r";|\n[ \t]*\n")
 _SQL_KEYS = {"sql", "query", "statement", "sql_query", "sqlquery", "sql_string", "generated_sql", "query_text"}
 _SPACES = re.compile(r"\s+")
+_MAY_HOLD_SQL = re.compile(r"select|with|insert|update|delete|create|merge|```|\\u", re.IGNORECASE)
+"""Every statement found starts with one of these keywords, or sits in a code fence, or hides
+behind a JSON ``\\u`` escape: a text with none of them holds no SQL, and most texts (answers,
+weather results) are skipped by this one scan instead of being walked in Python."""
 
 
 _LEADING_COMMENTS = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/)*", re.DOTALL)
@@ -58,13 +62,27 @@ def _bare_statements(text: str) -> list[str]:
         end = end_m.start() if end_m else len(text)
         statement = text[m.start():end].strip()
         terminated = bool(end_m and end_m.group() == ";")
-        line_start = text[:m.start()].rstrip(" \t").endswith("\n") or not text[:m.start()].strip()
+        line_start = _at_line_start(text, m.start())
         trusted = m.group(1).isupper() or (line_start and terminated)
         if trusted and looks_like_sql(statement):
             found.append(statement)
             pos = end
         else:
             pos = m.end()
+
+
+def _at_line_start(text: str, at: int) -> bool:
+    """Is ``text[at]`` the first thing on its line (only spaces or tabs before it), or is
+    everything before it whitespace? Looks back from ``at`` instead of copying the text before
+    it, which made scanning long prose quadratic."""
+    i = at - 1
+    while i >= 0 and text[i] in " \t":
+        i -= 1
+    if i < 0 or text[i] == "\n":
+        return True
+    if not text[i].isspace():
+        return False
+    return not text[:i + 1].strip()  # other whitespace (a \r, a form feed): all of it, or not
 
 
 _DETERMINERS = {"the", "an", "my", "your", "our", "their", "his", "her", "its", "this", "that", "these", "those",
@@ -97,12 +115,13 @@ def _parsed_statements(text: str, dialect: Optional[str]) -> Optional[tuple[str,
     from sqlglot import exp
 
     try:
-        # A comment after a ";" parses as a statement of its own (exp.Semicolon): not a statement.
-        trees = [t for t in sqlglot.parse(text, read=dialect) if t is not None and not isinstance(t, exp.Semicolon)]
         tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(text)
+        cuts = [t.start for t in tokens if t.token_type == sqlglot.TokenType.SEMICOLON]
+        parsed = _parse(text, dialect, tokens)
     except Exception:  # sqlglot raises several error types for text it cannot read
         return None
-    cuts = [t.start for t in tokens if t.token_type == sqlglot.TokenType.SEMICOLON]
+    # A comment after a ";" parses as a statement of its own (exp.Semicolon): not a statement.
+    trees = [t for t in parsed if t is not None and not isinstance(t, exp.Semicolon)]
     pieces, start = [], 0
     for cut in cuts + [len(text)]:
         piece = text[start:cut].strip()
@@ -118,6 +137,28 @@ def _parsed_statements(text: str, dialect: Optional[str]) -> Optional[tuple[str,
                     and table.name.lower() in _DETERMINERS):
                 return None
     return tuple(pieces)
+
+
+_recent_parses: dict[tuple[str, Optional[str]], list[Any]] = {}
+
+
+def _parse(text: str, dialect: Optional[str], tokens: Optional[list[Any]] = None) -> list[Any]:
+    """``sqlglot.parse(text, read=dialect)``, from ``tokens`` when the caller has them (that is
+    how sqlglot parses: tokenize, then parse the tokens). Parsing is most of the cost of scoring a
+    session with SQL, and a statement found by :func:`whole_sql` is parsed again at once for its
+    tables with the same text and dialect: the last few results are kept (the trees are only
+    read, never changed)."""
+    import sqlglot
+
+    key = (text, dialect)
+    found = _recent_parses.get(key)
+    if found is None:
+        dialect_ = sqlglot.Dialect.get_or_raise(dialect)
+        found = dialect_.parser().parse(tokens if tokens is not None else dialect_.tokenize(text), text)
+        if len(_recent_parses) >= 32:
+            _recent_parses.clear()
+        _recent_parses[key] = found
+    return found
 
 
 def _from_json(value: Any, key: Optional[str], out: list[str]) -> None:
@@ -136,6 +177,8 @@ def _from_json(value: Any, key: Optional[str], out: list[str]) -> None:
 
 
 def _from_text(text: str) -> list[str]:
+    if not _MAY_HOLD_SQL.search(text):  # most values of a JSON result (names, numbers) hold none
+        return []
     stripped = text.strip()
     if stripped[:1] in ("{", "["):
         try:
@@ -161,14 +204,29 @@ def _from_text(text: str) -> list[str]:
     return out
 
 
+_CACHED_TEXT = 16 * 1024
+"""Texts up to this long are remembered (256 of them, at most ~4 MiB held)."""
+
+
+def _statements_of(text: str) -> Sequence[str]:
+    # The trajectory's columns and the SQL criteria read the same turn texts, and agents repeat
+    # their queries and results: find a short text's statements once.
+    return _cached_statements(text) if len(text) <= _CACHED_TEXT else _from_text(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_statements(text: str) -> tuple[str, ...]:
+    return tuple(_from_text(text))
+
+
 def find_sql(texts: Iterable[Optional[str]]) -> list[str]:
     """Every SQL statement in the texts, in order, each once (whitespace-insensitive)."""
     seen: set[str] = set()
     found: list[str] = []
     for text in texts:
-        if not text:
+        if not text or not _MAY_HOLD_SQL.search(text):
             continue
-        for sql in _from_text(text):
+        for sql in _statements_of(text):
             key = _SPACES.sub(" ", sql).strip().lower()
             if sql and key not in seen:
                 seen.add(key)
@@ -205,7 +263,7 @@ def _tables_by_parser(sql: str, dialect: Optional[str]) -> Optional[list[str]]:
     from sqlglot import exp
 
     try:
-        trees = sqlglot.parse(sql, read=dialect)
+        trees = _parse(sql, dialect)
     except Exception:  # sqlglot raises several error types for text it cannot read
         return None
     names: list[str] = []
