@@ -259,7 +259,6 @@ def _strip_quotes(part: str) -> str:
 
 
 def _tables_by_parser(sql: str, dialect: Optional[str]) -> Optional[list[str]]:
-    import sqlglot
     from sqlglot import exp
 
     try:
