@@ -76,7 +76,7 @@ def benchmark_dump(sessions: int, golden_cases: int, seed: int, workdir: Path) -
 
 
 def fixture_dumps(fixtures: Path, workdir: Path) -> dict[str, Any]:
-    from otel_eval.evaluate import evaluate
+    from otel_eval.offline import evaluate
 
     golden_dir = REPO / "tests" / "data" / "golden"
     golden = [golden_dir / "seed_weather.evalset.json", golden_dir / "seed_revenue.trajectory.json"]

@@ -7,7 +7,7 @@
 __version__ = "0.1.0"
 
 from .engine import Engine, EngineSettings, EvaluationStored, IngestResult, QueueFull
-from .evaluate import evaluate
+from .offline import evaluate
 from .mapping import map_span
 from .models import AgentData, EvalCaseResult, EvalConfig, EvalReport, EvalSet
 from .processor import EvalSpanProcessor

@@ -178,7 +178,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from .evaluate import evaluate
+    from .offline import evaluate
     from .readers import read_spans
     from .read.evaluations import current_evaluations
     from .report import render_report, summarize

@@ -1,25 +1,19 @@
 """One session's spans → trajectory → golden match → scores. No I/O: the engine stores the outcome.
 
-Also the offline entry point :func:`evaluate`, which runs files through a real engine and SQLite
-file, exactly as the collector would have seen them.
+(The offline entry point that runs files through a real engine is :func:`otel_eval.offline.evaluate`.)
 """
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
+from typing import Any, Sequence
 
 from .mapping import MappedSpan, aggregate_trace, map_spans
 from .models.agent_data import AgentData
-from .models.evalset import EvalConfig, EvalSet
+from .models.evalset import EvalConfig
 from .models.results import EvalCaseResult
 from .spans import LogEvent, SpanRecord
 from .trajectory import Trajectory
-
-if TYPE_CHECKING:
-    from .engine.settings import EngineSettings
 
 
 @dataclass
@@ -127,56 +121,3 @@ def _trajectory_columns(trajectory: Trajectory, case: Any) -> dict[str, Any]:
         columns["expected_tool"] = expected_tool
         columns["expected_table"] = ", ".join(first.expected_tables) or None
     return columns
-
-
-def evaluate(
-    inputs: Iterable[Union[str, Path, SpanRecord]],
-    golden: Iterable[Union[str, Path, EvalSet]] = (),
-    config: Optional[EvalConfig] = None,
-    db: Optional[Union[str, Path]] = None,
-    on_result: Optional[Callable[[EvalCaseResult], Any]] = None,
-    progress: Optional[Callable[[int], Any]] = None,
-    fuzzy_threshold: float = 90.0,
-    embedding_threshold: Optional[float] = None,
-    embed: Optional[Callable[[list[str]], list[list[float]]]] = None,
-    settings: Optional["EngineSettings"] = None,
-) -> list[EvalCaseResult]:
-    """Evaluate captured spans offline: files (Noveum ``dataset.json``, OTLP JSON/JSON lines/.pb)
-    or SpanRecords. Every session found is ended and scored; results are also stored in ``db``.
-    ``settings`` (an :class:`otel_eval.engine.EngineSettings`) gives every other knob; the
-    session timers are set long here, since every session is ended at the end anyway."""
-    from .engine import Engine, EngineSettings
-    from .readers import read_spans
-
-    spans: list[SpanRecord] = []
-    for item in inputs:
-        if isinstance(item, SpanRecord):
-            spans.append(item)
-        else:
-            spans.extend(read_spans(item))
-    results: list[EvalCaseResult] = []
-    tmp = None
-    if db is None:
-        tmp = tempfile.TemporaryDirectory()
-        db = Path(tmp.name) / "otel-eval.db"
-    settings = settings or EngineSettings(fuzzy_threshold=fuzzy_threshold)
-    overrides = {name: value for name, value in dict(
-        config=config, embedding_threshold=embedding_threshold, embed=embed).items() if value is not None}
-    settings = settings.replace(**overrides)
-    engine = Engine(db, golden=golden, settings=settings.replace(trace_quiet=3600, session_idle=3600),
-                    on_result=results.append)
-    if on_result:
-        engine.add_listener(on_result)
-    engine.start()
-    try:
-        step = 500
-        for start in range(0, len(spans), step):
-            chunk = spans[start : start + step]
-            engine.ingest(chunk)
-            if progress:
-                progress(len(chunk))
-    finally:
-        engine.close(score_open=True)
-        if tmp is not None:
-            tmp.cleanup()
-    return results

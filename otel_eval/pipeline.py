@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
+from .evaluate import apply_logs, evaluate_mapped, failed_outcome
 from .mapping import MappedSpan, map_spans
 from .models.evalset import EvalConfig
 from .models.results import EvalCaseResult
@@ -56,8 +57,6 @@ def map_session(spans: Sequence[SpanRecord], events: Sequence[LogEvent] = (), ma
                 conventions: Optional[Sequence[Optional[str]]] = None) -> list[MappedSpan]:
     """Every span read by its convention (``conventions``: the names detected at ingest, else
     detected now), with content that arrived as log records joined to its span."""
-    from .evaluate import apply_logs
-
     mapped = map_spans(spans, max_value_chars, conventions=conventions)
     apply_logs(mapped, events)
     return mapped
@@ -94,8 +93,6 @@ def score_loaded(loaded: LoadedSession, ctx: ScoringContext, expected_status: st
                  details: Optional[dict[str, Any]] = None, started: Optional[float] = None) -> FinishedEvaluation:
     """Evaluate a loaded session and build its record. A bug or a pathological trace must not
     leave the session unscored forever: an exception is stored as the evaluation's error."""
-    from .evaluate import evaluate_mapped, failed_outcome
-
     started = time.perf_counter() if started is None else started
     session_id = loaded.session_id
     try:

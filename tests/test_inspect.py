@@ -300,7 +300,7 @@ def test_orphan_span_is_shown_as_a_root():
 # --- a stored session ------------------------------------------------------------------------
 
 def test_inspect_a_session_stored_by_the_engine(tmp_path):
-    from otel_eval.evaluate import evaluate
+    from otel_eval.offline import evaluate
 
     db = tmp_path / "eval.db"
     evaluate([GENAI], db=db)

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from otel_eval.errors import InputError
-from otel_eval.evaluate import evaluate
+from otel_eval.offline import evaluate
 from otel_eval.pipeline import load_session
 from otel_eval.read import backlog, evaluations, sessions, spans
 from otel_eval.read.database import open_database, open_store
