@@ -232,18 +232,24 @@ def test_collector_settings_for_the_backend(tmp_path, server):
         load_config(["--embedding-url", "127.0.0.1:11434"], environ={})
 
 
-def test_evaluate_command_uses_the_model(server, tmp_path, monkeypatch):
-    from otel_eval.cli import main
-
-    golden = tmp_path / "toy.evalset.json"
+def paraphrase_files(folder, session_id: str):
+    """The toy golden set, and an OTLP JSON capture of one session asking the paraphrase."""
+    golden = folder / "toy.evalset.json"
     GOLDEN.save(golden)
-    spans = tmp_path / "spans.otlp.json"
+    spans = folder / "spans.otlp.json"
     spans.write_text(json.dumps({"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"spans": [{
         "traceId": "8f" * 16, "spanId": "00000000000000b1", "name": "agent.invoke", "kind": 1,
         "startTimeUnixNano": "1", "endTimeUnixNano": "2",
         "attributes": [{"key": "openinference.span.kind", "value": {"stringValue": "AGENT"}},
-                       {"key": "session.id", "value": {"stringValue": "s-cli"}},
+                       {"key": "session.id", "value": {"stringValue": session_id}},
                        {"key": "input.value", "value": {"stringValue": PARAPHRASE}}]}]}]}]}))
+    return golden, spans
+
+
+def test_evaluate_command_uses_the_model(server, tmp_path, monkeypatch):
+    from otel_eval.cli import main
+
+    golden, spans = paraphrase_files(tmp_path, "s-cli")
     monkeypatch.setenv("OTEL_EVAL_EMBEDDING_API_KEY", "sk-cli")
     db = tmp_path / "cli.db"
     assert main(["evaluate", str(spans), "--golden", str(golden), "--db", str(db), "--json",
@@ -258,15 +264,7 @@ def test_rescore_command_uses_the_model(server, tmp_path, monkeypatch):
     """A session the first run could not match is matched when rescored with the model."""
     from otel_eval.cli import main
 
-    golden = tmp_path / "toy.evalset.json"
-    GOLDEN.save(golden)
-    spans = tmp_path / "spans.otlp.json"
-    spans.write_text(json.dumps({"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"spans": [{
-        "traceId": "9e" * 16, "spanId": "00000000000000c1", "name": "agent.invoke", "kind": 1,
-        "startTimeUnixNano": "1", "endTimeUnixNano": "2",
-        "attributes": [{"key": "openinference.span.kind", "value": {"stringValue": "AGENT"}},
-                       {"key": "session.id", "value": {"stringValue": "s-rescore"}},
-                       {"key": "input.value", "value": {"stringValue": PARAPHRASE}}]}]}]}]}))
+    golden, spans = paraphrase_files(tmp_path, "s-rescore")
     db = tmp_path / "rescore.db"
     assert main(["evaluate", str(spans), "--golden", str(golden), "--db", str(db), "--json"]) == 0
     monkeypatch.setenv("OTEL_EVAL_EMBEDDING_API_KEY", "sk-rescore")
