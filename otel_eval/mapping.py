@@ -107,7 +107,7 @@ def ingest_span_type(span: SpanRecord, convention: str) -> Optional[str]:
     """The span type, when the convention can tell it without reading the span (stored at
     ingest, so scoring need not rewrite the span's row); None otherwise."""
     module = _BY_NAME.get(convention)
-    quick = getattr(module, "quick_span_type", None) if module is not None else None
+    quick = module.quick_span_type if module is not None else None
     if quick is None:
         return None
     try:

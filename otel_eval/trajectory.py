@@ -115,12 +115,6 @@ class Trajectory:
 
 # --- building --------------------------------------------------------------------------------
 
-_CALL_HOOK = "tool_observations"
-"""Optional convention hook: ``tool_observations(spans) -> {llm span id: observation}``. A convention
-that has it records tool outputs that cannot be trusted (Noveum: the run's final answer), so its
-tool results come only from what the LLM was later shown."""
-_NESTING_FLAG = "SEQUENTIAL_NESTING"
-"""Optional convention flag: parent links chain consecutive steps instead of meaning "inside"."""
 
 
 @dataclass
@@ -428,10 +422,10 @@ def _convention_traits(name: str) -> tuple[Any, bool, bool]:
     of every turn, so looked up once per name (the convention modules never change)."""
     from .conventions import CONVENTIONS
 
-    module = next((c for c in CONVENTIONS if getattr(c, "NAME", None) == name), None)
+    module = next((c for c in CONVENTIONS if c.NAME == name), None)
     if module is None:
         return None, False, False
-    return module, callable(getattr(module, _CALL_HOOK, None)), bool(getattr(module, _NESTING_FLAG, False))
+    return module, module.tool_observations is not None, module.SEQUENTIAL_NESTING
 
 
 def _has_hook(m: Any) -> bool:
@@ -450,7 +444,7 @@ def _observations(members: list[Any]) -> dict[str, Any]:
         if hooked:
             modules.setdefault(module.NAME, (module, []))[1].append(m.span)
     for module, spans in modules.values():
-        found.update(getattr(module, _CALL_HOOK)(spans))
+        found.update(module.tool_observations(spans))
     return found
 
 

@@ -6,13 +6,12 @@ program with its error, not be dropped so that its spans quietly read as another
 
 from __future__ import annotations
 
-from types import ModuleType
-
 from . import genai, google_adk, noveum, openinference, pydantic_ai, traceloop
+from .base import Convention
 
 #: DESIGN §4 order, with each specific dialect ahead of the general one it builds on:
 #: pydantic_ai and ADK spans also carry gen_ai.* attributes (their own keys must win), and
 #: Traceloop LLM spans carry gen_ai.prompt.N attributes next to traceloop.* ones.
-CONVENTIONS: list[ModuleType] = [openinference, pydantic_ai, google_adk, traceloop, genai, noveum]
+CONVENTIONS: list[Convention] = [openinference, pydantic_ai, google_adk, traceloop, genai, noveum]
 
 DETECTION_ORDER = tuple(module.NAME for module in CONVENTIONS)

@@ -1,14 +1,9 @@
 """What a convention reads from one span: the contract between conventions and the mapper.
 
-Each convention module (``openinference``, ``genai``, ``adk``, ``traceloop``, ``noveum``, ...)
-exposes::
-
-    NAME: str                                  # "openinference", "genai", ...
-    def detect(span: SpanRecord) -> bool       # cheap: looks at attribute keys / span name
-    def read(span: SpanRecord) -> Reading      # pure: never raises on missing attributes
-    def quick_span_type(span) -> SpanType      # optional: read(span).span_type, cheaply (at ingest)
-
-and is listed, in detection order, in ``otel_eval.conventions.CONVENTIONS``. The mapper
+Each convention module (``openinference``, ``genai``, ``google_adk``, ``traceloop``, ``noveum``,
+...) is a :class:`Convention`: it defines every member of that protocol, the optional hooks as
+``None`` / ``False`` when it has no use for them, and is listed, in detection order, in
+``otel_eval.conventions.CONVENTIONS``. The mapper
 (:mod:`otel_eval.mapping`) turns a :class:`Reading` into ``AgentData``; the trajectory builder
 (:mod:`otel_eval.trajectory`) turns the readings of a session into turns and tool calls. Neither
 looks at raw attributes, so a new dialect is one new module.
@@ -20,11 +15,39 @@ import json
 from collections.abc import Mapping
 from itertools import repeat
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Protocol, Sequence, runtime_checkable
 
 from ..models.agent_data import ToolSchema
 
 SpanType = Literal["agent", "llm", "tool", "retriever", "chain", "unknown"]
+
+if TYPE_CHECKING:
+    from ..spans import SpanRecord
+
+
+@runtime_checkable
+class Convention(Protocol):
+    """One attribute dialect: what every convention module defines."""
+
+    NAME: str
+    """The name stored with each span (``spans.convention``): "openinference", "genai", ..."""
+
+    def detect(self, span: "SpanRecord") -> bool:
+        """Cheap: looks at attribute keys and the span name only."""
+
+    def read(self, span: "SpanRecord") -> "Reading":
+        """Pure: never raises on missing or malformed attributes."""
+
+    quick_span_type: Optional[Callable[["SpanRecord"], SpanType]]
+    """``read(span).span_type``, cheaply, so ingest can store it; None: known only at scoring."""
+
+    tool_observations: Optional[Callable[[Sequence["SpanRecord"]], dict[str, Any]]]
+    """``spans -> {llm span id: observation}`` for a dialect whose tool spans record outputs that
+    cannot be trusted (Noveum: the run's final answer), so its tool results come only from what
+    the LLM was later shown; None: tool spans are believed."""
+
+    SEQUENTIAL_NESTING: bool
+    """True: parent links chain consecutive steps instead of meaning "called from inside"."""
 
 
 @dataclass

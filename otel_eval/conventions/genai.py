@@ -29,6 +29,8 @@ from ..spans import LogEvent, SpanEvent, SpanRecord
 from .base import Reading, RequestedCall, SpanType, ToolInvocation, as_arguments, as_text, parse_json_maybe
 
 NAME = "genai"
+tool_observations = None  # tool spans are believed
+SEQUENTIAL_NESTING = False
 
 #: ``gen_ai.operation.name`` → span type. ``create_agent`` and ``invoke_workflow`` organise work
 #: but are not the agent answering a user, so they are chains.

@@ -26,6 +26,9 @@ from . import genai
 from .base import Reading, ToolInvocation, as_arguments, as_text, parse_json_maybe, any_key_starts
 
 NAME = "adk"
+quick_span_type = None  # the span type is known only once the span is read
+tool_observations = None  # tool spans are believed
+SEQUENTIAL_NESTING = False
 SCOPE = "gcp.vertex.agent"
 PREFIX = "gcp.vertex.agent."
 MERGED_TOOL_NAME = "(merged tools)"

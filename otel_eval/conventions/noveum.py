@@ -30,6 +30,7 @@ from ..spans import SpanEvent, SpanRecord
 from .base import Reading, RequestedCall, SpanType, ToolInvocation, as_int, as_text, parse_json_maybe
 
 NAME = "noveum"
+quick_span_type = None  # the span type is known only once the span is read
 
 #: Parent links of this SDK chain consecutive steps; the trajectory builder must not read a tool
 #: span below another tool span as a sub-agent call.

@@ -36,6 +36,8 @@ from .base import (
 )
 
 NAME = "openinference"
+tool_observations = None  # tool spans are believed
+SEQUENTIAL_NESTING = False
 KIND_KEY = "openinference.span.kind"
 
 #: OpenInference kinds → span types. Kinds that neither answer the user, call a model for text,

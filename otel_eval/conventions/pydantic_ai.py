@@ -23,6 +23,9 @@ from . import genai
 from .base import Reading, ToolInvocation, as_arguments, as_int, as_text, parse_json_maybe, any_key_starts
 
 NAME = "pydantic_ai"
+quick_span_type = None  # the span type is known only once the span is read
+tool_observations = None  # tool spans are believed
+SEQUENTIAL_NESTING = False
 _OWN_KEYS = ("pydantic_ai.all_messages", "final_result", "model_request_parameters", "gen_ai.agent.call.id",
              "all_messages_events", "pydantic_ai.new_message_index")
 _V2_SPAN_NAMES = {"agent run": "agent", "running tool": "tool", "running output function": "tool"}

@@ -22,6 +22,9 @@ from . import genai
 from .base import Reading, SpanType, ToolInvocation, as_arguments, as_text, parse_json_maybe, any_key_starts
 
 NAME = "traceloop"
+quick_span_type = None  # the span type is known only once the span is read
+tool_observations = None  # tool spans are believed
+SEQUENTIAL_NESTING = False
 KIND = "traceloop.span.kind"
 ENTITY_NAME = "traceloop.entity.name"
 ENTITY_INPUT = "traceloop.entity.input"

@@ -1,0 +1,36 @@
+"""The conventions contract (conventions/base.Convention) holds for every listed dialect, and its
+optional ingest hook agrees with a full read on real captured spans."""
+
+from __future__ import annotations
+
+import pytest
+
+from otel_eval.conventions import CONVENTIONS, DETECTION_ORDER
+from otel_eval.conventions.base import Convention
+from otel_eval.readers import read_spans
+from tests.paths import FIXTURES
+
+CAPTURES = sorted((FIXTURES / "realclients").glob("*.otlp.json")) + [FIXTURES / "noveum" / "dataset.json"]
+
+
+def test_every_listed_dialect_defines_the_whole_protocol():
+    for module in CONVENTIONS:
+        assert isinstance(module, Convention), module.__name__
+        assert module.quick_span_type is None or callable(module.quick_span_type), module.NAME
+        assert module.tool_observations is None or callable(module.tool_observations), module.NAME
+        assert isinstance(module.SEQUENTIAL_NESTING, bool), module.NAME
+    assert len(set(DETECTION_ORDER)) == len(CONVENTIONS)  # the stored name tells the dialect
+
+
+@pytest.mark.parametrize("capture", CAPTURES, ids=lambda p: p.name)
+def test_the_ingest_span_type_is_what_a_full_read_finds(capture):
+    spans = read_spans(capture)
+    checked = 0
+    for span in spans:
+        module = next((c for c in CONVENTIONS if c.detect(span)), None)
+        if module is None or module.quick_span_type is None:
+            continue
+        assert module.quick_span_type(span) == module.read(span).span_type, (module.NAME, span.name)
+        checked += 1
+    if capture.name.startswith(("openai_otel_genai", "langgraph_openinference")):
+        assert checked, "these captures are read by dialects with an ingest hook"
