@@ -34,3 +34,27 @@ def test_the_ingest_span_type_is_what_a_full_read_finds(capture):
         checked += 1
     if capture.name.startswith(("openai_otel_genai", "langgraph_openinference")):
         assert checked, "these captures are read by dialects with an ingest hook"
+
+
+def _failed(status="error", message="", attributes=None, exception=None):
+    from otel_eval.spans import SpanEvent, SpanRecord
+
+    events = (SpanEvent("exception", 5, exception),) if exception else ()
+    return SpanRecord("ab" * 16, "cd" * 8, None, "tool", 1, 9, status=status, status_message=message,
+                      attributes=attributes or {}, events=events)
+
+
+def test_a_failed_span_reads_as_one_line_the_same_in_every_dialect():
+    from otel_eval.conventions import base
+
+    traceback = "ValueError('Unknown city')\nTraceback (most recent call last):\n  File ...\nValueError: Unknown city"
+    exception = {"exception.type": "ValueError", "exception.message": "Unknown city"}
+    assert base.span_error(_failed(message=traceback, exception=exception)) == "ValueError: Unknown city"
+    assert base.span_error(_failed(message=traceback)) == "ValueError('Unknown city')"
+    assert base.span_error(_failed(status="unset", attributes={"error.type": "timeout"})) == "timeout"
+    assert base.span_error(_failed(message="upstream 503", attributes={"error.type": "HTTPError"})) == (
+        "HTTPError: upstream 503")
+    assert base.span_error(_failed()) == "error"
+    assert base.span_error(_failed(status="ok")) is None
+    for module in CONVENTIONS:  # no dialect keeps a rule of its own
+        assert getattr(module, "span_error", base.span_error) is base.span_error, module.NAME

@@ -13,6 +13,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from otel_eval.conventions import genai
+from otel_eval.conventions.messages import output_calls, parse_messages
 from otel_eval.conventions.base import RequestedCall
 from otel_eval.mapping import map_span, map_spans, read_span, session_id_of
 from otel_eval.otlp_json import read_trace_file
@@ -260,7 +261,7 @@ def test_message_span_events_of_the_older_semconv(tracer):
 def test_tool_call_arguments_may_be_a_json_string_inside_the_message_json():
     messages = json.dumps([{"role": "assistant", "parts": [
         {"type": "tool_call", "id": "c1", "name": "f", "arguments": json.dumps({"x": 1})}]}])
-    assert genai.output_calls(genai.parse_messages(messages)) == [RequestedCall("f", {"x": 1}, "c1")]
+    assert output_calls(parse_messages(messages)) == [RequestedCall("f", {"x": 1}, "c1")]
 
 
 def test_log_records_fill_a_span_that_has_no_content(tracer):

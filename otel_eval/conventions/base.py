@@ -155,3 +155,33 @@ def as_text(value: Any) -> Optional[str]:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def span_error(span: "SpanRecord") -> Optional[str]:
+    """A failed span's error as one line (``"ValueError: Unknown city"``), or None if it
+    succeeded; the same rule in every dialect.
+
+    A span failed when its status is ERROR or it carries ``error.type`` (the semconv's failure
+    marker). The ``exception`` event's message is preferred to the status description, whose
+    LangChain form is the exception repr followed by the whole traceback; of the description only
+    the first line is kept. The type (``error.type``, else the event's ``exception.type``) is put
+    in front unless the message already names it.
+    """
+    error_type = _text_or_none(span.attributes.get("error.type"))
+    if span.status != "error" and error_type is None:
+        return None
+    exception = next((e for e in reversed(span.events) if e.name == "exception"), None)
+    message = None
+    if exception is not None:
+        error_type = error_type or _text_or_none(exception.attributes.get("exception.type"))
+        message = _text_or_none(exception.attributes.get("exception.message"))
+    if message is None:
+        lines = (span.status_message or "").strip().splitlines()
+        message = lines[0] if lines else None
+    if message and error_type and error_type not in message and error_type != "_OTHER":
+        return f"{error_type}: {message}"
+    return message or error_type or "error"
+
+
+def _text_or_none(value: Any) -> Optional[str]:
+    return None if value in (None, "") else str(value)

@@ -23,7 +23,9 @@ from typing import Any, Optional
 
 from ..spans import SpanRecord
 from . import genai
-from .base import Reading, ToolInvocation, as_arguments, as_text, parse_json_maybe, any_key_starts
+from .messages import (as_list, fill_from_messages, instructions_text, parse_messages, token_count,
+                       tool_schemas)
+from .base import Reading, ToolInvocation, any_key_starts, as_arguments, as_text, parse_json_maybe, span_error
 
 NAME = "adk"
 quick_span_type = None  # the span type is known only once the span is read
@@ -72,18 +74,18 @@ def _read_llm(attrs: Mapping[str, Any], reading: Reading) -> None:
         config = request.get("config") if isinstance(request.get("config"), Mapping) else {}
         tools = [
             declaration
-            for tool in genai.as_list(config.get("tools"))
+            for tool in as_list(config.get("tools"))
             if isinstance(tool, Mapping)
-            for declaration in genai.as_list(tool.get("function_declarations"))
+            for declaration in as_list(tool.get("function_declarations"))
         ]
-        schemas = genai.tool_schemas(tools)
+        schemas = tool_schemas(tools)
         if schemas and not reading.tools_available:
             reading.tools_available = schemas
             reading.sources["tools_available"] = PREFIX + "llm_request"
-        genai.fill_from_messages(
+        fill_from_messages(
             reading,
-            genai.parse_messages(request.get("contents")),
-            system=genai.instructions_text(_instruction_parts(config.get("system_instruction"))),
+            parse_messages(request.get("contents")),
+            system=instructions_text(_instruction_parts(config.get("system_instruction"))),
             input_source=PREFIX + "llm_request",
             system_source=PREFIX + "llm_request",
             with_calls=False,
@@ -92,13 +94,13 @@ def _read_llm(attrs: Mapping[str, Any], reading: Reading) -> None:
             reading.model = str(request["model"])
     if isinstance(response, Mapping):
         content = response.get("content")
-        outputs = genai.parse_messages(content, "assistant") if content is not None else []
-        genai.fill_from_messages(reading, (), outputs, output_source=PREFIX + "llm_response")
+        outputs = parse_messages(content, "assistant") if content is not None else []
+        fill_from_messages(reading, (), outputs, output_source=PREFIX + "llm_response")
         usage = response.get("usage_metadata") if isinstance(response.get("usage_metadata"), Mapping) else {}
         if reading.input_tokens is None:
-            reading.input_tokens = genai.token_count(usage, "prompt_token_count")
+            reading.input_tokens = token_count(usage, "prompt_token_count")
         if reading.output_tokens is None:
-            reading.output_tokens = genai.token_count(usage, "candidates_token_count")
+            reading.output_tokens = token_count(usage, "candidates_token_count")
         if response.get("model_version"):
             reading.model = str(response["model_version"])
 
@@ -141,7 +143,7 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
     if isinstance(tool.result, Mapping) and "error" in tool.result and span.status == "error":
         tool.error = as_text(tool.result["error"])
     elif span.status == "error" and tool.error is None:
-        tool.error = genai.span_error(span)
+        tool.error = span_error(span)
     reading.tool = tool
     reading.parameters = dict(tool.arguments)
     reading.response = as_text(tool.result) if tool.result is not None else None

@@ -27,7 +27,7 @@ from typing import Any, Optional, Sequence
 
 from ..models.agent_data import ToolSchema
 from ..spans import SpanEvent, SpanRecord
-from .base import Reading, RequestedCall, SpanType, ToolInvocation, as_int, as_text, parse_json_maybe
+from .base import Reading, RequestedCall, SpanType, ToolInvocation, as_int, as_text, parse_json_maybe, span_error
 
 NAME = "noveum"
 quick_span_type = None  # the span type is known only once the span is read
@@ -164,8 +164,8 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
         # Not a tool the agent chose: LangChain's record of an LLM output it could not parse.
         invocation.result = None
         invocation.error = as_text(inputs.get("input_str")) or "invalid ReAct output"
-    elif span.status == "error":
-        invocation.error = span.status_message or "error"
+    else:
+        invocation.error = span_error(span)
     reading.tool = invocation
     if name == RETRIEVER_TOOL:
         query = inputs.get("input_str", inputs.get("query"))

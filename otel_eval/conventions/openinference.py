@@ -33,6 +33,7 @@ from .base import (
     as_int,
     as_text,
     parse_json_maybe,
+    span_error,
 )
 
 NAME = "openinference"
@@ -531,25 +532,6 @@ def documents_with_ids(attrs: Mapping[str, Any], prefix: str = "retrieval.docume
 
 def _is_schema(value: dict[str, Any]) -> bool:
     return "properties" in value or value.get("type") == "object" or "$schema" in value
-
-
-def span_error(span: SpanRecord) -> Optional[str]:
-    """A failed span's error as one line, ``"ValueError: Unknown city"``.
-
-    The status description of LangChain spans is the exception repr followed by the whole
-    traceback, so the ``exception`` event's type and message are preferred."""
-    if span.status != "error":
-        return None
-    exception = next((e for e in reversed(span.events) if e.name == "exception"), None)
-    if exception is not None:
-        kind = _str(exception.attributes.get("exception.type"))
-        message = _str(exception.attributes.get("exception.message"))
-        if message:
-            return f"{kind}: {message}" if kind else message
-        if kind:
-            return kind
-    first_line = (span.status_message or "").strip().splitlines()
-    return first_line[0] if first_line else "error"
 
 
 def _str(value: Any) -> Optional[str]:

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..spans import SpanRecord
 from . import genai
+from .messages import last_user_text, parse_messages, system_text
 from .base import Reading, ToolInvocation, as_arguments, as_int, as_text, parse_json_maybe, any_key_starts
 
 NAME = "pydantic_ai"
@@ -59,18 +60,18 @@ def _read_agent(attrs: Any, reading: Reading) -> None:
     if reading.agent_name is None and attrs.get("agent_name"):
         reading.agent_name = str(attrs["agent_name"])
         reading.sources["agent_name"] = "agent_name"
-    messages = genai.parse_messages(attrs.get("pydantic_ai.all_messages"))
+    messages = parse_messages(attrs.get("pydantic_ai.all_messages"))
     start = as_int(attrs.get("pydantic_ai.new_message_index")) or 0
     if reading.user_input is None:
         # This run's prompt is the first user text from new_message_index on; later user texts
         # are retry prompts pydantic-ai writes as user messages.
         own = [m for m in messages[start:] if m.role == "user" and m.texts]
-        text = own[0].text if own else genai.last_user_text(messages)
+        text = own[0].text if own else last_user_text(messages)
         if text is not None:
             reading.user_input = text
             reading.sources["agent_task"] = "pydantic_ai.all_messages"
     if reading.system_prompt is None:
-        text = genai.system_text(messages)
+        text = system_text(messages)
         if text is not None:
             reading.system_prompt = text
             reading.sources["system_prompt"] = "pydantic_ai.all_messages"

@@ -19,7 +19,9 @@ from typing import Any, Optional
 
 from ..spans import SpanRecord
 from . import genai
-from .base import Reading, SpanType, ToolInvocation, as_arguments, as_text, parse_json_maybe, any_key_starts
+from .messages import indexed_tool_schemas, last_user_text, parse_messages, token_count
+from .base import (Reading, SpanType, ToolInvocation, any_key_starts, as_arguments, as_text, parse_json_maybe,
+                   span_error)
 
 NAME = "traceloop"
 quick_span_type = None  # the span type is known only once the span is read
@@ -54,12 +56,12 @@ def read(span: SpanRecord) -> Reading:
             reading.span_type = "llm"
             genai.read_messages(span, reading)
         if not reading.tools_available:
-            schemas = genai.indexed_tool_schemas(attrs)
+            schemas = indexed_tool_schemas(attrs)
             if schemas:
                 reading.tools_available = schemas
                 reading.sources["tools_available"] = "llm.request.functions.N"
         if reading.input_tokens is None:
-            reading.input_tokens = genai.token_count(attrs, "llm.usage.prompt_tokens")
+            reading.input_tokens = token_count(attrs, "llm.usage.prompt_tokens")
 
     session = _association(attrs, "session_id")
     if session is not None:
@@ -86,7 +88,7 @@ def _read_entity(span: SpanRecord, reading: Reading, kind: str) -> None:
             arguments=arguments,
             call_id=None,
             result=output,
-            error=genai.span_error(span),
+            error=span_error(span),
         )
         reading.parameters = dict(arguments)
         reading.sources.update({"tool_calls": ENTITY_NAME, "parameters_passed": ENTITY_INPUT,
@@ -142,8 +144,8 @@ def request_text(value: Any) -> Optional[str]:
     if isinstance(value, str):
         return value or None
     if isinstance(value, list):
-        messages = genai.parse_messages(value)
-        text = genai.last_user_text(messages)
+        messages = parse_messages(value)
+        text = last_user_text(messages)
         if text is not None:
             return text
         return next((request_text(item) for item in value if request_text(item) is not None), None)
@@ -159,7 +161,7 @@ def request_text(value: Any) -> Optional[str]:
         if found is not None:
             return found
     if "messages" in value:
-        found = genai.last_user_text(genai.parse_messages(value["messages"]))
+        found = last_user_text(parse_messages(value["messages"]))
         if found is not None:
             return found
     for key in _INPUT_KEYS:
