@@ -8,12 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .mapping import MappedSpan, aggregate_trace, map_spans
+from .conventions.genai import apply_log_events
+from .mapping import MappedSpan, aggregate_trace, map_spans, to_agent_data
+from .metrics.sql import sql_and_tables
 from .models.agent_data import AgentData
 from .models.evalset import EvalConfig
 from .models.results import EvalCaseResult
+from .scoring import config_for_case, score_session
 from .spans import LogEvent, SpanRecord
-from .trajectory import Trajectory
+from .trajectory import Trajectory, build_trajectory
 
 
 @dataclass
@@ -32,12 +35,6 @@ def apply_logs(mapped: list[MappedSpan], events: Sequence[LogEvent]) -> None:
     """Content an instrumentation sent only as log records joins the reading of its span."""
     if not events:
         return
-    try:
-        from .conventions.genai import apply_log_events
-    except ImportError:  # pragma: no cover - the GenAI convention ships with the package
-        return
-    from .mapping import to_agent_data
-
     by_span: dict[tuple[str, str], list[LogEvent]] = {}
     for event in events:
         by_span.setdefault((event.trace_id, event.span_id), []).append(event)
@@ -58,8 +55,6 @@ def evaluate_session(session_id: str, spans: Sequence[SpanRecord], events: Seque
 def evaluate_mapped(session_id: str, mapped: list[MappedSpan], index: Any, config: EvalConfig,
                     judge: Any = None) -> Outcome:
     """A session's mapped spans → trajectory → golden match → scores (see :mod:`otel_eval.pipeline`)."""
-    from .scoring import config_for_case, score_session
-    from .trajectory import build_trajectory
 
     trajectory = build_trajectory(session_id, mapped)
     per_trace: dict[str, list[MappedSpan]] = {}
@@ -104,7 +99,6 @@ def failed_outcome(session_id: str, exc: Exception) -> Outcome:
 
 def _trajectory_columns(trajectory: Trajectory, case: Any) -> dict[str, Any]:
     """The seed's BigQuery columns (expected/actual tool and table, SQL generated)."""
-    from .metrics.sql import sql_and_tables
 
     statements, tables = sql_and_tables(trajectory.sql_sources())
     calls = trajectory.calls

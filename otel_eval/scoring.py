@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from .metrics.health import FLAG_LIMITS, LIMITS, health
 from .metrics.judge import Judge
-from .export.vertex import vertex_record
+from .vertex_record import vertex_record
 from .metrics.layer1 import check_record
 from .metrics.response import adk_rouge1, contains, exact_match, regex_match, rouge1
 from .metrics.sql import sql_and_tables, table_matches

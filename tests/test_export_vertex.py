@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otel_eval.errors import InputError
 from otel_eval.export import add_export_arguments, export_main
-from otel_eval.export.vertex import intermediate_texts, vertex_record
+from otel_eval.vertex_record import intermediate_texts, vertex_record
 from otel_eval.mapping import map_spans
 from otel_eval.spans import from_sdk_span
 from otel_eval.trajectory import ActualCall, Trajectory, Turn, build_trajectory

@@ -27,7 +27,7 @@ from ..read.evaluations import OUTCOMES, current_outcome
 from ..read.sessions import session_outcomes
 from ..read.times import SINCE_EXAMPLES, parse_since
 from ..trajectory import Trajectory, build_trajectory
-from .vertex import intermediate_texts
+from ..vertex_record import intermediate_texts
 
 FORMATS = ("vertex", "evalset", "adk", "bigsky")
 RESULTS = OUTCOMES
@@ -141,7 +141,7 @@ def export_sessions(fmt: str, dbs: Sequence[DbPath], selection: SessionSelection
     trajectories = [s.trajectory for s in sessions]
     skipped: list[dict[str, str]] = []
     if fmt == "vertex":
-        from .vertex import vertex_record
+        from ..vertex_record import vertex_record
 
         for s in sessions:
             record = vertex_record(s.trajectory, s.intermediate, s.created_ns, verdict=s.result)

@@ -21,7 +21,7 @@ from ..metrics.sql import sql_and_tables
 from ..metrics.alignment import split_retries
 from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent, ToolCall
 from ..trajectory import ActualCall, Trajectory, Turn
-from .vertex import title_of
+from ..vertex_record import title_of
 
 SOURCE = "otel-eval export"
 

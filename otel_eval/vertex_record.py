@@ -16,11 +16,11 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
-from ..conventions.base import as_text
-from ..trajectory import ActualCall, Trajectory
+from .conventions.base import as_text
+from .trajectory import ActualCall, Trajectory
 
 if TYPE_CHECKING:
-    from ..mapping import MappedSpan
+    from .mapping import MappedSpan
 
 USER, MODEL = "user", "model"
 MERGE_SEPARATOR = "\n\n"
