@@ -243,12 +243,8 @@ class OtlpHttpApp:
         try:
             try:
                 body = await asyncio.wait_for(self._read_body(receive, reservation), self.body_timeout)
-            except BodyTooLarge as exc:
-                self.metrics.request("http", signal, "too_large")
-                return _error(413, _RESOURCE_EXHAUSTED, str(exc), content_type)
-            except OverBudget as exc:
-                self.metrics.request("http", signal, "unavailable")
-                return _error(503, _UNAVAILABLE, str(exc), content_type, {"Retry-After": str(RETRY_AFTER_SECONDS)})
+            except (BodyTooLarge, OverBudget) as exc:
+                return self._refused(signal, exc, content_type)
             except asyncio.TimeoutError:
                 self.metrics.request("http", signal, "invalid")
                 return _error(408, _INVALID_ARGUMENT, f"body not received within {self.body_timeout:g} s",
@@ -266,6 +262,17 @@ class OtlpHttpApp:
                 self.active_exports -= 1
         finally:
             reservation.close()
+
+    def _refused(self, signal: str, exc: Exception, content_type: str) -> Response:
+        """The answer to a body refused while it was read or decoded, whichever step found it."""
+        if isinstance(exc, BodyTooLarge):
+            self.metrics.request("http", signal, "too_large")
+            return _error(413, _RESOURCE_EXHAUSTED, str(exc), content_type)
+        if isinstance(exc, OverBudget):
+            self.metrics.request("http", signal, "unavailable")
+            return _error(503, _UNAVAILABLE, str(exc), content_type, {"Retry-After": str(RETRY_AFTER_SECONDS)})
+        self.metrics.request("http", signal, "invalid")  # BadBody
+        return _error(400, _INVALID_ARGUMENT, str(exc), content_type)
 
     def _authorized(self, headers: Mapping[str, str]) -> bool:
         if self._expected_auth is None:
@@ -303,15 +310,8 @@ class OtlpHttpApp:
             if encoding == "gzip":
                 body = gunzip_bounded(body, self.max_request_bytes, reservation)
             request = self._decode(body, content_type, request_type, parse_json)
-        except BodyTooLarge as exc:
-            self.metrics.request("http", signal, "too_large")
-            return _error(413, _RESOURCE_EXHAUSTED, str(exc), content_type)
-        except BadBody as exc:
-            self.metrics.request("http", signal, "invalid")
-            return _error(400, _INVALID_ARGUMENT, str(exc), content_type)
-        except OverBudget as exc:
-            self.metrics.request("http", signal, "unavailable")
-            return _error(503, _UNAVAILABLE, str(exc), content_type, {"Retry-After": str(RETRY_AFTER_SECONDS)})
+        except (BodyTooLarge, BadBody, OverBudget) as exc:
+            return self._refused(signal, exc, content_type)
         handle = self.receiver.export_traces if signal == "traces" else self.receiver.export_logs
         try:
             response = handle(request)
