@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
-from .evaluate import apply_logs, evaluate_mapped, failed_outcome
+from .session_evaluation import apply_logs, evaluate_mapped, failed_outcome
 from .mapping import MappedSpan, map_spans
 from .models.evalset import EvalConfig
 from .models.results import EvalCaseResult

@@ -38,7 +38,7 @@ from .models.evalset import CriterionConfig, EvalCase, EvalConfig, EvalSet, Invo
 from .models.suggest import unknown_name
 from .models.results import (FAILED, NOT_EVALUATED, PASSED, CriterionResult, CriterionStats, EvalCaseResult,
                              EvalReport, EvalSummary, verdict_of)
-from .trajectory import ActualCall, Trajectory, Turn
+from .trajectory import ActualToolCall, Trajectory, Turn
 
 HEALTH = "health"
 _EPSILON = 1e-9
@@ -122,7 +122,7 @@ def _per_invocation(
 
 # --- trajectory criteria ----------------------------------------------------------------------
 
-def _calls_for(turn: Turn, expected_names: set[str], max_depth: Any) -> tuple[list[ActualCall], Any]:
+def _calls_for(turn: Turn, expected_names: set[str], max_depth: Any) -> tuple[list[ActualToolCall], Any]:
     """The calls compared with the expectation. "auto": the top-level agent's calls, unless the
     expectation names a tool only a nested (sub-agent) call used — then every call."""
     if max_depth is None:
@@ -229,7 +229,7 @@ def _trajectory_score(kind: str) -> Callable[..., tuple[float, dict]]:
     return criterion
 
 
-def _first_call(turn: Turn) -> Optional[ActualCall]:
+def _first_call(turn: Turn) -> Optional[ActualToolCall]:
     """The agent's first choice: the first call of the shallowest agent level."""
     if not turn.calls:
         return None

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class ActualCall:
+class ActualToolCall:
     """One tool call the agent made, as executed."""
 
     name: str
@@ -53,7 +53,7 @@ class Turn:
     trace_id: str
     user_input: Optional[str] = None
     final_response: Optional[str] = None
-    calls: list[ActualCall] = field(default_factory=list)
+    calls: list[ActualToolCall] = field(default_factory=list)
     start_ns: int = 0
     end_ns: int = 0
     retrieved_documents: list[str] = field(default_factory=list)
@@ -105,7 +105,7 @@ class Trajectory:
         return None
 
     @property
-    def calls(self) -> list[ActualCall]:
+    def calls(self) -> list[ActualToolCall]:
         return [call for turn in self.turns for call in turn.calls]
 
     def sql_sources(self) -> list[str]:
@@ -224,7 +224,7 @@ def _final_response(roots: list[Any], llms: list[Any]) -> Optional[str]:
     return None
 
 
-def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any]) -> list[ActualCall]:
+def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any]) -> list[ActualToolCall]:
     by_id = {m.span.span_id: m for m in members}
     requests = _requests(members)
     step_of = _steps(members, requests)
@@ -234,7 +234,7 @@ def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any
         for r in requests:
             agent, depth = _agent_of(r.mapped, by_id, root)
             fallback.append(
-                ActualCall(
+                ActualToolCall(
                     name=r.call.name,
                     args=dict(r.call.arguments),
                     call_id=r.call.call_id,
@@ -273,7 +273,7 @@ def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any
             error = m.span.status_message or "error"
         agent, depth = _agent_of(m, by_id, root)
         calls.append(
-            ActualCall(
+            ActualToolCall(
                 name=tool.name,
                 args=args,
                 call_id=call_id,
@@ -314,7 +314,7 @@ def _steps(members: list[Any], requests: list[_Request]) -> Callable[[Any, Any],
     return step_of
 
 
-def _parallel_in_request_order(calls: list[ActualCall], orders: dict[str, int]) -> list[ActualCall]:
+def _parallel_in_request_order(calls: list[ActualToolCall], orders: dict[str, int]) -> list[ActualToolCall]:
     """Start order, except that parallel calls (one group) keep the order the LLM asked for
     them in, at the place of the group's first start: their start order is thread timing."""
     anchor: dict[str, int] = {}
@@ -322,7 +322,7 @@ def _parallel_in_request_order(calls: list[ActualCall], orders: dict[str, int]) 
         if call.group is not None:
             anchor[call.group] = min(anchor.get(call.group, call.start_ns), call.start_ns)
 
-    def key(call: ActualCall) -> tuple[int, int, int]:
+    def key(call: ActualToolCall) -> tuple[int, int, int]:
         if call.group is None:
             return (call.start_ns, 0, 0)
         return (anchor[call.group], 1, orders.get(call.span_id or "", 0))

@@ -13,7 +13,7 @@ import copy
 import re
 from typing import Any, Optional
 
-from .conventions.base import Reading, RequestedCall, ToolInvocation
+from .conventions.base import Reading, RequestedToolCall, ExecutedToolCall
 
 DEFAULT_LIMIT = 64 * 1024
 """Characters of text kept per value (64 Ki characters)."""
@@ -96,10 +96,10 @@ def truncate_reading(reading: Reading, limit: int = DEFAULT_LIMIT) -> Reading:
     out.trace = _opt_text(reading.trace, limit)
     out.parameters = _cut_value(reading.parameters, limit)
     out.requested_calls = [
-        RequestedCall(call.name, _cut_value(call.arguments, limit), call.call_id) for call in reading.requested_calls
+        RequestedToolCall(call.name, _cut_value(call.arguments, limit), call.call_id) for call in reading.requested_calls
     ]
     if reading.tool is not None:
-        out.tool = ToolInvocation(
+        out.tool = ExecutedToolCall(
             name=reading.tool.name,
             arguments=_cut_value(reading.tool.arguments, limit),
             call_id=reading.tool.call_id,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from .conventions.base import as_text
-from .trajectory import ActualCall, Trajectory
+from .trajectory import ActualToolCall, Trajectory
 
 if TYPE_CHECKING:
     from .mapping import MappedSpan
@@ -76,7 +76,7 @@ def title_of(trajectory: Trajectory, width: int = TITLE_CHARS) -> str:
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
-def function_response(call: ActualCall) -> dict[str, Any]:
+def function_response(call: ActualToolCall) -> dict[str, Any]:
     """Gemini's ``FunctionResponse.response`` must be an object: results that are not one are
     wrapped as ``{"output": …}``, a failed call is ``{"error": message}``."""
     if call.error is not None:
@@ -98,7 +98,7 @@ def vertex_record(
     unscored), kept in ``metadata.verdict`` when given."""
     intermediate = intermediate or {}
     messages: list[_Message] = []
-    anchored: list[tuple[ActualCall, Optional[int]]] = []
+    anchored: list[tuple[ActualToolCall, Optional[int]]] = []
     for turn in trajectory.turns:
         if turn.user_input:
             messages.append(_Message(USER, turn.user_input))

@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode
 
-from otel_eval.conventions.base import RequestedCall
+from otel_eval.conventions.base import RequestedToolCall
 from otel_eval.mapping import aggregate_trace, map_span, map_spans, read_span, session_id_of
 from otel_eval.otlp_json import read_trace_file
 from otel_eval.spans import SpanRecord, from_otlp, from_sdk_span
@@ -86,8 +86,8 @@ def test_s2_merged_tools_span_is_a_wrapper_and_never_a_call():
 def test_s2_parallel_calls_come_from_one_llm_response():
     first_llm = [s for s in spans_of("s2-multi-tool") if s.name == "call_llm"][0]
     assert read_span(first_llm).requested_calls == [
-        RequestedCall("get_weather", {"city": "Paris"}, "call_a6fc1a214764e9906d586c1f"),
-        RequestedCall("get_weather", {"city": "London"}, "call_8de7f3f0d5dcea6fa53a3023"),
+        RequestedToolCall("get_weather", {"city": "Paris"}, "call_a6fc1a214764e9906d586c1f"),
+        RequestedToolCall("get_weather", {"city": "London"}, "call_8de7f3f0d5dcea6fa53a3023"),
     ]
 
 
@@ -205,7 +205,7 @@ def test_v2_schema_workflow_agent_generate_content_and_tools(adk_tracer):
     }
     llm = readings["generate_content gemini-2.0-flash"]
     assert llm.user_input == "What's the weather in Berlin?"
-    assert llm.requested_calls == [RequestedCall("get_weather", {"city": "Berln"}, "fc-1")]
+    assert llm.requested_calls == [RequestedToolCall("get_weather", {"city": "Berln"}, "fc-1")]
     assert llm.session_id == "sess-7"
     failed = readings["execute_tool get_weather"].tool
     assert (failed.arguments, failed.call_id, failed.error) == ({"city": "Berln"}, "fc-1", "ValueError: Unknown city")

@@ -231,15 +231,13 @@ def test_ingest_raises_queue_full_for_a_caller_that_waits(tmp_path):
 def test_a_reader_bug_stores_the_span_and_a_scoring_bug_is_recorded_not_lost(tmp_path, monkeypatch):
     """Fault injection: a convention that raises and a scorer that raises."""
     from otel_eval.conventions import openinference
-    import importlib
-
-    session_evaluation = importlib.import_module("otel_eval.evaluate")  # the package exports a function of that name
+    from otel_eval import session_evaluation
 
     def broken(span):
         raise KeyError("boom")
 
     monkeypatch.setattr(openinference, "read", broken)
-    monkeypatch.setattr(session_evaluation, "score_session", lambda *a, **k: 1 / 0)  # the scorer evaluate calls
+    monkeypatch.setattr(session_evaluation, "score_session", lambda *a, **k: 1 / 0)  # the scorer session_evaluation calls
     db = tmp_path / "e.db"
     engine = Engine(db, golden=[GOLDEN], trace_quiet=3600, session_idle=3600).start()
     span = SpanRecord("aa" * 16, "00000000000000a1", None, "agent.invoke", 1, 2,

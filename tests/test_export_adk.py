@@ -13,7 +13,7 @@ import pytest
 
 from otel_eval.cli import main as cli_main
 from otel_eval.errors import InputError
-from otel_eval.evaluate import evaluate_session
+from otel_eval.session_evaluation import evaluate_session
 from otel_eval.offline import evaluate
 from otel_eval.export import SessionSelection, collect, export_sessions
 from otel_eval.export.evalset import expected_calls

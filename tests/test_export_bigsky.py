@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from otel_eval.evaluate import evaluate_session
+from otel_eval.session_evaluation import evaluate_session
 from otel_eval.export import SessionSelection, export_sessions
 from otel_eval.golden import GoldenIndex, load_golden
 from otel_eval.models.evalset import EvalConfig

@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from examples.weather_agent import agent_resource, run_session
 from otel_eval.errors import InputError
-from otel_eval.evaluate import evaluate_session
+from otel_eval.session_evaluation import evaluate_session
 from otel_eval.export import SessionSelection, export_sessions, select_sessions
 from otel_eval.golden import GoldenIndex
 from otel_eval.models.evalset import EvalConfig, EvalSet

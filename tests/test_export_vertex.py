@@ -19,13 +19,13 @@ from otel_eval.export import add_export_arguments, export_main
 from otel_eval.vertex_record import intermediate_texts, vertex_record
 from otel_eval.mapping import map_spans
 from otel_eval.spans import from_sdk_span
-from otel_eval.trajectory import ActualCall, Trajectory, Turn, build_trajectory
+from otel_eval.trajectory import ActualToolCall, Trajectory, Turn, build_trajectory
 from tests.test_export_evalset import record_sessions
 
 
 def turn(index, user, final, calls=(), start=0):
     return Turn(index=index, trace_id=f"t{index}", user_input=user, final_response=final,
-                calls=[ActualCall(name=n, args=a, result=r, error=e, turn=index) for n, a, r, e in calls],
+                calls=[ActualToolCall(name=n, args=a, result=r, error=e, turn=index) for n, a, r, e in calls],
                 start_ns=start)
 
 

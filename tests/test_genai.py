@@ -14,7 +14,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from otel_eval.conventions import genai
 from otel_eval.conventions.messages import output_calls, parse_messages
-from otel_eval.conventions.base import RequestedCall
+from otel_eval.conventions.base import RequestedToolCall
 from otel_eval.mapping import map_span, map_spans, read_span, session_id_of
 from otel_eval.otlp_json import read_trace_file
 from otel_eval.spans import LogEvent, SpanRecord, from_otlp, from_sdk_span
@@ -98,8 +98,8 @@ def test_tool_sequences_of_every_scenario():
 def test_s2_parallel_calls_are_one_llm_response():
     chat = [s for s in spans_of("s2-multi-tool") if s.name.startswith("chat")][0]
     assert read_span(chat).requested_calls == [
-        RequestedCall("get_weather", {"city": "Paris"}, "call_7a139ffae0f5b07212a6145d"),
-        RequestedCall("get_weather", {"city": "London"}, "call_d1e6a4a00bf905aad2e0a242"),
+        RequestedToolCall("get_weather", {"city": "Paris"}, "call_7a139ffae0f5b07212a6145d"),
+        RequestedToolCall("get_weather", {"city": "London"}, "call_d1e6a4a00bf905aad2e0a242"),
     ]
 
 
@@ -226,8 +226,8 @@ def test_older_flattened_prompt_and_completion_attributes(tracer):
     assert reading.system_prompt == "Be brief."
     assert reading.user_input == "Weather in Oslo and Rome?"
     assert reading.requested_calls == [
-        RequestedCall("get_weather", {"city": "Oslo"}, "call_1"),
-        RequestedCall("get_weather", {"city": "Rome"}, "call_2"),
+        RequestedToolCall("get_weather", {"city": "Oslo"}, "call_1"),
+        RequestedToolCall("get_weather", {"city": "Rome"}, "call_2"),
     ]
     assert (reading.input_tokens, reading.output_tokens) == (40, 9)
     assert reading.sources["tool_calls"] == "gen_ai.completion.N.tool_calls"
@@ -261,7 +261,7 @@ def test_message_span_events_of_the_older_semconv(tracer):
 def test_tool_call_arguments_may_be_a_json_string_inside_the_message_json():
     messages = json.dumps([{"role": "assistant", "parts": [
         {"type": "tool_call", "id": "c1", "name": "f", "arguments": json.dumps({"x": 1})}]}])
-    assert output_calls(parse_messages(messages)) == [RequestedCall("f", {"x": 1}, "c1")]
+    assert output_calls(parse_messages(messages)) == [RequestedToolCall("f", {"x": 1}, "c1")]
 
 
 def test_log_records_fill_a_span_that_has_no_content(tracer):
@@ -283,7 +283,7 @@ def test_log_records_fill_a_span_that_has_no_content(tracer):
     ])
     assert merged.user_input == "Book a table for two"
     assert merged.system_prompt == "You book restaurants."
-    assert merged.requested_calls == [RequestedCall("book", {"people": 2}, "call_9")]
+    assert merged.requested_calls == [RequestedToolCall("book", {"people": 2}, "call_9")]
     assert merged.sources["agent_task"] == "log:gen_ai.user.message"
     assert reading.user_input is None  # the original reading is untouched
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from otel_eval.golden import detect_format, load_golden, load_golden_data, validate_golden_data
-from otel_eval.models.evalset import MessageContent, SessionInput, ToolCall
+from otel_eval.models.evalset import MessageContent, SessionInput, ExpectedToolCall
 
 DATA = Path(__file__).parent / "data" / "golden"
 
@@ -23,7 +23,7 @@ def test_old_test_file_is_one_multi_turn_session():
     assert first.expected_final_response == MessageContent.assistant(
         "I can roll dice of different sizes and check if a number is prime.")
     assert second.user_content == MessageContent.user("Roll a 17 sided dice twice for me")
-    assert second.expected_tool_trajectory == [ToolCall(name="roll_die", args={"sides": 17})] * 2
+    assert second.expected_tool_trajectory == [ExpectedToolCall(name="roll_die", args={"sides": 17})] * 2
 
 
 def test_evalset_with_tool_uses_responses_intermediate_responses_and_scenario():
@@ -35,13 +35,13 @@ def test_evalset_with_tool_uses_responses_intermediate_responses_and_scenario():
     turn1, turn2 = booking.conversation
     assert turn1.invocation_id == "turn-1"
     assert turn1.user_content == MessageContent.user("Book a flight to London")
-    assert turn1.expected_tool_trajectory == [ToolCall(
+    assert turn1.expected_tool_trajectory == [ExpectedToolCall(
         name="trigger_elicitation", args={"missing_entities": ["date", "passenger_name"]},
         call_id="fc-1", result={"status": "asked"})]
     assert turn1.expected_intermediate_responses == [MessageContent(
         role="assistant", content="I need the date and the passenger's name.", metadata={"author": "planner"})]
     assert turn1.expected_final_response is None  # {"text": null}: no expected text
-    assert turn2.expected_tool_trajectory == [ToolCall(
+    assert turn2.expected_tool_trajectory == [ExpectedToolCall(
         name="book_flight", args={"destination": "London", "date": "2026-05-15", "passenger_name": "Alice"})]
     assert turn2.expected_final_response == MessageContent.assistant(
         "Successfully booked flight to London on 2026-05-15 for Alice.")
@@ -75,7 +75,7 @@ def test_camel_case_aliases_and_invocation_events():
     assert case.eval_id == "c1"
     [turn] = case.conversation
     assert turn.invocation_id == "t1"
-    assert turn.expected_tool_trajectory == [ToolCall(name="get_weather", args={"city": "Oslo"}, call_id="a",
+    assert turn.expected_tool_trajectory == [ExpectedToolCall(name="get_weather", args={"city": "Oslo"}, call_id="a",
                                                       result={"t": -3})]
     assert turn.expected_intermediate_responses == [MessageContent(role="assistant", content="Looking it up",
                                                                    metadata={"author": "helper"})]

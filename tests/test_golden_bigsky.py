@@ -10,7 +10,7 @@ import pytest
 
 from otel_eval.errors import InputError
 from otel_eval.golden import criteria_from_bigsky, load_golden, load_golden_data, validate_golden
-from otel_eval.models.evalset import IGNORE, CriterionConfig, MatchType, SessionInput, ToolCall
+from otel_eval.models.evalset import IGNORE, CriterionConfig, MatchType, SessionInput, ExpectedToolCall
 
 DATA = Path(__file__).parent / "data" / "golden"
 SEED = json.loads((DATA / "seed_weather.bigsky.json").read_text())
@@ -27,7 +27,7 @@ def test_seed_example_verbatim():
     assert case.session_input == SessionInput(initial_state={"currentLocation": "Boston, MA"})
     [turn] = case.conversation
     assert turn.invocation_id == "1-1"
-    assert turn.expected_tool_trajectory == [ToolCall(name="getWeather", args={"location": "Boston, MA"})]
+    assert turn.expected_tool_trajectory == [ExpectedToolCall(name="getWeather", args={"location": "Boston, MA"})]
     assert turn.expected_final_response is None  # content "" expects no text
     assert turn.first_call_only is True  # chat:matchToolCall compares the first call only
     assert turn.metadata == {"history": [{"role": "assistant", "content": "How can I help you?"}]}
@@ -61,8 +61,8 @@ def test_ignore_values_are_kept_and_match_anything():
     eval_set = load_golden_data(_example('{"location": "IGNORE", "units": "metric"}'), "w.json")
     expected = eval_set.eval_cases[0].conversation[0].expected_tool_trajectory[0]
     assert expected.args == {"location": IGNORE, "units": "metric"}
-    assert expected.matches(ToolCall(name="getWeather", args={"location": "Paris", "units": "metric"}))
-    assert not expected.matches(ToolCall(name="getWeather", args={"location": "Paris", "units": "imperial"}))
+    assert expected.matches(ExpectedToolCall(name="getWeather", args={"location": "Paris", "units": "metric"}))
+    assert not expected.matches(ExpectedToolCall(name="getWeather", args={"location": "Paris", "units": "imperial"}))
 
 
 def test_query_is_the_last_user_message_and_earlier_turns_are_history():

@@ -9,7 +9,7 @@ import pytest
 from otel_eval.errors import InputError
 from otel_eval.golden import convert, load_golden, validate_golden
 from otel_eval.golden.adk_eval_set import MODEL_KEYS
-from otel_eval.models.evalset import EvalSet, ToolCall
+from otel_eval.models.evalset import EvalSet, ExpectedToolCall
 
 
 def write(tmp_path, name, data):
@@ -167,9 +167,9 @@ def test_an_eval_set_written_by_google_adk_loads_without_problems(tmp_path, adk_
     eval_set = load_golden(path)
     assert trajectories(eval_set) == {"weather": [["get_weather"], [], None, ["get_weather"]], "simulated": [None]}
     paris, _, _, rome = eval_set.eval_cases[0].conversation
-    assert paris.expected_tool_trajectory == [ToolCall(name="get_weather", args={"city": "Paris"}, call_id="fc-1",
+    assert paris.expected_tool_trajectory == [ExpectedToolCall(name="get_weather", args={"city": "Paris"}, call_id="fc-1",
                                                        result={"temp": 21})]
-    assert rome.expected_tool_trajectory == [ToolCall(name="get_weather", args={"city": "Rome"}, call_id="fc-2",
+    assert rome.expected_tool_trajectory == [ExpectedToolCall(name="get_weather", args={"city": "Rome"}, call_id="fc-2",
                                                       result={"temp": 25})]
     assert paris.expected_final_response.get_text() == "It is 21 degrees in Paris."
     assert eval_set.eval_cases[0].session_input.initial_state == {"units": "C"}

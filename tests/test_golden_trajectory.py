@@ -9,7 +9,7 @@ import pytest
 
 from otel_eval.errors import InputError
 from otel_eval.golden import load_golden, load_golden_data, validate_golden, validate_golden_data
-from otel_eval.models.evalset import ToolCall
+from otel_eval.models.evalset import ExpectedToolCall
 
 DATA = Path(__file__).parent / "data" / "golden"
 
@@ -24,7 +24,7 @@ def test_seed_example_verbatim_becomes_one_single_turn_case():
     assert case.query == "Show me the top 10 users by revenue"
     [turn] = case.conversation
     assert turn.invocation_id == "show_me_the_top_10_users_by_revenue-45e44e1d-1"
-    assert turn.expected_tool_trajectory == [ToolCall(name="call_db_agent", check_args=False)]  # named only: arguments not checked
+    assert turn.expected_tool_trajectory == [ExpectedToolCall(name="call_db_agent", check_args=False)]  # named only: arguments not checked
     assert turn.expected_tool_selection == "call_db_agent"
     assert turn.expected_sql is True
     assert turn.expected_tables == ["user_revenue_table"]
@@ -46,7 +46,7 @@ def test_the_example_golden_file_loads_with_arguments_and_no_sql():
     assert [c.eval_id for c in eval_set.eval_cases] == [
         "top_users_by_revenue", "active_users_last_month", "london_forecast_3_days"]
     london = eval_set.eval_cases[2].conversation[0]
-    assert london.expected_tool_trajectory == [ToolCall(name="get_forecast", args={"city": "London", "days": 3})]
+    assert london.expected_tool_trajectory == [ExpectedToolCall(name="get_forecast", args={"city": "London", "days": 3})]
     assert london.expected_sql is False
     assert london.expected_tables == []
     assert london.metadata == {}
@@ -72,7 +72,7 @@ def test_object_container_json_string_input_tables_response_and_metadata():
     assert (eval_set.eval_set_id, eval_set.name, eval_set.description) == ("db", "DB agent", "golden for the db agent")
     first, second = eval_set.eval_cases
     turn = first.conversation[0]
-    assert turn.expected_tool_trajectory == [ToolCall(name="call_db_agent", args={"question": "Revenue per region?"})]
+    assert turn.expected_tool_trajectory == [ExpectedToolCall(name="call_db_agent", args={"question": "Revenue per region?"})]
     assert turn.expected_tool_selection == "call_ds_agent"  # the line wins over the first expected tool
     assert turn.expected_sql is False
     assert turn.expected_tables == ["sales", "regions", "geo"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from otel_eval.models.arguments import ArgumentPolicy, argument_diff, arguments_equal, values_equal
-from otel_eval.models.evalset import ToolCall
+from otel_eval.models.evalset import ExpectedToolCall
 
 
 def test_numbers_compare_across_int_float_and_numeric_strings():
@@ -103,8 +103,8 @@ def test_contains_and_numeric_close_comparators():
 
 
 def test_evalset_toolcall_matches_uses_these_rules():
-    assert ToolCall(name="get_weather", args={"days": 1}).matches(ToolCall(name="get_weather", args={"days": "1"}))
-    assert not ToolCall(name="get_weather", args={"days": 1}).matches(ToolCall(name="get_forecast", args={"days": 1}))
+    assert ExpectedToolCall(name="get_weather", args={"days": 1}).matches(ExpectedToolCall(name="get_weather", args={"days": "1"}))
+    assert not ExpectedToolCall(name="get_weather", args={"days": 1}).matches(ExpectedToolCall(name="get_forecast", args={"days": 1}))
 
 
 # --- issue 10 rule 4: a string equals a number only in canonical decimal form ---------------------
@@ -318,9 +318,9 @@ def test_golden_forecast_days_on_real_spans(followup_trajectory, days, passes):
     assert followup_trajectory.turns[1].calls[0].args == {"city": "Paris", "days": 1}
     case = EvalCase(eval_id="followup", conversation=[
         Invocation(invocation_id="t0", user_content=MessageContent.user("What's the weather in Paris?"),
-                   expected_tool_trajectory=[ToolCall(name="get_weather", args={"city": "Paris"})]),
+                   expected_tool_trajectory=[ExpectedToolCall(name="get_weather", args={"city": "Paris"})]),
         Invocation(invocation_id="t1", user_content=MessageContent.user("What about tomorrow?"),
-                   expected_tool_trajectory=[ToolCall(name="get_forecast", args={"city": "Paris", "days": days})]),
+                   expected_tool_trajectory=[ExpectedToolCall(name="get_forecast", args={"city": "Paris", "days": days})]),
     ])
     config = EvalConfig(criteria={"trajectory_match": CriterionConfig(threshold=1.0)})
     result = {c.criterion: c for c in score_session(followup_trajectory, case, config).criterion_results}

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from otel_eval.metrics.health import health
-from otel_eval.trajectory import ActualCall, Trajectory, Turn
+from otel_eval.trajectory import ActualToolCall, Trajectory, Turn
 
 MS = 1_000_000
 
@@ -12,13 +12,13 @@ def session() -> Trajectory:
     return Trajectory(session_id="s1", turns=[
         Turn(index=0, trace_id="t0", user_input="hi", final_response="Hello", start_ns=1000 * MS, end_ns=1250 * MS,
              llm_calls=2, input_tokens=100, output_tokens=20, calls=[
-                 ActualCall(name="search", args={"q": "x"}),
-                 ActualCall(name="search", args={"q": "x"}),
-                 ActualCall(name="search", args={"q": "x"}, error="timeout"),
-                 ActualCall(name="lookup", args={"id": 1}),
+                 ActualToolCall(name="search", args={"q": "x"}),
+                 ActualToolCall(name="search", args={"q": "x"}),
+                 ActualToolCall(name="search", args={"q": "x"}, error="timeout"),
+                 ActualToolCall(name="lookup", args={"id": 1}),
              ]),
         Turn(index=1, trace_id="t1", user_input="more", final_response=None, start_ns=2000 * MS, end_ns=2400 * MS,
-             llm_calls=1, input_tokens=50, output_tokens=0, calls=[ActualCall(name="search", args={"q": "x"})]),
+             llm_calls=1, input_tokens=50, output_tokens=0, calls=[ActualToolCall(name="search", args={"q": "x"})]),
     ])
 
 

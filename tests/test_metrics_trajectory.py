@@ -5,16 +5,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from otel_eval.metrics.alignment import _blocks, align
-from otel_eval.models.evalset import MatchType, ToolCall
-from otel_eval.trajectory import ActualCall
+from otel_eval.models.evalset import MatchType, ExpectedToolCall
+from otel_eval.trajectory import ActualToolCall
 
 
 def E(name, **args):
-    return ToolCall(name=name, args=args)
+    return ExpectedToolCall(name=name, args=args)
 
 
 def A(name, error=None, group=None, step=None, **args):
-    return ActualCall(name=name, args=args, error=error, group=group, step=step)
+    return ActualToolCall(name=name, args=args, error=error, group=group, step=step)
 
 
 def test_identical_trajectories_satisfy_every_mode():

@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from otel_eval.conventions.base import RequestedCall
+from otel_eval.conventions.base import RequestedToolCall
 from otel_eval.mapping import map_span, map_spans, read_span, session_id_of
 
 SYSTEM = "You answer weather questions."
@@ -116,7 +116,7 @@ def test_agent_span_reads_this_runs_prompt_and_final_result(tracer):
 
 def test_chat_span_tool_call_arguments_are_json_inside_json(tracer):
     reading = read_span(run_agent(tracer)["chat gpt-4o-mini"])
-    assert reading.requested_calls == [RequestedCall("get_weather", {"city": "Berln"}, "call_a")]
+    assert reading.requested_calls == [RequestedToolCall("get_weather", {"city": "Berln"}, "call_a")]
     assert reading.user_input == "What's the weather in Berlin?"
     assert reading.system_prompt == SYSTEM
     assert [t.name for t in reading.tools_available] == ["get_weather"]

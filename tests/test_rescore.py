@@ -215,14 +215,12 @@ def test_big_sky_evaluators_are_the_criteria_of_their_cases_live_and_when_rescor
 def test_rescore_takes_the_live_engines_path_agent_rows_and_a_scoring_error_included(db, monkeypatch):
     """One pipeline for the engine and rescore: the session's AgentData rows are rewritten with
     its new revision, and a scorer that raises is stored as that revision's error, not a crash."""
-    import importlib
-
-    session_evaluation = importlib.import_module("otel_eval.evaluate")  # the package exports a function of that name
+    from otel_eval import session_evaluation
 
     conn = sqlite3.connect(db)
     conn.execute("DELETE FROM agent_data WHERE session_id = 'tokyo-1.0.0'")
     conn.commit()
-    monkeypatch.setattr(session_evaluation, "score_session", lambda *a, **k: 1 / 0)  # the scorer evaluate calls
+    monkeypatch.setattr(session_evaluation, "score_session", lambda *a, **k: 1 / 0)  # the scorer session_evaluation calls
     changes = rescore(db, sessions=["tokyo-1.0.0"])
     assert [(c.session_id, c.after_revision, c.matched_by) for c in changes] == [("tokyo-1.0.0", 2, "error")]
     rows = conn.execute("SELECT level, COUNT(*) FROM agent_data WHERE session_id = 'tokyo-1.0.0' GROUP BY level")

@@ -6,10 +6,10 @@ import pytest
 
 from otel_eval.metrics.judge import Judge, LRUCache
 from otel_eval.models.evalset import (
-    CriterionConfig, EvalCase, EvalConfig, Invocation, MatchType, MessageContent, Rubric, ToolCall,
+    CriterionConfig, EvalCase, EvalConfig, Invocation, MatchType, MessageContent, Rubric, ExpectedToolCall,
 )
 from otel_eval.scoring import build_report, score_session
-from otel_eval.trajectory import ActualCall, Trajectory, Turn
+from otel_eval.trajectory import ActualToolCall, Trajectory, Turn
 from tests.test_judge import FakeLLM
 
 
@@ -23,13 +23,13 @@ def inv(i, text, calls=None, response=None, **extra):
     """``calls`` None: the case does not say which tools (not checked); []: no tool may be called."""
     return Invocation(
         invocation_id=f"turn_{i}", user_content=MessageContent.user(text),
-        expected_tool_trajectory=None if calls is None else [ToolCall(name=n, args=a) for n, a in calls],
+        expected_tool_trajectory=None if calls is None else [ExpectedToolCall(name=n, args=a) for n, a in calls],
         expected_final_response=MessageContent.assistant(response) if response else None, **extra)
 
 
 def turn(i, calls=(), response=None, **kw):
     return Turn(index=i, trace_id=f"t{i}", final_response=response,
-                calls=[c if isinstance(c, ActualCall) else ActualCall(name=c[0], args=c[1], turn=i) for c in calls], **kw)
+                calls=[c if isinstance(c, ActualToolCall) else ActualToolCall(name=c[0], args=c[1], turn=i) for c in calls], **kw)
 
 
 WEATHER = EvalCase(eval_id="weather", name="Tokyo weather", conversation=[
@@ -135,8 +135,8 @@ def test_seed_checks_tool_selection_sql_and_tables():
         expected_tool_selection="call_db_agent", expected_sql=True, expected_tables=["user_revenue_table"])])
     db_result = json.dumps({"sql": "SELECT user, SUM(rev) FROM `proj.ds.user_revenue_table` GROUP BY user LIMIT 10",
                             "rows": 10})
-    traj = Trajectory("s", [turn(0, [ActualCall(name="call_db_agent", args={"question": "top users"}, result=db_result),
-                                     ActualCall(name="run_query", args={"sql": "SELECT 1 FROM dual"}, depth=1)],
+    traj = Trajectory("s", [turn(0, [ActualToolCall(name="call_db_agent", args={"question": "top users"}, result=db_result),
+                                     ActualToolCall(name="run_query", args={"sql": "SELECT 1 FROM dual"}, depth=1)],
                                  "Here are the top 10 users.")])
     crit = by_name(score_session(traj, case, EvalConfig.default()))
     assert crit["tool_selection"].score == 1.0

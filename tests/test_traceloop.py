@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from otel_eval.conventions import traceloop
-from otel_eval.conventions.base import RequestedCall
+from otel_eval.conventions.base import RequestedToolCall
 from otel_eval.mapping import map_span, map_spans, read_span
 from otel_eval.spans import SpanRecord, from_sdk_span
 
@@ -80,7 +80,7 @@ def test_workflow_input_output_and_association_properties(spans):
 def test_llm_span_reads_indexed_prompts_completions_and_functions(spans):
     reading = read_span(spans["openai.chat"])
     assert reading.user_input == "What's the weather in Oslo?"
-    assert reading.requested_calls == [RequestedCall("get_weather", {"city": "Oslo"}, "call_o")]
+    assert reading.requested_calls == [RequestedToolCall("get_weather", {"city": "Oslo"}, "call_o")]
     assert [(t.name, t.description, t.args_schema) for t in reading.tools_available] == [
         ("get_weather", "Weather for a city", {"type": "object"})]
     assert (reading.input_tokens, reading.output_tokens) == (30, 8)

@@ -20,12 +20,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Status, StatusCode
 
 from otel_eval.mapping import map_spans
-from otel_eval.models.evalset import CriterionConfig, EvalCase, EvalConfig, Invocation, MatchType, MessageContent, ToolCall
+from otel_eval.models.evalset import CriterionConfig, EvalCase, EvalConfig, Invocation, MatchType, MessageContent, ExpectedToolCall
 from otel_eval.otlp_json import read_trace_file
 from otel_eval.report import trajectory_rows
 from otel_eval.scoring import score_session
 from otel_eval.spans import from_otlp, from_sdk_span
-from otel_eval.trajectory import ActualCall, Trajectory, Turn, build_trajectory
+from otel_eval.trajectory import ActualToolCall, Trajectory, Turn, build_trajectory
 from tests.paths import FIXTURES
 
 Call = tuple[str, dict[str, Any]]
@@ -37,7 +37,7 @@ def case_of(*expected: Optional[list[Call]]) -> EvalCase:
     """A case with one invocation per argument: None = not said, [] = no tool, else these calls."""
     return EvalCase(eval_id="case", conversation=[
         Invocation(invocation_id=f"inv-{i}", user_content=MessageContent.user(f"question {i}"),
-                   expected_tool_trajectory=None if calls is None else [ToolCall(name=n, args=a) for n, a in calls])
+                   expected_tool_trajectory=None if calls is None else [ExpectedToolCall(name=n, args=a) for n, a in calls])
         for i, calls in enumerate(expected)
     ])
 
@@ -304,7 +304,7 @@ def invocation(draw, values):
 def scored(invocations: list[tuple[list[Call], list[Call]]], name: str, match_type: str, check_args: bool,
            threshold: float):
     case = case_of(*[expected for expected, _ in invocations])
-    trajectory = Trajectory("s", [Turn(index=i, trace_id=f"t{i}", calls=[ActualCall(name=n, args=a, turn=i)
+    trajectory = Trajectory("s", [Turn(index=i, trace_id=f"t{i}", calls=[ActualToolCall(name=n, args=a, turn=i)
                                                                         for n, a in actual])
                                   for i, (_, actual) in enumerate(invocations)])
     return criterion(trajectory, case, name=name, threshold=threshold, match_type=MatchType(match_type),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from otel_eval.conventions.base import Reading, RequestedCall, ToolInvocation
+from otel_eval.conventions.base import Reading, RequestedToolCall, ExecutedToolCall
 from otel_eval.truncation import (
     DEFAULT_LIMIT, is_truncated, marker, original_length, truncate_reading, truncate_text, truncate_value,
 )
@@ -53,16 +53,16 @@ def test_a_limit_that_is_not_a_positive_int_is_refused(limit):
 def test_truncate_reading_cuts_content_and_keeps_identity():
     reading = Reading(
         convention="genai", span_type="tool", agent_name="a" * 50, user_input="u" * 50, system_prompt="s" * 50,
-        response="r" * 50, requested_calls=[RequestedCall("get", {"q": "w" * 50}, "id-1")],
-        tool=ToolInvocation("get", {"q": "w" * 50}, "id-1", result={"rows": ["x" * 50]}, error="e" * 50),
+        response="r" * 50, requested_calls=[RequestedToolCall("get", {"q": "w" * 50}, "id-1")],
+        tool=ExecutedToolCall("get", {"q": "w" * 50}, "id-1", result={"rows": ["x" * 50]}, error="e" * 50),
         parameters={"q": "w" * 50}, retrieval_query=["k" * 50], retrieved_documents=["d" * 50, "ok"],
         session_id="s" * 50, input_tokens=7, sources={"agent_task": "input.value"},
     )
     cut = truncate_reading(reading, 10)
     tail = marker(50)
     assert (cut.user_input, cut.system_prompt, cut.response) == ("u" * 10 + tail, "s" * 10 + tail, "r" * 10 + tail)
-    assert cut.requested_calls == [RequestedCall("get", {"q": "w" * 10 + tail}, "id-1")]
-    assert cut.tool == ToolInvocation("get", {"q": "w" * 10 + tail}, "id-1", {"rows": ["x" * 10 + tail]}, "e" * 10 + tail)
+    assert cut.requested_calls == [RequestedToolCall("get", {"q": "w" * 10 + tail}, "id-1")]
+    assert cut.tool == ExecutedToolCall("get", {"q": "w" * 10 + tail}, "id-1", {"rows": ["x" * 10 + tail]}, "e" * 10 + tail)
     assert cut.parameters == {"q": "w" * 10 + tail}
     assert (cut.retrieval_query, cut.retrieved_documents) == (["k" * 10 + tail], ["d" * 10 + tail, "ok"])
     assert (cut.agent_name, cut.session_id, cut.input_tokens) == ("a" * 50, "s" * 50, 7)

@@ -51,7 +51,7 @@ class Convention(Protocol):
 
 
 @dataclass
-class RequestedCall:
+class RequestedToolCall:
     """A tool call an LLM response (or an agent action) asked for."""
 
     name: str
@@ -60,7 +60,7 @@ class RequestedCall:
 
 
 @dataclass
-class ToolInvocation:
+class ExecutedToolCall:
     """What a tool span did: the call as executed, and its outcome."""
 
     name: str
@@ -82,9 +82,9 @@ class Reading:
     response: Optional[str] = None
     """The span's output as text (agent final answer, LLM completion text, tool output)."""
     tools_available: list[ToolSchema] = field(default_factory=list)
-    requested_calls: list[RequestedCall] = field(default_factory=list)
+    requested_calls: list[RequestedToolCall] = field(default_factory=list)
     """Tool calls decided by this span (LLM tool_calls of one response = one parallel group)."""
-    tool: Optional[ToolInvocation] = None
+    tool: Optional[ExecutedToolCall] = None
     parameters: dict[str, Any] = field(default_factory=dict)
     retrieval_query: Optional[list[str]] = None
     retrieved_documents: Optional[list[str]] = None

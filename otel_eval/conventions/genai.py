@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any, Iterable, Optional, Sequence
 
 from ..spans import LogEvent, SpanEvent, SpanRecord
-from .base import Reading, SpanType, ToolInvocation, as_arguments, as_text, parse_json_maybe, span_error
+from .base import Reading, SpanType, ExecutedToolCall, as_arguments, as_text, parse_json_maybe, span_error
 from .messages import (
     as_list,
     fill_from_messages,
@@ -206,10 +206,10 @@ def read_messages(span: SpanRecord, reading: Reading, with_calls: bool = True) -
             _apply_events(reading, events, "event:", with_calls)
 
 
-def tool_invocation(span: SpanRecord, target: Optional[str] = None) -> ToolInvocation:
+def tool_invocation(span: SpanRecord, target: Optional[str] = None) -> ExecutedToolCall:
     attrs = span.attributes
     name, _ = first_text(attrs, "gen_ai.tool.name")
-    return ToolInvocation(
+    return ExecutedToolCall(
         name=name or target or "unknown",
         arguments=as_arguments(attrs.get("gen_ai.tool.call.arguments")),
         call_id=str_or_none(attrs.get("gen_ai.tool.call.id")),

@@ -25,7 +25,7 @@ from ..spans import SpanRecord
 from . import genai
 from .messages import (as_list, fill_from_messages, instructions_text, parse_messages, token_count,
                        tool_schemas)
-from .base import Reading, ToolInvocation, any_key_starts, as_arguments, as_text, parse_json_maybe, span_error
+from .base import Reading, ExecutedToolCall, any_key_starts, as_arguments, as_text, parse_json_maybe, span_error
 
 NAME = "adk"
 quick_span_type = None  # the span type is known only once the span is read
@@ -126,7 +126,7 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
         reading.sources = {k: v for k, v in reading.sources.items() if k not in ("tool_calls", "parameters_passed",
                                                                                   "tool_call_results")}
         return
-    tool = reading.tool or ToolInvocation(name=str(attrs.get("gen_ai.tool.name") or "unknown"))
+    tool = reading.tool or ExecutedToolCall(name=str(attrs.get("gen_ai.tool.name") or "unknown"))
     args_key = "gen_ai.tool.call.arguments"
     raw_args = attrs.get(PREFIX + "tool_call_args")
     if raw_args is not None and raw_args not in _PLACEHOLDERS[2:] and not tool.arguments:

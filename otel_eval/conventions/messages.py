@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from ..models.agent_data import ToolSchema
-from .base import Reading, RequestedCall, as_arguments, parse_json_maybe
+from .base import Reading, RequestedToolCall, as_arguments, parse_json_maybe
 
 _ROLE_ALIASES = {"model": "assistant", "ai": "assistant", "human": "user", "developer": "system", "function": "tool"}
 _PROMPT_KEY = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
@@ -39,7 +39,7 @@ class Message:
 
     role: str
     texts: list[str] = field(default_factory=list)
-    calls: list[RequestedCall] = field(default_factory=list)
+    calls: list[RequestedToolCall] = field(default_factory=list)
     responses: list[ToolResponse] = field(default_factory=list)
 
     @property
@@ -89,7 +89,7 @@ def parse_message(item: Any, default_role: str = "user") -> Optional[Message]:
             message.calls.append(requested)
     function_call = parse_json_maybe(item.get("function_call"))
     if isinstance(function_call, Mapping) and function_call.get("name"):
-        message.calls.append(RequestedCall(str(function_call["name"]), as_arguments(function_call.get("arguments"))))
+        message.calls.append(RequestedToolCall(str(function_call["name"]), as_arguments(function_call.get("arguments"))))
     if message.role == "tool" and not message.responses:
         # OpenAI tool message / gen_ai.tool.message body: the content is the tool's result.
         value = message.texts.pop() if message.texts else None
@@ -129,7 +129,7 @@ def _add_part(message: Message, part: Any) -> None:
     if isinstance(part.get("function_call"), Mapping):  # Gemini content part
         call = part["function_call"]
         message.calls.append(
-            RequestedCall(str(call.get("name") or ""), as_arguments(call.get("args", call.get("arguments"))),
+            RequestedToolCall(str(call.get("name") or ""), as_arguments(call.get("args", call.get("arguments"))),
                           str_or_none(call.get("id")))
         )
         return
@@ -156,7 +156,7 @@ def _add_content(message: Message, content: Any) -> None:
         _add_part(message, content)
 
 
-def _requested_call(call: Any) -> Optional[RequestedCall]:
+def _requested_call(call: Any) -> Optional[RequestedToolCall]:
     call = parse_json_maybe(call)
     if not isinstance(call, Mapping):
         return None
@@ -166,7 +166,7 @@ def _requested_call(call: Any) -> Optional[RequestedCall]:
     if not name:
         return None
     arguments = source.get("arguments", source.get("args", source.get("input")))
-    return RequestedCall(str(name), as_arguments(arguments), str_or_none(call.get("id")))
+    return RequestedToolCall(str(name), as_arguments(arguments), str_or_none(call.get("id")))
 
 
 def as_list(value: Any) -> list[Any]:
@@ -225,7 +225,7 @@ def output_text(messages: Sequence[Message]) -> Optional[str]:
     return None
 
 
-def output_calls(messages: Sequence[Message]) -> list[RequestedCall]:
+def output_calls(messages: Sequence[Message]) -> list[RequestedToolCall]:
     return [copy.copy(call) for message in messages if message.role != "user" for call in message.calls]
 
 

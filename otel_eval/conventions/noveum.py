@@ -27,7 +27,7 @@ from typing import Any, Optional, Sequence
 
 from ..models.agent_data import ToolSchema
 from ..spans import SpanEvent, SpanRecord
-from .base import Reading, RequestedCall, SpanType, ToolInvocation, as_int, as_text, parse_json_maybe, span_error
+from .base import Reading, RequestedToolCall, SpanType, ExecutedToolCall, as_int, as_text, parse_json_maybe, span_error
 
 NAME = "noveum"
 quick_span_type = None  # the span type is known only once the span is read
@@ -108,7 +108,7 @@ def _read_agent(span: SpanRecord, reading: Reading) -> None:
     tool = attrs.get("agent.output.action.tool")
     if tool:
         tool_input = attrs.get("agent.output.action.tool_input")
-        reading.requested_calls = [RequestedCall(name=str(tool), arguments={"input": tool_input})]
+        reading.requested_calls = [RequestedToolCall(name=str(tool), arguments={"input": tool_input})]
         reading.parameters = {"input": tool_input}
         reading.sources["tool_calls"] = "agent.output.action.tool, agent.output.action.tool_input"
         reading.sources["parameters_passed"] = "agent.output.action.tool_input"
@@ -153,7 +153,7 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
     inputs = {key[len(_TOOL_INPUT_PREFIX):]: value for key, value in attrs.items() if key.startswith(_TOOL_INPUT_PREFIX)}
     reading.parameters = dict(inputs)
     reading.sources["parameters_passed"] = "tool.input.*"
-    invocation = ToolInvocation(name=name, arguments=tool_arguments(inputs))
+    invocation = ExecutedToolCall(name=name, arguments=tool_arguments(inputs))
     reading.sources["tool_calls"] = "tool.name, tool.input.*"
     if "tool.output.output" in attrs:
         invocation.result = attrs["tool.output.output"]
@@ -274,7 +274,7 @@ def _unquote(text: str) -> str:
     return text
 
 
-def react_action(text: str) -> Optional[RequestedCall]:
+def react_action(text: str) -> Optional[RequestedToolCall]:
     """The action a ReAct LLM output asks for, parsed as LangChain's ReAct parser does
     (``Action:`` / ``Action Input:``; the input stripped of spaces, then of double quotes)."""
     match = _REACT_ACTION.search(text)
@@ -284,7 +284,7 @@ def react_action(text: str) -> Optional[RequestedCall]:
     tool_input = match.group(2).strip(" ").strip('"')
     if not tool:
         return None
-    return RequestedCall(name=tool, arguments={"input": tool_input})
+    return RequestedToolCall(name=tool, arguments={"input": tool_input})
 
 
 def react_question(prompt: str) -> Optional[str]:

@@ -26,9 +26,9 @@ from ..models.agent_data import ToolSchema
 from ..spans import SpanRecord
 from .base import (
     Reading,
-    RequestedCall,
+    RequestedToolCall,
     SpanType,
-    ToolInvocation,
+    ExecutedToolCall,
     as_arguments,
     as_int,
     as_text,
@@ -150,7 +150,7 @@ def _read_llm(span: SpanRecord, reading: Reading) -> None:
 def _read_tool(span: SpanRecord, reading: Reading) -> None:
     attrs = span.attributes
     name = _str(attrs.get("tool.name")) or span.name
-    invocation = ToolInvocation(name=name)
+    invocation = ExecutedToolCall(name=name)
     reading.sources["tool_calls"] = "tool.name" if attrs.get("tool.name") else "span name"
     definition = parse_json_maybe(attrs.get("tool.parameters"))
     if "input.value" in attrs:
@@ -431,7 +431,7 @@ def indexed_messages(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, An
             if not name:
                 continue
             calls.append(
-                RequestedCall(
+                RequestedToolCall(
                     name=str(name),
                     arguments=as_arguments(call.get("tool_call.function.arguments")),
                     call_id=_str(call.get("tool_call.id")),
@@ -439,7 +439,7 @@ def indexed_messages(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, An
             )
         if not calls and fields.get("message.function_call_name"):
             calls.append(
-                RequestedCall(
+                RequestedToolCall(
                     name=str(fields["message.function_call_name"]),
                     arguments=as_arguments(fields.get("message.function_call_arguments_json")),
                 )

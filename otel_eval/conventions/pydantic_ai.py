@@ -21,7 +21,7 @@ from typing import Any
 from ..spans import SpanRecord
 from . import genai
 from .messages import last_user_text, parse_messages, system_text
-from .base import Reading, ToolInvocation, as_arguments, as_int, as_text, parse_json_maybe, any_key_starts
+from .base import Reading, ExecutedToolCall, as_arguments, as_int, as_text, parse_json_maybe, any_key_starts
 
 NAME = "pydantic_ai"
 quick_span_type = None  # the span type is known only once the span is read
@@ -89,7 +89,7 @@ def _read_agent(attrs: Any, reading: Reading) -> None:
 
 def _read_tool(span: SpanRecord, reading: Reading) -> None:
     attrs = span.attributes
-    tool = reading.tool or ToolInvocation(name=str(attrs.get("gen_ai.tool.name") or "unknown"))
+    tool = reading.tool or ExecutedToolCall(name=str(attrs.get("gen_ai.tool.name") or "unknown"))
     args_key, result_key = "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"
     if not tool.arguments and attrs.get("tool_arguments") is not None:
         tool.arguments = as_arguments(attrs["tool_arguments"])

@@ -20,7 +20,7 @@ from typing import Any, Optional
 from ..spans import SpanRecord
 from . import genai
 from .messages import indexed_tool_schemas, last_user_text, parse_messages, token_count
-from .base import (Reading, SpanType, ToolInvocation, any_key_starts, as_arguments, as_text, parse_json_maybe,
+from .base import (Reading, SpanType, ExecutedToolCall, any_key_starts, as_arguments, as_text, parse_json_maybe,
                    span_error)
 
 NAME = "traceloop"
@@ -83,7 +83,7 @@ def _read_entity(span: SpanRecord, reading: Reading, kind: str) -> None:
 
     if kind == "tool":
         arguments = entity_arguments(raw_input)
-        reading.tool = ToolInvocation(
+        reading.tool = ExecutedToolCall(
             name=str(name),
             arguments=arguments,
             call_id=None,

@@ -20,7 +20,7 @@ import time
 from typing import Any, Mapping, Optional
 
 from ..errors import InputError
-from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent, ToolCall
+from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent, ExpectedToolCall
 
 #: ADK's ``LocalEvalSetsManager`` accepts only these ids (its ``_validate_id``), and ``adk eval
 #: AGENT EVAL_SET_ID`` finds the set as ``<agent>/<eval_set_id>.evalset.json``.
@@ -38,14 +38,14 @@ def _content(message: MessageContent, role: str) -> dict[str, Any]:
     return {"parts": [{"text": message.get_text()}], "role": role}
 
 
-def _function_call(call: ToolCall) -> dict[str, Any]:
+def _function_call(call: ExpectedToolCall) -> dict[str, Any]:
     out: dict[str, Any] = {"name": call.name, "args": dict(call.args)}
     if call.call_id:
         out["id"] = call.call_id
     return out
 
 
-def _function_response(call: ToolCall) -> dict[str, Any]:
+def _function_response(call: ExpectedToolCall) -> dict[str, Any]:
     # genai's FunctionResponse.response must be an object; ADK itself wraps other tool results
     # as {"result": value} (google/adk/flows/llm_flows/functions.py).
     response = call.result if isinstance(call.result, dict) else {"result": call.result}

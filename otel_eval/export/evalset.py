@@ -19,8 +19,8 @@ from typing import Any, Mapping, Optional, Sequence
 from ..golden.matcher import normalize_query
 from ..metrics.sql import sql_and_tables
 from ..metrics.alignment import split_retries
-from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent, ToolCall
-from ..trajectory import ActualCall, Trajectory, Turn
+from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent, ExpectedToolCall
+from ..trajectory import ActualToolCall, Trajectory, Turn
 from ..vertex_record import title_of
 
 SOURCE = "otel-eval export"
@@ -41,7 +41,7 @@ class Promotion:
     skipped: list[Skipped] = field(default_factory=list)
 
 
-def expected_calls(turn: Turn) -> list[ActualCall]:
+def expected_calls(turn: Turn) -> list[ActualToolCall]:
     """The calls of a turn a golden trajectory should list: retried failures dropped, and only
     the top-level agent's calls when it made any (sub-agent calls are its implementation)."""
     effective, _ = split_retries(turn.calls)
@@ -59,7 +59,7 @@ def session_case(trajectory: Trajectory, eval_id: Optional[str] = None,
         invocations.append(Invocation(
             invocation_id=f"{eval_id}-{turn.index + 1}",
             user_content=MessageContent.user(turn.user_input or ""),
-            expected_tool_trajectory=[ToolCall(name=c.name, args=dict(c.args)) for c in expected_calls(turn)],
+            expected_tool_trajectory=[ExpectedToolCall(name=c.name, args=dict(c.args)) for c in expected_calls(turn)],
             expected_final_response=MessageContent.assistant(turn.final_response) if turn.final_response else None,
             expected_sql=True if statements else None,
             expected_tables=tables,

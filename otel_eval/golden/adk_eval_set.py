@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent, SessionInput, ToolCall
+from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent, SessionInput, ExpectedToolCall
 from .common import TOOL_USE_KEYS, check_unique_ids, parse_arguments, parse_tool_uses
 from ..models.keys import ListOf, MapOf, Obj, TupleOf, check_keys, closest_key
 from ..models.problems import ProblemLog, child, type_name
@@ -237,7 +237,7 @@ def _parse_invocation(raw: Any, path: str, log: ProblemLog, default_id: str, fir
         log.required(raw, user_key, path)
     final_key = _key(raw, "final_response")
     final = _content(raw[final_key], child(path, final_key), log, "assistant") if final_key and raw[final_key] is not None else None
-    calls: Optional[list[ToolCall]] = None  # no intermediate_data: tool use is not checked
+    calls: Optional[list[ExpectedToolCall]] = None  # no intermediate_data: tool use is not checked
     responses: list[MessageContent] = []
     data_key = _key(raw, "intermediate_data")
     if data_key and raw[data_key] is not None:
@@ -287,14 +287,14 @@ def _content(value: Any, path: str, log: ProblemLog, role: str, require_text: bo
     return MessageContent(role=role, content=kept)
 
 
-def _intermediate(value: Any, path: str, log: ProblemLog) -> tuple[list[ToolCall], list[MessageContent]]:
+def _intermediate(value: Any, path: str, log: ProblemLog) -> tuple[list[ExpectedToolCall], list[MessageContent]]:
     """The expected calls and intermediate responses; no ``tool_uses`` means none (ADK's default)."""
     value = log.object(value, path)
     if value is None:
         return [], []
     if _key(value, "invocation_events") is not None:
         return _events(value, path, log)
-    calls: list[ToolCall] = []
+    calls: list[ExpectedToolCall] = []
     uses_key = _key(value, "tool_uses") or "tool_uses"
     for j, use in enumerate(log.array(value.get(uses_key) or [], child(path, uses_key)) or []):
         call = _function_call(use, child(child(path, uses_key), j), log)
@@ -318,9 +318,9 @@ def _intermediate(value: Any, path: str, log: ProblemLog) -> tuple[list[ToolCall
     return calls, responses
 
 
-def _events(value: dict, path: str, log: ProblemLog) -> tuple[list[ToolCall], list[MessageContent]]:
+def _events(value: dict, path: str, log: ProblemLog) -> tuple[list[ExpectedToolCall], list[MessageContent]]:
     """``InvocationEvents``: tool calls and texts the agents produced, in order."""
-    calls: list[ToolCall] = []
+    calls: list[ExpectedToolCall] = []
     responses: list[MessageContent] = []
     key = _key(value, "invocation_events")
     for e, event in enumerate(log.array(value[key], child(path, key)) or []):
@@ -346,7 +346,7 @@ def _events(value: dict, path: str, log: ProblemLog) -> tuple[list[ToolCall], li
     return calls, responses
 
 
-def _function_call(raw: Any, path: str, log: ProblemLog) -> Optional[ToolCall]:
+def _function_call(raw: Any, path: str, log: ProblemLog) -> Optional[ExpectedToolCall]:
     raw = log.object(raw, path, "a function call object")
     if raw is None:
         return None
@@ -357,10 +357,10 @@ def _function_call(raw: Any, path: str, log: ProblemLog) -> Optional[ToolCall]:
     call_id = raw.get("id") if isinstance(raw.get("id"), str) else None
     if not isinstance(name, str) or args is None:
         return None
-    return ToolCall(name=name, args=args, call_id=call_id)
+    return ExpectedToolCall(name=name, args=args, call_id=call_id)
 
 
-def _attach_result(calls: list[ToolCall], response: dict) -> None:
+def _attach_result(calls: list[ExpectedToolCall], response: dict) -> None:
     """A function response joins its call: by id when both have one, else the first open call of that name."""
     target = None
     if response.get("id"):

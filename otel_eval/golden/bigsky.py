@@ -25,7 +25,7 @@ from typing import Any, Optional
 
 from ..errors import InputError
 from ..models.evalset import (IGNORE, CriterionConfig, EvalCase, EvalSet, Invocation, MatchType,
-                              MessageContent, SessionInput, ToolCall)
+                              MessageContent, SessionInput, ExpectedToolCall)
 from .common import check_unique_ids, content_text, parse_arguments, raw_id, slug_id
 from ..models.keys import ListOf, Obj, check_keys
 from ..models.problems import ProblemLog, child, type_name
@@ -247,7 +247,7 @@ def _parse_example(example: Any, path: str, log: ProblemLog, first_call_only: bo
 
     outputs = log.required(example, "outputs", path)
     outputs_path = child(path, "outputs")
-    calls: Optional[list[ToolCall]] = None
+    calls: Optional[list[ExpectedToolCall]] = None
     response: Optional[MessageContent] = None
     if "outputs" in example and log.object(outputs, outputs_path) is not None:
         message = log.required(outputs, "message", outputs_path)
@@ -312,11 +312,11 @@ def _messages(inputs: dict, path: str, log: ProblemLog) -> tuple[Optional[str], 
     return text, messages[:last_user], messages[last_user + 1:]
 
 
-def _tool_calls(value: Any, path: str, log: ProblemLog) -> Optional[list[ToolCall]]:
+def _tool_calls(value: Any, path: str, log: ProblemLog) -> Optional[list[ExpectedToolCall]]:
     """``tool_calls`` of the expected message; absent (or null) → None: tool use not checked."""
     if value is None:
         return None
-    calls: list[ToolCall] = []
+    calls: list[ExpectedToolCall] = []
     for j, raw in enumerate(log.array(value, path) or []):
         call_path = child(path, j)
         raw = log.object(raw, call_path, "a tool call object")
@@ -335,7 +335,7 @@ def _tool_calls(value: Any, path: str, log: ProblemLog) -> Optional[list[ToolCal
         args = parse_arguments(function.get("arguments"), log, child(fn_path, "arguments"))
         call_id = raw.get("id") if isinstance(raw.get("id"), str) else None
         if isinstance(name, str) and args is not None:
-            calls.append(ToolCall(name=name, args=args, call_id=call_id))
+            calls.append(ExpectedToolCall(name=name, args=args, call_id=call_id))
     return calls
 
 

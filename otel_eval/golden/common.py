@@ -9,7 +9,7 @@ import unicodedata
 from pathlib import PurePath
 from typing import Any, Iterable, Optional
 
-from ..models.evalset import ToolCall
+from ..models.evalset import ExpectedToolCall
 from ..models.keys import Obj
 from ..models.problems import ProblemLog, child, type_name
 
@@ -96,7 +96,7 @@ def raw_id(item: Any) -> Optional[str]:
     return str(value)
 
 
-def parse_tool_uses(value: Any, path: str, log: ProblemLog) -> Optional[list[ToolCall]]:
+def parse_tool_uses(value: Any, path: str, log: ProblemLog) -> Optional[list[ExpectedToolCall]]:
     """``expected_tool_use: [{tool_name, tool_input?}]`` (trajectory-golden and old ADK test files).
 
     ``None`` (the key absent, or null) → ``None``: tool use is not checked. ``[]`` → ``[]``: the
@@ -106,7 +106,7 @@ def parse_tool_uses(value: Any, path: str, log: ProblemLog) -> Optional[list[Too
     if value is None:
         return None
     uses = log.array(value, path)
-    calls: list[ToolCall] = []
+    calls: list[ExpectedToolCall] = []
     for j, use in enumerate(uses or []):
         use_path = child(path, j)
         use = log.object(use, use_path, "a tool use object")
@@ -121,7 +121,7 @@ def parse_tool_uses(value: Any, path: str, log: ProblemLog) -> Optional[list[Too
             args = {}
         if isinstance(name, str) and args is not None:
             # Without tool_input the golden names the tool only: its arguments are not checked.
-            calls.append(ToolCall(name=name, args=args, check_args=False if "tool_input" not in use else None))
+            calls.append(ExpectedToolCall(name=name, args=args, check_args=False if "tool_input" not in use else None))
     return calls
 
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
-from ..models.evalset import MatchType, ToolCall
-from ..trajectory import ActualCall
+from ..models.evalset import MatchType, ExpectedToolCall
+from ..trajectory import ActualToolCall
 from ..models.arguments import ArgumentPolicy
 
 Pair = tuple[int, int]
@@ -34,7 +34,7 @@ Pair = tuple[int, int]
 
 # --- retries ------------------------------------------------------------------------------------
 
-def _later_step(failed: ActualCall, later: ActualCall) -> bool:
+def _later_step(failed: ActualToolCall, later: ActualToolCall) -> bool:
     """Did ``later`` come from a later model step than ``failed``? With step numbers on both, they
     decide; without, one parallel group is one step and anything else counts as later."""
     if failed.step is not None and later.step is not None:
@@ -42,7 +42,7 @@ def _later_step(failed: ActualCall, later: ActualCall) -> bool:
     return failed.group is None or later.group != failed.group
 
 
-def retried_by(calls: Sequence[ActualCall]) -> dict[int, int]:
+def retried_by(calls: Sequence[ActualToolCall]) -> dict[int, int]:
     """Failed call index → index of the first later call of the same tool (same turn) issued by a
     later model step: the calls that may be set aside as retried attempts."""
     out: dict[int, int] = {}
@@ -56,7 +56,7 @@ def retried_by(calls: Sequence[ActualCall]) -> dict[int, int]:
     return out
 
 
-def split_retries(calls: Sequence[ActualCall]) -> tuple[list[ActualCall], list[dict[str, Any]]]:
+def split_retries(calls: Sequence[ActualToolCall]) -> tuple[list[ActualToolCall], list[dict[str, Any]]]:
     """The calls without retried failed attempts, and those attempts (for exports that describe
     what the agent ended up doing; scoring pairs attempts first, see :func:`align`)."""
     retried = retried_by(calls)
@@ -64,7 +64,7 @@ def split_retries(calls: Sequence[ActualCall]) -> tuple[list[ActualCall], list[d
     return effective, [_retry_entry(calls, i, j) for i, j in retried.items()]
 
 
-def _retry_entry(calls: Sequence[ActualCall], i: int, j: int) -> dict[str, Any]:
+def _retry_entry(calls: Sequence[ActualToolCall], i: int, j: int) -> dict[str, Any]:
     return {"actual_index": i, "name": calls[i].name, "args": calls[i].args, "error": calls[i].error,
             "retried_by": j, "retry_succeeded": calls[j].error is None}
 
@@ -117,7 +117,7 @@ def _value(pairs: Sequence[Pair], candidates: set[int]) -> tuple[int, int]:
     return len(pairs), sum(1 for _, a in pairs if a not in candidates)
 
 
-def _blocks(calls: Sequence[ActualCall]) -> list[list[int]]:
+def _blocks(calls: Sequence[ActualToolCall]) -> list[list[int]]:
     """Actual call indices in blocks: a parallel group is one block placed at its first member."""
     blocks: list[list[int]] = []
     where: dict[str, int] = {}
@@ -185,8 +185,8 @@ def _f1(p: float, r: float) -> float:
 class Alignment:
     """Expected vs actual tool calls, aligned once. Every measure is a property of this object."""
 
-    expected: list[ToolCall]
-    actual: list[ActualCall]
+    expected: list[ExpectedToolCall]
+    actual: list[ActualToolCall]
     """Every actual call compared, failed attempts included."""
     pairs: list[Pair]
     """Maximum any-order matching (pairing as few retry candidates as possible)."""
@@ -363,12 +363,12 @@ class Alignment:
         }
 
 
-Compare = Callable[[ToolCall, ActualCall], bool]
+Compare = Callable[[ExpectedToolCall, ActualToolCall], bool]
 
 
 def align(
-    expected: Sequence[ToolCall],
-    actual: Sequence[ActualCall],
+    expected: Sequence[ExpectedToolCall],
+    actual: Sequence[ActualToolCall],
     check_args: bool = True,
     arg_options: Optional[dict[str, Any] | ArgumentPolicy] = None,
     collapse_retries: bool = True,
@@ -395,7 +395,7 @@ def align(
     if not collapse_retries:
         retried = {}
 
-    def same_args(e: ToolCall, a: ActualCall) -> bool:
+    def same_args(e: ExpectedToolCall, a: ActualToolCall) -> bool:
         if not check_args or e.check_args is False:
             return True
         return compare(e, a) if compare is not None else policy.equal(e.name, e.args, a.args)
@@ -410,7 +410,7 @@ def align(
 
 # --- google-adk's TrajectoryEvaluator ------------------------------------------------------------
 
-def adk_match(expected: Sequence[ToolCall], actual: Sequence[ActualCall], match_type: MatchType | str,
+def adk_match(expected: Sequence[ExpectedToolCall], actual: Sequence[ActualToolCall], match_type: MatchType | str,
               ignore_args: bool = False) -> bool:
     """google-adk's ``TrajectoryEvaluator`` rule for one invocation, transcribed: names equal and
     arguments equal by Python ``==`` (unless ``ignore_args``, or the golden call names the tool
@@ -420,7 +420,7 @@ def adk_match(expected: Sequence[ToolCall], actual: Sequence[ActualCall], match_
     expectation is always met). ANY_ORDER: each expected call takes the first unused equal call
     (an empty expectation is always met).
     """
-    def equal(a: ActualCall, e: ToolCall) -> bool:
+    def equal(a: ActualToolCall, e: ExpectedToolCall) -> bool:
         return a.name == e.name and (ignore_args or e.check_args is False or a.args == e.args)
 
     match_type = MatchType(match_type)

@@ -15,7 +15,7 @@ from .evalset import (
     StepType,
     TrajectoryStep,
 )
-from .evalset import ToolCall as ExpectedToolCall
+from .evalset import ExpectedToolCall
 from .results import (
     FAILED,
     NOT_EVALUATED,

@@ -16,7 +16,7 @@ is widened only where types differ and the text leaves no doubt:
 Configuration (``CriterionConfig.options``) may pick a mode, the keys to compare and, per key, a
 comparator *name* from :data:`COMPARATORS`. Config never carries code.
 
-Part of the models because a golden tool call (``ToolCall.matches``) compares by these rules;
+Part of the models because a golden tool call (``ExpectedToolCall.matches``) compares by these rules;
 the trajectory metric uses them too. It imports nothing of otel-eval.
 """
 

@@ -50,7 +50,7 @@ class MessageContent(BaseModel):
         return "\n".join(parts)
 
 
-class ToolCall(BaseModel):
+class ExpectedToolCall(BaseModel):
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
     call_id: Optional[str] = None
@@ -59,7 +59,7 @@ class ToolCall(BaseModel):
     """False: the golden names the tool only (no ``tool_input``), so any arguments match.
     None: the criterion's ``check_args`` decides."""
 
-    def matches(self, other: "ToolCall", check_args: bool = True, check_call_id: bool = False) -> bool:
+    def matches(self, other: "ExpectedToolCall", check_args: bool = True, check_call_id: bool = False) -> bool:
         """Same tool, and (by default) the same arguments; ``"IGNORE"`` values match anything."""
         if self.name != other.name:
             return False
@@ -98,7 +98,7 @@ class TrajectoryStep(BaseModel):
 class Invocation(BaseModel):
     invocation_id: str
     user_content: MessageContent
-    expected_tool_trajectory: Optional[list[ToolCall]] = None
+    expected_tool_trajectory: Optional[list[ExpectedToolCall]] = None
     """None: the golden file does not say (tool use not checked); []: the agent must call no tool."""
     expected_intermediate_responses: list[MessageContent] = Field(default_factory=list)
     expected_final_response: Optional[MessageContent] = None
