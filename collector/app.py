@@ -73,7 +73,7 @@ class Collector:
         self.engine.start()
         if self.alerts is not None:
             self.alerts.start()
-            self.engine.add_listener(self.alerts.wake)
+            self.engine.on_evaluation(self.alerts.wake)  # only a nudge: the full result is not needed
         try:
             if config.grpc is not None:
                 tls = None
@@ -101,9 +101,8 @@ class Collector:
         return self
 
     def _count_evaluation(self, stored: EvaluationStored) -> None:
-        result = stored.result
-        self.metrics.evaluations.observe(result.eval_id or None, stored.agent_version, result.passed, result.score,
-                                         result.verdict)
+        self.metrics.evaluations.observe(stored.case_id, stored.agent_version, stored.passed, stored.score,
+                                         stored.verdict)
 
     @property
     def grpc_port(self) -> Optional[int]:

@@ -19,7 +19,7 @@ from .mapping import MappedSpan, map_spans
 from .models.evalset import EvalConfig
 from .models.results import EvalCaseResult
 from .spans import LogEvent, SpanRecord, from_json
-from .store import ENDED, EncodedDetails, Store, agent_data_params
+from .store import ENDED, EvaluationRows, Store, agent_data_params
 from .truncation import DEFAULT_LIMIT
 
 log = logging.getLogger("otel_eval.pipeline")
@@ -73,20 +73,45 @@ def load_session(store: Store, session_id: str, max_value_chars: int = DEFAULT_L
     return LoadedSession(session_id, spans, events, mapped, [span_type for _, _, span_type in rows])
 
 
-@dataclass
 class FinishedEvaluation:
-    """A scored session ready to commit. Picklable: it crosses from a score worker process."""
+    """A scored session ready to commit: its rows (plain values), what listeners are told, and the
+    full result. It crosses from a score worker process to the writer as a pickle, where the
+    result travels as JSON text and is parsed only if a listener asks for it: unpickling a
+    pydantic model per session was the largest single cost of the collector's busy process."""
 
-    session_id: str
-    result: EvalCaseResult
-    record: dict[str, Any]
-    """Keyword arguments of :meth:`Store.record_evaluation`."""
-    matched: bool
-    matched_by: str
-    agent_version: Optional[str]
-    trace_ids: tuple[str, ...]
-    root_span_ids: tuple[str, ...]
-    seconds: float
+    def __init__(self, session_id: str, result: EvalCaseResult, rows: EvaluationRows, matched: bool,
+                 matched_by: str, agent_version: Optional[str], trace_ids: tuple[str, ...],
+                 root_span_ids: tuple[str, ...], seconds: float):
+        self.session_id = session_id
+        self.rows = rows
+        self.matched = matched
+        self.matched_by = matched_by
+        self.agent_version = agent_version
+        self.trace_ids = trace_ids
+        self.root_span_ids = root_span_ids
+        self.seconds = seconds
+        self.case_id: Optional[str] = result.eval_id or None
+        self.verdict: str = result.verdict
+        self.score: float = result.score
+        self._result: Optional[EvalCaseResult] = result
+        self._result_json: Optional[str] = None
+
+    @property
+    def result(self) -> EvalCaseResult:
+        if self._result is None:
+            assert self._result_json is not None
+            self._result = EvalCaseResult.model_validate_json(self._result_json)
+        return self._result
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        if state["_result"] is not None:
+            state["_result_json"] = state["_result"].model_dump_json()
+            state["_result"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
 
 def score_loaded(loaded: LoadedSession, ctx: ScoringContext, expected_status: str = ENDED,
@@ -103,11 +128,11 @@ def score_loaded(loaded: LoadedSession, ctx: ScoringContext, expected_status: st
     outcome.result.session_id = session_id
     mapped = outcome.mapped or loaded.mapped
     details = {**outcome.details, **(details or {})}
-    record = dict(
-        eval_set_id=outcome.match.eval_set_id, matched_by=outcome.match.method,
+    rows = EvaluationRows.build(
+        outcome.result, eval_set_id=outcome.match.eval_set_id, matched_by=outcome.match.method,
         match_score=outcome.match.score, config_hash=ctx.config_hash,
         agent_version=outcome.trajectory.agent_version, query=outcome.trajectory.query,
-        columns=outcome.columns, details=details, encoded=EncodedDetails.of(details, outcome.result),
+        columns=outcome.columns, details=details,
         session_fields=outcome.session_fields, expected_status=expected_status,
         agent_params=agent_data_params(
             [(m.span.trace_id, m.span.span_id, session_id, "span", m.data) for m in mapped]
@@ -117,7 +142,7 @@ def score_loaded(loaded: LoadedSession, ctx: ScoringContext, expected_status: st
     )
     trace_ids = tuple(dict.fromkeys(s.trace_id for s in loaded.spans))
     roots = tuple(s.span_id for s in loaded.spans if s.is_root)
-    return FinishedEvaluation(session_id, outcome.result, record, outcome.match.case is not None,
+    return FinishedEvaluation(session_id, outcome.result, rows, outcome.match.case is not None,
                               outcome.match.method, outcome.trajectory.agent_version, trace_ids, roots,
                               time.perf_counter() - started)
 
@@ -143,4 +168,4 @@ def score_session(store: Store, session_id: str, ctx: ScoringContext, expected_s
 def commit_evaluation(store: Store, finished: FinishedEvaluation) -> tuple[int, int]:
     """Store the record as the session's next revision (in the caller's transaction, if any);
     returns ``(evaluation_id, revision)``."""
-    return store.record_evaluation(finished.session_id, finished.result, **finished.record)
+    return store.store_evaluation(finished.session_id, finished.rows)

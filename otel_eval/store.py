@@ -15,7 +15,7 @@ import threading
 import time
 from contextlib import contextmanager
 from itertools import groupby
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional, Sequence, Union
 
@@ -49,16 +49,58 @@ def _json(value: Any) -> Optional[str]:
 
 
 @dataclass
-class EncodedDetails:
-    """An evaluation's ``details`` and each criterion's ``details`` already as JSON text (a score
-    worker encodes them, so the one writer only executes)."""
+class EvaluationRows:
+    """One evaluation as the SQL parameters the writer executes, built where the session is
+    scored. Only plain values (dicts, tuples, strings, numbers): a score worker process pickles
+    these for the collector's one writer, which then unpickles few objects and only executes.
 
-    details: Optional[str]
-    criteria: list[Optional[str]]
+    ``evaluation`` maps :data:`EVALUATION_COLUMNS` to values; ``criteria`` holds one
+    :data:`CRITERION_COLUMNS` tuple per criterion, in the result's order."""
+
+    evaluation: dict[str, Any]
+    criteria: list[tuple]
+    session_fields: dict[str, Any] = field(default_factory=dict)
+    """``sessions`` columns the evaluation fills in (turns, tokens, ...)."""
+    agent_params: list[tuple] = field(default_factory=list)
+    """The session's ``agent_data`` rows (:func:`agent_data_params`)."""
+    span_types: list[tuple[str, str, str]] = field(default_factory=list)
+    """``(trace_id, span_id, span_type)`` of spans whose stored type changed."""
+    expected_status: str = ENDED
+    """The status flips to scored only if the session is still this one when committed."""
 
     @classmethod
-    def of(cls, details: Any, result: EvalCaseResult) -> "EncodedDetails":
-        return cls(_json(details), [_json(c.details) for c in result.criterion_results])
+    def build(cls, result: EvalCaseResult, *, eval_set_id: Optional[str], matched_by: str, match_score: float,
+              config_hash: str, agent_version: Optional[str], query: Optional[str], columns: dict[str, Any],
+              details: dict[str, Any], session_fields: Optional[dict[str, Any]] = None,
+              expected_status: str = ENDED, agent_params: Sequence[tuple] = (),
+              span_types: Sequence[tuple[str, str, str]] = ()) -> "EvaluationRows":
+        evaluation = {
+            "case_id": result.eval_id or None, "eval_set_id": eval_set_id, "matched_by": matched_by,
+            "match_score": match_score, "passed": int(result.passed), "verdict": result.verdict,
+            # A not_evaluated result has no score: NULL, never a 0.0 that reads as a failure.
+            "score": result.score if result.evaluated else None,
+            "config_hash": config_hash, "agent_version": agent_version, "query": query,
+            **{name: columns.get(name) for name in _EVALUATION_COLUMN_FIELDS},
+            "error": result.error, "details": _json(details),
+        }
+        # Likewise a skipped criterion's score is NULL.
+        criteria = [(c.criterion, None if c.skipped else c.score, int(c.passed), c.threshold, int(c.skipped),
+                     c.error, _json(c.details)) for c in result.criterion_results]
+        return cls(evaluation, criteria, dict(session_fields or {}), list(agent_params), list(span_types),
+                   expected_status)
+
+
+#: Columns of ``evaluations`` filled from the evaluation's ``columns`` (the flat, queryable facts).
+_EVALUATION_COLUMN_FIELDS = ("expected_tool", "actual_tool", "expected_table", "actual_table", "sql_generated")
+EVALUATION_COLUMNS = ("case_id", "eval_set_id", "matched_by", "match_score", "passed", "verdict", "score",
+                      "config_hash", "agent_version", "query", *_EVALUATION_COLUMN_FIELDS, "error", "details")
+CRITERION_COLUMNS = ("criterion", "score", "passed", "threshold", "skipped", "error", "details")
+_INSERT_EVALUATION = (
+    f"INSERT INTO evaluations (session_id, revision, created_at, superseded, {', '.join(EVALUATION_COLUMNS)})"
+    f" VALUES (:session_id, :revision, :created_at, 0, {', '.join(':' + c for c in EVALUATION_COLUMNS)})")
+_INSERT_CRITERION = (
+    f"INSERT INTO criterion_results (evaluation_id, {', '.join(CRITERION_COLUMNS)})"
+    f" VALUES (?, {', '.join('?' * len(CRITERION_COLUMNS))})")
 
 
 @dataclass
@@ -518,60 +560,43 @@ class Store:
 
     # --- evaluations -----------------------------------------------------------------------
 
-    def record_evaluation(self, session_id: str, result: EvalCaseResult, *, eval_set_id: Optional[str],
-                          matched_by: str, match_score: float, config_hash: str, agent_version: Optional[str],
-                          query: Optional[str], columns: dict[str, Any], details: dict[str, Any],
-                          session_fields: dict[str, Any], expected_status: str = ENDED,
+    def record_evaluation(self, session_id: str, result: EvalCaseResult, *,
                           agent_rows: Sequence[tuple[str, str, Optional[str], str, AgentData]] = (),
-                          agent_params: Sequence[tuple] = (),
-                          span_types: Sequence[tuple[str, str, str]] = (),
-                          encoded: Optional["EncodedDetails"] = None) -> tuple[int, int]:
+                          **record: Any) -> tuple[int, int]:
+        """Store one evaluation as the session's next revision (``record``: the keyword arguments
+        of :meth:`EvaluationRows.build`; ``agent_rows``: the session's AgentData rows
+        ``(trace_id, span_id, session_id, level, data)``). See :meth:`store_evaluation`."""
+        if agent_rows:
+            record["agent_params"] = [*record.get("agent_params", ()), *agent_data_params(agent_rows)]
+        return self.store_evaluation(session_id, EvaluationRows.build(result, **record))
+
+    def store_evaluation(self, session_id: str, rows: EvaluationRows) -> tuple[int, int]:
         """Store one evaluation as the session's next revision and mark the session scored.
 
-        ``agent_rows`` (or ``agent_params``, the same already as SQL parameters) and ``span_types``
-        (the session's mapped spans) are written in the same
-        transaction. Returns ``(evaluation_id, revision)``. Earlier revisions are kept, marked superseded. The
-        status flips to scored only if the session is still ``expected_status`` — a span that
-        re-opened it meanwhile gets it scored again later.
+        The session's ``agent_data`` rows and changed span types are written in the same
+        transaction: one commit per session. Returns ``(evaluation_id, revision)``. Earlier
+        revisions are kept, marked superseded. The status flips to scored only if the session is
+        still ``rows.expected_status`` — a span that re-opened it meanwhile gets it scored again later.
         """
         with self.transaction() as conn:
-            # The session's AgentData rows are written with its evaluation: one commit per session.
-            if agent_rows:
-                self.upsert_agent_data(agent_rows)
-            if agent_params:
-                self.upsert_agent_data_params(agent_params)
-            if span_types:
-                self.set_span_types(span_types)
+            if rows.agent_params:
+                self.upsert_agent_data_params(rows.agent_params)
+            if rows.span_types:
+                self.set_span_types(rows.span_types)
             revision = (conn.execute("SELECT COALESCE(MAX(revision), 0) FROM evaluations WHERE session_id = ?",
                                      (session_id,)).fetchone()[0]) + 1
             conn.execute("UPDATE evaluations SET superseded = 1 WHERE session_id = ?", (session_id,))
-            cur = conn.execute(
-                "INSERT INTO evaluations (session_id, revision, case_id, eval_set_id, matched_by, match_score, passed,"
-                " verdict, score, created_at, superseded, config_hash, agent_version, query, expected_tool,"
-                " actual_tool, expected_table, actual_table, sql_generated, error, details)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?,?,?,?,?,?)",
-                (session_id, revision, result.eval_id or None, eval_set_id, matched_by, match_score,
-                 int(result.passed), result.verdict, result.score if result.evaluated else None, _now_iso(),
-                 config_hash, agent_version, query,
-                 columns.get("expected_tool"), columns.get("actual_tool"), columns.get("expected_table"),
-                 columns.get("actual_table"), columns.get("sql_generated"), result.error,
-                 encoded.details if encoded else _json(details)),
-            )
+            cur = conn.execute(_INSERT_EVALUATION, {**rows.evaluation, "session_id": session_id,
+                                                    "revision": revision, "created_at": _now_iso()})
             evaluation_id = cur.lastrowid
-            # A skipped criterion has no score: NULL, never a 0.0 that reads as a failure.
-            conn.executemany(
-                "INSERT INTO criterion_results (evaluation_id, criterion, score, passed, threshold, skipped, error,"
-                " details) VALUES (?,?,?,?,?,?,?,?)",
-                [(evaluation_id, c.criterion, None if c.skipped else c.score, int(c.passed), c.threshold,
-                  int(c.skipped), c.error, encoded.criteria[i] if encoded else _json(c.details))
-                 for i, c in enumerate(result.criterion_results)],
-            )
+            conn.executemany(_INSERT_CRITERION, [(evaluation_id, *row) for row in rows.criteria])
             # One statement: the status flips to scored only if it is still the expected one.
-            sets = "".join(f", {k} = ?" for k in session_fields)
+            fields = rows.session_fields
+            sets = "".join(f", {k} = ?" for k in fields)
             conn.execute(
                 f"UPDATE sessions SET revision = ?{sets}, status = CASE WHEN status = ? THEN ? ELSE status END"
                 " WHERE session_id = ?",
-                (revision, *session_fields.values(), expected_status, SCORED, session_id),
+                (revision, *fields.values(), rows.expected_status, SCORED, session_id),
             )
         return evaluation_id, revision
 

@@ -330,10 +330,11 @@ class Engine:
     def _stored(self, finished: FinishedEvaluation, evaluation_id: int, revision: int) -> None:
         """Called by the writer after the commit: stats, log, listeners — off its thread."""
         self._notify_queue.put(EvaluationStored(
-            result=finished.result, revision=revision, evaluation_id=evaluation_id,
+            revision=revision, evaluation_id=evaluation_id,
             session_id=finished.session_id, trace_ids=finished.trace_ids, root_span_ids=finished.root_span_ids,
             agent_version=finished.agent_version, matched=finished.matched, matched_by=finished.matched_by,
-            score_seconds=finished.seconds))
+            score_seconds=finished.seconds, verdict=finished.verdict, case_id=finished.case_id,
+            score=finished.score, load_result=lambda: finished.result))
 
     def _notify_loop(self) -> None:
         while True:
@@ -348,27 +349,26 @@ class Engine:
                 self._done_scoring()
 
     def _announce(self, event: EvaluationStored) -> None:
-        result = event.result
         self._stats.add(score_seconds_sum=event.score_seconds, score_seconds_count=1, sessions_scored=1)
         if event.matched:
             self._stats.add(evaluations_matched=1)
-            if result.evaluated:  # not_evaluated ones are counted apart, outside the pass rate
-                self._stats.add(evaluations_total=1, evaluations_passed=int(result.passed))
+            if event.evaluated:  # not_evaluated ones are counted apart, outside the pass rate
+                self._stats.add(evaluations_total=1, evaluations_passed=int(event.passed))
             else:
                 self._stats.add(evaluations_not_evaluated=1)
-        self._scheduler.activity.scored(result.session_id, event.revision,
-                                        result.verdict if event.matched else event.matched_by,
-                                        result.eval_id or "-", result.score)
+        self._scheduler.activity.scored(event.session_id, event.revision,
+                                        event.verdict if event.matched else event.matched_by,
+                                        event.case_id or "-", event.score)
         for listener in self._listeners:
             try:
                 listener(event)
             except Exception:
-                log.exception("evaluation listener failed for session %s", result.session_id)
+                log.exception("evaluation listener failed for session %s", event.session_id)
         for callback in self._results:
             try:
-                callback(result)
+                callback(event.result)
             except Exception:
-                log.exception("on_result callback failed for session %s", result.session_id)
+                log.exception("on_result callback failed for session %s", event.session_id)
 
 
 def _exclusive_lock(db_path: str) -> Any:

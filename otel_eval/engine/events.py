@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from ..models.results import EvalCaseResult
+from ..models.results import NOT_EVALUATED, PASSED, EvalCaseResult
 
 
 @dataclass(frozen=True)
 class EvaluationStored:
     """One committed evaluation, with what listeners (result forwarder, alerts, /metrics) would
-    otherwise read back from SQLite."""
+    otherwise read back from SQLite. The verdict, case and score are plain fields; the full
+    :attr:`result` is built on first access (from a score worker it arrives as JSON text)."""
 
-    result: EvalCaseResult
     revision: int
     evaluation_id: int
     session_id: str
@@ -26,6 +26,25 @@ class EvaluationStored:
     """How the golden case was found (exact, fuzzy, embedding, hint) or why not (unmatched, ambiguous, error)."""
     score_seconds: float
     """CPU-side time the worker spent loading and scoring the session."""
+    verdict: str
+    """passed, failed or not_evaluated."""
+    case_id: Optional[str]
+    """The golden case's eval_id; None when no case matched."""
+    score: float
+    """Mean score of the criteria that ran (0.0, meaningless, when not evaluated)."""
+    load_result: Callable[[], EvalCaseResult] = field(repr=False, compare=False)
+
+    @property
+    def result(self) -> EvalCaseResult:
+        return self.load_result()
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == PASSED
+
+    @property
+    def evaluated(self) -> bool:
+        return self.verdict != NOT_EVALUATED
 
 
 ResultCallback = Callable[[EvalCaseResult], Any]
