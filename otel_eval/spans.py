@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Mapping, Optional
 
+from . import json_text
 from .errors import InputError
 
 STATUS_OK, STATUS_ERROR, STATUS_UNSET = "ok", "error", "unset"
@@ -94,16 +95,12 @@ def from_dict(data: Mapping[str, Any]) -> SpanRecord:
     )
 
 
-_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
-"""``json.dumps(value, ensure_ascii=False, default=str)`` without building an encoder per span."""
-
-
 def to_json(span: SpanRecord) -> str:
-    return _encode(span.to_dict())
+    return json_text.dumps(span.to_dict())
 
 
 def from_json(text: str) -> SpanRecord:
-    return from_dict(json.loads(text))
+    return from_dict(json_text.loads(text))
 
 
 # --- OpenTelemetry SDK -----------------------------------------------------------------------
@@ -154,6 +151,8 @@ class DecodeResult:
 def any_value(value: Any) -> Any:
     """An OTLP ``AnyValue`` as a plain Python value (kvlists become dicts, bytes base64 text)."""
     which = value.WhichOneof("value")
+    if which == "string_value":  # by far the most common: checked first
+        return value.string_value
     if which is None:
         return None
     if which == "array_value":

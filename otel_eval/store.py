@@ -21,6 +21,7 @@ from typing import Any, Iterable, Iterator, Optional, Sequence, Union
 
 import sqlite_utils
 
+from . import json_text
 from .errors import InputError
 from .models.agent_data import AgentData
 from .models.evalset import EvalCase, EvalSet
@@ -36,16 +37,12 @@ _JSON_FIELDS = {"expected_tool_call", "tools_available", "tool_calls", "paramete
 OPEN, ENDED, SCORED = "open", "ended", "scored"
 
 
-_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
-"""``json.dumps(value, ensure_ascii=False, default=str)`` without building an encoder per call."""
-
-
 def _json(value: Any) -> Optional[str]:
     if value is None:
         return None
     if not value and type(value) in (list, dict):  # most AgentData list fields are empty
         return "[]" if type(value) is list else "{}"
-    return _encode(value)
+    return json_text.dumps(value)
 
 
 @dataclass

@@ -76,3 +76,31 @@ def test_noveum_bad_span_names_the_index_and_field(tmp_path):
     path.write_text("{}")
     with pytest.raises(InputError, match="expected a JSON array of spans"):
         read_noveum_file(str(path))
+
+
+def test_stored_span_text_round_trips_what_the_fast_encoder_refuses(tmp_path):
+    """A span carrying a 100-bit integer or a lone surrogate is still stored and read back whole
+    (the standard library takes over from orjson), NaN is stored as JSON null (SQLite's json
+    functions can read every stored row), and a row an earlier version wrote with a bare NaN
+    token still reads."""
+    import sqlite3
+
+    from otel_eval.spans import SpanRecord, from_json
+
+    odd = SpanRecord("ab" * 16, "cd" * 8, None, "tool", 1, 2,
+                     attributes={"big": 2 ** 100, "broken": "half \ud83d", "nan": float("nan")})
+    text = to_json(odd)
+    back = from_json(text)
+    assert back.attributes["big"] == 2 ** 100 and back.attributes["broken"] == "half \ud83d"
+
+    plain = SpanRecord("ab" * 16, "cd" * 8, None, "tool", 1, 2, attributes={"x": float("nan"), "n": 3})
+    stored = to_json(plain)
+    conn = sqlite3.connect(":memory:")
+    assert conn.execute("SELECT json_extract(?, '$.attributes.n'), json_extract(?, '$.attributes.x')",
+                        (stored, stored)).fetchone() == (3, None)
+    assert from_json(stored).attributes == {"x": None, "n": 3}
+
+    legacy = json.dumps(plain.to_dict(), ensure_ascii=False)  # how rows were written before
+    assert "NaN" in legacy
+    value = from_json(legacy).attributes["x"]
+    assert value != value  # NaN, as it was written

@@ -59,9 +59,9 @@ def test_agent_data_json_columns_and_trace_level_upsert(tmp_path):
     with store.transaction():
         store.upsert_agent_data([("t", "a", "s1", "span", data), ("t", "a", "s1", "trace", data)])
         store.upsert_agent_data([("t", "a", "s1", "trace", data.model_copy(update={"agent_response": "done"}))])
-    rows = store.conn.execute("SELECT level, tool_calls, agent_response FROM agent_data ORDER BY level").fetchall()
-    assert rows == [("span", '[{"tool_name": "get_weather", "parameters": {"city": "Tokyo"}, "call_id": "c1"}]', None),
-                    ("trace", '[{"tool_name": "get_weather", "parameters": {"city": "Tokyo"}, "call_id": "c1"}]', "done")]
+    rows = store.conn.execute("SELECT level, json(tool_calls), agent_response FROM agent_data ORDER BY level").fetchall()
+    call = '[{"tool_name":"get_weather","parameters":{"city":"Tokyo"},"call_id":"c1"}]'  # valid JSON, as SQLite reads it
+    assert rows == [("span", call, None), ("trace", call, "done")]
 
 
 def test_session_lifecycle_and_revisions(tmp_path):

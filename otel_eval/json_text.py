@@ -1,0 +1,35 @@
+"""JSON text for what otel-eval stores: orjson where it can, the standard library where it cannot.
+
+Every span's raw copy is encoded once at ingest and decoded at every scoring, so this is on both
+hot paths; orjson does a span-sized document about five times faster than ``json``. It refuses a
+few things ``json`` accepts: integers past 64 bits and strings holding lone surrogates (raised as
+TypeError) and, when reading, the ``NaN``/``Infinity`` tokens earlier versions wrote. Those fall
+back to ``json``, so nothing that could be stored before is refused now. Unlike ``json``, orjson
+writes NaN and ±Infinity as ``null``: the stored text stays valid JSON for SQLite's ``json_*``
+functions and for Datasette.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+_OPTIONS = orjson.OPT_NON_STR_KEYS  # int, float, bool and None keys become text, as json does
+_fallback_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
+def dumps(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, default=str)``, compact."""
+    try:
+        return orjson.dumps(value, default=str, option=_OPTIONS).decode()
+    except TypeError:
+        return _fallback_encode(value)
+
+
+def loads(text: str | bytes) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
