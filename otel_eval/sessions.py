@@ -7,6 +7,8 @@ skewed host cannot end a session early.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
@@ -48,13 +50,36 @@ class _Session:
     last_received_ns: int = 0
     end_requested: bool = False
     traces: dict[str, _Trace] = field(default_factory=dict)
+    order: int = 0
+    """When the tracker first saw it: sessions ending in one round are reported in this order."""
+    check_at_ns: int = 0
+    """The earliest receive-clock time it could end; its live entry in the tracker's heap."""
 
 
 class SessionTracker:
+    """Sessions' timers. ``due`` looks only at the sessions whose earliest possible end has come
+    (a heap ordered by that time), not at every open session: the writer asks at every round, and
+    a busy collector holds tens of thousands of open sessions."""
+
     def __init__(self, timing: Timing):
         self.timing = timing
         self._sessions: dict[str, _Session] = {}
         self._trace_session: dict[str, str] = {}
+        self._checks: list[tuple[int, str]] = []
+        """``(check_at_ns, session_id)``; an entry whose time is not the session's ``check_at_ns``
+        any more (it saw a newer span, or it ended) is stale and skipped."""
+        self._order = itertools.count()
+
+    def _schedule(self, session_id: str, session: _Session, at_ns: int) -> None:
+        session.check_at_ns = at_ns
+        heapq.heappush(self._checks, (at_ns, session_id))
+
+    def _new_session(self, session_id: str, keyed_by: str, last_received_ns: int = 0,
+                     end_requested: bool = False) -> _Session:
+        session = self._sessions[session_id] = _Session(keyed_by, last_received_ns, end_requested,
+                                                        order=next(self._order))
+        self._schedule(session_id, session, last_received_ns)
+        return session
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -70,7 +95,7 @@ class SessionTracker:
         """A span of ``trace_id`` arrived for ``session_id`` at ``now_ns`` (receive clock)."""
         session = self._sessions.get(session_id)
         if session is None:
-            session = self._sessions[session_id] = _Session(keyed_by)
+            session = self._new_session(session_id, keyed_by)
         session.last_received_ns = max(session.last_received_ns, now_ns)
         session.end_requested = session.end_requested or end_requested
         trace = session.traces.get(trace_id)
@@ -79,6 +104,10 @@ class SessionTracker:
         trace.root_seen = trace.root_seen or root_seen
         trace.last_received_ns = max(trace.last_received_ns, now_ns)
         self._trace_session[trace_id] = session_id
+        # Nothing can end it before every trace has been quiet for trace_quiet.
+        quiet_at = session.last_received_ns + self.timing.quiet_ns
+        if quiet_at != session.check_at_ns:
+            self._schedule(session_id, session, quiet_at)
 
     def move_trace(self, trace_id: str, old_session: str, new_session: str, keyed_by: str) -> None:
         old = self._sessions.get(old_session)
@@ -94,19 +123,31 @@ class SessionTracker:
         if session is None:
             return False
         session.end_requested = True
+        # It may end as soon as its traces are quiet, which can be now: look again at the next round.
+        self._schedule(session_id, session, min(session.check_at_ns, session.last_received_ns + self.timing.quiet_ns))
         return True
 
     def due(self, now_ns: int) -> list[tuple[str, str]]:
         """Sessions that have ended by ``now_ns``, with the reason; they leave the tracker."""
         quiet, idle = self.timing.quiet_ns, self.timing.idle_ns
-        ended: list[tuple[str, str]] = []
-        for session_id, session in self._sessions.items():
+        checks = self._checks
+        ended: list[tuple[_Session, str, str]] = []
+        while checks and checks[0][0] <= now_ns:
+            at_ns, session_id = heapq.heappop(checks)
+            session = self._sessions.get(session_id)
+            if session is None or session.check_at_ns != at_ns:
+                continue  # stale: the session ended, or a newer span moved its check
             reason = self._end_reason(session, now_ns, quiet, idle)
             if reason:
-                ended.append((session_id, reason))
-        for session_id, _ in ended:
+                session.check_at_ns = -1
+                ended.append((session, session_id, reason))
+            else:  # quiet but not complete: it can only end idle (or by a newer span's schedule)
+                wait = quiet if now_ns - session.last_received_ns < quiet else idle
+                self._schedule(session_id, session, max(session.last_received_ns + wait, at_ns + 1))
+        ended.sort(key=lambda item: item[0].order)
+        for _, session_id, _ in ended:
             self.forget(session_id)
-        return ended
+        return [(session_id, reason) for _, session_id, reason in ended]
 
     @staticmethod
     def _end_reason(session: _Session, now_ns: int, quiet: int, idle: int) -> str:
@@ -139,4 +180,4 @@ class SessionTracker:
         for trace_id, root_span_id, last_received_ns in traces:
             self.observe(session_id, keyed_by, trace_id, root_span_id is not None, last_received_ns, end_requested)
         if session_id not in self._sessions:  # a session row with no traces: end it at the next tick
-            self._sessions[session_id] = _Session(keyed_by, 0, end_requested)
+            self._new_session(session_id, keyed_by, 0, end_requested)

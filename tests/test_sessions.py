@@ -75,3 +75,41 @@ def test_move_trace_from_trace_key_to_named_session():
     assert "trace-a" not in t and "conv-1" in t
     assert t.due(10 * S) == []  # named sessions do not end on trace completion
     assert t.due(60 * S) == [("conv-1", REASON_IDLE)]
+
+
+# --- the timer heap against the rule itself ---------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_steps = st.lists(st.one_of(
+    st.tuples(st.just("span"), st.integers(0, 4), st.integers(0, 2), st.booleans(), st.booleans(), st.integers(0, 30)),
+    st.tuples(st.just("end"), st.integers(0, 4), st.integers(0, 30)),
+    st.tuples(st.just("tick"), st.integers(0, 90)),
+), max_size=60)
+
+
+@given(_steps, st.sampled_from([(5.0, 60.0), (2.0, 10.0), (10.0, 3.0), (0.0, 0.0)]))
+@settings(max_examples=300, deadline=None)
+def test_due_ends_exactly_the_sessions_the_rule_ends_and_at_the_first_tick_it_allows(steps, timing):
+    """``due`` looks only at sessions whose earliest end has come; every tick it must report the
+    same sessions, reasons and order as checking the end rule on every open session would."""
+    quiet, idle = timing
+    t = tracker(quiet, idle)
+    now = 0
+    for step in steps:
+        if step[0] == "span":
+            _, session, trace, root, by_trace, advance = step
+            now += advance * S // 2
+            sid = f"s{session}"
+            keyed = KEYED_BY_TRACE if by_trace else KEYED_BY_ATTRIBUTE
+            t.observe(sid, t._sessions[sid].keyed_by if sid in t else keyed, f"{sid}-t{trace}", root, now)
+        elif step[0] == "end":
+            _, session, advance = step
+            now += advance * S // 2
+            t.request_end(f"s{session}")
+        else:
+            now += step[1] * S // 2
+        expected = [(sid, reason) for sid, session in t._sessions.items()
+                    if (reason := SessionTracker._end_reason(session, now, t.timing.quiet_ns, t.timing.idle_ns))]
+        assert t.due(now) == expected
