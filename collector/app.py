@@ -8,6 +8,7 @@ on the same file resumes them.
 
 from __future__ import annotations
 
+import gc
 import logging
 import signal
 import sqlite3
@@ -242,6 +243,10 @@ def run(config: CollectorConfig, *, ready: Optional[Callable[[Collector], None]]
     try:
         preflight.check(config)  # database writable, TLS files usable, ports free: else one line, exit 2
         collector = Collector(config).start()
+        # The golden sets (hundreds of thousands of objects for a large set) live as long as the
+        # process: frozen, the cyclic GC stops walking them in every full collection, which
+        # otherwise lands on whichever thread allocates (a gRPC thread decoding a batch).
+        gc.freeze()
         for line in collector.banner():
             log.info("%s", line)
         if ready is not None:
