@@ -9,6 +9,7 @@ Datasette, ``sqlite3`` or any BI tool can read it while the collector writes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
@@ -28,7 +29,7 @@ from .models.evalset import EvalCase, EvalSet
 from .models.results import CriterionResult, EvalCaseResult, verdict_of
 from .spans import LogEvent, SpanRecord, from_json, to_json
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 AGENT_DATA_FIELDS = list(AgentData.model_fields)
 _JSON_FIELDS = {"expected_tool_call", "tools_available", "tool_calls", "parameters_passed", "tool_call_results",
                 "retrieval_query", "retrieved_context"}
@@ -58,7 +59,7 @@ class EvaluationRows:
     criteria: list[tuple]
     session_fields: dict[str, Any] = field(default_factory=dict)
     """``sessions`` columns the evaluation fills in (turns, tokens, ...)."""
-    agent_params: list[tuple] = field(default_factory=list)
+    agent_params: AgentDataParams = field(default_factory=lambda: AgentDataParams())
     """The session's ``agent_data`` rows (:func:`agent_data_params`)."""
     span_types: list[tuple[str, str, str]] = field(default_factory=list)
     """``(trace_id, span_id, span_type)`` of spans whose stored type changed."""
@@ -69,7 +70,7 @@ class EvaluationRows:
     def build(cls, result: EvalCaseResult, *, eval_set_id: Optional[str], matched_by: str, match_score: float,
               config_hash: str, agent_version: Optional[str], query: Optional[str], columns: dict[str, Any],
               details: dict[str, Any], session_fields: Optional[dict[str, Any]] = None,
-              expected_status: str = ENDED, agent_params: Sequence[tuple] = (),
+              expected_status: str = ENDED, agent_params: Optional["AgentDataParams"] = None,
               span_types: Sequence[tuple[str, str, str]] = ()) -> "EvaluationRows":
         evaluation = {
             "case_id": result.eval_id or None, "eval_set_id": eval_set_id, "matched_by": matched_by,
@@ -83,8 +84,8 @@ class EvaluationRows:
         # Likewise a skipped criterion's score is NULL.
         criteria = [(c.criterion, None if c.skipped else c.score, int(c.passed), c.threshold, int(c.skipped),
                      c.error, _json(c.details)) for c in result.criterion_results]
-        return cls(evaluation, criteria, dict(session_fields or {}), list(agent_params), list(span_types),
-                   expected_status)
+        return cls(evaluation, criteria, dict(session_fields or {}), agent_params or AgentDataParams(),
+                   list(span_types), expected_status)
 
 
 #: Columns of ``evaluations`` filled from the evaluation's ``columns`` (the flat, queryable facts).
@@ -111,18 +112,44 @@ class SessionRow:
     revision: int
 
 
+#: AgentData text fields that repeat on row after row (every LLM span of an agent carries the same
+#: system prompt and tool schemas): ``agent_data_rows`` holds a digest, ``agent_texts`` the text once.
+SHARED_TEXT_FIELDS = ("system_prompt", "tools_available")
 _AGENT_DATA_COLUMNS = ["trace_id", "span_id", "session_id", "level", *AGENT_DATA_FIELDS]
+_AGENT_ROW_COLUMNS = [f"{n}_digest" if n in SHARED_TEXT_FIELDS else n for n in _AGENT_DATA_COLUMNS]
 _AGENT_DATA_UPSERT = (
-    f"INSERT INTO agent_data ({', '.join(_AGENT_DATA_COLUMNS)}) VALUES ({', '.join('?' * len(_AGENT_DATA_COLUMNS))})"
+    f"INSERT INTO agent_data_rows ({', '.join(_AGENT_ROW_COLUMNS)})"
+    f" VALUES ({', '.join('?' * len(_AGENT_ROW_COLUMNS))})"
     " ON CONFLICT(trace_id, span_id, level) DO UPDATE SET "
-    + ", ".join(f"{n} = excluded.{n}" for n in _AGENT_DATA_COLUMNS[2:])
+    + ", ".join(f"{n} = excluded.{n}" for n in _AGENT_ROW_COLUMNS[2:])
 )
+_AGENT_TEXT_INSERT = "INSERT OR IGNORE INTO agent_texts (digest, text) VALUES (?, ?)"
+_SHARED_POSITIONS = [i for i, n in enumerate(_AGENT_DATA_COLUMNS) if n in SHARED_TEXT_FIELDS]
 
 
-def agent_data_params(rows: Iterable[tuple[str, str, Optional[str], str, AgentData]]) -> list[tuple]:
-    """``(trace_id, span_id, session_id, level, data)`` rows as ``agent_data`` parameters: list and
-    dict fields as JSON text. Pure, so a worker process can do it and the writer only executes."""
+def text_digest(text: str) -> bytes:
+    """The key of a shared text in ``agent_texts`` (128-bit BLAKE2b of its UTF-8)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+@dataclass
+class AgentDataParams:
+    """AgentData rows as SQL parameters, and the shared texts their digests stand for."""
+
+    rows: list[tuple] = field(default_factory=list)
+    texts: list[tuple[bytes, str]] = field(default_factory=list)
+    """``(digest, text)``, each distinct text once."""
+
+    def __add__(self, other: "AgentDataParams") -> "AgentDataParams":
+        return AgentDataParams(self.rows + other.rows, list(dict(self.texts + other.texts).items()))
+
+
+def agent_data_params(rows: Iterable[tuple[str, str, Optional[str], str, AgentData]]) -> AgentDataParams:
+    """``(trace_id, span_id, session_id, level, data)`` rows as ``agent_data_rows`` parameters: list
+    and dict fields as JSON text, shared texts as digests. Pure, so a worker process can do it and
+    the writer only executes."""
     params = []
+    texts: dict[bytes, str] = {}
     for trace_id, span_id, session_id, level, data in rows:
         fields = data.__dict__
         # Text fields go in as they are; only the non-empty structured fields other than the tool
@@ -133,33 +160,42 @@ def agent_data_params(rows: Iterable[tuple[str, str, Optional[str], str, AgentDa
         for name in AGENT_DATA_FIELDS:
             value = fields[name]
             if name == "tools_available":
-                value = _tools_json(value)
+                value, digest = _tools_json(value)
+                texts[digest] = value
+                value = digest
+            elif name == "system_prompt":
+                if value is not None:
+                    digest = text_digest(value)
+                    texts[digest] = value
+                    value = digest
             elif name in _JSON_FIELDS:
                 value = _json(dumped[name] if name in dumped else value)
             elif name == "agent_exit":
                 value = int(bool(value))
             values.append(value)
         params.append(tuple(values))
-    return params
+    return AgentDataParams(params, list(texts.items()))
 
 
 _DUMPED_FIELDS = _JSON_FIELDS - {"tools_available"}
-_tools_encoded: dict[tuple[int, ...], tuple[list[Any], str]] = {}
+_tools_encoded: dict[tuple[int, ...], tuple[list[Any], str, bytes]] = {}
+_NO_TOOLS = ("[]", text_digest("[]"))
 
 
-def _tools_json(tools: list[Any]) -> Optional[str]:
-    """``tools_available`` as JSON text. Every LLM span of an agent lists the same few schemas
-    (the conventions parse each definition once and hand out the same objects), so the text is
-    kept per list of schema objects; the cache holds the objects, so their ids stay theirs."""
+def _tools_json(tools: list[Any]) -> tuple[str, bytes]:
+    """``tools_available`` as JSON text and its digest. Every LLM span of an agent lists the same
+    few schemas (the conventions parse each definition once and hand out the same objects), so
+    both are kept per list of schema objects; the cache holds the objects, so their ids stay theirs."""
     if not tools:
-        return _json(tools)
+        return _NO_TOOLS
     key = tuple(map(id, tools))
     found = _tools_encoded.get(key)
     if found is None:
         if len(_tools_encoded) >= 1024:
             _tools_encoded.clear()
-        found = _tools_encoded[key] = (list(tools), _json([tool.model_dump(mode="json") for tool in tools]))
-    return found[1]
+        text = _json([tool.model_dump(mode="json") for tool in tools]) or "[]"
+        found = _tools_encoded[key] = (list(tools), text, text_digest(text))
+    return found[1], found[2]
 
 
 class Store:
@@ -208,6 +244,8 @@ class Store:
                 self._migrate_v2()
             if version < 3:
                 self._migrate_v3_golden()
+            if version < 4:
+                self._migrate_v4_shared_texts()
             self._create_views()
             self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
@@ -315,11 +353,42 @@ class Store:
                  "metadata": str, "saved_at": str},
                 pk=("eval_set_id", "source"))
 
+    def _migrate_v4_shared_texts(self) -> None:
+        """AgentData rows keep a digest of their system prompt and tool schemas, and
+        ``agent_texts`` each distinct text once: stored on every LLM span's row they were about
+        two thirds of the bytes a scored session writes. ``agent_data`` becomes a view with the
+        columns it had, so every query of it (Datasette's too) reads the same."""
+        conn = self.conn
+        conn.create_function("otel_eval_digest", 1, lambda text: None if text is None else text_digest(text),
+                             deterministic=True)
+        conn.execute("CREATE TABLE agent_texts (digest BLOB PRIMARY KEY, text TEXT NOT NULL) WITHOUT ROWID")
+        columns = ", ".join(f"[{c}_digest] BLOB" if c in SHARED_TEXT_FIELDS else f"[{c}] {_column_type(c)}"
+                            for c in _AGENT_DATA_COLUMNS)
+        conn.execute(f"CREATE TABLE agent_data_rows ([id] INTEGER PRIMARY KEY, {columns})")
+        for name in SHARED_TEXT_FIELDS:
+            conn.execute(f"INSERT OR IGNORE INTO agent_texts (digest, text) SELECT otel_eval_digest({name}), {name}"
+                         f" FROM agent_data WHERE {name} IS NOT NULL")
+        sources = ", ".join(f"otel_eval_digest({c})" if c in SHARED_TEXT_FIELDS else c for c in _AGENT_DATA_COLUMNS)
+        conn.execute(f"INSERT INTO agent_data_rows (id, {', '.join(_AGENT_ROW_COLUMNS)})"
+                     f" SELECT id, {sources} FROM agent_data ORDER BY id")
+        conn.execute("DROP TABLE agent_data")
+        conn.execute("CREATE UNIQUE INDEX idx_agent_data_rows_trace_id_span_id_level"
+                     " ON agent_data_rows (trace_id, span_id, level)")
+        conn.execute("CREATE INDEX idx_agent_data_rows_session_id ON agent_data_rows (session_id)")
+
     def _create_views(self) -> None:
         """The views at this schema version, replacing older definitions."""
         db = self.db
-        for view in ("trajectory_evaluations", "daily_pass_rate"):
+        for view in ("trajectory_evaluations", "daily_pass_rate", "agent_data"):
             self.conn.execute(f"DROP VIEW IF EXISTS {view}")
+        selected = ", ".join(f"{c}_text.text AS {c}" if c in SHARED_TEXT_FIELDS else f"r.{c}"
+                             for c in _AGENT_DATA_COLUMNS)
+        joins = " ".join(f"LEFT JOIN agent_texts {c}_text ON {c}_text.digest = r.{c}_digest"
+                         for c in SHARED_TEXT_FIELDS)
+        self.conn.execute(f"CREATE VIEW agent_data AS SELECT r.id, {selected} FROM agent_data_rows r {joins}")
+        # Deleting through the view (a user pruning rows) deletes the row; its shared texts stay.
+        self.conn.execute("CREATE TRIGGER agent_data_delete INSTEAD OF DELETE ON agent_data"
+                          " BEGIN DELETE FROM agent_data_rows WHERE id = OLD.id; END")
         db.create_view(
             "trajectory_evaluations",
             """
@@ -456,9 +525,11 @@ class Store:
         """Rows ``(trace_id, span_id, session_id, level, data)``; a trace-level row is replaced on re-aggregation."""
         self.upsert_agent_data_params(agent_data_params(rows))
 
-    def upsert_agent_data_params(self, params: Sequence[tuple]) -> None:
-        """Rows already turned into SQL parameters by :func:`agent_data_params` (in a score worker)."""
-        self.conn.executemany(_AGENT_DATA_UPSERT, params)
+    def upsert_agent_data_params(self, params: AgentDataParams) -> None:
+        """Rows already turned into SQL parameters by :func:`agent_data_params` (in a score worker).
+        A shared text already stored costs one index probe and writes nothing."""
+        self.conn.executemany(_AGENT_TEXT_INSERT, params.texts)
+        self.conn.executemany(_AGENT_DATA_UPSERT, params.rows)
 
     def set_span_types(self, rows: Iterable[tuple[str, str, str]]) -> None:
         """``(trace_id, span_id, span_type)``: known once the span has been read at scoring time."""
@@ -498,7 +569,7 @@ class Store:
 
     def move_trace(self, trace_id: str, old_session: str, new_session: str) -> None:
         """A trace first keyed by its own id turned out to belong to a named session."""
-        for table in ("spans", "agent_data", "traces"):
+        for table in ("spans", "agent_data_rows", "traces"):
             self.conn.execute(f"UPDATE {table} SET session_id = ? WHERE trace_id = ?", (new_session, trace_id))
         left = self.conn.execute("SELECT COUNT(*) FROM traces WHERE session_id = ?", (old_session,)).fetchone()[0]
         if left == 0:
@@ -564,7 +635,7 @@ class Store:
         of :meth:`EvaluationRows.build`; ``agent_rows``: the session's AgentData rows
         ``(trace_id, span_id, session_id, level, data)``). See :meth:`store_evaluation`."""
         if agent_rows:
-            record["agent_params"] = [*record.get("agent_params", ()), *agent_data_params(agent_rows)]
+            record["agent_params"] = (record.get("agent_params") or AgentDataParams()) + agent_data_params(agent_rows)
         return self.store_evaluation(session_id, EvaluationRows.build(result, **record))
 
     def store_evaluation(self, session_id: str, rows: EvaluationRows) -> tuple[int, int]:
@@ -576,7 +647,7 @@ class Store:
         still ``rows.expected_status`` — a span that re-opened it meanwhile gets it scored again later.
         """
         with self.transaction() as conn:
-            if rows.agent_params:
+            if rows.agent_params.rows:
                 self.upsert_agent_data_params(rows.agent_params)
             if rows.span_types:
                 self.set_span_types(rows.span_types)
@@ -702,6 +773,10 @@ _TOUCH_TRACE = (
     " start_ns = MIN(traces.start_ns, excluded.start_ns), end_ns = MAX(traces.end_ns, excluded.end_ns),"
     " span_count = traces.span_count + excluded.span_count, last_received_ns = excluded.last_received_ns"
 )
+
+
+def _column_type(name: str) -> str:
+    return "INTEGER" if name == "agent_exit" else "TEXT"
 
 
 def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:

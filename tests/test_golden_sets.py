@@ -18,6 +18,7 @@ from otel_eval.models.evalset import CriterionConfig, EvalCase, EvalSet, Invocat
 from otel_eval.read.evaluations import current_evaluations
 from otel_eval.rescore import rescore
 from otel_eval.store import SCHEMA_VERSION, Store
+from tests.old_schema import database_at_version
 
 
 def trajectory_file(folder: Path, query: str, tool: str, city: str) -> Path:
@@ -126,17 +127,13 @@ def test_a_set_declares_its_criteria_in_a_typed_field_and_old_files_with_metadat
 
 
 def test_a_version_2_database_is_migrated_and_its_stored_criteria_are_read(tmp_path):
-    db = tmp_path / "old.db"
-    Store(db).close()
+    db = database_at_version(tmp_path / "old.db", 2)
     conn = sqlite3.connect(db)
-    # Back to the version-2 golden tables: cases keyed by (eval_set_id, eval_id), criteria in metadata.
+    # The version-2 golden tables: cases keyed by (eval_set_id, eval_id), criteria in metadata
+    # (golden_sets was created on first use then).
     conn.executescript("""
-        DROP TABLE golden_cases; DROP TABLE golden_sets;
-        CREATE TABLE golden_cases (eval_set_id TEXT, eval_id TEXT, name TEXT, query TEXT, source TEXT,
-            file_hash TEXT, case_json TEXT, loaded_at TEXT, PRIMARY KEY (eval_set_id, eval_id));
         CREATE TABLE golden_sets (eval_set_id TEXT, source TEXT, name TEXT, description TEXT, metadata TEXT,
             saved_at TEXT, PRIMARY KEY (eval_set_id, source));
-        PRAGMA user_version = 2;
     """)
     conn.execute("INSERT INTO golden_sets VALUES ('w', 'w.bigsky.json', 'W', '', ?, '2025-01-01')",
                  (json.dumps({"criteria": {"response_match": {"threshold": 1.0}}, "bigsky": {}}),))

@@ -2,7 +2,7 @@
 
 import sqlite3
 
-from otel_eval.models.agent_data import AgentData, ToolCall
+from otel_eval.models.agent_data import AgentData, ToolCall, ToolSchema
 from otel_eval.models.results import CriterionResult, EvalCaseResult
 from otel_eval.spans import SpanRecord
 from otel_eval.store import ENDED, OPEN, SCHEMA_VERSION, SCORED, Store
@@ -105,3 +105,46 @@ def test_a_read_only_store_cannot_write(tmp_path):
                 reader.conn.execute("INSERT INTO sessions (session_id, status) VALUES ('x', 'open')")
     finally:
         reader.close()
+
+
+def test_a_version_3_database_keeps_every_agent_data_row_and_stores_shared_texts_once(tmp_path):
+    """Schema 4 keeps system prompts and tool schemas once: the migrated file reads the same
+    rows, in the same columns, through ``agent_data``; rows can still be deleted through it."""
+    from tests.old_schema import database_at_version
+
+    db = database_at_version(tmp_path / "v3.db", 3)
+    conn = sqlite3.connect(db)
+    prompt, tools = "You are a weather agent. " * 40, '[{"name": "get_weather", "description": "w"}]'
+    conn.executemany(
+        "INSERT INTO agent_data (trace_id, span_id, session_id, level, system_prompt, tools_available, agent_task,"
+        " agent_exit) VALUES (?,?,?,?,?,?,?,?)",
+        [("t1", "a", "s1", "span", prompt, tools, "weather?", 0), ("t1", "b", "s1", "span", prompt, tools, None, 0),
+         ("t1", "t1", "s1", "trace", None, "[]", "weather?", 1), ("t2", "c", "s2", "span", "other", tools, "x", 0)])
+    conn.commit()
+    before_columns = [r[1] for r in conn.execute("PRAGMA table_info(agent_data)")]
+    before = conn.execute("SELECT * FROM agent_data ORDER BY id").fetchall()
+    conn.close()
+
+    Store(db).close()
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert [r[1] for r in conn.execute("PRAGMA table_info(agent_data)")] == before_columns
+    assert conn.execute("SELECT * FROM agent_data ORDER BY id").fetchall() == before
+    assert sorted(t for (t,) in conn.execute("SELECT text FROM agent_texts")) == sorted({prompt, tools, "[]", "other"})
+    conn.execute("DELETE FROM agent_data WHERE session_id = 's2'")
+    assert conn.execute("SELECT COUNT(*) FROM agent_data_rows").fetchone() == (3,)
+    conn.close()
+
+
+def test_sessions_that_share_a_system_prompt_store_it_once(tmp_path):
+    store = Store(tmp_path / "e.db")
+    prompt = "You are a careful agent. " * 100
+    tools = [ToolSchema(name="get_weather", description="Weather for a city.")]
+    rows = [(f"t{i}", f"s{i}", f"session-{i}", "span", AgentData(system_prompt=prompt, tools_available=tools))
+            for i in range(20)]
+    with store.transaction():
+        store.upsert_agent_data(rows)
+    assert store.conn.execute("SELECT COUNT(*) FROM agent_texts").fetchone() == (2,)  # the prompt, the tool list
+    assert {r for r in store.conn.execute("SELECT system_prompt, json_extract(tools_available, '$[0].name')"
+                                          " FROM agent_data")} == {(prompt, "get_weather")}
+    store.close()
