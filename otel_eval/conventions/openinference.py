@@ -95,22 +95,25 @@ def read(span: SpanRecord) -> Reading:
 # --- per span type ---------------------------------------------------------------------------
 
 def _read_identity(attrs: Mapping[str, Any], reading: Reading) -> None:
-    metadata = parse_json_maybe(attrs.get("metadata"))
-    metadata = metadata if isinstance(metadata, dict) else {}
-    for field_name, keys in (("session_id", ("session.id",)), ("user_id", ("user.id",))):
-        value = next((attrs[k] for k in keys if attrs.get(k) not in (None, "")), None)
-        key = keys[0]
-        if value is None and metadata.get(field_name) not in (None, ""):
-            value, key = metadata[field_name], f"metadata.{field_name}"
-        if value is not None:
-            setattr(reading, field_name, str(value))
-            reading.sources["user_id" if field_name == "user_id" else "session_id"] = key
+    metadata: Optional[dict[str, Any]] = None  # parsed only when an attribute is missing
+    for field_name, key in (("session_id", "session.id"), ("user_id", "user.id")):
+        value = attrs.get(key)
+        if value in (None, ""):
+            if metadata is None:
+                parsed = parse_json_maybe(attrs.get("metadata"))
+                metadata = parsed if isinstance(parsed, dict) else {}
+            value, key = metadata.get(field_name), f"metadata.{field_name}"
+            if value in (None, ""):
+                continue
+        setattr(reading, field_name, str(value))
+        reading.sources[field_name] = key
 
 
 def _read_llm(span: SpanRecord, reading: Reading) -> None:
     attrs = span.attributes
-    inputs = indexed_messages(attrs, "llm.input_messages")
-    outputs = indexed_messages(attrs, "llm.output_messages")
+    groups = _llm_groups(attrs)  # one pass over the keys for every list below
+    inputs = _indexed_messages(groups.get("llm.input_messages", {}))
+    outputs = _indexed_messages(groups.get("llm.output_messages", {}))
     system = [m["text"] for m in inputs if m["role"] == "system" and m["text"]]
     if system:
         reading.system_prompt = "\n".join(system)
@@ -120,7 +123,7 @@ def _read_llm(span: SpanRecord, reading: Reading) -> None:
         reading.user_input = users[-1]
         reading.sources["agent_task"] = "llm.input_messages.*.message.content (last role user)"
     else:
-        prompts = _indexed_values(attrs, "llm.prompts", "prompt.text")
+        prompts = _values(groups.get("llm.prompts", {}), "prompt.text")
         if prompts:
             reading.user_input = str(prompts[-1])
             reading.sources["agent_task"] = "llm.prompts.*.prompt.text"
@@ -129,7 +132,7 @@ def _read_llm(span: SpanRecord, reading: Reading) -> None:
         reading.response = "\n".join(texts)
         reading.sources["agent_response"] = "llm.output_messages.*.message.content"
     else:
-        choices = _indexed_values(attrs, "llm.choices", "completion.text")
+        choices = _values(groups.get("llm.choices", {}), "completion.text")
         if choices:
             reading.response = str(choices[0])
             reading.sources["agent_response"] = "llm.choices.0.completion.text"
@@ -137,7 +140,7 @@ def _read_llm(span: SpanRecord, reading: Reading) -> None:
         reading.requested_calls.extend(message["tool_calls"])
     if reading.requested_calls:
         reading.sources["tool_calls"] = "llm.output_messages.*.message.tool_calls.*.tool_call.*"
-    reading.tools_available = indexed_tool_schemas(attrs)
+    reading.tools_available = _tool_schemas(groups.get("llm.tools", {}))
     if reading.tools_available:
         reading.sources["tools_available"] = "llm.tools.*.tool.json_schema"
     reading.model = _str(attrs.get("llm.model_name")) or _str(attrs.get("llm.response.model_name")) or _str(
@@ -404,20 +407,73 @@ def _group_all(attrs: Mapping[str, Any]) -> dict[str, dict[int, dict[str, Any]]]
     return out
 
 
-def _indexed_values(attrs: Mapping[str, Any], prefix: str, leaf: str) -> list[Any]:
-    grouped = _group_indexed(attrs, prefix)
+def _values(grouped: dict[int, dict[str, Any]], leaf: str) -> list[Any]:
     return [grouped[i][leaf] for i in sorted(grouped) if grouped[i].get(leaf) not in (None, "")]
+
+
+class _IndexedGroups:
+    """Groups the ``prefix.N.rest`` keys of a fixed set of prefixes in one pass over the keys,
+    with the result :func:`_group_indexed` gives for each prefix (which scans every key once per
+    prefix). How a key splits is remembered: the same attribute names come on every span."""
+
+    _MAX_REMEMBERED = 8192
+    """Attribute names are the sender's choice: past this many, start remembering afresh."""
+
+    def __init__(self, *prefixes: str) -> None:
+        self._match = re.compile(rf"({'|'.join(map(re.escape, prefixes))})\.(\d+)\.(.+)$").match
+        self._splits: dict[str, Optional[tuple[str, int, str]]] = {}
+
+    def __call__(self, attrs: Mapping[str, Any]) -> dict[str, dict[int, dict[str, Any]]]:
+        """``{prefix: {N: {rest: value}}}``."""
+        out: dict[str, dict[int, dict[str, Any]]] = {}
+        splits = self._splits
+        for key, value in attrs.items():
+            where = splits.get(key, _UNSEEN)
+            if where is _UNSEEN:
+                where = self._split(key)
+            if where is None:
+                continue
+            prefix, index, rest = where
+            grouped = out.get(prefix)
+            if grouped is None:
+                out[prefix] = {index: {rest: value}}
+                continue
+            fields = grouped.get(index)
+            if fields is None:
+                grouped[index] = {rest: value}
+            else:
+                fields[rest] = value
+        return out
+
+    def _split(self, key: str) -> Optional[tuple[str, int, str]]:
+        found = self._match(key)
+        where = (found.group(1), int(found.group(2)), found.group(3)) if found is not None else None
+        if len(self._splits) >= self._MAX_REMEMBERED:
+            self._splits.clear()
+        self._splits[key] = where
+        return where
+
+
+_UNSEEN: Any = object()
+_llm_groups = _IndexedGroups("llm.input_messages", "llm.output_messages", "llm.tools", "llm.prompts", "llm.choices")
+_message_groups = _IndexedGroups("message.contents", "message.tool_calls")
 
 
 def indexed_messages(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
     """``llm.input_messages`` / ``llm.output_messages`` as [{role, text, tool_calls, tool_call_id}]."""
+    return _indexed_messages(_group_indexed(attrs, prefix))
+
+
+def _indexed_messages(grouped: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages of ``{N: {rest: value}}`` (one prefix's group), in index order."""
     messages = []
-    for _, fields in sorted(_group_indexed(attrs, prefix).items()):
+    for _, fields in sorted(grouped.items()):
         role = str(fields.get("message.role") or "").lower() or None
         role = {"human": "user", "ai": "assistant", "model": "assistant"}.get(role or "", role)
+        nested = _message_groups(fields)
         text = fields.get("message.content")
         if text in (None, ""):
-            contents = _group_indexed(fields, "message.contents")
+            contents = nested.get("message.contents", {})
             parts = [
                 str(c["message_content.text"])
                 for _, c in sorted(contents.items())
@@ -426,7 +482,7 @@ def indexed_messages(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, An
             ]
             text = "\n".join(parts) if parts else None
         calls = []
-        for _, call in sorted(_group_indexed(fields, "message.tool_calls").items()):
+        for _, call in sorted(nested.get("message.tool_calls", {}).items()):
             name = call.get("tool_call.function.name")
             if not name:
                 continue
@@ -458,8 +514,12 @@ def indexed_messages(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, An
 def indexed_tool_schemas(attrs: Mapping[str, Any]) -> list[ToolSchema]:
     """``llm.tools.N.tool.json_schema`` (OpenAI function format or a bare definition), else
     ``llm.tools.N.tool.{name,description,parameters}``."""
+    return _tool_schemas(_group_indexed(attrs, "llm.tools"))
+
+
+def _tool_schemas(grouped: dict[int, dict[str, Any]]) -> list[ToolSchema]:
     schemas = []
-    for _, fields in sorted(_group_indexed(attrs, "llm.tools").items()):
+    for _, fields in sorted(grouped.items()):
         text = fields.get("tool.json_schema")
         if isinstance(text, str):
             # The same few schemas come with every LLM span: parse and validate each text once.
