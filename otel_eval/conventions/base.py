@@ -110,6 +110,8 @@ def any_key_starts(attributes: Mapping[str, Any], prefix: str) -> bool:
 
 def parse_json_maybe(value: Any) -> Any:
     """A JSON string parsed, anything else unchanged; text that is not JSON stays text."""
+    if value is None or type(value) is dict or type(value) is list:  # already parsed: the usual case
+        return value
     if isinstance(value, str):
         text = value.strip()
         if text[:1] in ("{", "[", '"') or text in ("true", "false", "null") or _looks_numeric(text):

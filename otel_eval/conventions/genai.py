@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from itertools import repeat
 from typing import Any, Iterable, Optional, Sequence
 
 from ..spans import LogEvent, SpanEvent, SpanRecord
@@ -29,6 +30,7 @@ from .messages import (
     indexed_messages,
     instructions_text,
     Message,
+    parse_history,
     parse_message,
     parse_messages,
     token_count,
@@ -172,7 +174,7 @@ def read_messages(span: SpanRecord, reading: Reading, with_calls: bool = True) -
     attrs = span.attributes
     fill_from_messages(
         reading,
-        parse_messages(attrs.get("gen_ai.input.messages")),
+        parse_history(attrs.get("gen_ai.input.messages")),
         parse_messages(attrs.get("gen_ai.output.messages"), "assistant"),
         instructions_text(attrs.get("gen_ai.system_instructions")),
         input_source="gen_ai.input.messages",
@@ -180,7 +182,7 @@ def read_messages(span: SpanRecord, reading: Reading, with_calls: bool = True) -
         system_source="gen_ai.system_instructions",
         with_calls=with_calls,
     )
-    if any(key.startswith(("gen_ai.prompt.", "gen_ai.completion.")) for key in attrs):
+    if any(map(str.startswith, attrs, repeat(("gen_ai.prompt.", "gen_ai.completion.")))):
         fill_from_messages(
             reading,
             indexed_messages(attrs, "prompt"),
