@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 profiler = cProfile.Profile()
                 seconds = _timed(lambda: profiler.runcall(fn))
                 out = io.StringIO()
-                pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(args.profile)
+                pstats.Stats(profiler, stream=out).sort_stats(args.profile_sort).print_stats(args.profile)
                 results["profile"] = out.getvalue()
                 seconds = _timed(fn)  # the profiler's overhead is not the number we report
             else:
@@ -212,6 +212,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help="print the top N functions of a cProfile of the --profile-phase phase")
     parser.add_argument("--profile-phase", choices=("map", "score", "commit"), default="commit",
                         help="the phase --profile profiles (default commit)")
+    parser.add_argument("--profile-sort", default="cumulative", help="pstats sort key (default cumulative; e.g. tottime)")
     parser.add_argument("--commit-group", type=int, default=_writer_group(),
                         help="records per transaction in the commit phase (default: the writer's MAX_GROUP)")
     parser.add_argument("--json", type=Path, help="also write the results to this JSON file")

@@ -125,12 +125,17 @@ def _fits(reading: Reading, limit: int) -> bool:
         if text is not None and len(text) > limit:
             return False
     tool = reading.tool
-    structured = [reading.parameters, [call.arguments for call in reading.requested_calls],
-                  reading.retrieval_query, reading.retrieved_documents]
+    structured = [call.arguments for call in reading.requested_calls]
+    if reading.parameters:
+        structured.append(reading.parameters)
+    if reading.retrieval_query is not None or reading.retrieved_documents is not None:
+        structured += [reading.retrieval_query, reading.retrieved_documents]
     if tool is not None:
         if tool.error is not None and len(tool.error) > limit:
             return False
         structured += [tool.arguments, tool.result]
+    if not structured:
+        return True
     try:
         return len(_encode(structured)) <= limit
     except (TypeError, ValueError, RecursionError):  # not JSON (a tuple key, a cycle): walk it

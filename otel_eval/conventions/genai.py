@@ -169,19 +169,23 @@ def read_as(span: SpanRecord, convention: str) -> Reading:
     return reading
 
 
+_MESSAGE_KEYS = frozenset({"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"})
+
+
 def read_messages(span: SpanRecord, reading: Reading, with_calls: bool = True) -> None:
     """Content from every place the GenAI conventions have put it, newest form first."""
     attrs = span.attributes
-    fill_from_messages(
-        reading,
-        parse_history(attrs.get("gen_ai.input.messages")),
-        parse_messages(attrs.get("gen_ai.output.messages"), "assistant"),
-        instructions_text(attrs.get("gen_ai.system_instructions")),
-        input_source="gen_ai.input.messages",
-        output_source="gen_ai.output.messages",
-        system_source="gen_ai.system_instructions",
-        with_calls=with_calls,
-    )
+    if _MESSAGE_KEYS & attrs.keys():  # (without them the first step finds nothing)
+        fill_from_messages(
+            reading,
+            parse_history(attrs.get("gen_ai.input.messages")),
+            parse_messages(attrs.get("gen_ai.output.messages"), "assistant"),
+            instructions_text(attrs.get("gen_ai.system_instructions")),
+            input_source="gen_ai.input.messages",
+            output_source="gen_ai.output.messages",
+            system_source="gen_ai.system_instructions",
+            with_calls=with_calls,
+        )
     if any(map(str.startswith, attrs, repeat(("gen_ai.prompt.", "gen_ai.completion.")))):
         fill_from_messages(
             reading,

@@ -126,6 +126,10 @@ class _LazyMessage(Message):
 
 def parse_message(item: Any, default_role: str = "user") -> Optional[Message]:
     item = parse_json_maybe(item)
+    if type(item) is dict:
+        quick = _text_message(item, default_role)
+        if quick is not None:
+            return quick
     if isinstance(item, str):
         return Message(role=normalise_role(default_role), texts=[item] if item else [])
     if not _is_map(item):
@@ -152,6 +156,28 @@ def parse_message(item: Any, default_role: str = "user") -> Optional[Message]:
                          parse_json_maybe(value))
         )
     return message
+
+
+_TEXT_MESSAGE_KEYS = frozenset({"role", "parts", "finish_reason"})
+
+
+def _text_message(item: dict[str, Any], default_role: str) -> Optional[Message]:
+    """The commonest shape, ``{"role", "parts": [{"type": "text", "content": "..."}, ...]}``,
+    read directly: what the general path below gives it. None for any other shape."""
+    parts = item.get("parts")
+    if type(parts) is not list or not item.keys() <= _TEXT_MESSAGE_KEYS:
+        return None
+    texts = []
+    for part in parts:
+        if type(part) is not dict or part.get("type") != "text" or part.get("thought") is True:
+            return None
+        content = part.get("content")
+        if type(content) is not str:
+            return None
+        if content:
+            texts.append(content)
+    role = normalise_role(item.get("role") or default_role)
+    return Message(role=role, texts=texts) if role != "tool" else None
 
 
 def _add_part(message: Message, part: Any) -> None:
