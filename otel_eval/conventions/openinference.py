@@ -464,13 +464,20 @@ def indexed_messages(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, An
     return _indexed_messages(_group_indexed(attrs, prefix))
 
 
+_ROLE_ALIASES = {"human": "user", "ai": "assistant", "model": "assistant"}
+_FLAT_MESSAGE_KEYS = frozenset({"message.role", "message.content", "message.name", "message.tool_call_id",
+                                "message.function_call_name", "message.function_call_arguments_json"})
+_NOTHING_NESTED: dict[str, dict[int, dict[str, Any]]] = {}
+
+
 def _indexed_messages(grouped: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
     """The messages of ``{N: {rest: value}}`` (one prefix's group), in index order."""
     messages = []
     for _, fields in sorted(grouped.items()):
         role = str(fields.get("message.role") or "").lower() or None
-        role = {"human": "user", "ai": "assistant", "model": "assistant"}.get(role or "", role)
-        nested = _message_groups(fields)
+        role = _ROLE_ALIASES.get(role or "", role)
+        # Most messages are a role and a text: no indexed contents or tool calls to group.
+        nested = _NOTHING_NESTED if fields.keys() <= _FLAT_MESSAGE_KEYS else _message_groups(fields)
         text = fields.get("message.content")
         if text in (None, ""):
             contents = nested.get("message.contents", {})
