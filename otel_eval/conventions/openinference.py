@@ -32,6 +32,7 @@ from .base import (
     as_arguments,
     as_int,
     as_text,
+    loads,
     parse_json_maybe,
     span_error,
 )
@@ -236,7 +237,7 @@ def _io_value(attrs: Mapping[str, Any], which: str) -> Any:
     value = attrs.get(f"{which}.value")
     if isinstance(value, str) and str(attrs.get(f"{which}.mime_type") or "").startswith(_JSON_MIME):
         try:
-            return json.loads(value)
+            return loads(value)
         except ValueError:
             return value
     return value
