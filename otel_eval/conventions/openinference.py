@@ -113,7 +113,7 @@ def _read_identity(attrs: Mapping[str, Any], reading: Reading) -> None:
 def _read_llm(span: SpanRecord, reading: Reading) -> None:
     attrs = span.attributes
     groups = _llm_groups(attrs)  # one pass over the keys for every list below
-    inputs = _indexed_messages(groups.get("llm.input_messages", {}))
+    inputs = _indexed_messages(groups.get("llm.input_messages", {}), with_calls=False)  # roles and texts only
     outputs = _indexed_messages(groups.get("llm.output_messages", {}))
     system = [m["text"] for m in inputs if m["role"] == "system" and m["text"]]
     if system:
@@ -216,7 +216,8 @@ def _read_agent_or_chain(span: SpanRecord, reading: Reading) -> None:
         reading.user_input = user
         reading.sources["agent_task"] = "input.value"
     else:
-        users = [m["text"] for m in indexed_messages(attrs, "llm.input_messages") if m["role"] in _USER_ROLES and m["text"]]
+        inputs = _indexed_messages(_group_indexed(attrs, "llm.input_messages"), with_calls=False)
+        users = [m["text"] for m in inputs if m["role"] in _USER_ROLES and m["text"]]
         if users:
             reading.user_input = users[-1]
             reading.sources["agent_task"] = "llm.input_messages.*.message.content (last role user)"
@@ -471,15 +472,19 @@ _FLAT_MESSAGE_KEYS = frozenset({"message.role", "message.content", "message.name
 _NOTHING_NESTED: dict[str, dict[int, dict[str, Any]]] = {}
 
 
-def _indexed_messages(grouped: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
-    """The messages of ``{N: {rest: value}}`` (one prefix's group), in index order."""
+def _indexed_messages(grouped: dict[int, dict[str, Any]], with_calls: bool = True) -> list[dict[str, Any]]:
+    """The messages of ``{N: {rest: value}}`` (one prefix's group), in index order;
+    ``with_calls=False``: role and text only (``tool_calls`` left empty), for the input history."""
     messages = []
     for _, fields in sorted(grouped.items()):
         role = str(fields.get("message.role") or "").lower() or None
         role = _ROLE_ALIASES.get(role or "", role)
+        text = fields.get("message.content")
+        if not with_calls and text not in (None, ""):
+            messages.append({"role": role, "text": str(text), "tool_calls": [], "tool_call_id": None})
+            continue
         # Most messages are a role and a text: no indexed contents or tool calls to group.
         nested = _NOTHING_NESTED if fields.keys() <= _FLAT_MESSAGE_KEYS else _message_groups(fields)
-        text = fields.get("message.content")
         if text in (None, ""):
             contents = nested.get("message.contents", {})
             parts = [
@@ -490,7 +495,7 @@ def _indexed_messages(grouped: dict[int, dict[str, Any]]) -> list[dict[str, Any]
             ]
             text = "\n".join(parts) if parts else None
         calls = []
-        for _, call in sorted(nested.get("message.tool_calls", {}).items()):
+        for _, call in sorted(nested.get("message.tool_calls", {}).items() if with_calls else ()):
             name = call.get("tool_call.function.name")
             if not name:
                 continue
@@ -501,7 +506,7 @@ def _indexed_messages(grouped: dict[int, dict[str, Any]]) -> list[dict[str, Any]
                     call_id=_str(call.get("tool_call.id")),
                 )
             )
-        if not calls and fields.get("message.function_call_name"):
+        if with_calls and not calls and fields.get("message.function_call_name"):
             calls.append(
                 RequestedToolCall(
                     name=str(fields["message.function_call_name"]),
@@ -513,7 +518,7 @@ def _indexed_messages(grouped: dict[int, dict[str, Any]]) -> list[dict[str, Any]
                 "role": role,
                 "text": str(text) if text not in (None, "") else None,
                 "tool_calls": calls,
-                "tool_call_id": _str(fields.get("message.tool_call_id")),
+                "tool_call_id": _str(fields.get("message.tool_call_id")) if with_calls else None,
             }
         )
     return messages
