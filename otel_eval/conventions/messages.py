@@ -53,8 +53,18 @@ def _is_map(value: Any) -> bool:
 
 
 def normalise_role(role: Any) -> str:
+    if type(role) is str:
+        known = _NORMALISED.get(role)
+        if known is not None:
+            return known
     text = str(role or "").strip().lower()
-    return _ROLE_ALIASES.get(text, text or "user")
+    normalised = _ROLE_ALIASES.get(text, text or "user")
+    if type(role) is str and len(_NORMALISED) < 256:  # the same few roles come in every message
+        _NORMALISED[role] = normalised
+    return normalised
+
+
+_NORMALISED: dict[str, str] = {}
 
 
 def parse_messages(value: Any, default_role: str = "user") -> list[Message]:

@@ -416,26 +416,20 @@ def _values(grouped: dict[int, dict[str, Any]], leaf: str) -> list[Any]:
 class _IndexedGroups:
     """Groups the ``prefix.N.rest`` keys of a fixed set of prefixes in one pass over the keys,
     with the result :func:`_group_indexed` gives for each prefix (which scans every key once per
-    prefix). How a key splits is remembered: the same attribute names come on every span."""
+    prefix). Which keys match, and how they split, is remembered per key sequence."""
 
-    _MAX_REMEMBERED = 8192
-    """Attribute names are the sender's choice: past this many, start remembering afresh."""
+    _MAX_REMEMBERED = 1024
+    """Attribute names are the sender's choice: past this many key sequences, start afresh."""
 
     def __init__(self, *prefixes: str) -> None:
         self._match = re.compile(rf"({'|'.join(map(re.escape, prefixes))})\.(\d+)\.(.+)$").match
-        self._splits: dict[str, Optional[tuple[str, int, str]]] = {}
+        self._plans: dict[tuple[str, ...], list[tuple[str, str, int, str]]] = {}
 
     def __call__(self, attrs: Mapping[str, Any]) -> dict[str, dict[int, dict[str, Any]]]:
         """``{prefix: {N: {rest: value}}}``."""
         out: dict[str, dict[int, dict[str, Any]]] = {}
-        splits = self._splits
-        for key, value in attrs.items():
-            where = splits.get(key, _UNSEEN)
-            if where is _UNSEEN:
-                where = self._split(key)
-            if where is None:
-                continue
-            prefix, index, rest = where
+        for key, prefix, index, rest in self._plan(attrs):
+            value = attrs[key]
             grouped = out.get(prefix)
             if grouped is None:
                 out[prefix] = {index: {rest: value}}
@@ -447,16 +441,24 @@ class _IndexedGroups:
                 fields[rest] = value
         return out
 
-    def _split(self, key: str) -> Optional[tuple[str, int, str]]:
-        found = self._match(key)
-        where = (found.group(1), int(found.group(2)), found.group(3)) if found is not None else None
-        if len(self._splits) >= self._MAX_REMEMBERED:
-            self._splits.clear()
-        self._splits[key] = where
-        return where
+    def _plan(self, attrs: Mapping[str, Any]) -> list[tuple[str, str, int, str]]:
+        """``(key, prefix, N, rest)`` of the matching keys, in order. Spans of one kind carry the
+        same keys in the same order, so the plan is remembered per key sequence."""
+        keys = tuple(attrs)
+        plan = self._plans.get(keys)
+        if plan is None:
+            plan = []
+            for key in keys:
+                found = self._match(key)
+                if found is not None:
+                    plan.append((key, found.group(1), int(found.group(2)), found.group(3)))
+            if len(keys) <= 256:  # a span with more attributes than that is not worth remembering
+                if len(self._plans) >= self._MAX_REMEMBERED:
+                    self._plans.clear()
+                self._plans[keys] = plan
+        return plan
 
 
-_UNSEEN: Any = object()
 _llm_groups = _IndexedGroups("llm.input_messages", "llm.output_messages", "llm.tools", "llm.prompts", "llm.choices")
 _message_groups = _IndexedGroups("message.contents", "message.tool_calls")
 
