@@ -174,7 +174,11 @@ def as_text(value: Any) -> Optional[str]:
         return None
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return _as_json(value)
+
+
+_as_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
+"""``json.dumps(value, ensure_ascii=False, default=str)`` without building an encoder per call."""
 
 
 def span_error(span: "SpanRecord") -> Optional[str]:
