@@ -423,35 +423,27 @@ class _IndexedGroups:
 
     def __init__(self, *prefixes: str) -> None:
         self._match = re.compile(rf"({'|'.join(map(re.escape, prefixes))})\.(\d+)\.(.+)$").match
-        self._plans: dict[tuple[str, ...], list[tuple[str, str, int, str]]] = {}
+        self._plans: dict[tuple[str, ...], list[tuple[str, list[tuple[int, list[tuple[str, str]]]]]]] = {}
 
     def __call__(self, attrs: Mapping[str, Any]) -> dict[str, dict[int, dict[str, Any]]]:
         """``{prefix: {N: {rest: value}}}``."""
-        out: dict[str, dict[int, dict[str, Any]]] = {}
-        for key, prefix, index, rest in self._plan(attrs):
-            value = attrs[key]
-            grouped = out.get(prefix)
-            if grouped is None:
-                out[prefix] = {index: {rest: value}}
-                continue
-            fields = grouped.get(index)
-            if fields is None:
-                grouped[index] = {rest: value}
-            else:
-                fields[rest] = value
-        return out
+        return {prefix: {index: {rest: attrs[key] for rest, key in fields} for index, fields in indexes}
+                for prefix, indexes in self._plan(attrs)}
 
-    def _plan(self, attrs: Mapping[str, Any]) -> list[tuple[str, str, int, str]]:
-        """``(key, prefix, N, rest)`` of the matching keys, in order. Spans of one kind carry the
-        same keys in the same order, so the plan is remembered per key sequence."""
+    def _plan(self, attrs: Mapping[str, Any]) -> list[tuple[str, list[tuple[int, list[tuple[str, str]]]]]]:
+        """The shape of the result: ``[(prefix, [(N, [(rest, key), ...]), ...]), ...]`` in the order
+        the keys come. Spans of one kind carry the same keys in the same order, so the shape is
+        remembered per key sequence."""
         keys = tuple(attrs)
         plan = self._plans.get(keys)
         if plan is None:
-            plan = []
+            shape: dict[str, dict[int, list[tuple[str, str]]]] = {}
             for key in keys:
                 found = self._match(key)
                 if found is not None:
-                    plan.append((key, found.group(1), int(found.group(2)), found.group(3)))
+                    fields = shape.setdefault(found.group(1), {}).setdefault(int(found.group(2)), [])
+                    fields.append((found.group(3), key))
+            plan = [(prefix, list(indexes.items())) for prefix, indexes in shape.items()]
             if len(keys) <= 256:  # a span with more attributes than that is not worth remembering
                 if len(self._plans) >= self._MAX_REMEMBERED:
                     self._plans.clear()
