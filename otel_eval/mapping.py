@@ -147,21 +147,21 @@ def to_agent_data(span: SpanRecord, reading: Reading) -> AgentData:
     if kind in ("chain",):
         kind = "agent"
     tool_calls = [
-        ToolCall(tool_name=call.name, parameters=call.arguments, call_id=call.call_id or span.span_id)
+        _tool_call({"tool_name": call.name, "parameters": call.arguments, "call_id": call.call_id or span.span_id})
         for call in reading.requested_calls
     ]
     results: list[ToolResult] = []
     if reading.tool is not None:
         results.append(
-            ToolResult(
-                call_id=reading.tool.call_id or span.span_id,
-                result=reading.tool.result,
-                success=reading.tool.error is None and span.status != "error",
-                error_message=reading.tool.error,
-            )
+            _tool_result({
+                "call_id": reading.tool.call_id or span.span_id,
+                "result": reading.tool.result,
+                "success": reading.tool.error is None and span.status != "error",
+                "error_message": reading.tool.error,
+            })
         )
     retrieved = [reading.retrieved_documents] if reading.retrieved_documents is not None else None
-    return AgentData(
+    return _agent_data(dict(
         user_id=user_id_of(span, reading),
         task_id=span.trace_id,
         turn_id=span.span_id,
@@ -171,16 +171,23 @@ def to_agent_data(span: SpanRecord, reading: Reading) -> AgentData:
         system_prompt=reading.system_prompt,
         agent_response=reading.response,
         trace=reading.trace,
-        tools_available=list(reading.tools_available),
+        tools_available=reading.tools_available,  # validation copies lists and dicts
         tool_calls=tool_calls,
-        parameters_passed=dict(reading.parameters),
+        parameters_passed=reading.parameters,
         tool_call_results=results,
         retrieval_query=reading.retrieval_query,
         retrieved_context=retrieved,
         exit_status=span.status,
         agent_exit=reading.agent_exit,
         metadata=None,
-    )
+    ))
+
+
+# ``Model(**fields)`` less the Python wrapper around pydantic's validator: the same validation,
+# coercion and errors, called directly (a few models per span add up).
+_agent_data = AgentData.__pydantic_validator__.validate_python
+_tool_call = ToolCall.__pydantic_validator__.validate_python
+_tool_result = ToolResult.__pydantic_validator__.validate_python
 
 
 def map_span(span: SpanRecord) -> AgentData:

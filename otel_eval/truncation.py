@@ -10,6 +10,7 @@ marked text keeps its first marker and its original length.
 from __future__ import annotations
 
 import copy
+import json
 import re
 from typing import Any, Optional
 
@@ -87,8 +88,11 @@ def _cut_value(value: Any, limit: int) -> Any:
 
 def truncate_reading(reading: Reading, limit: int = DEFAULT_LIMIT) -> Reading:
     """A copy of ``reading`` whose content fields (inputs, outputs, arguments, results,
-    documents) are cut to ``limit``; identifiers, names and counts are left alone."""
+    documents) are cut to ``limit``; identifiers, names and counts are left alone. When no
+    content is longer than ``limit`` (nearly always), ``reading`` itself."""
     _check(limit)
+    if _fits(reading, limit):
+        return reading
     out = copy.copy(reading)
     out.user_input = _opt_text(reading.user_input, limit)
     out.system_prompt = _opt_text(reading.system_prompt, limit)
@@ -111,6 +115,34 @@ def truncate_reading(reading: Reading, limit: int = DEFAULT_LIMIT) -> Reading:
     out.tools_available = list(reading.tools_available)
     out.sources = dict(reading.sources)
     return out
+
+
+def _fits(reading: Reading, limit: int) -> bool:
+    """True when no content text of ``reading`` is longer than ``limit``, decided cheaply: the
+    structured fields are encoded as one JSON text (in C), which is at least as long as any
+    string inside it. False means "maybe not": the caller then walks every value."""
+    for text in (reading.user_input, reading.system_prompt, reading.response, reading.trace):
+        if text is not None and len(text) > limit:
+            return False
+    tool = reading.tool
+    structured = [call.arguments for call in reading.requested_calls]
+    if reading.parameters:
+        structured.append(reading.parameters)
+    if reading.retrieval_query is not None or reading.retrieved_documents is not None:
+        structured += [reading.retrieval_query, reading.retrieved_documents]
+    if tool is not None:
+        if tool.error is not None and len(tool.error) > limit:
+            return False
+        structured += [tool.arguments, tool.result]
+    if not structured:
+        return True
+    try:
+        return len(_encode(structured)) <= limit
+    except (TypeError, ValueError, RecursionError):  # not JSON (a tuple key, a cycle): walk it
+        return False
+
+
+_encode = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _opt_text(text: Optional[str], limit: int) -> Optional[str]:

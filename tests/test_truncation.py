@@ -79,3 +79,49 @@ def test_property_cut_text_keeps_a_prefix_and_says_how_long_it_was(text, limit):
         assert cut == text[:limit] + marker(len(text))
         assert original_length(cut) == len(text)
     assert truncate_text(cut, limit) == cut
+
+
+def _walked(reading: Reading, limit: int) -> Reading:
+    """The reading as the value-by-value walk cuts it (what the quick path must agree with)."""
+    from otel_eval.truncation import _cut_value
+
+    return Reading(
+        convention=reading.convention, user_input=_cut_value(reading.user_input, limit),
+        parameters=_cut_value(reading.parameters, limit),
+        requested_calls=[RequestedToolCall(c.name, _cut_value(c.arguments, limit), c.call_id)
+                         for c in reading.requested_calls],
+        tool=None if reading.tool is None else ExecutedToolCall(
+            reading.tool.name, _cut_value(reading.tool.arguments, limit), reading.tool.call_id,
+            _cut_value(reading.tool.result, limit), _cut_value(reading.tool.error, limit)),
+        retrieved_documents=_cut_value(reading.retrieved_documents, limit),
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(st.text(max_size=40), min_size=6, max_size=6),
+    nested=st.recursive(st.none() | st.integers() | st.text(max_size=40),
+                        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                        max_leaves=8),
+    limit=st.integers(min_value=1, max_value=60),
+)
+def test_property_a_reading_is_cut_exactly_where_a_value_is_too_long(texts, nested, limit):
+    # Readings whose content all fits come back as they are without a walk; any other is walked.
+    reading = Reading(
+        convention="genai", user_input=texts[0], parameters={"q": texts[1], "n": nested},
+        requested_calls=[RequestedToolCall("get", {"q": texts[2]}, "id")],
+        tool=ExecutedToolCall("get", {"q": texts[3]}, "id", result=nested, error=texts[4]),
+        retrieved_documents=[texts[5]],
+    )
+    cut = truncate_reading(reading, limit)
+    expected = _walked(reading, limit)
+    assert (cut.user_input, cut.parameters, cut.requested_calls, cut.tool, cut.retrieved_documents) == (
+        expected.user_input, expected.parameters, expected.requested_calls, expected.tool, expected.retrieved_documents)
+
+
+def test_a_reading_with_nothing_too_long_is_kept_whole():
+    reading = Reading(convention="genai", user_input="hi", parameters={"q": "w" * 10},
+                      tool=ExecutedToolCall("get", {"q": "w"}, "id", result={"rows": [[1, "x" * 10]]}))
+    assert truncate_reading(reading, 200) is reading
+    longer = Reading(convention="genai", tool=ExecutedToolCall("get", {}, "id", result={"rows": [[1, "x" * 11]]}))
+    assert truncate_reading(longer, 10).tool.result == {"rows": [[1, "x" * 10 + marker(11)]]}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from itertools import repeat
 from typing import Any, Iterable, Optional, Sequence
 
 from ..spans import LogEvent, SpanEvent, SpanRecord
@@ -29,6 +30,7 @@ from .messages import (
     indexed_messages,
     instructions_text,
     Message,
+    parse_history,
     parse_message,
     parse_messages,
     token_count,
@@ -167,20 +169,24 @@ def read_as(span: SpanRecord, convention: str) -> Reading:
     return reading
 
 
+_MESSAGE_KEYS = frozenset({"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"})
+
+
 def read_messages(span: SpanRecord, reading: Reading, with_calls: bool = True) -> None:
     """Content from every place the GenAI conventions have put it, newest form first."""
     attrs = span.attributes
-    fill_from_messages(
-        reading,
-        parse_messages(attrs.get("gen_ai.input.messages")),
-        parse_messages(attrs.get("gen_ai.output.messages"), "assistant"),
-        instructions_text(attrs.get("gen_ai.system_instructions")),
-        input_source="gen_ai.input.messages",
-        output_source="gen_ai.output.messages",
-        system_source="gen_ai.system_instructions",
-        with_calls=with_calls,
-    )
-    if any(key.startswith(("gen_ai.prompt.", "gen_ai.completion.")) for key in attrs):
+    if _MESSAGE_KEYS & attrs.keys():  # (without them the first step finds nothing)
+        fill_from_messages(
+            reading,
+            parse_history(attrs.get("gen_ai.input.messages")),
+            parse_messages(attrs.get("gen_ai.output.messages"), "assistant"),
+            instructions_text(attrs.get("gen_ai.system_instructions")),
+            input_source="gen_ai.input.messages",
+            output_source="gen_ai.output.messages",
+            system_source="gen_ai.system_instructions",
+            with_calls=with_calls,
+        )
+    if any(map(str.startswith, attrs, repeat(("gen_ai.prompt.", "gen_ai.completion.")))):
         fill_from_messages(
             reading,
             indexed_messages(attrs, "prompt"),

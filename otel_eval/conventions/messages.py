@@ -47,9 +47,24 @@ class Message:
         return "\n".join(self.texts) if self.texts else None
 
 
+def _is_map(value: Any) -> bool:
+    # isinstance against the Mapping ABC is slow, and messages are nearly always plain dicts
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def normalise_role(role: Any) -> str:
+    if type(role) is str:
+        known = _NORMALISED.get(role)
+        if known is not None:
+            return known
     text = str(role or "").strip().lower()
-    return _ROLE_ALIASES.get(text, text or "user")
+    normalised = _ROLE_ALIASES.get(text, text or "user")
+    if type(role) is str and len(_NORMALISED) < 256:  # the same few roles come in every message
+        _NORMALISED[role] = normalised
+    return normalised
+
+
+_NORMALISED: dict[str, str] = {}
 
 
 def parse_messages(value: Any, default_role: str = "user") -> list[Message]:
@@ -58,7 +73,7 @@ def parse_messages(value: Any, default_role: str = "user") -> list[Message]:
     Gemini contents (``parts`` with ``text`` / ``function_call`` / ``function_response``) and
     choice wrappers (``{"message": {...}}``). Anything unrecognisable is skipped, never raised."""
     parsed = parse_json_maybe(value)
-    if isinstance(parsed, Mapping):
+    if _is_map(parsed):
         parsed = [parsed]
     if not isinstance(parsed, list):
         return []
@@ -70,13 +85,66 @@ def parse_messages(value: Any, default_role: str = "user") -> list[Message]:
     return out
 
 
-def parse_message(item: Any, default_role: str = "user") -> Optional[Message]:
+def parse_history(value: Any, default_role: str = "user") -> list[Message]:
+    """:func:`parse_messages`, with each message's content parsed only when first read. An LLM
+    span's input is the whole conversation so far, of which a reading needs only the last user
+    turn and the system messages: only their roles are read up front."""
+    parsed = parse_json_maybe(value)
+    if _is_map(parsed):
+        parsed = [parsed]
+    if not isinstance(parsed, list):
+        return []
+    out: list[Message] = []
+    for item in parsed:
+        role = _role_of(item, default_role)
+        if role is not None:
+            out.append(_LazyMessage(role, item, default_role))
+    return out
+
+
+def _role_of(item: Any, default_role: str) -> Optional[str]:
+    """The role :func:`parse_message` gives ``item`` (None where it gives no message), without
+    reading the content."""
     item = parse_json_maybe(item)
     if isinstance(item, str):
-        return Message(role=normalise_role(default_role), texts=[item] if item else [])
-    if not isinstance(item, Mapping):
+        return normalise_role(default_role)
+    if not _is_map(item):
         return None
-    if "message" in item and isinstance(parse_json_maybe(item["message"]), Mapping) and "parts" not in item:
+    if "message" in item and "parts" not in item:
+        inner = parse_json_maybe(item["message"])
+        if _is_map(inner):
+            return _role_of(inner, default_role)
+    return normalise_role(item.get("role") or default_role)
+
+
+class _LazyMessage(Message):
+    """A message whose role is known and whose content fields are parsed on first access."""
+
+    def __init__(self, role: str, item: Any, default_role: str) -> None:  # not the dataclass's
+        self.role = role
+        self._source = (item, default_role)
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for attributes not set yet: the content fields, until the first access.
+        if name not in ("texts", "calls", "responses"):
+            raise AttributeError(name)
+        parsed = parse_message(*self._source)
+        assert parsed is not None and parsed.role == self.role
+        self.texts, self.calls, self.responses = parsed.texts, parsed.calls, parsed.responses
+        return self.__dict__[name]
+
+
+def parse_message(item: Any, default_role: str = "user") -> Optional[Message]:
+    item = parse_json_maybe(item)
+    if type(item) is dict:
+        quick = _text_message(item, default_role)
+        if quick is not None:
+            return quick
+    if isinstance(item, str):
+        return Message(role=normalise_role(default_role), texts=[item] if item else [])
+    if not _is_map(item):
+        return None
+    if "message" in item and _is_map(parse_json_maybe(item["message"])) and "parts" not in item:
         return parse_message(item["message"], default_role)  # gen_ai.choice body
     message = Message(role=normalise_role(item.get("role") or default_role))
     for part in as_list(item.get("parts")):
@@ -88,7 +156,7 @@ def parse_message(item: Any, default_role: str = "user") -> Optional[Message]:
         if requested is not None:
             message.calls.append(requested)
     function_call = parse_json_maybe(item.get("function_call"))
-    if isinstance(function_call, Mapping) and function_call.get("name"):
+    if _is_map(function_call) and function_call.get("name"):
         message.calls.append(RequestedToolCall(str(function_call["name"]), as_arguments(function_call.get("arguments"))))
     if message.role == "tool" and not message.responses:
         # OpenAI tool message / gen_ai.tool.message body: the content is the tool's result.
@@ -100,13 +168,35 @@ def parse_message(item: Any, default_role: str = "user") -> Optional[Message]:
     return message
 
 
+_TEXT_MESSAGE_KEYS = frozenset({"role", "parts", "finish_reason"})
+
+
+def _text_message(item: dict[str, Any], default_role: str) -> Optional[Message]:
+    """The commonest shape, ``{"role", "parts": [{"type": "text", "content": "..."}, ...]}``,
+    read directly: what the general path below gives it. None for any other shape."""
+    parts = item.get("parts")
+    if type(parts) is not list or not item.keys() <= _TEXT_MESSAGE_KEYS:
+        return None
+    texts = []
+    for part in parts:
+        if type(part) is not dict or part.get("type") != "text" or part.get("thought") is True:
+            return None
+        content = part.get("content")
+        if type(content) is not str:
+            return None
+        if content:
+            texts.append(content)
+    role = normalise_role(item.get("role") or default_role)
+    return Message(role=role, texts=texts) if role != "tool" else None
+
+
 def _add_part(message: Message, part: Any) -> None:
     part = parse_json_maybe(part)
     if isinstance(part, str):
         if part:
             message.texts.append(part)
         return
-    if not isinstance(part, Mapping) or part.get("thought") is True:
+    if not _is_map(part) or part.get("thought") is True:
         return
     kind = str(part.get("type") or "").lower()
     if kind in ("text", "") and isinstance(part.get("content", part.get("text")), str):
@@ -126,14 +216,14 @@ def _add_part(message: Message, part: Any) -> None:
                          parse_json_maybe(value))
         )
         return
-    if isinstance(part.get("function_call"), Mapping):  # Gemini content part
+    if _is_map(part.get("function_call")):  # Gemini content part
         call = part["function_call"]
         message.calls.append(
             RequestedToolCall(str(call.get("name") or ""), as_arguments(call.get("args", call.get("arguments"))),
                           str_or_none(call.get("id")))
         )
         return
-    if isinstance(part.get("function_response"), Mapping):
+    if _is_map(part.get("function_response")):
         response = part["function_response"]
         message.responses.append(
             ToolResponse(str_or_none(response.get("id")), str_or_none(response.get("name")),
@@ -148,20 +238,20 @@ def _add_content(message: Message, content: Any) -> None:
             message.texts.append(content)
     elif isinstance(content, list):  # OpenAI / Anthropic content blocks
         for block in content:
-            if isinstance(block, Mapping) and "type" in block and block.get("type") not in ("text", "tool_use",
+            if _is_map(block) and "type" in block and block.get("type") not in ("text", "tool_use",
                                                                                          "tool_result"):
                 continue
             _add_part(message, block)
-    elif isinstance(content, Mapping):
+    elif _is_map(content):
         _add_part(message, content)
 
 
 def _requested_call(call: Any) -> Optional[RequestedToolCall]:
     call = parse_json_maybe(call)
-    if not isinstance(call, Mapping):
+    if not _is_map(call):
         return None
     function = parse_json_maybe(call.get("function"))
-    source = function if isinstance(function, Mapping) else call
+    source = function if _is_map(function) else call
     name = source.get("name")
     if not name:
         return None
@@ -278,7 +368,7 @@ def indexed_messages(attributes: Mapping[str, Any], which: str) -> list[Message]
     default_role = "user" if which == "prompt" else "assistant"
     for index in sorted(found):
         raw = found[index]
-        if isinstance(raw.get("tool_calls"), Mapping):
+        if _is_map(raw.get("tool_calls")):
             raw["tool_calls"] = [raw["tool_calls"][k] for k in sorted(raw["tool_calls"], key=_int_key)]
         message = parse_message(raw, default_role)
         if message is not None:
@@ -319,9 +409,9 @@ def _tool_schemas(value: Any) -> list[ToolSchema]:
     out = []
     for item in as_list(value):
         item = parse_json_maybe(item)
-        if not isinstance(item, Mapping):
+        if not _is_map(item):
             continue
-        source = item.get("function") if isinstance(item.get("function"), Mapping) else item
+        source = item.get("function") if _is_map(item.get("function")) else item
         if not source.get("name"):
             continue
         parameters = parse_json_maybe(source.get("parameters", source.get("parameters_json_schema")))

@@ -32,6 +32,7 @@ from .base import (
     as_arguments,
     as_int,
     as_text,
+    loads,
     parse_json_maybe,
     span_error,
 )
@@ -95,22 +96,25 @@ def read(span: SpanRecord) -> Reading:
 # --- per span type ---------------------------------------------------------------------------
 
 def _read_identity(attrs: Mapping[str, Any], reading: Reading) -> None:
-    metadata = parse_json_maybe(attrs.get("metadata"))
-    metadata = metadata if isinstance(metadata, dict) else {}
-    for field_name, keys in (("session_id", ("session.id",)), ("user_id", ("user.id",))):
-        value = next((attrs[k] for k in keys if attrs.get(k) not in (None, "")), None)
-        key = keys[0]
-        if value is None and metadata.get(field_name) not in (None, ""):
-            value, key = metadata[field_name], f"metadata.{field_name}"
-        if value is not None:
-            setattr(reading, field_name, str(value))
-            reading.sources["user_id" if field_name == "user_id" else "session_id"] = key
+    metadata: Optional[dict[str, Any]] = None  # parsed only when an attribute is missing
+    for field_name, key in (("session_id", "session.id"), ("user_id", "user.id")):
+        value = attrs.get(key)
+        if value in (None, ""):
+            if metadata is None:
+                parsed = parse_json_maybe(attrs.get("metadata"))
+                metadata = parsed if isinstance(parsed, dict) else {}
+            value, key = metadata.get(field_name), f"metadata.{field_name}"
+            if value in (None, ""):
+                continue
+        setattr(reading, field_name, str(value))
+        reading.sources[field_name] = key
 
 
 def _read_llm(span: SpanRecord, reading: Reading) -> None:
     attrs = span.attributes
-    inputs = indexed_messages(attrs, "llm.input_messages")
-    outputs = indexed_messages(attrs, "llm.output_messages")
+    groups = _llm_groups(attrs)  # one pass over the keys for every list below
+    inputs = _indexed_messages(groups.get("llm.input_messages", {}), with_calls=False)  # roles and texts only
+    outputs = _indexed_messages(groups.get("llm.output_messages", {}))
     system = [m["text"] for m in inputs if m["role"] == "system" and m["text"]]
     if system:
         reading.system_prompt = "\n".join(system)
@@ -120,7 +124,7 @@ def _read_llm(span: SpanRecord, reading: Reading) -> None:
         reading.user_input = users[-1]
         reading.sources["agent_task"] = "llm.input_messages.*.message.content (last role user)"
     else:
-        prompts = _indexed_values(attrs, "llm.prompts", "prompt.text")
+        prompts = _values(groups.get("llm.prompts", {}), "prompt.text")
         if prompts:
             reading.user_input = str(prompts[-1])
             reading.sources["agent_task"] = "llm.prompts.*.prompt.text"
@@ -129,7 +133,7 @@ def _read_llm(span: SpanRecord, reading: Reading) -> None:
         reading.response = "\n".join(texts)
         reading.sources["agent_response"] = "llm.output_messages.*.message.content"
     else:
-        choices = _indexed_values(attrs, "llm.choices", "completion.text")
+        choices = _values(groups.get("llm.choices", {}), "completion.text")
         if choices:
             reading.response = str(choices[0])
             reading.sources["agent_response"] = "llm.choices.0.completion.text"
@@ -137,7 +141,7 @@ def _read_llm(span: SpanRecord, reading: Reading) -> None:
         reading.requested_calls.extend(message["tool_calls"])
     if reading.requested_calls:
         reading.sources["tool_calls"] = "llm.output_messages.*.message.tool_calls.*.tool_call.*"
-    reading.tools_available = indexed_tool_schemas(attrs)
+    reading.tools_available = _tool_schemas(groups.get("llm.tools", {}))
     if reading.tools_available:
         reading.sources["tools_available"] = "llm.tools.*.tool.json_schema"
     reading.model = _str(attrs.get("llm.model_name")) or _str(attrs.get("llm.response.model_name")) or _str(
@@ -212,7 +216,8 @@ def _read_agent_or_chain(span: SpanRecord, reading: Reading) -> None:
         reading.user_input = user
         reading.sources["agent_task"] = "input.value"
     else:
-        users = [m["text"] for m in indexed_messages(attrs, "llm.input_messages") if m["role"] in _USER_ROLES and m["text"]]
+        inputs = _indexed_messages(_group_indexed(attrs, "llm.input_messages"), with_calls=False)
+        users = [m["text"] for m in inputs if m["role"] in _USER_ROLES and m["text"]]
         if users:
             reading.user_input = users[-1]
             reading.sources["agent_task"] = "llm.input_messages.*.message.content (last role user)"
@@ -233,7 +238,7 @@ def _io_value(attrs: Mapping[str, Any], which: str) -> Any:
     value = attrs.get(f"{which}.value")
     if isinstance(value, str) and str(attrs.get(f"{which}.mime_type") or "").startswith(_JSON_MIME):
         try:
-            return json.loads(value)
+            return loads(value)
         except ValueError:
             return value
     return value
@@ -404,20 +409,78 @@ def _group_all(attrs: Mapping[str, Any]) -> dict[str, dict[int, dict[str, Any]]]
     return out
 
 
-def _indexed_values(attrs: Mapping[str, Any], prefix: str, leaf: str) -> list[Any]:
-    grouped = _group_indexed(attrs, prefix)
+def _values(grouped: dict[int, dict[str, Any]], leaf: str) -> list[Any]:
     return [grouped[i][leaf] for i in sorted(grouped) if grouped[i].get(leaf) not in (None, "")]
+
+
+class _IndexedGroups:
+    """Groups the ``prefix.N.rest`` keys of a fixed set of prefixes in one pass over the keys,
+    with the result :func:`_group_indexed` gives for each prefix (which scans every key once per
+    prefix). Which keys match, and how they split, is remembered per key sequence."""
+
+    _MAX_REMEMBERED = 1024
+    """Attribute names are the sender's choice: past this many key sequences, start afresh."""
+
+    def __init__(self, *prefixes: str) -> None:
+        self._match = re.compile(rf"({'|'.join(map(re.escape, prefixes))})\.(\d+)\.(.+)$").match
+        self._plans: dict[tuple[str, ...], list[tuple[str, list[tuple[int, list[tuple[str, str]]]]]]] = {}
+
+    def __call__(self, attrs: Mapping[str, Any]) -> dict[str, dict[int, dict[str, Any]]]:
+        """``{prefix: {N: {rest: value}}}``."""
+        return {prefix: {index: {rest: attrs[key] for rest, key in fields} for index, fields in indexes}
+                for prefix, indexes in self._plan(attrs)}
+
+    def _plan(self, attrs: Mapping[str, Any]) -> list[tuple[str, list[tuple[int, list[tuple[str, str]]]]]]:
+        """The shape of the result: ``[(prefix, [(N, [(rest, key), ...]), ...]), ...]`` in the order
+        the keys come. Spans of one kind carry the same keys in the same order, so the shape is
+        remembered per key sequence."""
+        keys = tuple(attrs)
+        plan = self._plans.get(keys)
+        if plan is None:
+            shape: dict[str, dict[int, list[tuple[str, str]]]] = {}
+            for key in keys:
+                found = self._match(key)
+                if found is not None:
+                    fields = shape.setdefault(found.group(1), {}).setdefault(int(found.group(2)), [])
+                    fields.append((found.group(3), key))
+            plan = [(prefix, list(indexes.items())) for prefix, indexes in shape.items()]
+            if len(keys) <= 256:  # a span with more attributes than that is not worth remembering
+                if len(self._plans) >= self._MAX_REMEMBERED:
+                    self._plans.clear()
+                self._plans[keys] = plan
+        return plan
+
+
+_llm_groups = _IndexedGroups("llm.input_messages", "llm.output_messages", "llm.tools", "llm.prompts", "llm.choices")
+_message_groups = _IndexedGroups("message.contents", "message.tool_calls")
 
 
 def indexed_messages(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
     """``llm.input_messages`` / ``llm.output_messages`` as [{role, text, tool_calls, tool_call_id}]."""
+    return _indexed_messages(_group_indexed(attrs, prefix))
+
+
+_ROLE_ALIASES = {"human": "user", "ai": "assistant", "model": "assistant"}
+_FLAT_MESSAGE_KEYS = frozenset({"message.role", "message.content", "message.name", "message.tool_call_id",
+                                "message.function_call_name", "message.function_call_arguments_json"})
+_NOTHING_NESTED: dict[str, dict[int, dict[str, Any]]] = {}
+
+
+def _indexed_messages(grouped: dict[int, dict[str, Any]], with_calls: bool = True) -> list[dict[str, Any]]:
+    """The messages of ``{N: {rest: value}}`` (one prefix's group), in index order;
+    ``with_calls=False``: role and text only (``tool_calls`` left empty), for the input history."""
     messages = []
-    for _, fields in sorted(_group_indexed(attrs, prefix).items()):
+    for _, fields in sorted(grouped.items()):
         role = str(fields.get("message.role") or "").lower() or None
-        role = {"human": "user", "ai": "assistant", "model": "assistant"}.get(role or "", role)
+        role = _ROLE_ALIASES.get(role or "", role)
         text = fields.get("message.content")
+        if not with_calls and text not in (None, ""):
+            messages.append({"role": role, "text": str(text), "tool_calls": [], "tool_call_id": None})
+            continue
+        # Most messages are a role and a text: no indexed contents or tool calls to group.
+        nested = _NOTHING_NESTED if fields.keys() <= _FLAT_MESSAGE_KEYS else _message_groups(fields)
         if text in (None, ""):
-            contents = _group_indexed(fields, "message.contents")
+            contents = nested.get("message.contents", {})
             parts = [
                 str(c["message_content.text"])
                 for _, c in sorted(contents.items())
@@ -426,7 +489,7 @@ def indexed_messages(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, An
             ]
             text = "\n".join(parts) if parts else None
         calls = []
-        for _, call in sorted(_group_indexed(fields, "message.tool_calls").items()):
+        for _, call in sorted(nested.get("message.tool_calls", {}).items() if with_calls else ()):
             name = call.get("tool_call.function.name")
             if not name:
                 continue
@@ -437,7 +500,7 @@ def indexed_messages(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, An
                     call_id=_str(call.get("tool_call.id")),
                 )
             )
-        if not calls and fields.get("message.function_call_name"):
+        if with_calls and not calls and fields.get("message.function_call_name"):
             calls.append(
                 RequestedToolCall(
                     name=str(fields["message.function_call_name"]),
@@ -449,7 +512,7 @@ def indexed_messages(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, An
                 "role": role,
                 "text": str(text) if text not in (None, "") else None,
                 "tool_calls": calls,
-                "tool_call_id": _str(fields.get("message.tool_call_id")),
+                "tool_call_id": _str(fields.get("message.tool_call_id")) if with_calls else None,
             }
         )
     return messages
@@ -458,8 +521,12 @@ def indexed_messages(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, An
 def indexed_tool_schemas(attrs: Mapping[str, Any]) -> list[ToolSchema]:
     """``llm.tools.N.tool.json_schema`` (OpenAI function format or a bare definition), else
     ``llm.tools.N.tool.{name,description,parameters}``."""
+    return _tool_schemas(_group_indexed(attrs, "llm.tools"))
+
+
+def _tool_schemas(grouped: dict[int, dict[str, Any]]) -> list[ToolSchema]:
     schemas = []
-    for _, fields in sorted(_group_indexed(attrs, "llm.tools").items()):
+    for _, fields in sorted(grouped.items()):
         text = fields.get("tool.json_schema")
         if isinstance(text, str):
             # The same few schemas come with every LLM span: parse and validate each text once.
