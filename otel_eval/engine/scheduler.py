@@ -110,6 +110,7 @@ class SessionScheduler:
             if is_new:
                 per_trace.setdefault(span.trace_id, []).append(span)
         per_session: dict[str, tuple[str, list[SpanRecord]]] = {}
+        session_ends: dict[str, bool] = {}
         trace_rows = []
         for trace_id, members in per_trace.items():
             session_id, keyed_by = resolved[trace_id]
@@ -118,11 +119,12 @@ class SessionScheduler:
             trace_rows.append((trace_id, session_id, roots[0].span_id if roots else None,
                                min(s.start_ns for s in members), max(s.end_ns for s in members), len(members)))
             per_session.setdefault(session_id, (keyed_by, []))[1].extend(members)
+            session_ends[session_id] = session_ends.get(session_id, False) or ends
             staged.changes.append(
                 lambda t, s=session_id, k=keyed_by, tr=trace_id, r=bool(roots), e=ends: t.observe(s, k, tr, r, now_ns, e))
         store.touch_traces(trace_rows, now_ns)
         previous = store.touch_sessions(
-            [(session_id, keyed_by, len(members), any(map(ends_session, members)))
+            [(session_id, keyed_by, len(members), session_ends[session_id])
              for session_id, (keyed_by, members) in per_session.items()], now_ns)
         for session_id, (keyed_by, members) in per_session.items():
             if previous.get(session_id) in (SCORED, ENDED):
