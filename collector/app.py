@@ -161,11 +161,10 @@ class Collector:
                              "anyone who can reach it can write to the database")
         lines.append(f"database: {config.db}")
         lines.extend(self.forwarding.banner())
-        eval_sets = self.engine.eval_sets
-        if eval_sets:
-            for eval_set in eval_sets:
-                source = eval_set.metadata.get("source", eval_set.eval_set_id)
-                lines.append(f"golden set: {source} ({eval_set.eval_set_id}, {len(eval_set.eval_cases)} cases)")
+        golden = self.engine.golden_summary
+        if golden:
+            for source, eval_set_id, cases in golden:
+                lines.append(f"golden set: {source} ({eval_set_id}, {cases} cases)")
         else:
             lines.append("golden set: none (sessions get reference-free health metrics only)")
         lines.append(f"sessions: a trace is complete {config.trace_quiet:g} s after its root span ends with no new "

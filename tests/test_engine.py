@@ -451,3 +451,30 @@ def test_a_processor_can_take_an_engine_and_listeners_get_what_was_stored(tmp_pa
     assert (event.session_id, event.result.eval_id, event.result.passed, event.matched) == ("injected", "tokyo", True, True)
     assert (event.evaluation_id, event.revision, event.agent_version) == (evaluation_id, revision, "3.1.0")
     assert (event.trace_ids, event.root_span_ids) == ((trace_id,), (root,))
+
+
+def test_a_large_golden_set_leaves_few_objects_in_the_engines_process(tmp_path):
+    """A running engine keeps golden cases as text, parsed when a session matches one: a parsed
+    case is ~35 objects that every full cyclic-GC pass walks, on the agent's own thread in-process.
+    Matching and scoring still find the case."""
+    import gc
+
+    gc.collect()
+    before = len(gc.get_objects())
+    cases = [EvalCase(eval_id=f"case-{i}", conversation=[Invocation(
+        invocation_id="1", user_content=MessageContent.user(f"What is the weather in city number {i}?"),
+        expected_final_response=MessageContent(role="model", content=[{"text": f"Sunny in {i}."}]),
+        expected_tool_trajectory=[ExpectedToolCall(name="get_weather", args={"city": str(i)})])])
+        for i in range(2000)]
+    eval_set = EvalSet(eval_set_id="big", eval_cases=cases)
+    engine = Engine(tmp_path / "e.db", golden=[eval_set], trace_quiet=3600, session_idle=3600).start()
+    del eval_set, cases
+    gc.collect()
+    grown = len(gc.get_objects()) - before
+    try:
+        assert grown < 5 * 2000, f"{grown} objects for 2,000 cases"
+        match = engine.golden_index.match("what is the weather in city number 1234?")
+        assert (match.method, match.eval_id, match.case.conversation[0].expected_final_response.get_text()) == ("exact", "case-1234", "Sunny in 1234.")
+        assert engine.golden_summary[0][1:] == ("big", 2000)
+    finally:
+        engine.close()

@@ -89,14 +89,14 @@ def case(eval_id: str, query: str) -> EvalCase:
 def test_sets_named_alike_that_no_folder_tells_apart_are_numbered_and_disjoint_ones_keep_their_id():
     one, again = EvalSet(eval_set_id="s", eval_cases=[case("a", "q one")]), EvalSet(eval_set_id="s", eval_cases=[
         case("a", "q two")])
-    other = EvalSet(eval_set_id="t", eval_cases=[case("a", "q three")])
-    disjoint = EvalSet(eval_set_id="t", eval_cases=[case("b", "q four")])
+    other = EvalSet(eval_set_id="t", name="other", eval_cases=[case("a", "q three")])
+    disjoint = EvalSet(eval_set_id="t", name="disjoint", eval_cases=[case("b", "q four")])
     sets = GoldenSets([one, again, other, disjoint])
     assert [s.eval_set_id for s in sets] == ["s", "s#2", "t", "t"]
     index = sets.index()
     assert index.match("q two").eval_set_id == "s#2"
     assert index.match("anything", case_hint="s#2/a").eval_id == "a"
-    assert index.set_of("t", "b") is disjoint and index.set_of("t", "a") is other
+    assert (index.set_of("t", "b").name, index.set_of("t", "a").name) == ("disjoint", "other")
     assert one.eval_set_id == again.eval_set_id == "s"  # the caller's sets are not changed
     with pytest.raises(ValueError, match="two cases are known as 's/a'"):
         GoldenIndex([one, again])

@@ -68,6 +68,8 @@ class Engine:
         self.settings = (settings or EngineSettings()).replace(**overrides)
         self.db_path = str(db)
         self.golden = GoldenSets.load(golden)
+        self.golden_summary = self.golden.summary()
+        """Each set's source, id and case count (``eval_sets`` lose their cases once started)."""
         self.eval_sets = self.golden.sets
         self.config_hash = self.settings.config_hash
         self._results: list[ResultCallback] = [on_result] if on_result else []
@@ -126,6 +128,7 @@ class Engine:
             self.golden.save(store)
             pending = self._scheduler.resume(store)
             self._workers = self._make_workers()
+            self._release_cases()
             self._writer = Writer(store, self._scheduler, self._stats, ended=self._score,
                                   stored=self._stored, given_up=self._given_up, released=self._release)
         except BaseException:
@@ -138,6 +141,13 @@ class Engine:
         self._writer.start()
         self._score(pending)
         return self
+
+    def _release_cases(self) -> None:
+        # Scoring has what it needs now: the index keeps each case as text, worker processes got
+        # their copy. The parsed cases (~35 objects each) would only lengthen every full walk of
+        # the cyclic GC, which runs on whichever thread allocates: in-process, the agent's.
+        self.golden = self.golden.without_cases()
+        self.eval_sets = self.golden.sets
 
     def _make_workers(self) -> ScoreWorkers:
         if self.settings.score_workers > 0:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, NamedTuple, Optional
 
 from ..models.evalset import EvalCase, EvalSet
 from .embedding import EmbeddingError, EmbeddingScorer, numbers_in
@@ -64,21 +64,30 @@ class Match:
         return self.case.eval_id if self.case is not None else None
 
 
-@dataclass(frozen=True)
-class _Entry:
+class _Entry(NamedTuple):
+    """One golden case as the index keeps it: strings only, the parsed case built when a session
+    matches it (:meth:`GoldenIndex.case_of`). A parsed case is ~35 objects the cyclic GC walks in
+    every full collection; for a 10,000-case set that walk landed on the agent's own thread."""
+
     eval_set_id: str
-    case: EvalCase
+    eval_id: str
+    query: str
     normalized: str
+    case_json: str
 
     @property
     def key(self) -> tuple[str, str]:
-        return self.eval_set_id, self.case.eval_id
+        return self.eval_set_id, self.eval_id
 
     def describe(self, score: Optional[float] = None) -> dict[str, Any]:
-        out: dict[str, Any] = {"eval_set_id": self.eval_set_id, "eval_id": self.case.eval_id, "query": self.case.query}
+        out: dict[str, Any] = {"eval_set_id": self.eval_set_id, "eval_id": self.eval_id, "query": self.query}
         if score is not None:
             out["score"] = round(score, 2)
         return out
+
+
+#: Parsed cases an index keeps (the most recently matched are the likeliest to match again).
+PARSED_CASES = 512
 
 
 class GoldenIndex:
@@ -93,7 +102,6 @@ class GoldenIndex:
                  embed: Optional[Callable[[list[str]], list[list[float]]]] = None):
         """``embedding_threshold`` (0–100, like ``fuzzy_threshold``) turns the embedding step on;
         ``embed`` replaces the built-in offline embedding with a model of your own."""
-        self.eval_sets = list(eval_sets)
         self.fuzzy_threshold = float(fuzzy_threshold)
         self.ambiguity_margin = float(ambiguity_margin)
         if embed is not None and embedding_threshold is None:
@@ -110,16 +118,20 @@ class GoldenIndex:
         self._by_set: dict[str, list[_Entry]] = {}
         self._by_key: dict[tuple[str, str], _Entry] = {}
         self._set_of: dict[tuple[str, str], EvalSet] = {}
-        for eval_set in self.eval_sets:
+        self._parsed: dict[tuple[str, str], EvalCase] = {}
+        for eval_set in eval_sets:
             self._by_set.setdefault(eval_set.eval_set_id, [])
+            # The set as scoring needs it (its criteria, metadata), without its cases.
+            header = eval_set.model_copy(update={"eval_cases": []})
             for case in eval_set.eval_cases:
-                entry = _Entry(eval_set.eval_set_id, case, normalize_query(case.query))
+                query = case.query
+                entry = _Entry(eval_set.eval_set_id, case.eval_id, query, normalize_query(query), case.model_dump_json())
                 if entry.key in self._by_key:
                     raise ValueError(f"two cases are known as {'/'.join(entry.key)!r}: a case is known by "
                                      "(eval_set_id, eval_id), so sets that share an id must not share an "
                                      "eval_id (otel_eval.golden.GoldenSets makes such ids distinct)")
                 self._by_key[entry.key] = entry
-                self._set_of[entry.key] = eval_set
+                self._set_of[entry.key] = header
                 self._entries.append(entry)
                 self._by_id.setdefault(case.eval_id, []).append(entry)
                 self._by_set[eval_set.eval_set_id].append(entry)
@@ -134,7 +146,7 @@ class GoldenIndex:
 
     def set_of(self, eval_set_id: Optional[str], eval_id: Optional[str]) -> Optional[EvalSet]:
         """The loaded eval set that case ``eval_id`` of ``eval_set_id`` came from (a match's
-        ``eval_set_id`` and ``eval_id``); None when there is no such case. Its ``criteria``, when
+        ``eval_set_id`` and ``eval_id``), without its cases; None when there is no such case. Its ``criteria``, when
         it declares any, score the case. Two files may give their sets one id, so this is by
         case: their eval_ids tell them apart."""
         if eval_set_id is None or eval_id is None:
@@ -144,11 +156,20 @@ class GoldenIndex:
     def case(self, eval_set_id: str, eval_id: str) -> Optional[EvalCase]:
         """The case ``eval_id`` of eval set ``eval_set_id``: how a case is known across processes."""
         entry = self._by_key.get((eval_set_id, eval_id))
-        return entry.case if entry is not None else None
+        return self.case_of(entry) if entry is not None else None
+
+    def case_of(self, entry: _Entry) -> EvalCase:
+        """The parsed case (shared: callers must not change it)."""
+        parsed = self._parsed.get(entry.key)
+        if parsed is None:
+            if len(self._parsed) >= PARSED_CASES:
+                self._parsed.clear()  # a plain dict stays safe for score worker threads sharing it
+            parsed = self._parsed[entry.key] = EvalCase.model_validate_json(entry.case_json)
+        return parsed
 
     @property
     def cases(self) -> list[EvalCase]:
-        return [e.case for e in self._entries]
+        return [self.case_of(e) for e in self._entries]
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -162,7 +183,7 @@ class GoldenIndex:
         if len(entries) > 1:
             sets = ", ".join(e.eval_set_id for e in entries)
             raise LookupError(f"eval_id {eval_id!r} is in several eval sets ({sets}); use 'eval_set_id/eval_id'")
-        return entries[0].case if entries else None
+        return self.case_of(entries[0]) if entries else None
 
     def _resolve_id(self, hint: str) -> list[_Entry]:
         # Whole hint as an eval_id first: ADK eval ids are often file paths with slashes.
@@ -190,7 +211,7 @@ class GoldenIndex:
             if len(by_id) == 1:
                 entry = by_id[0]
                 evidence["reason"] = f"case hint {case_hint!r} names this case"
-                return Match(entry.case, entry.eval_set_id, "case_id", 100.0, evidence)
+                return Match(self.case_of(entry), entry.eval_set_id, "case_id", 100.0, evidence)
             if by_id:
                 scope = by_id
                 evidence["hint_scope"] = f"eval_id {case_hint!r} is in {len(by_id)} eval sets; matching the query among them"
@@ -214,7 +235,7 @@ class GoldenIndex:
             exact = [e for e in exact if id(e) in in_scope]
         if len(exact) == 1:
             evidence["reason"] = "same query after normalisation"
-            return Match(exact[0].case, exact[0].eval_set_id, "exact", 100.0, evidence)
+            return Match(self.case_of(exact[0]), exact[0].eval_set_id, "exact", 100.0, evidence)
         if exact:
             evidence["candidates"] = [e.describe(100.0) for e in exact[:EVIDENCE_CANDIDATES]]
             evidence["reason"] = f"{len(exact)} cases have this query; give a case id to choose"
@@ -367,7 +388,7 @@ class GoldenIndex:
                                   f"{best:.2f}")
             return Match(None, None, "ambiguous", round(best, 2), evidence)
         evidence["reason"] = winner_reason(best)
-        return Match(best_entry.case, best_entry.eval_set_id, method, round(best, 2), evidence)
+        return Match(self.case_of(best_entry), best_entry.eval_set_id, method, round(best, 2), evidence)
 
 
 def _word_frequency(queries: list[str]) -> dict[str, int]:

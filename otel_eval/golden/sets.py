@@ -23,7 +23,7 @@ import hashlib
 import json
 import time
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, NamedTuple, Optional, Sequence, Union
 
 from ..models.evalset import EvalSet
 from .load import load_golden_files
@@ -33,6 +33,13 @@ if TYPE_CHECKING:
     from ..store import Store
 
 GoldenSource = Union[str, Path, EvalSet]
+
+
+class SetSummary(NamedTuple):
+    source: str
+    """The file it was loaded from (its id for a set given as an object)."""
+    eval_set_id: str
+    cases: int
 
 
 class GoldenSets:
@@ -88,6 +95,16 @@ class GoldenSets:
         """The index that matches sessions to these sets' cases."""
         return GoldenIndex(self.sets, fuzzy_threshold=fuzzy_threshold, ambiguity_margin=ambiguity_margin,
                            embedding_threshold=embedding_threshold, embed=embed)
+
+    def summary(self) -> list["SetSummary"]:
+        return [SetSummary(str(s.metadata.get("source", s.eval_set_id)), s.eval_set_id, len(s.eval_cases))
+                for s in self.sets]
+
+    def without_cases(self) -> "GoldenSets":
+        """The same sets (ids, criteria, metadata) with their cases left out."""
+        out = GoldenSets()
+        out.sets = [s.model_copy(update={"eval_cases": []}) for s in self.sets]
+        return out
 
     def __iter__(self) -> Iterator[EvalSet]:
         return iter(self.sets)
