@@ -113,6 +113,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         scorer.commit(store, sid)
 
         baseline()  # warm the page cache and the interpreter's caches for every phase alike
+        # A live engine has imported and set up everything scoring uses before its first session
+        # (sqlglot's import and dialect setup alone take ~0.1 s): score one session untimed.
+        scorer.score(store, session_ids[0])
         phases = {"baseline": baseline, "map": mapping, "score": scoring, "commit": committing}
         for name, fn in phases.items():
             # Every phase meets the sessions as a live engine would: for the first time. Otherwise
@@ -139,12 +142,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _forget_caches() -> None:
+    """Empty every cache of answers: ``functools.lru_cache``s, the golden index's remembered fuzzy
+    searches and the SQL finder's recent parses. (Without the fuzzy memo cleared, the commit
+    phase and repeated runs would find every session's golden match already searched.)"""
     import functools
     import gc
 
+    try:
+        from otel_eval.golden.fuzzy_search import QueryTable
+    except ImportError:
+        QueryTable = None  # type: ignore[assignment,misc]
     for obj in gc.get_objects():
         if isinstance(obj, functools._lru_cache_wrapper):
             obj.cache_clear()
+        elif QueryTable is not None and isinstance(obj, QueryTable):
+            obj._remembered.clear()
+    try:
+        from otel_eval.metrics import sql
+    except ImportError:
+        return
+    getattr(sql, "_recent_parses", {}).clear()
 
 
 class _Scorer:
