@@ -19,8 +19,8 @@ process and thread:
 
 Numbers are printed absolute and as a ratio to the baseline of the same run (the machine may be
 shared, so absolute numbers are noisy). ``--profile N`` also prints the top N functions of a
-cProfile of one phase (``--profile-phase``, default ``commit``; ``--profile-sort tottime`` orders
-them by own time). What the targets are: benchmarks/README.md.
+cProfile of the ``commit`` phase (cumulative time; ``--profile-phase map`` or ``score`` profiles
+that phase instead). What the targets are: benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -231,11 +231,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--golden-cases", type=int, default=10_000, help="cases in the golden set (default 10000)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--profile", type=int, default=0, metavar="N",
-                        help="print the top N functions of a cProfile of one phase (--profile-phase)")
-    parser.add_argument("--profile-phase", choices=("baseline", "map", "score", "commit"), default="commit",
+                        help="print the top N functions of a cProfile of the --profile-phase phase")
+    parser.add_argument("--profile-phase", choices=("map", "score", "commit"), default="commit",
                         help="the phase --profile profiles (default commit)")
-    parser.add_argument("--profile-sort", choices=("cumulative", "tottime"), default="cumulative",
-                        help="order of the profile's functions (default cumulative)")
+    parser.add_argument("--profile-sort", default="cumulative", help="pstats sort key (default cumulative; e.g. tottime)")
     parser.add_argument("--commit-group", type=int, default=_writer_group(),
                         help="records per transaction in the commit phase (default: the writer's MAX_GROUP)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
