@@ -113,6 +113,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         scorer.commit(store, sid)
 
         baseline()  # warm the page cache and the interpreter's caches for every phase alike
+        # A live engine has imported and set up everything scoring uses before its first session
+        # (sqlglot's import and dialect setup alone take ~0.1 s): score one session untimed.
+        scorer.score(store, session_ids[0])
         phases = {"baseline": baseline, "map": mapping, "score": scoring, "commit": committing}
         for name, fn in phases.items():
             # Every phase meets the sessions as a live engine would: for the first time. Otherwise
@@ -127,6 +130,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 seconds = _timed(fn)  # the profiler's overhead is not the number we report
             else:
                 seconds = _timed(fn)
+            for _ in range(args.repeat - 1):
+                # On a shared machine the neighbours only ever add time: the fastest run is the
+                # one closest to what the code costs.
+                _forget_caches()
+                seconds = min(seconds, _timed(fn))
             results[name] = seconds
     finally:
         store.close()
@@ -134,12 +142,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _forget_caches() -> None:
+    """Empty every cache of answers: ``functools.lru_cache``s, the golden index's remembered fuzzy
+    searches and the SQL finder's recent parses. (Without the fuzzy memo cleared, the commit
+    phase and repeated runs would find every session's golden match already searched.)"""
     import functools
     import gc
 
+    try:
+        from otel_eval.golden.fuzzy_search import QueryTable
+    except ImportError:
+        QueryTable = None  # type: ignore[assignment,misc]
     for obj in gc.get_objects():
         if isinstance(obj, functools._lru_cache_wrapper):
             obj.cache_clear()
+        elif QueryTable is not None and isinstance(obj, QueryTable):
+            obj._remembered.clear()
+    try:
+        from otel_eval.metrics import sql
+    except ImportError:
+        return
+    getattr(sql, "_recent_parses", {}).clear()
 
 
 class _Scorer:
@@ -215,6 +237,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--profile-sort", default="cumulative", help="pstats sort key (default cumulative; e.g. tottime)")
     parser.add_argument("--commit-group", type=int, default=_writer_group(),
                         help="records per transaction in the commit phase (default: the writer's MAX_GROUP)")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="run every phase N times and report the fastest (default 1; the commit phase "
+                             "then stores N revisions of each session)")
     parser.add_argument("--json", type=Path, help="also write the results to this JSON file")
     return parser.parse_args(argv)
 

@@ -198,14 +198,12 @@ def _trajectory_score(kind: str) -> Callable[..., tuple[float, dict]]:
                                   collapse_retries=bool(options.get("collapse_retries", True)),
                                   first_call_only=first_call_only)
                 satisfied = alignment.satisfies(cfg.match_type)
-            score = {
-                "adk_match_avg": float(satisfied),
-                "precision": alignment.precision,
-                "recall": alignment.recall,
-                "f1": alignment.f1,
-                "in_order_f1": alignment.in_order_f1,
-                "single_tool_use": float(alignment.single_tool_use(tool_name or "")),
-            }[measure]
+            if measure == "adk_match_avg":
+                score = float(satisfied)
+            elif measure == "single_tool_use":
+                score = float(alignment.single_tool_use(tool_name or ""))
+            else:  # precision, recall, f1, in_order_f1: the alignment's properties of those names
+                score = getattr(alignment, measure)
             details: dict[str, Any] = {"measure": measure}
             if measure == "adk_match_avg":
                 details.update(match_type=cfg.match_type.value, satisfied=satisfied)

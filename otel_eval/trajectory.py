@@ -154,7 +154,13 @@ def build_trajectory(session_id: str, mapped: Sequence["MappedSpan"]) -> Traject
     for index, (_, trace_id, members, roots) in enumerate(traces):
         trajectory.turns.append(_build_turn(index, trace_id, members, roots))
 
-    ordered = [m for _, _, members, roots in traces for m in roots + [x for x in members if x not in roots]]
+    ordered = []
+    for _, _, members, roots in traces:
+        # By identity: one object per (trace, span) after the dedup above, and comparing
+        # MappedSpans by value would compare whole spans.
+        root_ids = {id(r) for r in roots}
+        ordered.extend(roots)
+        ordered.extend(x for x in members if id(x) not in root_ids)
     trajectory.user_id = next((m.data.user_id for m in ordered if m.data.user_id), None)
     trajectory.agent_version = next((v for v in (agent_version_of(m.span) for m in ordered) if v), None)
     trajectory.service_name = next(

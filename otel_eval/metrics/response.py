@@ -79,10 +79,10 @@ def _porter() -> Any:
 def rouge_tokens(text: str, use_stemmer: bool = False) -> list[str]:
     """rouge-score's default tokenizer."""
     text = _NON_ALPHANUM.sub(" ", text.lower())
-    tokens = _SPACES.split(text)
-    if use_stemmer:
-        stemmer = _porter()
-        tokens = [stemmer.stem(t) if len(t) > 3 else t for t in tokens]
+    if not use_stemmer:
+        return text.split()  # only [a-z0-9] runs are left: every non-empty piece is a valid token
+    stemmer = _porter()
+    tokens = [stemmer.stem(t) if len(t) > 3 else t for t in _SPACES.split(text)]
     return [t for t in tokens if _VALID_TOKEN.match(t)]
 
 

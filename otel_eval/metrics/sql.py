@@ -41,6 +41,17 @@ behind a JSON ``\\u`` escape: a text with none of them holds no SQL, and most te
 weather results) are skipped by this one scan instead of being walked in Python."""
 
 
+def _may_hold_sql(text: str) -> bool:
+    """``_MAY_HOLD_SQL.search(text)``, faster for the usual ASCII text: there case-insensitive
+    means ASCII case only, so lower-casing and substring tests give the same answer several times
+    faster than the regex's alternation (which Unicode case folding needs for other text)."""
+    if text.isascii():
+        low = text.lower()
+        return ("select" in low or "with" in low or "insert" in low or "update" in low or "delete" in low
+                or "create" in low or "merge" in low or "```" in low or "\\u" in low)
+    return _MAY_HOLD_SQL.search(text) is not None
+
+
 _LEADING_COMMENTS = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/)*", re.DOTALL)
 """Whitespace and SQL comments before a statement (generated SQL often opens with ``-- why``)."""
 
@@ -115,23 +126,24 @@ def _parsed_statements(text: str, dialect: Optional[str]) -> Optional[tuple[str,
     from sqlglot import exp
 
     try:
-        tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(text)
+        tokens = _dialect(dialect).tokenize(text)
         cuts = [t.start for t in tokens if t.token_type == sqlglot.TokenType.SEMICOLON]
         parsed = _parse(text, dialect, tokens)
     except Exception:  # sqlglot raises several error types for text it cannot read
         return None
     # A comment after a ";" parses as a statement of its own (exp.Semicolon): not a statement.
-    trees = [t for t in parsed if t is not None and not isinstance(t, exp.Semicolon)]
+    kept = [i for i, t in enumerate(parsed.trees) if t is not None and not isinstance(t, exp.Semicolon)]
     pieces, start = [], 0
     for cut in cuts + [len(text)]:
         piece = text[start:cut].strip()
         if piece:
             pieces.append(piece)
         start = cut + 1
-    if not trees or len(pieces) != len(trees) or not all(looks_like_sql(p) for p in pieces):
+    if not kept or len(pieces) != len(kept) or not all(looks_like_sql(p) for p in pieces):
         return None
-    for tree in trees:
-        for table in tree.find_all(exp.Table):
+    scans = parsed.scans()
+    for i in kept:
+        for table in scans[i][0]:
             identifier = table.this
             if (not table.db and isinstance(identifier, exp.Identifier) and not identifier.quoted
                     and table.name.lower() in _DETERMINERS):
@@ -139,22 +151,66 @@ def _parsed_statements(text: str, dialect: Optional[str]) -> Optional[tuple[str,
     return tuple(pieces)
 
 
-_recent_parses: dict[tuple[str, Optional[str]], list[Any]] = {}
+_dialects: dict[Optional[str], Any] = {}
 
 
-def _parse(text: str, dialect: Optional[str], tokens: Optional[list[Any]] = None) -> list[Any]:
+def _dialect(name: Optional[str]) -> Any:
+    """The sqlglot dialect object of that name, made once (it only holds settings; tokenizing and
+    parsing make their own tokenizer and parser objects)."""
+    found = _dialects.get(name)
+    if found is None:
+        import sqlglot
+
+        found = _dialects[name] = sqlglot.Dialect.get_or_raise(name)
+    return found
+
+
+class _Parsed:
+    """One text parsed in one dialect: sqlglot's trees (None for an empty statement) and, found
+    on first use in one walk of each tree, its tables and CTE names (``whole_sql`` and
+    ``extract_tables`` both need them). Only read once made."""
+
+    __slots__ = ("trees", "_scans")
+
+    def __init__(self, trees: list[Any]) -> None:
+        self.trees = trees
+        self._scans: Optional[list[tuple[list[Any], set[str]]]] = None
+
+    def scans(self) -> list[tuple[list[Any], set[str]]]:
+        """Per tree: its ``exp.Table`` nodes in ``find_all`` order (breadth first) and the
+        lower-cased names of its CTEs."""
+        if self._scans is None:
+            from sqlglot import exp
+
+            scans = []
+            for tree in self.trees:
+                tables: list[Any] = []
+                ctes: set[str] = set()
+                if tree is not None:
+                    for node in tree.bfs():
+                        if isinstance(node, exp.Table):
+                            tables.append(node)
+                        elif isinstance(node, exp.CTE):
+                            ctes.add(node.alias_or_name.lower())
+                scans.append((tables, ctes))
+            self._scans = scans
+        return self._scans
+
+
+_recent_parses: dict[tuple[str, Optional[str]], _Parsed] = {}
+
+
+def _parse(text: str, dialect: Optional[str], tokens: Optional[list[Any]] = None) -> _Parsed:
     """``sqlglot.parse(text, read=dialect)``, from ``tokens`` when the caller has them (that is
     how sqlglot parses: tokenize, then parse the tokens). Parsing is most of the cost of scoring a
     session with SQL, and a statement found by :func:`whole_sql` is parsed again at once for its
     tables with the same text and dialect: the last few results are kept (the trees are only
     read, never changed)."""
-    import sqlglot
-
     key = (text, dialect)
     found = _recent_parses.get(key)
     if found is None:
-        dialect_ = sqlglot.Dialect.get_or_raise(dialect)
-        found = dialect_.parser().parse(tokens if tokens is not None else dialect_.tokenize(text), text)
+        dialect_ = _dialect(dialect)
+        found = _Parsed(dialect_.parser().parse(tokens if tokens is not None else dialect_.tokenize(text), text))
         if len(_recent_parses) >= 32:
             _recent_parses.clear()
         _recent_parses[key] = found
@@ -170,14 +226,18 @@ def _from_json(value: Any, key: Optional[str], out: list[str]) -> None:
             _from_json(item, key, out)
     elif isinstance(value, str):
         lowered = (key or "").lower()
-        if (lowered in _SQL_KEYS or "sql" in lowered) and looks_like_sql(value) and not whole_sql(value):
-            out.append(value.strip().rstrip(";").strip())  # a fragment no dialect parses, kept whole
+        if (lowered in _SQL_KEYS or "sql" in lowered) and looks_like_sql(value):
+            whole = whole_sql(value)
+            if whole:  # what _from_text would find: a text that looks like SQL is no JSON
+                out.extend(whole)
+            else:
+                out.append(value.strip().rstrip(";").strip())  # a fragment no dialect parses, kept whole
         else:
             out.extend(_from_text(value))
 
 
 def _from_text(text: str) -> list[str]:
-    if not _MAY_HOLD_SQL.search(text):  # most values of a JSON result (names, numbers) hold none
+    if not _may_hold_sql(text):  # most values of a JSON result (names, numbers) hold none
         return []
     stripped = text.strip()
     if stripped[:1] in ("{", "["):
@@ -224,7 +284,7 @@ def find_sql(texts: Iterable[Optional[str]]) -> list[str]:
     seen: set[str] = set()
     found: list[str] = []
     for text in texts:
-        if not text or not _MAY_HOLD_SQL.search(text):
+        if not text or not _may_hold_sql(text):
             continue
         for sql in _statements_of(text):
             key = _SPACES.sub(" ", sql).strip().lower()
@@ -259,18 +319,15 @@ def _strip_quotes(part: str) -> str:
 
 
 def _tables_by_parser(sql: str, dialect: Optional[str]) -> Optional[list[str]]:
-    from sqlglot import exp
-
     try:
-        trees = _parse(sql, dialect)
+        parsed = _parse(sql, dialect)
     except Exception:  # sqlglot raises several error types for text it cannot read
         return None
     names: list[str] = []
-    for tree in trees:
+    for tree, (tables, ctes) in zip(parsed.trees, parsed.scans()):
         if tree is None:
             continue
-        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-        for table in tree.find_all(exp.Table):
+        for table in tables:
             if not table.name:
                 continue
             parts = [p for p in (table.catalog, table.db, table.name) if p]

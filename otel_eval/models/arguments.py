@@ -294,8 +294,26 @@ def arguments_equal(
     """True when the arguments agree under ``mode`` (see :data:`MODES`)."""
     if mode == "ignore":
         return True
+    if (not comparators and mode in MODES and type(expected) is dict and type(actual) is dict
+            and _same(expected, actual)):
+        return True  # the usual case, decided without building the per-key diff
     entries = argument_diff(expected, actual, mode, keys, fold_case, fold_whitespace, comparators)
     return not _mismatches(entries, mode)
+
+
+def _same(expected: Any, actual: Any) -> bool:
+    """Equal values of equal JSON types all the way down (``True`` is not ``1`` here, NaN is not
+    NaN). Such arguments agree under every mode, key selection and folding; False only means
+    "not decided this way"."""
+    if type(expected) is not type(actual):
+        return False
+    if type(expected) is dict:
+        return expected.keys() == actual.keys() and all(_same(v, actual[k]) for k, v in expected.items())
+    if type(expected) is list:
+        return len(expected) == len(actual) and all(_same(e, a) for e, a in zip(expected, actual))
+    if type(expected) in (str, int, float, bool) or expected is None:
+        return expected == actual
+    return False
 
 
 @dataclass(frozen=True)
