@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import sqlite3
 import threading
 import time
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional, Sequence, Union
 
 import sqlite_utils
+from pydantic import TypeAdapter
 
 from . import json_text
 from .errors import InputError
@@ -151,33 +153,35 @@ def agent_data_params(rows: Iterable[tuple[str, str, Optional[str], str, AgentDa
     params = []
     texts: dict[bytes, str] = {}
     for trace_id, span_id, session_id, level, data in rows:
-        fields = data.__dict__
-        # Text fields go in as they are; only the non-empty structured fields other than the tool
-        # schemas need pydantic's JSON-mode dump (one call per row, for just those fields).
-        nested = {name for name in _DUMPED_FIELDS if fields[name]}
-        dumped = data.model_dump(mode="json", include=nested) if nested else {}
-        values: list[Any] = [trace_id, span_id, session_id, level]
-        for name in AGENT_DATA_FIELDS:
-            value = fields[name]
-            if name == "tools_available":
-                value, digest = _tools_json(value)
-                texts[digest] = value
-                value = digest
-            elif name == "system_prompt":
-                if value is not None:
-                    digest = text_digest(value)
-                    texts[digest] = value
-                    value = digest
-            elif name in _JSON_FIELDS:
-                value = _json(dumped[name] if name in dumped else value)
-            elif name == "agent_exit":
-                value = int(bool(value))
-            values.append(value)
+        # Text fields go in as they are; each non-empty structured field is dumped by pydantic's
+        # serializer for its type (JSON mode, straight to text).
+        values: list[Any] = [trace_id, span_id, session_id, level, *_field_values(data.__dict__)]
+        for at, dump in _DUMPED_AT:
+            value = values[at]
+            if value:
+                values[at] = dump(value).decode()
+            elif value is not None:
+                values[at] = "[]" if type(value) is list else "{}"
+        tools, digest = _tools_json(values[_TOOLS_AT])
+        texts[digest] = tools
+        values[_TOOLS_AT] = digest
+        prompt = values[_PROMPT_AT]
+        if prompt is not None:
+            digest = text_digest(prompt)
+            texts[digest] = prompt
+            values[_PROMPT_AT] = digest
+        values[_EXIT_AT] = int(bool(values[_EXIT_AT]))
         params.append(tuple(values))
     return AgentDataParams(params, list(texts.items()))
 
 
 _DUMPED_FIELDS = _JSON_FIELDS - {"tools_available"}
+_field_values = operator.itemgetter(*AGENT_DATA_FIELDS)
+_DUMPED_AT = [(_AGENT_DATA_COLUMNS.index(name), TypeAdapter(AgentData.model_fields[name].annotation).dump_json)
+              for name in AGENT_DATA_FIELDS if name in _DUMPED_FIELDS]
+_TOOLS_AT = _AGENT_DATA_COLUMNS.index("tools_available")
+_PROMPT_AT = _AGENT_DATA_COLUMNS.index("system_prompt")
+_EXIT_AT = _AGENT_DATA_COLUMNS.index("agent_exit")
 _tools_encoded: dict[tuple[int, ...], tuple[list[Any], str, bytes]] = {}
 _NO_TOOLS = ("[]", text_digest("[]"))
 
