@@ -478,3 +478,11 @@ def test_a_large_golden_set_leaves_few_objects_in_the_engines_process(tmp_path):
         assert engine.golden_summary[0][1:] == ("big", 2000)
     finally:
         engine.close()
+
+
+def test_an_engine_with_score_worker_processes_still_answers_golden_lookups(tmp_path):
+    engine = Engine(tmp_path / "e.db", golden=[GOLDEN], score_workers=1, trace_quiet=3600, session_idle=3600).start()
+    try:
+        assert engine.golden_index.case("weather", "tokyo") is not None
+    finally:
+        engine.close()

@@ -146,6 +146,7 @@ class Engine:
         # Scoring has what it needs now: the index keeps each case as text, worker processes got
         # their copy. The parsed cases (~35 objects each) would only lengthen every full walk of
         # the cyclic GC, which runs on whichever thread allocates: in-process, the agent's.
+        self.golden_index  # built first (compact), so engine.golden_index keeps every case
         self.golden = self.golden.without_cases()
         self.eval_sets = self.golden.sets
 
