@@ -146,7 +146,8 @@ class Engine:
         # Scoring has what it needs now: the index keeps each case as text, worker processes got
         # their copy. The parsed cases (~35 objects each) would only lengthen every full walk of
         # the cyclic GC, which runs on whichever thread allocates: in-process, the agent's.
-        self.golden_index  # built first (compact), so engine.golden_index keeps every case
+        if self._index is None:  # built first (compact), so engine.golden_index keeps every case
+            self._index = golden_index(self.eval_sets, self.settings)
         self.golden = self.golden.without_cases()
         self.eval_sets = self.golden.sets
 
