@@ -44,7 +44,18 @@ def health_metrics(trajectory: Trajectory) -> dict[str, Any]:
     for turn in trajectory.turns:
         counts: dict[str, int] = {}
         first: dict[str, Any] = {}
+        # Only a call whose tool is called again in the turn can repeat: the others need no key
+        # (serialising every call's arguments was most of this function's time).
+        names = [call.name for call in turn.calls]
+        again: Any = ()
+        if len(names) > 1:
+            seen: dict[str, int] = {}
+            for name in names:
+                seen[name] = seen.get(name, 0) + 1
+            again = {name for name, n in seen.items() if n > 1}
         for call in turn.calls:
+            if call.name not in again:
+                continue
             key = _call_key(call.name, call.args)
             counts[key] = counts.get(key, 0) + 1
             first.setdefault(key, call)

@@ -101,9 +101,14 @@ def rouge1(reference: str, candidate: str, use_stemmer: bool = False) -> RougeSc
 def _unigram_overlap(reference_tokens: list[str], candidate_tokens: list[str]) -> RougeScore:
     ref = Counter(reference_tokens)
     cand = Counter(candidate_tokens)
-    overlap = sum(min(count, cand[token]) for token, count in ref.items())
-    precision = overlap / max(sum(cand.values()), 1)
-    recall = overlap / max(sum(ref.values()), 1)
+    overlap = 0
+    for token, count in ref.items():
+        other = cand.get(token)
+        if other:
+            overlap += count if count < other else other
+    # A Counter of a list counts every element: its total is the list's length.
+    precision = overlap / max(len(candidate_tokens), 1)
+    recall = overlap / max(len(reference_tokens), 1)
     f = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
     return RougeScore(precision, recall, f)
 
