@@ -22,7 +22,6 @@ criteria in ``otel_eval.scoring`` decide which number a config asked for, and na
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Callable, Optional, Sequence
 
 from ..models.evalset import MatchType, ExpectedToolCall
@@ -213,12 +212,13 @@ class Alignment:
         used = {a for _, a in pairs}
         return tuple(sorted(a for a in self.retried if a not in used))
 
-    # Every measure asks for these (an alignment is made once and only read): computed once.
-    @cached_property
+    # Plain properties, not cached ones: without retries (nearly always) the answer is an empty
+    # tuple at once, cheaper than functools.cached_property's lookup.
+    @property
     def _neutral_any_order(self) -> tuple[int, ...]:
         return self._neutral(self.pairs)
 
-    @cached_property
+    @property
     def _neutral_in_order(self) -> tuple[int, ...]:
         return self._neutral(self.ordered_pairs)
 
