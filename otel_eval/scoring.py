@@ -453,6 +453,8 @@ def config_problems(config: EvalConfig) -> list[tuple[str, str]]:
 
 
 def _check_options(kind: str, cfg: CriterionConfig) -> None:
+    if not cfg.options:
+        return
     unknown = unknown_options(kind, cfg.options)
     if unknown:
         raise ValueError("; ".join(f"options.{key}: {reason}" for key, reason in unknown))
@@ -500,12 +502,13 @@ def score_session(trajectory: Trajectory, case: Optional[EvalCase], config: Eval
     """Score one session against its golden case (or health only, when unmatched)."""
     started = time.perf_counter()
     results: list[CriterionResult] = []
-    health_cfgs = {n: c for n, c in config.criteria.items() if criterion_kind(n, c) == HEALTH}
+    kinds = {n: criterion_kind(n, c) for n, c in config.criteria.items()}
+    health_cfgs = {n: c for n, c in config.criteria.items() if kinds[n] == HEALTH}
     if case is not None:
         for name, cfg in config.criteria.items():
             if not cfg.enabled or name in health_cfgs:
                 continue
-            kind = criterion_kind(name, cfg)
+            kind = kinds[name]
             if kind is None:
                 reason = unknown_criterion(name, cfg)
                 results.append(CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold,

@@ -259,7 +259,8 @@ class Alignment:
         return self.matched_in_order == len(self.expected) and self.counted_in_order == len(self.expected)
 
     def satisfies(self, match_type: MatchType | str) -> bool:
-        match_type = MatchType(match_type)
+        if not isinstance(match_type, MatchType):
+            match_type = MatchType(match_type)
         if match_type is MatchType.EXACT:
             return self.exact_match
         if match_type is MatchType.IN_ORDER:
@@ -368,8 +369,9 @@ class Alignment:
         counted, counted_in_order = self.counted, self.counted_in_order
         precision, recall = _ratio(matched, counted), _ratio(matched, n_expected)
         in_order_f1 = _f1(_ratio(matched_in_order, counted_in_order), _ratio(matched_in_order, n_expected))
-        actual_calls = []
+        actual_names, actual_calls = [], []
         for c in self.actual:
+            actual_names.append(c.name)
             call = {"name": c.name, "args": c.args, "error": c.error}
             if c.step is not None:
                 call["step"] = c.step
@@ -378,7 +380,7 @@ class Alignment:
             actual_calls.append(call)
         return {
             "expected": [c.name for c in self.expected],
-            "actual": [c.name for c in self.actual],
+            "actual": actual_names,
             "expected_calls": [{"name": c.name, "args": c.args} for c in self.expected],
             "actual_calls": actual_calls,
             "matched_count": matched,
