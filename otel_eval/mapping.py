@@ -218,39 +218,47 @@ def aggregate_trace(mapped: Sequence[MappedSpan]) -> AgentData:
     ordered = sorted(mapped, key=lambda m: (m.span.start_ns, m.span.end_ns))
     roots = [m for m in ordered if m.span.is_root] or ordered[:1]
     root = roots[0]
-    llms = [m for m in ordered if m.reading.span_type == "llm"]
 
-    task = root.reading.user_input or next((m.reading.user_input for m in ordered if m.reading.user_input), None)
-    response = root.reading.response
-    if response is None:
-        for m in reversed(ordered):
-            if m.reading.span_type in ("agent", "llm", "chain") and m.reading.response:
-                response = m.reading.response
-                break
-
+    # One pass over the trace's spans collects everything below (this runs for every trace).
+    first_input = last_response = system_prompt = user_id = None
+    agent_exit = False
     tools_seen: dict[str, Any] = {}
     calls: list[ToolCall] = []
     results: list[ToolResult] = []
     queries: list[str] = []
     contexts: list[list[str]] = []
     for m in ordered:
-        for schema in m.data.tools_available:
+        reading, data = m.reading, m.data
+        if first_input is None and reading.user_input:
+            first_input = reading.user_input
+        if reading.response and reading.span_type in ("agent", "llm", "chain"):
+            last_response = reading.response
+        if system_prompt is None and reading.span_type == "llm" and reading.system_prompt:
+            system_prompt = reading.system_prompt
+        if user_id is None and data.user_id:
+            user_id = data.user_id
+        if reading.agent_exit:
+            agent_exit = True
+        for schema in data.tools_available:
             tools_seen.setdefault(schema.name, schema)
-        if m.reading.tool is not None and not m.reading.is_wrapper:
-            tool = m.reading.tool
+        if reading.tool is not None and not reading.is_wrapper:
+            tool = reading.tool
             call_id = tool.call_id or m.span.span_id
             calls.append(ToolCall(tool_name=tool.name, parameters=tool.arguments, call_id=call_id))
-            results.extend(m.data.tool_call_results)
-        if m.data.retrieval_query:
-            queries.extend(m.data.retrieval_query)
-        if m.data.retrieved_context:
-            contexts.extend(m.data.retrieved_context)
+            results.extend(data.tool_call_results)
+        if data.retrieval_query:
+            queries.extend(data.retrieval_query)
+        if data.retrieved_context:
+            contexts.extend(data.retrieved_context)
+    # task = the root's input, else the first seen; response = the root's output, else the last
+    # response of an agent or LLM span.
+    task = root.reading.user_input or first_input
+    response = root.reading.response if root.reading.response is not None else last_response
     if not calls:  # dialects with no tool spans (Noveum roots) still record the agent's actions
         for m in ordered:
             calls.extend(m.data.tool_calls)
 
     status = "error" if any(m.span.status == "error" for m in roots) else root.span.status
-    user_id = next((m.data.user_id for m in ordered if m.data.user_id), None)
     return AgentData(
         user_id=user_id,
         task_id=root.span.trace_id,
@@ -258,7 +266,7 @@ def aggregate_trace(mapped: Sequence[MappedSpan]) -> AgentData:
         agent_name=root.reading.agent_name or "agent",
         agent_role="agent",
         agent_task=task,
-        system_prompt=next((m.reading.system_prompt for m in llms if m.reading.system_prompt), None),
+        system_prompt=system_prompt,
         agent_response=response,
         trace=json.dumps([{"span_id": m.span.span_id, "name": m.span.name, "type": m.reading.span_type} for m in ordered]),
         tools_available=list(tools_seen.values()),
@@ -268,6 +276,6 @@ def aggregate_trace(mapped: Sequence[MappedSpan]) -> AgentData:
         retrieval_query=queries or None,
         retrieved_context=contexts or None,
         exit_status=status,
-        agent_exit=any(m.reading.agent_exit for m in ordered) or root.span.end_ns > 0,
+        agent_exit=agent_exit or root.span.end_ns > 0,
         metadata=None,
     )

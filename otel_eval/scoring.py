@@ -21,13 +21,14 @@ Rules (docs/metrics.md has every formula):
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Optional
 
 from .metrics.health import FLAG_LIMITS, LIMITS, health
-from .metrics.judge import Judge
+from .metrics.judge import ENV_BASE_URL, Judge
 from .vertex_record import vertex_record
 from .metrics.layer1 import check_record
 from .metrics.response import adk_rouge1, contains, exact_match, regex_match, rouge1
@@ -176,7 +177,12 @@ def _trajectory_score(kind: str) -> Callable[..., tuple[float, dict]]:
             raise ValueError(f"options.{sorted(set(options) - _ADK_OPTIONS)[0]}: tool_trajectory_avg_score computes "
                              "google-adk's number (names, Python == on arguments, check_args = not ignore_args); "
                              "use trajectory_match for argument options")
-        policy = None if adk else ArgumentPolicy.from_options(options)
+        if adk:
+            policy = None
+        elif any(key in options for key in _ARGUMENT_OPTIONS):
+            policy = ArgumentPolicy.from_options(options)
+        else:  # no argument option: the default policy (frozen, never changed), built once
+            policy = _DEFAULT_POLICY
         tool_name = options.get("tool_name")
         if kind == "single_tool_use" and not isinstance(tool_name, str):
             raise ValueError("options.tool_name: single_tool_use needs the name of the tool that must be used")
@@ -326,11 +332,25 @@ def _response_match(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig
     return score, {"method": method, **details}
 
 
+_NO_JUDGE = "no judge endpoint configured (set options.base_url or OTEL_EVAL_JUDGE_BASE_URL)"
+
+
+def _no_endpoint(options: dict[str, Any]) -> bool:
+    """Would ``Judge.from_config`` build an unconfigured judge (and not raise)? Most sessions run
+    ``llm_judge`` without an endpoint: this answers without building the judge."""
+    if any(key in options for key in ("timeout", "max_retries", "backoff")):
+        return False  # let from_config refuse a bad number as it always has
+    base_url = options.get("base_url") or os.environ.get(ENV_BASE_URL)
+    return not (base_url and base_url.rstrip("/"))
+
+
 def _llm_judge(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Optional[Judge] = None,
                name: str = "llm_judge", **_: Any) -> tuple[float, dict]:
+    if judge is None and _no_endpoint(cfg.options):
+        raise _Skip(_NO_JUDGE)
     judge = judge if judge is not None else Judge.from_config(cfg)
     if not getattr(judge, "configured", True):
-        raise _Skip("no judge endpoint configured (set options.base_url or OTEL_EVAL_JUDGE_BASE_URL)")
+        raise _Skip(_NO_JUDGE)
     errors: list[str] = []
 
     def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
@@ -385,6 +405,8 @@ def criterion_kind(name: str, cfg: CriterionConfig) -> Optional[str]:
 
 
 _ARGUMENT_OPTIONS = ("args_mode", "keys", "fold_case", "fold_whitespace", "comparators", "tools")
+"""The options :meth:`ArgumentPolicy.from_options` reads."""
+_DEFAULT_POLICY = ArgumentPolicy.from_options({})
 _TRAJECTORY_OPTIONS = ("kind", "max_depth", "collapse_retries", "first_call_only", "graded", *_ARGUMENT_OPTIONS)
 CRITERION_OPTIONS: dict[str, frozenset[str]] = {
     **{kind: frozenset(_TRAJECTORY_OPTIONS) for kind in TRAJECTORY_MEASURES},
@@ -431,6 +453,8 @@ def config_problems(config: EvalConfig) -> list[tuple[str, str]]:
 
 
 def _check_options(kind: str, cfg: CriterionConfig) -> None:
+    if not cfg.options:
+        return
     unknown = unknown_options(kind, cfg.options)
     if unknown:
         raise ValueError("; ".join(f"options.{key}: {reason}" for key, reason in unknown))
@@ -478,12 +502,13 @@ def score_session(trajectory: Trajectory, case: Optional[EvalCase], config: Eval
     """Score one session against its golden case (or health only, when unmatched)."""
     started = time.perf_counter()
     results: list[CriterionResult] = []
-    health_cfgs = {n: c for n, c in config.criteria.items() if criterion_kind(n, c) == HEALTH}
+    kinds = {n: criterion_kind(n, c) for n, c in config.criteria.items()}
+    health_cfgs = {n: c for n, c in config.criteria.items() if kinds[n] == HEALTH}
     if case is not None:
         for name, cfg in config.criteria.items():
             if not cfg.enabled or name in health_cfgs:
                 continue
-            kind = criterion_kind(name, cfg)
+            kind = kinds[name]
             if kind is None:
                 reason = unknown_criterion(name, cfg)
                 results.append(CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold,

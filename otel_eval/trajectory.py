@@ -154,21 +154,35 @@ def build_trajectory(session_id: str, mapped: Sequence["MappedSpan"]) -> Traject
     for index, (_, trace_id, members, roots) in enumerate(traces):
         trajectory.turns.append(_build_turn(index, trace_id, members, roots))
 
-    ordered = []
+    # The session's attributes: the first span that has each, roots first, turn by turn. One
+    # pass over the spans for all four, stopping once each is found.
+    user_id = agent_version = service_name = case_hint = None
     for _, _, members, roots in traces:
-        # By identity: one object per (trace, span) after the dedup above, and comparing
-        # MappedSpans by value would compare whole spans.
-        root_ids = {id(r) for r in roots}
-        ordered.extend(roots)
-        ordered.extend(x for x in members if id(x) not in root_ids)
-    trajectory.user_id = next((m.data.user_id for m in ordered if m.data.user_id), None)
-    trajectory.agent_version = next((v for v in (agent_version_of(m.span) for m in ordered) if v), None)
-    trajectory.service_name = next(
-        (str(m.span.resource["service.name"]) for m in ordered if m.span.resource.get("service.name")), None
-    )
-    trajectory.case_hint = next(
-        (v for v in (first_attribute(m.span, CASE_ATTRIBUTES, resource_too=False) for m in ordered) if v), None
-    )
+        if len(roots) == 1:
+            root = roots[0]
+            ordered = [root, *(x for x in members if x is not root)]
+        else:
+            # By identity: one object per (trace, span) after the dedup above, and comparing
+            # MappedSpans by value would compare whole spans.
+            root_ids = {id(r) for r in roots}
+            ordered = [*roots, *(x for x in members if id(x) not in root_ids)]
+        for m in ordered:
+            if user_id is None and m.data.user_id:
+                user_id = m.data.user_id
+            if agent_version is None:
+                agent_version = agent_version_of(m.span) or None
+            if service_name is None and m.span.resource.get("service.name"):
+                service_name = str(m.span.resource["service.name"])
+            if case_hint is None:
+                case_hint = first_attribute(m.span, CASE_ATTRIBUTES, resource_too=False) or None
+            if user_id is not None and agent_version is not None and service_name is not None \
+                    and case_hint is not None:
+                break
+        else:
+            continue
+        break
+    trajectory.user_id, trajectory.agent_version = user_id, agent_version
+    trajectory.service_name, trajectory.case_hint = service_name, case_hint
     return trajectory
 
 

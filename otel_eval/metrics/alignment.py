@@ -22,7 +22,6 @@ criteria in ``otel_eval.scoring`` decide which number a config asked for, and na
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Callable, Optional, Sequence
 
 from ..models.evalset import MatchType, ExpectedToolCall
@@ -213,12 +212,13 @@ class Alignment:
         used = {a for _, a in pairs}
         return tuple(sorted(a for a in self.retried if a not in used))
 
-    # Every measure asks for these (an alignment is made once and only read): computed once.
-    @cached_property
+    # Plain properties, not cached ones: without retries (nearly always) the answer is an empty
+    # tuple at once, cheaper than functools.cached_property's lookup.
+    @property
     def _neutral_any_order(self) -> tuple[int, ...]:
         return self._neutral(self.pairs)
 
-    @cached_property
+    @property
     def _neutral_in_order(self) -> tuple[int, ...]:
         return self._neutral(self.ordered_pairs)
 
@@ -259,7 +259,8 @@ class Alignment:
         return self.matched_in_order == len(self.expected) and self.counted_in_order == len(self.expected)
 
     def satisfies(self, match_type: MatchType | str) -> bool:
-        match_type = MatchType(match_type)
+        if not isinstance(match_type, MatchType):
+            match_type = MatchType(match_type)
         if match_type is MatchType.EXACT:
             return self.exact_match
         if match_type is MatchType.IN_ORDER:
@@ -314,62 +315,83 @@ class Alignment:
         """What matched, what is missing or extra, what came out of order, which arguments differ,
         which failed attempts were retried. Each actual call is in exactly one of matched, extra,
         retries (an unmatched call of a known tool also appears in argument_mismatches)."""
+        expected, actual, pairs = self.expected, self.actual, self.pairs
         ordered = set(self.ordered_pairs)
         matched = [
-            {"expected_index": e, "actual_index": a, "name": self.expected[e].name, "in_order": (e, a) in ordered}
-            for e, a in self.pairs
+            {"expected_index": e, "actual_index": a, "name": expected[e].name, "in_order": (e, a) in ordered}
+            for e, a in pairs
         ]
         out_of_order = [m for m in matched if not m["in_order"]]
-        if len(self.ordered_pairs) < len(self.pairs) and not out_of_order:
+        if len(self.ordered_pairs) < len(pairs) and not out_of_order:
             # A different maximum matching could have kept order; report the shortfall anyway.
-            out_of_order = [{"note": f"{len(self.pairs) - len(self.ordered_pairs)} call(s) not in expected order"}]
-        neutral = set(self._neutral_any_order)
-        used_e = {e for e, _ in self.pairs}
-        used_a = {a for _, a in self.pairs}
-        missing_e = [e for e in range(len(self.expected)) if e not in used_e]
-        extra_a = [a for a in range(len(self.actual)) if a not in used_a and a not in neutral]
-        # Unmatched calls of the same tool name: explain them as argument differences.
-        by_name = [[self.expected[e].name == self.actual[a].name for a in extra_a] for e in missing_e]
-        near = _matching(by_name, range(len(extra_a)))
-        argument_mismatches = [
-            {
-                "name": self.expected[missing_e[i]].name,
-                "expected_index": missing_e[i],
-                "actual_index": extra_a[j],
-                "arguments": self.policy.diff(self.expected[missing_e[i]].name,
-                                              self.expected[missing_e[i]].args, self.actual[extra_a[j]].args),
-            }
-            for i, j in near
-        ]
+            out_of_order = [{"note": f"{len(pairs) - len(self.ordered_pairs)} call(s) not in expected order"}]
+        neutral = self._neutral_any_order
+        if len(pairs) == len(expected) == len(actual):
+            # Everything paired (the usual case): nothing missing, extra or set aside as a retry.
+            missing_e: list[int] = []
+            extra_a: list[int] = []
+        else:
+            used_e = {e for e, _ in pairs}
+            used_a = {a for _, a in pairs}
+            missing_e = [e for e in range(len(expected)) if e not in used_e]
+            extra_a = [a for a in range(len(actual)) if a not in used_a and a not in neutral]
+        argument_mismatches = []
+        if missing_e and extra_a:
+            # Unmatched calls of the same tool name: explain them as argument differences.
+            by_name = [[expected[e].name == actual[a].name for a in extra_a] for e in missing_e]
+            argument_mismatches = [
+                {
+                    "name": expected[missing_e[i]].name,
+                    "expected_index": missing_e[i],
+                    "actual_index": extra_a[j],
+                    "arguments": self.policy.diff(expected[missing_e[i]].name,
+                                                  expected[missing_e[i]].args, actual[extra_a[j]].args),
+                }
+                for i, j in _matching(by_name, range(len(extra_a)))
+            ]
         return {
             "matched": matched,
-            "missing": [{"expected_index": e, "name": self.expected[e].name, "args": self.expected[e].args}
+            "missing": [{"expected_index": e, "name": expected[e].name, "args": expected[e].args}
                         for e in missing_e],
-            "extra": [{"actual_index": a, "name": self.actual[a].name, "args": self.actual[a].args}
+            "extra": [{"actual_index": a, "name": actual[a].name, "args": actual[a].args}
                       for a in extra_a],
             "out_of_order": out_of_order,
             "argument_mismatches": argument_mismatches,
-            "retries": [_retry_entry(self.actual, a, self.retried[a]) for a in sorted(neutral)],
+            "retries": [_retry_entry(actual, a, self.retried[a]) for a in neutral],
         }
 
     def summary(self) -> dict[str, Any]:
         """Numbers and lists for a CriterionResult's details (JSON-serialisable)."""
+        # Stored for every trajectory criterion of every session: the measures are computed here
+        # once, from the counts, rather than through the properties that recompute each other.
+        n_expected = len(self.expected)
+        matched, matched_in_order = len(self.pairs), len(self.ordered_pairs)
+        counted, counted_in_order = self.counted, self.counted_in_order
+        precision, recall = _ratio(matched, counted), _ratio(matched, n_expected)
+        in_order_f1 = _f1(_ratio(matched_in_order, counted_in_order), _ratio(matched_in_order, n_expected))
+        actual_names, actual_calls = [], []
+        for c in self.actual:
+            actual_names.append(c.name)
+            call = {"name": c.name, "args": c.args, "error": c.error}
+            if c.step is not None:
+                call["step"] = c.step
+            if c.group is not None:
+                call["group"] = c.group
+            actual_calls.append(call)
         return {
             "expected": [c.name for c in self.expected],
-            "actual": [c.name for c in self.actual],
+            "actual": actual_names,
             "expected_calls": [{"name": c.name, "args": c.args} for c in self.expected],
-            "actual_calls": [{"name": c.name, "args": c.args, "error": c.error,
-                              **({"step": c.step} if c.step is not None else {}),
-                              **({"group": c.group} if c.group is not None else {})} for c in self.actual],
-            "matched_count": self.matched,
-            "matched_in_order": self.matched_in_order,
-            "exact": self.exact_match,
-            "in_order": self.in_order_match,
-            "any_order": self.any_order_match,
-            "precision": round(self.precision, 4),
-            "recall": round(self.recall, 4),
-            "f1": round(self.f1, 4),
-            "in_order_f1": round(self.in_order_f1, 4),
+            "actual_calls": actual_calls,
+            "matched_count": matched,
+            "matched_in_order": matched_in_order,
+            "exact": matched_in_order == n_expected and counted_in_order == n_expected,
+            "in_order": counted == 0 if not self.expected else matched_in_order == n_expected,
+            "any_order": counted == 0 if not self.expected else matched == n_expected,
+            "precision": round(precision, 4),
+            "recall": round(recall, 4),
+            "f1": round(_f1(precision, recall), 4),
+            "in_order_f1": round(in_order_f1, 4),
             "check_args": self.check_args,
             **self.diff(),
         }
@@ -412,16 +434,17 @@ def align(
             return True
         return compare(e, a) if compare is not None else policy.equal(e.name, e.args, a.args)
 
-    compatible = [[e.name == a.name and same_args(e, a) for a in actual] for e in expected]
     candidates = set(retried)
     blocks = _blocks(actual) if parallel_groups else [[i] for i in range(len(actual))]
-    if (len(expected) == len(actual) and not candidates and all(len(b) == 1 for b in blocks)
-            and all(compatible[i][i] for i in range(len(expected)))):
+    if (len(expected) == len(actual) and not candidates and len(blocks) == len(actual)
+            and all(e.name == a.name and same_args(e, a) for e, a in zip(expected, actual))):
         # Every call where the golden puts it (the usual case): an order-preserving matching as
         # large as both lists is the identity, and it is what the DP and the seeded maximum
-        # matching below would return.
+        # matching below would return. Only the diagonal needs comparing (argument comparison
+        # is the costly part of aligning).
         return Alignment(expected, actual, [(i, i) for i in range(len(expected))],
                          [(i, i) for i in range(len(expected))], retried, check_args, policy)
+    compatible = [[e.name == a.name and same_args(e, a) for a in actual] for e in expected]
     ordered = _ordered_matching(compatible, blocks, candidates)
     pairs = _preferred(compatible, range(len(actual)), candidates, seed=ordered)
     return Alignment(expected, actual, pairs, ordered, retried, check_args, policy)

@@ -37,41 +37,45 @@ def _call_key(name: str, args: Any) -> str:
 def health_metrics(trajectory: Trajectory) -> dict[str, Any]:
     """The numbers. Repeated calls = calls identical (name and arguments) to an earlier call of
     the same turn; ``loops`` lists each repeated call with how often it was made."""
-    calls = trajectory.calls
-    errors = sum(1 for c in calls if c.error is not None)
-    repeated = 0
+    # One pass over the turns: this runs for every session, matched or not.
+    turns = trajectory.turns
+    n_calls = errors = repeated = llm_calls = input_tokens = output_tokens = 0
     loops: list[dict[str, Any]] = []
-    for turn in trajectory.turns:
-        counts: dict[str, int] = {}
-        first: dict[str, Any] = {}
-        for call in turn.calls:
-            key = _call_key(call.name, call.args)
-            counts[key] = counts.get(key, 0) + 1
-            first.setdefault(key, call)
-        for key, count in counts.items():
-            if count > 1:
-                repeated += count - 1
-                loops.append({"turn": turn.index, "name": first[key].name, "args": first[key].args, "count": count})
-    llm_calls = sum(t.llm_calls for t in trajectory.turns)
-    turn_latencies = [
-        round((t.end_ns - t.start_ns) / 1e6, 3) for t in trajectory.turns if t.end_ns and t.start_ns and t.end_ns >= t.start_ns
-    ]
-    starts = [t.start_ns for t in trajectory.turns if t.start_ns]
-    ends = [t.end_ns for t in trajectory.turns if t.end_ns]
+    turn_latencies: list[float] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    unanswered: list[int] = []
+    for turn in turns:
+        calls = turn.calls
+        n_calls += len(calls)
+        for call in calls:
+            if call.error is not None:
+                errors += 1
+        if len(calls) > 1:
+            repeated += _repeats(turn.index, calls, loops)
+        llm_calls += turn.llm_calls
+        input_tokens += turn.input_tokens
+        output_tokens += turn.output_tokens
+        start, end = turn.start_ns, turn.end_ns
+        if end and start and end >= start:
+            turn_latencies.append(round((end - start) / 1e6, 3))
+        if start:
+            starts.append(start)
+        if end:
+            ends.append(end)
+        if not (turn.final_response or "").strip():
+            unanswered.append(turn.index)
     session_latency = round((max(ends) - min(starts)) / 1e6, 3) if starts and ends and max(ends) >= min(starts) else None
-    input_tokens = sum(t.input_tokens for t in trajectory.turns)
-    output_tokens = sum(t.output_tokens for t in trajectory.turns)
-    unanswered = [t.index for t in trajectory.turns if not (t.final_response or "").strip()]
-    last = trajectory.turns[-1] if trajectory.turns else None
+    last = turns[-1] if turns else None
     return {
-        "turns": len(trajectory.turns),
-        "tool_calls": len(calls),
+        "turns": len(turns),
+        "tool_calls": n_calls,
         "tool_errors": errors,
-        "tool_error_rate": round(errors / len(calls), 4) if calls else 0.0,
+        "tool_error_rate": round(errors / n_calls, 4) if n_calls else 0.0,
         "repeated_calls": repeated,
         "loops": loops,
         "llm_calls": llm_calls,
-        "steps": len(calls) + llm_calls,
+        "steps": n_calls + llm_calls,
         "missing_final_answer": last is None or not (last.final_response or "").strip(),
         "turns_without_answer": unanswered,
         "turn_latency_ms": turn_latencies,
@@ -81,6 +85,32 @@ def health_metrics(trajectory: Trajectory) -> dict[str, Any]:
         "output_tokens": output_tokens,
         "total_tokens": input_tokens + output_tokens,
     }
+
+
+def _repeats(turn_index: int, calls: list[Any], loops: list[dict[str, Any]]) -> int:
+    """Calls of one turn identical to an earlier one; each repeated call is added to ``loops``."""
+    # Only a call whose tool is called again in the turn can repeat: the others need no key
+    # (serialising every call's arguments was most of the health criterion's time).
+    seen: dict[str, int] = {}
+    for call in calls:
+        seen[call.name] = seen.get(call.name, 0) + 1
+    again = {name for name, n in seen.items() if n > 1}
+    if not again:
+        return 0
+    counts: dict[str, int] = {}
+    first: dict[str, Any] = {}
+    for call in calls:
+        if call.name not in again:
+            continue
+        key = _call_key(call.name, call.args)
+        counts[key] = counts.get(key, 0) + 1
+        first.setdefault(key, call)
+    repeated = 0
+    for key, count in counts.items():
+        if count > 1:
+            repeated += count - 1
+            loops.append({"turn": turn_index, "name": first[key].name, "args": first[key].args, "count": count})
+    return repeated
 
 
 def check_limits(metrics: Mapping[str, Any], limits: Optional[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Optional
 
 _NON_ALPHANUM = re.compile(r"[^a-z0-9]+")
+_ALPHANUM_RUN = re.compile(r"[a-z0-9]+")
 _SPACES = re.compile(r"\s+")
 _VALID_TOKEN = re.compile(r"^[a-z0-9]+$")
 
@@ -78,9 +78,10 @@ def _porter() -> Any:
 
 def rouge_tokens(text: str, use_stemmer: bool = False) -> list[str]:
     """rouge-score's default tokenizer."""
-    text = _NON_ALPHANUM.sub(" ", text.lower())
     if not use_stemmer:
-        return text.split()  # only [a-z0-9] runs are left: every non-empty piece is a valid token
+        # Replacing the other characters by spaces and splitting leaves exactly the [a-z0-9] runs.
+        return _ALPHANUM_RUN.findall(text.lower())
+    text = _NON_ALPHANUM.sub(" ", text.lower())
     stemmer = _porter()
     tokens = [stemmer.stem(t) if len(t) > 3 else t for t in _SPACES.split(text)]
     return [t for t in tokens if _VALID_TOKEN.match(t)]
@@ -99,11 +100,19 @@ def rouge1(reference: str, candidate: str, use_stemmer: bool = False) -> RougeSc
 
 
 def _unigram_overlap(reference_tokens: list[str], candidate_tokens: list[str]) -> RougeScore:
-    ref = Counter(reference_tokens)
-    cand = Counter(candidate_tokens)
-    overlap = sum(min(count, cand[token]) for token, count in ref.items())
-    precision = overlap / max(sum(cand.values()), 1)
-    recall = overlap / max(sum(ref.values()), 1)
+    # overlap = sum over tokens of min(reference count, candidate count): each reference token
+    # takes one of the candidate's copies while any are left (cheaper than two Counters).
+    left: dict[str, int] = {}
+    for token in candidate_tokens:
+        left[token] = left.get(token, 0) + 1
+    overlap = 0
+    for token in reference_tokens:
+        n = left.get(token)
+        if n:
+            left[token] = n - 1
+            overlap += 1
+    precision = overlap / max(len(candidate_tokens), 1)
+    recall = overlap / max(len(reference_tokens), 1)
     f = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
     return RougeScore(precision, recall, f)
 
