@@ -83,6 +83,21 @@ def _bare_statements(text: str) -> list[str]:
             pos = m.end()
 
 
+_UPPER_KEYWORDS = ("SELECT", "WITH", "INSERT", "UPDATE", "DELETE", "CREATE", "MERGE")
+_LINE_START_KEYWORD = re.compile(r"(?:\A\s*|\n[ \t]*)(?:SELECT|WITH|INSERT|UPDATE|DELETE|CREATE|MERGE)", re.IGNORECASE)
+
+
+def _may_hold_trusted_statement(text: str) -> bool:
+    """Can :func:`_bare_statements` find a statement in the text? It trusts only an upper-case
+    keyword, or one that starts a line (see :func:`_at_line_start`) in a statement ending with
+    ``;``: prose with neither (most answers and documents) is skipped without every "with" in it
+    being looked at. For ASCII text only: there the case-insensitive keyword pattern matches
+    nothing but the ASCII letters tested here."""
+    if not text.isascii() or any(keyword in text for keyword in _UPPER_KEYWORDS):
+        return True
+    return ";" in text and _LINE_START_KEYWORD.search(text) is not None
+
+
 def _at_line_start(text: str, at: int) -> bool:
     """Is ``text[at]`` the first thing on its line (only spaces or tabs before it), or is
     everything before it whitespace? Looks back from ``at`` instead of copying the text before
@@ -288,6 +303,8 @@ def _from_text(text: str) -> list[str]:
     whole = whole_sql(text)
     if whole:
         return list(whole)
+    if "```" not in text and not _may_hold_trusted_statement(text):
+        return []
     out = []
     for m in _FENCE.finditer(text):
         lang, body = m.group(1).lower(), m.group(2).strip()
