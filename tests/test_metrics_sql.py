@@ -217,3 +217,20 @@ def test_lower_case_sql_with_a_leading_comment_on_real_sdk_spans():
     # A script with comments between its statements gives each statement; prose stays prose.
     assert whole_sql("-- a\nselect 1 from x; -- b\nselect * from y") == ("-- a\nselect 1 from x", "-- b\nselect * from y")
     assert whole_sql("-- note\nplease select a date from the list") == ()
+
+
+_PROSE_PIECES = st.sampled_from(["select a from t", "SELECT a FROM t", "Select a From t", "with x as (select 1 from y)",
+                                 "insert into t", "update t set a = 1", "delete from t", "create table t",
+                                 "merge into t", "within", "please select a date from the list", " ", "\t",
+                                 "\r", "\n", "\n\n", ";", ",", "x", "-- c\n", "\u00e9"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PROSE_PIECES, max_size=14).map("".join))
+def test_property_prose_skipped_by_the_quick_check_holds_no_statement(text):
+    """The finder skips prose with no upper-case keyword and no line-leading keyword before a
+    ";" without scanning it: such prose must be prose the full scan finds nothing in."""
+    from otel_eval.metrics.sql import _bare_statements, _may_hold_trusted_statement
+
+    if _bare_statements(text):
+        assert _may_hold_trusted_statement(text)

@@ -9,6 +9,14 @@ characters). The queries are sorted by length once, when the index is built; a s
 only the slice whose lengths can reach the cutoff, and puts the hits back in ``process.extract``'s
 order: score descending, then position in the original list.
 
+Inside that slice most queries are still far off, and scoring each costs ~100 ns. So the slice is
+first scored on *sketches*: the queries with spaces and the vowels a, e, i, o, u deleted. Deleting
+the same characters from two strings never increases their Indel distance (the common subsequence
+loses only the deleted characters, which both lengths lose too), so a query whose sketch is more
+than d_max = (1 − c/100)·(m + n) from the session query's sketch cannot reach the cutoff, and is
+not scored in full. Sketches are ~35% shorter (shorter strings are scored faster) and keep ~4% of
+the slice for the full score on the benchmark's golden set.
+
 Sessions ask the same off-golden questions again and again ("what can you do?"), so the last
 results are remembered (bounded, per process): a repeated query is not searched again.
 """
@@ -21,6 +29,7 @@ from collections import OrderedDict
 from typing import Any, Sequence
 
 from rapidfuzz import fuzz, process
+from rapidfuzz.distance import Indel
 
 #: (choice, score, position in the original list), as ``process.extract`` returns them.
 Hit = tuple[str, float, int]
@@ -31,6 +40,8 @@ NEAREST_CUTOFFS = (85.0, 70.0, 50.0)
 REMEMBERED = 4096
 #: Float slack on the length bounds: a length at the edge is scored, never skipped.
 _SLACK = 1e-6
+#: What a sketch leaves out (see the module's docstring): frequent characters, so sketches are short.
+_SKETCH = str.maketrans("", "", " aeiou")
 
 
 class QueryTable:
@@ -44,6 +55,7 @@ class QueryTable:
         self._position = order
         self._by_length = [self.queries[i] for i in order]
         self._lengths = [len(q) for q in self._by_length]
+        self._sketches = [q.translate(_SKETCH) for q in self._by_length]
         self._remembered: OrderedDict[tuple[str, str, float], tuple[Hit, ...]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -73,8 +85,19 @@ class QueryTable:
 
     def _above(self, query: str, cutoff: float) -> tuple[Hit, ...]:
         lo, hi = self._window(len(query), cutoff)
-        hits = process.extract(query, self._by_length[lo:hi], scorer=fuzz.ratio, score_cutoff=cutoff, limit=None)
-        found = [(choice, score, self._position[lo + i]) for choice, score, i in hits]
+        if lo >= hi:
+            return ()
+        at = range(lo, hi)
+        if cutoff > 0.0:
+            # The sketch filter (module docstring): d_max for the longest query in the slice bounds
+            # every query's, and a distance is an integer.
+            most = int((1.0 - cutoff / 100.0) * (len(query) + self._lengths[hi - 1]) + _SLACK)
+            near = process.extract(query.translate(_SKETCH), self._sketches[lo:hi], scorer=Indel.distance,
+                                   score_cutoff=most, limit=None)
+            at = [lo + i for _, _, i in near]
+        by_length = self._by_length
+        hits = process.extract(query, [by_length[i] for i in at], scorer=fuzz.ratio, score_cutoff=cutoff, limit=None)
+        found = [(choice, score, self._position[at[i]]) for choice, score, i in hits]
         found.sort(key=lambda hit: (-hit[1], hit[2]))
         return tuple(found)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import threading
 from typing import Any, Iterable, Optional, Sequence
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
@@ -82,6 +83,21 @@ def _bare_statements(text: str) -> list[str]:
             pos = m.end()
 
 
+_UPPER_KEYWORDS = ("SELECT", "WITH", "INSERT", "UPDATE", "DELETE", "CREATE", "MERGE")
+_LINE_START_KEYWORD = re.compile(r"(?:\A\s*|\n[ \t]*)(?:SELECT|WITH|INSERT|UPDATE|DELETE|CREATE|MERGE)", re.IGNORECASE)
+
+
+def _may_hold_trusted_statement(text: str) -> bool:
+    """Can :func:`_bare_statements` find a statement in the text? It trusts only an upper-case
+    keyword, or one that starts a line (see :func:`_at_line_start`) in a statement ending with
+    ``;``: prose with neither (most answers and documents) is skipped without every "with" in it
+    being looked at. For ASCII text only: there the case-insensitive keyword pattern matches
+    nothing but the ASCII letters tested here."""
+    if not text.isascii() or any(keyword in text for keyword in _UPPER_KEYWORDS):
+        return True
+    return ";" in text and _LINE_START_KEYWORD.search(text) is not None
+
+
 def _at_line_start(text: str, at: int) -> bool:
     """Is ``text[at]`` the first thing on its line (only spaces or tabs before it), or is
     everything before it whitespace? Looks back from ``at`` instead of copying the text before
@@ -126,7 +142,7 @@ def _parsed_statements(text: str, dialect: Optional[str]) -> Optional[tuple[str,
     from sqlglot import exp
 
     try:
-        tokens = _dialect(dialect).tokenize(text)
+        tokens = _tools(dialect)[0].tokenize(text)
         cuts = [t.start for t in tokens if t.token_type == sqlglot.TokenType.SEMICOLON]
         parsed = _parse(text, dialect, tokens)
     except Exception:  # sqlglot raises several error types for text it cannot read
@@ -162,6 +178,23 @@ def _dialect(name: Optional[str]) -> Any:
         import sqlglot
 
         found = _dialects[name] = sqlglot.Dialect.get_or_raise(name)
+    return found
+
+
+_per_thread = threading.local()
+
+
+def _tools(name: Optional[str]) -> tuple[Any, Any]:
+    """This thread's sqlglot tokenizer and parser for the dialect. ``Dialect.tokenize`` makes a new
+    tokenizer per text, which costs a quarter as much as tokenizing one; both reset their state at
+    the start of every text, so one of each is kept per thread (they are not thread-safe)."""
+    tools = getattr(_per_thread, "tools", None)
+    if tools is None:
+        tools = _per_thread.tools = {}
+    found = tools.get(name)
+    if found is None:
+        dialect = _dialect(name)
+        found = tools[name] = (dialect.tokenizer(), dialect.parser())
     return found
 
 
@@ -209,31 +242,49 @@ def _parse(text: str, dialect: Optional[str], tokens: Optional[list[Any]] = None
     key = (text, dialect)
     found = _recent_parses.get(key)
     if found is None:
-        dialect_ = _dialect(dialect)
-        found = _Parsed(dialect_.parser().parse(tokens if tokens is not None else dialect_.tokenize(text), text))
+        tokenizer, parser = _tools(dialect)
+        found = _Parsed(parser.parse(tokens if tokens is not None else tokenizer.tokenize(text), text))
         if len(_recent_parses) >= 32:
             _recent_parses.clear()
         _recent_parses[key] = found
     return found
 
 
-def _from_json(value: Any, key: Optional[str], out: list[str]) -> None:
-    if isinstance(value, dict):
+def _from_json(value: Any, sql_key: bool, out: list[str]) -> None:
+    """The statements in a parsed JSON value; ``sql_key``: it is (inside) a value under a key
+    that names SQL (:func:`_is_sql_key`). Only strings can hold SQL, so numbers, booleans and
+    nulls (most of a result's rows) are passed over without a call."""
+    if isinstance(value, str):
+        _from_json_string(value, sql_key, out)
+    elif isinstance(value, dict):
         for k, v in value.items():
-            _from_json(v, str(k), out)
+            if isinstance(v, str):
+                _from_json_string(v, _is_sql_key(k), out)
+            elif isinstance(v, (dict, list)):
+                _from_json(v, _is_sql_key(k), out)
     elif isinstance(value, list):
         for item in value:
-            _from_json(item, key, out)
-    elif isinstance(value, str):
-        lowered = (key or "").lower()
-        if (lowered in _SQL_KEYS or "sql" in lowered) and looks_like_sql(value):
-            whole = whole_sql(value)
-            if whole:  # what _from_text would find: a text that looks like SQL is no JSON
-                out.extend(whole)
-            else:
-                out.append(value.strip().rstrip(";").strip())  # a fragment no dialect parses, kept whole
+            if isinstance(item, str):
+                _from_json_string(item, sql_key, out)
+            elif isinstance(item, (dict, list)):
+                _from_json(item, sql_key, out)
+
+
+def _is_sql_key(key: Any) -> bool:
+    lowered = str(key).lower()
+    return lowered in _SQL_KEYS or "sql" in lowered
+
+
+def _from_json_string(value: str, sql_key: bool, out: list[str]) -> None:
+    if sql_key and looks_like_sql(value):
+        # looks_like_sql strips the text itself, so whole_sql's own check would repeat this one.
+        whole = _whole_sql(value.strip())
+        if whole:  # what _from_text would find: a text that looks like SQL is no JSON
+            out.extend(whole)
         else:
-            out.extend(_from_text(value))
+            out.append(value.strip().rstrip(";").strip())  # a fragment no dialect parses, kept whole
+    elif _may_hold_sql(value):  # most values of a JSON result (names, numbers) hold none
+        out.extend(_from_text(value))
 
 
 def _from_text(text: str) -> list[str]:
@@ -247,11 +298,13 @@ def _from_text(text: str) -> list[str]:
             parsed = None
         if isinstance(parsed, (dict, list)):
             out: list[str] = []
-            _from_json(parsed, None, out)
+            _from_json(parsed, False, out)
             return out
     whole = whole_sql(text)
     if whole:
         return list(whole)
+    if "```" not in text and not _may_hold_trusted_statement(text):
+        return []
     out = []
     for m in _FENCE.finditer(text):
         lang, body = m.group(1).lower(), m.group(2).strip()
