@@ -110,9 +110,6 @@ class FinishedEvaluation:
             state["_result"] = None
         return state
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-
 
 def score_loaded(loaded: LoadedSession, ctx: ScoringContext, expected_status: str = ENDED,
                  details: Optional[dict[str, Any]] = None, started: Optional[float] = None) -> FinishedEvaluation:

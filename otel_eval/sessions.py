@@ -52,8 +52,8 @@ class _Session:
     traces: dict[str, _Trace] = field(default_factory=dict)
     order: int = 0
     """When the tracker first saw it: sessions ending in one round are reported in this order."""
-    check_at_ns: int = 0
-    """The earliest receive-clock time it could end; its live entry in the tracker's heap."""
+    check_at_ns: int = -1
+    """The earliest receive-clock time it could end: its live entry in the tracker's heap (-1: none)."""
 
 
 class SessionTracker:
@@ -74,11 +74,9 @@ class SessionTracker:
         session.check_at_ns = at_ns
         heapq.heappush(self._checks, (at_ns, session_id))
 
-    def _new_session(self, session_id: str, keyed_by: str, last_received_ns: int = 0,
-                     end_requested: bool = False) -> _Session:
-        session = self._sessions[session_id] = _Session(keyed_by, last_received_ns, end_requested,
-                                                        order=next(self._order))
-        self._schedule(session_id, session, last_received_ns)
+    def _new_session(self, session_id: str, keyed_by: str, end_requested: bool = False) -> _Session:
+        """Tracked from now on, not yet scheduled (its first span, or ``resume``, does that)."""
+        session = self._sessions[session_id] = _Session(keyed_by, 0, end_requested, order=next(self._order))
         return session
 
     def __len__(self) -> int:
@@ -139,7 +137,7 @@ class SessionTracker:
                 continue  # stale: the session ended, or a newer span moved its check
             reason = self._end_reason(session, now_ns, quiet, idle)
             if reason:
-                session.check_at_ns = -1
+                session.check_at_ns = -1  # a duplicate entry popped later in this round is stale
                 ended.append((session, session_id, reason))
             else:  # quiet but not complete: it can only end idle (or by a newer span's schedule)
                 wait = quiet if now_ns - session.last_received_ns < quiet else idle
@@ -180,4 +178,4 @@ class SessionTracker:
         for trace_id, root_span_id, last_received_ns in traces:
             self.observe(session_id, keyed_by, trace_id, root_span_id is not None, last_received_ns, end_requested)
         if session_id not in self._sessions:  # a session row with no traces: end it at the next tick
-            self._new_session(session_id, keyed_by, 0, end_requested)
+            self._schedule(session_id, self._new_session(session_id, keyed_by, end_requested), 0)

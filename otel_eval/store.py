@@ -126,7 +126,6 @@ _AGENT_DATA_UPSERT = (
     + ", ".join(f"{n} = excluded.{n}" for n in _AGENT_ROW_COLUMNS[2:])
 )
 _AGENT_TEXT_INSERT = "INSERT OR IGNORE INTO agent_texts (digest, text) VALUES (?, ?)"
-_SHARED_POSITIONS = [i for i, n in enumerate(_AGENT_DATA_COLUMNS) if n in SHARED_TEXT_FIELDS]
 
 
 def text_digest(text: str) -> bytes:
@@ -158,10 +157,7 @@ def agent_data_params(rows: Iterable[tuple[str, str, Optional[str], str, AgentDa
         values: list[Any] = [trace_id, span_id, session_id, level, *_field_values(data.__dict__)]
         for at, dump in _DUMPED_AT:
             value = values[at]
-            if value:
-                values[at] = dump(value).decode()
-            elif value is not None:
-                values[at] = "[]" if type(value) is list else "{}"
+            values[at] = dump(value).decode() if value else _json(value)
         tools, digest = _tools_json(values[_TOOLS_AT])
         texts[digest] = tools
         values[_TOOLS_AT] = digest

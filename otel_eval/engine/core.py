@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence, Union
 
 from ..golden import GoldenSets, GoldenSource
-from ..models.evalset import EvalConfig
+from ..models.evalset import EvalConfig, EvalSet
 from ..pipeline import FinishedEvaluation, ScoringContext
 from ..spans import LogEvent, SpanRecord
 from ..store import Store
@@ -70,7 +70,6 @@ class Engine:
         self.golden = GoldenSets.load(golden)
         self.golden_summary = self.golden.summary()
         """Each set's source, id and case count (``eval_sets`` lose their cases once started)."""
-        self.eval_sets = self.golden.sets
         self.config_hash = self.settings.config_hash
         self._results: list[ResultCallback] = [on_result] if on_result else []
         self._listeners: list[EventListener] = []
@@ -92,6 +91,11 @@ class Engine:
         self._closed = False
 
     # --- properties kept for callers of the flat constructor ---------------------------------
+
+    @property
+    def eval_sets(self) -> list[EvalSet]:
+        """The golden sets; once the engine has started, without their cases (the index has them)."""
+        return self.golden.sets
 
     @property
     def config(self) -> EvalConfig:
@@ -149,7 +153,6 @@ class Engine:
         if self._index is None:  # built first (compact), so engine.golden_index keeps every case
             self._index = golden_index(self.eval_sets, self.settings)
         self.golden = self.golden.without_cases()
-        self.eval_sets = self.golden.sets
 
     def _make_workers(self) -> ScoreWorkers:
         if self.settings.score_workers > 0:
