@@ -158,6 +158,13 @@ def as_arguments(value: Any, single_key: str = "input") -> dict[str, Any]:
     return {single_key: parsed}
 
 
+def tool_schema(name: Any, description: Any, parameters: Any) -> ToolSchema:
+    """A tool definition as AgentData keeps it: name and description as text (no description: ""),
+    the parameters only when they are a JSON-schema object."""
+    return ToolSchema(name=str(name), description=str(description or ""),
+                      args_schema=parameters if isinstance(parameters, dict) else None)
+
+
 def as_int(value: Any) -> Optional[int]:
     """A count attribute as an int; missing or non-numeric values are None, not an error."""
     if value in (None, "") or isinstance(value, bool):

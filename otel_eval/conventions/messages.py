@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from ..models.agent_data import ToolSchema
-from .base import Reading, RequestedToolCall, as_arguments, parse_json_maybe
+from .base import Reading, RequestedToolCall, as_arguments, parse_json_maybe, tool_schema
 
 _ROLE_ALIASES = {"model": "assistant", "ai": "assistant", "human": "user", "developer": "system", "function": "tool"}
 _PROMPT_KEY = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
@@ -415,13 +415,7 @@ def _tool_schemas(value: Any) -> list[ToolSchema]:
         if not source.get("name"):
             continue
         parameters = parse_json_maybe(source.get("parameters", source.get("parameters_json_schema")))
-        out.append(
-            ToolSchema(
-                name=str(source["name"]),
-                description=str(source.get("description") or ""),
-                args_schema=parameters if isinstance(parameters, dict) else None,
-            )
-        )
+        out.append(tool_schema(source["name"], source.get("description"), parameters))
     return out
 
 

@@ -35,6 +35,7 @@ from .base import (
     loads,
     parse_json_maybe,
     span_error,
+    tool_schema,
 )
 
 NAME = "openinference"
@@ -165,7 +166,7 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
         reading.sources["parameters_passed"] = "tool.parameters"
     if isinstance(definition, dict) and _is_schema(definition):
         reading.tools_available = [
-            ToolSchema(name=name, description=_str(attrs.get("tool.description")) or "", args_schema=definition)
+            tool_schema(name, _str(attrs.get("tool.description")), definition)
         ]
         reading.sources["tools_available"] = "tool.parameters"
     invocation.call_id = _str(attrs.get("tool.id")) or _str(attrs.get("tool_call.id"))
@@ -528,51 +529,32 @@ def _tool_schemas(grouped: dict[int, dict[str, Any]]) -> list[ToolSchema]:
     schemas = []
     for _, fields in sorted(grouped.items()):
         text = fields.get("tool.json_schema")
-        if isinstance(text, str):
-            # The same few schemas come with every LLM span: parse and validate each text once.
-            cached = _schema_of_text(text)
-            if cached is not None:
-                schemas.append(cached)
-                continue
-        definition = parse_json_maybe(text)
-        if isinstance(definition, dict):
-            function = definition.get("function") if isinstance(definition.get("function"), dict) else definition
-            name = function.get("name")
-            if name:
-                params = function.get("parameters", function.get("input_schema"))
-                schemas.append(
-                    ToolSchema(
-                        name=str(name),
-                        description=str(function.get("description") or ""),
-                        args_schema=params if isinstance(params, dict) else None,
-                    )
-                )
-                continue
-        if fields.get("tool.name"):
-            params = parse_json_maybe(fields.get("tool.parameters"))
-            schemas.append(
-                ToolSchema(
-                    name=str(fields["tool.name"]),
-                    description=str(fields.get("tool.description") or ""),
-                    args_schema=params if isinstance(params, dict) else None,
-                )
-            )
+        # The same few schemas come with every LLM span: each text is parsed and validated once.
+        schema = _schema_of_text(text) if isinstance(text, str) else _schema_of_definition(text)
+        if schema is not None:
+            schemas.append(schema)
+        elif fields.get("tool.name"):
+            schemas.append(tool_schema(fields["tool.name"], fields.get("tool.description"),
+                                       parse_json_maybe(fields.get("tool.parameters"))))
     return schemas
 
 
 @functools.lru_cache(maxsize=512)
 def _schema_of_text(text: str) -> Optional[ToolSchema]:
-    """The ToolSchema a ``tool.json_schema`` text defines, or None (the caller reads it the long way)."""
-    definition = parse_json_maybe(text)
+    """The ToolSchema a ``tool.json_schema`` text defines, or None."""
+    return _schema_of_definition(parse_json_maybe(text))
+
+
+def _schema_of_definition(definition: Any) -> Optional[ToolSchema]:
+    """An OpenAI function definition (``{"type": "function", "function": {...}}``) or a bare one
+    as a ToolSchema; None when it is not a definition with a name."""
     if not isinstance(definition, dict):
         return None
     function = definition.get("function") if isinstance(definition.get("function"), dict) else definition
     name = function.get("name")
     if not name:
         return None
-    params = function.get("parameters", function.get("input_schema"))
-    return ToolSchema(name=str(name), description=str(function.get("description") or ""),
-                      args_schema=params if isinstance(params, dict) else None)
+    return tool_schema(name, function.get("description"), function.get("parameters", function.get("input_schema")))
 
 
 def _documents(attrs: Mapping[str, Any], prefix: str) -> list[str]:
