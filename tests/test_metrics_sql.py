@@ -234,3 +234,13 @@ def test_property_prose_skipped_by_the_quick_check_holds_no_statement(text):
 
     if _bare_statements(text):
         assert _may_hold_trusted_statement(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PROSE_PIECES | st.sampled_from(["```", "\\u00e9", "Merge", "DELETE", "up", "date"]),
+                max_size=14).map("".join))
+def test_property_the_quick_may_hold_check_answers_as_its_pattern(text):
+    """The ASCII fast path of the pre-scan spells the markers out: it must give the pattern's answer."""
+    from otel_eval.metrics.sql import _MAY_HOLD_SQL, _may_hold_sql
+
+    assert _may_hold_sql(text) == (_MAY_HOLD_SQL.search(text) is not None)
