@@ -20,7 +20,7 @@ from otel_eval.engine import Engine, EngineSettings, EvaluationStored
 from otel_eval.errors import InputError, OtelEvalError
 from otel_eval.models.evalset import EvalConfig
 
-from . import preflight
+from . import memory, preflight
 from .budget import ByteBudget
 from .config import CollectorConfig, load_config
 from .grpc_server import GrpcServer
@@ -241,6 +241,7 @@ def run(config: CollectorConfig, *, ready: Optional[Callable[[Collector], None]]
             previous[signum] = signal.signal(signum, on_signal)
     try:
         preflight.check(config)  # database writable, TLS files usable, ports free: else one line, exit 2
+        memory.limit_arenas()  # before our threads start: their arenas are made from now on
         collector = Collector(config).start()
         # The golden sets (hundreds of thousands of objects for a large set) live as long as the
         # process: frozen, the cyclic GC stops walking them in every full collection, which

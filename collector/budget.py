@@ -15,12 +15,12 @@ budget drains to zero after a burst, :func:`release_memory` hands the free pages
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import logging
 import threading
 import time
 from typing import Optional
+
+from .memory import release_memory
 
 log = logging.getLogger("otel_eval.collector")
 
@@ -94,29 +94,3 @@ class Reservation:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-_libc: Optional[ctypes.CDLL] = None
-_libc_loaded = False
-
-
-def _glibc() -> Optional[ctypes.CDLL]:
-    global _libc, _libc_loaded
-    if not _libc_loaded:
-        _libc_loaded = True
-        name = ctypes.util.find_library("c")
-        try:
-            libc = ctypes.CDLL(name) if name else None
-            _libc = libc if libc is not None and hasattr(libc, "malloc_trim") else None
-        except OSError:
-            _libc = None
-    return _libc
-
-
-def release_memory() -> bool:
-    """Give free heap pages back to the OS (glibc ``malloc_trim``); False where there is no glibc."""
-    libc = _glibc()
-    if libc is None:
-        return False
-    libc.malloc_trim(0)
-    return True
