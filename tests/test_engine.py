@@ -486,3 +486,44 @@ def test_an_engine_with_score_worker_processes_still_answers_golden_lookups(tmp_
         assert engine.golden_index.case("weather", "tokyo") is not None
     finally:
         engine.close()
+
+
+def test_a_writer_that_falls_behind_holds_scoring_back_and_loses_nothing(tmp_path, monkeypatch):
+    """At most MAX_WAITING_EVALUATIONS scored records wait for the writer: past that, the score
+    worker waits (the sessions stay 'ended' ids), so a slow disk cannot grow memory without bound."""
+    import time
+
+    from otel_eval.engine import core, workers, writer
+
+    monkeypatch.setattr(core, "MAX_WAITING_EVALUATIONS", 2)
+    gate = threading.Event()
+    real_commit, real_score = writer.commit_evaluation, workers.score_session
+    scored = []
+
+    def slow_commit(store, finished):
+        gate.wait(30)
+        return real_commit(store, finished)
+
+    def counted_score(store, session_id, context):
+        finished = real_score(store, session_id, context)
+        scored.append(session_id)
+        return finished
+
+    monkeypatch.setattr(writer, "commit_evaluation", slow_commit)
+    monkeypatch.setattr(workers, "score_session", counted_score)
+    db = tmp_path / "e.db"
+    sessions = [f"s{i}" for i in range(6)]
+    engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1).start()
+    try:
+        engine.ingest([SpanRecord(f"{i + 1:032x}", f"{i + 1:016x}", None, "agent.invoke", 1, 2,
+                                  attributes={"openinference.span.kind": "AGENT", "session.id": s})
+                       for i, s in enumerate(sessions)])
+        # One record is in the writer's stalled commit, one waits for it, the worker holds the third.
+        wait_until(lambda: len(scored) >= 3, what="the worker scoring up to the limit")
+        time.sleep(0.3)
+        assert len(scored) == 3, "the worker went on scoring while the writer was behind"
+    finally:
+        gate.set()
+    assert engine.wait_idle(10)
+    engine.close()
+    assert sorted(row[0] for row in evaluations(db)) == sessions  # each stored once, none lost

@@ -38,6 +38,13 @@ log = logging.getLogger("otel_eval.engine")
 
 _UNSET: Any = object()
 
+#: Finished evaluations that may wait for the writer at once. A worker that would exceed it waits:
+#: a writer that falls behind then holds back scoring (sessions wait as ids, and 'ended' in the
+#: database) instead of growing a queue of scored records. Those records are the largest objects
+#: the engine keeps, and every full pass of the cyclic GC walks them, on whichever thread
+#: allocates: in-process, often the agent's.
+MAX_WAITING_EVALUATIONS = 128
+
 
 class Engine:
     def __init__(
@@ -82,6 +89,8 @@ class Engine:
         """Sessions handed to the workers whose evaluation is not committed (or given up) yet."""
         self._idle = threading.Condition()
         self._notify_queue: "queue.Queue[Optional[EvaluationStored]]" = queue.Queue()
+        self._handoff = threading.BoundedSemaphore(MAX_WAITING_EVALUATIONS)
+        """One slot per finished evaluation between a worker and the writer's commit."""
         self._writer: Optional[Writer] = None
         self._checkpointer: Optional[Checkpointer] = None
         self._workers: Optional[ScoreWorkers] = None
@@ -327,15 +336,27 @@ class Engine:
             self._workers.submit(session_id)
 
     def _deliver(self, finished: FinishedEvaluation) -> None:
-        """A worker's finished record: to the writer, committed with the next group."""
-        assert self._writer is not None
-        self._writer.put(StoreEvaluation(finished))
+        """A worker's finished record: to the writer, committed with the next group. Waits while
+        ``MAX_WAITING_EVALUATIONS`` records wait already (not for a writer that is gone)."""
+        writer = self._writer
+        assert writer is not None
+        while not self._handoff.acquire(timeout=0.5):
+            if not writer.alive:
+                break  # put it anyway: nothing will commit it, and nothing must block on it
+        writer.put(StoreEvaluation(finished))
 
     def _skipped(self, session_id: str) -> None:
         self._done_scoring()
 
     def _given_up(self, finished: FinishedEvaluation) -> None:
+        self._release_handoff()
         self._done_scoring()
+
+    def _release_handoff(self) -> None:
+        try:
+            self._handoff.release()
+        except ValueError:  # delivered without a slot, past a writer that had stopped
+            pass
 
     def _done_scoring(self) -> None:
         with self._idle:
@@ -344,6 +365,7 @@ class Engine:
 
     def _stored(self, finished: FinishedEvaluation, evaluation_id: int, revision: int) -> None:
         """Called by the writer after the commit: stats, log, listeners — off its thread."""
+        self._release_handoff()
         self._notify_queue.put(EvaluationStored(
             revision=revision, evaluation_id=evaluation_id,
             session_id=finished.session_id, trace_ids=finished.trace_ids, root_span_ids=finished.root_span_ids,
