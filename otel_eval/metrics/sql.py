@@ -18,7 +18,7 @@ import functools
 import json
 import re
 import threading
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, NamedTuple, Optional, Sequence
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
 _SQL_FENCE_LANGS = {"sql", "bigquery", "googlesql", "postgres", "postgresql", "psql", "mysql", "sqlite",
@@ -140,31 +140,21 @@ def _whole_sql(stripped: str) -> tuple[str, ...]:
 
 
 def _parsed_statements(text: str, dialect: Optional[str]) -> Optional[tuple[str, ...]]:
-    import sqlglot
-    from sqlglot import exp
-
-    try:
-        tokens = _tools(dialect)[0].tokenize(text)
-        cuts = [t.start for t in tokens if t.token_type == sqlglot.TokenType.SEMICOLON]
-        parsed = _parse(text, dialect, tokens)
-    except Exception:  # sqlglot raises several error types for text it cannot read
+    reading = _read(text, dialect)
+    if reading is None:
         return None
-    # A comment after a ";" parses as a statement of its own (exp.Semicolon): not a statement.
-    kept = [i for i, t in enumerate(parsed.trees) if t is not None and not isinstance(t, exp.Semicolon)]
     pieces, start = [], 0
-    for cut in cuts + [len(text)]:
+    for cut in reading.cuts + (len(text),):
         piece = text[start:cut].strip()
         if piece:
             pieces.append(piece)
         start = cut + 1
-    if not kept or len(pieces) != len(kept) or not all(looks_like_sql(p) for p in pieces):
+    statements = reading.statements
+    if not statements or len(pieces) != len(statements) or not all(looks_like_sql(p) for p in pieces):
         return None
-    scans = parsed.scans()
-    for i in kept:
-        for table in scans[i][0]:
-            identifier = table.this
-            if (not table.db and isinstance(identifier, exp.Identifier) and not identifier.quoted
-                    and table.name.lower() in _DETERMINERS):
+    for statement in statements:
+        for table in statement.tables:
+            if table.bare and table.name.lower() in _DETERMINERS:
                 return None
     return tuple(pieces)
 
@@ -200,56 +190,107 @@ def _tools(name: Optional[str]) -> tuple[Any, Any]:
     return found
 
 
-class _Parsed:
-    """One text parsed in one dialect: sqlglot's trees (None for an empty statement) and, found
-    on first use in one walk of each tree, its tables and CTE names (``whole_sql`` and
-    ``extract_tables`` both need them). Only read once made."""
+class _Table(NamedTuple):
+    """One ``exp.Table`` of a parsed statement, as plain strings."""
 
-    __slots__ = ("trees", "_scans")
-
-    def __init__(self, trees: list[Any]) -> None:
-        self.trees = trees
-        self._scans: Optional[list[tuple[list[Any], set[str]]]] = None
-
-    def scans(self) -> list[tuple[list[Any], set[str]]]:
-        """Per tree: its ``exp.Table`` nodes in ``find_all`` order (breadth first) and the
-        lower-cased names of its CTEs."""
-        if self._scans is None:
-            from sqlglot import exp
-
-            scans = []
-            for tree in self.trees:
-                tables: list[Any] = []
-                ctes: set[str] = set()
-                if tree is not None:
-                    for node in tree.bfs():
-                        if isinstance(node, exp.Table):
-                            tables.append(node)
-                        elif isinstance(node, exp.CTE):
-                            ctes.add(node.alias_or_name.lower())
-                scans.append((tables, ctes))
-            self._scans = scans
-        return self._scans
+    catalog: str
+    db: str
+    name: str
+    bare: bool
+    """Unqualified and unquoted: a single word, which may be English rather than a table."""
 
 
-_recent_parses: dict[tuple[str, Optional[str]], _Parsed] = {}
+class _Statement(NamedTuple):
+    """What the finder needs of one parsed statement: its tables in ``find_all`` order (breadth
+    first) and the lower-cased names of its CTEs."""
+
+    tables: tuple[_Table, ...]
+    ctes: frozenset[str]
 
 
-def _parse(text: str, dialect: Optional[str], tokens: Optional[list[Any]] = None) -> _Parsed:
-    """``sqlglot.parse(text, read=dialect)``, from ``tokens`` when the caller has them (that is
-    how sqlglot parses: tokenize, then parse the tokens). Parsing is most of the cost of scoring a
-    session with SQL, and a statement found by :func:`whole_sql` is parsed again at once for its
-    tables with the same text and dialect: the last few results are kept (the trees are only
-    read, never changed)."""
+class _Reading(NamedTuple):
+    """One text parsed in one dialect, as plain values: the offsets of its ``;`` tokens and its
+    statements (sqlglot's empty statements and lone comments left out)."""
+
+    cuts: tuple[int, ...]
+    statements: tuple[_Statement, ...]
+
+
+def _statement_of(tree: Any) -> _Statement:
+    from sqlglot import exp
+
+    tables: list[_Table] = []
+    ctes: set[str] = set()
+    for node in tree.bfs():
+        if isinstance(node, exp.Table):
+            identifier = node.this
+            bare = not node.db and isinstance(identifier, exp.Identifier) and not identifier.quoted
+            tables.append(_Table(node.catalog, node.db, node.name, bare))
+        elif isinstance(node, exp.CTE):
+            ctes.add(node.alias_or_name.lower())
+    return _Statement(tuple(tables), frozenset(ctes))
+
+
+_recent_parses: dict[tuple[str, Optional[str]], Optional[_Reading]] = {}
+
+
+def _read(text: str, dialect: Optional[str]) -> Optional[_Reading]:
+    """``sqlglot.parse(text, read=dialect)`` read down to what the finder uses; None when sqlglot
+    cannot read the text. Parsing is most of the cost of scoring a session with SQL, and a
+    statement found by :func:`whole_sql` is read again at once for its tables with the same text
+    and dialect: the last few readings are kept. Only plain values are kept, never sqlglot's
+    trees: their parent pointers make them cycles that only the garbage collector frees, and
+    a cache would carry them into its oldest generation (the engine runs in agents' processes)."""
     key = (text, dialect)
-    found = _recent_parses.get(key)
-    if found is None:
-        tokenizer, parser = _tools(dialect)
-        found = _Parsed(parser.parse(tokens if tokens is not None else tokenizer.tokenize(text), text))
-        if len(_recent_parses) >= 32:
-            _recent_parses.clear()
-        _recent_parses[key] = found
-    return found
+    if key in _recent_parses:
+        return _recent_parses[key]
+    from sqlglot import TokenType
+
+    try:
+        tokens = _tools(dialect)[0].tokenize(text)
+    except Exception:  # sqlglot raises several error types for text it cannot read
+        reading = None
+    else:
+        statements = _statements(tokens, text, dialect)
+        cuts = tuple(t.start for t in tokens if t.token_type == TokenType.SEMICOLON) if ";" in text else ()
+        reading = None if statements is None else _Reading(cuts, statements)
+    if len(_recent_parses) >= 32:
+        _recent_parses.clear()
+    _recent_parses[key] = reading
+    return reading
+
+
+def _statements(tokens: list[Any], text: str, dialect: Optional[str]) -> Optional[tuple[_Statement, ...]]:
+    """The statements sqlglot parses ``tokens`` into; None when it cannot. A single-table SELECT
+    in the default dialect (the first one tried) is recognised without building its tree."""
+    if dialect is None:
+        recognised = _statement_by_recognizer(tokens)
+        if recognised is not None:
+            return (recognised,)
+    return _statements_by_parser(tokens, text, dialect)
+
+
+def _statement_by_recognizer(tokens: list[Any]) -> Optional[_Statement]:
+    """What the default dialect's parser makes of a single-table SELECT, or None for any other
+    text (:mod:`otel_eval.metrics.simple_select`; its tests hold it to the parser)."""
+    from .simple_select import simple_select_table
+
+    parts = simple_select_table(tokens)
+    if parts is None:
+        return None
+    catalog, db, name = ("", "", *parts)[-3:]
+    return _Statement((_Table(catalog, db, name, bare=len(parts) == 1),), frozenset())
+
+
+def _statements_by_parser(tokens: list[Any], text: str, dialect: Optional[str]) -> Optional[tuple[_Statement, ...]]:
+    from sqlglot import exp
+
+    try:
+        trees = _tools(dialect)[1].parse(tokens, text)
+    except Exception:  # sqlglot raises several error types for text it cannot read
+        return None
+    # A comment after a ";" parses as a statement of its own (exp.Semicolon): not a statement.
+    return tuple(_statement_of(tree) for tree in trees if tree is not None and not isinstance(tree, exp.Semicolon))
 
 
 def _from_json(value: Any, sql_key: bool, out: list[str]) -> None:
@@ -374,19 +415,16 @@ def _strip_quotes(part: str) -> str:
 
 
 def _tables_by_parser(sql: str, dialect: Optional[str]) -> Optional[list[str]]:
-    try:
-        parsed = _parse(sql, dialect)
-    except Exception:  # sqlglot raises several error types for text it cannot read
+    reading = _read(sql, dialect)
+    if reading is None:
         return None
     names: list[str] = []
-    for tree, (tables, ctes) in zip(parsed.trees, parsed.scans()):
-        if tree is None:
-            continue
-        for table in tables:
+    for statement in reading.statements:
+        for table in statement.tables:
             if not table.name:
                 continue
             parts = [p for p in (table.catalog, table.db, table.name) if p]
-            if len(parts) == 1 and parts[0].lower() in ctes:
+            if len(parts) == 1 and parts[0].lower() in statement.ctes:
                 continue
             name = ".".join(parts)
             if name not in names:
