@@ -20,6 +20,8 @@ import re
 import threading
 from typing import Any, Iterable, NamedTuple, Optional, Sequence
 
+from ..conventions.base import as_text
+
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
 _SQL_FENCE_LANGS = {"sql", "bigquery", "googlesql", "postgres", "postgresql", "psql", "mysql", "sqlite",
                     "tsql", "plsql", "snowflake", "duckdb", "spark", "sparksql", "hive", "presto", "trino"}
@@ -293,24 +295,37 @@ def _statements_by_parser(tokens: list[Any], text: str, dialect: Optional[str]) 
     return tuple(_statement_of(tree) for tree in trees if tree is not None and not isinstance(tree, exp.Semicolon))
 
 
+class _NotJSON(Exception):
+    """A value that is not what parsing JSON gives (a tuple, a key that is no string, an object)."""
+
+
 def _from_json(value: Any, sql_key: bool, out: list[str]) -> None:
     """The statements in a parsed JSON value; ``sql_key``: it is (inside) a value under a key
     that names SQL (:func:`_is_sql_key`). Only strings can hold SQL, so numbers, booleans and
-    nulls (most of a result's rows) are passed over without a call."""
+    nulls (most of a result's rows) are passed over without a call. Raises :class:`_NotJSON` at
+    anything JSON does not give, which a value not parsed from JSON text may hold."""
     if isinstance(value, str):
         _from_json_string(value, sql_key, out)
     elif isinstance(value, dict):
         for k, v in value.items():
+            if not isinstance(k, str):
+                raise _NotJSON
             if isinstance(v, str):
                 _from_json_string(v, _is_sql_key(k), out)
             elif isinstance(v, (dict, list)):
                 _from_json(v, _is_sql_key(k), out)
+            elif not (v is None or isinstance(v, (int, float))):
+                raise _NotJSON
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, str):
                 _from_json_string(item, sql_key, out)
             elif isinstance(item, (dict, list)):
                 _from_json(item, sql_key, out)
+            elif not (item is None or isinstance(item, (int, float))):
+                raise _NotJSON
+    elif not (value is None or isinstance(value, (int, float))):
+        raise _NotJSON
 
 
 def _is_sql_key(key: Any) -> bool:
@@ -375,14 +390,40 @@ def _cached_statements(text: str) -> tuple[str, ...]:
     return tuple(_from_text(text))
 
 
-def find_sql(texts: Iterable[Optional[str]]) -> list[str]:
-    """Every SQL statement in the texts, in order, each once (whitespace-insensitive)."""
+def _statements_of_value(value: Any) -> Sequence[str]:
+    """The statements in a tool's arguments or result as found in its JSON text
+    (:func:`otel_eval.conventions.base.as_text`), without encoding a value that is what parsing
+    JSON gives only to parse that text back: its strings are searched where they are."""
+    if isinstance(value, (dict, list)):
+        out: list[str] = []
+        try:
+            _from_json(value, False, out)
+        except _NotJSON:
+            pass
+        else:
+            # The JSON text would be searched only if it may hold SQL; every statement found in a
+            # value holds a marker (a keyword) that its JSON text then holds too.
+            return out
+    text = as_text(value)
+    return _statements_of(text) if text and _may_hold_sql(text) else ()
+
+
+def find_sql(texts: Iterable[Any]) -> list[str]:
+    """Every SQL statement in the texts, in order, each once (whitespace-insensitive). A text may
+    also be a value that is not a string (a tool call's arguments or result): it is searched as
+    its JSON text would be."""
     seen: set[str] = set()
     found: list[str] = []
     for text in texts:
-        if not text or not _may_hold_sql(text):
+        if isinstance(text, str):
+            if not text or not _may_hold_sql(text):
+                continue
+            statements = _statements_of(text)
+        elif text is None:
             continue
-        for sql in _statements_of(text):
+        else:
+            statements = _statements_of_value(text)
+        for sql in statements:
             key = _SPACES.sub(" ", sql).strip().lower()
             if sql and key not in seen:
                 seen.add(key)
@@ -477,8 +518,9 @@ def _extract_tables(sql: str, lower: bool, dialect: Optional[str]) -> tuple[str,
     return tuple(names)
 
 
-def sql_and_tables(texts: Iterable[str]) -> tuple[list[str], list[str]]:
-    """The SQL statements found in ``texts`` and the tables they use, each table once, in order."""
+def sql_and_tables(texts: Iterable[Any]) -> tuple[list[str], list[str]]:
+    """The SQL statements found in ``texts`` (see :func:`find_sql`) and the tables they use, each
+    table once, in order."""
     statements = find_sql(list(texts))
     tables: list[str] = []
     for sql in statements:
