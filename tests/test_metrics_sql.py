@@ -290,3 +290,14 @@ def test_a_turn_s_values_give_what_its_texts_give():
     ])
     assert sql_and_tables(turn.sql_values()) == sql_and_tables(turn.sql_sources())
     assert sql_and_tables(turn.sql_values())[1] == ["t1", "t2", "t3", "answers"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PROSE_PIECES | _SQL_TEXTS | st.sampled_from(["(", "Recursive x", "or replace temp view", "as (",
+                                                            "set", "into", "`t`", "\n"]), max_size=8).map("".join))
+def test_property_the_one_shape_pattern_matches_as_any_of_the_shapes(text):
+    import re
+
+    from otel_eval.metrics.sql import _SHAPE, _SHAPES
+
+    assert (_SHAPE.match(text) is not None) == any(re.match(shape, text, re.IGNORECASE) for shape in _SHAPES)
