@@ -257,7 +257,7 @@ def _tool_selection(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig
 
 def _sql_generation(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:
     def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
-        statements, tables = sql_and_tables(turn.sql_sources())
+        statements, tables = sql_and_tables(turn.sql_values())
         generated = bool(statements)
         return float(generated == inv.expected_sql), {
             "expected_sql": inv.expected_sql, "sql_generated": generated, "sql": statements, "tables": tables,
@@ -269,7 +269,7 @@ def _sql_generation(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig
 
 def _table_usage(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:
     def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
-        statements, tables = sql_and_tables(turn.sql_sources())
+        statements, tables = sql_and_tables(turn.sql_values())
         found = [e for e in inv.expected_tables if any(table_matches(e, t) for t in tables)]
         missing = [e for e in inv.expected_tables if e not in found]
         return len(found) / len(inv.expected_tables), {

@@ -100,7 +100,7 @@ def failed_outcome(session_id: str, exc: Exception) -> Outcome:
 def _trajectory_columns(trajectory: Trajectory, case: Any) -> dict[str, Any]:
     """The seed's BigQuery columns (expected/actual tool and table, SQL generated)."""
 
-    statements, tables = sql_and_tables(trajectory.sql_sources())
+    statements, tables = sql_and_tables(trajectory.sql_values())
     calls = trajectory.calls
     columns: dict[str, Any] = {
         "actual_tool": calls[0].name if calls else None,

@@ -78,6 +78,22 @@ class Turn:
             texts.append(self.final_response)
         return texts
 
+    def sql_values(self) -> list[Any]:
+        """:meth:`sql_sources` with the tool calls' arguments and results as they are, not as
+        JSON text: :func:`otel_eval.metrics.sql.find_sql` searches a value as it would its JSON
+        text, and encoding the value only for the finder to parse it back was most of the time
+        spent on a turn's sources."""
+        values: list[Any] = []
+        for call in self.calls:
+            if call.args:
+                values.append(call.args)
+            result = call.result
+            if result is not None and not (isinstance(result, str) and not result):
+                values.append(result)
+        if self.final_response:
+            values.append(self.final_response)
+        return values
+
 
 @dataclass
 class Trajectory:
@@ -111,6 +127,10 @@ class Trajectory:
     def sql_sources(self) -> list[str]:
         """Texts SQL may appear in, over every turn (see :meth:`Turn.sql_sources`)."""
         return [text for turn in self.turns for text in turn.sql_sources()]
+
+    def sql_values(self) -> list[Any]:
+        """:meth:`sql_sources` without encoding arguments and results (see :meth:`Turn.sql_values`)."""
+        return [value for turn in self.turns for value in turn.sql_values()]
 
 
 # --- building --------------------------------------------------------------------------------

@@ -179,7 +179,7 @@ def test_prose_argument_on_real_sdk_spans_is_no_sql():
     assert result["table_usage"].score == 0.0 and not result["table_usage"].passed
 
 
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 _STATEMENTS = [
@@ -244,3 +244,60 @@ def test_property_the_quick_may_hold_check_answers_as_its_pattern(text):
     from otel_eval.metrics.sql import _MAY_HOLD_SQL, _may_hold_sql
 
     assert _may_hold_sql(text) == (_MAY_HOLD_SQL.search(text) is not None)
+
+
+_SQL_TEXTS = st.sampled_from(["SELECT a FROM t", "select user_id, sum(amount) from sales.orders group by user_id",
+                              "-- why\nselect 1 from x; select 2 from y;", "WITH w AS (SELECT 1 FROM z) SELECT * FROM w",
+                              "I ran SELECT id FROM orders; and got 3 rows.", "```sql\nSELECT b FROM u\n```",
+                              "select a date from the list", "update me", "\\u00e9 SELECT c FROM v", "ſelect a from t",
+                              "", "Lisbon", "st-1234", "{\"sql\": \"select q from r\"}", "select * from orders where ((("])
+_KEYS = st.sampled_from(["sql", "query", "Generated_SQL", "q", "rows", "note", "input"])
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | _SQL_TEXTS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=4),
+    max_leaves=12)
+# What JSON text never gives: tuples, keys that are not strings (two may become one JSON key: 1 and "1"),
+# other objects (encoded with str()).
+_OTHER_VALUES = st.recursive(
+    _JSON_VALUES | st.builds(lambda s: type("Obj", (), {"__str__": lambda self: s})(), _SQL_TEXTS),
+    lambda inner: (st.lists(inner, max_size=3) | st.lists(inner, max_size=3).map(tuple)
+                   | st.dictionaries(_KEYS | st.integers(0, 2) | st.none() | st.booleans()
+                                     | st.sampled_from(["0", "1", "null", "true"]), inner, max_size=4)),
+    max_leaves=8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_JSON_VALUES | _OTHER_VALUES, max_size=4))
+@example([{1: "select a from t", "1": "no sql"}])  # one JSON key, the last value kept
+@example([("select a from t",), {"q": ["select b from u", ("select c from v",)]}])
+def test_property_a_value_is_searched_as_its_json_text(values):
+    """Tool arguments and results reach the finder as values (Turn.sql_values), not encoded: the
+    statements and tables must be those of their JSON texts (Turn.sql_sources)."""
+    from otel_eval.conventions.base import as_text
+
+    texts = [v if isinstance(v, str) else as_text(v) for v in values]
+    assert sql_and_tables(values) == sql_and_tables(texts)
+
+
+def test_a_turn_s_values_give_what_its_texts_give():
+    from otel_eval.trajectory import ActualToolCall, Turn
+
+    turn = Turn(index=0, trace_id="t", final_response="Done: SELECT x FROM answers;", calls=[
+        ActualToolCall(name="run", args={"sql": "select a from t1"}, result={"rows": [[1, "a"]], "sql": "select b from t2"}),
+        ActualToolCall(name="ask", args={}, result=""),
+        ActualToolCall(name="ask", args={"q": "hi"}, result=("select c from t3",)),
+        ActualToolCall(name="ask", args={"n": 1}, result=0),
+    ])
+    assert sql_and_tables(turn.sql_values()) == sql_and_tables(turn.sql_sources())
+    assert sql_and_tables(turn.sql_values())[1] == ["t1", "t2", "t3", "answers"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PROSE_PIECES | _SQL_TEXTS | st.sampled_from(["(", "Recursive x", "or replace temp view", "as (",
+                                                            "set", "into", "`t`", "\n"]), max_size=8).map("".join))
+def test_property_the_one_shape_pattern_matches_as_any_of_the_shapes(text):
+    import re
+
+    from otel_eval.metrics.sql import _SHAPE, _SHAPES
+
+    assert (_SHAPE.match(text) is not None) == any(re.match(shape, text, re.IGNORECASE) for shape in _SHAPES)

@@ -32,6 +32,8 @@ not errors.
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, NamedTuple, Optional
 
@@ -90,6 +92,40 @@ class _Entry(NamedTuple):
 PARSED_CASES = 512
 
 
+class _RecentCases:
+    """The last :data:`PARSED_CASES` parsed cases, least recently used evicted one at a time.
+
+    Evicting one per new case (rather than emptying the cache when full) keeps the number of
+    live objects flat: a parsed case is some fifty objects the garbage collector tracks, and a
+    cache that grows by one per session until it is emptied makes the collector run every
+    dozen sessions (and promotes the cases to its oldest generation, which full collections
+    walk) in the process the engine shares with the agent. Thread-safe: score worker threads
+    share an index."""
+
+    def __init__(self) -> None:
+        self._cases: OrderedDict[tuple[str, str], EvalCase] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str]) -> Optional[EvalCase]:
+        with self._lock:
+            case = self._cases.get(key)
+            if case is not None:
+                self._cases.move_to_end(key)
+            return case
+
+    def add(self, key: tuple[str, str], case: EvalCase) -> None:
+        with self._lock:
+            self._cases[key] = case
+            if len(self._cases) > PARSED_CASES:
+                self._cases.popitem(last=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {}  # a copy (sent to another process) starts empty, with its own lock
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__()  # type: ignore[misc]
+
+
 class GoldenIndex:
     """All loaded golden cases, indexed for matching: dicts for exact and case-id lookups, the
     distinct normalised queries in a :class:`QueryTable` for the fuzzy step. A case is known by
@@ -118,7 +154,7 @@ class GoldenIndex:
         self._by_set: dict[str, list[_Entry]] = {}
         self._by_key: dict[tuple[str, str], _Entry] = {}
         self._set_of: dict[tuple[str, str], EvalSet] = {}
-        self._parsed: dict[tuple[str, str], EvalCase] = {}
+        self._parsed = _RecentCases()
         for eval_set in eval_sets:
             self._by_set.setdefault(eval_set.eval_set_id, [])
             # The set as scoring needs it (its criteria, metadata), without its cases.
@@ -162,9 +198,8 @@ class GoldenIndex:
         """The parsed case (shared: callers must not change it)."""
         parsed = self._parsed.get(entry.key)
         if parsed is None:
-            if len(self._parsed) >= PARSED_CASES:
-                self._parsed.clear()  # a plain dict stays safe for score worker threads sharing it
-            parsed = self._parsed[entry.key] = EvalCase.model_validate_json(entry.case_json)
+            parsed = EvalCase.model_validate_json(entry.case_json)
+            self._parsed.add(entry.key, parsed)
         return parsed
 
     @property

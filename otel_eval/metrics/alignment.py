@@ -78,25 +78,29 @@ def _matching(compatible: list[list[bool]], actual_order: Sequence[int], seed: S
     of the transversal matroid: a maximum matching that pairs the calls early in ``actual_order``
     whenever any maximum matching can. ``seed`` pairs are kept if still possible.
     """
-    n_expected = len(compatible)
     match_of_expected: dict[int, int] = {}
     match_of_actual: dict[int, int] = {}
     for e, a in seed:
         match_of_expected[e], match_of_actual[a] = a, e
-
-    def augment(a: int, seen: set[int]) -> bool:
-        for e in range(n_expected):
-            if compatible[e][a] and e not in seen:
-                seen.add(e)
-                if e not in match_of_expected or augment(match_of_expected[e], seen):
-                    match_of_expected[e], match_of_actual[a] = a, e
-                    return True
-        return False
-
     for a in actual_order:
         if a not in match_of_actual:
-            augment(a, set())
+            _augment(compatible, a, set(), match_of_expected, match_of_actual)
     return sorted((e, a) for a, e in match_of_actual.items())
+
+
+def _augment(compatible: list[list[bool]], a: int, seen: set[int], match_of_expected: dict[int, int],
+             match_of_actual: dict[int, int]) -> bool:
+    """Pair actual call ``a`` along an augmenting path, if there is one. (A module function, not
+    a closure: a recursive closure holds itself through its cell, a cycle left for the garbage
+    collector on every call.)"""
+    for e in range(len(compatible)):
+        if compatible[e][a] and e not in seen:
+            seen.add(e)
+            if e not in match_of_expected or _augment(compatible, match_of_expected[e], seen,
+                                                      match_of_expected, match_of_actual):
+                match_of_expected[e], match_of_actual[a] = a, e
+                return True
+    return False
 
 
 def _preferred(compatible: list[list[bool]], actual: Sequence[int], candidates: set[int],

@@ -18,7 +18,9 @@ import functools
 import json
 import re
 import threading
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, NamedTuple, Optional, Sequence
+
+from ..conventions.base import as_text
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
 _SQL_FENCE_LANGS = {"sql", "bigquery", "googlesql", "postgres", "postgresql", "psql", "mysql", "sqlite",
@@ -27,14 +29,18 @@ _SQL_FENCE_LANGS = {"sql", "bigquery", "googlesql", "postgres", "postgresql", "p
 _KEYWORDS = ("SELECT", "WITH", "INSERT", "UPDATE", "DELETE", "CREATE", "MERGE")
 _STATEMENT_START = re.compile(rf"\b({'|'.join(_KEYWORDS)})\b", re.IGNORECASE)
 _SHAPES = [
-    re.compile(r"^SELECT\b.+?\bFROM\b\s*[`\"\[\w(]", re.IGNORECASE | re.DOTALL),
-    re.compile(r"^WITH\b\s+(RECURSIVE\s+)?[`\"\w]+\s*(\([^)]*\)\s*)?AS\s*\(", re.IGNORECASE),
-    re.compile(r"^INSERT\s+(OR\s+\w+\s+)?INTO\b", re.IGNORECASE),
-    re.compile(r"^UPDATE\s+[`\"\[\w.]+\s+(AS\s+\w+\s+)?SET\b", re.IGNORECASE),
-    re.compile(r"^DELETE\s+FROM\b", re.IGNORECASE),
-    re.compile(r"^CREATE\s+(OR\s+REPLACE\s+)?(TEMP(ORARY)?\s+)?(TABLE|VIEW|INDEX)\b", re.IGNORECASE),
-    re.compile(r"^MERGE\s+(INTO\s+)?[`\"\[\w.]+", re.IGNORECASE),
+    r"(?s:SELECT\b.+?\bFROM\b\s*[`\"\[\w(])",  # (?s: "." crosses lines between SELECT and FROM
+    r"WITH\b\s+(RECURSIVE\s+)?[`\"\w]+\s*(\([^)]*\)\s*)?AS\s*\(",
+    r"INSERT\s+(OR\s+\w+\s+)?INTO\b",
+    r"UPDATE\s+[`\"\[\w.]+\s+(AS\s+\w+\s+)?SET\b",
+    r"DELETE\s+FROM\b",
+    r"CREATE\s+(OR\s+REPLACE\s+)?(TEMP(ORARY)?\s+)?(TABLE|VIEW|INDEX)\b",
+    r"MERGE\s+(INTO\s+)?[`\"\[\w.]+",
 ]
+"""The statement shapes, each matched at the start of a text."""
+_SHAPE = re.compile("|".join(f"(?:{shape})" for shape in _SHAPES), re.IGNORECASE)
+"""Any of :data:`_SHAPES`, in one pattern: one match call instead of up to seven (an alternation
+matches at a position exactly when one of its branches does)."""
 _STATEMENT_END = re.compile(r";|\n[ \t]*\n")
 _SQL_KEYS = {"sql", "query", "statement", "sql_query", "sqlquery", "sql_string", "generated_sql", "query_text"}
 _SPACES = re.compile(r"\s+")
@@ -63,7 +69,7 @@ _LEADING_COMMENTS = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/)*", re.DOT
 def looks_like_sql(text: str) -> bool:
     """Does the text start, after any comments, with a statement of a known shape (any case)?"""
     stripped = _LEADING_COMMENTS.sub("", text).lstrip("(").strip()
-    return any(shape.match(stripped) for shape in _SHAPES)
+    return _SHAPE.match(stripped) is not None
 
 
 def _bare_statements(text: str) -> list[str]:
@@ -140,31 +146,21 @@ def _whole_sql(stripped: str) -> tuple[str, ...]:
 
 
 def _parsed_statements(text: str, dialect: Optional[str]) -> Optional[tuple[str, ...]]:
-    import sqlglot
-    from sqlglot import exp
-
-    try:
-        tokens = _tools(dialect)[0].tokenize(text)
-        cuts = [t.start for t in tokens if t.token_type == sqlglot.TokenType.SEMICOLON]
-        parsed = _parse(text, dialect, tokens)
-    except Exception:  # sqlglot raises several error types for text it cannot read
+    reading = _read(text, dialect)
+    if reading is None:
         return None
-    # A comment after a ";" parses as a statement of its own (exp.Semicolon): not a statement.
-    kept = [i for i, t in enumerate(parsed.trees) if t is not None and not isinstance(t, exp.Semicolon)]
     pieces, start = [], 0
-    for cut in cuts + [len(text)]:
+    for cut in reading.cuts + (len(text),):
         piece = text[start:cut].strip()
         if piece:
             pieces.append(piece)
         start = cut + 1
-    if not kept or len(pieces) != len(kept) or not all(looks_like_sql(p) for p in pieces):
+    statements = reading.statements
+    if not statements or len(pieces) != len(statements) or not all(looks_like_sql(p) for p in pieces):
         return None
-    scans = parsed.scans()
-    for i in kept:
-        for table in scans[i][0]:
-            identifier = table.this
-            if (not table.db and isinstance(identifier, exp.Identifier) and not identifier.quoted
-                    and table.name.lower() in _DETERMINERS):
+    for statement in statements:
+        for table in statement.tables:
+            if table.bare and table.name.lower() in _DETERMINERS:
                 return None
     return tuple(pieces)
 
@@ -200,76 +196,140 @@ def _tools(name: Optional[str]) -> tuple[Any, Any]:
     return found
 
 
-class _Parsed:
-    """One text parsed in one dialect: sqlglot's trees (None for an empty statement) and, found
-    on first use in one walk of each tree, its tables and CTE names (``whole_sql`` and
-    ``extract_tables`` both need them). Only read once made."""
+class _Table(NamedTuple):
+    """One ``exp.Table`` of a parsed statement, as plain strings."""
 
-    __slots__ = ("trees", "_scans")
-
-    def __init__(self, trees: list[Any]) -> None:
-        self.trees = trees
-        self._scans: Optional[list[tuple[list[Any], set[str]]]] = None
-
-    def scans(self) -> list[tuple[list[Any], set[str]]]:
-        """Per tree: its ``exp.Table`` nodes in ``find_all`` order (breadth first) and the
-        lower-cased names of its CTEs."""
-        if self._scans is None:
-            from sqlglot import exp
-
-            scans = []
-            for tree in self.trees:
-                tables: list[Any] = []
-                ctes: set[str] = set()
-                if tree is not None:
-                    for node in tree.bfs():
-                        if isinstance(node, exp.Table):
-                            tables.append(node)
-                        elif isinstance(node, exp.CTE):
-                            ctes.add(node.alias_or_name.lower())
-                scans.append((tables, ctes))
-            self._scans = scans
-        return self._scans
+    catalog: str
+    db: str
+    name: str
+    bare: bool
+    """Unqualified and unquoted: a single word, which may be English rather than a table."""
 
 
-_recent_parses: dict[tuple[str, Optional[str]], _Parsed] = {}
+class _Statement(NamedTuple):
+    """What the finder needs of one parsed statement: its tables in ``find_all`` order (breadth
+    first) and the lower-cased names of its CTEs."""
+
+    tables: tuple[_Table, ...]
+    ctes: frozenset[str]
 
 
-def _parse(text: str, dialect: Optional[str], tokens: Optional[list[Any]] = None) -> _Parsed:
-    """``sqlglot.parse(text, read=dialect)``, from ``tokens`` when the caller has them (that is
-    how sqlglot parses: tokenize, then parse the tokens). Parsing is most of the cost of scoring a
-    session with SQL, and a statement found by :func:`whole_sql` is parsed again at once for its
-    tables with the same text and dialect: the last few results are kept (the trees are only
-    read, never changed)."""
+class _Reading(NamedTuple):
+    """One text parsed in one dialect, as plain values: the offsets of its ``;`` tokens and its
+    statements (sqlglot's empty statements and lone comments left out)."""
+
+    cuts: tuple[int, ...]
+    statements: tuple[_Statement, ...]
+
+
+def _statement_of(tree: Any) -> _Statement:
+    from sqlglot import exp
+
+    tables: list[_Table] = []
+    ctes: set[str] = set()
+    for node in tree.bfs():
+        if isinstance(node, exp.Table):
+            identifier = node.this
+            bare = not node.db and isinstance(identifier, exp.Identifier) and not identifier.quoted
+            tables.append(_Table(node.catalog, node.db, node.name, bare))
+        elif isinstance(node, exp.CTE):
+            ctes.add(node.alias_or_name.lower())
+    return _Statement(tuple(tables), frozenset(ctes))
+
+
+_recent_parses: dict[tuple[str, Optional[str]], Optional[_Reading]] = {}
+
+
+def _read(text: str, dialect: Optional[str]) -> Optional[_Reading]:
+    """``sqlglot.parse(text, read=dialect)`` read down to what the finder uses; None when sqlglot
+    cannot read the text. Parsing is most of the cost of scoring a session with SQL, and a
+    statement found by :func:`whole_sql` is read again at once for its tables with the same text
+    and dialect: the last few readings are kept. Only plain values are kept, never sqlglot's
+    trees: their parent pointers make them cycles that only the garbage collector frees, and
+    a cache would carry them into its oldest generation (the engine runs in agents' processes)."""
     key = (text, dialect)
-    found = _recent_parses.get(key)
-    if found is None:
-        tokenizer, parser = _tools(dialect)
-        found = _Parsed(parser.parse(tokens if tokens is not None else tokenizer.tokenize(text), text))
-        if len(_recent_parses) >= 32:
-            _recent_parses.clear()
-        _recent_parses[key] = found
-    return found
+    if key in _recent_parses:
+        return _recent_parses[key]
+    from sqlglot import TokenType
+
+    try:
+        tokens = _tools(dialect)[0].tokenize(text)
+    except Exception:  # sqlglot raises several error types for text it cannot read
+        reading = None
+    else:
+        statements = _statements(tokens, text, dialect)
+        cuts = tuple(t.start for t in tokens if t.token_type == TokenType.SEMICOLON) if ";" in text else ()
+        reading = None if statements is None else _Reading(cuts, statements)
+    if len(_recent_parses) >= 32:
+        _recent_parses.clear()
+    _recent_parses[key] = reading
+    return reading
+
+
+def _statements(tokens: list[Any], text: str, dialect: Optional[str]) -> Optional[tuple[_Statement, ...]]:
+    """The statements sqlglot parses ``tokens`` into; None when it cannot. A single-table SELECT
+    in the default dialect (the first one tried) is recognised without building its tree."""
+    if dialect is None:
+        recognised = _statement_by_recognizer(tokens)
+        if recognised is not None:
+            return (recognised,)
+    return _statements_by_parser(tokens, text, dialect)
+
+
+def _statement_by_recognizer(tokens: list[Any]) -> Optional[_Statement]:
+    """What the default dialect's parser makes of a single-table SELECT, or None for any other
+    text (:mod:`otel_eval.metrics.simple_select`; its tests hold it to the parser)."""
+    from .simple_select import simple_select_table
+
+    parts = simple_select_table(tokens)
+    if parts is None:
+        return None
+    catalog, db, name = ("", "", *parts)[-3:]
+    return _Statement((_Table(catalog, db, name, bare=len(parts) == 1),), frozenset())
+
+
+def _statements_by_parser(tokens: list[Any], text: str, dialect: Optional[str]) -> Optional[tuple[_Statement, ...]]:
+    from sqlglot import exp
+
+    try:
+        trees = _tools(dialect)[1].parse(tokens, text)
+    except Exception:  # sqlglot raises several error types for text it cannot read
+        return None
+    # A comment after a ";" parses as a statement of its own (exp.Semicolon): not a statement.
+    return tuple(_statement_of(tree) for tree in trees if tree is not None and not isinstance(tree, exp.Semicolon))
+
+
+class _NotJSON(Exception):
+    """A value that is not what parsing JSON gives (a tuple, a key that is no string, an object)."""
 
 
 def _from_json(value: Any, sql_key: bool, out: list[str]) -> None:
     """The statements in a parsed JSON value; ``sql_key``: it is (inside) a value under a key
     that names SQL (:func:`_is_sql_key`). Only strings can hold SQL, so numbers, booleans and
-    nulls (most of a result's rows) are passed over without a call."""
+    nulls (most of a result's rows) are passed over without a call. Raises :class:`_NotJSON` at
+    anything JSON does not give, which a value not parsed from JSON text may hold."""
     if isinstance(value, str):
         _from_json_string(value, sql_key, out)
     elif isinstance(value, dict):
         for k, v in value.items():
+            if not isinstance(k, str):
+                raise _NotJSON
             if isinstance(v, str):
                 _from_json_string(v, _is_sql_key(k), out)
             elif isinstance(v, (dict, list)):
                 _from_json(v, _is_sql_key(k), out)
+            elif not (v is None or isinstance(v, (int, float))):
+                raise _NotJSON
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, str):
                 _from_json_string(item, sql_key, out)
             elif isinstance(item, (dict, list)):
                 _from_json(item, sql_key, out)
+            elif not (item is None or isinstance(item, (int, float))):
+                raise _NotJSON
+    elif not (value is None or isinstance(value, (int, float))):
+        raise _NotJSON
 
 
 def _is_sql_key(key: Any) -> bool:
@@ -334,14 +394,40 @@ def _cached_statements(text: str) -> tuple[str, ...]:
     return tuple(_from_text(text))
 
 
-def find_sql(texts: Iterable[Optional[str]]) -> list[str]:
-    """Every SQL statement in the texts, in order, each once (whitespace-insensitive)."""
+def _statements_of_value(value: Any) -> Sequence[str]:
+    """The statements in a tool's arguments or result as found in its JSON text
+    (:func:`otel_eval.conventions.base.as_text`), without encoding a value that is what parsing
+    JSON gives only to parse that text back: its strings are searched where they are."""
+    if isinstance(value, (dict, list)):
+        out: list[str] = []
+        try:
+            _from_json(value, False, out)
+        except _NotJSON:
+            pass
+        else:
+            # The JSON text would be searched only if it may hold SQL; every statement found in a
+            # value holds a marker (a keyword) that its JSON text then holds too.
+            return out
+    text = as_text(value)
+    return _statements_of(text) if text and _may_hold_sql(text) else ()
+
+
+def find_sql(texts: Iterable[Any]) -> list[str]:
+    """Every SQL statement in the texts, in order, each once (whitespace-insensitive). A text may
+    also be a value that is not a string (a tool call's arguments or result): it is searched as
+    its JSON text would be."""
     seen: set[str] = set()
     found: list[str] = []
     for text in texts:
-        if not text or not _may_hold_sql(text):
+        if isinstance(text, str):
+            if not text or not _may_hold_sql(text):
+                continue
+            statements = _statements_of(text)
+        elif text is None:
             continue
-        for sql in _statements_of(text):
+        else:
+            statements = _statements_of_value(text)
+        for sql in statements:
             key = _SPACES.sub(" ", sql).strip().lower()
             if sql and key not in seen:
                 seen.add(key)
@@ -374,19 +460,16 @@ def _strip_quotes(part: str) -> str:
 
 
 def _tables_by_parser(sql: str, dialect: Optional[str]) -> Optional[list[str]]:
-    try:
-        parsed = _parse(sql, dialect)
-    except Exception:  # sqlglot raises several error types for text it cannot read
+    reading = _read(sql, dialect)
+    if reading is None:
         return None
     names: list[str] = []
-    for tree, (tables, ctes) in zip(parsed.trees, parsed.scans()):
-        if tree is None:
-            continue
-        for table in tables:
+    for statement in reading.statements:
+        for table in statement.tables:
             if not table.name:
                 continue
             parts = [p for p in (table.catalog, table.db, table.name) if p]
-            if len(parts) == 1 and parts[0].lower() in ctes:
+            if len(parts) == 1 and parts[0].lower() in statement.ctes:
                 continue
             name = ".".join(parts)
             if name not in names:
@@ -439,8 +522,9 @@ def _extract_tables(sql: str, lower: bool, dialect: Optional[str]) -> tuple[str,
     return tuple(names)
 
 
-def sql_and_tables(texts: Iterable[str]) -> tuple[list[str], list[str]]:
-    """The SQL statements found in ``texts`` and the tables they use, each table once, in order."""
+def sql_and_tables(texts: Iterable[Any]) -> tuple[list[str], list[str]]:
+    """The SQL statements found in ``texts`` (see :func:`find_sql`) and the tables they use, each
+    table once, in order."""
     statements = find_sql(list(texts))
     tables: list[str] = []
     for sql in statements:
