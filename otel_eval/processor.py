@@ -20,7 +20,7 @@ from .engine import Engine, EngineSettings
 from .engine.writer import SOURCE_ROUND
 from .models.evalset import EvalConfig, EvalSet
 from .models.results import EvalCaseResult
-from .spans import SpanRecord, from_sdk_span
+from .spans import SpanRecord, from_sdk_span, sdk_resource
 
 log = logging.getLogger("otel_eval.processor")
 
@@ -91,10 +91,15 @@ class EvalSpanProcessor(SpanProcessor):
         """Called by the engine's writer: the buffered spans as SpanRecords (up to one round's worth)."""
         out: list[SpanRecord] = []
         buffer = self._buffer
+        # Every span of a TracerProvider shares its one immutable Resource: convert it once.
+        resource: Any = None
+        converted: dict[str, Any] = {}
         for _ in range(min(len(buffer), SOURCE_ROUND)):
             span = buffer.popleft()
             try:
-                out.append(from_sdk_span(span))
+                if span.resource is not resource:
+                    resource, converted = span.resource, sdk_resource(span.resource)
+                out.append(from_sdk_span(span, converted))
             except Exception:  # an unreadable span must not take the others with it
                 self.dropped_spans += 1
                 log.warning("otel-eval could not convert span %r; dropped", getattr(span, "name", "?"), exc_info=True)

@@ -105,8 +105,10 @@ def from_json(text: str) -> SpanRecord:
 
 # --- OpenTelemetry SDK -----------------------------------------------------------------------
 
-def from_sdk_span(span: Any) -> SpanRecord:
-    """Build a record from an SDK ``ReadableSpan`` (what ``SpanProcessor.on_end`` receives)."""
+def from_sdk_span(span: Any, resource: Optional[Mapping[str, Any]] = None) -> SpanRecord:
+    """Build a record from an SDK ``ReadableSpan`` (what ``SpanProcessor.on_end`` receives).
+    ``resource``: the span's resource attributes already converted (:func:`sdk_resource`), as a
+    caller converting many spans of one ``TracerProvider`` has them."""
     ctx = span.context
     parent = span.parent
     status = span.status
@@ -122,9 +124,14 @@ def from_sdk_span(span: Any) -> SpanRecord:
         status_message=(status.description or "") if status is not None else "",
         attributes=_plain(span.attributes),
         events=tuple(SpanEvent(e.name, e.timestamp or 0, _plain(e.attributes)) for e in span.events),
-        resource=_plain(span.resource.attributes) if span.resource is not None else {},
+        resource=resource if resource is not None else sdk_resource(span.resource),
         scope=span.instrumentation_scope.name if span.instrumentation_scope is not None else "",
     )
+
+
+def sdk_resource(resource: Any) -> dict[str, Any]:
+    """An SDK ``Resource``'s attributes as a record's ``resource``."""
+    return _plain(resource.attributes) if resource is not None else {}
 
 
 def _plain(attrs: Optional[Mapping[str, Any]]) -> dict[str, Any]:

@@ -527,3 +527,22 @@ def test_a_writer_that_falls_behind_holds_scoring_back_and_loses_nothing(tmp_pat
     assert engine.wait_idle(10)
     engine.close()
     assert sorted(row[0] for row in evaluations(db)) == sessions  # each stored once, none lost
+
+
+def test_one_processor_on_two_providers_keeps_each_spans_resource(tmp_path):
+    """The processor converts a provider's Resource once per round: spans of two providers that
+    take turns must still each carry their own."""
+    db = tmp_path / "e.db"
+    processor = EvalSpanProcessor(db=db, golden=GOLDEN, trace_quiet=3600, session_idle=3600)
+    tracers = {version: provider_with(processor, version).get_tracer("test") for version in ("1.0.0", "2.0.0")}
+    for i in range(6):
+        version = ("1.0.0", "2.0.0")[i % 2]
+        with tracers[version].start_as_current_span(f"step-{i}") as span:
+            span.set_attribute("session.id", f"s-{version}")
+    assert processor.force_flush()
+    conn = sqlite3.connect(db)
+    stored = {(json.loads(raw)["name"], json.loads(raw)["resource"]["service.version"])
+              for (raw,) in conn.execute("SELECT raw FROM spans")}
+    conn.close()
+    processor.shutdown()
+    assert stored == {(f"step-{i}", ("1.0.0", "2.0.0")[i % 2]) for i in range(6)}
