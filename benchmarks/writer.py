@@ -7,13 +7,17 @@ Run by hand, not in CI::
 
 No gRPC, no score workers, no second process: every number is CPU time of this one thread, so it
 is precise enough to compare a change of a few µs even on a shared machine (keep the best of
-``--repeat`` runs: the neighbours only ever add time).
+``--repeat`` runs: the neighbours only ever add time). To compare two versions of the code, run
+them in lock step, so both meet the same neighbours::
+
+    git worktree add /tmp/before main
+    .venv/bin/python -m benchmarks.writer --compare /tmp/before --repeat 10
 
 ``evaluations``  The scoring benchmark's sessions are stored and scored once (untimed); each
                  finished evaluation is pickled as a score worker process sends it. Timed, on a
                  fresh copy of the database each run: ``unpickle`` (what the collector's process
-                 pays to receive it) and ``commit`` (``pipeline.commit_evaluation``, each in its
-                 own savepoint, 64 per transaction, as the writer commits a backlog).
+                 pays to receive it) and ``commit`` (writer rounds of 64 evaluations, as the
+                 engine's writer commits a backlog: one transaction, a savepoint each).
                  As in the engine, a :class:`~otel_eval.engine.writer.Checkpointer` thread folds
                  the WAL back while the writer writes (its CPU is not counted: it is not the
                  writer's), so the WAL is reused rather than grown to hundreds of MiB.
@@ -29,11 +33,14 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import json
+import os
 import pickle
 import pstats
 import random
 import shutil
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
@@ -85,149 +92,233 @@ def _settle(db: Path) -> None:
         conn.close()
 
 
-def evaluations(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
-    from otel_eval import pipeline
-    from otel_eval.golden import GoldenIndex, load_golden
-    from otel_eval.models.evalset import EvalConfig
-    from otel_eval.store import Store
+def _writer(store: Any) -> Any:
+    """The engine's writer on ``store``, driven round by round from this thread (not started)."""
+    from otel_eval.engine.scheduler import SessionScheduler
+    from otel_eval.engine.stats import EngineStats
+    from otel_eval.engine.writer import Writer
+    from otel_eval.sessions import Timing
 
-    pristine = workdir / "scored.db"
-    golden, session_ids, _ = scoring.build_database(pristine, args.sessions, args.golden_cases, args.seed)
-    context = pipeline.ScoringContext(index=GoldenIndex([load_golden(golden)]), config=EvalConfig.default())
-    store = Store(pristine)
-    try:
-        finished = [pipeline.score_session(store, sid, context) for sid in session_ids]
-    finally:
-        store.close()
-    finished = [f for f in finished if f is not None]
-    payloads = [pickle.dumps(finished[at:at + WORKER_BATCH], protocol=pickle.HIGHEST_PROTOCOL)
-                for at in range(0, len(finished), WORKER_BATCH)]
-    _settle(pristine)
+    # Timers far out: nothing ends (and nothing is scored) while the benchmark writes.
+    scheduler = SessionScheduler(Timing(trace_quiet=3600, session_idle=3600))
+    return Writer(store, scheduler, EngineStats(), ended=lambda ids: None, stored=lambda *a: None,
+                  given_up=lambda f: None, released=lambda n: None)
 
-    def unpickle() -> list[Any]:
-        return [item for payload in payloads for item in pickle.loads(payload)]
 
-    received = unpickle()
+class EvaluationsPart:
+    """Finished evaluations as a score worker sends them, committed by the writer."""
 
-    def fresh_store() -> Any:
-        run_db = workdir / "run.db"
+    name = "evaluations"
+
+    def __init__(self, args: argparse.Namespace, workdir: Path):
+        from otel_eval import pipeline
+        from otel_eval.golden import GoldenIndex, load_golden
+        from otel_eval.models.evalset import EvalConfig
+        from otel_eval.store import Store
+
+        self.workdir = workdir
+        self.pristine = workdir / "scored.db"
+        golden, session_ids, _ = scoring.build_database(self.pristine, args.sessions, args.golden_cases, args.seed)
+        context = pipeline.ScoringContext(index=GoldenIndex([load_golden(golden)]), config=EvalConfig.default())
+        store = Store(self.pristine)
+        try:
+            finished = [pipeline.score_session(store, sid, context) for sid in session_ids]
+        finally:
+            store.close()
+        finished = [f for f in finished if f is not None]
+        self.payloads = [pickle.dumps(finished[at:at + WORKER_BATCH], protocol=pickle.HIGHEST_PROTOCOL)
+                         for at in range(0, len(finished), WORKER_BATCH)]
+        _settle(self.pristine)
+        self.received = self.unpickle()
+        self.facts = {"evaluations": len(self.received),
+                      "pickle_bytes": sum(map(len, self.payloads)) / len(self.received)}
+
+    def unpickle(self) -> list[Any]:
+        return [item for payload in self.payloads for item in pickle.loads(payload)]
+
+    def fresh_store(self) -> Any:
+        from otel_eval.store import Store
+
+        run_db = self.workdir / "run.db"
         for suffix in ("", "-wal", "-shm"):
             Path(f"{run_db}{suffix}").unlink(missing_ok=True)
-        shutil.copyfile(pristine, run_db)
+        shutil.copyfile(self.pristine, run_db)
         opened = Store(run_db)
         opened.conn.execute("PRAGMA wal_autocheckpoint=0")  # as the engine: its checkpointer does it
         return opened
 
-    def commit_all(target: Any) -> None:
-        for at in range(0, len(received), GROUP):
-            with target.transaction():
-                for item in received[at:at + GROUP]:
-                    with target.transaction():
-                        pipeline.commit_evaluation(target, item)
+    def commit_all(self, store: Any) -> None:
+        from otel_eval.engine.writer import StoreEvaluation
 
-    results: dict[str, Any] = {"evaluations": len(received),
-                               "pickle_bytes": sum(map(len, payloads)) / len(received)}
-    best = {"unpickle": float("inf"), "commit": float("inf")}
-    for _ in range(args.repeat):
-        best["unpickle"] = min(best["unpickle"], _cpu(unpickle))
-        target = fresh_store()
+        writer = _writer(store)
+        for at in range(0, len(self.received), GROUP):
+            writer._round([StoreEvaluation(item) for item in self.received[at:at + GROUP]])
+
+    def run_once(self) -> dict[str, float]:
+        """CPU µs per evaluation of one unpickle and one commit of them all (fresh database)."""
+        unpickle = _cpu(self.unpickle)
+        store = self.fresh_store()
         try:
-            with _checkpointing(target):
-                best["commit"] = min(best["commit"], _cpu(lambda: commit_all(target)))
+            with _checkpointing(store):
+                commit = _cpu(lambda: self.commit_all(store))
         finally:
-            target.close()
-    if args.profile:
-        target = fresh_store()
+            store.close()
+        return {"unpickle": unpickle / len(self.received) * 1e6, "commit": commit / len(self.received) * 1e6}
+
+    def profile(self, top: int, sort: str) -> str:
+        store = self.fresh_store()
         try:
-            results["profile"] = _profiled(lambda: (unpickle(), commit_all(target)), args.profile, args.profile_sort)
+            return _profiled(lambda: (self.unpickle(), self.commit_all(store)), top, sort)
         finally:
-            target.close()
-    results.update({name: seconds / len(received) * 1e6 for name, seconds in best.items()})
-    return results
+            store.close()
 
 
-def ingest(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+class IngestPart:
+    """Raw OTLP requests decoded as the receiver does and written by the writer."""
 
-    from otel_eval.engine.stats import EngineStats
-    from otel_eval.engine.scheduler import SessionScheduler
-    from otel_eval.engine.writer import IngestBatch, Writer
-    from otel_eval.sessions import Timing
-    from otel_eval.spans import from_otlp
-    from otel_eval.store import Store
+    name = "ingest"
 
-    cases = load.make_golden_cases(args.golden_cases, args.seed)
-    by_size: dict[int, list[Any]] = {}
-    for session in load.make_sessions(cases, 600, args.seed + 2):
-        by_size.setdefault(len(session.spans), []).append(session)
-    rng = random.Random(args.seed + 1)
-    now = time.time_ns()
-    templates = []
-    for number in range(min(args.requests, 8)):
-        chosen = load.pick_sessions(by_size, 512, rng)
-        renumbered = [load.SessionSpec(number * 100 + i, s.convention, s.variant, s.spans, s.traces)
-                      for i, s in enumerate(chosen)]
-        templates.append(load.encode_template(renumbered, now))
-    requests = [templates[n % len(templates)].render(n + 1) for n in range(args.requests)]
-    span_count = sum(templates[n % len(templates)].spans for n in range(args.requests))
+    def __init__(self, args: argparse.Namespace, workdir: Path):
+        self.workdir = workdir
+        cases = load.make_golden_cases(args.golden_cases, args.seed)
+        by_size: dict[int, list[Any]] = {}
+        for session in load.make_sessions(cases, 600, args.seed + 2):
+            by_size.setdefault(len(session.spans), []).append(session)
+        rng = random.Random(args.seed + 1)
+        now = time.time_ns()
+        templates = []
+        for number in range(min(args.requests, 8)):
+            chosen = load.pick_sessions(by_size, 512, rng)
+            renumbered = [load.SessionSpec(number * 100 + i, s.convention, s.variant, s.spans, s.traces)
+                          for i, s in enumerate(chosen)]
+            templates.append(load.encode_template(renumbered, now))
+        self.requests = [templates[n % len(templates)].render(n + 1) for n in range(args.requests)]
+        self.span_count = sum(templates[n % len(templates)].spans for n in range(args.requests))
+        self.decoded = self.decode()
+        self.facts = {"requests": len(self.requests), "spans": self.span_count,
+                      "bytes_per_span": sum(map(len, self.requests)) / self.span_count}
 
-    def decode() -> list[list[Any]]:
-        return [from_otlp(ExportTraceServiceRequest.FromString(body).resource_spans).spans for body in requests]
+    def decode(self) -> list[list[Any]]:
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-    decoded = decode()
+        from otel_eval.spans import from_otlp
 
-    def fresh_writer() -> Any:
-        run_db = workdir / "ingest.db"
+        return [from_otlp(ExportTraceServiceRequest.FromString(body).resource_spans).spans for body in self.requests]
+
+    def fresh_writer(self) -> Any:
+        from otel_eval.store import Store
+
+        run_db = self.workdir / "ingest.db"
         for suffix in ("", "-wal", "-shm"):
             Path(f"{run_db}{suffix}").unlink(missing_ok=True)
         store = Store(run_db)
         store.conn.execute("PRAGMA wal_autocheckpoint=0")
-        # Timers far out: nothing ends (and nothing is scored) while the batches are written.
-        scheduler = SessionScheduler(Timing(trace_quiet=3600, session_idle=3600))
-        return Writer(store, scheduler, EngineStats(), ended=lambda ids: None, stored=lambda *a: None,
-                      given_up=lambda f: None, released=lambda n: None)
+        return _writer(store)
 
-    def write_all(writer: Any) -> None:
-        for spans in decoded:
+    def write_all(self, writer: Any) -> None:
+        from otel_eval.engine.writer import IngestBatch
+
+        for spans in self.decoded:
             batch = IngestBatch(spans=spans)
             writer._round([batch])
             if batch.error is not None:
                 raise batch.error
 
-    best = {"decode": float("inf"), "write": float("inf")}
-    for _ in range(args.repeat):
-        best["decode"] = min(best["decode"], _cpu(decode))
-        writer = fresh_writer()
+    def run_once(self) -> dict[str, float]:
+        """CPU µs per span of one decode and one write of every request (fresh database)."""
+        decode = _cpu(self.decode)
+        writer = self.fresh_writer()
         try:
             with _checkpointing(writer.store):
-                best["write"] = min(best["write"], _cpu(lambda: write_all(writer)))
+                write = _cpu(lambda: self.write_all(writer))
         finally:
             writer.store.close()
-    results: dict[str, Any] = {"requests": len(requests), "spans": span_count,
-                               "bytes_per_span": sum(map(len, requests)) / span_count}
-    if args.profile:
-        writer = fresh_writer()
+        return {"decode": decode / self.span_count * 1e6, "write": write / self.span_count * 1e6}
+
+    def profile(self, top: int, sort: str) -> str:
+        writer = self.fresh_writer()
         try:
-            results["profile"] = _profiled(lambda: (decode(), write_all(writer)), args.profile, args.profile_sort)
+            return _profiled(lambda: (self.decode(), self.write_all(writer)), top, sort)
         finally:
             writer.store.close()
-    results.update({name: seconds / span_count * 1e6 for name, seconds in best.items()})
-    return results
 
 
-def print_report(part: str, results: dict[str, Any]) -> None:
+PARTS = {"evaluations": EvaluationsPart, "ingest": IngestPart}
+
+
+def _best(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Per measure the fastest run (the neighbours only ever add time), plus their total."""
+    best = {name: min(run[name] for run in runs) for name in runs[0]}
+    best["total"] = sum(best.values())
+    return best
+
+
+def _median(runs: list[dict[str, float]]) -> dict[str, float]:
+    medians = {name: statistics.median(run[name] for run in runs) for name in runs[0]}
+    medians["total"] = sum(medians.values())
+    return medians
+
+
+def print_report(part: str, facts: dict[str, Any], best: dict[str, float], label: str = "") -> None:
     if part == "evaluations":
-        print(f"evaluations: {results['evaluations']}, {results['pickle_bytes']:.0f} pickled bytes each; "
-              "CPU µs per evaluation (best of runs)")
-        print(f"  unpickle {results['unpickle']:7.1f}   commit {results['commit']:7.1f}   "
-              f"total {results['unpickle'] + results['commit']:7.1f}")
+        head = f"evaluations: {facts['evaluations']}, {facts['pickle_bytes']:.0f} pickled bytes each; CPU µs per evaluation"
     else:
-        print(f"ingest: {results['requests']} requests, {results['spans']} spans, "
-              f"{results['bytes_per_span']:.0f} bytes per span; CPU µs per span (best of runs)")
-        print(f"  decode   {results['decode']:7.2f}   write  {results['write']:7.2f}   "
-              f"total {results['decode'] + results['write']:7.2f}")
-    if "profile" in results:
-        print(results["profile"])
+        head = (f"ingest: {facts['requests']} requests, {facts['spans']} spans, {facts['bytes_per_span']:.0f} bytes "
+                "per span; CPU µs per span")
+    if not label:
+        print(head + " (best of runs)")
+    print(f"  {label:12s}" + "   ".join(f"{name} {value:7.2f}" for name, value in best.items()))
+
+
+def serve(args: argparse.Namespace, workdir: Path) -> int:
+    """``--serve``: prepare the parts, then run one pass of the part named on each stdin line and
+    answer with one JSON line (what :func:`compare` drives)."""
+    parts = {name: PARTS[name](args, workdir) for name in _part_names(args)}
+    print(json.dumps({name: part.facts for name, part in parts.items()}), flush=True)
+    for line in sys.stdin:
+        print(json.dumps(parts[line.strip()].run_once()), flush=True)
+    return 0
+
+
+def compare(args: argparse.Namespace) -> int:
+    """``--compare OTHER``: the same parts, in lock step, with this checkout's code and with the
+    code of the checkout at OTHER (e.g. a ``git worktree`` of the commit before a change). Runs
+    alternate between the two, so both meet the same neighbours; the best and the median of
+    ``--repeat`` runs are printed for each."""
+    import subprocess
+
+    argv = [sys.executable, "-m", "benchmarks.writer", "--serve", "--part", args.part, "--sessions",
+            str(args.sessions), "--requests", str(args.requests), "--golden-cases", str(args.golden_cases),
+            "--seed", str(args.seed)]
+    sides = {"this": Path(__file__).resolve().parents[1], "other": Path(args.compare).resolve()}
+    children = {}
+    for side, root in sides.items():
+        # Each child imports otel_eval and benchmarks from its own checkout (its start directory).
+        children[side] = subprocess.Popen(argv, cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                          env=dict(os.environ, PYTHONPATH=str(root)))
+    try:
+        facts = {side: json.loads(child.stdout.readline()) for side, child in children.items()}
+        for part in _part_names(args):
+            runs: dict[str, list[dict[str, float]]] = {side: [] for side in children}
+            for _ in range(args.repeat):
+                for side, child in children.items():
+                    child.stdin.write(part + "\n")
+                    child.stdin.flush()
+                    runs[side].append(json.loads(child.stdout.readline()))
+            print(f"{part}: {args.repeat} alternating runs each; this = {sides['this']}, other = {sides['other']}")
+            for side in children:
+                print_report(part, facts[side][part], _best(runs[side]), label=f"{side} best")
+                print_report(part, facts[side][part], _median(runs[side]), label=f"{side} med")
+            sys.stdout.flush()
+    finally:
+        for child in children.values():
+            child.stdin.close()
+            child.wait(timeout=60)
+    return 0
+
+
+def _part_names(args: argparse.Namespace) -> list[str]:
+    return [name for name in PARTS if args.part in (name, "both")]
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -241,17 +332,25 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="also print the top N functions of a cProfile of one run of each part")
     parser.add_argument("--profile-sort", default="tottime", help="pstats sort key (default tottime)")
+    parser.add_argument("--compare", metavar="OTHER", help="run alternately against the checkout at OTHER")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
+    if args.compare:
+        return compare(args)
     workdir = Path(tempfile.mkdtemp(prefix="otel-eval-writer-"))
     try:
-        for part, run in (("evaluations", evaluations), ("ingest", ingest)):
-            if args.part in (part, "both"):
-                print_report(part, run(args, workdir))
-                sys.stdout.flush()
+        if args.serve:
+            return serve(args, workdir)
+        for name in _part_names(args):
+            part = PARTS[name](args, workdir)
+            print_report(name, part.facts, _best([part.run_once() for _ in range(args.repeat)]))
+            if args.profile:
+                print(part.profile(args.profile, args.profile_sort))
+            sys.stdout.flush()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0
