@@ -201,6 +201,7 @@ def agent_data_params(rows: Iterable[tuple[str, str, Optional[str], str, AgentDa
     the writer only executes."""
     params = []
     texts: dict[bytes, str] = {}
+    blobs: dict[bytes, bytearray] = {}
     for trace_id, span_id, session_id, level, data in rows:
         # Text fields go in as they are; each non-empty structured field is dumped by pydantic's
         # serializer for its type (JSON mode, straight to text).
@@ -209,15 +210,16 @@ def agent_data_params(rows: Iterable[tuple[str, str, Optional[str], str, AgentDa
             value = values[at]
             values[at] = dump(value).decode() if value else _json(value)
         # The row holds each digest as a bytearray: the one blob type Python's sqlite3 binds
-        # without an adapter lookup (0.1 µs; bytes take 0.4). ``texts`` keeps bytes (hashable).
+        # without an adapter lookup (0.1 µs; bytes take 0.4). ``texts`` keeps bytes (hashable);
+        # rows share one bytearray per digest, so the pickle to the writer holds it once.
         tools, digest = _tools_json(values[_TOOLS_AT])
         texts[digest] = tools
-        values[_TOOLS_AT] = bytearray(digest)
+        values[_TOOLS_AT] = blobs.get(digest) or blobs.setdefault(digest, bytearray(digest))
         prompt = values[_PROMPT_AT]
         if prompt is not None:
             digest = text_digest(prompt)
             texts[digest] = prompt
-            values[_PROMPT_AT] = bytearray(digest)
+            values[_PROMPT_AT] = blobs.get(digest) or blobs.setdefault(digest, bytearray(digest))
         values[_EXIT_AT] = int(bool(values[_EXIT_AT]))
         params.append(tuple(values))
     return _without_null_columns(params, list(texts.items()))
