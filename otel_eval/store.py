@@ -95,13 +95,11 @@ _EVALUATION_COLUMN_FIELDS = ("expected_tool", "actual_tool", "expected_table", "
 EVALUATION_COLUMNS = ("case_id", "eval_set_id", "matched_by", "match_score", "passed", "verdict", "score",
                       "config_hash", "agent_version", "query", *_EVALUATION_COLUMN_FIELDS, "error", "details")
 CRITERION_COLUMNS = ("criterion", "score", "passed", "threshold", "skipped", "error", "details")
-#: The session's next revision is computed by the insert itself (one statement instead of a
-#: SELECT and an INSERT), which returns the new row's id and revision. Positional parameters:
-#: ``session_id, created_at, *EVALUATION_COLUMNS values, session_id``.
+#: Positional parameters: ``session_id, revision, created_at, *EVALUATION_COLUMNS values`` (named
+#: ones cost the sqlite3 module a string built and looked up per parameter).
 _INSERT_EVALUATION = (
     f"INSERT INTO evaluations (session_id, revision, created_at, superseded, {', '.join(EVALUATION_COLUMNS)})"
-    f" SELECT ?, COALESCE(MAX(revision), 0) + 1, ?, 0, {', '.join('?' * len(EVALUATION_COLUMNS))}"
-    " FROM evaluations WHERE session_id = ? RETURNING id, revision")
+    f" VALUES (?, ?, ?, 0, {', '.join('?' * len(EVALUATION_COLUMNS))})")
 _evaluation_values = operator.itemgetter(*EVALUATION_COLUMNS)
 _INSERT_CRITERION = (
     f"INSERT INTO criterion_results (evaluation_id, {', '.join(CRITERION_COLUMNS)})"
@@ -735,9 +733,10 @@ class Store:
                 self.upsert_agent_data_params(rows.agent_params)
             if rows.span_types:
                 self.set_span_types(rows.span_types)
-            [(evaluation_id, revision)] = conn.execute(
-                _INSERT_EVALUATION, (session_id, _now_iso(), *_evaluation_values(rows.evaluation), session_id)
-            ).fetchall()
+            revision = conn.execute("SELECT COALESCE(MAX(revision), 0) FROM evaluations WHERE session_id = ?",
+                                    (session_id,)).fetchone()[0] + 1
+            evaluation_id = conn.execute(
+                _INSERT_EVALUATION, (session_id, revision, _now_iso(), *_evaluation_values(rows.evaluation))).lastrowid
             if revision > 1:  # a session's first evaluation (the usual case) has nothing to supersede
                 conn.execute("UPDATE evaluations SET superseded = 1 WHERE session_id = ? AND revision < ?",
                              (session_id, revision))
