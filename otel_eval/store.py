@@ -257,8 +257,8 @@ def _tools_json(tools: list[Any]) -> tuple[str, bytes]:
 #: -10%, the checkpointer's -40%, per committed evaluation -4%.
 PAGE_SIZE = 16384
 
-#: Digests a Store remembers as stored (16 bytes each): far more distinct prompts and tool lists
-#: than an agent fleet has, in about 10 MiB at most.
+#: Digests a Store remembers as stored: far more distinct prompts and tool lists than an agent
+#: fleet has, in a few MiB at most (then it starts over).
 _STORED_TEXTS_LIMIT = 65536
 
 
@@ -284,8 +284,8 @@ class Store:
         self.db = sqlite_utils.Database(self.conn)
         self._lock = threading.RLock()
         self._stored_texts: set[bytes] = set()
-        """Digests of ``agent_texts`` rows this connection inserted in transactions that did not
-        roll back (any rollback empties it): their texts need not be sent to SQLite again."""
+        """Digests of ``agent_texts`` rows this connection inserted. Any rollback empties it, so
+        it only holds texts that are committed or about to be: they need not be sent again."""
         if not read_only:
             self._migrate()
 
