@@ -163,6 +163,7 @@ def score_session(store: Store, session_id: str, ctx: ScoringContext, expected_s
 
 
 def commit_evaluation(store: Store, finished: FinishedEvaluation) -> tuple[int, int]:
-    """Store the record as the session's next revision (in the caller's transaction, if any);
-    returns ``(evaluation_id, revision)``."""
+    """Store the record as the session's next revision; returns ``(evaluation_id, revision)``.
+    Inside the caller's transaction it is a savepoint of its own: a failure rolls back this
+    record alone and the transaction goes on."""
     return store.store_evaluation(finished.session_id, finished.rows)

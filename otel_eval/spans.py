@@ -176,9 +176,12 @@ def key_values(kvs: Iterable[Any]) -> dict[str, Any]:
     for kv in kvs:
         value = kv.value
         # Inline for the common case: most attributes of an agent's spans are strings, and this
-        # runs for every attribute of every span a collector receives.
-        if value.WhichOneof("value") == "string_value":
-            out[kv.key] = value.string_value
+        # runs for every attribute of every span a collector receives. ``value`` is a oneof, so a
+        # non-empty ``string_value`` is the one set: reading it first spares the ``WhichOneof``
+        # call (a third of this loop's time); an empty string or another type goes the long way.
+        text = value.string_value
+        if text:
+            out[kv.key] = text
             continue
         val = any_value(value)
         out[kv.key] = val

@@ -110,7 +110,7 @@ def _corrupted(db: Path) -> None:
     store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     store.close()
     data = bytearray(db.read_bytes())
-    page = 4096
+    page = int.from_bytes(data[16:18], "big")  # the file's page size, from its header
     for offset in range(page * 3, len(data) - page, page * 7):  # scribble over every 7th page header
         data[offset:offset + 16] = b"\xff" * 16
     db.write_bytes(bytes(data))

@@ -148,3 +148,41 @@ def test_sessions_that_share_a_system_prompt_store_it_once(tmp_path):
     assert {r for r in store.conn.execute("SELECT system_prompt, json_extract(tools_available, '$[0].name')"
                                           " FROM agent_data")} == {(prompt, "get_weather")}
     store.close()
+
+
+def test_agent_data_fields_no_row_sets_are_written_as_null_and_cleared_on_rescoring(tmp_path):
+    # Columns that no row of a batch sets go into the statement as NULL literals (not bound):
+    # a re-scored row must still lose a field it no longer has, and batches whose rows leave
+    # different columns empty must combine.
+    from otel_eval.store import agent_data_params
+
+    store = Store(tmp_path / "e.db")
+    first = agent_data_params([("t", "a", "s1", "span", AgentData(agent_response="hello", metadata="m"))])
+    second = agent_data_params([("t", "b", "s1", "span", AgentData(ground_truth="g"))])
+    assert first.null_columns != second.null_columns
+    with store.transaction():
+        store.upsert_agent_data_params(first + second)
+    assert store.conn.execute("SELECT span_id, agent_response, metadata, ground_truth FROM agent_data"
+                              " ORDER BY id").fetchall() == [("a", "hello", "m", None), ("b", None, None, "g")]
+    with store.transaction():
+        store.upsert_agent_data([("t", "a", "s1", "span", AgentData())])
+    assert store.conn.execute("SELECT agent_response, metadata FROM agent_data WHERE span_id = 'a'").fetchall() == [
+        (None, None)]
+    store.close()
+
+
+def test_a_rolled_back_shared_text_is_stored_again(tmp_path):
+    # The Store remembers which shared texts it stored, to skip them next time; a rollback must
+    # make it forget them, or later rows would point at a text that is not there.
+    store = Store(tmp_path / "e.db")
+    rows = [("t", "a", "s1", "span", AgentData(system_prompt="You are careful."))]
+    try:
+        with store.transaction():
+            store.upsert_agent_data(rows)
+            raise RuntimeError("the group fails after the rows were written")
+    except RuntimeError:
+        pass
+    with store.transaction():
+        store.upsert_agent_data(rows)
+    assert store.conn.execute("SELECT system_prompt FROM agent_data").fetchall() == [("You are careful.",)]
+    store.close()

@@ -238,8 +238,8 @@ class Writer:
                     kept.append((batch, spans_stored, logs_stored))
                 for item in evaluations:
                     try:
-                        with store.transaction():
-                            evaluation_id, revision = commit_evaluation(store, item.finished)
+                        # A savepoint of its own (store_evaluation opens one): this evaluation alone rolls back.
+                        evaluation_id, revision = commit_evaluation(store, item.finished)
                     except Exception as exc:
                         if not store.conn.in_transaction:
                             written.append((item, 0, 0))  # retried with the rest, below
