@@ -161,26 +161,26 @@ def to_agent_data(span: SpanRecord, reading: Reading) -> AgentData:
             })
         )
     retrieved = [reading.retrieved_documents] if reading.retrieved_documents is not None else None
-    return _agent_data(dict(
-        user_id=user_id_of(span, reading),
-        task_id=span.trace_id,
-        turn_id=span.span_id,
-        agent_name=reading.agent_name or kind,
-        agent_role=kind,
-        agent_task=reading.user_input if kind == "agent" or reading.user_input else None,
-        system_prompt=reading.system_prompt,
-        agent_response=reading.response,
-        trace=reading.trace,
-        tools_available=reading.tools_available,  # validation copies lists and dicts
-        tool_calls=tool_calls,
-        parameters_passed=reading.parameters,
-        tool_call_results=results,
-        retrieval_query=reading.retrieval_query,
-        retrieved_context=retrieved,
-        exit_status=span.status,
-        agent_exit=reading.agent_exit,
-        metadata=None,
-    ))
+    return _agent_data({
+        "user_id": user_id_of(span, reading),
+        "task_id": span.trace_id,
+        "turn_id": span.span_id,
+        "agent_name": reading.agent_name or kind,
+        "agent_role": kind,
+        "agent_task": reading.user_input if kind == "agent" or reading.user_input else None,
+        "system_prompt": reading.system_prompt,
+        "agent_response": reading.response,
+        "trace": reading.trace,
+        "tools_available": reading.tools_available,  # validation copies lists and dicts
+        "tool_calls": tool_calls,
+        "parameters_passed": reading.parameters,
+        "tool_call_results": results,
+        "retrieval_query": reading.retrieval_query,
+        "retrieved_context": retrieved,
+        "exit_status": span.status,
+        "agent_exit": reading.agent_exit,
+        "metadata": None,
+    })
 
 
 # ``Model(**fields)`` less the Python wrapper around pydantic's validator: the same validation,

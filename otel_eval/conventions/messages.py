@@ -10,7 +10,6 @@ unrecognisable is skipped, never raised.
 
 from __future__ import annotations
 
-import copy
 import functools
 import re
 from collections.abc import Mapping
@@ -316,7 +315,9 @@ def output_text(messages: Sequence[Message]) -> Optional[str]:
 
 
 def output_calls(messages: Sequence[Message]) -> list[RequestedToolCall]:
-    return [copy.copy(call) for message in messages if message.role != "user" for call in message.calls]
+    # Each reading gets calls of its own, built directly: copy.copy's generic path costs ~1 µs a call.
+    return [RequestedToolCall(call.name, call.arguments, call.call_id)
+            for message in messages if message.role != "user" for call in message.calls]
 
 
 def fill_from_messages(
