@@ -136,7 +136,7 @@ class _LazyMessage(Message):
 def parse_message(item: Any, default_role: str = "user") -> Optional[Message]:
     item = parse_json_maybe(item)
     if type(item) is dict:
-        quick = _text_message(item, default_role)
+        quick = _plain_message(item, default_role)
         if quick is not None:
             return quick
     if isinstance(item, str):
@@ -167,26 +167,41 @@ def parse_message(item: Any, default_role: str = "user") -> Optional[Message]:
     return message
 
 
-_TEXT_MESSAGE_KEYS = frozenset({"role", "parts", "finish_reason"})
+_PLAIN_MESSAGE_KEYS = frozenset({"role", "parts", "finish_reason"})
+_PLAIN_CALL_KEYS = frozenset({"type", "id", "name", "arguments"})
 
 
-def _text_message(item: dict[str, Any], default_role: str) -> Optional[Message]:
-    """The commonest shape, ``{"role", "parts": [{"type": "text", "content": "..."}, ...]}``,
-    read directly: what the general path below gives it. None for any other shape."""
+def _plain_message(item: dict[str, Any], default_role: str) -> Optional[Message]:
+    """The commonest shape, ``{"role", "parts": [...]}`` whose parts are texts
+    (``{"type": "text", "content": "..."}``) and tool calls with their arguments as an object
+    (``{"type": "tool_call", "id", "name", "arguments": {...}}``), read directly: what the general
+    path below gives it. None for any other shape."""
     parts = item.get("parts")
-    if type(parts) is not list or not item.keys() <= _TEXT_MESSAGE_KEYS:
+    if type(parts) is not list or not item.keys() <= _PLAIN_MESSAGE_KEYS:
         return None
     texts = []
+    calls = []
     for part in parts:
-        if type(part) is not dict or part.get("type") != "text" or part.get("thought") is True:
+        if type(part) is not dict:
             return None
-        content = part.get("content")
-        if type(content) is not str:
+        kind = part.get("type")
+        if kind == "text":
+            content = part.get("content")
+            if type(content) is not str or part.get("thought") is True:
+                return None
+            if content:
+                texts.append(content)
+        elif kind == "tool_call" and part.keys() <= _PLAIN_CALL_KEYS:
+            name, arguments, call_id = part.get("name"), part.get("arguments"), part.get("id")
+            if type(name) is not str or not name or type(arguments) is not dict:
+                return None
+            if call_id is not None and type(call_id) is not str:
+                return None
+            calls.append(RequestedToolCall(name, arguments, call_id or None))
+        else:
             return None
-        if content:
-            texts.append(content)
     role = normalise_role(item.get("role") or default_role)
-    return Message(role=role, texts=texts) if role != "tool" else None
+    return Message(role=role, texts=texts, calls=calls) if role != "tool" else None
 
 
 def _add_part(message: Message, part: Any) -> None:
