@@ -393,3 +393,19 @@ def test_property_the_quick_message_reader_gives_what_the_general_one_gives(item
     assert (quick.role, quick.texts, quick.calls, quick.responses) == (
         general.role, general.texts, general.calls, general.responses)
     assert [type(call.call_id) for call in quick.calls] == [type(call.call_id) for call in general.calls]
+
+
+@settings(max_examples=200, deadline=None)
+@given(history=st.lists(st.one_of(
+    _plain_like, st.text(max_size=4), st.none(),
+    st.builds(lambda inner: {"message": inner}, _plain_like),
+    st.fixed_dictionaries({"role": st.sampled_from(["tool", "user", "assistant"]), "content": st.text(max_size=4)},
+                          optional={"tool_call_id": st.text(max_size=2), "name": st.text(max_size=2)})), max_size=5),
+    as_text=st.booleans())
+def test_property_the_history_reader_gives_the_messages_the_message_reader_gives(history, as_text):
+    # parse_history reads the commonest shape at once and defers the rest: either way, the same messages.
+    from otel_eval.conventions.messages import parse_history
+
+    value = json.dumps(history) if as_text else history
+    read = [(m.role, m.texts, m.calls, m.responses) for m in parse_history(value)]
+    assert read == [(m.role, m.texts, m.calls, m.responses) for m in parse_messages(value)]
