@@ -21,7 +21,8 @@ from collections.abc import Mapping
 from typing import Any, Iterable, Optional, Sequence
 
 from ..spans import LogEvent, SpanEvent, SpanRecord
-from .base import Reading, SpanType, ExecutedToolCall, as_arguments, as_text, parse_json_maybe, span_error
+from .base import (Reading, SpanType, ExecutedToolCall, as_arguments, as_text, may_have_key_starting,
+                   parse_json_maybe, span_error)
 from .messages import (
     as_list,
     fill_from_messages,
@@ -185,7 +186,7 @@ def read_messages(span: SpanRecord, reading: Reading, with_calls: bool = True) -
             system_source="gen_ai.system_instructions",
             with_calls=with_calls,
         )
-    if _may_have_flattened_messages(attrs):
+    if may_have_key_starting(attrs, "gen_ai.prompt.", "gen_ai.completion."):  # (nearly all spans: no)
         fill_from_messages(
             reading,
             indexed_messages(attrs, "prompt"),
@@ -209,14 +210,6 @@ def read_messages(span: SpanRecord, reading: Reading, with_calls: bool = True) -
         events = [_span_event_as_log(span, e) for e in span.events if e.name.startswith("gen_ai.")]
         if events:
             _apply_events(reading, events, "event:", with_calls)
-
-
-def _may_have_flattened_messages(attrs: Mapping[str, Any]) -> bool:
-    """False when no key starts with ``gen_ai.prompt.`` or ``gen_ai.completion.``. Every GenAI
-    span asks, and nearly all say no: the keys are searched as one text (in C) instead of one by
-    one. A key that merely contains a prefix gives True, which costs a read that finds nothing."""
-    keys = "\n".join(attrs)
-    return "gen_ai.prompt." in keys or "gen_ai.completion." in keys
 
 
 def tool_invocation(span: SpanRecord, target: Optional[str] = None) -> ExecutedToolCall:
