@@ -149,7 +149,7 @@ def to_agent_data(span: SpanRecord, reading: Reading) -> AgentData:
     tool_calls = [
         _tool_call({"tool_name": call.name, "parameters": call.arguments, "call_id": call.call_id or span.span_id})
         for call in reading.requested_calls
-    ]
+    ] if reading.requested_calls else []  # (most spans request none: no comprehension call)
     results: list[ToolResult] = []
     if reading.tool is not None:
         results.append(
