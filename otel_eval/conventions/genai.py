@@ -122,7 +122,7 @@ def read_as(span: SpanRecord, convention: str) -> Reading:
     attrs = span.attributes
     operation = operation_of(span)
     kind = span_type_of(span, operation)
-    reading = Reading(convention=convention, span_type=kind)
+    reading = Reading(convention, kind)
     target = span.name.split(" ", 1)[1].strip() if " " in span.name else None
 
     agent_name, key = first_text(attrs, "gen_ai.agent.name")

@@ -82,7 +82,7 @@ quick_span_type = span_type_of
 def read(span: SpanRecord) -> Reading:
     attrs = span.attributes
     span_type = span_type_of(span)
-    reading = Reading(convention=NAME, span_type=span_type)
+    reading = Reading(NAME, span_type)
     _read_identity(attrs, reading)
     if span_type == "llm":
         _read_llm(span, reading)
