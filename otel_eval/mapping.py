@@ -149,7 +149,7 @@ def to_agent_data(span: SpanRecord, reading: Reading) -> AgentData:
     tool_calls = [
         _tool_call({"tool_name": call.name, "parameters": call.arguments, "call_id": call.call_id or span.span_id})
         for call in reading.requested_calls
-    ]
+    ] if reading.requested_calls else []  # (most spans request none: no comprehension call)
     results: list[ToolResult] = []
     if reading.tool is not None:
         results.append(
@@ -161,26 +161,26 @@ def to_agent_data(span: SpanRecord, reading: Reading) -> AgentData:
             })
         )
     retrieved = [reading.retrieved_documents] if reading.retrieved_documents is not None else None
-    return _agent_data(dict(
-        user_id=user_id_of(span, reading),
-        task_id=span.trace_id,
-        turn_id=span.span_id,
-        agent_name=reading.agent_name or kind,
-        agent_role=kind,
-        agent_task=reading.user_input if kind == "agent" or reading.user_input else None,
-        system_prompt=reading.system_prompt,
-        agent_response=reading.response,
-        trace=reading.trace,
-        tools_available=reading.tools_available,  # validation copies lists and dicts
-        tool_calls=tool_calls,
-        parameters_passed=reading.parameters,
-        tool_call_results=results,
-        retrieval_query=reading.retrieval_query,
-        retrieved_context=retrieved,
-        exit_status=span.status,
-        agent_exit=reading.agent_exit,
-        metadata=None,
-    ))
+    return _agent_data({
+        "user_id": user_id_of(span, reading),
+        "task_id": span.trace_id,
+        "turn_id": span.span_id,
+        "agent_name": reading.agent_name or kind,
+        "agent_role": kind,
+        "agent_task": reading.user_input if kind == "agent" or reading.user_input else None,
+        "system_prompt": reading.system_prompt,
+        "agent_response": reading.response,
+        "trace": reading.trace,
+        "tools_available": reading.tools_available,  # validation copies lists and dicts
+        "tool_calls": tool_calls,
+        "parameters_passed": reading.parameters,
+        "tool_call_results": results,
+        "retrieval_query": reading.retrieval_query,
+        "retrieved_context": retrieved,
+        "exit_status": span.status,
+        "agent_exit": reading.agent_exit,
+        "metadata": None,
+    })
 
 
 # ``Model(**fields)`` less the Python wrapper around pydantic's validator: the same validation,
@@ -244,7 +244,7 @@ def aggregate_trace(mapped: Sequence[MappedSpan]) -> AgentData:
         if reading.tool is not None and not reading.is_wrapper:
             tool = reading.tool
             call_id = tool.call_id or m.span.span_id
-            calls.append(ToolCall(tool_name=tool.name, parameters=tool.arguments, call_id=call_id))
+            calls.append(_tool_call({"tool_name": tool.name, "parameters": tool.arguments, "call_id": call_id}))
             results.extend(data.tool_call_results)
         if data.retrieval_query:
             queries.extend(data.retrieval_query)
@@ -259,23 +259,24 @@ def aggregate_trace(mapped: Sequence[MappedSpan]) -> AgentData:
             calls.extend(m.data.tool_calls)
 
     status = "error" if any(m.span.status == "error" for m in roots) else root.span.status
-    return AgentData(
-        user_id=user_id,
-        task_id=root.span.trace_id,
-        turn_id=root.span.span_id,
-        agent_name=root.reading.agent_name or "agent",
-        agent_role="agent",
-        agent_task=task,
-        system_prompt=system_prompt,
-        agent_response=response,
-        trace=json.dumps([{"span_id": m.span.span_id, "name": m.span.name, "type": m.reading.span_type} for m in ordered]),
-        tools_available=list(tools_seen.values()),
-        tool_calls=calls,
-        parameters_passed=dict(root.data.parameters_passed),
-        tool_call_results=results,
-        retrieval_query=queries or None,
-        retrieved_context=contexts or None,
-        exit_status=status,
-        agent_exit=agent_exit or root.span.end_ns > 0,
-        metadata=None,
-    )
+    return _agent_data({
+        "user_id": user_id,
+        "task_id": root.span.trace_id,
+        "turn_id": root.span.span_id,
+        "agent_name": root.reading.agent_name or "agent",
+        "agent_role": "agent",
+        "agent_task": task,
+        "system_prompt": system_prompt,
+        "agent_response": response,
+        "trace": json.dumps([{"span_id": m.span.span_id, "name": m.span.name, "type": m.reading.span_type}
+                             for m in ordered]),
+        "tools_available": list(tools_seen.values()),
+        "tool_calls": calls,
+        "parameters_passed": dict(root.data.parameters_passed),
+        "tool_call_results": results,
+        "retrieval_query": queries or None,
+        "retrieved_context": contexts or None,
+        "exit_status": status,
+        "agent_exit": agent_exit or root.span.end_ns > 0,
+        "metadata": None,
+    })

@@ -76,22 +76,25 @@ class SpanRecord:
 
 
 def from_dict(data: Mapping[str, Any]) -> SpanRecord:
+    get = data.get
+    events = get("events")
+    # Positional, in field order: a frozen dataclass's __init__ costs ~0.5 µs more by keyword, and
+    # every stored span comes through here at every scoring (the round trip test checks the order).
     return SpanRecord(
-        trace_id=data["trace_id"],
-        span_id=data["span_id"],
-        parent_span_id=data.get("parent_span_id") or None,
-        name=data.get("name", ""),
-        start_ns=int(data.get("start_ns", 0)),
-        end_ns=int(data.get("end_ns", 0)),
-        kind=data.get("kind", "internal"),
-        status=data.get("status", STATUS_UNSET),
-        status_message=data.get("status_message", ""),
-        attributes=data.get("attributes") or {},
-        events=tuple(
-            SpanEvent(e["name"], int(e.get("time_ns", 0)), e.get("attributes") or {}) for e in data.get("events") or ()
-        ),
-        resource=data.get("resource") or {},
-        scope=data.get("scope", ""),
+        data["trace_id"],
+        data["span_id"],
+        get("parent_span_id") or None,
+        get("name", ""),
+        int(get("start_ns", 0)),
+        int(get("end_ns", 0)),
+        get("kind", "internal"),
+        get("status", STATUS_UNSET),
+        get("status_message", ""),
+        get("attributes") or {},
+        tuple(SpanEvent(e["name"], int(e.get("time_ns", 0)), e.get("attributes") or {}) for e in events)
+        if events else (),
+        get("resource") or {},
+        get("scope", ""),
     )
 
 

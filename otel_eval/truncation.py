@@ -10,9 +10,10 @@ marked text keeps its first marker and its original length.
 from __future__ import annotations
 
 import copy
-import json
 import re
 from typing import Any, Optional
+
+import orjson
 
 from .conventions.base import Reading, RequestedToolCall, ExecutedToolCall
 
@@ -119,8 +120,9 @@ def truncate_reading(reading: Reading, limit: int = DEFAULT_LIMIT) -> Reading:
 
 def _fits(reading: Reading, limit: int) -> bool:
     """True when no content text of ``reading`` is longer than ``limit``, decided cheaply: the
-    structured fields are encoded as one JSON text (in C), which is at least as long as any
-    string inside it. False means "maybe not": the caller then walks every value."""
+    structured fields are encoded as one UTF-8 JSON text (by orjson, in C), which has at least as
+    many bytes as any string inside it has characters. False means "maybe not": the caller then
+    walks every value."""
     for text in (reading.user_input, reading.system_prompt, reading.response, reading.trace):
         if text is not None and len(text) > limit:
             return False
@@ -137,12 +139,9 @@ def _fits(reading: Reading, limit: int) -> bool:
     if not structured:
         return True
     try:
-        return len(_encode(structured)) <= limit
-    except (TypeError, ValueError, RecursionError):  # not JSON (a tuple key, a cycle): walk it
+        return len(orjson.dumps(structured)) <= limit
+    except TypeError:  # not JSON orjson writes (a tuple key, a 100-bit int, a lone surrogate, a cycle): walk it
         return False
-
-
-_encode = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _opt_text(text: Optional[str], limit: int) -> Optional[str]:

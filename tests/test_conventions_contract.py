@@ -4,6 +4,7 @@ optional ingest hook agrees with a full read on real captured spans."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from otel_eval.conventions import CONVENTIONS, DETECTION_ORDER
 from otel_eval.conventions.base import Convention
@@ -58,3 +59,15 @@ def test_a_failed_span_reads_as_one_line_the_same_in_every_dialect():
     assert base.span_error(_failed(status="ok")) is None
     for module in CONVENTIONS:  # no dialect keeps a rule of its own
         assert getattr(module, "span_error", base.span_error) is base.span_error, module.NAME
+
+
+@settings(max_examples=300, deadline=None)
+@given(keys=st.lists(st.text(st.sampled_from("ab.\n0"), max_size=6), max_size=6),
+       prefixes=st.lists(st.text(st.sampled_from("ab.0"), min_size=1, max_size=3), min_size=1, max_size=2))
+def test_property_the_quick_key_check_never_misses_a_prefix(keys, prefixes):
+    # A "maybe" may be wrong (it only costs a search); a "no" never is.
+    from otel_eval.conventions.base import any_key_starts, may_have_key_starting
+
+    attributes = dict.fromkeys(keys, 1)
+    if any(any_key_starts(attributes, prefix) for prefix in prefixes):
+        assert may_have_key_starting(attributes, *prefixes)

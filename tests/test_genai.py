@@ -358,3 +358,54 @@ def test_property_read_never_raises(attributes, name, status):
     span = SpanRecord("a" * 32, "b" * 16, None, name, 1, 2, status=status, attributes=attributes)
     for module in (genai, adk, pydantic_ai, traceloop):
         assert module.read(span).convention == module.NAME
+
+
+# --- the quick message reader agrees with the general one ------------------------------------
+
+class _NotPlainDict(dict):
+    """A message the quick path does not take (it reads plain dicts only): the general path's answer."""
+
+
+_text_part = st.fixed_dictionaries({"type": st.just("text"), "content": st.text(max_size=4)})
+_call_part = st.fixed_dictionaries({
+    "type": st.just("tool_call"), "id": st.one_of(st.text(max_size=3), st.none()), "name": st.text(min_size=1, max_size=3),
+    "arguments": st.dictionaries(st.text(max_size=2), st.text(max_size=2), max_size=2)})
+# A well-formed part with one key changed or added: what must go to the general path (or agree with it).
+_odd_part = st.builds(lambda part, change: {**part, change[0]: change[1]}, _text_part | _call_part, st.sampled_from([
+    ("type", "TEXT"), ("type", "function_call"), ("type", ""), ("content", None), ("content", 2), ("content", ""),
+    ("thought", True), ("thought", False), ("text", "x"), ("id", ""), ("id", 2), ("name", ""), ("name", 2),
+    ("name", None), ("arguments", '{"q": 1}'), ("arguments", None), ("arguments", ["x"]), ("args", {"a": 1}),
+    ("function", {"name": "f"})]))
+_plain_like = st.builds(
+    lambda parts, role, extra: {"parts": parts, **role, **extra},
+    st.lists(_text_part | _call_part | _odd_part, max_size=3),
+    st.sampled_from([{}, {"role": "assistant"}, {"role": "user"}, {"role": "system"}, {"role": "tool"},
+                     {"role": "model"}, {"role": None}, {"role": 3}]),
+    st.sampled_from([{}, {}, {"finish_reason": "stop"}, {"content": "x"}, {"tool_call_id": "c"}]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(item=_plain_like, default_role=st.sampled_from(["user", "assistant"]))
+def test_property_the_quick_message_reader_gives_what_the_general_one_gives(item, default_role):
+    from otel_eval.conventions.messages import parse_message
+
+    quick, general = parse_message(item, default_role), parse_message(_NotPlainDict(item), default_role)
+    assert (quick.role, quick.texts, quick.calls, quick.responses) == (
+        general.role, general.texts, general.calls, general.responses)
+    assert [type(call.call_id) for call in quick.calls] == [type(call.call_id) for call in general.calls]
+
+
+@settings(max_examples=200, deadline=None)
+@given(history=st.lists(st.one_of(
+    _plain_like, st.text(max_size=4), st.none(),
+    st.builds(lambda inner: {"message": inner}, _plain_like),
+    st.fixed_dictionaries({"role": st.sampled_from(["tool", "user", "assistant"]), "content": st.text(max_size=4)},
+                          optional={"tool_call_id": st.text(max_size=2), "name": st.text(max_size=2)})), max_size=5),
+    as_text=st.booleans())
+def test_property_the_history_reader_gives_the_messages_the_message_reader_gives(history, as_text):
+    # parse_history reads the commonest shape at once and defers the rest: either way, the same messages.
+    from otel_eval.conventions.messages import parse_history
+
+    value = json.dumps(history) if as_text else history
+    read = [(m.role, m.texts, m.calls, m.responses) for m in parse_history(value)]
+    assert read == [(m.role, m.texts, m.calls, m.responses) for m in parse_messages(value)]

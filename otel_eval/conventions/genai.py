@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from itertools import repeat
 from typing import Any, Iterable, Optional, Sequence
 
 from ..spans import LogEvent, SpanEvent, SpanRecord
-from .base import Reading, SpanType, ExecutedToolCall, as_arguments, as_text, parse_json_maybe, span_error
+from .base import (Reading, SpanType, ExecutedToolCall, as_arguments, as_text, may_have_key_starting,
+                   parse_json_maybe, span_error)
 from .messages import (
     as_list,
     fill_from_messages,
@@ -122,7 +122,7 @@ def read_as(span: SpanRecord, convention: str) -> Reading:
     attrs = span.attributes
     operation = operation_of(span)
     kind = span_type_of(span, operation)
-    reading = Reading(convention=convention, span_type=kind)
+    reading = Reading(convention, kind)
     target = span.name.split(" ", 1)[1].strip() if " " in span.name else None
 
     agent_name, key = first_text(attrs, "gen_ai.agent.name")
@@ -186,7 +186,7 @@ def read_messages(span: SpanRecord, reading: Reading, with_calls: bool = True) -
             system_source="gen_ai.system_instructions",
             with_calls=with_calls,
         )
-    if any(map(str.startswith, attrs, repeat(("gen_ai.prompt.", "gen_ai.completion.")))):
+    if may_have_key_starting(attrs, "gen_ai.prompt.", "gen_ai.completion."):  # (nearly all spans: no)
         fill_from_messages(
             reading,
             indexed_messages(attrs, "prompt"),

@@ -33,6 +33,7 @@ from .base import (
     as_int,
     as_text,
     loads,
+    may_have_key_starting,
     parse_json_maybe,
     span_error,
     tool_schema,
@@ -81,7 +82,7 @@ quick_span_type = span_type_of
 def read(span: SpanRecord) -> Reading:
     attrs = span.attributes
     span_type = span_type_of(span)
-    reading = Reading(convention=NAME, span_type=span_type)
+    reading = Reading(NAME, span_type)
     _read_identity(attrs, reading)
     if span_type == "llm":
         _read_llm(span, reading)
@@ -381,6 +382,8 @@ def _group_indexed(attrs: Mapping[str, Any], prefix: str) -> dict[int, dict[str,
         return groups.get(prefix, {})
     found: dict[int, dict[str, Any]] = {}
     start = prefix + "."
+    if not may_have_key_starting(attrs, start):  # the usual answer (no documents on a tool span)
+        return found
     for key, value in attrs.items():
         if not key.startswith(start):
             continue
@@ -428,8 +431,16 @@ class _IndexedGroups:
 
     def __call__(self, attrs: Mapping[str, Any]) -> dict[str, dict[int, dict[str, Any]]]:
         """``{prefix: {N: {rest: value}}}``."""
-        return {prefix: {index: {rest: attrs[key] for rest, key in fields} for index, fields in indexes}
-                for prefix, indexes in self._plan(attrs)}
+        # Plain loops, not nested comprehensions: each comprehension is a call of its own (before
+        # Python 3.12), one per prefix and per index, which cost more than the dicts they fill.
+        out: dict[str, dict[int, dict[str, Any]]] = {}
+        for prefix, indexes in self._plan(attrs):
+            out[prefix] = group = {}
+            for index, fields in indexes:
+                group[index] = found = {}
+                for rest, key in fields:
+                    found[rest] = attrs[key]
+        return out
 
     def _plan(self, attrs: Mapping[str, Any]) -> list[tuple[str, list[tuple[int, list[tuple[str, str]]]]]]:
         """The shape of the result: ``[(prefix, [(N, [(rest, key), ...]), ...]), ...]`` in the order
@@ -480,8 +491,8 @@ def _indexed_messages(grouped: dict[int, dict[str, Any]], with_calls: bool = Tru
             continue
         # Most messages are a role and a text: no indexed contents or tool calls to group.
         nested = _NOTHING_NESTED if fields.keys() <= _FLAT_MESSAGE_KEYS else _message_groups(fields)
-        if text in (None, ""):
-            contents = nested.get("message.contents", {})
+        contents = nested.get("message.contents")
+        if text in (None, "") and contents:
             parts = [
                 str(c["message_content.text"])
                 for _, c in sorted(contents.items())
