@@ -78,6 +78,21 @@ def test_noveum_bad_span_names_the_index_and_field(tmp_path):
         read_noveum_file(str(path))
 
 
+def test_integers_past_64_bits_read_back_exactly():
+    """orjson reads an integer it could not have written as a float, silently losing digits: a
+    stored span must give back the very integer it was given, alone in its text or not."""
+    from otel_eval.spans import SpanRecord, from_json
+
+    for big in (2 ** 100 + 1, -(2 ** 63) - 1, 2 ** 64):
+        span = SpanRecord("ab" * 16, "cd" * 8, None, "tool", 1, 2, attributes={"n": big, "list": [1, big]},
+                          resource={"r": big})
+        back = from_json(to_json(span))
+        assert (back.attributes, back.resource) == (span.attributes, span.resource)
+        assert type(back.attributes["n"]) is int and back.attributes["n"] == big
+    in_range = SpanRecord("ab" * 16, "cd" * 8, None, "tool", 1, 2, attributes={"n": 2 ** 64 - 1, "m": -(2 ** 63)})
+    assert from_json(to_json(in_range)).attributes == {"n": 2 ** 64 - 1, "m": -(2 ** 63)}
+
+
 def test_stored_span_text_round_trips_what_the_fast_encoder_refuses(tmp_path):
     """A span carrying a 100-bit integer or a lone surrogate is still stored and read back whole
     (the standard library takes over from orjson), NaN is stored as JSON null (SQLite's json
