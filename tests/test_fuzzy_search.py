@@ -1,15 +1,17 @@
-"""The length-bounded fuzzy search gives exactly what a rapidfuzz scan of every golden query gives:
-the same hits, scores and order, so the same match and evidence."""
+"""The bounded fuzzy search gives exactly what a rapidfuzz scan of every golden query gives: the
+same hits, scores and order, so the same match and evidence."""
 
 from __future__ import annotations
 
 import pickle
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz, process
 
 from otel_eval.golden import GoldenIndex
+from otel_eval.golden import fuzzy_search
 from otel_eval.golden.fuzzy_search import QueryTable
 from otel_eval.models.evalset import EvalCase, EvalSet, Invocation, MessageContent
 
@@ -25,7 +27,7 @@ class FullScan(QueryTable):
     def above(self, query, cutoff):
         return tuple(process.extract(query, self.queries, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None))
 
-    def nearest(self, query, limit):
+    def nearest(self, query, limit, found=()):
         return tuple(process.extract(query, self.queries, scorer=fuzz.ratio, limit=limit))
 
 
@@ -37,6 +39,24 @@ def test_above_is_a_scan_of_every_query(queries, query, cutoff):
 @given(st.lists(texts, max_size=40, unique=True), texts, st.integers(min_value=1, max_value=8))
 def test_nearest_is_a_scan_of_every_query(queries, query, limit):
     assert QueryTable(queries).nearest(query, limit) == FullScan(queries).nearest(query, limit)
+
+
+@given(st.lists(texts, max_size=40, unique=True), texts, st.integers(min_value=1, max_value=8), cutoffs)
+def test_nearest_from_the_hits_of_a_search_above_a_cutoff(queries, query, limit, cutoff):
+    table = QueryTable(queries, remember=0)
+    found = table.above(query, cutoff)
+    assert table.nearest(query, limit, found=found) == FullScan(queries).nearest(query, limit)
+
+
+# Many characters, some in no golden query; the counters shrunk so that characters share them
+# and copies past the second are not counted: the bound must hold all the same.
+wide_texts = st.text(alphabet="ab cdéü世界-", max_size=24) | st.text(alphabet="abc deéü世", min_size=60, max_size=150)
+
+
+@given(st.lists(wide_texts, max_size=40, unique=True), wide_texts, cutoffs)
+def test_above_with_shared_counters_and_few_copies_counted(queries, query, cutoff):
+    with mock.patch.multiple(fuzzy_search, _OWN_COUNTERS=2, _SHARED_COUNTERS=3, _COPIES_COUNTED=2):
+        assert QueryTable(queries).above(query, cutoff) == FullScan(queries).above(query, cutoff)
 
 
 def _index(queries, table_class, **kwargs):
