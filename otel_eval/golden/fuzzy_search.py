@@ -199,8 +199,8 @@ class _LackCounts:
 
     The index: for each character x (or shared counter, see :data:`_OWN_COUNTERS`) and each
     k = 1, 2, ..., the set of queries holding fewer than k copies. A session query with a_x copies
-    of x adds the sets for k = 1..a_x: a query with b_x copies is in a_x − b_x of them, which is
-    its lack of x."""
+    of x adds the sets for k = 1..a_x: a query with b_x copies is in max(0, a_x − b_x) of them, its
+    lack of x."""
 
     def __init__(self, queries: Sequence[str]):
         everyone = (1 << len(queries)) - 1
