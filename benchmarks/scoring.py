@@ -143,8 +143,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def _forget_caches() -> None:
     """Empty every cache of answers: ``functools.lru_cache``s, the golden index's remembered fuzzy
-    searches and the SQL finder's recent parses. (Without the fuzzy memo cleared, the commit
-    phase and repeated runs would find every session's golden match already searched.)"""
+    searches and parsed cases, and the SQL finder's recent parses. (Without the fuzzy memo and the
+    parsed cases cleared, the commit phase and repeated runs would find every session's golden
+    match already searched and its case already parsed.)"""
     import functools
     import gc
 
@@ -152,11 +153,17 @@ def _forget_caches() -> None:
         from otel_eval.golden.fuzzy_search import QueryTable
     except ImportError:
         QueryTable = None  # type: ignore[assignment,misc]
+    try:
+        from otel_eval.golden.matcher import _RecentCases
+    except ImportError:  # code from before the parsed-case cache
+        _RecentCases = None  # type: ignore[assignment,misc]
     for obj in gc.get_objects():
         if isinstance(obj, functools._lru_cache_wrapper):
             obj.cache_clear()
         elif QueryTable is not None and isinstance(obj, QueryTable):
             obj._remembered.clear()
+        elif _RecentCases is not None and isinstance(obj, _RecentCases):
+            obj.__init__()  # empty, with a new lock: what a copy sent to another process starts as
     try:
         from otel_eval.metrics import sql
     except ImportError:

@@ -325,7 +325,7 @@ class GoldenIndex:
                               lambda best: f"fuzzy ratio {best:.2f} >= {self.fuzzy_threshold:g} "
                                            "and every word has a counterpart")
         # Nothing qualified: show the nearest queries so a near miss can be diagnosed.
-        nearest = table.nearest(normalized, EVIDENCE_CANDIDATES)
+        nearest = table.nearest(normalized, EVIDENCE_CANDIDATES, found=hits)
         evidence.setdefault("candidates", [
             entry.describe(score) for choice, score, _ in nearest for entry in groups[choice]
         ][:EVIDENCE_CANDIDATES])
