@@ -25,7 +25,7 @@ import os
 import time
 import uuid
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, NamedTuple, Optional
 
 from .metrics.health import FLAG_LIMITS, LIMITS, health
 from .metrics.judge import ENV_BASE_URL, Judge
@@ -241,6 +241,21 @@ def _first_call(turn: Turn) -> Optional[ActualToolCall]:
     return next(c for c in turn.calls if c.depth == depth)
 
 
+class _Expectation(NamedTuple):
+    """What a criterion needs of an invocation to check it, and the reason it is skipped when no
+    invocation of the case has it."""
+
+    applies: Callable[[Invocation], bool]
+    nothing_expected: str
+
+
+_EXPECTS_TOOL_SELECTION = _Expectation(lambda inv: inv.expected_tool_selection is not None,
+                                       "the case sets no expected tool selection")
+_EXPECTS_SQL = _Expectation(lambda inv: inv.expected_sql is not None,
+                            "the case does not say whether SQL is expected")
+_EXPECTS_TABLES = _Expectation(lambda inv: bool(inv.expected_tables), "the case expects no tables")
+
+
 def _tool_selection(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:
     def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
         first = _first_call(turn)
@@ -250,8 +265,8 @@ def _tool_selection(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig
             "calls": [c.name for c in turn.calls],
         }
 
-    score, details = _per_invocation(trajectory, case, lambda inv: inv.expected_tool_selection is not None, one,
-                                     "the case sets no expected tool selection")
+    score, details = _per_invocation(trajectory, case, _EXPECTS_TOOL_SELECTION.applies, one,
+                                     _EXPECTS_TOOL_SELECTION.nothing_expected)
     return score, {"measure": "first_tool_match", **details}
 
 
@@ -263,8 +278,7 @@ def _sql_generation(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig
             "expected_sql": inv.expected_sql, "sql_generated": generated, "sql": statements, "tables": tables,
         }
 
-    return _per_invocation(trajectory, case, lambda inv: inv.expected_sql is not None, one,
-                           "the case does not say whether SQL is expected")
+    return _per_invocation(trajectory, case, _EXPECTS_SQL.applies, one, _EXPECTS_SQL.nothing_expected)
 
 
 def _table_usage(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:
@@ -277,8 +291,7 @@ def _table_usage(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *
             "missing": missing, "sql": statements,
         }
 
-    return _per_invocation(trajectory, case, lambda inv: bool(inv.expected_tables), one,
-                           "the case expects no tables")
+    return _per_invocation(trajectory, case, _EXPECTS_TABLES.applies, one, _EXPECTS_TABLES.nothing_expected)
 
 
 # --- response criteria --------------------------------------------------------------------------
@@ -477,14 +490,31 @@ def _health_result(trajectory: Trajectory, cfg: CriterionConfig, name: str = HEA
 _HEALTH_DEFAULT = CriterionConfig(threshold=1.0)
 
 
+_EXPECTATIONS: dict[str, _Expectation] = {
+    "tool_selection": _EXPECTS_TOOL_SELECTION,
+    "sql_generation": _EXPECTS_SQL,
+    "table_usage": _EXPECTS_TABLES,
+}
+"""The criteria that read no option and need nothing but their expectation: when no invocation
+of the case has it (most cases state one or two kinds of expectation), the criterion is skipped
+without being called, which spares raising and catching its :class:`_Skip` every session."""
+
+
+def _skipped(name: str, cfg: CriterionConfig, reason: str) -> CriterionResult:
+    return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True,
+                           details={"reason": reason})
+
+
 def _run(name: str, kind: str, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig,
          judge: Optional[Judge]) -> CriterionResult:
     try:
         _check_options(kind, cfg)
+        expectation = _EXPECTATIONS.get(kind)
+        if expectation is not None and not any(map(expectation.applies, case.conversation)):
+            return _skipped(name, cfg, expectation.nothing_expected)
         score, details = CRITERIA[kind](trajectory, case, cfg, judge=judge, name=name)
     except _Skip as skip:
-        return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True,
-                               details={"reason": str(skip)})
+        return _skipped(name, cfg, str(skip))
     except _JudgeFailed as failed:
         return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold,
                                error=str(failed), details={"reason": str(failed), **failed.details})
