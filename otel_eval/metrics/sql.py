@@ -346,12 +346,19 @@ def _from_json_string(value: str, sql_key: bool, out: list[str]) -> None:
         else:
             out.append(value.strip().rstrip(";").strip())  # a fragment no dialect parses, kept whole
     elif _may_hold_sql(value):  # most values of a JSON result (names, numbers) hold none
-        out.extend(_from_text(value))
+        # Through the cache: the trajectory's columns and the SQL criteria walk the same values,
+        # and results repeat their texts (a policy document, a stock answer) from session to session.
+        out.extend(_statements_of(value))
 
 
 def _from_text(text: str) -> list[str]:
     if not _may_hold_sql(text):  # most values of a JSON result (names, numbers) hold none
         return []
+    return _search_text(text)
+
+
+def _search_text(text: str) -> list[str]:
+    """:func:`_from_text` of a text that :func:`_may_hold_sql`."""
     stripped = text.strip()
     if stripped[:1] in ("{", "["):
         try:
@@ -384,14 +391,15 @@ _CACHED_TEXT = 16 * 1024
 
 
 def _statements_of(text: str) -> Sequence[str]:
+    """The statements of a text that :func:`_may_hold_sql` (the callers have asked)."""
     # The trajectory's columns and the SQL criteria read the same turn texts, and agents repeat
     # their queries and results: find a short text's statements once.
-    return _cached_statements(text) if len(text) <= _CACHED_TEXT else _from_text(text)
+    return _cached_statements(text) if len(text) <= _CACHED_TEXT else _search_text(text)
 
 
 @functools.lru_cache(maxsize=256)
 def _cached_statements(text: str) -> tuple[str, ...]:
-    return tuple(_from_text(text))
+    return tuple(_search_text(text))
 
 
 def _statements_of_value(value: Any) -> Sequence[str]:
