@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from .conventions.base import as_text, parse_json_maybe
+from .mapping import CASE_ATTRIBUTES, agent_version_of, first_attribute
 
 if TYPE_CHECKING:
     from .mapping import MappedSpan
@@ -154,8 +155,6 @@ def build_trajectory(session_id: str, mapped: Sequence["MappedSpan"]) -> Traject
     Robust to what arrives over the wire: spans in any order (children before parents),
     duplicates (first copy kept), missing roots (the earliest orphan stands in), missing attributes.
     """
-    from .mapping import CASE_ATTRIBUTES, agent_version_of, first_attribute
-
     unique: dict[tuple[str, str], Any] = {}
     for m in mapped:
         unique.setdefault((m.span.trace_id, m.span.span_id), m)
@@ -232,7 +231,8 @@ def _build_turn(index: int, trace_id: str, members: list[Any], roots: list[Any])
 
     observations = _observations(members)
     turn.calls = _calls(index, members, root, observations)
-    recovered = {call.span_id: call.result for call in turn.calls if _has_hook(_span_of(members, call.span_id))}
+    hooked = {m.span.span_id for m in members if _has_hook(m)}  # a span id names one member (deduplicated)
+    recovered = {call.span_id: call.result for call in turn.calls if call.span_id in hooked} if hooked else {}
     for m in members:
         documents = m.reading.retrieved_documents
         if not documents:
@@ -487,6 +487,3 @@ def _observations(members: list[Any]) -> dict[str, Any]:
         found.update(module.tool_observations(spans))
     return found
 
-
-def _span_of(members: list[Any], span_id: Optional[str]) -> Any:
-    return next((m for m in members if m.span.span_id == span_id), None)
