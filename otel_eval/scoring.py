@@ -123,16 +123,21 @@ def _per_invocation(
 
 # --- trajectory criteria ----------------------------------------------------------------------
 
-def _calls_for(turn: Turn, expected_names: set[str], max_depth: Any) -> tuple[list[ActualToolCall], Any]:
+def _calls_for(turn: Turn, expected_names: Callable[[], set[str]], max_depth: Any) -> tuple[list[ActualToolCall], Any]:
     """The calls compared with the expectation. "auto": the top-level agent's calls, unless the
-    expectation names a tool only a nested (sub-agent) call used — then every call."""
+    expectation names a tool only a nested (sub-agent) call used — then every call.
+    ``expected_names`` is asked only then: most turns have no nested call."""
     if max_depth is None:
         return list(turn.calls), None
     if max_depth == "auto":
-        top = [c for c in turn.calls if c.depth == 0]
-        top_names = {c.name for c in top}
-        nested_names = {c.name for c in turn.calls if c.depth > 0}
-        if (expected_names - top_names) & nested_names:
+        top: list[ActualToolCall] = []
+        nested_names: set[str] = set()
+        for c in turn.calls:
+            if c.depth == 0:
+                top.append(c)
+            elif c.depth > 0:
+                nested_names.add(c.name)
+        if nested_names and (expected_names() - {c.name for c in top}) & nested_names:
             return list(turn.calls), None
         return top, 0
     return [c for c in turn.calls if c.depth <= int(max_depth)], int(max_depth)
@@ -192,7 +197,10 @@ def _trajectory_score(kind: str) -> Callable[..., tuple[float, dict]]:
         def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
             expected = inv.expected_tool_trajectory or []
             first_call_only = inv.first_call_only or bool(options.get("first_call_only"))
-            names = {c.name for c in expected} | ({tool_name} if kind == "single_tool_use" else set())
+
+            def names() -> set[str]:
+                return {c.name for c in expected} | ({tool_name} if kind == "single_tool_use" else set())
+
             calls, depth = _calls_for(turn, names, max_depth)
             if adk:  # ADK's rules: every call in recorded order, no groups, failed attempts count
                 alignment = align(expected, calls, check_args=cfg.check_args, collapse_retries=False,
@@ -215,7 +223,9 @@ def _trajectory_score(kind: str) -> Callable[..., tuple[float, dict]]:
                 details.update(match_type=cfg.match_type.value, satisfied=satisfied)
             if kind == "single_tool_use":
                 details["tool_name"] = tool_name
-            details.update(max_depth=depth, first_call_only=first_call_only, **alignment.summary())
+            details["max_depth"] = depth
+            details["first_call_only"] = first_call_only
+            details.update(alignment.summary())  # not as keywords: that would copy the summary once more
             return score, details
 
         if kind == "single_tool_use":  # needs no golden trajectory: every turn is checked
