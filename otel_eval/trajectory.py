@@ -7,6 +7,7 @@ into what the agent *did*; the metrics only ever see :class:`Trajectory`.
 from __future__ import annotations
 
 import functools
+import operator
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
@@ -149,22 +150,24 @@ class _Request:
     used: bool = False
 
 
+_START_ORDER = operator.attrgetter("span.start_ns", "span.end_ns", "span.span_id")
+"""A trace's spans in start order (ties by end, then id); the tuple is made in C, not by a lambda."""
+
+
 def build_trajectory(session_id: str, mapped: Sequence["MappedSpan"]) -> Trajectory:
     """A session's mapped spans → its trajectory: one turn per trace, ordered by root start.
 
     Robust to what arrives over the wire: spans in any order (children before parents),
     duplicates (first copy kept), missing roots (the earliest orphan stands in), missing attributes.
     """
-    unique: dict[tuple[str, str], Any] = {}
+    by_trace: dict[str, dict[str, Any]] = {}  # trace id → span id → the span's first copy
     for m in mapped:
-        unique.setdefault((m.span.trace_id, m.span.span_id), m)
-    by_trace: dict[str, list[Any]] = {}
-    for m in unique.values():
-        by_trace.setdefault(m.span.trace_id, []).append(m)
+        span = m.span
+        by_trace.setdefault(span.trace_id, {}).setdefault(span.span_id, m)
 
     traces = []
-    for trace_id, members in by_trace.items():
-        members.sort(key=lambda m: (m.span.start_ns, m.span.end_ns, m.span.span_id))
+    for trace_id, spans in by_trace.items():
+        members = sorted(spans.values(), key=_START_ORDER)
         roots = _roots(members)
         traces.append((roots[0].span.start_ns, trace_id, members, roots))
     traces.sort(key=lambda t: (t[0], t[1]))
