@@ -361,7 +361,7 @@ _NO_JUDGE = "no judge endpoint configured (set options.base_url or OTEL_EVAL_JUD
 def _no_endpoint(options: dict[str, Any]) -> bool:
     """Would ``Judge.from_config`` build an unconfigured judge (and not raise)? Most sessions run
     ``llm_judge`` without an endpoint: this answers without building the judge."""
-    if any(key in options for key in ("timeout", "max_retries", "backoff")):
+    if options and not options.keys().isdisjoint(("timeout", "max_retries", "backoff")):
         return False  # let from_config refuse a bad number as it always has
     base_url = options.get("base_url") or os.environ.get(ENV_BASE_URL)
     return not (base_url and base_url.rstrip("/"))
@@ -505,9 +505,21 @@ _EXPECTATIONS: dict[str, _Expectation] = {
     "sql_generation": _EXPECTS_SQL,
     "table_usage": _EXPECTS_TABLES,
 }
-"""The criteria that read no option and need nothing but their expectation: when no invocation
-of the case has it (most cases state one or two kinds of expectation), the criterion is skipped
-without being called, which spares raising and catching its :class:`_Skip` every session."""
+"""The criteria that read no option and need nothing but their expectation (see
+:func:`_known_skip`)."""
+
+
+def _known_skip(kind: str, case: EvalCase, cfg: CriterionConfig, judge: Optional[Judge]) -> Optional[str]:
+    """Why the criterion would skip, when that is known without running it: no invocation of the
+    case states what it checks (most cases state one or two kinds of expectation), or an LLM
+    judge without an endpoint. Asked first, it spares calling the criterion and raising and
+    catching its :class:`_Skip` every session; the criteria still check for themselves."""
+    expectation = _EXPECTATIONS.get(kind)
+    if expectation is not None:
+        return None if any(map(expectation.applies, case.conversation)) else expectation.nothing_expected
+    if kind == "llm_judge" and judge is None and _no_endpoint(cfg.options):
+        return _NO_JUDGE
+    return None
 
 
 def _skipped(name: str, cfg: CriterionConfig, reason: str) -> CriterionResult:
@@ -519,9 +531,9 @@ def _run(name: str, kind: str, trajectory: Trajectory, case: EvalCase, cfg: Crit
          judge: Optional[Judge]) -> CriterionResult:
     try:
         _check_options(kind, cfg)
-        expectation = _EXPECTATIONS.get(kind)
-        if expectation is not None and not any(map(expectation.applies, case.conversation)):
-            return _skipped(name, cfg, expectation.nothing_expected)
+        reason = _known_skip(kind, case, cfg, judge)
+        if reason is not None:
+            return _skipped(name, cfg, reason)
         score, details = CRITERIA[kind](trajectory, case, cfg, judge=judge, name=name)
     except _Skip as skip:
         return _skipped(name, cfg, str(skip))
