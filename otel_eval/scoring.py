@@ -25,7 +25,7 @@ import os
 import time
 import uuid
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, NamedTuple, Optional
 
 from .metrics.health import FLAG_LIMITS, LIMITS, health
 from .metrics.judge import ENV_BASE_URL, Judge
@@ -123,16 +123,21 @@ def _per_invocation(
 
 # --- trajectory criteria ----------------------------------------------------------------------
 
-def _calls_for(turn: Turn, expected_names: set[str], max_depth: Any) -> tuple[list[ActualToolCall], Any]:
+def _calls_for(turn: Turn, expected_names: Callable[[], set[str]], max_depth: Any) -> tuple[list[ActualToolCall], Any]:
     """The calls compared with the expectation. "auto": the top-level agent's calls, unless the
-    expectation names a tool only a nested (sub-agent) call used — then every call."""
+    expectation names a tool only a nested (sub-agent) call used — then every call.
+    ``expected_names`` is asked only then: most turns have no nested call."""
     if max_depth is None:
         return list(turn.calls), None
     if max_depth == "auto":
-        top = [c for c in turn.calls if c.depth == 0]
-        top_names = {c.name for c in top}
-        nested_names = {c.name for c in turn.calls if c.depth > 0}
-        if (expected_names - top_names) & nested_names:
+        top: list[ActualToolCall] = []
+        nested_names: set[str] = set()
+        for c in turn.calls:
+            if c.depth == 0:
+                top.append(c)
+            elif c.depth > 0:
+                nested_names.add(c.name)
+        if nested_names and (expected_names() - {c.name for c in top}) & nested_names:
             return list(turn.calls), None
         return top, 0
     return [c for c in turn.calls if c.depth <= int(max_depth)], int(max_depth)
@@ -192,7 +197,10 @@ def _trajectory_score(kind: str) -> Callable[..., tuple[float, dict]]:
         def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
             expected = inv.expected_tool_trajectory or []
             first_call_only = inv.first_call_only or bool(options.get("first_call_only"))
-            names = {c.name for c in expected} | ({tool_name} if kind == "single_tool_use" else set())
+
+            def names() -> set[str]:
+                return {c.name for c in expected} | ({tool_name} if kind == "single_tool_use" else set())
+
             calls, depth = _calls_for(turn, names, max_depth)
             if adk:  # ADK's rules: every call in recorded order, no groups, failed attempts count
                 alignment = align(expected, calls, check_args=cfg.check_args, collapse_retries=False,
@@ -215,7 +223,9 @@ def _trajectory_score(kind: str) -> Callable[..., tuple[float, dict]]:
                 details.update(match_type=cfg.match_type.value, satisfied=satisfied)
             if kind == "single_tool_use":
                 details["tool_name"] = tool_name
-            details.update(max_depth=depth, first_call_only=first_call_only, **alignment.summary())
+            details["max_depth"] = depth
+            details["first_call_only"] = first_call_only
+            details.update(alignment.summary())  # not as keywords: that would copy the summary once more
             return score, details
 
         if kind == "single_tool_use":  # needs no golden trajectory: every turn is checked
@@ -241,6 +251,21 @@ def _first_call(turn: Turn) -> Optional[ActualToolCall]:
     return next(c for c in turn.calls if c.depth == depth)
 
 
+class _Expectation(NamedTuple):
+    """What a criterion needs of an invocation to check it, and the reason it is skipped when no
+    invocation of the case has it."""
+
+    applies: Callable[[Invocation], bool]
+    nothing_expected: str
+
+
+_EXPECTS_TOOL_SELECTION = _Expectation(lambda inv: inv.expected_tool_selection is not None,
+                                       "the case sets no expected tool selection")
+_EXPECTS_SQL = _Expectation(lambda inv: inv.expected_sql is not None,
+                            "the case does not say whether SQL is expected")
+_EXPECTS_TABLES = _Expectation(lambda inv: bool(inv.expected_tables), "the case expects no tables")
+
+
 def _tool_selection(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:
     def one(inv: Invocation, turn: Turn) -> tuple[float, dict[str, Any]]:
         first = _first_call(turn)
@@ -250,8 +275,8 @@ def _tool_selection(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig
             "calls": [c.name for c in turn.calls],
         }
 
-    score, details = _per_invocation(trajectory, case, lambda inv: inv.expected_tool_selection is not None, one,
-                                     "the case sets no expected tool selection")
+    score, details = _per_invocation(trajectory, case, _EXPECTS_TOOL_SELECTION.applies, one,
+                                     _EXPECTS_TOOL_SELECTION.nothing_expected)
     return score, {"measure": "first_tool_match", **details}
 
 
@@ -263,8 +288,7 @@ def _sql_generation(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig
             "expected_sql": inv.expected_sql, "sql_generated": generated, "sql": statements, "tables": tables,
         }
 
-    return _per_invocation(trajectory, case, lambda inv: inv.expected_sql is not None, one,
-                           "the case does not say whether SQL is expected")
+    return _per_invocation(trajectory, case, _EXPECTS_SQL.applies, one, _EXPECTS_SQL.nothing_expected)
 
 
 def _table_usage(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, **_: Any) -> tuple[float, dict]:
@@ -277,8 +301,7 @@ def _table_usage(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *
             "missing": missing, "sql": statements,
         }
 
-    return _per_invocation(trajectory, case, lambda inv: bool(inv.expected_tables), one,
-                           "the case expects no tables")
+    return _per_invocation(trajectory, case, _EXPECTS_TABLES.applies, one, _EXPECTS_TABLES.nothing_expected)
 
 
 # --- response criteria --------------------------------------------------------------------------
@@ -338,7 +361,7 @@ _NO_JUDGE = "no judge endpoint configured (set options.base_url or OTEL_EVAL_JUD
 def _no_endpoint(options: dict[str, Any]) -> bool:
     """Would ``Judge.from_config`` build an unconfigured judge (and not raise)? Most sessions run
     ``llm_judge`` without an endpoint: this answers without building the judge."""
-    if any(key in options for key in ("timeout", "max_retries", "backoff")):
+    if options and not options.keys().isdisjoint(("timeout", "max_retries", "backoff")):
         return False  # let from_config refuse a bad number as it always has
     base_url = options.get("base_url") or os.environ.get(ENV_BASE_URL)
     return not (base_url and base_url.rstrip("/"))
@@ -477,14 +500,43 @@ def _health_result(trajectory: Trajectory, cfg: CriterionConfig, name: str = HEA
 _HEALTH_DEFAULT = CriterionConfig(threshold=1.0)
 
 
+_EXPECTATIONS: dict[str, _Expectation] = {
+    "tool_selection": _EXPECTS_TOOL_SELECTION,
+    "sql_generation": _EXPECTS_SQL,
+    "table_usage": _EXPECTS_TABLES,
+}
+"""The criteria that read no option and need nothing but their expectation (see
+:func:`_known_skip`)."""
+
+
+def _known_skip(kind: str, case: EvalCase, cfg: CriterionConfig, judge: Optional[Judge]) -> Optional[str]:
+    """Why the criterion would skip, when that is known without running it: no invocation of the
+    case states what it checks (most cases state one or two kinds of expectation), or an LLM
+    judge without an endpoint. Asked first, it spares calling the criterion and raising and
+    catching its :class:`_Skip` every session; the criteria still check for themselves."""
+    expectation = _EXPECTATIONS.get(kind)
+    if expectation is not None:
+        return None if any(map(expectation.applies, case.conversation)) else expectation.nothing_expected
+    if kind == "llm_judge" and judge is None and _no_endpoint(cfg.options):
+        return _NO_JUDGE
+    return None
+
+
+def _skipped(name: str, cfg: CriterionConfig, reason: str) -> CriterionResult:
+    return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True,
+                           details={"reason": reason})
+
+
 def _run(name: str, kind: str, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig,
          judge: Optional[Judge]) -> CriterionResult:
     try:
         _check_options(kind, cfg)
+        reason = _known_skip(kind, case, cfg, judge)
+        if reason is not None:
+            return _skipped(name, cfg, reason)
         score, details = CRITERIA[kind](trajectory, case, cfg, judge=judge, name=name)
     except _Skip as skip:
-        return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True,
-                               details={"reason": str(skip)})
+        return _skipped(name, cfg, str(skip))
     except _JudgeFailed as failed:
         return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold,
                                error=str(failed), details={"reason": str(failed), **failed.details})

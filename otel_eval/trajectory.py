@@ -7,11 +7,13 @@ into what the agent *did*; the metrics only ever see :class:`Trajectory`.
 from __future__ import annotations
 
 import functools
+import operator
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from .conventions.base import as_text, parse_json_maybe
+from .mapping import CASE_ATTRIBUTES, agent_version_of, first_attribute
 
 if TYPE_CHECKING:
     from .mapping import MappedSpan
@@ -148,24 +150,24 @@ class _Request:
     used: bool = False
 
 
+_START_ORDER = operator.attrgetter("span.start_ns", "span.end_ns", "span.span_id")
+"""A trace's spans in start order (ties by end, then id); the tuple is made in C, not by a lambda."""
+
+
 def build_trajectory(session_id: str, mapped: Sequence["MappedSpan"]) -> Trajectory:
     """A session's mapped spans → its trajectory: one turn per trace, ordered by root start.
 
     Robust to what arrives over the wire: spans in any order (children before parents),
     duplicates (first copy kept), missing roots (the earliest orphan stands in), missing attributes.
     """
-    from .mapping import CASE_ATTRIBUTES, agent_version_of, first_attribute
-
-    unique: dict[tuple[str, str], Any] = {}
+    by_trace: dict[str, dict[str, Any]] = {}  # trace id → span id → the span's first copy
     for m in mapped:
-        unique.setdefault((m.span.trace_id, m.span.span_id), m)
-    by_trace: dict[str, list[Any]] = {}
-    for m in unique.values():
-        by_trace.setdefault(m.span.trace_id, []).append(m)
+        span = m.span
+        by_trace.setdefault(span.trace_id, {}).setdefault(span.span_id, m)
 
     traces = []
-    for trace_id, members in by_trace.items():
-        members.sort(key=lambda m: (m.span.start_ns, m.span.end_ns, m.span.span_id))
+    for trace_id, spans in by_trace.items():
+        members = sorted(spans.values(), key=_START_ORDER)
         roots = _roots(members)
         traces.append((roots[0].span.start_ns, trace_id, members, roots))
     traces.sort(key=lambda t: (t[0], t[1]))
@@ -232,7 +234,8 @@ def _build_turn(index: int, trace_id: str, members: list[Any], roots: list[Any])
 
     observations = _observations(members)
     turn.calls = _calls(index, members, root, observations)
-    recovered = {call.span_id: call.result for call in turn.calls if _has_hook(_span_of(members, call.span_id))}
+    hooked = {m.span.span_id for m in members if _has_hook(m)}  # a span id names one member (deduplicated)
+    recovered = {call.span_id: call.result for call in turn.calls if call.span_id in hooked} if hooked else {}
     for m in members:
         documents = m.reading.retrieved_documents
         if not documents:
@@ -487,6 +490,3 @@ def _observations(members: list[Any]) -> dict[str, Any]:
         found.update(module.tool_observations(spans))
     return found
 
-
-def _span_of(members: list[Any], span_id: Optional[str]) -> Any:
-    return next((m for m in members if m.span.span_id == span_id), None)

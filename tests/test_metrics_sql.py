@@ -301,3 +301,14 @@ def test_property_the_one_shape_pattern_matches_as_any_of_the_shapes(text):
     from otel_eval.metrics.sql import _SHAPE, _SHAPES
 
     assert (_SHAPE.match(text) is not None) == any(re.match(shape, text, re.IGNORECASE) for shape in _SHAPES)
+
+
+def test_statements_differing_in_whitespace_only_are_found_once():
+    # find_sql's key folds whitespace by str.split(), which must agree with the regex \s it
+    # replaced on every code point (both use Py_UNICODE_ISSPACE), and then by example.
+    import re
+    import sys
+
+    assert all(chr(c).isspace() == bool(re.fullmatch(r"\s", chr(c))) for c in range(sys.maxunicode + 1))
+    found = find_sql(["SELECT a FROM t", "SELECT\u00a0a\u2003FROM\tt ", "select a from t", "SELECT a FROM u"])
+    assert found == ["SELECT a FROM t", "SELECT a FROM u"]

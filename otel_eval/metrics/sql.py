@@ -43,7 +43,6 @@ _SHAPE = re.compile("|".join(f"(?:{shape})" for shape in _SHAPES), re.IGNORECASE
 matches at a position exactly when one of its branches does)."""
 _STATEMENT_END = re.compile(r";|\n[ \t]*\n")
 _SQL_KEYS = {"sql", "query", "statement", "sql_query", "sqlquery", "sql_string", "generated_sql", "query_text"}
-_SPACES = re.compile(r"\s+")
 _MARKERS = (*(k.lower() for k in _KEYWORDS), "```", "\\u")
 _MAY_HOLD_SQL = re.compile("|".join(map(re.escape, _MARKERS)), re.IGNORECASE)
 """Every statement found starts with one of these keywords, or sits in a code fence, or hides
@@ -346,12 +345,19 @@ def _from_json_string(value: str, sql_key: bool, out: list[str]) -> None:
         else:
             out.append(value.strip().rstrip(";").strip())  # a fragment no dialect parses, kept whole
     elif _may_hold_sql(value):  # most values of a JSON result (names, numbers) hold none
-        out.extend(_from_text(value))
+        # Through the cache: the trajectory's columns and the SQL criteria walk the same values,
+        # and results repeat their texts (a policy document, a stock answer) from session to session.
+        out.extend(_statements_of(value))
 
 
 def _from_text(text: str) -> list[str]:
     if not _may_hold_sql(text):  # most values of a JSON result (names, numbers) hold none
         return []
+    return _search_text(text)
+
+
+def _search_text(text: str) -> list[str]:
+    """:func:`_from_text` of a text that :func:`_may_hold_sql`."""
     stripped = text.strip()
     if stripped[:1] in ("{", "["):
         try:
@@ -384,14 +390,15 @@ _CACHED_TEXT = 16 * 1024
 
 
 def _statements_of(text: str) -> Sequence[str]:
+    """The statements of a text that :func:`_may_hold_sql` (the callers have asked)."""
     # The trajectory's columns and the SQL criteria read the same turn texts, and agents repeat
     # their queries and results: find a short text's statements once.
-    return _cached_statements(text) if len(text) <= _CACHED_TEXT else _from_text(text)
+    return _cached_statements(text) if len(text) <= _CACHED_TEXT else _search_text(text)
 
 
 @functools.lru_cache(maxsize=256)
 def _cached_statements(text: str) -> tuple[str, ...]:
-    return tuple(_from_text(text))
+    return tuple(_search_text(text))
 
 
 def _statements_of_value(value: Any) -> Sequence[str]:
@@ -428,7 +435,9 @@ def find_sql(texts: Iterable[Any]) -> list[str]:
         else:
             statements = _statements_of_value(text)
         for sql in statements:
-            key = _SPACES.sub(" ", sql).strip().lower()
+            # Whitespace runs as one space: split() and the regex \s agree on what whitespace
+            # is (Py_UNICODE_ISSPACE), and splitting is four times faster than the substitution.
+            key = " ".join(sql.split()).lower()
             if sql and key not in seen:
                 seen.add(key)
                 found.append(sql)
