@@ -173,6 +173,7 @@ def _explain(exc: sqlite3.Error) -> str:
         return f"cannot be written ({text})"
     if "not a database" in text:
         return "is not a SQLite database"
-    if "malformed" in text or "corrupt" in text:
+    # otel-eval writes only UTF-8 text, so text SQLite cannot decode is damage, not data.
+    if "malformed" in text or "corrupt" in text or "decode to UTF-8" in text:
         return f"is corrupted ({text}); restore it from a backup or use another --db"
     return text

@@ -116,6 +116,19 @@ def _corrupted(db: Path) -> None:
     db.write_bytes(bytes(data))
 
 
+def _undecodable_schema(db: Path) -> None:
+    """Damage that SQLite itself does not call corruption: a column type that is not UTF-8."""
+    from otel_eval.store import Store
+
+    Store(db).close()
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA writable_schema=ON")
+    conn.execute("""UPDATE sqlite_master SET sql = replace(sql, '"trace_id" TEXT', '"trace_id" ' || """
+                 """CAST(X'C0FF' AS TEXT)) WHERE name = 'spans'""")
+    conn.commit()
+    conn.close()
+
+
 def _not_sqlite(db: Path) -> None:
     db.write_text("just some text, not a database\n" * 200)
 
@@ -124,6 +137,7 @@ def _not_sqlite(db: Path) -> None:
     (_foreign_spans_table, "has a 'spans' table otel-eval did not create (missing columns:"),
     (_newer_schema, "schema version 99 is newer than this otel-eval supports"),
     (_corrupted, "is corrupted"),
+    (_undecodable_schema, "is corrupted (Could not decode to UTF-8"),
     (_not_sqlite, "is not a SQLite database"),
 ])
 def test_a_database_it_cannot_write_is_refused_at_start(tmp_path, spoil, expected):
