@@ -237,6 +237,8 @@ def _statement_of(tree: Any) -> _Statement:
 
 
 _recent_parses: dict[tuple[str, Optional[str]], Optional[_Reading]] = {}
+_NOT_READ: Any = object()
+"""Not in ``_recent_parses`` (where None means "sqlglot cannot read it")."""
 
 
 def _read(text: str, dialect: Optional[str]) -> Optional[_Reading]:
@@ -247,8 +249,10 @@ def _read(text: str, dialect: Optional[str]) -> Optional[_Reading]:
     trees: their parent pointers make them cycles that only the garbage collector frees, and
     a cache would carry them into its oldest generation (the engine runs in agents' processes)."""
     key = (text, dialect)
-    if key in _recent_parses:
-        return _recent_parses[key]
+    # One lookup: another thread may empty the cache between a membership test and a read.
+    found = _recent_parses.get(key, _NOT_READ)
+    if found is not _NOT_READ:
+        return found
     from sqlglot import TokenType
 
     try:
