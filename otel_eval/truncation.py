@@ -10,6 +10,7 @@ marked text keeps its first marker and its original length.
 from __future__ import annotations
 
 import copy
+import json
 import re
 from typing import Any, Optional
 
@@ -140,8 +141,17 @@ def _fits(reading: Reading, limit: int) -> bool:
         return True
     try:
         return len(orjson.dumps(structured)) <= limit
-    except TypeError:  # not JSON orjson writes (a tuple key, a 100-bit int, a lone surrogate, a cycle): walk it
+    except TypeError:  # orjson refuses it (a 100-bit int, a lone surrogate, > 254 levels): ask json
+        pass
+    try:
+        # The walk below recurses: a value nested deeper than it can go must be settled here,
+        # as it was before orjson, or the session could never be scored.
+        return len(_json_encode(structured)) <= limit
+    except (TypeError, ValueError, RecursionError):  # not JSON at all (a tuple key, a cycle): walk it
         return False
+
+
+_json_encode = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _opt_text(text: Optional[str], limit: int) -> Optional[str]:

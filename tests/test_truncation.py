@@ -161,3 +161,13 @@ def test_property_the_quick_check_never_passes_a_text_over_the_limit(value, shor
     reading = Reading(convention="genai", tool=ExecutedToolCall("get", {}, "id", result=value))
     if _fits(reading, limit):
         assert longest <= limit
+
+
+def test_arguments_nested_deeper_than_orjson_goes_still_map_unchanged():
+    """orjson refuses more than 254 levels; such a reading must still be settled by the quick
+    check, not by the recursive walk, which a value ~500 levels deep would overflow."""
+    deep: dict = {"leaf": "x"}
+    for _ in range(500):
+        deep = {"d": deep}
+    reading = Reading(convention="genai", span_type="llm", parameters=deep)
+    assert truncate_reading(reading).parameters == deep
