@@ -546,3 +546,37 @@ def test_one_processor_on_two_providers_keeps_each_spans_resource(tmp_path):
     conn.close()
     processor.shutdown()
     assert stored == {(f"step-{i}", ("1.0.0", "2.0.0")[i % 2]) for i in range(6)}
+
+
+def test_a_failed_writer_round_gives_its_evaluations_back_and_scoring_goes_on(tmp_path, monkeypatch):
+    """A bug that fails a whole writer round leaves its sessions 'ended' (scored at the next
+    start), and must not keep their hand-off slots: past MAX_WAITING_EVALUATIONS such rounds,
+    every worker would wait for ever and nothing would be scored again."""
+    from otel_eval.engine import core, writer
+
+    monkeypatch.setattr(core, "MAX_WAITING_EVALUATIONS", 1)
+    real_group = writer.Writer._commit_group
+    failures = []
+
+    def failing_group(self, batches, evaluations):
+        if evaluations and len(failures) < 3:
+            failures.append([e.finished.session_id for e in evaluations])
+            raise RuntimeError("a bug in the round")
+        return real_group(self, batches, evaluations)
+
+    monkeypatch.setattr(writer.Writer, "_commit_group", failing_group)
+    db = tmp_path / "e.db"
+    engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1).start()
+    try:
+        engine.ingest([SpanRecord(f"{i + 1:032x}", f"{i + 1:016x}", None, "agent.invoke", 1, 2,
+                                  attributes={"openinference.span.kind": "AGENT", "session.id": f"s{i}"})
+                       for i in range(5)])
+        wait_until(lambda: len(failures) == 3 and len(evaluations(db)) == 2, what="two sessions scored after three failed rounds")
+        assert engine.wait_idle(10)
+    finally:
+        engine.close(timeout=5)  # a worker stuck waiting for a slot must not hang the test
+    lost = {s for group in failures for s in group}
+    assert len(lost) == 3 and {row[0] for row in evaluations(db)} == {f"s{i}" for i in range(5)} - lost
+    conn = sqlite3.connect(db)
+    assert {r[0] for r in conn.execute("SELECT session_id FROM sessions WHERE status = 'ended'")} == lost
+    conn.close()

@@ -121,6 +121,8 @@ class Writer:
         self._stopped = False
         self._thread: Optional[threading.Thread] = None
         self._sources: list[SpanSource] = []
+        self._settled: set[int] = set()
+        """Evaluations of the current round already stored, retried or given up (by ``id``)."""
 
     def add_source(self, source: SpanSource) -> None:
         self._sources.append(source)
@@ -162,6 +164,7 @@ class Writer:
                     items.append(self.queue.get_nowait())
                 except queue.Empty:
                     break
+            self._settled = set()
             try:
                 self._round(items)
             except Exception:  # a bug here must not end ingestion: log it and keep serving
@@ -172,6 +175,10 @@ class Writer:
                         item.done.set()
                     elif isinstance(item, (Barrier, EndSessions)):
                         item.done.set()
+                    elif isinstance(item, StoreEvaluation) and id(item) not in self._settled:
+                        # Its session stays 'ended' and is scored at the next start; the engine
+                        # must hear of it, or the worker's hand-off slot would never come back.
+                        self._given_up(item.finished)
             if self._failures:
                 time.sleep(min(1.0, 0.05 * 2 ** min(self._failures, 5)))  # a full disk does not clear at once
 
@@ -281,6 +288,7 @@ class Writer:
                 self.stats.observe_ingest(finished - batch.enqueued)
             batch.done.set()
         for item, evaluation_id, revision in written:
+            self._settled.add(id(item))
             self._stored(item.finished, evaluation_id, revision)
 
     def _write_spans(self, batch: IngestBatch, now_ns: int, staged: Staged) -> int:
@@ -293,6 +301,7 @@ class Writer:
         return self.scheduler.store_spans(self.store, spans, conventions, span_types, now_ns, staged)
 
     def _evaluation_failed(self, item: StoreEvaluation, exc: BaseException) -> None:
+        self._settled.add(id(item))  # retried from the queue, or given up: either way, not dropped
         session_id = item.finished.session_id
         item.attempts += 1
         if _is_storage_fault(exc) and item.attempts < MAX_EVALUATION_ATTEMPTS:
