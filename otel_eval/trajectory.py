@@ -65,24 +65,16 @@ class Turn:
     span_count: int = 0
 
     def sql_sources(self) -> list[str]:
-        """Where this turn's SQL may be: tool-call arguments (``execute_sql(query=...)``), tool
-        results (a sub-agent answers as a tool result) and the final response."""
+        """Where this turn's SQL may be, as text: tool-call arguments (``execute_sql(query=...)``,
+        as JSON, so values under "sql"/"query" keys are found), tool results (a sub-agent answers
+        as a tool result) and the final response. :meth:`sql_values` without the encoding."""
         from .conventions.base import as_text
 
-        texts: list[str] = []
-        for call in self.calls:
-            if call.args:
-                texts.append(as_text(call.args) or "")  # JSON: values under "sql"/"query" keys are found
-            text = as_text(call.result)
-            if text:
-                texts.append(text)
-        if self.final_response:
-            texts.append(self.final_response)
-        return texts
+        return [text for text in map(as_text, self.sql_values()) if text]
 
     def sql_values(self) -> list[Any]:
-        """:meth:`sql_sources` with the tool calls' arguments and results as they are, not as
-        JSON text: :func:`otel_eval.metrics.sql.find_sql` searches a value as it would its JSON
+        """Where this turn's SQL may be: tool-call arguments, tool results and the final response,
+        the arguments and results as they are, not as JSON text: :func:`otel_eval.metrics.sql.find_sql` searches a value as it would its JSON
         text, and encoding the value only for the finder to parse it back was most of the time
         spent on a turn's sources."""
         values: list[Any] = []

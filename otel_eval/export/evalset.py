@@ -55,7 +55,7 @@ def session_case(trajectory: Trajectory, eval_id: Optional[str] = None,
     eval_id = eval_id or trajectory.session_id
     invocations = []
     for turn in trajectory.turns:
-        statements, tables = sql_and_tables(turn.sql_sources())
+        statements, tables = sql_and_tables(turn.sql_values())
         invocations.append(Invocation(
             invocation_id=f"{eval_id}-{turn.index + 1}",
             user_content=MessageContent.user(turn.user_input or ""),
