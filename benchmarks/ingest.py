@@ -876,21 +876,41 @@ def memory_mib(pid: int) -> tuple[float, float]:
     return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
 
 
+#: The parts of RSS /proc/<pid>/status names: anonymous memory (the heap: where a leak shows),
+#: file-backed pages (libraries and the database file paged in) and shared memory (SQLite's WAL index).
+RSS_PARTS = ("RssAnon", "RssFile", "RssShmem")
+
+
+def memory_parts_mib(pid: int) -> dict[str, float]:
+    """VmRSS and its parts (``RSS_PARTS``), in MiB."""
+    values = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, amount = line.partition(":")
+            if key == "VmRSS" or key in RSS_PARTS:
+                values[key] = int(amount.split()[0]) / 1024
+    return values
+
+
 class MemorySampler(threading.Thread):
-    """RSS every ``interval`` seconds: the evidence for (or against) "memory stays flat"."""
+    """RSS (and its parts) every ``interval`` seconds: the evidence for (or against) "memory stays flat"."""
 
     def __init__(self, pid: int, interval: float = 1.0):
         super().__init__(daemon=True)
         self.pid, self.interval = pid, interval
         self.samples: list[tuple[float, float]] = []  # (monotonic, rss MiB)
+        self.parts: list[tuple[float, dict[str, float]]] = []  # (monotonic, {part: MiB})
         self._halt = threading.Event()
 
     def run(self) -> None:
         while not self._halt.is_set():
             try:
-                self.samples.append((time.monotonic(), memory_mib(self.pid)[0]))
+                parts = memory_parts_mib(self.pid)
             except OSError:
                 return
+            now = time.monotonic()
+            self.samples.append((now, parts.get("VmRSS", 0.0)))
+            self.parts.append((now, parts))
             self._halt.wait(self.interval)
 
     def stop(self) -> None:
@@ -899,6 +919,9 @@ class MemorySampler(threading.Thread):
 
     def between(self, start: float, end: float) -> list[tuple[float, float]]:
         return [s for s in self.samples if start <= s[0] <= end]
+
+    def part_between(self, part: str, start: float, end: float) -> list[tuple[float, float]]:
+        return [(t, parts.get(part, 0.0)) for t, parts in self.parts if start <= t <= end]
 
 
 def _read_db(db: Path) -> sqlite3.Connection:
@@ -1133,23 +1156,33 @@ def build_workload(args: argparse.Namespace, workdir: Path) -> Workload:
                     (min(sizes), sum(sizes) / len(sizes), max(sizes)))
 
 
+def _second_half_slope(samples: list[tuple[float, float]]) -> Optional[float]:
+    """Least-squares slope (MiB/min) over the second half: growth that warm-up does not explain."""
+    half = samples[len(samples) // 2:]
+    if len(half) < 3 or half[-1][0] <= half[0][0]:
+        return None
+    n = len(half)
+    mt = sum(t for t, _ in half) / n
+    mr = sum(r for _, r in half) / n
+    var = sum((t - mt) ** 2 for t, _ in half)
+    return sum((t - mt) * (r - mr) for t, r in half) / var * 60 if var else None
+
+
 def _rss_profile(sampler: MemorySampler, start: float, end: float) -> dict[str, Any]:
     samples = sampler.between(start, end)
     if not samples:
         return {}
     rss = [r for _, r in samples]
-    half = samples[len(samples) // 2:]
-    slope = None
-    if len(half) >= 3 and half[-1][0] > half[0][0]:
-        # least-squares slope over the second half: growth that warm-up does not explain
-        n = len(half)
-        mt = sum(t for t, _ in half) / n
-        mr = sum(r for _, r in half) / n
-        var = sum((t - mt) ** 2 for t, _ in half)
-        slope = sum((t - mt) * (r - mr) for t, r in half) / var * 60 if var else None
+    slope = _second_half_slope(samples)
     quarter = [rss[min(len(rss) - 1, int(len(rss) * q))] for q in (0.0, 0.25, 0.5, 0.75)] + [rss[-1]]
-    return {"rss_quarters_mib": [round(r, 1) for r in quarter], "rss_slope_mib_per_min_2nd_half":
-            None if slope is None else round(slope, 2)}
+    out: dict[str, Any] = {"rss_quarters_mib": [round(r, 1) for r in quarter], "rss_slope_mib_per_min_2nd_half":
+                           None if slope is None else round(slope, 2)}
+    for part in RSS_PARTS:
+        series = sampler.part_between(part, start, end)
+        part_slope = _second_half_slope(series)
+        out[f"{part}_first_last_mib"] = [round(series[0][1], 1), round(series[-1][1], 1)]
+        out[f"{part}_slope_mib_per_min_2nd_half"] = None if part_slope is None else round(part_slope, 2)
+    return out
 
 
 def _log_problems(path: Path) -> tuple[int, Optional[str]]:
@@ -1365,6 +1398,11 @@ def print_report(results: list[dict[str, Any]], args: argparse.Namespace, worklo
               f"{_fmt(r.get('rss_slope_mib_per_min_2nd_half'))} MiB/min; collector startup {r['startup_s']} s; "
               f"client CPU {r['client_cpu_s']} s; log errors {r['log_errors']}"
               + (f" (first: {r['first_log_error']})" if r["first_log_error"] else ""))
+        parts = [f"{part} {r[part + '_first_last_mib'][0]}→{r[part + '_first_last_mib'][1]} MiB "
+                 f"({_fmt(r[part + '_slope_mib_per_min_2nd_half'])}/min)"
+                 for part in RSS_PARTS if r.get(part + "_first_last_mib")]
+        if parts:
+            print("    RSS parts during load (slope 2nd half): " + ", ".join(parts))
     if baseline:
         print(f"baseline/raw: {baseline['requests']} requests ({baseline['failed_requests']} failed) in "
               f"{baseline['elapsed_s']} s; RSS {baseline.get('rss_quarters_mib')} MiB; client CPU {baseline['client_cpu_s']} s")
