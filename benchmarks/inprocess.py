@@ -84,6 +84,10 @@ def _agent_spans(count: int, seed: int, golden_cases: int) -> tuple[list[Any], P
     return out[:count], golden
 
 
+#: Seconds between the bursts of a paced agent (``--agent-rate``): an agent step's spans end together.
+PACE_TICK = 0.01
+
+
 def _process_cpu() -> float:
     """CPU seconds of this process and of its children that have exited (score worker
     processes exit with their engine, inside the run; the HTTP sink is reaped only at the end)."""
@@ -91,8 +95,10 @@ def _process_cpu() -> float:
     return time.process_time() + children.ru_utime + children.ru_stime
 
 
-def _run(spans: Sequence[Any], add_processor: Callable[[Any], Optional[Callable[[], None]]]) -> tuple[float, float]:
-    """(agent thread CPU s, process CPU s until flushed) for one setup."""
+def _run(spans: Sequence[Any], add_processor: Callable[[Any], Optional[Callable[[], None]]],
+         rate: float = 0.0) -> tuple[float, float]:
+    """(agent thread CPU s, process CPU s until flushed) for one setup; ``rate`` > 0 paces the
+    agent at that many spans per second (a burst every ``PACE_TICK`` s), 0 runs a tight loop."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
 
@@ -102,9 +108,20 @@ def _run(spans: Sequence[Any], add_processor: Callable[[Any], Optional[Callable[
     gc.collect()  # no setup pays for the garbage of the one before
     process_start = _process_cpu()
     thread_start = time.thread_time()
-    for name, attributes in spans:
-        span = tracer.start_span(name, attributes=attributes)
-        span.end()
+    if rate > 0:
+        burst = max(1, round(rate * PACE_TICK))
+        began = time.monotonic()
+        for at in range(0, len(spans), burst):
+            for name, attributes in spans[at:at + burst]:
+                span = tracer.start_span(name, attributes=attributes)
+                span.end()
+            wait = began + (at + burst) / rate - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)  # sleeping costs the thread no CPU: only the spans are counted
+    else:
+        for name, attributes in spans:
+            span = tracer.start_span(name, attributes=attributes)
+            span.end()
     thread_cpu = time.thread_time() - thread_start
     if finish is not None:
         finish()
@@ -120,6 +137,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each setup, taking turns; the best counts")
     parser.add_argument("--score-workers", type=int, default=0, metavar="N",
                         help="also measure EvalSpanProcessor scoring in N worker processes (their CPU counted)")
+    parser.add_argument("--agent-rate", type=float, default=0.0, metavar="SPANS_PER_S",
+                        help="pace the agent at this many spans per second, in bursts every 10 ms (default 0: a "
+                             "tight loop, which outruns any processor that does more than queue the span)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
 
@@ -172,7 +192,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _run(spans[: min(2000, len(spans))], batch_noop)  # warm-up: imports, caches
         for round_ in range(args.repeat):
             for name, setup in setups.items():
-                thread_cpu, process_cpu = _run(spans, setup)
+                thread_cpu, process_cpu = _run(spans, setup, args.agent_rate)
                 runs[name].append((thread_cpu, process_cpu))
                 print(f"  run {round_ + 1} {name}: agent thread {thread_cpu / len(spans) * 1e6:.1f} us/span, "
                       f"process {process_cpu / len(spans) * 1e6:.1f} us/span", file=sys.stderr)
@@ -187,7 +207,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     base = results["none"]["thread_cpu"]
     costed = [name for name in setups if name != "none"]
     on_end = {k: (results[k]["thread_cpu"] - base) / n * 1e6 for k in costed}
-    print(f"{n} spans, one agent thread, CPU µs per span, best of {args.repeat} runs")
+    pace = f"paced at {args.agent_rate:g} spans/s" if args.agent_rate > 0 else "a tight loop"
+    print(f"{n} spans, one agent thread ({pace}), CPU µs per span, best of {args.repeat} runs")
     print(f"{'setup':<12} {'agent thread':>13} {'on_end cost':>12} {'process':>9}")
     for k in setups:
         r = results[k]
