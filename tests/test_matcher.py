@@ -163,3 +163,19 @@ def test_ten_thousand_cases_hundred_queries():
         match = big.match(query)
         assert match.method == expected_method, (query, match.evidence)
         assert match.eval_id == (None if expected_method == "unmatched" else f"c{n}")
+
+
+def test_a_big_index_adds_almost_nothing_to_the_garbage_collectors_walk():
+    # In-process, every full pass of the cyclic GC walks what the engine keeps, on whichever
+    # thread allocates: often the agent's. 5,000 cases must not mean 5,000 more objects to walk.
+    import gc
+
+    sets = [EvalSet(eval_set_id="big", eval_cases=[case(f"c{n}", f"weather history of city{n:05d} last year")
+                                                   for n in range(5_000)])]
+    gc.collect()
+    before = len(gc.get_objects())
+    big = GoldenIndex(sets)
+    big.match("weather history of city00042 last year")  # lookups made, one case parsed
+    gc.collect()  # what a full pass leaves tracked
+    assert len(gc.get_objects()) - before < 500
+    assert big.match("wether history of city00042 last year").eval_id == "c42"  # still matches, fuzzily

@@ -75,15 +75,17 @@ class QueryTable:
 
     def __init__(self, queries: Sequence[str], remember: int = REMEMBERED):
         """``remember``: how many searches to keep the answer of (0: none)."""
-        self.queries = list(queries)
+        # Tuples of strings and numbers, which the cyclic GC stops tracking: a table lives as
+        # long as its engine, and lists would add their every item to each full GC pass.
+        self.queries = tuple(queries)
         self.remember = remember
-        order = sorted(range(len(self.queries)), key=lambda i: len(self.queries[i]))
+        order = tuple(sorted(range(len(self.queries)), key=lambda i: len(self.queries[i])))
         self._position = order
-        self._by_length = [self.queries[i] for i in order]
-        self._lengths = [len(q) for q in self._by_length]
+        self._by_length = tuple(self.queries[i] for i in order)
+        self._lengths = tuple(len(q) for q in self._by_length)
         #: Where each run of equal lengths starts in ``_by_length`` (and the end, last).
-        self._run_starts = [i for i in range(len(order)) if i == 0 or self._lengths[i] != self._lengths[i - 1]]
-        self._run_starts.append(len(order))
+        self._run_starts = (*(i for i in range(len(order)) if i == 0 or self._lengths[i] != self._lengths[i - 1]),
+                            len(order))
         # A table that small never uses the character bound: no index for it.
         self._lack = _LackCounts(self._by_length) if len(order) >= _BOUND_FROM else None
         self._remembered: OrderedDict[tuple[str, str, float], tuple[Hit, ...]] = OrderedDict()

@@ -35,7 +35,7 @@ import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, NamedTuple, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from ..models.evalset import EvalCase, EvalSet
 from .embedding import EmbeddingError, EmbeddingScorer, numbers_in
@@ -66,26 +66,8 @@ class Match:
         return self.case.eval_id if self.case is not None else None
 
 
-class _Entry(NamedTuple):
-    """One golden case as the index keeps it: strings only, the parsed case built when a session
-    matches it (:meth:`GoldenIndex.case_of`). A parsed case is ~35 objects the cyclic GC walks in
-    every full collection; for a 10,000-case set that walk landed on the agent's own thread."""
-
-    eval_set_id: str
-    eval_id: str
-    query: str
-    normalized: str
-    case_json: str
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return self.eval_set_id, self.eval_id
-
-    def describe(self, score: Optional[float] = None) -> dict[str, Any]:
-        out: dict[str, Any] = {"eval_set_id": self.eval_set_id, "eval_id": self.eval_id, "query": self.query}
-        if score is not None:
-            out["score"] = round(score, 2)
-        return out
+#: A golden case as the index knows it: its position in the index's columns.
+CaseNo = int
 
 
 #: Parsed cases an index keeps (the most recently matched are the likeliest to match again).
@@ -131,7 +113,13 @@ class GoldenIndex:
     distinct normalised queries in a :class:`QueryTable` for the fuzzy step. A case is known by
     (eval_set_id, eval_id), not by object identity: sets may share an id but not a case of it,
     and a score worker process that builds its index from the same sets knows every case by the
-    same key."""
+    same key.
+
+    Inside, a case is a number (:data:`CaseNo`): its position in tuples of strings, one tuple a
+    field, and the lookups map to numbers or tuples of numbers. Tuples and dicts holding only
+    strings and numbers are what the cyclic GC stops tracking, so a 10,000-case index costs its
+    full passes almost nothing; as objects (a record a case, a list a lookup) it was ~30,000 more
+    objects for every full pass to walk, on whichever thread allocates: in-process, the agent's."""
 
     def __init__(self, eval_sets: Iterable[EvalSet], fuzzy_threshold: float = 90.0, ambiguity_margin: float = 2.0,
                  embedding_threshold: Optional[float] = None,
@@ -148,35 +136,49 @@ class GoldenIndex:
         self.embedding_threshold = None if embedding_threshold is None else float(embedding_threshold)
         self.embed = embed
         self._embedding: Any = None
-        self._entries: list[_Entry] = []
-        self._by_query: dict[str, list[_Entry]] = {}
-        self._by_id: dict[str, list[_Entry]] = {}
-        self._by_set: dict[str, list[_Entry]] = {}
-        self._by_key: dict[tuple[str, str], _Entry] = {}
-        self._set_of: dict[tuple[str, str], EvalSet] = {}
         self._parsed = _RecentCases()
+        # Each set as scoring needs it (its criteria, metadata), without its cases.
+        self._headers: list[EvalSet] = []
+        set_ids: list[str] = []
+        eval_ids: list[str] = []
+        queries: list[str] = []
+        normalized: list[str] = []
+        case_json: list[str] = []
+        header_of: list[int] = []
+        by_key: dict[tuple[str, str], CaseNo] = {}
+        by_query: dict[str, list[CaseNo]] = {}
+        by_id: dict[str, list[CaseNo]] = {}
+        by_set: dict[str, list[CaseNo]] = {}
         for eval_set in eval_sets:
-            self._by_set.setdefault(eval_set.eval_set_id, [])
-            # The set as scoring needs it (its criteria, metadata), without its cases.
-            header = eval_set.model_copy(update={"eval_cases": []})
+            by_set.setdefault(eval_set.eval_set_id, [])
+            self._headers.append(eval_set.model_copy(update={"eval_cases": []}))
             for case in eval_set.eval_cases:
-                query = case.query
-                entry = _Entry(eval_set.eval_set_id, case.eval_id, query, normalize_query(query), case.model_dump_json())
-                if entry.key in self._by_key:
-                    raise ValueError(f"two cases are known as {'/'.join(entry.key)!r}: a case is known by "
+                key = (eval_set.eval_set_id, case.eval_id)
+                if key in by_key:
+                    raise ValueError(f"two cases are known as {'/'.join(key)!r}: a case is known by "
                                      "(eval_set_id, eval_id), so sets that share an id must not share an "
                                      "eval_id (otel_eval.golden.GoldenSets makes such ids distinct)")
-                self._by_key[entry.key] = entry
-                self._set_of[entry.key] = header
-                self._entries.append(entry)
-                self._by_id.setdefault(case.eval_id, []).append(entry)
-                self._by_set[eval_set.eval_set_id].append(entry)
-                if entry.normalized:
-                    self._by_query.setdefault(entry.normalized, []).append(entry)
-        self._queries = list(self._by_query)
+                number = by_key[key] = len(set_ids)
+                set_ids.append(eval_set.eval_set_id)
+                eval_ids.append(case.eval_id)
+                queries.append(case.query)
+                normalized.append(normalize_query(case.query))
+                case_json.append(case.model_dump_json())
+                header_of.append(len(self._headers) - 1)
+                by_id.setdefault(case.eval_id, []).append(number)
+                by_set[eval_set.eval_set_id].append(number)
+                if normalized[-1]:
+                    by_query.setdefault(normalized[-1], []).append(number)
+        self._set_id, self._eval_id, self._query = tuple(set_ids), tuple(eval_ids), tuple(queries)
+        self._normalized, self._case_json, self._header_of = tuple(normalized), tuple(case_json), tuple(header_of)
+        self._by_key = by_key
+        self._by_query = {query: tuple(numbers) for query, numbers in by_query.items()}
+        self._by_id = {eval_id: tuple(numbers) for eval_id, numbers in by_id.items()}
+        self._by_set = {set_id: tuple(numbers) for set_id, numbers in by_set.items()}
+        self._queries = tuple(self._by_query)
         # Built once here, not per session: the distinct queries sorted for length-bounded search.
         self._table = QueryTable(self._queries)
-        self._set_tables: dict[str, tuple[QueryTable, dict[str, list[_Entry]]]] = {}
+        self._set_tables: dict[str, tuple[QueryTable, dict[str, tuple[CaseNo, ...]]]] = {}
 
     # --- lookups ------------------------------------------------------------------------------
 
@@ -187,66 +189,75 @@ class GoldenIndex:
         case: their eval_ids tell them apart."""
         if eval_set_id is None or eval_id is None:
             return None
-        return self._set_of.get((eval_set_id, eval_id))
+        number = self._by_key.get((eval_set_id, eval_id))
+        return None if number is None else self._headers[self._header_of[number]]
 
     def case(self, eval_set_id: str, eval_id: str) -> Optional[EvalCase]:
         """The case ``eval_id`` of eval set ``eval_set_id``: how a case is known across processes."""
-        entry = self._by_key.get((eval_set_id, eval_id))
-        return self.case_of(entry) if entry is not None else None
+        number = self._by_key.get((eval_set_id, eval_id))
+        return self.case_of(number) if number is not None else None
 
-    def case_of(self, entry: _Entry) -> EvalCase:
+    def case_of(self, number: CaseNo) -> EvalCase:
         """The parsed case (shared: callers must not change it)."""
-        parsed = self._parsed.get(entry.key)
+        key = (self._set_id[number], self._eval_id[number])
+        parsed = self._parsed.get(key)
         if parsed is None:
-            parsed = EvalCase.model_validate_json(entry.case_json)
-            self._parsed.add(entry.key, parsed)
+            parsed = EvalCase.model_validate_json(self._case_json[number])
+            self._parsed.add(key, parsed)
         return parsed
+
+    def _describe(self, number: CaseNo, score: Optional[float] = None) -> dict[str, Any]:
+        out: dict[str, Any] = {"eval_set_id": self._set_id[number], "eval_id": self._eval_id[number],
+                               "query": self._query[number]}
+        if score is not None:
+            out["score"] = round(score, 2)
+        return out
 
     @property
     def cases(self) -> list[EvalCase]:
-        return [self.case_of(e) for e in self._entries]
+        return [self.case_of(number) for number in range(len(self._set_id))]
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._set_id)
 
     def get(self, eval_id: str) -> Optional[EvalCase]:
         """The case with ``eval_id`` (or ``eval_set_id/eval_id``); None when there is none.
 
         Raises LookupError when a bare eval_id is used by several eval sets.
         """
-        entries = self._resolve_id(eval_id)
-        if len(entries) > 1:
-            sets = ", ".join(e.eval_set_id for e in entries)
+        numbers = self._resolve_id(eval_id)
+        if len(numbers) > 1:
+            sets = ", ".join(self._set_id[n] for n in numbers)
             raise LookupError(f"eval_id {eval_id!r} is in several eval sets ({sets}); use 'eval_set_id/eval_id'")
-        return self.case_of(entries[0]) if entries else None
+        return self.case_of(numbers[0]) if numbers else None
 
-    def _resolve_id(self, hint: str) -> list[_Entry]:
+    def _resolve_id(self, hint: str) -> tuple[CaseNo, ...]:
         # Whole hint as an eval_id first: ADK eval ids are often file paths with slashes.
         if hint in self._by_id:
-            return list(self._by_id[hint])
+            return self._by_id[hint]
         set_id, sep, eval_id = hint.partition("/")
         while sep:
-            found = [e for e in self._by_id.get(eval_id, []) if e.eval_set_id == set_id]
+            found = tuple(n for n in self._by_id.get(eval_id, ()) if self._set_id[n] == set_id)
             if found:
                 return found
             more, sep, eval_id = eval_id.partition("/")
             set_id = f"{set_id}/{more}"
-        return []
+        return ()
 
     # --- matching -----------------------------------------------------------------------------
 
     def match(self, query: Optional[str], case_hint: Optional[str] = None) -> Match:
         normalized = normalize_query(query)
         evidence: dict[str, Any] = {"query": query, "normalized": normalized, "case_hint": case_hint}
-        scope: Optional[list[_Entry]] = None
+        scope: Optional[tuple[CaseNo, ...]] = None
         scope_set: Optional[str] = None
 
         if case_hint:
             by_id = self._resolve_id(case_hint)
             if len(by_id) == 1:
-                entry = by_id[0]
+                number = by_id[0]
                 evidence["reason"] = f"case hint {case_hint!r} names this case"
-                return Match(self.case_of(entry), entry.eval_set_id, "case_id", 100.0, evidence)
+                return Match(self.case_of(number), self._set_id[number], "case_id", 100.0, evidence)
             if by_id:
                 scope = by_id
                 evidence["hint_scope"] = f"eval_id {case_hint!r} is in {len(by_id)} eval sets; matching the query among them"
@@ -258,21 +269,18 @@ class GoldenIndex:
 
         if not normalized:
             if scope is not None and len(scope) > 1:
-                evidence["candidates"] = [e.describe() for e in scope[:EVIDENCE_CANDIDATES]]
+                evidence["candidates"] = [self._describe(n) for n in scope[:EVIDENCE_CANDIDATES]]
                 evidence["reason"] = "no user input, and the case hint fits several cases"
                 return Match(None, None, "ambiguous", 0.0, evidence)
             evidence["reason"] = "no user input to match on"
             return Match(None, None, "unmatched", 0.0, evidence)
 
-        exact = self._by_query.get(normalized, [])
-        if scope is not None:
-            in_scope = {id(e) for e in scope}
-            exact = [e for e in exact if id(e) in in_scope]
+        exact = groups_of(self._by_query, normalized, scope)
         if len(exact) == 1:
             evidence["reason"] = "same query after normalisation"
-            return Match(self.case_of(exact[0]), exact[0].eval_set_id, "exact", 100.0, evidence)
+            return Match(self.case_of(exact[0]), self._set_id[exact[0]], "exact", 100.0, evidence)
         if exact:
-            evidence["candidates"] = [e.describe(100.0) for e in exact[:EVIDENCE_CANDIDATES]]
+            evidence["candidates"] = [self._describe(n, 100.0) for n in exact[:EVIDENCE_CANDIDATES]]
             evidence["reason"] = f"{len(exact)} cases have this query; give a case id to choose"
             return Match(None, None, "ambiguous", 100.0, evidence)
         guarded: set[str] = set()
@@ -281,29 +289,30 @@ class GoldenIndex:
             return fuzzy
         return self._by_embedding(normalized, scope, evidence, guarded) or fuzzy
 
-    def _table_for(self, scope: Optional[list[_Entry]],
-                   scope_set: Optional[str]) -> tuple[QueryTable, dict[str, list[_Entry]]]:
-        """The query table to search and its entries by normalised query: all cases, or a scope."""
+    def _table_for(self, scope: Optional[tuple[CaseNo, ...]],
+                   scope_set: Optional[str]) -> tuple[QueryTable, dict[str, tuple[CaseNo, ...]]]:
+        """The query table to search and its cases by normalised query: all cases, or a scope."""
         if scope is None:
             return self._table, self._by_query
         if scope_set is not None and scope_set in self._set_tables:
             return self._set_tables[scope_set]
-        groups: dict[str, list[_Entry]] = {}
-        for e in scope:
-            if e.normalized:
-                groups.setdefault(e.normalized, []).append(e)
-        found = QueryTable(list(groups)), groups
+        grouped: dict[str, list[CaseNo]] = {}
+        for number in scope:
+            if self._normalized[number]:
+                grouped.setdefault(self._normalized[number], []).append(number)
+        groups = {query: tuple(numbers) for query, numbers in grouped.items()}
+        found = QueryTable(tuple(groups)), groups
         if scope_set is not None:
             self._set_tables[scope_set] = found
         return found
 
-    def _fuzzy(self, normalized: str, scope: Optional[list[_Entry]], evidence: dict[str, Any],
+    def _fuzzy(self, normalized: str, scope: Optional[tuple[CaseNo, ...]], evidence: dict[str, Any],
                guarded: Optional[set[str]] = None, scope_set: Optional[str] = None) -> Match:
         """``guarded`` receives the normalised queries the word guard rejected; ``scope_set``
         names the eval set ``scope`` is, when it is one (its query table is kept)."""
         table, groups = self._table_for(scope, scope_set)
         hits = table.above(normalized, self.fuzzy_threshold)
-        accepted: list[tuple[_Entry, float]] = []
+        accepted: list[tuple[CaseNo, float]] = []
         rejected: list[dict[str, Any]] = []
         for choice, score, _ in hits:  # best first
             if accepted and score < accepted[0][1] - self.ambiguity_margin:
@@ -311,13 +320,13 @@ class GoldenIndex:
             extra_query, extra_case = differing_words(normalized, choice)
             if (extra_query or extra_case) and guarded is not None:
                 guarded.add(choice)
-            for entry in groups[choice]:
+            for number in groups[choice]:
                 if extra_query or extra_case:
                     if len(rejected) < EVIDENCE_CANDIDATES:
-                        rejected.append({**entry.describe(score),
+                        rejected.append({**self._describe(number, score),
                                          "differing_words": {"query": extra_query, "case": extra_case}})
                 else:
-                    accepted.append((entry, score))
+                    accepted.append((number, score))
         if rejected:
             evidence["rejected"] = rejected
         if accepted:
@@ -327,7 +336,7 @@ class GoldenIndex:
         # Nothing qualified: show the nearest queries so a near miss can be diagnosed.
         nearest = table.nearest(normalized, EVIDENCE_CANDIDATES, found=hits)
         evidence.setdefault("candidates", [
-            entry.describe(score) for choice, score, _ in nearest for entry in groups[choice]
+            self._describe(number, score) for choice, score, _ in nearest for number in groups[choice]
         ][:EVIDENCE_CANDIDATES])
         best = max((s for _, s, _ in nearest), default=0.0)
         evidence["reason"] = (f"no case with fuzzy ratio >= {self.fuzzy_threshold:g} whose words all match"
@@ -351,7 +360,7 @@ class GoldenIndex:
         foreign += [w for w in extra_case if fuzzy_word(w) and 1 < self._word_df.get(w, 0) < common]
         return foreign
 
-    def _by_embedding(self, normalized: str, scope: Optional[list[_Entry]], evidence: dict[str, Any],
+    def _by_embedding(self, normalized: str, scope: Optional[tuple[CaseNo, ...]], evidence: dict[str, Any],
                       guarded: set[str]) -> Optional[Match]:
         """The embedding step: a Match when a case qualifies or several tie, else None (the fuzzy
         step's unmatched stands, with this step's evidence added)."""
@@ -366,14 +375,14 @@ class GoldenIndex:
             evidence["embedding"] = {"model": scorer.model, "threshold": self.embedding_threshold, "error": str(exc)}
             evidence["reason"] += f"; the embedding step failed ({exc})"
             return None
-        allowed = None if scope is None else {e.normalized for e in scope}
+        allowed = None if scope is None else {self._normalized[n] for n in scope}
         query_numbers = numbers_in(normalized)
         scored: list[tuple[float, str]] = []
         for choice, cosine in zip(self._queries, similarities):
             if allowed is None or choice in allowed:
                 scored.append((100.0 * cosine, choice))
         scored.sort(key=lambda pair: -pair[0])
-        accepted: list[tuple[_Entry, float]] = []
+        accepted: list[tuple[CaseNo, float]] = []
         rejected: list[dict[str, Any]] = []
         for score, choice in scored:
             if score < self.embedding_threshold or (accepted and score < accepted[0][1] - self.ambiguity_margin):
@@ -388,16 +397,16 @@ class GoldenIndex:
                 if foreign:
                     why = (f"word(s) {', '.join(repr(w) for w in foreign)} differ between query and case and "
                            f"tell other golden cases apart")
-            for entry in groups_of(self._by_query, choice, scope):
+            for number in groups_of(self._by_query, choice, scope):
                 if why:
                     if len(rejected) < EVIDENCE_CANDIDATES:
-                        rejected.append({**entry.describe(score), "reason": why})
+                        rejected.append({**self._describe(number, score), "reason": why})
                 else:
-                    accepted.append((entry, score))
+                    accepted.append((number, score))
         found: dict[str, Any] = {
             "model": scorer.model, "threshold": self.embedding_threshold,
-            "nearest": [entry.describe(score) for score, choice in scored[:EVIDENCE_CANDIDATES]
-                        for entry in groups_of(self._by_query, choice, scope)][:EVIDENCE_CANDIDATES],
+            "nearest": [self._describe(number, score) for score, choice in scored[:EVIDENCE_CANDIDATES]
+                        for number in groups_of(self._by_query, choice, scope)][:EVIDENCE_CANDIDATES],
         }
         if rejected:
             found["rejected"] = rejected
@@ -415,18 +424,18 @@ class GoldenIndex:
         """The best accepted candidate, or "ambiguous" when another is within the margin: the same
         rule for every similarity strategy."""
         accepted = sorted(accepted, key=lambda pair: -pair[1])
-        best_entry, best = accepted[0]
-        close = [(e, s) for e, s in accepted if s >= best - self.ambiguity_margin]
-        evidence["candidates"] = [e.describe(s) for e, s in accepted[:EVIDENCE_CANDIDATES]]
+        best_number, best = accepted[0]
+        close = [(n, s) for n, s in accepted if s >= best - self.ambiguity_margin]
+        evidence["candidates"] = [self._describe(n, s) for n, s in accepted[:EVIDENCE_CANDIDATES]]
         if len(close) > 1:
             evidence["reason"] = (f"{len(close)} cases within {self.ambiguity_margin:g} of the best {measure} "
                                   f"{best:.2f}")
             return Match(None, None, "ambiguous", round(best, 2), evidence)
         evidence["reason"] = winner_reason(best)
-        return Match(self.case_of(best_entry), best_entry.eval_set_id, method, round(best, 2), evidence)
+        return Match(self.case_of(best_number), self._set_id[best_number], method, round(best, 2), evidence)
 
 
-def _word_frequency(queries: list[str]) -> dict[str, int]:
+def _word_frequency(queries: Iterable[str]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for query in queries:
         for word in set(query_words(query)):
@@ -434,10 +443,10 @@ def _word_frequency(queries: list[str]) -> dict[str, int]:
     return counts
 
 
-def groups_of(by_query: dict[str, list[_Entry]], choice: str, scope: Optional[list[_Entry]]) -> list[_Entry]:
+def groups_of(by_query: dict[str, tuple[CaseNo, ...]], choice: str,
+              scope: Optional[tuple[CaseNo, ...]]) -> tuple[CaseNo, ...]:
     """The cases with normalised query ``choice``, within the hint's scope if there is one."""
-    entries = by_query.get(choice, [])
+    numbers = by_query.get(choice, ())
     if scope is None:
-        return entries
-    in_scope = {id(e) for e in scope}
-    return [e for e in entries if id(e) in in_scope]
+        return numbers
+    return tuple(n for n in numbers if n in scope)
