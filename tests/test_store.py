@@ -186,3 +186,43 @@ def test_a_rolled_back_shared_text_is_stored_again(tmp_path):
         store.upsert_agent_data(rows)
     assert store.conn.execute("SELECT system_prompt FROM agent_data").fetchall() == [("You are careful.",)]
     store.close()
+
+
+def _many_spans(count: int, traces: int) -> list[SpanRecord]:
+    return [span(span_id=f"{n + 1:016x}", trace_id=f"{n % traces + 1:032x}", parent=None if n < traces else
+                 f"{n % traces + 1:016x}") for n in range(count)]
+
+
+def test_a_batch_larger_than_one_statement_is_stored_whole_once(tmp_path):
+    # 2,500 spans cross the most rows one statement takes (2,048): every span is stored once,
+    # a span twice in the batch counts once, and a re-send stores nothing.
+    store = Store(tmp_path / "e.db")
+    spans = _many_spans(2_500, traces=300)
+    with store.transaction():
+        fresh = store.insert_spans([(s, "sess", "generic", "unknown") for s in spans + spans[:5]], 1)
+    assert fresh == [True] * 2_500 + [False] * 5
+    assert store.conn.execute("SELECT COUNT(*), COUNT(DISTINCT span_id) FROM spans").fetchone() == (2_500, 2_500)
+    with store.transaction():
+        assert store.insert_spans([(s, "sess", "generic", "unknown") for s in spans], 2) == [False] * 2_500
+
+
+def test_a_lower_sqlite_parameter_limit_splits_rows_into_more_statements(tmp_path):
+    # SQLite builds before 3.32 bind at most 999 parameters a statement; rows must still all go in,
+    # and a trace named twice in one call adds both counts, as two calls would.
+    store = Store(tmp_path / "e.db")
+    if not hasattr(store.conn, "setlimit"):  # Python 3.10: the limit cannot be lowered from Python
+        return
+    store.conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
+    rows = [(f"{n:032x}", "sess", None, n, n + 1, 1) for n in range(1, 400)]
+    with store.transaction():
+        store.touch_traces(rows + rows[:10], received_ns=5)
+    counts = dict(store.conn.execute("SELECT trace_id, span_count FROM traces").fetchall())
+    assert len(counts) == 399
+    assert [counts[f"{n:032x}"] for n in (1, 10, 11, 399)] == [2, 2, 1, 1]
+    previous = store.touch_sessions([(f"s{n}", "attribute", 2, False) for n in range(600)], received_ns=5)
+    assert previous == {}
+    previous = store.touch_sessions([(f"s{n}", "attribute", 3, n == 7) for n in range(0, 600, 2)], received_ns=6)
+    assert len(previous) == 300 and set(previous.values()) == {OPEN}
+    assert store.conn.execute("SELECT span_count, end_requested, first_received_ns, last_received_ns FROM sessions"
+                              " WHERE session_id = 's4'").fetchone() == (5, 0, 5, 6)
+    assert store.conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 600
