@@ -2,8 +2,7 @@
 
 sqlite-utils creates and migrates the schema and serves the engine's reads (the views read through
 :mod:`otel_eval.read`, on :func:`connect_read_only`); the hot insert path uses
-multi-row ``INSERT`` statements on the same connection (:class:`RowsInsert`: faster than
-``insert_all``, and they hand the GIL back once a batch where ``executemany`` does it once a row).
+``executemany`` on the same connection (measured faster than ``insert_all`` for span batches).
 Every statement takes its values as parameters. The file is plain SQLite in WAL mode, so
 Datasette, ``sqlite3`` or any BI tool can read it while the collector writes.
 """
@@ -17,7 +16,7 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager
-from itertools import chain, groupby
+from itertools import groupby
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional, Sequence, Union
@@ -47,57 +46,6 @@ def _json(value: Any) -> Optional[str]:
     if not value and type(value) in (list, dict):  # most AgentData list fields are empty
         return "[]" if type(value) is list else "{}"
     return json_text.dumps(value)
-
-
-class RowsInsert:
-    """One ``INSERT`` for many rows: ``head VALUES row, row, … tail``.
-
-    ``executemany`` steps once a row, and Python's sqlite3 hands the GIL back around every step.
-    When another thread is busy (the agent's, in-process; gRPC's decoding, in the collector),
-    taking it back can wait a whole switch interval (5 ms): a writer round of 725 spans took
-    0.6 s of wall time for 15 ms of work, while the spans it had not stored yet piled up. Here
-    the rows go in batches whose sizes are powers of two (at most :data:`ROWS_PER_STATEMENT`),
-    so a handful of statement texts, kept prepared by sqlite3's statement cache, serve any
-    count. Rows are inserted in order, so duplicates and upserts resolve as one by one."""
-
-    def __init__(self, head: str, row: str, tail: str = ""):
-        self.head, self.row, self.tail = head, row, tail
-        self.width = row.count("?")
-        self._texts: dict[int, str] = {}
-
-    def text(self, rows: int) -> str:
-        text = self._texts.get(rows)
-        if text is None:
-            text = self._texts[rows] = f"{self.head} VALUES {','.join([self.row] * rows)}{self.tail}"
-        return text
-
-    def run(self, conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> int:
-        """Insert ``rows``; returns how many rows the statements changed (``rowcount``)."""
-        most = _rows_per_statement(conn, self.width)
-        changed = 0
-        at, count = 0, len(rows)
-        while at < count:
-            size = min(most, 1 << ((count - at).bit_length() - 1))  # the largest power of two left
-            changed += conn.execute(self.text(size), list(chain.from_iterable(rows[at:at + size]))).rowcount
-            at += size
-        return changed
-
-
-#: Rows one :class:`RowsInsert` statement takes at most (a power of two): enough that a writer
-#: round of spans is a few statements, few enough that binding one stays a short GIL hold.
-ROWS_PER_STATEMENT = 2048
-
-
-def _max_parameters(conn: sqlite3.Connection) -> int:
-    try:
-        return conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)  # Python 3.11+
-    except AttributeError:  # SQLite's compiled-in default: 32,766 since 3.32, 999 before
-        return 32766 if sqlite3.sqlite_version_info >= (3, 32, 0) else 999
-
-
-def _rows_per_statement(conn: sqlite3.Connection, width: int) -> int:
-    fits = max(1, min(ROWS_PER_STATEMENT, _max_parameters(conn) // max(1, width)))
-    return 1 << (fits.bit_length() - 1)
 
 
 @dataclass
@@ -153,8 +101,9 @@ _INSERT_EVALUATION = (
     f"INSERT INTO evaluations (session_id, revision, created_at, superseded, {', '.join(EVALUATION_COLUMNS)})"
     f" VALUES (?, ?, ?, 0, {', '.join('?' * len(EVALUATION_COLUMNS))})")
 _evaluation_values = operator.itemgetter(*EVALUATION_COLUMNS)
-_INSERT_CRITERIA = RowsInsert(f"INSERT INTO criterion_results (evaluation_id, {', '.join(CRITERION_COLUMNS)})",
-                              f"(?, {', '.join('?' * len(CRITERION_COLUMNS))})")
+_INSERT_CRITERION = (
+    f"INSERT INTO criterion_results (evaluation_id, {', '.join(CRITERION_COLUMNS)})"
+    f" VALUES (?, {', '.join('?' * len(CRITERION_COLUMNS))})")
 
 
 @dataclass
@@ -173,7 +122,7 @@ class SessionRow:
 SHARED_TEXT_FIELDS = ("system_prompt", "tools_available")
 _AGENT_DATA_COLUMNS = ["trace_id", "span_id", "session_id", "level", *AGENT_DATA_FIELDS]
 _AGENT_ROW_COLUMNS = [f"{n}_digest" if n in SHARED_TEXT_FIELDS else n for n in _AGENT_DATA_COLUMNS]
-_INSERT_AGENT_TEXTS = RowsInsert("INSERT OR IGNORE INTO agent_texts (digest, text)", "(?, ?)")
+_AGENT_TEXT_INSERT = "INSERT OR IGNORE INTO agent_texts (digest, text) VALUES (?, ?)"
 
 
 def text_digest(text: str) -> bytes:
@@ -225,19 +174,19 @@ def _without_null_columns(rows: list[tuple], texts: list[tuple[bytes, str]]) -> 
     return AgentDataParams(rows, texts, null_columns)
 
 
-_agent_data_upserts: dict[tuple[int, ...], RowsInsert] = {}
+_agent_data_upserts: dict[tuple[int, ...], str] = {}
 
 
-def _agent_data_upsert(null_columns: tuple[int, ...]) -> RowsInsert:
+def _agent_data_upsert(null_columns: tuple[int, ...]) -> str:
     """The ``agent_data_rows`` upsert whose VALUES hold NULL at ``null_columns`` and a parameter
     everywhere else. On conflict every column is set from the new row, NULLs too, so a field
     that a re-scoring no longer finds is cleared."""
     statement = _agent_data_upserts.get(null_columns)
     if statement is None:
         values = ", ".join("NULL" if at in null_columns else "?" for at in range(len(_AGENT_ROW_COLUMNS)))
-        statement = RowsInsert(f"INSERT INTO agent_data_rows ({', '.join(_AGENT_ROW_COLUMNS)})", f"({values})",
-                               " ON CONFLICT(trace_id, span_id, level) DO UPDATE SET "
-                               + ", ".join(f"{n} = excluded.{n}" for n in _AGENT_ROW_COLUMNS[2:]))
+        statement = (f"INSERT INTO agent_data_rows ({', '.join(_AGENT_ROW_COLUMNS)}) VALUES ({values})"
+                     " ON CONFLICT(trace_id, span_id, level) DO UPDATE SET "
+                     + ", ".join(f"{n} = excluded.{n}" for n in _AGENT_ROW_COLUMNS[2:]))
         if len(_agent_data_upserts) >= 256:  # a few shapes in practice; never an unbounded cache
             _agent_data_upserts.clear()
         _agent_data_upserts[null_columns] = statement
@@ -582,7 +531,9 @@ class Store:
         ``rows`` are ``(span, session_id, convention, span_type)``. Idempotence on
         (trace_id, span_id) is what makes a retried export harmless.
         """
-        # One query for what is already stored, multi-row INSERTs for the rest (see RowsInsert).
+        # One query for what is already stored, one executemany for the rest: a statement per
+        # span would hand the GIL back and forth 512 times a batch, and under a busy receiver
+        # each hand-back can wait a whole switch interval.
         stored = self._stored_span_keys({span.trace_id for span, _, _, _ in rows})
         fresh: list[bool] = []
         params = []
@@ -595,27 +546,51 @@ class Store:
             fresh.append(True)
             params.append((span.trace_id, span.span_id, span.parent_span_id, session_id, span.name, span.kind,
                            span.status, span.start_ns, span.end_ns, received_ns, convention, span_type, to_json(span)))
-        _INSERT_SPANS.run(self.conn, params)
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO spans (trace_id, span_id, parent_span_id, session_id, name, kind, status,"
+            " start_ns, end_ns, received_ns, convention, span_type, raw) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            params,
+        )
         return fresh
 
     def _stored_span_keys(self, trace_ids: Iterable[str]) -> set[tuple[str, str]]:
-        return set(map(tuple, _pairs(self.conn, "trace_id, span_id", "spans", "trace_id", trace_ids)))
+        found: set[tuple[str, str]] = set()
+        for chunk in _chunks(list(trace_ids)):
+            marks = ",".join("?" * len(chunk))
+            found.update(self.conn.execute(
+                f"SELECT trace_id, span_id FROM spans WHERE trace_id IN ({marks})", chunk).fetchall())
+        return found
 
     def trace_sessions(self, trace_ids: Iterable[str]) -> dict[str, str]:
         """trace id → session id of the given traces that are stored."""
-        return dict(_pairs(self.conn, "trace_id, session_id", "traces", "trace_id", trace_ids))
+        found: dict[str, str] = {}
+        for chunk in _chunks(list(trace_ids)):
+            marks = ",".join("?" * len(chunk))
+            found.update(self.conn.execute(
+                f"SELECT trace_id, session_id FROM traces WHERE trace_id IN ({marks})", chunk).fetchall())
+        return found
 
     def touch_traces(self, rows: Sequence[tuple[str, str, Optional[str], int, int, int]], received_ns: int) -> None:
         """:meth:`touch_trace` for many ``(trace_id, session_id, root_span_id, start_ns, end_ns, spans)``."""
-        _TOUCH_TRACES.run(self.conn, [(*row, received_ns, received_ns) for row in rows])
+        self.conn.executemany(_TOUCH_TRACE, [(*row, received_ns, received_ns) for row in rows])
 
     def touch_sessions(self, rows: Sequence[tuple[str, str, int, bool]], received_ns: int) -> dict[str, str]:
         """:meth:`touch_session` for many ``(session_id, keyed_by, spans, end_requested)``; returns
         the previous status of the sessions that existed."""
-        previous = dict(_pairs(self.conn, "session_id, status", "sessions", "session_id", [row[0] for row in rows]))
-        # New and known sessions alike in one upsert: a known one keeps its keyed_by and first time.
-        _TOUCH_SESSIONS.run(self.conn, [(sid, OPEN, keyed_by, received_ns, received_ns, int(end), spans)
-                                        for sid, keyed_by, spans, end in rows])
+        previous: dict[str, str] = {}
+        for chunk in _chunks([row[0] for row in rows]):
+            marks = ",".join("?" * len(chunk))
+            previous.update(self.conn.execute(
+                f"SELECT session_id, status FROM sessions WHERE session_id IN ({marks})", chunk).fetchall())
+        self.conn.executemany(
+            "INSERT INTO sessions (session_id, status, keyed_by, first_received_ns, last_received_ns,"
+            " end_requested, span_count) VALUES (?,?,?,?,?,?,?)",
+            [(sid, OPEN, keyed_by, received_ns, received_ns, int(end), spans)
+             for sid, keyed_by, spans, end in rows if sid not in previous])
+        self.conn.executemany(
+            "UPDATE sessions SET status = ?, last_received_ns = ?, span_count = span_count + ?,"
+            " end_requested = MAX(end_requested, ?) WHERE session_id = ?",
+            [(OPEN, received_ns, spans, int(end), sid) for sid, _, spans, end in rows if sid in previous])
         return previous
 
     def upsert_agent_data(self, rows: Iterable[tuple[str, str, Optional[str], str, AgentData]]) -> None:
@@ -632,11 +607,11 @@ class Store:
         them), so a digest once committed stays valid."""
         texts = [text for text in params.texts if text[0] not in self._stored_texts]
         if texts:
-            _INSERT_AGENT_TEXTS.run(self.conn, texts)
+            self.conn.executemany(_AGENT_TEXT_INSERT, texts)
             if len(self._stored_texts) >= _STORED_TEXTS_LIMIT:
                 self._stored_texts.clear()
             self._stored_texts.update(digest for digest, _ in texts)
-        _agent_data_upsert(params.null_columns).run(self.conn, params.rows)
+        self.conn.executemany(_agent_data_upsert(params.null_columns), params.rows)
 
     def set_span_types(self, rows: Iterable[tuple[str, str, str]]) -> None:
         """``(trace_id, span_id, span_type)``: known once the span has been read at scoring time."""
@@ -644,9 +619,13 @@ class Store:
                               [(span_type, trace_id, span_id) for trace_id, span_id, span_type in rows])
 
     def insert_log_events(self, events: Sequence[LogEvent], received_ns: int) -> int:
-        return _INSERT_LOG_EVENTS.run(self.conn, [
-            (e.trace_id, e.span_id, e.time_ns, e.event_name, _json(e.body), _json(dict(e.attributes)), received_ns)
-            for e in events])
+        cur = self.conn.executemany(
+            "INSERT OR IGNORE INTO log_events (trace_id, span_id, time_ns, event_name, body, attributes, received_ns)"
+            " VALUES (?,?,?,?,?,?,?)",
+            [(e.trace_id, e.span_id, e.time_ns, e.event_name, _json(e.body), _json(dict(e.attributes)), received_ns)
+             for e in events],
+        )
+        return cur.rowcount
 
     def touch_trace(self, trace_id: str, session_id: str, root_span_id: Optional[str], start_ns: int, end_ns: int,
                     spans: int, received_ns: int) -> None:
@@ -761,7 +740,7 @@ class Store:
             if revision > 1:  # a session's first evaluation (the usual case) has nothing to supersede
                 conn.execute("UPDATE evaluations SET superseded = 1 WHERE session_id = ? AND revision < ?",
                              (session_id, revision))
-            _INSERT_CRITERIA.run(conn, [(evaluation_id, *row) for row in rows.criteria])
+            conn.executemany(_INSERT_CRITERION, [(evaluation_id, *row) for row in rows.criteria])
             # One statement: the status flips to scored only if it is still the expected one.
             fields = rows.session_fields
             sets = "".join(f", {k} = ?" for k in fields)
@@ -868,54 +847,24 @@ def _health_details(details: Optional[str]) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-_TOUCH_TRACES = RowsInsert(
+_TOUCH_TRACE = (
     "INSERT INTO traces (trace_id, session_id, root_span_id, start_ns, end_ns, span_count, first_received_ns,"
-    " last_received_ns)", "(?,?,?,?,?,?,?,?)",
+    " last_received_ns) VALUES (?,?,?,?,?,?,?,?)"
     " ON CONFLICT(trace_id) DO UPDATE SET"
     " session_id = excluded.session_id,"
     " root_span_id = COALESCE(traces.root_span_id, excluded.root_span_id),"
     " start_ns = MIN(traces.start_ns, excluded.start_ns), end_ns = MAX(traces.end_ns, excluded.end_ns),"
     " span_count = traces.span_count + excluded.span_count, last_received_ns = excluded.last_received_ns"
 )
-_TOUCH_TRACE = _TOUCH_TRACES.text(1)
-_TOUCH_SESSIONS = RowsInsert(
-    "INSERT INTO sessions (session_id, status, keyed_by, first_received_ns, last_received_ns, end_requested,"
-    " span_count)", "(?,?,?,?,?,?,?)",
-    " ON CONFLICT(session_id) DO UPDATE SET status = excluded.status,"
-    " last_received_ns = excluded.last_received_ns, span_count = sessions.span_count + excluded.span_count,"
-    " end_requested = MAX(sessions.end_requested, excluded.end_requested)")
-_INSERT_SPANS = RowsInsert(
-    "INSERT OR IGNORE INTO spans (trace_id, span_id, parent_span_id, session_id, name, kind, status, start_ns,"
-    " end_ns, received_ns, convention, span_type, raw)", "(?,?,?,?,?,?,?,?,?,?,?,?,?)")
-_INSERT_LOG_EVENTS = RowsInsert(
-    "INSERT OR IGNORE INTO log_events (trace_id, span_id, time_ns, event_name, body, attributes, received_ns)",
-    "(?,?,?,?,?,?,?)")
 
 
 def _column_type(name: str) -> str:
     return "INTEGER" if name == "agent_exit" else "TEXT"
 
 
-def _pairs(conn: sqlite3.Connection, columns: str, table: str, key: str, keys: Iterable[str]) -> list[list[Any]]:
-    """``columns`` (two) of the rows of ``table`` whose ``key`` is one of ``keys``, in one step.
-
-    The keys go in as one JSON array and the rows come back as one: the sqlite3 module hands
-    the GIL back around every step (one per row fetched) and every statement it prepares (one
-    per distinct number of ``?``), and the writer, which asks this every round, must not wait
-    for a busy thread at each (see :class:`RowsInsert`). Constant text: prepared once."""
-    keys = list(keys)
-    if not keys:
-        return []
-    statement = _PAIRS.get((columns, table, key))
-    if statement is None:
-        statement = _PAIRS[(columns, table, key)] = (
-            f"SELECT json_group_array(json_array({columns})) FROM {table}"
-            f" WHERE {key} IN (SELECT value FROM json_each(?))")
-    (found,), = conn.execute(statement, (json_text.dumps(keys),)).fetchall()
-    return json_text.loads(found)
-
-
-_PAIRS: dict[tuple[str, str, str], str] = {}
+def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
 
 
 def _now_iso() -> str:

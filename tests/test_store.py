@@ -206,9 +206,9 @@ def test_a_batch_larger_than_one_statement_is_stored_whole_once(tmp_path):
         assert store.insert_spans([(s, "sess", "generic", "unknown") for s in spans], 2) == [False] * 2_500
 
 
-def test_a_lower_sqlite_parameter_limit_splits_rows_into_more_statements(tmp_path):
-    # SQLite builds before 3.32 bind at most 999 parameters a statement; rows must still all go in,
-    # and a trace named twice in one call adds both counts, as two calls would.
+def test_traces_and_sessions_touched_in_bulk_add_up_as_one_by_one(tmp_path):
+    # Under SQLite's smallest parameter limit (999 before 3.32) every row still goes in, and a
+    # trace named twice in one call adds both counts, as two calls would.
     store = Store(tmp_path / "e.db")
     if not hasattr(store.conn, "setlimit"):  # Python 3.10: the limit cannot be lowered from Python
         return
