@@ -119,3 +119,19 @@ def test_stored_span_text_round_trips_what_the_fast_encoder_refuses(tmp_path):
     assert "NaN" in legacy
     value = from_json(legacy).attributes["x"]
     assert value != value  # NaN, as it was written
+
+
+def test_sdk_span_attributes_convert_as_the_mapping_gives_them():
+    # SDK attribute tuples become lists (JSON round trips stay equal); every value type kept.
+    from opentelemetry.attributes import BoundedAttributes
+
+    values = {"s": "text", "i": 2**40, "f": 0.5, "b": True, "seq": ("a", "b"), "ints": [1, 2], "empty": ""}
+    bounded = BoundedAttributes(attributes=values, immutable=True)
+    through_mapping = {k: list(v) if isinstance(v, tuple) else v for k, v in dict(bounded).items()}
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    provider.get_tracer("t").start_span("x", attributes=values).end()
+    (finished,) = exporter.get_finished_spans()
+    assert from_sdk_span(finished).attributes == through_mapping == {
+        "s": "text", "i": 2**40, "f": 0.5, "b": True, "seq": ["a", "b"], "ints": [1, 2], "empty": ""}
