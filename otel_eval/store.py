@@ -207,7 +207,10 @@ def agent_data_params(rows: Iterable[tuple[str, str, Optional[str], str, AgentDa
         values: list[Any] = [trace_id, span_id, session_id, level, *_field_values(data.__dict__)]
         for at, to_json in _DUMPED_AT:
             value = values[at]
-            values[at] = to_json(value).decode() if value else _json(value)
+            if value:
+                values[at] = to_json(value).decode()
+            elif value is not None:  # an empty list or dict (None stays None)
+                values[at] = _json(value)
         # The row holds each digest as a bytearray: the one blob type Python's sqlite3 binds
         # without an adapter lookup (0.1 µs; bytes take 0.4). ``texts`` keeps bytes (hashable);
         # rows share one bytearray per digest, so the pickle to the writer holds it once.
