@@ -241,7 +241,10 @@ def _all_none(rows: list[list[Any]], at: int) -> bool:
 
 _prompt_digests: dict[str, bytes] = {}
 _CACHED_PROMPT = 16 * 1024
-"""Prompts up to this long have their digests remembered (1,024 of them, at most ~16 MiB held)."""
+_REMEMBERED_PROMPTS = 256
+"""Prompts up to :data:`_CACHED_PROMPT` characters have their digests remembered, 256 of them at
+most (~4 MiB; an agent fleet has a few prompts, and prompts that differ per session only make
+the dict start over)."""
 
 
 def _prompt_digest(prompt: str) -> bytes:
@@ -252,7 +255,7 @@ def _prompt_digest(prompt: str) -> bytes:
     if digest is None:
         digest = text_digest(prompt)
         if len(prompt) <= _CACHED_PROMPT:
-            if len(_prompt_digests) >= 1024:
+            if len(_prompt_digests) >= _REMEMBERED_PROMPTS:
                 _prompt_digests.clear()
             _prompt_digests[prompt] = digest
     return digest
