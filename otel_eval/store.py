@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from itertools import groupby
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 import sqlite_utils
 from pydantic import TypeAdapter
@@ -197,16 +197,20 @@ def agent_data_params(rows: Iterable[tuple[str, str, Optional[str], str, AgentDa
     """``(trace_id, span_id, session_id, level, data)`` rows as ``agent_data_rows`` parameters: list
     and dict fields as JSON text, shared texts as digests. Pure, so a worker process can do it and
     the writer only executes."""
-    params = []
+    full: list[list[Any]] = []
     texts: dict[bytes, str] = {}
     blobs: dict[bytes, bytearray] = {}
     for trace_id, span_id, session_id, level, data in rows:
         # Text fields go in as they are; each non-empty structured field is dumped by pydantic's
-        # serializer for its type (JSON mode, straight to text).
+        # serializer for its type (JSON mode, straight to text; ``to_json`` is what
+        # ``TypeAdapter.dump_json`` calls, less its wrapper).
         values: list[Any] = [trace_id, span_id, session_id, level, *_field_values(data.__dict__)]
-        for at, dump in _DUMPED_AT:
+        for at, to_json in _DUMPED_AT:
             value = values[at]
-            values[at] = dump(value).decode() if value else _json(value)
+            if value:
+                values[at] = to_json(value).decode()
+            elif value is not None:  # an empty list or dict (None stays None)
+                values[at] = _json(value)
         # The row holds each digest as a bytearray: the one blob type Python's sqlite3 binds
         # without an adapter lookup (0.1 µs; bytes take 0.4). ``texts`` keeps bytes (hashable);
         # rows share one bytearray per digest, so the pickle to the writer holds it once.
@@ -215,17 +219,68 @@ def agent_data_params(rows: Iterable[tuple[str, str, Optional[str], str, AgentDa
         values[_TOOLS_AT] = blobs.get(digest) or blobs.setdefault(digest, bytearray(digest))
         prompt = values[_PROMPT_AT]
         if prompt is not None:
-            digest = text_digest(prompt)
+            digest = _prompt_digest(prompt)
             texts[digest] = prompt
             values[_PROMPT_AT] = blobs.get(digest) or blobs.setdefault(digest, bytearray(digest))
         values[_EXIT_AT] = int(bool(values[_EXIT_AT]))
-        params.append(tuple(values))
-    return _without_null_columns(params, list(texts.items()))
+        full.append(values)
+    if not full:
+        return AgentDataParams([], list(texts.items()))
+    # A column is looked at down to its first value that is set: most are set on the first row.
+    # (Transposing the rows to count each column's Nones cost four times as much.)
+    null_columns = tuple(at for at in range(len(_AGENT_ROW_COLUMNS)) if _all_none(full, at))
+    return AgentDataParams(list(map(_kept_values(null_columns), full)), list(texts.items()), null_columns)
+
+
+def _all_none(rows: list[list[Any]], at: int) -> bool:
+    for row in rows:
+        if row[at] is not None:
+            return False
+    return True
+
+
+_prompt_digests: dict[str, bytes] = {}
+_CACHED_PROMPT = 16 * 1024
+_REMEMBERED_PROMPTS = 256
+"""Prompts up to :data:`_CACHED_PROMPT` characters have their digests remembered, 256 of them at
+most (~4 MiB; an agent fleet has a few prompts, and prompts that differ per session only make
+the dict start over)."""
+
+
+def _prompt_digest(prompt: str) -> bytes:
+    """:func:`text_digest` of a system prompt. Every LLM span of an agent and its trace's row carry
+    the same prompt, each span its own copy of the text: a dict lookup (hashing the text) costs a
+    fifth of the BLAKE2b digest."""
+    digest = _prompt_digests.get(prompt)
+    if digest is None:
+        digest = text_digest(prompt)
+        if len(prompt) <= _CACHED_PROMPT:
+            if len(_prompt_digests) >= _REMEMBERED_PROMPTS:
+                _prompt_digests.clear()
+            _prompt_digests[prompt] = digest
+    return digest
+
+
+_kept_getters: dict[tuple[int, ...], Callable[[list[Any]], tuple]] = {}
+
+
+def _kept_values(null_columns: tuple[int, ...]) -> Callable[[list[Any]], tuple]:
+    """A row's values but those at ``null_columns``, as a tuple (an ``itemgetter``, one per shape)."""
+    getter = _kept_getters.get(null_columns)
+    if getter is None:
+        kept = [at for at in range(len(_AGENT_ROW_COLUMNS)) if at not in null_columns]
+        # (The tools digest and the exit flag are never None: two positions at least are kept,
+        # so the getter returns a tuple, never a bare value.)
+        getter = operator.itemgetter(*kept)
+        if len(_kept_getters) >= 256:  # a few shapes in practice, as for the statements
+            _kept_getters.clear()
+        _kept_getters[null_columns] = getter
+    return getter
 
 
 _DUMPED_FIELDS = _JSON_FIELDS - {"tools_available"}
 _field_values = operator.itemgetter(*AGENT_DATA_FIELDS)
-_DUMPED_AT = [(_AGENT_DATA_COLUMNS.index(name), TypeAdapter(AgentData.model_fields[name].annotation).dump_json)
+_DUMPED_AT = [(_AGENT_DATA_COLUMNS.index(name), TypeAdapter(AgentData.model_fields[name].annotation).serializer.to_json)
               for name in AGENT_DATA_FIELDS if name in _DUMPED_FIELDS]
 _TOOLS_AT = _AGENT_DATA_COLUMNS.index("tools_available")
 _PROMPT_AT = _AGENT_DATA_COLUMNS.index("system_prompt")

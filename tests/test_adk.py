@@ -251,3 +251,24 @@ def test_adk_legacy_and_openai_genai_give_the_same_tool_sequence(scenario):
     adk_sequence = sequence(capture(), f"google_adk_legacy-{scenario}")
     assert adk_sequence == sequence(genai_capture(), f"openai_otel_genai-{scenario}")
     assert adk_sequence  # every scenario calls at least one tool
+
+
+@pytest.mark.parametrize("texts", [
+    ("0066359b15480101", "chat gpt-4o", "llm"),
+    ("", "naïve \"quoted\" \\ back\nline\ttab \x00 \u2028", "tool"),
+    ("\ud800", "emoji 😀 and é", "agent"),
+])
+def test_trace_record_json_is_what_json_dumps_writes(texts):
+    # aggregate_trace writes its ``trace`` text without json.dumps; it must be the same text,
+    # for any span name, and a value that is not a plain string goes through json.dumps itself.
+    from types import SimpleNamespace
+
+    from otel_eval.mapping import _trace_json
+
+    def member(span_id, name, kind):
+        return SimpleNamespace(span=SimpleNamespace(span_id=span_id, name=name), reading=SimpleNamespace(span_type=kind))
+
+    for members in ([], [member(*texts)], [member(*texts), member("b", "x", "llm")], [member("a", 7, None)]):
+        want = json.dumps([{"span_id": m.span.span_id, "name": m.span.name, "type": m.reading.span_type}
+                           for m in members])
+        assert _trace_json(members) == want

@@ -226,3 +226,20 @@ def test_traces_and_sessions_touched_in_bulk_add_up_as_one_by_one(tmp_path):
     assert store.conn.execute("SELECT span_count, end_requested, first_received_ns, last_received_ns FROM sessions"
                               " WHERE session_id = 's4'").fetchone() == (5, 0, 5, 6)
     assert store.conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 600
+
+def test_agent_rows_carry_the_prompt_digest_of_its_text_whether_remembered_or_not():
+    # The digest of a system prompt is remembered by its text (every LLM span repeats the
+    # agent's prompt): a copy of the text, a prompt too long to remember, and one seen again
+    # after the memo started over all give the text's own digest.
+    from otel_eval import store as store_module
+    from otel_eval.store import agent_data_params, text_digest
+
+    prompt = "You are a helpful agent. " * 10
+    long_prompt = "x" * (store_module._CACHED_PROMPT + 1)
+    for text in (prompt, "".join(list(prompt)), long_prompt, long_prompt, prompt):
+        params = agent_data_params([("t", "a", "s1", "span", AgentData(system_prompt=text))])
+        assert dict(params.texts)[text_digest(text)] == text
+        assert bytes(params.full_rows()[0][store_module._PROMPT_AT]) == text_digest(text)
+    store_module._prompt_digests.clear()
+    params = agent_data_params([("t", "a", "s1", "span", AgentData(system_prompt=prompt))])
+    assert bytes(params.full_rows()[0][store_module._PROMPT_AT]) == text_digest(prompt)
