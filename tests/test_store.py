@@ -227,6 +227,7 @@ def test_traces_and_sessions_touched_in_bulk_add_up_as_one_by_one(tmp_path):
                               " WHERE session_id = 's4'").fetchone() == (5, 0, 5, 6)
     assert store.conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 600
 
+
 def test_agent_rows_carry_the_prompt_digest_of_its_text_whether_remembered_or_not():
     # The digest of a system prompt is remembered by its text (every LLM span repeats the
     # agent's prompt): a copy of the text, a prompt too long to remember, and one seen again
