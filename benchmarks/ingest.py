@@ -1272,6 +1272,9 @@ def measure_collector(protocol: str, args: argparse.Namespace, workdir: Path, wo
         "load_sessions_scored": len(load_sessions),
         "sessions_scored_per_s_incl_drain": round(len(load_sessions) / max(1e-9, (last_stored - load.started_ns) / 1e9), 1),
         "drain_s": round(drain_s, 2), "match_methods": methods,
+        # Issue 11's full-load measure: first span sent → last evaluation stored (the drain is
+        # polled every 0.25 s, so this can be up to that much low).
+        "end_to_end_spans_per_s": round(stored / (load.elapsed + drain_s), 1) if load.elapsed else 0.0,
         "collector_cpu_s_load": round(cpu_load, 2), "collector_cpu_s_load_and_drain": round(cpu_drain, 2),
         "collector_cpu_util_load": round(cpu_load / load.elapsed, 2) if load.elapsed else 0.0,
         "client_cpu_s": round(load.client_cpu, 2), "collector_peak_rss_mib": round(peak, 1), **memory,
@@ -1391,6 +1394,10 @@ def print_report(results: list[dict[str, Any]], args: argparse.Namespace, worklo
               f"scored during load {r['sessions_scored_during_load']} "
               f"({r['sessions_scored_per_s_during_load']}/s), all {r['load_sessions_scored']} after "
               f"{r['drain_s']} s more; matched {r['match_methods']}")
+        if r.get("end_to_end_spans_per_s"):
+            e2e = r["end_to_end_spans_per_s"]
+            ratio = f" = {e2e / base_rate:.2f}x the baseline" if base_rate else ""
+            print(f"    end to end (first span sent → last evaluation stored): {e2e:,.1f} spans/s{ratio}")
         lat, probe = r["latency_under_load"], r["latency_probe"]
         print(f"    due→stored p50/p99 ms: load {_fmt(lat['due_to_stored_p50_ms'])}/{_fmt(lat['due_to_stored_p99_ms'])}, "
               f"probe {_fmt(probe['due_to_stored_p50_ms'])}/{_fmt(probe['due_to_stored_p99_ms'])} "
