@@ -125,11 +125,24 @@ def from_sdk_span(span: Any, resource: Optional[Mapping[str, Any]] = None) -> Sp
         kind=span.kind.name.lower() if span.kind is not None else "internal",
         status=_STATUS_NAMES.get(status.status_code.value, STATUS_UNSET) if status is not None else STATUS_UNSET,
         status_message=(status.description or "") if status is not None else "",
-        attributes=_plain(span.attributes),
+        attributes=_plain(_ended_attributes(span)),
         events=tuple(SpanEvent(e.name, e.timestamp or 0, _plain(e.attributes)) for e in span.events),
         resource=resource if resource is not None else sdk_resource(span.resource),
         scope=span.instrumentation_scope.name if span.instrumentation_scope is not None else "",
     )
+
+
+def _ended_attributes(span: Any) -> Mapping[str, Any]:
+    """An ended SDK span's attributes, as fast as they can be read.
+
+    ``ReadableSpan.attributes`` is a read-only view of the SDK's ``BoundedAttributes``, a
+    ``MutableMapping`` written in Python: going through it costs a Python ``__getitem__`` per key,
+    more than half of converting a span, which the in-process writer does for every span the
+    agent ends (and the slower it converts, the more spans wait in memory for it). The values
+    sit in a plain dict inside, frozen once the span has ended: read that one when it is there,
+    and the public view otherwise (another SDK version, another span class)."""
+    inner = getattr(getattr(span, "_attributes", None), "_dict", None)
+    return inner if type(inner) is dict else span.attributes
 
 
 def sdk_resource(resource: Any) -> dict[str, Any]:

@@ -135,3 +135,15 @@ def test_sdk_span_attributes_convert_as_the_mapping_gives_them():
     (finished,) = exporter.get_finished_spans()
     assert from_sdk_span(finished).attributes == through_mapping == {
         "s": "text", "i": 2**40, "f": 0.5, "b": True, "seq": ["a", "b"], "ints": [1, 2], "empty": ""}
+
+
+def test_a_readable_span_built_by_hand_converts_too():
+    # Exporters' tests and bridges build ReadableSpan directly, with a plain dict of attributes.
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.trace import SpanContext, TraceFlags
+
+    context = SpanContext(trace_id=7, span_id=9, is_remote=False, trace_flags=TraceFlags(1))
+    record = from_sdk_span(ReadableSpan(name="hand", context=context, attributes={"k": ("a", "b"), "n": 3},
+                                        start_time=1, end_time=2))
+    assert record.attributes == {"k": ["a", "b"], "n": 3}
+    assert (record.trace_id, record.span_id, record.end_ns) == (f"{7:032x}", f"{9:016x}", 2)
