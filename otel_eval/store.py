@@ -1,8 +1,9 @@
 """SQLite storage: schema, migrations, idempotent writes and the queries the rest needs.
 
 sqlite-utils creates and migrates the schema and serves the engine's reads (the views read through
-:mod:`otel_eval.read`, on :func:`connect_read_only`); the hot insert path uses
-``executemany`` on the same connection (measured faster than ``insert_all`` for span batches).
+:mod:`otel_eval.read`, on :func:`connect_read_only`); the ingest path writes
+spans, traces and sessions with multi-row ``INSERT`` statements (:class:`RowsInsert`: faster than
+``insert_all``, and unlike ``executemany`` they do not hand the GIL back once a row).
 Every statement takes its values as parameters. The file is plain SQLite in WAL mode, so
 Datasette, ``sqlite3`` or any BI tool can read it while the collector writes.
 """
@@ -16,7 +17,7 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager
-from itertools import groupby
+from itertools import chain, groupby
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
@@ -46,6 +47,58 @@ def _json(value: Any) -> Optional[str]:
     if not value and type(value) in (list, dict):  # most AgentData list fields are empty
         return "[]" if type(value) is list else "{}"
     return json_text.dumps(value)
+
+
+class RowsInsert:
+    """One ``INSERT`` for many rows: ``head VALUES row, row, … tail``.
+
+    ``executemany`` steps once a row, and Python's sqlite3 hands the GIL back around every step.
+    When another thread runs Python on the other core (the agent's loop, in-process; gRPC
+    threads decoding, in the collector) it takes the GIL at each hand-back, and the writer waits
+    up to a switch interval (5 ms) to get it back: beside such a thread the writer's ingest took
+    4.5 ms of wall time a span (``benchmarks.writer --busy``), against 0.22 ms this way. Here the
+    rows go in batches whose sizes are powers of two (at most :data:`ROWS_PER_STATEMENT`), so a
+    handful of statement texts, kept prepared by sqlite3's statement cache, serve any count.
+    Rows are inserted in order, so duplicates and upserts resolve as one by one."""
+
+    def __init__(self, head: str, row: str, tail: str = ""):
+        self.head, self.row, self.tail = head, row, tail
+        self.width = row.count("?")
+        self._texts: dict[int, str] = {}
+
+    def text(self, rows: int) -> str:
+        text = self._texts.get(rows)
+        if text is None:
+            text = self._texts[rows] = f"{self.head} VALUES {','.join([self.row] * rows)}{self.tail}"
+        return text
+
+    def run(self, conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> int:
+        """Insert ``rows``; returns how many rows the statements changed (``rowcount``)."""
+        most = _rows_per_statement(conn, self.width)
+        changed = 0
+        at, count = 0, len(rows)
+        while at < count:
+            size = min(most, 1 << ((count - at).bit_length() - 1))  # the largest power of two left
+            changed += conn.execute(self.text(size), list(chain.from_iterable(rows[at:at + size]))).rowcount
+            at += size
+        return changed
+
+
+#: Rows one :class:`RowsInsert` statement takes at most (a power of two): enough that a writer
+#: round of spans is a few statements, few enough that binding one stays a short GIL hold.
+ROWS_PER_STATEMENT = 2048
+
+
+def _max_parameters(conn: sqlite3.Connection) -> int:
+    try:
+        return conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)  # Python 3.11+
+    except AttributeError:  # SQLite's compiled-in default: 32,766 since 3.32, 999 before
+        return 32766 if sqlite3.sqlite_version_info >= (3, 32, 0) else 999
+
+
+def _rows_per_statement(conn: sqlite3.Connection, width: int) -> int:
+    fits = max(1, min(ROWS_PER_STATEMENT, _max_parameters(conn) // max(1, width)))
+    return 1 << (fits.bit_length() - 1)
 
 
 @dataclass
@@ -586,9 +639,7 @@ class Store:
         ``rows`` are ``(span, session_id, convention, span_type)``. Idempotence on
         (trace_id, span_id) is what makes a retried export harmless.
         """
-        # One query for what is already stored, one executemany for the rest: a statement per
-        # span would hand the GIL back and forth 512 times a batch, and under a busy receiver
-        # each hand-back can wait a whole switch interval.
+        # One query for what is already stored, multi-row INSERTs for the rest (RowsInsert).
         stored = self._stored_span_keys({span.trace_id for span, _, _, _ in rows})
         fresh: list[bool] = []
         params = []
@@ -601,51 +652,27 @@ class Store:
             fresh.append(True)
             params.append((span.trace_id, span.span_id, span.parent_span_id, session_id, span.name, span.kind,
                            span.status, span.start_ns, span.end_ns, received_ns, convention, span_type, to_json(span)))
-        self.conn.executemany(
-            "INSERT OR IGNORE INTO spans (trace_id, span_id, parent_span_id, session_id, name, kind, status,"
-            " start_ns, end_ns, received_ns, convention, span_type, raw) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            params,
-        )
+        _INSERT_SPANS.run(self.conn, params)
         return fresh
 
     def _stored_span_keys(self, trace_ids: Iterable[str]) -> set[tuple[str, str]]:
-        found: set[tuple[str, str]] = set()
-        for chunk in _chunks(list(trace_ids)):
-            marks = ",".join("?" * len(chunk))
-            found.update(self.conn.execute(
-                f"SELECT trace_id, span_id FROM spans WHERE trace_id IN ({marks})", chunk).fetchall())
-        return found
+        return set(map(tuple, _pairs(self.conn, "trace_id, span_id", "spans", "trace_id", trace_ids)))
 
     def trace_sessions(self, trace_ids: Iterable[str]) -> dict[str, str]:
         """trace id → session id of the given traces that are stored."""
-        found: dict[str, str] = {}
-        for chunk in _chunks(list(trace_ids)):
-            marks = ",".join("?" * len(chunk))
-            found.update(self.conn.execute(
-                f"SELECT trace_id, session_id FROM traces WHERE trace_id IN ({marks})", chunk).fetchall())
-        return found
+        return dict(_pairs(self.conn, "trace_id, session_id", "traces", "trace_id", trace_ids))
 
     def touch_traces(self, rows: Sequence[tuple[str, str, Optional[str], int, int, int]], received_ns: int) -> None:
         """:meth:`touch_trace` for many ``(trace_id, session_id, root_span_id, start_ns, end_ns, spans)``."""
-        self.conn.executemany(_TOUCH_TRACE, [(*row, received_ns, received_ns) for row in rows])
+        _TOUCH_TRACES.run(self.conn, [(*row, received_ns, received_ns) for row in rows])
 
     def touch_sessions(self, rows: Sequence[tuple[str, str, int, bool]], received_ns: int) -> dict[str, str]:
         """:meth:`touch_session` for many ``(session_id, keyed_by, spans, end_requested)``; returns
         the previous status of the sessions that existed."""
-        previous: dict[str, str] = {}
-        for chunk in _chunks([row[0] for row in rows]):
-            marks = ",".join("?" * len(chunk))
-            previous.update(self.conn.execute(
-                f"SELECT session_id, status FROM sessions WHERE session_id IN ({marks})", chunk).fetchall())
-        self.conn.executemany(
-            "INSERT INTO sessions (session_id, status, keyed_by, first_received_ns, last_received_ns,"
-            " end_requested, span_count) VALUES (?,?,?,?,?,?,?)",
-            [(sid, OPEN, keyed_by, received_ns, received_ns, int(end), spans)
-             for sid, keyed_by, spans, end in rows if sid not in previous])
-        self.conn.executemany(
-            "UPDATE sessions SET status = ?, last_received_ns = ?, span_count = span_count + ?,"
-            " end_requested = MAX(end_requested, ?) WHERE session_id = ?",
-            [(OPEN, received_ns, spans, int(end), sid) for sid, _, spans, end in rows if sid in previous])
+        previous = dict(_pairs(self.conn, "session_id, status", "sessions", "session_id", [row[0] for row in rows]))
+        # New and known sessions alike in one upsert: a known one keeps its keyed_by and first time.
+        _TOUCH_SESSIONS.run(self.conn, [(sid, OPEN, keyed_by, received_ns, received_ns, int(end), spans)
+                                        for sid, keyed_by, spans, end in rows])
         return previous
 
     def upsert_agent_data(self, rows: Iterable[tuple[str, str, Optional[str], str, AgentData]]) -> None:
@@ -902,26 +929,55 @@ def _health_details(details: Optional[str]) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-_TOUCH_TRACE = (
+_TOUCH_TRACES = RowsInsert(
     "INSERT INTO traces (trace_id, session_id, root_span_id, start_ns, end_ns, span_count, first_received_ns,"
-    " last_received_ns) VALUES (?,?,?,?,?,?,?,?)"
+    " last_received_ns)", "(?,?,?,?,?,?,?,?)",
     " ON CONFLICT(trace_id) DO UPDATE SET"
     " session_id = excluded.session_id,"
     " root_span_id = COALESCE(traces.root_span_id, excluded.root_span_id),"
     " start_ns = MIN(traces.start_ns, excluded.start_ns), end_ns = MAX(traces.end_ns, excluded.end_ns),"
     " span_count = traces.span_count + excluded.span_count, last_received_ns = excluded.last_received_ns"
 )
+_TOUCH_TRACE = _TOUCH_TRACES.text(1)
+_TOUCH_SESSIONS = RowsInsert(
+    "INSERT INTO sessions (session_id, status, keyed_by, first_received_ns, last_received_ns, end_requested,"
+    " span_count)", "(?,?,?,?,?,?,?)",
+    " ON CONFLICT(session_id) DO UPDATE SET status = excluded.status,"
+    " last_received_ns = excluded.last_received_ns, span_count = sessions.span_count + excluded.span_count,"
+    " end_requested = MAX(sessions.end_requested, excluded.end_requested)")
 
 
 def _column_type(name: str) -> str:
     return "INTEGER" if name == "agent_exit" else "TEXT"
 
 
-def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
+def _pairs(conn: sqlite3.Connection, columns: str, table: str, key: str, keys: Iterable[str]) -> list[list[Any]]:
+    """``columns`` (two) of the rows of ``table`` whose ``key`` is one of ``keys``, in one step.
+
+    The keys go in as one JSON array and the rows come back as one: the sqlite3 module hands
+    the GIL back around every step (one per row fetched) and every statement it prepares (one
+    per distinct number of ``?``), and the writer, which asks this every round, must not wait
+    for a busy thread at each (see :class:`RowsInsert`). Constant text: prepared once."""
+    keys = list(keys)
+    if not keys:
+        return []
+    statement = _PAIRS.get((columns, table, key))
+    if statement is None:
+        statement = _PAIRS[(columns, table, key)] = (
+            f"SELECT json_group_array(json_array({columns})) FROM {table}"
+            f" WHERE {key} IN (SELECT value FROM json_each(?))")
+    (found,), = conn.execute(statement, (json_text.dumps(keys),)).fetchall()
+    return json_text.loads(found)
+
+
+_PAIRS: dict[tuple[str, str, str], str] = {}
 
 
 def _now_iso() -> str:
     now = time.time()  # one clock read, so the milliseconds belong to the same second
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
+
+
+_INSERT_SPANS = RowsInsert(
+    "INSERT OR IGNORE INTO spans (trace_id, span_id, parent_span_id, session_id, name, kind, status, start_ns,"
+    " end_ns, received_ns, convention, span_type, raw)", "(?,?,?,?,?,?,?,?,?,?,?,?,?)")
