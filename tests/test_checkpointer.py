@@ -1,0 +1,49 @@
+"""The checkpointer keeps the WAL bounded while a writer never stops."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+
+from otel_eval.engine.writer import Checkpointer
+from otel_eval.store import Store
+
+
+def _steady_writer(db: str, stop: threading.Event, sizes: list[int]) -> None:
+    # Commits back to back, as the engine's writer does under load; a reader reads between
+    # them, as a score worker does. Records the WAL's size after every commit.
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA wal_autocheckpoint=0")  # as the engine: only the checkpointer checkpoints
+    reader = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    row = "x" * 4000
+    while not stop.is_set():
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany("INSERT INTO filler (body) VALUES (?)", [(row,)] * 50)
+        conn.execute("COMMIT")
+        reader.execute("SELECT COUNT(*) FROM filler").fetchone()
+        sizes.append(os.path.getsize(db + "-wal"))
+    conn.close()
+    reader.close()
+
+
+def test_a_writer_that_never_pauses_still_gets_its_wal_started_over(tmp_path):
+    db = str(tmp_path / "e.db")
+    store = Store(db)  # the engine's own settings: WAL, synchronous=NORMAL
+    store.conn.execute("CREATE TABLE filler (body TEXT)")
+    store.close()
+    stop, sizes = threading.Event(), []
+    checkpointer = Checkpointer(db, interval=0.05, restart_bytes=2 * 1024 * 1024).start()
+    writer = threading.Thread(target=_steady_writer, args=(db, stop, sizes))
+    writer.start()
+    time.sleep(3.0)  # ~100 MB written: a PASSIVE-only checkpointer lets the WAL grow to most of it
+    stop.set()
+    writer.join()
+    checkpointer.stop()
+    written = sum(1 for _ in sizes) * 50 * 4000
+    assert written > 20 * 1024 * 1024, "the writer wrote too little to tell"
+    # Started over again and again: never far past the threshold, and small at the end.
+    assert max(sizes[len(sizes) // 2:]) < 16 * 1024 * 1024, (max(sizes), written)
+    # (The last connection to close removes the WAL altogether.)
+    assert not os.path.exists(db + "-wal") or os.path.getsize(db + "-wal") < 1024 * 1024
