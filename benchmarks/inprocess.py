@@ -33,6 +33,7 @@ import json
 import gc
 import random
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -199,6 +200,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     finally:
         sink.kill()
         sink.wait()
+        shutil.rmtree(workdir, ignore_errors=True)  # the golden set and a database per eval run
     n = len(spans)
     # The best run of each: noise (neighbours, a GC pass landing on one run) only ever adds.
     results: dict[str, Any] = {"spans": n, "repeat": args.repeat, "runs": runs}

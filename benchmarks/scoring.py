@@ -31,6 +31,7 @@ import io
 import json
 import pstats
 import random
+import shutil
 import sys
 import tempfile
 import time
@@ -138,6 +139,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             results[name] = seconds
     finally:
         store.close()
+        if not args.keep:  # a 1,000-session database is ~40 MB; a day of runs filled /tmp
+            shutil.rmtree(workdir, ignore_errors=True)
     return results
 
 
@@ -244,6 +247,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--profile-sort", default="cumulative", help="pstats sort key (default cumulative; e.g. tottime)")
     parser.add_argument("--commit-group", type=int, default=_writer_group(),
                         help="records per transaction in the commit phase (default: the writer's MAX_GROUP)")
+    parser.add_argument("--keep", action="store_true", help="keep the benchmark's database (its path is printed)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="run every phase N times and report the fastest (default 1; the commit phase "
                              "then stores N revisions of each session)")
