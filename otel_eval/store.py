@@ -215,16 +215,15 @@ class AgentDataParams:
         return _without_null_columns(self.full_rows() + other.full_rows(), list(dict(self.texts + other.texts).items()))
 
 
-def _without_null_columns(rows: list[tuple], texts: list[tuple[bytes, str]]) -> AgentDataParams:
+def _without_null_columns(rows: Sequence[Sequence[Any]], texts: list[tuple[bytes, str]]) -> AgentDataParams:
     """Full ``agent_data_rows`` parameter rows as :class:`AgentDataParams`, the columns that no
     row sets left out (see ``null_columns``)."""
     if not rows:
         return AgentDataParams([], texts)
-    columns = list(zip(*rows))
-    null_columns = tuple(at for at, column in enumerate(columns) if column.count(None) == len(column))
-    if null_columns:
-        rows = list(zip(*(column for at, column in enumerate(columns) if at not in null_columns)))
-    return AgentDataParams(rows, texts, null_columns)
+    # A column is looked at down to its first value that is set: most are set on the first row.
+    # (Transposing the rows to count each column's Nones cost four times as much.)
+    null_columns = tuple(at for at in range(len(_AGENT_ROW_COLUMNS)) if _all_none(rows, at))
+    return AgentDataParams(list(map(_kept_values(null_columns), rows)), texts, null_columns)
 
 
 _agent_data_upserts: dict[tuple[int, ...], str] = {}
@@ -277,15 +276,10 @@ def agent_data_params(rows: Iterable[tuple[str, str, Optional[str], str, AgentDa
             values[_PROMPT_AT] = blobs.get(digest) or blobs.setdefault(digest, bytearray(digest))
         values[_EXIT_AT] = int(bool(values[_EXIT_AT]))
         full.append(values)
-    if not full:
-        return AgentDataParams([], list(texts.items()))
-    # A column is looked at down to its first value that is set: most are set on the first row.
-    # (Transposing the rows to count each column's Nones cost four times as much.)
-    null_columns = tuple(at for at in range(len(_AGENT_ROW_COLUMNS)) if _all_none(full, at))
-    return AgentDataParams(list(map(_kept_values(null_columns), full)), list(texts.items()), null_columns)
+    return _without_null_columns(full, list(texts.items()))
 
 
-def _all_none(rows: list[list[Any]], at: int) -> bool:
+def _all_none(rows: Sequence[Sequence[Any]], at: int) -> bool:
     for row in rows:
         if row[at] is not None:
             return False
@@ -314,10 +308,10 @@ def _prompt_digest(prompt: str) -> bytes:
     return digest
 
 
-_kept_getters: dict[tuple[int, ...], Callable[[list[Any]], tuple]] = {}
+_kept_getters: dict[tuple[int, ...], Callable[[Sequence[Any]], tuple]] = {}
 
 
-def _kept_values(null_columns: tuple[int, ...]) -> Callable[[list[Any]], tuple]:
+def _kept_values(null_columns: tuple[int, ...]) -> Callable[[Sequence[Any]], tuple]:
     """A row's values but those at ``null_columns``, as a tuple (an ``itemgetter``, one per shape)."""
     getter = _kept_getters.get(null_columns)
     if getter is None:
@@ -939,6 +933,9 @@ _TOUCH_TRACES = RowsInsert(
     " span_count = traces.span_count + excluded.span_count, last_received_ns = excluded.last_received_ns"
 )
 _TOUCH_TRACE = _TOUCH_TRACES.text(1)
+_INSERT_SPANS = RowsInsert(
+    "INSERT OR IGNORE INTO spans (trace_id, span_id, parent_span_id, session_id, name, kind, status, start_ns,"
+    " end_ns, received_ns, convention, span_type, raw)", "(?,?,?,?,?,?,?,?,?,?,?,?,?)")
 _TOUCH_SESSIONS = RowsInsert(
     "INSERT INTO sessions (session_id, status, keyed_by, first_received_ns, last_received_ns, end_requested,"
     " span_count)", "(?,?,?,?,?,?,?)",
@@ -957,27 +954,17 @@ def _pairs(conn: sqlite3.Connection, columns: str, table: str, key: str, keys: I
     The keys go in as one JSON array and the rows come back as one: the sqlite3 module hands
     the GIL back around every step (one per row fetched) and every statement it prepares (one
     per distinct number of ``?``), and the writer, which asks this every round, must not wait
-    for a busy thread at each (see :class:`RowsInsert`). Constant text: prepared once."""
+    for a busy thread at each (see :class:`RowsInsert`). One text per lookup: prepared once."""
     keys = list(keys)
     if not keys:
         return []
-    statement = _PAIRS.get((columns, table, key))
-    if statement is None:
-        statement = _PAIRS[(columns, table, key)] = (
-            f"SELECT json_group_array(json_array({columns})) FROM {table}"
-            f" WHERE {key} IN (SELECT value FROM json_each(?))")
+    statement = (f"SELECT json_group_array(json_array({columns})) FROM {table}"
+                 f" WHERE {key} IN (SELECT value FROM json_each(?))")
     (found,), = conn.execute(statement, (json_text.dumps(keys),)).fetchall()
     return json_text.loads(found)
-
-
-_PAIRS: dict[tuple[str, str, str], str] = {}
 
 
 def _now_iso() -> str:
     now = time.time()  # one clock read, so the milliseconds belong to the same second
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
 
-
-_INSERT_SPANS = RowsInsert(
-    "INSERT OR IGNORE INTO spans (trace_id, span_id, parent_span_id, session_id, name, kind, status, start_ns,"
-    " end_ns, received_ns, convention, span_type, raw)", "(?,?,?,?,?,?,?,?,?,?,?,?,?)")
