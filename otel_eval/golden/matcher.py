@@ -85,17 +85,17 @@ class _RecentCases:
     share an index."""
 
     def __init__(self) -> None:
-        self._cases: OrderedDict[tuple[str, str], EvalCase] = OrderedDict()
+        self._cases: OrderedDict[CaseNo, EvalCase] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, str]) -> Optional[EvalCase]:
+    def get(self, key: CaseNo) -> Optional[EvalCase]:
         with self._lock:
             case = self._cases.get(key)
             if case is not None:
                 self._cases.move_to_end(key)
             return case
 
-    def add(self, key: tuple[str, str], case: EvalCase) -> None:
+    def add(self, key: CaseNo, case: EvalCase) -> None:
         with self._lock:
             self._cases[key] = case
             if len(self._cases) > PARSED_CASES:
@@ -199,11 +199,10 @@ class GoldenIndex:
 
     def case_of(self, number: CaseNo) -> EvalCase:
         """The parsed case (shared: callers must not change it)."""
-        key = (self._set_id[number], self._eval_id[number])
-        parsed = self._parsed.get(key)
+        parsed = self._parsed.get(number)
         if parsed is None:
             parsed = EvalCase.model_validate_json(self._case_json[number])
-            self._parsed.add(key, parsed)
+            self._parsed.add(number, parsed)
         return parsed
 
     def _describe(self, number: CaseNo, score: Optional[float] = None) -> dict[str, Any]:
