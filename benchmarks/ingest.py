@@ -865,31 +865,26 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
 
 
-def memory_mib(pid: int) -> tuple[float, float]:
-    """(current RSS, peak RSS) in MiB: /proc/<pid>/status VmRSS and VmHWM."""
-    values = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(("VmRSS:", "VmHWM:")):
-                key, amount = line.split(":", 1)
-                values[key] = int(amount.split()[0]) / 1024
-    return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
-
-
 #: The parts of RSS /proc/<pid>/status names: anonymous memory (the heap: where a leak shows),
-#: file-backed pages (libraries and the database file paged in) and shared memory (SQLite's WAL index).
+#: file-backed pages (libraries and mapped files, SQLite's WAL index among them) and shared memory.
 RSS_PARTS = ("RssAnon", "RssFile", "RssShmem")
 
 
 def memory_parts_mib(pid: int) -> dict[str, float]:
-    """VmRSS and its parts (``RSS_PARTS``), in MiB."""
+    """VmRSS, VmHWM (peak RSS) and the parts of RSS (``RSS_PARTS``), in MiB, from /proc/<pid>/status."""
     values = {}
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             key, _, amount = line.partition(":")
-            if key == "VmRSS" or key in RSS_PARTS:
+            if key in ("VmRSS", "VmHWM") or key in RSS_PARTS:
                 values[key] = int(amount.split()[0]) / 1024
     return values
+
+
+def memory_mib(pid: int) -> tuple[float, float]:
+    """(current RSS, peak RSS) in MiB."""
+    values = memory_parts_mib(pid)
+    return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
 
 
 class MemorySampler(threading.Thread):
@@ -898,7 +893,6 @@ class MemorySampler(threading.Thread):
     def __init__(self, pid: int, interval: float = 1.0):
         super().__init__(daemon=True)
         self.pid, self.interval = pid, interval
-        self.samples: list[tuple[float, float]] = []  # (monotonic, rss MiB)
         self.parts: list[tuple[float, dict[str, float]]] = []  # (monotonic, {part: MiB})
         self._halt = threading.Event()
 
@@ -908,19 +902,15 @@ class MemorySampler(threading.Thread):
                 parts = memory_parts_mib(self.pid)
             except OSError:
                 return
-            now = time.monotonic()
-            self.samples.append((now, parts.get("VmRSS", 0.0)))
-            self.parts.append((now, parts))
+            self.parts.append((time.monotonic(), parts))
             self._halt.wait(self.interval)
 
     def stop(self) -> None:
         self._halt.set()
         self.join(5)
 
-    def between(self, start: float, end: float) -> list[tuple[float, float]]:
-        return [s for s in self.samples if start <= s[0] <= end]
-
-    def part_between(self, part: str, start: float, end: float) -> list[tuple[float, float]]:
+    def between(self, start: float, end: float, part: str = "VmRSS") -> list[tuple[float, float]]:
+        """(monotonic, MiB) of ``part`` (VmRSS or one of ``RSS_PARTS``) sampled in [start, end]."""
         return [(t, parts.get(part, 0.0)) for t, parts in self.parts if start <= t <= end]
 
 
@@ -1178,7 +1168,7 @@ def _rss_profile(sampler: MemorySampler, start: float, end: float) -> dict[str, 
     out: dict[str, Any] = {"rss_quarters_mib": [round(r, 1) for r in quarter], "rss_slope_mib_per_min_2nd_half":
                            None if slope is None else round(slope, 2)}
     for part in RSS_PARTS:
-        series = sampler.part_between(part, start, end)
+        series = sampler.between(start, end, part)
         part_slope = _second_half_slope(series)
         out[f"{part}_first_last_mib"] = [round(series[0][1], 1), round(series[-1][1], 1)]
         out[f"{part}_slope_mib_per_min_2nd_half"] = None if part_slope is None else round(part_slope, 2)
