@@ -167,3 +167,9 @@ def commit_evaluation(store: Store, finished: FinishedEvaluation) -> tuple[int, 
     Inside the caller's transaction it is a savepoint of its own: a failure rolls back this
     record alone and the transaction goes on."""
     return store.store_evaluation(finished.session_id, finished.rows)
+
+
+def commit_evaluations(store: Store, group: Sequence[FinishedEvaluation]) -> list[tuple[int, int]]:
+    """:func:`commit_evaluation` for many, with one statement a table for the group (see
+    :meth:`Store.store_evaluations`): all of them or, on an error, none, which is raised."""
+    return store.store_evaluations([(finished.session_id, finished.rows) for finished in group])

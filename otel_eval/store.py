@@ -226,19 +226,19 @@ def _without_null_columns(rows: Sequence[Sequence[Any]], texts: list[tuple[bytes
     return AgentDataParams(list(map(_kept_values(null_columns), rows)), texts, null_columns)
 
 
-_agent_data_upserts: dict[tuple[int, ...], str] = {}
+_agent_data_upserts: dict[tuple[int, ...], RowsInsert] = {}
 
 
-def _agent_data_upsert(null_columns: tuple[int, ...]) -> str:
+def _agent_data_upsert(null_columns: tuple[int, ...]) -> RowsInsert:
     """The ``agent_data_rows`` upsert whose VALUES hold NULL at ``null_columns`` and a parameter
-    everywhere else. On conflict every column is set from the new row, NULLs too, so a field
-    that a re-scoring no longer finds is cleared."""
+    everywhere else, for one row (``.text(1)``) or many. On conflict every column is set from the
+    new row, NULLs too, so a field that a re-scoring no longer finds is cleared."""
     statement = _agent_data_upserts.get(null_columns)
     if statement is None:
         values = ", ".join("NULL" if at in null_columns else "?" for at in range(len(_AGENT_ROW_COLUMNS)))
-        statement = (f"INSERT INTO agent_data_rows ({', '.join(_AGENT_ROW_COLUMNS)}) VALUES ({values})"
-                     " ON CONFLICT(trace_id, span_id, level) DO UPDATE SET "
-                     + ", ".join(f"{n} = excluded.{n}" for n in _AGENT_ROW_COLUMNS[2:]))
+        statement = RowsInsert(f"INSERT INTO agent_data_rows ({', '.join(_AGENT_ROW_COLUMNS)})", f"({values})",
+                               " ON CONFLICT(trace_id, span_id, level) DO UPDATE SET "
+                               + ", ".join(f"{n} = excluded.{n}" for n in _AGENT_ROW_COLUMNS[2:]))
         if len(_agent_data_upserts) >= 256:  # a few shapes in practice; never an unbounded cache
             _agent_data_upserts.clear()
         _agent_data_upserts[null_columns] = statement
@@ -687,7 +687,7 @@ class Store:
             if len(self._stored_texts) >= _STORED_TEXTS_LIMIT:
                 self._stored_texts.clear()
             self._stored_texts.update(digest for digest, _ in texts)
-        self.conn.executemany(_agent_data_upsert(params.null_columns), params.rows)
+        self.conn.executemany(_agent_data_upsert(params.null_columns).text(1), params.rows)
 
     def set_span_types(self, rows: Iterable[tuple[str, str, str]]) -> None:
         """``(trace_id, span_id, span_type)``: known once the span has been read at scoring time."""
@@ -827,6 +827,72 @@ class Store:
             )
         return evaluation_id, revision
 
+    def store_evaluations(self, group: Sequence[tuple[str, EvaluationRows]]) -> list[tuple[int, int]]:
+        """:meth:`store_evaluation` for a writer round's evaluations, ``(session_id, rows)`` each,
+        with one statement a table for the whole group; returns ``(evaluation_id, revision)`` each.
+
+        All or nothing, in a savepoint: if any part fails, none of the group is stored and the
+        error is raised, and the caller stores them one by one to find the one that fails. Why
+        together: the sqlite3 module hands the GIL back at every step, ``executemany`` steps once a
+        row and an evaluation is ~60 rows in eight statements; beside a busy Python thread (an
+        agent's loop, in-process) each hand-back waits up to 5 ms for the GIL, which made an
+        evaluation's commit 58-97 ms of wall time (see :class:`RowsInsert`). Ids and revisions
+        are assigned here, which only the one writer may do.
+
+        Falls back to one by one (same result) where grouping would change it: see
+        :func:`_groupable`."""
+        if len(group) < 2 or not _groupable(group):
+            return [self.store_evaluation(session_id, rows) for session_id, rows in group]
+        with self.transaction() as conn:
+            texts: dict[bytes, str] = {}
+            # Consecutive evaluations whose rows leave the same columns NULL share a statement;
+            # the rows keep the group's order, so ids and upserts come out as one by one.
+            runs: list[tuple[tuple[int, ...], list[tuple]]] = []
+            span_types: list[tuple[str, str, str]] = []
+            for _, rows in group:
+                params = rows.agent_params
+                texts.update(params.texts)
+                if params.rows:
+                    if runs and runs[-1][0] == params.null_columns:
+                        runs[-1][1].extend(params.rows)
+                    else:
+                        runs.append((params.null_columns, list(params.rows)))
+                span_types.extend(rows.span_types)
+            fresh = [text for text in texts.items() if text[0] not in self._stored_texts]
+            if fresh:
+                _INSERT_TEXTS.run(conn, fresh)
+                if len(self._stored_texts) >= _STORED_TEXTS_LIMIT:
+                    self._stored_texts.clear()
+                self._stored_texts.update(digest for digest, _ in fresh)
+            for null_columns, agent_rows in runs:
+                _agent_data_upsert(null_columns).run(conn, agent_rows)
+            if span_types:  # rare (a type the ingest could not tell): one by one is fine
+                self.set_span_types(span_types)
+            revisions = dict(_latest_revisions(conn, [session_id for session_id, _ in group]))
+            first_id = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM evaluations").fetchone()[0]
+            created_at = _now_iso()
+            evaluations, criteria, superseding = [], [], []
+            by_fields: dict[tuple[str, ...], list[tuple]] = {}
+            stored: list[tuple[int, int]] = []
+            for evaluation_id, (session_id, rows) in enumerate(group, start=first_id):
+                revision = revisions.get(session_id, 0) + 1
+                evaluations.append((evaluation_id, session_id, revision, created_at,
+                                    *_evaluation_values(rows.evaluation)))
+                criteria.extend((evaluation_id, *row) for row in rows.criteria)
+                if revision > 1:
+                    superseding.append((session_id, revision))
+                fields = rows.session_fields
+                by_fields.setdefault(tuple(fields), []).append(
+                    (session_id, revision, rows.expected_status, *fields.values()))
+                stored.append((evaluation_id, revision))
+            _INSERT_EVALUATIONS.run(conn, evaluations)
+            if superseding:
+                _SUPERSEDE.run(conn, superseding)
+            _INSERT_CRITERIA.run(conn, criteria)
+            for names, values in by_fields.items():
+                _sessions_scored(names).run(conn, values)
+        return stored
+
     def save_golden(self, sets: list[dict[str, Any]], cases: list[dict[str, Any]]) -> None:
         """Golden set rows (``golden_sets``) and case rows (``golden_cases``), in one transaction;
         :mod:`otel_eval.golden.sets` builds them. A row with the same key is replaced."""
@@ -942,6 +1008,60 @@ _TOUCH_SESSIONS = RowsInsert(
     " ON CONFLICT(session_id) DO UPDATE SET status = excluded.status,"
     " last_received_ns = excluded.last_received_ns, span_count = sessions.span_count + excluded.span_count,"
     " end_requested = MAX(sessions.end_requested, excluded.end_requested)")
+
+
+_INSERT_TEXTS = RowsInsert("INSERT OR IGNORE INTO agent_texts (digest, text)", "(?,?)")
+_INSERT_EVALUATIONS = RowsInsert(
+    f"INSERT INTO evaluations (id, session_id, revision, created_at, superseded, {', '.join(EVALUATION_COLUMNS)})",
+    f"(?,?,?,?,0,{','.join('?' * len(EVALUATION_COLUMNS))})")
+_INSERT_CRITERIA = RowsInsert(
+    f"INSERT INTO criterion_results (evaluation_id, {', '.join(CRITERION_COLUMNS)})",
+    f"(?,{','.join('?' * len(CRITERION_COLUMNS))})")
+# Rows (session_id, revision) as a common table: each session's earlier evaluations superseded.
+_SUPERSEDE = RowsInsert(
+    "WITH scored(session_id, revision) AS (", "(?,?)",
+    ") UPDATE evaluations SET superseded = 1 FROM scored"
+    " WHERE evaluations.session_id = scored.session_id AND evaluations.revision < scored.revision")
+
+
+def _groupable(group: Sequence[tuple[str, EvaluationRows]]) -> bool:
+    """Can :meth:`Store.store_evaluations` write these together with the same result as one by
+    one? Not two evaluations of one session (the second supersedes the first, and one
+    ``UPDATE`` cannot set a session's row twice), nor before SQLite 3.33 (no ``UPDATE ... FROM``)."""
+    return sqlite3.sqlite_version_info >= (3, 33, 0) and len({session_id for session_id, _ in group}) == len(group)
+
+
+def _latest_revisions(conn: sqlite3.Connection, session_ids: Sequence[str]) -> list[list[Any]]:
+    """``[session_id, revision]`` of the latest evaluation of each of these sessions that has one,
+    in one step (see :func:`_pairs`)."""
+    (found,), = conn.execute(
+        "SELECT json_group_array(json_array(session_id, revision)) FROM"
+        " (SELECT session_id, MAX(revision) AS revision FROM evaluations"
+        "   WHERE session_id IN (SELECT value FROM json_each(?)) GROUP BY session_id)",
+        (json_text.dumps(list(session_ids)),)).fetchall()
+    return json_text.loads(found)
+
+
+_sessions_updates: dict[tuple[str, ...], RowsInsert] = {}
+
+
+def _sessions_scored(fields: tuple[str, ...]) -> RowsInsert:
+    """Rows ``(session_id, revision, expected_status, *values of fields)`` as a common table,
+    written to ``sessions`` in one ``UPDATE``: the statement :meth:`Store.store_evaluation` runs
+    once a session, for many. ``fields`` are column names the code chose, never input."""
+    found = _sessions_updates.get(fields)
+    if found is None:
+        names = ("session_id", "revision", "expected", *(f"f{at}" for at in range(len(fields))))
+        sets = "".join(f", {name} = scored.f{at}" for at, name in enumerate(fields))
+        found = RowsInsert(
+            f"WITH scored({', '.join(names)}) AS (", f"({','.join('?' * len(names))})",
+            f") UPDATE sessions SET revision = scored.revision{sets},"
+            f" status = CASE WHEN sessions.status = scored.expected THEN '{SCORED}' ELSE sessions.status END"
+            " FROM scored WHERE sessions.session_id = scored.session_id")
+        if len(_sessions_updates) >= 64:
+            _sessions_updates.clear()
+        _sessions_updates[fields] = found
+    return found
 
 
 def _column_type(name: str) -> str:

@@ -244,3 +244,125 @@ def test_agent_rows_carry_the_prompt_digest_of_its_text_whether_remembered_or_no
     store_module._prompt_digests.clear()
     params = agent_data_params([("t", "a", "s1", "span", AgentData(system_prompt=prompt))])
     assert bytes(params.full_rows()[0][store_module._PROMPT_AT]) == text_digest(prompt)
+
+
+def _scored(n: int, *, fields: bool = True, prompt: str = "You are careful.") -> "EvaluationRows":
+    """A varied evaluation of session ``s{n}`` (trace ``t{n}``): criteria skipped or not, AgentData
+    rows that leave different columns NULL, a shared prompt on some, session fields or none (as
+    an evaluation that failed has)."""
+    from otel_eval.store import EvaluationRows, agent_data_params
+
+    criteria = [CriterionResult(criterion="trajectory_match", score=n % 2, passed=n % 2 == 1, threshold=0.8),
+                CriterionResult(criterion="response_match", score=0.25, passed=False, threshold=0.5,
+                                skipped=n % 3 == 0, details={"n": n})]
+    result = EvalCaseResult(eval_id=f"case-{n}", passed=n % 2 == 1, score=n / 10, criterion_results=criteria)
+    span_data = AgentData(agent_response=f"answer {n}", system_prompt=prompt if n % 2 else None,
+                          tool_calls=[ToolCall(tool_name="lookup", parameters={"n": n}, call_id=f"c{n}")] if n % 4 else [])
+    trace_data = span_data.model_copy(update={"agent_task": f"question {n}"})
+    params = agent_data_params([(f"t{n}", "a", f"s{n}", "span", span_data), (f"t{n}", "b", f"s{n}", "span", AgentData()),
+                                (f"t{n}", "a", f"s{n}", "trace", trace_data)])
+    return EvaluationRows.build(
+        result, eval_set_id="set", matched_by="exact", match_score=100.0, config_hash="h", agent_version="1.0",
+        query=f"question {n}", columns={"expected_tool": "lookup", "actual_tool": "lookup" if n % 4 else None},
+        details={"match": n}, session_fields={"user_id": f"u{n}", "query": f"question {n}", "trace_count": 1}
+        if fields else {}, agent_params=params, span_types=[(f"t{n}", "a", "agent")] if n == 5 else ())
+
+
+def _store_with_sessions(path, count: int) -> Store:
+    store = Store(path)
+    with store.transaction():
+        for n in range(count):
+            store.touch_session(f"s{n}", "attribute", 2, 100, False)
+            store.insert_spans([(span(span_id="a", trace_id=f"t{n}"), f"s{n}", "genai", "llm")], 100)
+            if n != 3:  # s3 was re-opened by a late span meanwhile: it must stay open
+                store.set_session_status(f"s{n}", ENDED, "idle", 200)
+    return store
+
+
+def _contents(store: Store) -> dict:
+    query = store.conn.execute
+    return {
+        "evaluations": query("SELECT * FROM evaluations ORDER BY id").fetchall(),
+        "criteria": query("SELECT * FROM criterion_results ORDER BY id").fetchall(),
+        "agent_data": query("SELECT * FROM agent_data ORDER BY trace_id, span_id, level").fetchall(),
+        "texts": query("SELECT * FROM agent_texts ORDER BY digest").fetchall(),
+        "sessions": query("SELECT * FROM sessions ORDER BY session_id").fetchall(),
+        "span_types": query("SELECT trace_id, span_id, span_type FROM spans ORDER BY trace_id").fetchall(),
+    }
+
+
+def test_a_writer_round_stored_together_leaves_what_one_by_one_leaves(tmp_path, monkeypatch):
+    # The writer stores a round's evaluations with one statement a table. Against one by one, on
+    # a file where s2 was scored before (revision 2, the first superseded), s3 was re-opened
+    # (it must stay open), s6's evaluation failed (no session fields), rows leave different
+    # columns NULL and some share a prompt: every table ends up the same, ids and revisions too.
+    from otel_eval import store as store_module
+
+    monkeypatch.setattr(store_module, "_now_iso", lambda: "2026-11-25T12:00:00.000Z")
+    group = [(f"s{n}", _scored(n, fields=n != 6)) for n in range(8)]
+    one, together = _store_with_sessions(tmp_path / "one.db", 8), _store_with_sessions(tmp_path / "together.db", 8)
+    for store in (one, together):
+        store.store_evaluation("s2", _scored(2))
+        store.store_evaluation("s9", _scored(9))  # an evaluation of a session outside the group
+    with one.transaction():
+        expected_ids = [one.store_evaluation(session_id, rows) for session_id, rows in group]
+    with together.transaction():
+        ids = together.store_evaluations(group)
+    assert ids == expected_ids
+    assert ids[2][1] == 2 and ids[0][1] == 1
+    stored = _contents(together)
+    assert stored == _contents(one)
+    assert [row[1] for row in stored["sessions"] if row[0] == "s3"] == [OPEN]
+    assert len(stored["evaluations"]) == 10 and len(stored["criteria"]) == 20  # with s2 and s9 before
+    assert len(stored["agent_data"]) == 27  # three rows a session (s9 too); s2 re-scored in place
+
+
+def test_a_group_falls_back_to_one_by_one_where_order_decides(tmp_path, monkeypatch):
+    # Two evaluations of one session in a round (a re-score asked for while the first waited):
+    # the second is revision 2 and supersedes the first, exactly as one after the other.
+    from otel_eval import store as store_module
+
+    monkeypatch.setattr(store_module, "_now_iso", lambda: "2026-11-25T12:00:00.000Z")
+    group = [("s1", _scored(1)), ("s2", _scored(2)), ("s1", _scored(1, prompt="Another prompt."))]
+    one, together = _store_with_sessions(tmp_path / "one.db", 3), _store_with_sessions(tmp_path / "together.db", 3)
+    with one.transaction():
+        expected = [one.store_evaluation(session_id, rows) for session_id, rows in group]
+    with together.transaction():
+        assert together.store_evaluations(group) == expected
+    assert _contents(together) == _contents(one)
+    assert together.conn.execute("SELECT revision, superseded FROM evaluations WHERE session_id = 's1'"
+                                 " ORDER BY revision").fetchall() == [(1, 1), (2, 0)]
+
+
+def test_an_evaluation_sqlite_refuses_fails_alone_in_a_writer_round(tmp_path):
+    # One evaluation of a round holds text SQLite cannot take (a lone surrogate): the round's
+    # statement for the group fails, the writer stores the evaluations one by one, and only that
+    # one is given up; the others are stored and reported with their ids.
+    from otel_eval.engine.scheduler import SessionScheduler
+    from otel_eval.engine.stats import EngineStats
+    from otel_eval.engine.writer import Barrier, Stop, StoreEvaluation, Writer
+    from otel_eval.pipeline import FinishedEvaluation
+    from otel_eval.sessions import Timing
+
+    store = _store_with_sessions(tmp_path / "e.db", 6)
+    stored, given_up = [], []
+    writer = Writer(store, SessionScheduler(Timing()), EngineStats(), ended=lambda ids: None,
+                    stored=lambda finished, evaluation_id, revision: stored.append((finished.session_id, revision)),
+                    given_up=lambda finished: given_up.append(finished.session_id), released=lambda n: None)
+    for n in range(6):
+        rows = _scored(n)
+        if n == 4:
+            rows.evaluation["query"] = "broken \ud800 text"
+        writer.put(StoreEvaluation(FinishedEvaluation(f"s{n}", EvalCaseResult(eval_id=f"case-{n}", passed=True),
+                                                      rows, True, "exact", "1.0", (f"t{n}",), ("a",), 0.0)))
+    barrier = Barrier()
+    writer.put(barrier)
+    writer.start()
+    assert barrier.done.wait(10)
+    writer.put(Stop())
+    writer.join(10)
+    assert sorted(stored) == [(f"s{n}", 1) for n in (0, 1, 2, 3, 5)]
+    assert given_up == ["s4"]
+    assert store.conn.execute("SELECT session_id FROM evaluations ORDER BY session_id").fetchall() == [
+        ("s0",), ("s1",), ("s2",), ("s3",), ("s5",)]
+    assert store.conn.execute("SELECT COUNT(*) FROM agent_data WHERE session_id = 's4'").fetchone() == (0,)

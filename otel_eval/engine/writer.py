@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence, Union
 
 from ..mapping import convention_name, ingest_span_type
-from ..pipeline import FinishedEvaluation, commit_evaluation
+from ..pipeline import FinishedEvaluation, commit_evaluation, commit_evaluations
 from ..spans import LogEvent, SpanRecord
 from ..store import ENDED, Store
 from .api import IngestResult, StorageUnavailable
@@ -244,17 +244,8 @@ class Writer:
                         continue
                     staged = mine
                     kept.append((batch, spans_stored, logs_stored))
-                for item in evaluations:
-                    try:
-                        # A savepoint of its own (store_evaluation opens one): this evaluation alone rolls back.
-                        evaluation_id, revision = commit_evaluation(store, item.finished)
-                    except Exception as exc:
-                        if not store.conn.in_transaction:
-                            written.append((item, 0, 0))  # retried with the rest, below
-                            raise
-                        self._evaluation_failed(item, exc)
-                        continue
-                    written.append((item, evaluation_id, revision))
+                if evaluations:
+                    self._write_evaluations(evaluations, written)
         except Exception as exc:  # BEGIN or COMMIT failed: nothing of this round is stored
             self._failed(exc)
             error = StorageUnavailable(f"could not commit: {exc}; retry later")
@@ -291,6 +282,39 @@ class Writer:
         for item, evaluation_id, revision in written:
             self._settled.add(id(item))
             self._stored(item.finished, evaluation_id, revision)
+
+    def _write_evaluations(self, evaluations: list[StoreEvaluation],
+                           written: list[tuple[StoreEvaluation, int, int]]) -> None:
+        """Store the round's evaluations, appending ``(item, evaluation_id, revision)`` to ``written``.
+
+        Together first (one statement a table: :func:`commit_evaluations`); if that fails, one
+        by one, each in a savepoint of its own, so only the evaluation SQLite refuses fails. Raises
+        when SQLite rolled the whole transaction back (disk full, I/O error): then every one of
+        them is in ``written`` (with ids 0), to be retried with the rest of the group."""
+        store = self.store
+        if len(evaluations) > 1:
+            try:
+                stored = commit_evaluations(store, [item.finished for item in evaluations])
+            except Exception as exc:
+                if not store.conn.in_transaction:
+                    written.extend((item, 0, 0) for item in evaluations)
+                    raise
+                log.info("storing %d evaluations together failed (%s); storing them one by one",
+                         len(evaluations), exc)
+            else:
+                written.extend((item, *ids) for item, ids in zip(evaluations, stored))
+                return
+        for at, item in enumerate(evaluations):
+            try:
+                # A savepoint of its own (store_evaluation opens one): this evaluation alone rolls back.
+                evaluation_id, revision = commit_evaluation(store, item.finished)
+            except Exception as exc:
+                if not store.conn.in_transaction:
+                    written.extend((rest, 0, 0) for rest in evaluations[at:])  # retried with the rest
+                    raise
+                self._evaluation_failed(item, exc)
+                continue
+            written.append((item, evaluation_id, revision))
 
     def _write_spans(self, batch: IngestBatch, now_ns: int, staged: Staged) -> int:
         # The convention is detected here, once per span, and stored: scoring reads the span with
