@@ -497,12 +497,16 @@ def test_a_writer_that_falls_behind_holds_scoring_back_and_loses_nothing(tmp_pat
 
     monkeypatch.setattr(core, "MAX_WAITING_EVALUATIONS", 2)
     gate = threading.Event()
-    real_commit, real_score = writer.commit_evaluation, workers.score_session
+    real_commit, real_commit_group, real_score = writer.commit_evaluation, writer.commit_evaluations, workers.score_session
     scored = []
 
     def slow_commit(store, finished):
         gate.wait(30)
         return real_commit(store, finished)
+
+    def slow_commit_group(store, group):
+        gate.wait(30)
+        return real_commit_group(store, group)
 
     def counted_score(store, session_id, context):
         finished = real_score(store, session_id, context)
@@ -510,6 +514,7 @@ def test_a_writer_that_falls_behind_holds_scoring_back_and_loses_nothing(tmp_pat
         return finished
 
     monkeypatch.setattr(writer, "commit_evaluation", slow_commit)
+    monkeypatch.setattr(writer, "commit_evaluations", slow_commit_group)  # a round of more than one
     monkeypatch.setattr(workers, "score_session", counted_score)
     db = tmp_path / "e.db"
     sessions = [f"s{i}" for i in range(6)]

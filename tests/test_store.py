@@ -366,3 +366,41 @@ def test_an_evaluation_sqlite_refuses_fails_alone_in_a_writer_round(tmp_path):
     assert store.conn.execute("SELECT session_id FROM evaluations ORDER BY session_id").fetchall() == [
         ("s0",), ("s1",), ("s2",), ("s3",), ("s5",)]
     assert store.conn.execute("SELECT COUNT(*) FROM agent_data WHERE session_id = 's4'").fetchone() == (0,)
+
+
+def test_evaluations_a_full_disk_refuses_are_all_stored_once_there_is_room(tmp_path):
+    # A full disk (a page limit on the writer's connection stands in) fails a whole round of
+    # evaluations: none is given up, each is retried, and once there is room every one is
+    # stored once, as revision 1.
+    import time
+
+    from otel_eval.engine.scheduler import SessionScheduler
+    from otel_eval.engine.stats import EngineStats
+    from otel_eval.engine.writer import StoreEvaluation, Stop, Writer
+    from otel_eval.pipeline import FinishedEvaluation
+    from otel_eval.sessions import Timing
+
+    store = _store_with_sessions(tmp_path / "e.db", 6)
+    stored, given_up = [], []
+    writer = Writer(store, SessionScheduler(Timing()), EngineStats(), ended=lambda ids: None,
+                    stored=lambda finished, evaluation_id, revision: stored.append((finished.session_id, revision)),
+                    given_up=lambda finished: given_up.append(finished.session_id), released=lambda n: None)
+    store.conn.execute(f"PRAGMA max_page_count={store.conn.execute('PRAGMA page_count').fetchone()[0]}")
+    for n in range(6):
+        rows = _scored(n)
+        rows.evaluation["details"] = "x" * 100_000  # more than the pages left
+        writer.put(StoreEvaluation(FinishedEvaluation(f"s{n}", EvalCaseResult(eval_id=f"case-{n}", passed=True),
+                                                      rows, True, "exact", "1.0", (f"t{n}",), ("a",), 0.0)))
+    writer.start()
+    deadline = time.monotonic() + 10
+    while writer.health().ok and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not writer.health().ok and stored == [] and given_up == []
+    store.conn.execute("PRAGMA max_page_count=1073741823")  # room again
+    while len(stored) < 6 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    writer.put(Stop())
+    writer.join(10)
+    assert sorted(stored) == [(f"s{n}", 1) for n in range(6)] and given_up == []
+    assert store.conn.execute("SELECT session_id, revision FROM evaluations ORDER BY session_id").fetchall() == [
+        (f"s{n}", 1) for n in range(6)]
