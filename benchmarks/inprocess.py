@@ -5,8 +5,9 @@ SDK's own ``BatchSpanProcessor``. Run by hand, not in CI::
     .venv/bin/python -m benchmarks.inprocess --spans 50000 --repeat 5 --score-workers 1
 
 The "agent" replays the ingest benchmark's sessions (same generator: OpenInference and GenAI
-attributes, ~1.5 KB prompts) through a real ``TracerProvider``: every span is started with its
-attributes and ended, in one thread. Per setup it reports
+attributes, ~1.5 KB prompts) through a real ``TracerProvider``, in one thread, nested as an agent
+nests them: each trace's root is started, its steps (LLM and tool calls) start and end as its
+children, then the root ends. Per setup it reports
 
 ``agent thread``  CPU µs per span of that thread (``time.thread_time``), minus the same loop with
                   no processor at all: what the processor's ``on_end`` costs the agent.
@@ -65,7 +66,8 @@ server.serve_forever()
 
 
 def _agent_spans(count: int, seed: int, golden_cases: int) -> tuple[list[Any], Path]:
-    """(name, kind, attributes) of ``count`` spans from generated sessions, and the golden file."""
+    """(name, attributes, is_root) of ``count`` spans from generated sessions, in each trace the
+    root first, and the golden file."""
     cases = load.make_golden_cases(golden_cases, seed)
     golden = Path(tempfile.mkdtemp(prefix="otel-eval-inprocess-")) / "golden.evalset.json"
     golden.write_text(json.dumps(load.golden_evalset(cases)))
@@ -80,7 +82,7 @@ def _agent_spans(count: int, seed: int, golden_cases: int) -> tuple[list[Any], P
                 for key in load.SESSION_KEYS:
                     if key in attributes:
                         attributes[key] = session_id
-                out.append((spec.name, attributes))
+                out.append((spec.name, attributes, spec.parent_no == 0))
         index += 1
     return out[:count], golden
 
@@ -103,9 +105,26 @@ def _run(spans: Sequence[Any], add_processor: Callable[[Any], Optional[Callable[
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
 
+    from opentelemetry.trace import set_span_in_context
+
     provider = TracerProvider(resource=Resource.create(load.RESOURCE_ATTRIBUTES))
     finish = add_processor(provider)
     tracer = provider.get_tracer("benchmarks.inprocess")
+    # As an agent nests them: a trace's root stays open while its steps (LLM and tool calls,
+    # children of the root) start and end, and ends after them.
+    root: Any = None
+    inside: Any = None
+
+    def replay(name: str, attributes: dict, is_root: bool) -> None:
+        nonlocal root, inside
+        if is_root:
+            if root is not None:
+                root.end()
+            root = tracer.start_span(name, attributes=attributes)
+            inside = set_span_in_context(root)
+        else:
+            tracer.start_span(name, attributes=attributes, context=inside).end()
+
     gc.collect()  # no setup pays for the garbage of the one before
     process_start = _process_cpu()
     thread_start = time.thread_time()
@@ -113,16 +132,16 @@ def _run(spans: Sequence[Any], add_processor: Callable[[Any], Optional[Callable[
         burst = max(1, round(rate * PACE_TICK))
         began = time.monotonic()
         for at in range(0, len(spans), burst):
-            for name, attributes in spans[at:at + burst]:
-                span = tracer.start_span(name, attributes=attributes)
-                span.end()
+            for span in spans[at:at + burst]:
+                replay(*span)
             wait = began + (at + burst) / rate - time.monotonic()
             if wait > 0:
                 time.sleep(wait)  # sleeping costs the thread no CPU: only the spans are counted
     else:
-        for name, attributes in spans:
-            span = tracer.start_span(name, attributes=attributes)
-            span.end()
+        for span in spans:
+            replay(*span)
+    if root is not None:
+        root.end()
     thread_cpu = time.thread_time() - thread_start
     if finish is not None:
         finish()
