@@ -1,0 +1,146 @@
+"""The engine's one writer: how a round's evaluations are committed (together, one by one when
+that fails, retried after a storage fault, held briefly for company)."""
+
+import time
+
+from otel_eval.engine.scheduler import SessionScheduler
+from otel_eval.engine.stats import EngineStats
+from otel_eval.engine.writer import Barrier, Stop, StoreEvaluation, Writer
+from otel_eval.models.results import EvalCaseResult
+from otel_eval.pipeline import FinishedEvaluation
+from otel_eval.sessions import Timing
+from tests.test_store import _scored, _store_with_sessions
+
+
+class Recorded:
+    """A writer's callbacks, kept: what was stored (session, revision) and what was given up."""
+
+    def __init__(self) -> None:
+        self.stored: list[tuple[str, int]] = []
+        self.given_up: list[str] = []
+
+    def writer(self, store) -> Writer:
+        return Writer(store, SessionScheduler(Timing()), EngineStats(), ended=lambda ids: None,
+                      stored=lambda finished, evaluation_id, revision: self.stored.append((finished.session_id, revision)),
+                      given_up=lambda finished: self.given_up.append(finished.session_id), released=lambda n: None)
+
+
+def finished(n: int, rows=None) -> StoreEvaluation:
+    return StoreEvaluation(FinishedEvaluation(f"s{n}", EvalCaseResult(eval_id=f"case-{n}", passed=True),
+                                              rows or _scored(n), True, "exact", "1.0", (f"t{n}",), ("a",), 0.0))
+
+
+def test_an_evaluation_sqlite_refuses_fails_alone_in_a_writer_round(tmp_path):
+    # One evaluation of a round holds text SQLite cannot take (a lone surrogate): the round's
+    # statement for the group fails, the writer stores the evaluations one by one, and only that
+    # one is given up; the others are stored and reported with their ids.
+    store = _store_with_sessions(tmp_path / "e.db", 6)
+    recorded = Recorded()
+    writer = recorded.writer(store)
+    for n in range(6):
+        rows = _scored(n)
+        if n == 4:
+            rows.evaluation["query"] = "broken \ud800 text"
+        writer.put(finished(n, rows))
+    barrier = Barrier()
+    writer.put(barrier)
+    writer.start()
+    assert barrier.done.wait(10)
+    writer.put(Stop())
+    writer.join(10)
+    assert sorted(recorded.stored) == [(f"s{n}", 1) for n in (0, 1, 2, 3, 5)]
+    assert recorded.given_up == ["s4"]
+    assert store.conn.execute("SELECT session_id FROM evaluations ORDER BY session_id").fetchall() == [
+        ("s0",), ("s1",), ("s2",), ("s3",), ("s5",)]
+    assert store.conn.execute("SELECT COUNT(*) FROM agent_data WHERE session_id = 's4'").fetchone() == (0,)
+
+
+def test_evaluations_a_full_disk_refuses_are_all_stored_once_there_is_room(tmp_path):
+    # A full disk (a page limit on the writer's connection stands in) fails a whole round of
+    # evaluations: none is given up, each is retried, and once there is room every one is
+    # stored once, as revision 1.
+    store = _store_with_sessions(tmp_path / "e.db", 6)
+    recorded = Recorded()
+    writer = recorded.writer(store)
+    store.conn.execute(f"PRAGMA max_page_count={store.conn.execute('PRAGMA page_count').fetchone()[0]}")
+    for n in range(6):
+        rows = _scored(n)
+        rows.evaluation["details"] = "x" * 100_000  # more than the pages left
+        writer.put(finished(n, rows))
+    writer.start()
+    deadline = time.monotonic() + 10
+    while writer.health().ok and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not writer.health().ok and recorded.stored == [] and recorded.given_up == []
+    store.conn.execute("PRAGMA max_page_count=1073741823")  # room again
+    while len(recorded.stored) < 6 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    writer.put(Stop())
+    writer.join(10)
+    assert sorted(recorded.stored) == [(f"s{n}", 1) for n in range(6)] and recorded.given_up == []
+    assert store.conn.execute("SELECT session_id, revision FROM evaluations ORDER BY session_id").fetchall() == [
+        (f"s{n}", 1) for n in range(6)]
+
+
+def _commits(store) -> list[str]:
+    """The writer connection's COMMITs, as SQLite runs them (the Store's own statements)."""
+    seen: list[str] = []
+    store.conn.set_trace_callback(lambda statement: seen.append(statement) if statement == "COMMIT" else None)
+    return seen
+
+
+def test_evaluations_are_committed_at_once_after_a_quiet_spell_then_together(tmp_path, monkeypatch):
+    # An idle writer commits the first evaluation at once; those that follow within
+    # EVALUATION_WAIT (a score worker hands them over one at a time) wait for it to pass and
+    # are committed together: two commits for eight, none held much longer than the wait.
+    import otel_eval.engine.writer as writer_module
+
+    wait = 0.5  # long enough that a loaded test machine does not split the group
+    monkeypatch.setattr(writer_module, "EVALUATION_WAIT", wait)
+    store = _store_with_sessions(tmp_path / "e.db", 8)
+    recorded = Recorded()
+    writer = recorded.writer(store)
+    commits = _commits(store)
+    writer.start()
+    try:
+        writer.put(finished(0))
+        deadline = time.monotonic() + 10
+        while not recorded.stored and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert recorded.stored == [("s0", 1)] and len(commits) == 1
+        first = time.monotonic()
+        for n in range(1, 8):
+            writer.put(finished(n))
+            time.sleep(0.001)
+        while len(recorded.stored) < 8 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        waited = time.monotonic() - first
+    finally:
+        writer.put(Stop())
+        writer.join(10)
+    assert sorted(recorded.stored) == [(f"s{n}", 1) for n in range(8)]
+    assert len(commits) == 2, f"{len(commits)} commits for 8 evaluations"
+    assert waited < wait + 1.0  # the wait, plus a loaded test machine's slack
+
+
+def test_a_flush_commits_the_evaluations_held_for_company_at_once(tmp_path, monkeypatch):
+    # What flush() and wait_idle() promise: everything handed over before them is stored when
+    # they return, however long the writer meant to hold it.
+    import otel_eval.engine.writer as writer_module
+
+    monkeypatch.setattr(writer_module, "EVALUATION_WAIT", 3600.0)  # it would hold them an hour
+    store = _store_with_sessions(tmp_path / "e.db", 3)
+    recorded = Recorded()
+    writer = recorded.writer(store)
+    writer.start()
+    try:
+        for n in range(3):
+            writer.put(finished(n))
+        barrier = Barrier()
+        writer.put(barrier)
+        assert barrier.done.wait(10)
+        assert sorted(recorded.stored) == [(f"s{n}", 1) for n in range(3)]
+    finally:
+        writer.put(Stop())
+        writer.join(10)
+    assert store.conn.execute("SELECT COUNT(*) FROM evaluations").fetchone() == (3,)
