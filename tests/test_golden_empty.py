@@ -193,3 +193,24 @@ def test_evalset_load_is_strict_too(tmp_path):
     assert (err.value.source, err.value.location, err.value.reason) == (
         str(path), "$.eval_cases[0].conversation[1].expected_tool_trajectroy",
         "unknown key 'expected_tool_trajectroy' (did you mean 'expected_tool_trajectory'?)")
+
+
+def test_evalset_load_lists_every_invalid_value_not_just_the_first(tmp_path):
+    # Two bad values in different cases, and a misspelled key: the error carries all three,
+    # each at its JSON path, so one fix-and-retry round is enough.
+    from otel_eval.models.problems import GoldenFileError
+
+    data = json.loads(json.dumps(EVALSET))
+    data["eval_cases"][0]["conversation"][0]["invocation_id"] = 7
+    data["eval_cases"][-1]["eval_id"] = ["not", "a", "string"]
+    data["eval_cases"][-1]["sesion_input"] = None
+    path = write(tmp_path, "s.evalset.json", data)
+    with pytest.raises(GoldenFileError) as err:
+        EvalSet.load(path)
+    last = len(data["eval_cases"]) - 1
+    assert [(p.source, p.location) for p in err.value.problems] == [
+        (str(path), f"$.eval_cases[{last}].sesion_input"),
+        (str(path), "$.eval_cases[0].conversation[0].invocation_id"),
+        (str(path), f"$.eval_cases[{last}].eval_id"),
+    ]
+    assert "2 more problems" in err.value.reason

@@ -76,9 +76,9 @@ def test_evalset_round_trip(tmp_path):
 
 
 @pytest.mark.parametrize("text, location, reason", [
-    ('{"eval_cases": []}', "$.eval_set_id", "Field required"),
+    ('{"eval_cases": []}', "$.eval_set_id", "missing required field"),
     ('{"eval_set_id": "x", "eval_cases": [{"eval_id": "a", "conversation": [{"invocation_id": "t"}]}]}',
-     "$.eval_cases[0].conversation[0].user_content", "Field required"),
+     "$.eval_cases[0].conversation[0].user_content", "missing required field"),
     ('{"eval_set_id": "x", "eval_cases": [{"eval_id": 5}]}', "$.eval_cases[0].eval_id", "string"),
     ('{"eval_set_id": "x",', "$", "invalid JSON"),
 ])

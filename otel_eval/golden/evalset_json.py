@@ -1,8 +1,8 @@
 """otel-eval's own ``.evalset.json`` (the evalset seed's model), with every problem reported.
 
-``EvalSet.load`` stops at pydantic's first error; here all of them are turned into problems with
-their JSON paths, and the checks pydantic cannot make (unknown keys, unique eval ids, a query to
-match on) are added. The known keys are the model's own fields.
+Every pydantic error becomes a problem with its JSON path (as in ``EvalSet.load``), and the
+checks pydantic cannot make (unique eval ids, a query to match on) are added, with what could be
+read of a bad file kept for ``golden validate``. The known keys are the model's own fields.
 
 ``expected_tool_trajectory`` absent (or null) → ``None``, tool use not checked; ``[]`` → the agent
 must call no tool.
@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from ..models.evalset import EvalCase, EvalSet
 from .common import check_unique_ids, content_text
 from ..models.keys import check_keys, model_spec
-from ..models.problems import ProblemLog, child
+from ..models.problems import ProblemLog, child, log_validation_errors
 
 
 def parse(data: Any, log: ProblemLog, default_eval_set_id: str) -> EvalSet:
@@ -27,7 +27,7 @@ def parse(data: Any, log: ProblemLog, default_eval_set_id: str) -> EvalSet:
         eval_set = EvalSet.model_validate(data)
         log.case_paths.extend(child("$.eval_cases", i) for i in range(len(eval_set.eval_cases)))
     except ValidationError as exc:
-        _log_validation_errors(data, exc, log)
+        log_validation_errors(data, exc, log)
         eval_set = _salvage(data, default_eval_set_id, log)
     _check_cases(data, log)
     return eval_set
@@ -56,39 +56,6 @@ def _check_cases(data: Any, log: ProblemLog) -> None:
                 log.add(child(child(child(path, "conversation"), 0), "user_content") + ".content",
                         "missing query: the first user message is empty")
     check_unique_ids(ids, log)
-
-
-def _log_validation_errors(data: Any, exc: ValidationError, log: ProblemLog) -> None:
-    """One problem per location; a union's alternatives at one place become one 'or' reason."""
-    by_path: dict[str, list[str]] = {}
-    for err in exc.errors():
-        path = _error_path(data, err["loc"], err["type"])
-        reason = "missing required field" if err["type"] == "missing" else err["msg"]
-        reasons = by_path.setdefault(path, [])
-        if reason not in reasons:
-            reasons.append(reason)
-    for path, reasons in by_path.items():
-        log.add(path, " or ".join(reasons))
-
-
-def _error_path(data: Any, loc: tuple, err_type: str) -> str:
-    """Pydantic's location as a JSON path into ``data``.
-
-    Locations of union members carry the member type as an extra element (``..., 'content', 'str'``);
-    walking the actual data drops those, so the path names only keys the file really has.
-    """
-    path, node = "$", data
-    for n, part in enumerate(loc):
-        last = n == len(loc) - 1
-        if isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node):
-            path, node = child(path, part), node[part]
-        elif isinstance(part, str) and isinstance(node, dict) and part in node:
-            path, node = child(path, part), node[part]
-        elif isinstance(part, str) and isinstance(node, dict) and last and err_type == "missing":
-            path = child(path, part)
-        else:
-            break
-    return path
 
 
 def _salvage(data: Any, default_eval_set_id: str, log: ProblemLog) -> EvalSet:

@@ -21,7 +21,7 @@ from pydantic_core import PydanticCustomError
 from ..errors import InputError
 from .arguments import IGNORE, arguments_equal  # noqa: F401  (IGNORE: golden formats import it from here)
 from .keys import check_keys, model_spec
-from .problems import GoldenFileError, ProblemLog
+from .problems import GoldenFileError, ProblemLog, log_validation_errors
 from .suggest import unknown_name
 
 
@@ -188,17 +188,17 @@ class EvalSet(BaseModel):
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "<evalset>") -> "EvalSet":
-        """``data`` as an EvalSet; an unknown key (every one listed) or an invalid value raises
-        :class:`InputError` naming the JSON path."""
+        """``data`` as an EvalSet; unknown keys and invalid values raise :class:`GoldenFileError`
+        (an :class:`InputError`) with every one of them, each at its JSON path."""
         log = ProblemLog(source)
         check_keys(data, model_spec(cls), "$", log)  # strict: a misspelled key must not silently skip a check
+        try:
+            eval_set = cls.model_validate(data)
+        except ValidationError as exc:
+            log_validation_errors(data, exc, log)
         if log.problems:
             raise GoldenFileError(log.problems)
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            raise InputError(source, first["msg"], json_path(first["loc"])) from None
+        return eval_set
 
     def save(self, path: Union[str, Path]) -> None:
         Path(path).write_text(self.model_dump_json(indent=2, exclude_defaults=False) + "\n", encoding="utf-8")

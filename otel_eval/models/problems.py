@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence, Union
 
+from pydantic import ValidationError
+
 from ..errors import InputError
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -129,3 +131,37 @@ class ProblemLog:
             self.add(child(path, key), f"missing required field '{key}'")
             return None
         return obj[key]
+
+
+def log_validation_errors(data: Any, exc: ValidationError, log: ProblemLog) -> None:
+    """Each error of a pydantic validation of ``data`` as a problem at its JSON path: one problem
+    a location, a union's alternatives at one place one 'or' reason."""
+    by_path: dict[str, list[str]] = {}
+    for err in exc.errors():
+        path = _error_path(data, err["loc"], err["type"])
+        reason = "missing required field" if err["type"] == "missing" else err["msg"]
+        reasons = by_path.setdefault(path, [])
+        if reason not in reasons:
+            reasons.append(reason)
+    for path, reasons in by_path.items():
+        log.add(path, " or ".join(reasons))
+
+
+def _error_path(data: Any, loc: tuple, err_type: str) -> str:
+    """Pydantic's location as a JSON path into ``data``.
+
+    Locations of union members carry the member type as an extra element (``..., 'content', 'str'``);
+    walking the actual data drops those, so the path names only keys the file really has.
+    """
+    path, node = "$", data
+    for n, part in enumerate(loc):
+        last = n == len(loc) - 1
+        if isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node):
+            path, node = child(path, part), node[part]
+        elif isinstance(part, str) and isinstance(node, dict) and part in node:
+            path, node = child(path, part), node[part]
+        elif isinstance(part, str) and isinstance(node, dict) and last and err_type == "missing":
+            path = child(path, part)
+        else:
+            break
+    return path
