@@ -1,10 +1,13 @@
 """The one writer: the only code that writes to the database while the engine runs.
 
 It drains one queue of typed items. Ingest batches and finished evaluations that are waiting
-are committed together in one transaction (a group commit), each inside its own savepoint: a
-batch whose data SQLite refuses fails alone, and the rest of the group still commits. Only after
-the commit are callers acknowledged, counters updated and the session timers told; then the
-sessions whose timers ran out are marked ended and handed to the score workers.
+are committed together in one transaction (a group commit). Each batch is inside its own
+savepoint, and the round's evaluations are stored together in one more (one statement a table;
+one by one if that fails): a batch or an evaluation whose data SQLite refuses fails alone, and
+the rest of the group still commits. Evaluations are committed at most every
+:data:`EVALUATION_WAIT`, so a stream of them shares its commits. Only after the commit are
+callers acknowledged, counters updated and the session timers told; then the sessions whose
+timers ran out are marked ended and handed to the score workers.
 
 The thread never dies of a database error. A failed commit (disk full, locked past the timeout,
 an I/O error) answers every batch of the group with :class:`StorageUnavailable` (retryable), puts
