@@ -836,7 +836,7 @@ class Store:
         together: the sqlite3 module hands the GIL back at every step, ``executemany`` steps once a
         row and an evaluation is ~60 rows in eight statements; beside a busy Python thread (an
         agent's loop, in-process) each hand-back waits up to 5 ms for the GIL, which made an
-        evaluation's commit 58-97 ms of wall time (see :class:`RowsInsert`). Ids and revisions
+        evaluation's commit ~94 ms of wall time (see :class:`RowsInsert`). Ids and revisions
         are assigned here, which only the one writer may do.
 
         Falls back to one by one (same result) where grouping would change it: see
@@ -844,54 +844,36 @@ class Store:
         if len(group) < 2 or not _groupable(group):
             return [self.store_evaluation(session_id, rows) for session_id, rows in group]
         with self.transaction() as conn:
-            texts: dict[bytes, str] = {}
-            # Consecutive evaluations whose rows leave the same columns NULL share a statement;
-            # the rows keep the group's order, so ids and upserts come out as one by one.
-            runs: list[tuple[tuple[int, ...], list[tuple]]] = []
-            span_types: list[tuple[str, str, str]] = []
-            for _, rows in group:
-                params = rows.agent_params
-                texts.update(params.texts)
-                if params.rows:
-                    if runs and runs[-1][0] == params.null_columns:
-                        runs[-1][1].extend(params.rows)
-                    else:
-                        runs.append((params.null_columns, list(params.rows)))
-                span_types.extend(rows.span_types)
-            fresh = [text for text in texts.items() if text[0] not in self._stored_texts]
-            if fresh:
-                _INSERT_TEXTS.run(conn, fresh)
-                if len(self._stored_texts) >= _STORED_TEXTS_LIMIT:
-                    self._stored_texts.clear()
-                self._stored_texts.update(digest for digest, _ in fresh)
-            for null_columns, agent_rows in runs:
-                _agent_data_upsert(null_columns).run(conn, agent_rows)
-            if span_types:  # rare (a type the ingest could not tell): one by one is fine
-                self.set_span_types(span_types)
-            revisions = dict(_latest_revisions(conn, [session_id for session_id, _ in group]))
-            first_id = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM evaluations").fetchone()[0]
-            created_at = _now_iso()
-            evaluations, criteria, superseding = [], [], []
-            by_fields: dict[tuple[str, ...], list[tuple]] = {}
-            stored: list[tuple[int, int]] = []
-            for evaluation_id, (session_id, rows) in enumerate(group, start=first_id):
-                revision = revisions.get(session_id, 0) + 1
-                evaluations.append((evaluation_id, session_id, revision, created_at,
-                                    *_evaluation_values(rows.evaluation)))
-                criteria.extend((evaluation_id, *row) for row in rows.criteria)
-                if revision > 1:
-                    superseding.append((session_id, revision))
-                fields = rows.session_fields
-                by_fields.setdefault(tuple(fields), []).append(
-                    (session_id, revision, rows.expected_status, *fields.values()))
-                stored.append((evaluation_id, revision))
-            _INSERT_EVALUATIONS.run(conn, evaluations)
-            if superseding:
-                _SUPERSEDE.run(conn, superseding)
-            _INSERT_CRITERIA.run(conn, criteria)
-            for names, values in by_fields.items():
-                _sessions_scored(names).run(conn, values)
-        return stored
+            self._store_agent_rows(conn, [rows for _, rows in group])
+            return _store_evaluation_rows(conn, group)
+
+    def _store_agent_rows(self, conn: sqlite3.Connection, group: Sequence[EvaluationRows]) -> None:
+        """The group's shared texts (those this connection has not stored), agent rows and
+        changed span types."""
+        texts: dict[bytes, str] = {}
+        # Consecutive evaluations whose rows leave the same columns NULL share a statement; the
+        # rows keep the group's order, so ids and upserts come out as one by one.
+        runs: list[tuple[tuple[int, ...], list[tuple]]] = []
+        span_types: list[tuple[str, str, str]] = []
+        for rows in group:
+            params = rows.agent_params
+            texts.update(params.texts)
+            if params.rows:
+                if runs and runs[-1][0] == params.null_columns:
+                    runs[-1][1].extend(params.rows)
+                else:
+                    runs.append((params.null_columns, list(params.rows)))
+            span_types.extend(rows.span_types)
+        fresh = [text for text in texts.items() if text[0] not in self._stored_texts]
+        if fresh:
+            _INSERT_TEXTS.run(conn, fresh)
+            if len(self._stored_texts) >= _STORED_TEXTS_LIMIT:
+                self._stored_texts.clear()
+            self._stored_texts.update(digest for digest, _ in fresh)
+        for null_columns, agent_rows in runs:
+            _agent_data_upsert(null_columns).run(conn, agent_rows)
+        if span_types:  # rare (a type the ingest could not tell): one by one is fine
+            self.set_span_types(span_types)
 
     def save_golden(self, sets: list[dict[str, Any]], cases: list[dict[str, Any]]) -> None:
         """Golden set rows (``golden_sets``) and case rows (``golden_cases``), in one transaction;
@@ -1022,6 +1004,34 @@ _SUPERSEDE = RowsInsert(
     "WITH scored(session_id, revision) AS (", "(?,?)",
     ") UPDATE evaluations SET superseded = 1 FROM scored"
     " WHERE evaluations.session_id = scored.session_id AND evaluations.revision < scored.revision")
+
+
+def _store_evaluation_rows(conn: sqlite3.Connection,
+                           group: Sequence[tuple[str, EvaluationRows]]) -> list[tuple[int, int]]:
+    """The group's evaluations (each its session's next revision, earlier ones superseded),
+    criteria and session updates; returns ``(evaluation_id, revision)`` each."""
+    revisions = dict(_latest_revisions(conn, [session_id for session_id, _ in group]))
+    first_id = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM evaluations").fetchone()[0]
+    created_at = _now_iso()
+    evaluations, criteria, superseding = [], [], []
+    by_fields: dict[tuple[str, ...], list[tuple]] = {}
+    stored: list[tuple[int, int]] = []
+    for evaluation_id, (session_id, rows) in enumerate(group, start=first_id):
+        revision = revisions.get(session_id, 0) + 1
+        evaluations.append((evaluation_id, session_id, revision, created_at, *_evaluation_values(rows.evaluation)))
+        criteria.extend((evaluation_id, *row) for row in rows.criteria)
+        if revision > 1:
+            superseding.append((session_id, revision))
+        fields = rows.session_fields
+        by_fields.setdefault(tuple(fields), []).append((session_id, revision, rows.expected_status, *fields.values()))
+        stored.append((evaluation_id, revision))
+    _INSERT_EVALUATIONS.run(conn, evaluations)
+    if superseding:
+        _SUPERSEDE.run(conn, superseding)
+    _INSERT_CRITERIA.run(conn, criteria)
+    for names, values in by_fields.items():
+        _sessions_scored(names).run(conn, values)
+    return stored
 
 
 def _groupable(group: Sequence[tuple[str, EvaluationRows]]) -> bool:
