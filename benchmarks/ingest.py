@@ -865,6 +865,29 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
 
 
+def descendants_cpu_seconds(pid: int) -> float:
+    """User + system CPU of the processes below ``pid`` that are alive now (the score workers
+    and their helpers: a forkserver's children are the collector's grandchildren). Read from
+    /proc; 0.0 where there is none."""
+    parents: dict[int, int] = {}
+    stats: dict[int, list[str]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:  # it exited meanwhile
+            continue
+        parents[int(entry)], stats[int(entry)] = int(fields[1]), fields
+    below, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - below
+        below |= frontier
+    ticks = sum(int(stats[child][11]) + int(stats[child][12]) for child in below)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 #: The parts of RSS /proc/<pid>/status names: anonymous memory (the heap: where a leak shows),
 #: file-backed pages (libraries and mapped files, SQLite's WAL index among them) and shared memory.
 RSS_PARTS = ("RssAnon", "RssFile", "RssShmem")
@@ -1197,11 +1220,12 @@ def measure_collector(protocol: str, args: argparse.Namespace, workdir: Path, wo
             make = raw_sender(server.ports["grpc"], workload.templates)
         else:
             make = exporter_sender(protocol, server.ports[protocol], workload.by_size, args.spans_per_request)
-        cpu0 = cpu_seconds(server.pid)
+        cpu0, workers_cpu0 = cpu_seconds(server.pid), descendants_cpu_seconds(server.pid)
         began = time.monotonic()
         load = run_load(make, args.concurrency, args.duration, args.max_requests, args.rate)
         load_end = time.monotonic()
         cpu_load = cpu_seconds(server.pid) - cpu0
+        workers_cpu_load = descendants_cpu_seconds(server.pid) - workers_cpu0
         at_load_end = session_status_counts(db)
         # Let every session of the load end and be scored (bounded), then a trickle of single
         # sessions measures end → stored evaluation without a queue in front of the scorer.
@@ -1267,6 +1291,8 @@ def measure_collector(protocol: str, args: argparse.Namespace, workdir: Path, wo
         "end_to_end_spans_per_s": round(stored / (load.elapsed + drain_s), 1) if load.elapsed else 0.0,
         "collector_cpu_s_load": round(cpu_load, 2), "collector_cpu_s_load_and_drain": round(cpu_drain, 2),
         "collector_cpu_util_load": round(cpu_load / load.elapsed, 2) if load.elapsed else 0.0,
+        "workers_cpu_s_load": round(workers_cpu_load, 2),
+        "workers_cpu_util_load": round(workers_cpu_load / load.elapsed, 2) if load.elapsed else 0.0,
         "client_cpu_s": round(load.client_cpu, 2), "collector_peak_rss_mib": round(peak, 1), **memory,
         "latency_under_load": latency_ms(load_sessions), "latency_probe": latency_ms(probe_sessions),
         "probe_sessions_sent": probe_sent, "log_errors": errors, "first_log_error": first_error,
@@ -1388,6 +1414,11 @@ def print_report(results: list[dict[str, Any]], args: argparse.Namespace, worklo
             e2e = r["end_to_end_spans_per_s"]
             ratio = f" = {e2e / base_rate:.2f}x the baseline" if base_rate else ""
             print(f"    end to end (first span sent → last evaluation stored): {e2e:,.1f} spans/s{ratio}")
+        if "workers_cpu_s_load" in r:
+            print(f"    CPU during the load: collector {r['collector_cpu_s_load']} s "
+                  f"({r['collector_cpu_util_load'] * 100:.0f}% of a core), score worker processes "
+                  f"{r['workers_cpu_s_load']} s ({r['workers_cpu_util_load'] * 100:.0f}%), "
+                  f"load client {r['client_cpu_s']} s")
         lat, probe = r["latency_under_load"], r["latency_probe"]
         print(f"    due→stored p50/p99 ms: load {_fmt(lat['due_to_stored_p50_ms'])}/{_fmt(lat['due_to_stored_p99_ms'])}, "
               f"probe {_fmt(probe['due_to_stored_p50_ms'])}/{_fmt(probe['due_to_stored_p99_ms'])} "

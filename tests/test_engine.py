@@ -2,6 +2,7 @@
 
 import json
 import sqlite3
+import sys
 import threading
 
 import pytest
@@ -585,3 +586,28 @@ def test_a_failed_writer_round_gives_its_evaluations_back_and_scoring_goes_on(tm
     conn = sqlite3.connect(db)
     assert {r[0] for r in conn.execute("SELECT session_id FROM sessions WHERE status = 'ended'")} == lost
     conn.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are set with a Linux fcntl")
+def test_a_score_workers_answer_pipe_holds_many_answers_before_it_must_wait():
+    # A worker writes its finished evaluations (~14 KiB pickled each) to a pipe that a thread of
+    # the collector reads, a thread that waits for the GIL while ingest is busy. A default pipe
+    # holds 64 KiB: the worker then stopped after four or five answers, a third of its time at
+    # full load. Widened, the pipe takes 512 KiB (~35 answers) with nobody reading.
+    import os
+
+    from otel_eval.engine.workers import _widen_pipe
+
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end, "rb") as answers:
+        _widen_pipe(answers)
+        os.set_blocking(write_end, False)
+        written = 0
+        try:
+            while written < 512 * 1024:
+                written += os.write(write_end, b"x" * 16384)
+        except BlockingIOError:
+            pass
+        finally:
+            os.close(write_end)
+    assert written >= 512 * 1024, f"the pipe took only {written} bytes"

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from typing import Any, Callable, Optional
 
 from ..pipeline import FinishedEvaluation, ScoringContext, score_session
@@ -30,6 +31,11 @@ log = logging.getLogger("otel_eval.engine")
 #: Sessions sent to a worker process per round trip: each costs the parent a few GIL hand-offs,
 #: which a busy ingest makes slow, so one per session would starve scoring.
 PROCESS_BATCH = 32
+#: The pipe a worker process writes its answers to, and this side's read buffer (see _widen_pipe).
+ANSWER_PIPE_BYTES = 1 << 20
+#: Batches a worker process has been sent and not yet answered in full, at most: one it works on,
+#: one waiting in its pipe.
+IN_FLIGHT = 2
 
 Deliver = Callable[[FinishedEvaluation], None]
 Skip = Callable[[str], None]
@@ -130,51 +136,72 @@ class ProcessWorkers(ScoreWorkers):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         child = subprocess.Popen(
             [sys.executable, "-m", "otel_eval.engine.worker_process", str(os.getpid())],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True, env=env, bufsize=ANSWER_PIPE_BYTES,
         )
+        _widen_pipe(child.stdout)
         _send(child, self._init)
         return child
 
     def _feed(self, slot: int) -> None:
+        # Batches are sent ahead (up to IN_FLIGHT) so the worker starts the next one as soon as it
+        # finishes one. This thread needs the collector's GIL to take answers and send work, and
+        # under a busy ingest it waits for it: sending one batch at a time left the worker idle
+        # meanwhile (a third of the time at full load: benchmarks/README.md, sixth pass).
+        in_flight: deque[list[str]] = deque()  # sent, oldest first; answers come back in order
+        answered = 0  # answers received for in_flight[0]
+        closing = False
         while True:
-            first = self.queue.get()
-            if first is None:
-                break
-            batch = [first]
-            while len(batch) < PROCESS_BATCH:
-                try:
-                    item = self.queue.get_nowait()
-                except queue.Empty:
-                    break
-                if item is None:
-                    self.queue.put(None)  # for this thread's next round
-                    break
-                batch.append(item)
             child = self._children[slot]
-            done = 0
             try:
-                if child is None:
-                    child = self._children[slot] = self._spawn()
-                _send(child, pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL))
-                while done < len(batch):  # the answers come in order, a frame at a time
-                    answers = pickle.loads(_receive(child))
-                    for session_id, answer in zip(batch[done:], answers):
-                        self._answer(session_id, answer)
-                    done += len(answers)
+                while not closing and len(in_flight) < IN_FLIGHT:
+                    batch, closing = self._next_batch(wait=not in_flight)
+                    if not batch:
+                        break
+                    in_flight.append(batch)  # first: if starting or sending fails, these are skipped below
+                    if child is None:
+                        child = self._children[slot] = self._spawn()
+                    _send(child, pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL))
+                if not in_flight:
+                    if closing:
+                        break
+                    continue
+                assert child is not None
+                for answer in pickle.loads(_receive(child)):  # at least every FLUSH_SECONDS while it works
+                    self._answer(in_flight[0][answered], answer)
+                    answered += 1
+                    if answered == len(in_flight[0]):
+                        in_flight.popleft()
+                        answered = 0
             except (OSError, EOFError, pickle.UnpicklingError) as exc:
                 # The worker died (killed, out of memory). These sessions stay 'ended' in the
                 # database and are scored at the next start; a fresh worker takes the next ones.
-                left = batch[done:]
+                left = [session_id for batch in in_flight for session_id in batch][answered:]
                 log.error("score worker %s died (%s); %d session(s) left for the next start, starting a new worker",
                           child.pid if child else "?", exc, len(left))
                 _stop(child)
                 self._children[slot] = None
+                in_flight.clear()
+                answered = 0
                 for session_id in left:
                     self._skip(session_id)
                 time.sleep(1.0)  # a worker that cannot start must not be restarted in a hot loop
-                continue
         _stop(self._children[slot])
         self._children[slot] = None
+
+    def _next_batch(self, wait: bool) -> tuple[list[str], bool]:
+        """Up to PROCESS_BATCH waiting sessions (waiting for the first only when ``wait``), and
+        whether the end-of-work marker (None) came: this thread's cue to stop once its batches
+        are answered."""
+        batch: list[str] = []
+        while len(batch) < PROCESS_BATCH:
+            try:
+                item = self.queue.get() if wait and not batch else self.queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is None:
+                return batch, True
+            batch.append(item)
+        return batch, False
 
     def _answer(self, session_id: str, answer: Any) -> None:
         if isinstance(answer, FinishedEvaluation):
@@ -183,6 +210,23 @@ class ProcessWorkers(ScoreWorkers):
             if answer:  # an error message from the worker
                 log.error("scoring session %s failed in a worker: %s", session_id, answer)
             self._skip(session_id)
+
+
+def _widen_pipe(stream: Any) -> None:
+    """Let the worker write up to :data:`ANSWER_PIPE_BYTES` of answers before it has to wait for
+    this process to read them (Linux; elsewhere the pipe keeps its size). A pipe holds 64 KiB,
+    four or five finished evaluations, and the thread reading them needs the collector's GIL,
+    which a busy ingest makes it wait for: at full load the worker spent a third of its time
+    blocked in that write."""
+    set_size = getattr(__import__("fcntl"), "F_SETPIPE_SZ", None) if sys.platform.startswith("linux") else None
+    if set_size is None or stream is None:
+        return
+    import fcntl
+
+    try:
+        fcntl.fcntl(stream.fileno(), set_size, ANSWER_PIPE_BYTES)
+    except OSError:  # above /proc/sys/fs/pipe-max-size, or the user's pipe quota: keep the default
+        pass
 
 
 def _send(child: subprocess.Popen, payload: bytes) -> None:
