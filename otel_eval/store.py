@@ -175,7 +175,6 @@ class SessionRow:
 SHARED_TEXT_FIELDS = ("system_prompt", "tools_available")
 _AGENT_DATA_COLUMNS = ["trace_id", "span_id", "session_id", "level", *AGENT_DATA_FIELDS]
 _AGENT_ROW_COLUMNS = [f"{n}_digest" if n in SHARED_TEXT_FIELDS else n for n in _AGENT_DATA_COLUMNS]
-_AGENT_TEXT_INSERT = "INSERT OR IGNORE INTO agent_texts (digest, text) VALUES (?, ?)"
 
 
 def text_digest(text: str) -> bytes:
@@ -674,20 +673,25 @@ class Store:
         self.upsert_agent_data_params(agent_data_params(rows))
 
     def upsert_agent_data_params(self, params: AgentDataParams) -> None:
-        """Rows already turned into SQL parameters by :func:`agent_data_params` (in a score worker).
-
-        A shared text is inserted unless this connection stored it before: every session of an
-        agent carries the same system prompt and tool schemas, and binding them again (a few
-        KiB, for an index probe that writes nothing) was a twentieth of an evaluation's commit.
-        ``agent_texts`` rows are never deleted (the ``agent_data`` view's delete trigger keeps
-        them), so a digest once committed stays valid."""
-        texts = [text for text in params.texts if text[0] not in self._stored_texts]
-        if texts:
-            self.conn.executemany(_AGENT_TEXT_INSERT, texts)
-            if len(self._stored_texts) >= _STORED_TEXTS_LIMIT:
-                self._stored_texts.clear()
-            self._stored_texts.update(digest for digest, _ in texts)
+        """Rows already turned into SQL parameters by :func:`agent_data_params` (in a score worker)."""
+        self._store_new_texts(params.texts)
         self.conn.executemany(_agent_data_upsert(params.null_columns).text(1), params.rows)
+
+    def _store_new_texts(self, texts: Iterable[tuple[bytes, str]]) -> None:
+        """The shared texts ``(digest, text)`` this connection has not stored before.
+
+        Every session of an agent carries the same system prompt and tool schemas, and binding
+        them again (a few KiB, for an index probe that writes nothing) was a twentieth of an
+        evaluation's commit. ``agent_texts`` rows are never deleted (the ``agent_data`` view's
+        delete trigger keeps them), so a digest once committed stays valid; a rollback makes the
+        connection forget them all (:meth:`transaction`)."""
+        fresh = [text for text in texts if text[0] not in self._stored_texts]
+        if not fresh:
+            return
+        _INSERT_TEXTS.run(self.conn, fresh)
+        if len(self._stored_texts) >= _STORED_TEXTS_LIMIT:
+            self._stored_texts.clear()
+        self._stored_texts.update(digest for digest, _ in fresh)
 
     def set_span_types(self, rows: Iterable[tuple[str, str, str]]) -> None:
         """``(trace_id, span_id, span_type)``: known once the span has been read at scoring time."""
@@ -864,12 +868,7 @@ class Store:
                 else:
                     runs.append((params.null_columns, list(params.rows)))
             span_types.extend(rows.span_types)
-        fresh = [text for text in texts.items() if text[0] not in self._stored_texts]
-        if fresh:
-            _INSERT_TEXTS.run(conn, fresh)
-            if len(self._stored_texts) >= _STORED_TEXTS_LIMIT:
-                self._stored_texts.clear()
-            self._stored_texts.update(digest for digest, _ in fresh)
+        self._store_new_texts(texts.items())
         for null_columns, agent_rows in runs:
             _agent_data_upsert(null_columns).run(conn, agent_rows)
         if span_types:  # rare (a type the ingest could not tell): one by one is fine

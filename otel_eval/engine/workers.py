@@ -218,13 +218,12 @@ def _widen_pipe(stream: Any) -> None:
     four or five finished evaluations, and the thread reading them needs the collector's GIL,
     which a busy ingest makes it wait for: at full load the worker spent a third of its time
     blocked in that write."""
-    set_size = getattr(__import__("fcntl"), "F_SETPIPE_SZ", None) if sys.platform.startswith("linux") else None
-    if set_size is None or stream is None:
+    if stream is None or not sys.platform.startswith("linux"):
         return
-    import fcntl
+    import fcntl  # F_SETPIPE_SZ: Linux, Python 3.10+
 
     try:
-        fcntl.fcntl(stream.fileno(), set_size, ANSWER_PIPE_BYTES)
+        fcntl.fcntl(stream.fileno(), fcntl.F_SETPIPE_SZ, ANSWER_PIPE_BYTES)
     except OSError:  # above /proc/sys/fs/pipe-max-size, or the user's pipe quota: keep the default
         pass
 
