@@ -47,3 +47,34 @@ def test_a_writer_that_never_pauses_still_gets_its_wal_started_over(tmp_path):
     assert max(sizes[len(sizes) // 2:]) < 16 * 1024 * 1024, (max(sizes), written)
     # (The last connection to close removes the WAL altogether.)
     assert not os.path.exists(db + "-wal") or os.path.getsize(db + "-wal") < 1024 * 1024
+
+
+def test_a_large_wal_file_holding_few_frames_is_left_alone(tmp_path):
+    # SQLite starts a WAL over in place once every frame is copied: the file keeps its size but
+    # holds a handful of frames. Truncating it would hold the writer back for nothing (and, at
+    # every round, for as long as readers take to leave), so the checkpointer judges the frames.
+    db = str(tmp_path / "e.db")
+    store = Store(db)
+    store.conn.execute("CREATE TABLE filler (body TEXT)")
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA wal_autocheckpoint=0")
+    conn.execute("BEGIN IMMEDIATE")
+    conn.executemany("INSERT INTO filler (body) VALUES (?)", [("x" * 4000,)] * 2000)  # ~8 MB of frames
+    conn.execute("COMMIT")
+    busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    assert (busy, frames) == (0, copied)  # every frame copied
+    conn.execute("INSERT INTO filler (body) VALUES ('small')")  # starts the WAL over in place
+    full_size = os.path.getsize(db + "-wal")
+    assert full_size > 6 * 1024 * 1024
+    checkpointer = Checkpointer(db, interval=0.05, restart_bytes=2 * 1024 * 1024).start()
+    sizes = []
+    try:
+        for _ in range(10):  # ten rounds
+            time.sleep(0.05)
+            sizes.append(os.path.getsize(db + "-wal"))
+    finally:
+        checkpointer.stop()  # (leaves the WAL small: a TRUNCATE when it stops)
+    assert min(sizes) == full_size
+    assert conn.execute("SELECT COUNT(*) FROM filler").fetchone()[0] == 2001
+    conn.close()
+    store.close()
