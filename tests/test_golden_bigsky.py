@@ -32,7 +32,7 @@ def test_seed_example_verbatim():
     assert turn.first_call_only is True  # chat:matchToolCall compares the first call only
     assert turn.metadata == {"history": [{"role": "assistant", "content": "How can I help you?"}]}
     assert eval_set.criteria == {"trajectory_match": CriterionConfig(
-        threshold=1.0, match_type=MatchType.EXACT, check_args=False, options={"first_call_only": True},
+        threshold=1.0, match_type=MatchType.EXACT, check_args=True, options={"first_call_only": True},
     )}
     assert eval_set.metadata["bigsky"]["comparativeEvaluators"] == SEED["comparativeEvaluators"]
     assert eval_set.metadata["bigsky"]["summaryEvaluators"] == SEED["summaryEvaluators"]
@@ -65,6 +65,66 @@ def test_ignore_values_are_kept_and_match_anything():
     assert not expected.matches(ExpectedToolCall(name="getWeather", args={"location": "Paris", "units": "imperial"}))
 
 
+# What Big Sky's chat:matchToolCall answers (src/eval/evaluators/chat.js of Automattic/big-sky-agents,
+# the versions that read ``outputs.message``): the first call's name equal, and its arguments deep-equal
+# (lodash isEqual) once every key whose expected value is "IGNORE" is left out on both sides.
+# (agent's calls, Big Sky's score) against the seed's example, expecting getWeather with
+# {"location": "Boston, MA", "units": "IGNORE"}.
+MATCH_TOOL_CALL_CASES = [
+    ([("getWeather", {"location": "Boston, MA"})], True),
+    ([("getWeather", {"location": "Boston, MA", "units": "metric"})], True),  # IGNORE: any value
+    ([("getWeather", {"location": "Paris"})], False),  # the right tool, the wrong place
+    ([("getWeather", {})], False),
+    ([("getWeather", {"location": "Boston, MA", "days": 3})], False),  # a key the example does not have
+    ([("getForecast", {"location": "Boston, MA"})], False),
+    ([], False),
+    ([("getWeather", {"location": "Boston, MA"}), ("getForecast", {"location": "Paris"})], True),  # first only
+    ([("getForecast", {"location": "Boston, MA"}), ("getWeather", {"location": "Boston, MA"})], False),
+]
+
+
+@pytest.mark.parametrize("calls, big_sky_score", MATCH_TOOL_CALL_CASES)
+def test_match_tool_call_compares_the_first_calls_name_and_arguments(calls, big_sky_score):
+    from otel_eval.models.evalset import EvalConfig
+    from otel_eval.scoring import score_session
+    from otel_eval.trajectory import ActualToolCall, Trajectory, Turn
+
+    eval_set = load_golden_data(_example({"location": "Boston, MA", "units": "IGNORE"}), "w.json")
+    [case] = eval_set.eval_cases
+    trajectory = Trajectory("s", [Turn(index=0, trace_id="t", user_input=case.query,
+                                       calls=[ActualToolCall(name=n, args=a) for n, a in calls])])
+    result = score_session(trajectory, case, EvalConfig(criteria=eval_set.criteria))
+    criterion = next(c for c in result.criterion_results if c.criterion == "trajectory_match")
+    assert criterion.passed is big_sky_score
+    assert (result.verdict == "passed") is big_sky_score
+
+
+@pytest.mark.parametrize("calls, answer, big_sky_score", [
+    ([("getWeather", {"location": "Paris"})], "It is sunny.", True),  # the name only: any arguments
+    ([("getWeather", {"location": "Boston, MA"})], "It rains.", False),  # the content must match too
+    ([("getForecast", {"location": "Boston, MA"})], "It is sunny.", False),
+])
+def test_match_message_or_tool_call_needs_both_the_content_and_the_first_tool(calls, answer, big_sky_score):
+    # chat.js: (!exampleContent || exampleContent === outputContent) && (!exampleToolCall || names equal).
+    from otel_eval.models.evalset import EvalConfig
+    from otel_eval.scoring import score_session
+    from otel_eval.trajectory import ActualToolCall, Trajectory, Turn
+
+    data = _example({"location": "Boston, MA"}, content="It is sunny.")
+    data["evaluators"] = [{"key": "either", "function": "chat:matchMessageOrToolCall"}]
+    eval_set = load_golden_data(data, "w.json")
+    assert eval_set.metadata["bigsky"]["unmapped_evaluators"] == []
+    [case] = eval_set.eval_cases
+    trajectory = Trajectory("s", [Turn(index=0, trace_id="t", user_input=case.query, final_response=answer,
+                                       calls=[ActualToolCall(name=n, args=a) for n, a in calls])])
+    result = score_session(trajectory, case, EvalConfig(criteria=eval_set.criteria))
+    scored = {c.criterion: c.passed for c in result.criterion_results
+              if c.criterion in ("trajectory_match", "response_match")}
+    assert len(scored) == 2
+    assert all(scored.values()) is big_sky_score
+    assert (result.verdict == "passed") is big_sky_score
+
+
 def test_query_is_the_last_user_message_and_earlier_turns_are_history():
     messages = [
         {"role": "user", "content": "Hi"},
@@ -90,7 +150,7 @@ def test_evaluators_map_to_criteria():
         {"key": "regex", "function": "chat:matchRegex", "arguments": {"pattern": "^Sunny"}},
     ])
     assert criteria == {
-        "trajectory_match": CriterionConfig(threshold=1.0, match_type=MatchType.EXACT, check_args=False,
+        "trajectory_match": CriterionConfig(threshold=1.0, match_type=MatchType.EXACT, check_args=True,
                                             options={"first_call_only": True}),
         "response_match": CriterionConfig(threshold=0.7),  # the first evaluator for a criterion wins
     }

@@ -13,9 +13,9 @@ sessions, and are kept as given in ``EvalSet.metadata["bigsky"]``.
 
 Keys are strict: the documented ones (:data:`DATASET_KEYS`), OpenAI chat message keys in
 messages. An expected message without ``tool_calls`` → ``expected_tool_trajectory = None`` (not
-checked, as Big Sky's ``chat:matchToolCall`` checks nothing when no call is expected);
-``tool_calls: []`` → ``[]``, the agent must call no tool (stricter than Big Sky, whose
-matchToolCall passes any output then; see docs/golden-formats.md).
+checked); ``tool_calls: []`` → ``[]``, the agent must call no tool. Big Sky's
+``chat:matchToolCall`` passes both when the output makes no call or a first call without
+arguments (see docs/golden-formats.md).
 """
 
 from __future__ import annotations
@@ -48,13 +48,14 @@ DATASET_KEYS = Obj({"name": None, "description": None, "data": ListOf(_EXAMPLE),
 #: Big Sky evaluators otel-eval knows but cannot express as a criterion; kept, not scored.
 KNOWN_UNMAPPED = {
     "chat:includeContext": "needs a per-example context value; not expressible as one criterion",
-    "chat:matchMessageOrToolCall": "an either/or of content and first tool; not expressible as one criterion",
 }
 
 
 def _match_tool_call(args: dict, log: ProblemLog, path: str) -> Optional[list[tuple[str, CriterionConfig]]]:
-    # Big Sky compares only the NAME of the first tool call (and passes when none is expected).
-    return [("trajectory_match", CriterionConfig(threshold=1.0, match_type=MatchType.EXACT, check_args=False,
+    # Big Sky's matchToolCall (src/eval/evaluators/chat.js, every version that reads
+    # ``outputs.message``, the seed's format): the first call's name, and its arguments by deep
+    # equality with every "IGNORE" key left out on both sides; it passes when no call is expected.
+    return [("trajectory_match", CriterionConfig(threshold=1.0, match_type=MatchType.EXACT, check_args=True,
                                                  options={"first_call_only": True}))]
 
 
@@ -62,6 +63,16 @@ def _match_output(args: dict, log: ProblemLog, path: str) -> Optional[list[tuple
     # A deep equality of the whole expected message: every tool call with its arguments, and the content.
     return [
         ("trajectory_match", CriterionConfig(threshold=1.0, match_type=MatchType.EXACT, check_args=True)),
+        ("response_match", CriterionConfig(threshold=1.0, options={"method": "exact"})),
+    ]
+
+
+def _match_message_or_tool_call(args: dict, log: ProblemLog, path: str) -> Optional[list[tuple[str, CriterionConfig]]]:
+    # Despite its name (and its comment in chat.js) both must hold: the content equal when one is
+    # expected, and the first call's NAME equal when one is expected.
+    return [
+        ("trajectory_match", CriterionConfig(threshold=1.0, match_type=MatchType.EXACT, check_args=False,
+                                             options={"first_call_only": True})),
         ("response_match", CriterionConfig(threshold=1.0, options={"method": "exact"})),
     ]
 
@@ -96,6 +107,7 @@ def _match_regex(args: dict, log: ProblemLog, path: str) -> Optional[list[tuple[
 EVALUATOR_CRITERIA = {
     "chat:matchToolCall": _match_tool_call,
     "chat:matchOutput": _match_output,
+    "chat:matchMessageOrToolCall": _match_message_or_tool_call,
     "chat:compareContent": _compare_content,
     "chat:includeString": _include_string,
     "chat:matchRegex": _match_regex,
@@ -106,7 +118,9 @@ def criteria_from_bigsky(evaluators: Any, log: Optional[ProblemLog] = None,
                          path: str = "$.evaluators") -> dict[str, CriterionConfig]:
     """Big Sky per-example evaluators → otel-eval criteria.
 
-    ``chat:matchToolCall`` → ``trajectory_match`` (first call only, names only, threshold 1.0);
+    ``chat:matchToolCall`` → ``trajectory_match`` (the first call, its name and arguments,
+    threshold 1.0); ``chat:matchMessageOrToolCall`` → the first call's name and an exact
+    ``response_match``;
     ``chat:compareContent`` → ``response_match`` (threshold 0.7); ``chat:includeString`` /
     ``chat:matchRegex`` → ``response_match`` in contains / regex mode; ``chat:matchOutput`` →
     ``trajectory_match`` with arguments plus an exact ``response_match``. When two evaluators map
