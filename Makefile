@@ -9,6 +9,10 @@ STAMP := $(VENV)/.installed
 REFERENCE := .venv-reference
 REFERENCE_STAMP := $(REFERENCE)/.installed
 REFERENCE_PACKAGES := google-adk==2.13.0 rouge-score==0.1.2
+# Big Sky Agents' evaluators (its published package's dist/evaluators), run by node.
+BIGSKY_PACKAGE := @automattic/big-sky-agents@1.2.2
+BIGSKY := $(REFERENCE)/bigsky
+BIGSKY_STAMP := $(BIGSKY)/.installed
 
 .PHONY: demo test reference clean
 
@@ -26,12 +30,18 @@ $(REFERENCE_STAMP):
 	$(REFERENCE)/bin/python -m pip install --quiet $(REFERENCE_PACKAGES)
 	touch $(REFERENCE_STAMP)
 
-reference: $(REFERENCE_STAMP)
+$(BIGSKY_STAMP):
+	mkdir -p $(BIGSKY)
+	cd $(BIGSKY) && npm pack --silent $(BIGSKY_PACKAGE) >/dev/null && tar xzf automattic-big-sky-agents-*.tgz \
+		package/package.json package/dist/evaluators && rm automattic-big-sky-agents-*.tgz
+	touch $(BIGSKY_STAMP)
+
+reference: $(REFERENCE_STAMP) $(BIGSKY_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m examples.demo
 
-test: $(STAMP) $(REFERENCE_STAMP)
+test: $(STAMP) $(REFERENCE_STAMP) $(BIGSKY_STAMP)
 	$(BIN)/python -m pytest -q
 
 clean:

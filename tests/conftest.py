@@ -146,6 +146,16 @@ def request_with(spans: list[tuple[bytes, bytes, str]]) -> Any:
 
 
 @pytest.fixture(scope="session")
+def bigsky_oracle():
+    """Big Sky Agents' own evaluators (its published package, run by node; see tests/reference)."""
+    from tests.reference.client import BigSkyOracle
+
+    oracle = BigSkyOracle()
+    yield oracle
+    oracle.close()
+
+
+@pytest.fixture(scope="session")
 def reference_oracle():
     """google-adk's and rouge-score's own code, in the reference environment (see tests/reference)."""
     from tests.reference.client import Oracle

@@ -56,3 +56,45 @@ class Oracle:
         if self._process.stdin:
             self._process.stdin.close()
         self._process.wait(timeout=10)
+
+
+BIGSKY_ORACLE = Path(__file__).with_name("bigsky_oracle.mjs")
+
+
+def bigsky_evaluators() -> Path:
+    """Big Sky Agents' ``dist/evaluators`` (``make reference`` extracts the pinned package there)."""
+    named = os.environ.get("OTEL_EVAL_BIGSKY_EVALUATORS")
+    return Path(named) if named else REPO / ".venv-reference" / "bigsky" / "package" / "dist" / "evaluators"
+
+
+class BigSkyOracle:
+    """Ask Big Sky's own ``chat.js`` evaluators (under node) what they score."""
+
+    def __init__(self) -> None:
+        evaluators = bigsky_evaluators()
+        if not (evaluators / "chat.js").exists():
+            raise RuntimeError(
+                f"Big Sky's evaluators missing: {evaluators / 'chat.js'} does not exist; run `make reference` "
+                "(make test does it; it needs node and npm) or set OTEL_EVAL_BIGSKY_EVALUATORS"
+            )
+        self._process = subprocess.Popen(
+            ["node", str(BIGSKY_ORACLE), str(evaluators)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=sys.stderr, text=True, bufsize=1,
+        )
+
+    def score(self, function: str, example: dict[str, Any], run: dict[str, Any]) -> bool:
+        assert self._process.stdin and self._process.stdout
+        self._process.stdin.write(json.dumps({"function": function, "example": example, "run": run}) + "\n")
+        self._process.stdin.flush()
+        line = self._process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"Big Sky oracle exited with {self._process.wait()}")
+        answer = json.loads(line)
+        if "error" in answer:
+            raise RuntimeError(f"Big Sky's {function} refused the example: {answer['error']}")
+        return bool(answer["score"])
+
+    def close(self) -> None:
+        if self._process.stdin:
+            self._process.stdin.close()
+        self._process.wait(timeout=10)

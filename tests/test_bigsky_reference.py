@@ -1,0 +1,158 @@
+"""Big Sky's evaluators, differentially: otel-eval's verdict against Big Sky Agents' own code.
+
+A Big Sky dataset's ``chat:matchToolCall`` and ``chat:matchMessageOrToolCall`` become otel-eval
+criteria (``otel_eval.golden.bigsky``). Here the same example and the same agent output go to
+both: the published package's ``dist/evaluators/chat.js`` run by node (the ``bigsky_oracle``
+fixture; ``make reference`` fetches the pinned version), and otel-eval's scoring of a session
+that made those calls. The verdicts must agree.
+
+Left out of the generated cases, because otel-eval differs on purpose (docs/golden-formats.md):
+an example that expects no call (Big Sky then compares the first call's arguments with ``{}``);
+a number written as text (``"10"`` equals 10 in otel-eval, not in Big Sky); ``"IGNORE"`` inside
+an array (Big Sky only leaves out object keys); and arrays in another order (Big Sky's
+``deepEqual`` sorts them).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from otel_eval.golden import load_golden_data
+from otel_eval.models.evalset import EvalConfig
+from otel_eval.scoring import score_session
+from otel_eval.trajectory import ActualToolCall, Trajectory, Turn
+
+Call = tuple[str, dict[str, Any]]
+QUERY = "Get the weather"
+
+
+def _dataset(function: str, expected_calls: list[Call], expected_content: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": expected_content}
+    if expected_calls:
+        message["tool_calls"] = [{"type": "function", "function": {"name": name, "arguments": args}}
+                                 for name, args in expected_calls]
+    return {"name": "differential", "description": "", "evaluators": [{"key": "k", "function": function}],
+            "data": [{"id": "1", "inputs": {"messages": [{"role": "user", "content": QUERY}]},
+                      "outputs": {"message": message}}]}
+
+
+def _big_sky(oracle: Any, function: str, dataset: dict[str, Any], calls: list[Call], content: Optional[str]) -> bool:
+    # What Big Sky's runner hands an evaluator: the example, and the model's message (arguments as
+    # the JSON text a chat completion carries).
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = [{"id": f"call_{i}", "type": "function",
+                                  "function": {"name": name, "arguments": json.dumps(args)}}
+                                 for i, (name, args) in enumerate(calls)]
+    return oracle.score(function.removeprefix("chat:"), json.loads(json.dumps(dataset["data"][0])),
+                        {"outputs": {"message": message}})
+
+
+def _otel_eval(dataset: dict[str, Any], calls: list[Call], content: Optional[str]) -> bool:
+    eval_set = load_golden_data(dataset, "differential.json")
+    [case] = eval_set.eval_cases
+    trajectory = Trajectory("s", [Turn(index=0, trace_id="t", user_input=QUERY, final_response=content,
+                                       calls=[ActualToolCall(name=n, args=a) for n, a in calls])])
+    result = score_session(trajectory, case, EvalConfig(criteria=eval_set.criteria))
+    mapped = [c for c in result.criterion_results if c.criterion in eval_set.criteria]
+    assert mapped, "the evaluator became no criterion"
+    return all(c.passed for c in mapped if not c.skipped)
+
+
+def _agree(oracle: Any, function: str, expected_calls: list[Call], expected_content: str,
+           calls: list[Call], content: Optional[str]) -> None:
+    dataset = _dataset(function, expected_calls, expected_content)
+    big_sky = _big_sky(oracle, function, dataset, calls, content)
+    assert _otel_eval(dataset, calls, content) is big_sky, (function, expected_calls, expected_content, calls, content)
+
+
+WEATHER = ("getWeather", {"location": "Boston, MA", "units": "IGNORE", "days": {"from": 1, "to": "IGNORE"}})
+
+
+@pytest.mark.parametrize("calls", [
+    [("getWeather", {"location": "Boston, MA", "units": "c", "days": {"from": 1, "to": 3}})],
+    [("getWeather", {"location": "Boston, MA", "days": {"from": 1}})],  # IGNOREd keys left out
+    [("getWeather", {"location": "Boston, MA", "days": {"from": 2, "to": 3}})],
+    [("getWeather", {"location": "Boston, MA", "days": 1})],
+    [("getWeather", {"location": "Paris", "days": {"from": 1}})],
+    [("getWeather", {"location": "Boston, MA", "days": {"from": 1}, "extra": True})],
+    [("getWeather", {"location": "Boston, MA", "days": {"from": True}})],  # true is not 1
+    [("getForecast", {"location": "Boston, MA", "days": {"from": 1}})],
+    [],
+    [("getWeather", {"location": "Boston, MA", "days": {"from": 1}}), ("getForecast", {})],
+    [("getForecast", {}), ("getWeather", {"location": "Boston, MA", "days": {"from": 1}})],
+])
+@pytest.mark.parametrize("function", ["chat:matchToolCall", "chat:matchMessageOrToolCall"])
+def test_chosen_calls_score_as_big_sky_scores_them(bigsky_oracle, function, calls):
+    _agree(bigsky_oracle, function, [WEATHER], "", calls, None)
+
+
+@pytest.mark.parametrize("expected_content, content", [
+    ("It is sunny.", "It is sunny."), ("It is sunny.", "It rains."), ("It is sunny.", None), ("", "Anything."),
+])
+def test_message_content_scores_as_big_sky_scores_it(bigsky_oracle, expected_content, content):
+    _agree(bigsky_oracle, "chat:matchMessageOrToolCall", [WEATHER], expected_content,
+           [("getWeather", {"location": "Boston, MA"})], content)
+
+
+# --- generated: arguments the agent got right, nearly right, or wrong ---------------------------------
+
+_TEXT = st.text("abc", min_size=1, max_size=3).map(lambda s: f"v-{s}")  # never a number or a boolean as text
+_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from([0.5, 2.25, -1.5]), _TEXT)
+_KEY = st.sampled_from(["city", "units", "days", "when", "limit"])
+_VALUE = st.one_of(_SCALAR, st.lists(_SCALAR, max_size=1),
+                   st.dictionaries(_KEY, _SCALAR, max_size=3))
+
+
+@st.composite
+def _expected_args(draw: Any) -> dict[str, Any]:
+    args = draw(st.dictionaries(_KEY, st.one_of(_VALUE, st.just("IGNORE")), max_size=4))
+    for key, value in list(args.items()):
+        if isinstance(value, dict) and value and draw(st.booleans()):
+            value[draw(st.sampled_from(sorted(value)))] = "IGNORE"
+    return args
+
+
+@st.composite
+def _agent_args(draw: Any, expected: dict[str, Any]) -> dict[str, Any]:
+    args = json.loads(json.dumps(expected))
+    for key in list(args):
+        if args[key] == "IGNORE":
+            choice = draw(st.sampled_from(["drop", "value", "keep"]))
+            if choice == "drop":
+                del args[key]
+            elif choice == "value":
+                args[key] = draw(_VALUE)
+        elif isinstance(args[key], dict):
+            for inner in list(args[key]):
+                if args[key][inner] == "IGNORE":
+                    args[key][inner] = draw(_SCALAR)
+    change = draw(st.sampled_from(["none", "none", "value", "drop", "add"]))
+    if change == "value" and args:
+        args[draw(st.sampled_from(sorted(args)))] = draw(_VALUE)
+    elif change == "drop" and args:
+        del args[draw(st.sampled_from(sorted(args)))]
+    elif change == "add":
+        args[draw(_KEY)] = draw(_VALUE)
+    return args
+
+
+@st.composite
+def _scenario(draw: Any) -> tuple[list[Call], list[Call]]:
+    expected_args = draw(_expected_args())
+    expected = [("getWeather", expected_args)]
+    first = (draw(st.sampled_from(["getWeather", "getWeather", "getForecast"])), draw(_agent_args(expected_args)))
+    calls = draw(st.sampled_from([[first], [first, ("getForecast", {})], [], [("getForecast", {}), first]]))
+    return expected, calls
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(scenario=_scenario())
+def test_generated_calls_score_as_big_sky_scores_them(bigsky_oracle, scenario):
+    expected, calls = scenario
+    _agree(bigsky_oracle, "chat:matchToolCall", expected, "", calls, None)
