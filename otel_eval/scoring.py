@@ -161,8 +161,9 @@ _ADK_OPTIONS = {"kind", "max_depth"}
 
 
 def _expects_calls(inv: Invocation) -> bool:
-    """None: the golden does not say, so tool use is not checked; [] says "no tool"."""
-    return inv.expected_tool_trajectory is not None
+    """None: the golden does not say, so tool use is not checked; [] says "no tool". A Big Sky
+    example (first call only) is always checked, as Big Sky's matchToolCall checks every example."""
+    return inv.expected_tool_trajectory is not None or inv.first_call_only
 
 
 _NOT_SAID = "the case does not say which tools to call (no expected_tool_trajectory) in any turn"

@@ -135,6 +135,17 @@ def test_first_call_only_compares_the_first_effective_call():
     assert al.exact_match and [c.name for c in al.actual] == ["call_db_agent"]
 
 
+def test_first_call_only_with_no_call_expected_counts_a_first_call_with_arguments_only():
+    # Big Sky's matchToolCall compares the first call's arguments with {} when no call is expected.
+    quiet = align([], [A("get_time"), A("get_weather", city="Paris")], first_call_only=True)
+    assert quiet.exact_match and quiet.actual == []
+    assert quiet.summary()["passed_over"] == {"name": "get_time", "args": {}}
+    assert not align([], [A("get_weather", city="Paris")], first_call_only=True).exact_match
+    assert align([], [A("get_weather", city="Paris")], first_call_only=True, check_args=False).exact_match
+    assert not align([], [A("get_time")]).exact_match  # only with first_call_only
+    assert "passed_over" not in align([], []).summary()
+
+
 def test_single_tool_use_and_empty_cases():
     al = align([], [A("a")])
     assert al.single_tool_use("a") and not al.single_tool_use("b")

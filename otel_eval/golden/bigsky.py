@@ -12,10 +12,10 @@ Per-example ``evaluators`` become criteria (:func:`criteria_from_bigsky`), the s
 sessions, and are kept as given in ``EvalSet.metadata["bigsky"]``.
 
 Keys are strict: the documented ones (:data:`DATASET_KEYS`), OpenAI chat message keys in
-messages. An expected message without ``tool_calls`` → ``expected_tool_trajectory = None`` (not
-checked); ``tool_calls: []`` → ``[]``, the agent must call no tool. Big Sky's
-``chat:matchToolCall`` passes both when the output makes no call or a first call without
-arguments (see docs/golden-formats.md).
+messages. An expected message without ``tool_calls`` → ``expected_tool_trajectory = None``,
+``tool_calls: []`` → ``[]``, as in every format; with ``chat:matchToolCall`` the invocations are
+``first_call_only``, and scoring then treats both as Big Sky does: only a first call with
+arguments fails (see docs/golden-formats.md).
 """
 
 from __future__ import annotations

@@ -200,6 +200,9 @@ class Alignment:
     """Retry candidates: failed call index → the later-step call of the same tool."""
     check_args: bool = True
     policy: ArgumentPolicy = field(default_factory=ArgumentPolicy)
+    passed_over: Optional[ActualToolCall] = None
+    """First-call-only with no call expected: the agent's first call, when it does not count
+    (it has no arguments, or arguments are not checked), as Big Sky's evaluators decide."""
 
     # --- counts -----------------------------------------------------------------------
     @property
@@ -398,6 +401,8 @@ class Alignment:
             "in_order_f1": round(in_order_f1, 4),
             "check_args": self.check_args,
             **self.diff(),
+            **({"passed_over": {"name": self.passed_over.name, "args": self.passed_over.args}}
+               if self.passed_over is not None else {}),
         }
 
 
@@ -426,10 +431,15 @@ def align(
     expected = list(expected)
     actual = list(actual)
     retried = retried_by(actual) if collapse_retries or first_call_only else {}
+    passed_over = None
     if first_call_only:  # Big Sky's matchToolCall compares tool_calls[0] of each side
         expected = expected[:1]
         actual = [c for i, c in enumerate(actual) if i not in retried][:1]
         retried = {}
+        if not expected and actual and (not check_args or not actual[0].args):
+            # With no call expected, Big Sky's matchToolCall compares the first call's arguments
+            # with {} (and matchMessageOrToolCall nothing at all): that call is not an extra one.
+            passed_over, actual = actual[0], []
     if not collapse_retries:
         retried = {}
 
@@ -447,11 +457,11 @@ def align(
         # matching below would return. Only the diagonal needs comparing (argument comparison
         # is the costly part of aligning).
         return Alignment(expected, actual, [(i, i) for i in range(len(expected))],
-                         [(i, i) for i in range(len(expected))], retried, check_args, policy)
+                         [(i, i) for i in range(len(expected))], retried, check_args, policy, passed_over)
     compatible = [[e.name == a.name and same_args(e, a) for a in actual] for e in expected]
     ordered = _ordered_matching(compatible, blocks, candidates)
     pairs = _preferred(compatible, range(len(actual)), candidates, seed=ordered)
-    return Alignment(expected, actual, pairs, ordered, retried, check_args, policy)
+    return Alignment(expected, actual, pairs, ordered, retried, check_args, policy, passed_over)
 
 
 # --- google-adk's TrajectoryEvaluator ------------------------------------------------------------
