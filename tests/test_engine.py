@@ -497,6 +497,7 @@ def test_a_writer_that_falls_behind_holds_scoring_back_and_loses_nothing(tmp_pat
     from otel_eval.engine import core, workers, writer
 
     monkeypatch.setattr(core, "MAX_WAITING_EVALUATIONS", 2)
+    monkeypatch.setattr(core, "MAX_WAITING_FROM_PROCESSES", 50)  # not this engine's: it scores in a thread
     gate = threading.Event()
     real_commit, real_commit_group, real_score = writer.commit_evaluation, writer.commit_evaluations, workers.score_session
     scored = []
@@ -532,6 +533,53 @@ def test_a_writer_that_falls_behind_holds_scoring_back_and_loses_nothing(tmp_pat
         gate.set()
     assert engine.wait_idle(10)
     engine.close()
+    assert sorted(row[0] for row in evaluations(db)) == sessions  # each stored once, none lost
+
+
+def test_records_from_worker_processes_wait_for_the_writer_up_to_their_own_bound(tmp_path, monkeypatch):
+    """With score worker processes the bound is MAX_WAITING_FROM_PROCESSES: while the writer is
+    stuck in a commit, no more than that many scored records are handed to it, and nothing is lost."""
+    import time
+
+    from otel_eval.engine import core, writer
+
+    monkeypatch.setattr(core, "MAX_WAITING_FROM_PROCESSES", 2)
+    monkeypatch.setattr(core, "MAX_WAITING_EVALUATIONS", 50)  # the threads' bound: not this engine's
+    gate = threading.Event()
+    real_commit, real_commit_group, real_put = writer.commit_evaluation, writer.commit_evaluations, writer.Writer.put
+    handed = []
+
+    def slow_commit(store, finished):
+        gate.wait(30)
+        return real_commit(store, finished)
+
+    def slow_commit_group(store, group):
+        gate.wait(30)
+        return real_commit_group(store, group)
+
+    def counted_put(self, item):
+        if isinstance(item, writer.StoreEvaluation):
+            handed.append(item)
+        return real_put(self, item)
+
+    monkeypatch.setattr(writer, "commit_evaluation", slow_commit)
+    monkeypatch.setattr(writer, "commit_evaluations", slow_commit_group)
+    monkeypatch.setattr(writer.Writer, "put", counted_put)
+    db = tmp_path / "e.db"
+    sessions = [f"s{i}" for i in range(8)]
+    engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1, score_workers=1).start()
+    try:
+        engine.ingest([SpanRecord(f"{i + 1:032x}", f"{i + 1:016x}", None, "agent.invoke", 1, 2,
+                                  attributes={"openinference.span.kind": "AGENT", "session.id": s})
+                       for i, s in enumerate(sessions)])
+        wait_until(lambda: len(handed) >= 2, what="records handed to the stalled writer")
+        time.sleep(1.0)  # the worker process has long scored all eight
+        assert len(handed) == 2, "more records were handed to a writer that was behind than the bound allows"
+    finally:
+        gate.set()
+    assert engine.wait_idle(20)
+    engine.close()
+    assert len(handed) == len(sessions)
     assert sorted(row[0] for row in evaluations(db)) == sessions  # each stored once, none lost
 
 

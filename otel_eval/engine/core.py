@@ -44,6 +44,11 @@ _UNSET: Any = object()
 #: the engine keeps, and every full pass of the cyclic GC walks them, on whichever thread
 #: allocates: in-process, often the agent's.
 MAX_WAITING_EVALUATIONS = 128
+#: The same bound when score worker processes send the records: theirs arrive pickled, the result
+#: as JSON text, ~14 KiB each rather than a tree of objects. A collector whose GIL is busy with
+#: ingest commits them in bursts, and with 128 the thread feeding a worker waited on the hand-off
+#: in a fifth of the samples at full load while the worker idled (benchmarks/README.md, seventh pass).
+MAX_WAITING_FROM_PROCESSES = 512
 
 
 class Engine:
@@ -89,7 +94,8 @@ class Engine:
         """Sessions handed to the workers whose evaluation is not committed (or given up) yet."""
         self._idle = threading.Condition()
         self._notify_queue: "queue.Queue[Optional[EvaluationStored]]" = queue.Queue()
-        self._handoff = threading.BoundedSemaphore(MAX_WAITING_EVALUATIONS)
+        self._handoff = threading.BoundedSemaphore(
+            MAX_WAITING_FROM_PROCESSES if self.settings.score_workers > 0 else MAX_WAITING_EVALUATIONS)
         """One slot per finished evaluation between a worker and the writer's commit."""
         self._writer: Optional[Writer] = None
         self._checkpointer: Optional[Checkpointer] = None
