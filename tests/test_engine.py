@@ -489,18 +489,12 @@ def test_an_engine_with_score_worker_processes_still_answers_golden_lookups(tmp_
         engine.close()
 
 
-def test_a_writer_that_falls_behind_holds_scoring_back_and_loses_nothing(tmp_path, monkeypatch):
-    """At most MAX_WAITING_EVALUATIONS scored records wait for the writer: past that, the score
-    worker waits (the sessions stay 'ended' ids), so a slow disk cannot grow memory without bound."""
-    import time
+def stall_commits(monkeypatch) -> threading.Event:
+    """The writer's evaluation commits (one, or a round of more) wait until the event is set."""
+    from otel_eval.engine import writer
 
-    from otel_eval.engine import core, workers, writer
-
-    monkeypatch.setattr(core, "MAX_WAITING_EVALUATIONS", 2)
-    monkeypatch.setattr(core, "MAX_WAITING_FROM_PROCESSES", 50)  # not this engine's: it scores in a thread
     gate = threading.Event()
-    real_commit, real_commit_group, real_score = writer.commit_evaluation, writer.commit_evaluations, workers.score_session
-    scored = []
+    real_commit, real_commit_group = writer.commit_evaluation, writer.commit_evaluations
 
     def slow_commit(store, finished):
         gate.wait(30)
@@ -510,13 +504,29 @@ def test_a_writer_that_falls_behind_holds_scoring_back_and_loses_nothing(tmp_pat
         gate.wait(30)
         return real_commit_group(store, group)
 
+    monkeypatch.setattr(writer, "commit_evaluation", slow_commit)
+    monkeypatch.setattr(writer, "commit_evaluations", slow_commit_group)
+    return gate
+
+
+def test_a_writer_that_falls_behind_holds_scoring_back_and_loses_nothing(tmp_path, monkeypatch):
+    """At most MAX_WAITING_EVALUATIONS scored records wait for the writer: past that, the score
+    worker waits (the sessions stay 'ended' ids), so a slow disk cannot grow memory without bound."""
+    import time
+
+    from otel_eval.engine import core, workers
+
+    monkeypatch.setattr(core, "MAX_WAITING_EVALUATIONS", 2)
+    monkeypatch.setattr(core, "MAX_WAITING_FROM_PROCESSES", 50)  # not this engine's: it scores in a thread
+    gate = stall_commits(monkeypatch)
+    real_score = workers.score_session
+    scored = []
+
     def counted_score(store, session_id, context):
         finished = real_score(store, session_id, context)
         scored.append(session_id)
         return finished
 
-    monkeypatch.setattr(writer, "commit_evaluation", slow_commit)
-    monkeypatch.setattr(writer, "commit_evaluations", slow_commit_group)  # a round of more than one
     monkeypatch.setattr(workers, "score_session", counted_score)
     db = tmp_path / "e.db"
     sessions = [f"s{i}" for i in range(6)]
@@ -545,25 +555,15 @@ def test_records_from_worker_processes_wait_for_the_writer_up_to_their_own_bound
 
     monkeypatch.setattr(core, "MAX_WAITING_FROM_PROCESSES", 2)
     monkeypatch.setattr(core, "MAX_WAITING_EVALUATIONS", 50)  # the threads' bound: not this engine's
-    gate = threading.Event()
-    real_commit, real_commit_group, real_put = writer.commit_evaluation, writer.commit_evaluations, writer.Writer.put
+    gate = stall_commits(monkeypatch)
+    real_put = writer.Writer.put
     handed = []
-
-    def slow_commit(store, finished):
-        gate.wait(30)
-        return real_commit(store, finished)
-
-    def slow_commit_group(store, group):
-        gate.wait(30)
-        return real_commit_group(store, group)
 
     def counted_put(self, item):
         if isinstance(item, writer.StoreEvaluation):
             handed.append(item)
         return real_put(self, item)
 
-    monkeypatch.setattr(writer, "commit_evaluation", slow_commit)
-    monkeypatch.setattr(writer, "commit_evaluations", slow_commit_group)
     monkeypatch.setattr(writer.Writer, "put", counted_put)
     db = tmp_path / "e.db"
     sessions = [f"s{i}" for i in range(8)]
