@@ -1,7 +1,8 @@
 """Big Sky's evaluators, differentially: otel-eval's verdict against Big Sky Agents' own code.
 
-A Big Sky dataset's ``chat:matchToolCall`` and ``chat:matchMessageOrToolCall`` become otel-eval
-criteria (``otel_eval.golden.bigsky``). Here the same example and the same agent output go to
+A Big Sky dataset's ``chat:matchToolCall``, ``chat:matchMessageOrToolCall``,
+``chat:includeString`` and ``chat:matchRegex`` become otel-eval criteria
+(``otel_eval.golden.bigsky``; ``compareContent`` asks OpenAI and is not compared here). Here the same example and the same agent output go to
 both: the published package's ``dist/evaluators/chat.js`` run by node (the ``bigsky_oracle``
 fixture; ``make reference`` fetches the pinned version), and otel-eval's scoring of a session
 that made those calls. The verdicts must agree.
@@ -167,3 +168,27 @@ def _scenario(draw: Any) -> tuple[Optional[list[Call]], list[Call]]:
 def test_generated_calls_score_as_big_sky_scores_them(bigsky_oracle, scenario):
     expected, calls = scenario
     _agree(bigsky_oracle, "chat:matchToolCall", expected, "", calls, None)
+
+
+# --- the response evaluators ---------------------------------------------------------------------
+
+def _agree_on_response(oracle: Any, evaluator: dict[str, Any], expected_content: str, content: Optional[str]) -> None:
+    dataset = _dataset(evaluator["function"], [WEATHER] if not expected_content else None, expected_content)
+    dataset["evaluators"] = [{"key": "k", **evaluator}]
+    message = {"role": "assistant", "content": content}
+    big_sky = oracle.score(evaluator["function"].removeprefix("chat:"), json.loads(json.dumps(dataset["data"][0])),
+                           {"outputs": {"message": message}}, evaluator.get("arguments"))
+    assert _otel_eval(dataset, [], content) is big_sky, (evaluator, expected_content, content)
+
+
+@pytest.mark.parametrize("content", ["It is sunny in Boston.", "It is sunny in boston.", "Sunny.", ""])
+@pytest.mark.parametrize("expected_content", ["", "It is sunny in Boston."])
+def test_include_string_scores_as_big_sky_scores_it(bigsky_oracle, expected_content, content):
+    _agree_on_response(bigsky_oracle, {"function": "chat:includeString", "arguments": {"string": "Boston."}},
+                       expected_content, content)
+
+
+@pytest.mark.parametrize("pattern", [r"^It is \w+", r"Boston\.$", r"\d{2,}", "sunny|rainy", "SUNNY"])
+@pytest.mark.parametrize("content", ["It is sunny in Boston.", "Rain: 12 mm", ""])
+def test_match_regex_scores_as_big_sky_scores_it(bigsky_oracle, pattern, content):
+    _agree_on_response(bigsky_oracle, {"function": "chat:matchRegex", "arguments": {"pattern": pattern}}, "", content)

@@ -3,7 +3,8 @@
 // Runs under node with the published package's dist/evaluators/ extracted by `make reference`
 // (pinned in the Makefile). Reads one JSON request a line on stdin and writes one JSON answer a
 // line on stdout, so a test session starts it once:
-//   {"function": "matchToolCall" | "matchMessageOrToolCall", "example": {...}, "run": {...}}
+//   {"function": "matchToolCall", "arguments": {...}, "example": {...}, "run": {...}}
+//   (any evaluator of chat.js that needs no network; ``arguments`` as in the dataset, if any)
 //   -> {"score": true | false}  or  {"error": "..."}
 // ``example`` and ``run`` are what Big Sky's LangSmith runner hands an evaluator: the dataset
 // example, and ``{outputs: {message}}`` with the agent's message (tool call arguments as JSON text).
@@ -22,7 +23,7 @@ for await ( const line of lines ) {
 		if ( typeof evaluator !== 'function' ) {
 			throw new Error( `no evaluator ${ request.function } in chat.js` );
 		}
-		const result = await evaluator( 'key' )( request.run, request.example );
+		const result = await evaluator( 'key', request.arguments ?? {} )( request.run, request.example );
 		answer = { score: result.score };
 	} catch ( error ) {
 		answer = { error: String( error ) };

@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from tests.paths import REPO
 
@@ -82,9 +82,11 @@ class BigSkyOracle:
             stderr=sys.stderr, text=True, bufsize=1,
         )
 
-    def score(self, function: str, example: dict[str, Any], run: dict[str, Any]) -> bool:
+    def score(self, function: str, example: dict[str, Any], run: dict[str, Any],
+              arguments: Optional[dict[str, Any]] = None) -> bool:
         assert self._process.stdin and self._process.stdout
-        self._process.stdin.write(json.dumps({"function": function, "example": example, "run": run}) + "\n")
+        request = {"function": function, "arguments": arguments or {}, "example": example, "run": run}
+        self._process.stdin.write(json.dumps(request) + "\n")
         self._process.stdin.flush()
         line = self._process.stdout.readline()
         if not line:
