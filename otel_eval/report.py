@@ -314,14 +314,14 @@ def measure_label(details: Any) -> str:
 
 
 _MARKS = {"match": "[green]✓[/]", "order": "[yellow]↕[/]", "args": "[red]≠[/]", "missing": "[red]✗[/]",
-          "extra": "[yellow]+[/]", "retry": "[dim]↻[/]"}
+          "extra": "[yellow]+[/]", "retry": "[dim]↻[/]", "passed_over": "[dim]·[/]"}
 
 
 def trajectory_rows(turn: dict[str, Any]) -> list[dict[str, Any]]:
     """One turn's alignment as side-by-side rows, in expected order, then the extra calls.
 
-    Each row has ``kind`` (match, order, args, missing, extra, retry), the expected and actual call,
-    and a note saying what differs.
+    Each row has ``kind`` (match, order, args, missing, extra, retry, passed_over), the expected
+    and actual call, and a note saying what differs.
     """
     expected = turn.get("expected_calls") or [{"name": n, "args": {}} for n in turn.get("expected", [])]
     actual = turn.get("actual_calls") or [{"name": n, "args": {}} for n in turn.get("actual", [])]
@@ -355,6 +355,10 @@ def trajectory_rows(turn: dict[str, Any]) -> list[dict[str, Any]]:
         note = f"failed ({r.get('error')}), retried" + (" successfully" if r.get("retry_succeeded") else "")
         rows.append({"kind": "retry", "expected": None, "actual": {"name": r.get("name"), "args": r.get("args") or {}},
                      "note": note})
+    passed_over = turn.get("passed_over")
+    if passed_over:  # first call only, none expected: a call without arguments is not an extra one
+        rows.append({"kind": "passed_over", "expected": None, "actual": passed_over,
+                     "note": "no call expected: only a first call with arguments would count (Big Sky)"})
     for row in rows:
         row["mark"] = _MARKS[row["kind"]]
     return rows

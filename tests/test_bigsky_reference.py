@@ -104,6 +104,19 @@ def test_no_call_expected_scores_as_big_sky_scores_it(bigsky_oracle, function, e
     _agree(bigsky_oracle, function, expected_calls, "Which city?", calls, "Which city?")
 
 
+def test_a_passed_over_first_call_is_shown_not_hidden():
+    from otel_eval.report import trajectory_rows
+
+    dataset = _dataset("chat:matchToolCall", None, "Which city?")
+    eval_set = load_golden_data(dataset, "differential.json")
+    [case] = eval_set.eval_cases
+    trajectory = Trajectory("s", [Turn(index=0, trace_id="t", user_input=QUERY, final_response="Which city?",
+                                       calls=[ActualToolCall(name="getTime", args={})])])
+    result = score_session(trajectory, case, EvalConfig(criteria=eval_set.criteria))
+    [turn] = next(c for c in result.criterion_results if c.criterion == "trajectory_match").details["per_turn"]
+    assert [(r["kind"], r["actual"]["name"]) for r in trajectory_rows(turn)] == [("passed_over", "getTime")]
+
+
 @pytest.mark.parametrize("expected_content, content", [
     ("It is sunny.", "It is sunny."), ("It is sunny.", "It rains."), ("It is sunny.", None), ("", "Anything."),
 ])

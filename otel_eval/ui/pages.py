@@ -36,6 +36,7 @@ TRAJECTORY_MARKS = {
     "missing": ("✗", "missing"),
     "extra": ("+", "extra call"),
     "retry": ("↻", "failed, retried"),
+    "passed_over": ("·", "not counted"),
 }
 
 
