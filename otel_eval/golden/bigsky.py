@@ -54,7 +54,8 @@ KNOWN_UNMAPPED = {
 def _match_tool_call(args: dict, log: ProblemLog, path: str) -> Optional[list[tuple[str, CriterionConfig]]]:
     # Big Sky's matchToolCall (src/eval/evaluators/chat.js, every version that reads
     # ``outputs.message``, the seed's format): the first call's name, and its arguments by deep
-    # equality with every "IGNORE" key left out on both sides; it passes when no call is expected.
+    # equality with every "IGNORE" key left out on both sides; with no call expected, the first
+    # call's arguments against {} (metrics.alignment.align, first_call_only).
     return [("trajectory_match", CriterionConfig(threshold=1.0, match_type=MatchType.EXACT, check_args=True,
                                                  options={"first_call_only": True}))]
 

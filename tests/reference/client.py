@@ -25,7 +25,31 @@ def reference_python() -> Path:
     return Path(named) if named else REPO / ".venv-reference" / "bin" / "python"
 
 
-class Oracle:
+class _LineProcess:
+    """A reference process asked one JSON line at a time, answering one JSON line each."""
+
+    name = "reference oracle"
+
+    def __init__(self, argv: list[str]) -> None:
+        self._process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sys.stderr,
+                                         text=True, bufsize=1)
+
+    def _exchange(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self._process.stdin and self._process.stdout
+        self._process.stdin.write(json.dumps(request) + "\n")
+        self._process.stdin.flush()
+        line = self._process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{self.name} exited with {self._process.wait()}")
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self._process.stdin:
+            self._process.stdin.close()
+        self._process.wait(timeout=10)
+
+
+class Oracle(_LineProcess):
     """Ask the reference tools a question (a dict, see ``oracle.py``); get their answer."""
 
     def __init__(self) -> None:
@@ -35,27 +59,13 @@ class Oracle:
                 f"reference environment missing: {python} does not exist; run `make reference` "
                 "(make test does it) or set OTEL_EVAL_REFERENCE_PYTHON"
             )
-        self._process = subprocess.Popen(
-            [str(python), str(ORACLE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sys.stderr,
-            text=True, bufsize=1,
-        )
+        super().__init__([str(python), str(ORACLE)])
 
     def ask(self, request: dict[str, Any]) -> dict[str, Any]:
-        assert self._process.stdin and self._process.stdout
-        self._process.stdin.write(json.dumps(request) + "\n")
-        self._process.stdin.flush()
-        line = self._process.stdout.readline()
-        if not line:
-            raise RuntimeError(f"reference oracle exited with {self._process.wait()}")
-        answer = json.loads(line)
+        answer = self._exchange(request)
         if "error" in answer:
             raise RuntimeError(f"reference tool refused {request['op']}: {answer['error']}")
         return answer
-
-    def close(self) -> None:
-        if self._process.stdin:
-            self._process.stdin.close()
-        self._process.wait(timeout=10)
 
 
 BIGSKY_ORACLE = Path(__file__).with_name("bigsky_oracle.mjs")
@@ -67,8 +77,10 @@ def bigsky_evaluators() -> Path:
     return Path(named) if named else REPO / ".venv-reference" / "bigsky" / "package" / "dist" / "evaluators"
 
 
-class BigSkyOracle:
+class BigSkyOracle(_LineProcess):
     """Ask Big Sky's own ``chat.js`` evaluators (under node) what they score."""
+
+    name = "Big Sky oracle"
 
     def __init__(self) -> None:
         evaluators = bigsky_evaluators()
@@ -77,26 +89,11 @@ class BigSkyOracle:
                 f"Big Sky's evaluators missing: {evaluators / 'chat.js'} does not exist; run `make reference` "
                 "(make test does it; it needs node and npm) or set OTEL_EVAL_BIGSKY_EVALUATORS"
             )
-        self._process = subprocess.Popen(
-            ["node", str(BIGSKY_ORACLE), str(evaluators)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=sys.stderr, text=True, bufsize=1,
-        )
+        super().__init__(["node", str(BIGSKY_ORACLE), str(evaluators)])
 
     def score(self, function: str, example: dict[str, Any], run: dict[str, Any],
               arguments: Optional[dict[str, Any]] = None) -> bool:
-        assert self._process.stdin and self._process.stdout
-        request = {"function": function, "arguments": arguments or {}, "example": example, "run": run}
-        self._process.stdin.write(json.dumps(request) + "\n")
-        self._process.stdin.flush()
-        line = self._process.stdout.readline()
-        if not line:
-            raise RuntimeError(f"Big Sky oracle exited with {self._process.wait()}")
-        answer = json.loads(line)
+        answer = self._exchange({"function": function, "arguments": arguments or {}, "example": example, "run": run})
         if "error" in answer:
             raise RuntimeError(f"Big Sky's {function} refused the example: {answer['error']}")
         return bool(answer["score"])
-
-    def close(self) -> None:
-        if self._process.stdin:
-            self._process.stdin.close()
-        self._process.wait(timeout=10)
