@@ -23,10 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from otel_eval.golden import load_golden_data
-from otel_eval.models.evalset import EvalConfig
-from otel_eval.scoring import score_session
-from otel_eval.trajectory import ActualToolCall, Trajectory, Turn
+from tests.test_golden_bigsky import score_example
 
 Call = tuple[str, dict[str, Any]]
 QUERY = "Get the weather"
@@ -56,11 +53,7 @@ def _big_sky(oracle: Any, function: str, dataset: dict[str, Any], calls: list[Ca
 
 
 def _otel_eval(dataset: dict[str, Any], calls: list[Call], content: Optional[str]) -> bool:
-    eval_set = load_golden_data(dataset, "differential.json")
-    [case] = eval_set.eval_cases
-    trajectory = Trajectory("s", [Turn(index=0, trace_id="t", user_input=QUERY, final_response=content,
-                                       calls=[ActualToolCall(name=n, args=a) for n, a in calls])])
-    result = score_session(trajectory, case, EvalConfig(criteria=eval_set.criteria))
+    eval_set, result = score_example(dataset, calls, content)
     mapped = [c for c in result.criterion_results if c.criterion in eval_set.criteria]
     assert mapped, "the evaluator became no criterion"
     return all(c.passed for c in mapped if not c.skipped)
@@ -107,12 +100,7 @@ def test_no_call_expected_scores_as_big_sky_scores_it(bigsky_oracle, function, e
 def test_a_passed_over_first_call_is_shown_not_hidden():
     from otel_eval.report import trajectory_rows
 
-    dataset = _dataset("chat:matchToolCall", None, "Which city?")
-    eval_set = load_golden_data(dataset, "differential.json")
-    [case] = eval_set.eval_cases
-    trajectory = Trajectory("s", [Turn(index=0, trace_id="t", user_input=QUERY, final_response="Which city?",
-                                       calls=[ActualToolCall(name="getTime", args={})])])
-    result = score_session(trajectory, case, EvalConfig(criteria=eval_set.criteria))
+    _, result = score_example(_dataset("chat:matchToolCall", None, "Which city?"), [("getTime", {})], "Which city?")
     [turn] = next(c for c in result.criterion_results if c.criterion == "trajectory_match").details["per_turn"]
     assert [(r["kind"], r["actual"]["name"]) for r in trajectory_rows(turn)] == [("passed_over", "getTime")]
 

@@ -5,12 +5,17 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
 from otel_eval.errors import InputError
 from otel_eval.golden import criteria_from_bigsky, load_golden, load_golden_data, validate_golden
-from otel_eval.models.evalset import IGNORE, CriterionConfig, MatchType, SessionInput, ExpectedToolCall
+from otel_eval.models.evalset import (IGNORE, CriterionConfig, EvalConfig, EvalSet, MatchType, SessionInput,
+                                     ExpectedToolCall)
+from otel_eval.models.results import EvalCaseResult
+from otel_eval.scoring import score_session
+from otel_eval.trajectory import ActualToolCall, Trajectory, Turn
 
 DATA = Path(__file__).parent / "data" / "golden"
 SEED = json.loads((DATA / "seed_weather.bigsky.json").read_text())
@@ -83,17 +88,19 @@ MATCH_TOOL_CALL_CASES = [
 ]
 
 
+def score_example(data: dict, calls: list, answer: Optional[str] = None) -> tuple[EvalSet, EvalCaseResult]:
+    """A Big Sky dataset of one example, and the result of a one-turn session that asks its query,
+    makes ``calls`` ((name, args) each) and answers ``answer``, scored by the dataset's criteria."""
+    eval_set = load_golden_data(data, "w.json")
+    [case] = eval_set.eval_cases
+    trajectory = Trajectory("s", [Turn(index=0, trace_id="t", user_input=case.query, final_response=answer,
+                                       calls=[ActualToolCall(name=n, args=a) for n, a in calls])])
+    return eval_set, score_session(trajectory, case, EvalConfig(criteria=eval_set.criteria))
+
+
 @pytest.mark.parametrize("calls, big_sky_score", MATCH_TOOL_CALL_CASES)
 def test_match_tool_call_compares_the_first_calls_name_and_arguments(calls, big_sky_score):
-    from otel_eval.models.evalset import EvalConfig
-    from otel_eval.scoring import score_session
-    from otel_eval.trajectory import ActualToolCall, Trajectory, Turn
-
-    eval_set = load_golden_data(_example({"location": "Boston, MA", "units": "IGNORE"}), "w.json")
-    [case] = eval_set.eval_cases
-    trajectory = Trajectory("s", [Turn(index=0, trace_id="t", user_input=case.query,
-                                       calls=[ActualToolCall(name=n, args=a) for n, a in calls])])
-    result = score_session(trajectory, case, EvalConfig(criteria=eval_set.criteria))
+    _, result = score_example(_example({"location": "Boston, MA", "units": "IGNORE"}), calls)
     criterion = next(c for c in result.criterion_results if c.criterion == "trajectory_match")
     assert criterion.passed is big_sky_score
     assert (result.verdict == "passed") is big_sky_score
@@ -106,18 +113,10 @@ def test_match_tool_call_compares_the_first_calls_name_and_arguments(calls, big_
 ])
 def test_match_message_or_tool_call_needs_both_the_content_and_the_first_tool(calls, answer, big_sky_score):
     # chat.js: (!exampleContent || exampleContent === outputContent) && (!exampleToolCall || names equal).
-    from otel_eval.models.evalset import EvalConfig
-    from otel_eval.scoring import score_session
-    from otel_eval.trajectory import ActualToolCall, Trajectory, Turn
-
     data = _example({"location": "Boston, MA"}, content="It is sunny.")
     data["evaluators"] = [{"key": "either", "function": "chat:matchMessageOrToolCall"}]
-    eval_set = load_golden_data(data, "w.json")
+    eval_set, result = score_example(data, calls, answer)
     assert eval_set.metadata["bigsky"]["unmapped_evaluators"] == []
-    [case] = eval_set.eval_cases
-    trajectory = Trajectory("s", [Turn(index=0, trace_id="t", user_input=case.query, final_response=answer,
-                                       calls=[ActualToolCall(name=n, args=a) for n, a in calls])])
-    result = score_session(trajectory, case, EvalConfig(criteria=eval_set.criteria))
     scored = {c.criterion: c.passed for c in result.criterion_results
               if c.criterion in ("trajectory_match", "response_match")}
     assert len(scored) == 2
