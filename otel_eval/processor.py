@@ -1,14 +1,20 @@
 """EvalSpanProcessor: otel-eval inside the agent's own process, as an SDK ``SpanProcessor``.
 
-``on_end`` only appends the finished span to a bounded buffer the engine's writer drains (it
-converts and stores the spans in its own thread): it never blocks the agent and never raises into
-it. When the buffer is full the span is dropped and counted (``dropped_spans``), as the SDK's own
-BatchSpanProcessor does.
+``on_end`` only appends the finished span to a bounded buffer: it never blocks the agent and never
+raises into it. When the buffer is full the span is dropped and counted (``dropped_spans``), as
+the SDK's own BatchSpanProcessor does.
+
+A converter thread turns buffered spans into ``SpanRecord``s as soon as 512 wait, and the engine's
+writer stores those. Converting is pure Python and quick (a few µs a span); storing is not, and
+beside an agent that keeps the GIL busy the writer gets it back only a switch interval after each
+SQLite call. Spans left as SDK ``ReadableSpan``s meanwhile (eleven objects the cyclic GC tracks,
+against one or two for a record) made every full GC pass the agent's thread paid walk them.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Union
@@ -24,8 +30,8 @@ from .spans import SpanRecord, from_sdk_span, sdk_resource
 
 log = logging.getLogger("otel_eval.processor")
 
-#: Buffered spans that wake the writer at once (BatchSpanProcessor's max_export_batch_size);
-#: fewer wait for the writer's next tick (at most 0.5 s).
+#: Buffered spans that wake the converter, and converted spans that wake the writer, at once
+#: (BatchSpanProcessor's max_export_batch_size); fewer wait for the writer's next tick (at most 0.5 s).
 WAKE_AT = 512
 
 
@@ -66,6 +72,16 @@ class EvalSpanProcessor(SpanProcessor):
         self._shut_down = False
         self._limit = engine.settings.max_queue_spans
         self._buffer: deque[ReadableSpan] = deque()
+        """Finished spans as the agent ended them (the agent's thread appends)."""
+        self._records: deque[SpanRecord] = deque()
+        """Converted spans waiting for the writer."""
+        self._converting = threading.Lock()
+        """Held while spans move from ``_buffer`` to ``_records``, so they keep their order."""
+        self._resource: Any = None
+        self._resource_attributes: dict[str, Any] = {}
+        self._convert_now = threading.Event()
+        self._converter = threading.Thread(target=self._convert_loop, name="otel-eval-converter", daemon=True)
+        self._converter.start()
         engine.add_span_source(self._drain)
 
     def on_start(self, span: Span, parent_context: Optional[Context] = None) -> None:
@@ -77,33 +93,46 @@ class EvalSpanProcessor(SpanProcessor):
         if self._shut_down:
             return
         buffer = self._buffer
-        if len(buffer) >= self._limit:
+        waiting = len(buffer) + len(self._records)
+        if waiting >= self._limit:
             self.dropped_spans += 1
             if self.dropped_spans == 1 or self.dropped_spans % 1000 == 0:
                 log.warning("otel-eval dropped %d span(s) so far: %d spans waiting to be stored",
-                            self.dropped_spans, len(buffer))
+                            self.dropped_spans, waiting)
             return
         buffer.append(span)
-        if len(buffer) == WAKE_AT:  # else the writer takes them at its next tick, like BatchSpanProcessor
-            self.engine.wake()
+        if len(buffer) == WAKE_AT:  # else the writer converts them at its next tick, like BatchSpanProcessor
+            self._convert_now.set()
+
+    def _convert_loop(self) -> None:
+        while not self._shut_down:
+            self._convert_now.wait()
+            self._convert_now.clear()
+            if self._convert() >= WAKE_AT:
+                self.engine.wake()
+
+    def _convert(self) -> int:
+        """Move every buffered span to ``_records``; returns how many records wait."""
+        buffer, records = self._buffer, self._records
+        with self._converting:
+            for _ in range(len(buffer)):
+                span = buffer.popleft()
+                try:
+                    # Every span of a TracerProvider shares its one immutable Resource: convert it once.
+                    if span.resource is not self._resource:
+                        self._resource, self._resource_attributes = span.resource, sdk_resource(span.resource)
+                    records.append(from_sdk_span(span, self._resource_attributes))
+                except Exception:  # an unreadable span must not take the others with it
+                    self.dropped_spans += 1
+                    log.warning("otel-eval could not convert span %r; dropped", getattr(span, "name", "?"),
+                                exc_info=True)
+            return len(records)
 
     def _drain(self) -> list[SpanRecord]:
-        """Called by the engine's writer: the buffered spans as SpanRecords (up to one round's worth)."""
-        out: list[SpanRecord] = []
-        buffer = self._buffer
-        # Every span of a TracerProvider shares its one immutable Resource: convert it once.
-        resource: Any = None
-        converted: dict[str, Any] = {}
-        for _ in range(min(len(buffer), SOURCE_ROUND)):
-            span = buffer.popleft()
-            try:
-                if span.resource is not resource:
-                    resource, converted = span.resource, sdk_resource(span.resource)
-                out.append(from_sdk_span(span, converted))
-            except Exception:  # an unreadable span must not take the others with it
-                self.dropped_spans += 1
-                log.warning("otel-eval could not convert span %r; dropped", getattr(span, "name", "?"), exc_info=True)
-        return out
+        """Called by the engine's writer: the waiting spans as SpanRecords (up to one round's worth)."""
+        self._convert()
+        records = self._records
+        return [records.popleft() for _ in range(min(len(records), SOURCE_ROUND))]
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return self.engine.flush(timeout_millis / 1000)
@@ -118,4 +147,6 @@ class EvalSpanProcessor(SpanProcessor):
         if self._shut_down:
             return
         self._shut_down = True
+        self._convert_now.set()  # the converter sees the flag and ends; the writer converts the rest
+        self._converter.join()
         self.engine.close(score_open=True)

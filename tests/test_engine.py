@@ -659,3 +659,70 @@ def test_a_score_workers_answer_pipe_holds_many_answers_before_it_must_wait():
         finally:
             os.close(write_end)
     assert written >= 512 * 1024, f"the pipe took only {written} bytes"
+
+
+def test_spans_the_writer_cannot_store_yet_do_not_wait_as_sdk_spans(tmp_path):
+    """While the writer is held up in a commit, the spans the agent ends are converted to records
+    at once and the SDK's span objects are let go: an agent busy on the GIL starves the writer,
+    and every full GC pass the agent's thread pays walks whatever waits (eleven tracked objects
+    an SDK span, against one or two a record)."""
+    import gc
+    import weakref
+
+    from otel_eval.processor import WAKE_AT
+
+    from opentelemetry.sdk.trace import SpanProcessor
+
+    class Watch(SpanProcessor):
+        """Keeps a weak reference to each finished span, the object every processor receives."""
+
+        def __init__(self):
+            self.refs = []
+
+        def on_end(self, span):
+            self.refs.append(weakref.ref(span))
+
+    db = tmp_path / "e.db"
+    processor = EvalSpanProcessor(db=db, golden=GOLDEN, trace_quiet=3600, session_idle=3600)
+    provider = provider_with(processor)
+    watch = Watch()
+    provider.add_span_processor(watch)
+    tracer = provider.get_tracer("test")
+
+    def end_spans(first: int, count: int) -> list:
+        watch.refs = []
+        for i in range(first, first + count):
+            tracer.start_span(f"step-{i}", attributes={"session.id": "busy"}).end()
+        return watch.refs
+
+    def let_go(refs: list) -> bool:
+        gc.collect()
+        return all(ref() is None for ref in refs)
+
+    blocker = sqlite3.connect(db, timeout=30)
+    blocker.execute("BEGIN IMMEDIATE")  # the writer cannot commit
+    try:
+        first = end_spans(0, WAKE_AT)  # the writer takes these and waits for the lock with them
+        wait_until(lambda: let_go(first), what="the writer taking the first spans")
+        second = end_spans(WAKE_AT, WAKE_AT + 88)
+        wait_until(lambda: let_go(second), what="the SDK spans let go while the writer is held up")
+    finally:
+        blocker.rollback()
+        blocker.close()
+    processor.shutdown()
+    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM spans").fetchone()[0] == 2 * WAKE_AT + 88
+
+
+def test_force_flush_stores_more_spans_than_one_writer_round_takes(tmp_path, monkeypatch):
+    from otel_eval import processor as processor_module
+
+    monkeypatch.setattr(processor_module, "SOURCE_ROUND", 7)
+    db = tmp_path / "e.db"
+    processor = EvalSpanProcessor(db=db, golden=GOLDEN, trace_quiet=3600, session_idle=3600)
+    tracer = provider_with(processor).get_tracer("test")
+    for i in range(50):
+        tracer.start_span(f"step-{i}", attributes={"session.id": "many"}).end()
+    assert processor.force_flush()
+    stored = sqlite3.connect(db).execute("SELECT COUNT(*) FROM spans").fetchone()[0]
+    processor.shutdown()
+    assert stored == 50

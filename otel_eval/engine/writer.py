@@ -102,6 +102,8 @@ SpanSource = Callable[[], list[SpanRecord]]
 
 #: Spans a source hands over per round (the rest wait for the next round, a moment later).
 SOURCE_ROUND = 8192
+#: Source rounds one flush takes at most (a source holds at most ``max_queue_spans``).
+MAX_SOURCE_ROUNDS = 64
 
 
 @dataclass
@@ -208,8 +210,13 @@ class Writer:
     def _round(self, items: list[WriterItem]) -> None:
         evaluations = self._committing = self._evaluations_due(items)
         batches = [i for i in items if isinstance(i, IngestBatch)]
-        pulled = self._pull_sources()
-        if pulled is not None:
+        # A flush (or an end, or the stop) waits for every span the sources hold, not one round's
+        # worth; bounded, as an agent may end spans as fast as they are taken.
+        waited_on = any(isinstance(i, (Barrier, EndSessions, Stop)) for i in items)
+        for _ in range(MAX_SOURCE_ROUNDS if waited_on else 1):
+            pulled = self._pull_sources()
+            if pulled is None:
+                break
             batches.append(pulled)
         ends = [i for i in items if isinstance(i, EndSessions)]
         if any(isinstance(i, Stop) for i in items):
