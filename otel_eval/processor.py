@@ -110,6 +110,8 @@ class EvalSpanProcessor(SpanProcessor):
             self._convert_now.clear()
             if self._convert() >= WAKE_AT:
                 self.engine.wake()
+            if len(self._buffer) >= WAKE_AT:  # the agent ended that many meanwhile: no crossing of WAKE_AT told us
+                self._convert_now.set()
 
     def _convert(self) -> int:
         """Move every buffered span to ``_records``; returns how many records wait."""
