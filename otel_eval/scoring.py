@@ -123,12 +123,18 @@ def _per_invocation(
 
 # --- trajectory criteria ----------------------------------------------------------------------
 
-def _calls_for(turn: Turn, expected_names: Callable[[], set[str]], max_depth: Any) -> tuple[list[ActualToolCall], Any]:
+def _calls_for(turn: Turn, expected_names: Callable[[], set[str]], max_depth: Any,
+               adk: bool = False) -> tuple[list[ActualToolCall], Any]:
     """The calls compared with the expectation. "auto": the top-level agent's calls, unless the
     expectation names a tool only a nested (sub-agent) call used — then every call.
-    ``expected_names`` is asked only then: most turns have no nested call."""
+    ``expected_names`` is asked only then: most turns have no nested call. With ``adk``
+    (``tool_trajectory_avg_score``), "auto" is what ``adk eval`` counts: every call but those
+    made inside another tool call (an ``AgentTool``'s agent runs in a session of its own), so a
+    sub-agent's calls after a transfer count and an agent-as-tool's never do."""
     if max_depth is None:
         return list(turn.calls), None
+    if max_depth == "auto" and adk:
+        return [c for c in turn.calls if not c.inside_call], "auto"
     if max_depth == "auto":
         top: list[ActualToolCall] = []
         nested_names: set[str] = set()
@@ -202,7 +208,7 @@ def _trajectory_score(kind: str) -> Callable[..., tuple[float, dict]]:
             def names() -> set[str]:
                 return {c.name for c in expected} | ({tool_name} if kind == "single_tool_use" else set())
 
-            calls, depth = _calls_for(turn, names, max_depth)
+            calls, depth = _calls_for(turn, names, max_depth, adk)
             if adk:  # ADK's rules: every call in recorded order, no groups, failed attempts count
                 alignment = align(expected, calls, check_args=cfg.check_args, collapse_retries=False,
                                   first_call_only=first_call_only, parallel_groups=False,

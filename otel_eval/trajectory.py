@@ -41,6 +41,9 @@ class ActualToolCall:
     """Name of the (sub-)agent that made the call, when known."""
     depth: int = 0
     """0 for the root agent's calls, 1 for calls made inside a sub-agent reached through a tool, ..."""
+    inside_call: bool = False
+    """Made inside another tool call: by an agent run as a tool (ADK's ``AgentTool``, which runs it
+    in a session of its own, so ``adk eval`` never counts its calls), or by a tool's own tool."""
 
     @property
     def succeeded(self) -> bool:
@@ -267,7 +270,7 @@ def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any
     if not tools:  # nothing executed was traced: what the model asked for is the best record
         fallback = []
         for r in requests:
-            agent, depth = _agent_of(r.mapped, by_id, root)
+            agent, depth, inside_call = _agent_of(r.mapped, by_id, root)
             fallback.append(
                 ActualToolCall(
                     name=r.call.name,
@@ -281,6 +284,7 @@ def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any
                     step=step_of(r.mapped, None),
                     agent=agent,
                     depth=depth,
+                    inside_call=inside_call,
                 )
             )
         return fallback
@@ -306,7 +310,7 @@ def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any
         error = tool.error
         if error is None and m.span.status == "error":
             error = m.span.status_message or "error"
-        agent, depth = _agent_of(m, by_id, root)
+        agent, depth, inside_call = _agent_of(m, by_id, root)
         calls.append(
             ActualToolCall(
                 name=tool.name,
@@ -321,6 +325,7 @@ def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any
                 step=step_of(asked_by, m),
                 agent=agent,
                 depth=depth,
+                inside_call=inside_call,
             )
         )
     return _parallel_in_request_order(calls, orders)
@@ -421,12 +426,12 @@ def _bare(args: dict[str, Any], requested: dict[str, Any]) -> bool:
     return text == as_text(bare) or (type(read) is type(bare) and read == bare)
 
 
-def _agent_of(m: Any, by_id: dict[str, Any], root: Any) -> tuple[Optional[str], int]:
-    """(agent name, depth): depth counts the tool calls (and agents of another name not reached
-    through a tool) between the root and the span; the agent is the innermost of them."""
+def _agent_of(m: Any, by_id: dict[str, Any], root: Any) -> tuple[Optional[str], int, bool]:
+    """(agent name, depth, inside a call): depth counts the tool calls (and agents of another name
+    not reached through a tool) between the root and the span; the agent is the innermost of them."""
     root_agent = root.reading.agent_name
     if _sequential(m):
-        return root_agent, 0
+        return root_agent, 0, False
     chain = []
     seen = {m.span.span_id}
     parent = by_id.get(m.span.parent_span_id) if m.span.parent_span_id else None
@@ -434,17 +439,17 @@ def _agent_of(m: Any, by_id: dict[str, Any], root: Any) -> tuple[Optional[str], 
         seen.add(parent.span.span_id)
         chain.append(parent)
         parent = by_id.get(parent.span.parent_span_id) if parent.span.parent_span_id else None
-    depth, current, through_tool = 0, None, False
+    depth, current, through_tool, inside_call = 0, None, False, False
     for ancestor in reversed(chain):
         reading = ancestor.reading
         if _is_call(ancestor):
             depth += 1
-            current, through_tool = reading.tool.name, True
+            current, through_tool, inside_call = reading.tool.name, True, True
         elif reading.span_type == "agent" and reading.agent_name:
             if current is not None and reading.agent_name != current and not through_tool:
                 depth += 1
             current, through_tool = reading.agent_name, False
-    return current or root_agent, depth
+    return current or root_agent, depth, inside_call
 
 
 def _convention_module(m: Any) -> Any:

@@ -151,6 +151,8 @@ def test_calls_inside_a_sub_agent_have_depth_and_agent():
     t = build_trajectory("s", map_spans(spans))
     assert [(c.name, c.agent, c.depth) for c in t.calls] == [
         ("ask_helper", "boss", 0), ("lookup", "helper", 1), ("lookup", "other", 1)]
+    # Only the helper run as a tool made its call inside another call (what adk eval never counts).
+    assert [c.inside_call for c in t.calls] == [False, True, False]
     assert t.case_hint == "c-1"
 
 
