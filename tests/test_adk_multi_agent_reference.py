@@ -87,3 +87,22 @@ def test_tool_trajectory_avg_score_counts_the_calls_adk_counts(adk_run, referenc
             disagreements.append({"expected": [[c["name"] for c in calls] for calls in expected],
                                   "otel-eval": ours, "google-adk": adk["per_invocation"]})
     assert not disagreements, json.dumps(disagreements, indent=1)
+
+
+def test_response_match_score_reads_the_final_response_adk_reads(adk_run, reference_oracle):
+    """Each turn's final response (the sub-agent's, after a transfer) and ADK's ROUGE-1 of it."""
+    invocations = adk_run["invocations"]
+    queries = [inv["query"] for inv in invocations]
+    config = EvalConfig(criteria={"response_match_score": CriterionConfig(threshold=0.8)})
+    for rewrite in (lambda text: text, lambda text: f"Well: {text.lower()} Anything else?", lambda text: "No idea."):
+        expected = [rewrite(inv["final_response"]) for inv in invocations]
+        case = EvalSet(eval_set_id="multi_agent", eval_cases=[EvalCase(eval_id="run", conversation=[
+            Invocation(invocation_id=f"turn-{i}", user_content=MessageContent.user(query),
+                       expected_final_response=MessageContent.assistant(text))
+            for i, (query, text) in enumerate(zip(queries, expected))])])
+        [result] = evaluate([adk_run["path"]], golden=[case], config=config)
+        [criterion] = [c for c in result.criterion_results if c.criterion == "response_match_score"]
+        adk = reference_oracle.ask({"op": "adk_response_match", "threshold": 0.8, "invocations": [
+            {"actual": inv["final_response"], "expected": text} for inv, text in zip(invocations, expected)]})
+        assert [turn["score"] for turn in criterion.details["per_turn"]] == pytest.approx(adk["per_invocation"])
+        assert criterion.passed == (adk["status"] == "PASSED")

@@ -351,3 +351,22 @@ def test_a_misspelled_data_key_of_an_old_adk_eval_set_is_named(tmp_path, entries
     path = write(tmp_path, "old.json", entries)
     unknown = [(p.location, p.reason) for p in validate_golden(path) if "unknown key" in p.reason]
     assert unknown == expected
+
+
+def test_a_golden_set_built_in_python_refuses_a_misspelled_expectation(tmp_path):
+    """In Python as in a file: a misspelled keyword is an error, never a check quietly left out
+    (the case below would otherwise pass on its response alone, its tools never compared)."""
+    from pydantic import ValidationError
+
+    from otel_eval.models.evalset import EvalCase, EvalSet, ExpectedToolCall, Invocation, MessageContent
+
+    with pytest.raises(ValidationError) as err:
+        Invocation(invocation_id="i", user_content=MessageContent.user("What's the weather in Tokyo?"),
+                   expected_final_response=MessageContent.assistant("Sunny in Tokyo."),
+                   expected_tool_trajectroy=[ExpectedToolCall(name="get_weather", args={"city": "Tokyo"})])
+    assert "expected_tool_trajectroy" in str(err.value)
+    for model, keywords in ((EvalSet, {"eval_set_id": "s", "eval_case": []}),
+                            (EvalCase, {"eval_id": "c", "conversations": []}),
+                            (ExpectedToolCall, {"name": "get_weather", "arguments": {"city": "Tokyo"}})):
+        with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+            model(**keywords)

@@ -13,7 +13,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar, Optional, Union
 
-from pydantic import (BaseModel, Field, SerializerFunctionWrapHandler, ValidationError, field_validator,
+from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, field_validator,
                       model_serializer, model_validator)
 
 from pydantic_core import PydanticCustomError
@@ -25,7 +25,15 @@ from .problems import GoldenFileError, ProblemLog, log_validation_errors
 from .suggest import unknown_name
 
 
-class MessageContent(BaseModel):
+class _Golden(BaseModel):
+    """A golden-set model: a keyword it does not know is an error, in Python as in a file (where
+    :func:`check_keys` reports every one at its JSON path): a misspelled expectation
+    (``expected_tool_trajectroy=``) must not leave the check it meant silently out."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class MessageContent(_Golden):
     role: str
     content: Union[str, list[dict[str, Any]]]
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -50,7 +58,7 @@ class MessageContent(BaseModel):
         return "\n".join(parts)
 
 
-class ExpectedToolCall(BaseModel):
+class ExpectedToolCall(_Golden):
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
     call_id: Optional[str] = None
@@ -77,7 +85,7 @@ class StepType(str, Enum):
     CONDITIONAL = "conditional"
 
 
-class TrajectoryStep(BaseModel):
+class TrajectoryStep(_Golden):
     step_type: StepType
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
@@ -95,7 +103,7 @@ class TrajectoryStep(BaseModel):
         return cls(step_type=StepType.TOOL, name=name, args=args or {}, timestamp=timestamp, metadata=metadata)
 
 
-class Invocation(BaseModel):
+class Invocation(_Golden):
     invocation_id: str
     user_content: MessageContent
     expected_tool_trajectory: Optional[list[ExpectedToolCall]] = None
@@ -124,13 +132,13 @@ class Invocation(BaseModel):
         return data
 
 
-class SessionInput(BaseModel):
+class SessionInput(_Golden):
     thread_id: Optional[str] = None
     config: dict[str, Any] = Field(default_factory=dict)
     initial_state: dict[str, Any] = Field(default_factory=dict)
 
 
-class EvalCase(BaseModel):
+class EvalCase(_Golden):
     eval_id: str
     name: str = ""
     conversation: list[Invocation] = Field(default_factory=list)
@@ -144,7 +152,7 @@ class EvalCase(BaseModel):
         return self.conversation[0].user_content.get_text() if self.conversation else ""
 
 
-class EvalSet(BaseModel):
+class EvalSet(_Golden):
     eval_set_id: str
     name: str = ""
     description: str = ""

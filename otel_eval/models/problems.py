@@ -138,6 +138,8 @@ def log_validation_errors(data: Any, exc: ValidationError, log: ProblemLog) -> N
     a location, a union's alternatives at one place one 'or' reason."""
     by_path: dict[str, list[str]] = {}
     for err in exc.errors():
+        if err["type"] == "extra_forbidden":  # the key check before validation named it, with a suggestion
+            continue
         path = _error_path(data, err["loc"], err["type"])
         reason = "missing required field" if err["type"] == "missing" else err["msg"]
         reasons = by_path.setdefault(path, [])

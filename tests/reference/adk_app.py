@@ -146,10 +146,14 @@ def _otlp_json(spans: list[Any]) -> dict[str, Any]:
     }]}
 
 
+def _text(content: Any) -> str:
+    return "".join(part.text or "" for part in (content.parts or [])) if content is not None else ""
+
+
 def run(schema: int = 2) -> dict[str, Any]:
-    """``{"otlp": OTLP/JSON of the run's spans, "invocations": [{"query", "calls": [{"name", "args"}]}]}``:
-    the calls as ``adk eval`` takes them (``EvaluationGenerator`` over the session's events, then
-    ``get_all_tool_calls``), in order. ``schema``: ADK's telemetry schema version (2, the GenAI
+    """``{"otlp": OTLP/JSON of the run's spans, "invocations": [{"query", "calls": [{"name", "args"}],
+    "final_response"}]}``: each invocation as ``adk eval`` takes it (``EvaluationGenerator`` over
+    the session's events; the calls by ``get_all_tool_calls``, in order). ``schema``: ADK's telemetry schema version (2, the GenAI
     semantic conventions, its default; 1, the legacy ``agent_run``/``call_llm`` spans)."""
     import logging
     import os
@@ -170,8 +174,9 @@ def run(schema: int = 2) -> dict[str, Any]:
     invocations = EvaluationGenerator.convert_events_to_eval_invocations(events)
     return {
         "otlp": _otlp_json(spans),
-        "invocations": [{"query": "".join(p.text or "" for p in inv.user_content.parts or []),
+        "invocations": [{"query": _text(inv.user_content),
                          "calls": [{"name": c.name, "args": c.args or {}}
-                                   for c in get_all_tool_calls(inv.intermediate_data)]}
+                                   for c in get_all_tool_calls(inv.intermediate_data)],
+                         "final_response": _text(inv.final_response)}
                         for inv in invocations],
     }
