@@ -358,7 +358,7 @@ def test_a_golden_set_built_in_python_refuses_a_misspelled_expectation(tmp_path)
     (the case below would otherwise pass on its response alone, its tools never compared)."""
     from pydantic import ValidationError
 
-    from otel_eval.models.evalset import EvalCase, EvalSet, ExpectedToolCall, Invocation, MessageContent
+    from otel_eval.models.evalset import EvalCase, EvalConfig, EvalSet, ExpectedToolCall, Invocation, MessageContent
 
     with pytest.raises(ValidationError) as err:
         Invocation(invocation_id="i", user_content=MessageContent.user("What's the weather in Tokyo?"),
@@ -367,6 +367,7 @@ def test_a_golden_set_built_in_python_refuses_a_misspelled_expectation(tmp_path)
     assert "expected_tool_trajectroy" in str(err.value)
     for model, keywords in ((EvalSet, {"eval_set_id": "s", "eval_case": []}),
                             (EvalCase, {"eval_id": "c", "conversations": []}),
-                            (ExpectedToolCall, {"name": "get_weather", "arguments": {"city": "Tokyo"}})):
+                            (ExpectedToolCall, {"name": "get_weather", "arguments": {"city": "Tokyo"}}),
+                            (EvalConfig, {"criterias": {}})):
         with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
             model(**keywords)

@@ -289,12 +289,12 @@ class CriterionConfig(_StrictSettings):
         return data
 
 
-class UserSimulatorConfig(BaseModel):
+class UserSimulatorConfig(_Golden):
     model: str = "gpt-4o-mini"
     max_turns: int = 10
 
 
-class EvalConfig(BaseModel):
+class EvalConfig(_Golden):
     criteria: dict[str, CriterionConfig] = Field(default_factory=dict)
     user_simulator_config: Optional[UserSimulatorConfig] = None
 
