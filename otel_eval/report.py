@@ -191,6 +191,9 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
     console.print(f"query: {row['query']!r}", markup=False, highlight=False)
     console.print(f"case: {row['case_id'] or '-'} ({row['matched_by']}, score {row['match_score']:.1f})",
                   markup=False, highlight=False)
+    why = ((row.get("match") or {}).get("evidence") or {}).get("reason")
+    if not row["case_id"] and why:  # unmatched or ambiguous: say why
+        console.print(f"  why: {why}", markup=False, highlight=False)
     inputs = {t["turn"]: t.get("user_input") for t in row.get("turns") or []}
     shown: list[Any] = []
     said: set[int] = set()

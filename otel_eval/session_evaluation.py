@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -17,6 +19,8 @@ from .models.results import EvalCaseResult
 from .scoring import config_for_case, score_session
 from .spans import LogEvent, SpanRecord
 from .trajectory import Trajectory, build_trajectory
+
+log = logging.getLogger("otel_eval.scoring")
 
 
 @dataclass
@@ -62,6 +66,9 @@ def evaluate_mapped(session_id: str, mapped: list[MappedSpan], index: Any, confi
         per_trace.setdefault(m.span.trace_id, []).append(m)
     trace_records = {trace_id: aggregate_trace(members) for trace_id, members in per_trace.items()}
     match = index.match(trajectory.query, case_hint=trajectory.case_hint)
+    if match.case is None and not trajectory.query and _content_not_recorded(mapped):
+        match = dataclasses.replace(match, evidence={**match.evidence, "reason": NO_CONTENT_REASON})
+        _warn_no_content_once()
     # A golden set that declares its own criteria (Big Sky evaluators) is scored by them.
     eval_set = index.set_of(match.eval_set_id, match.eval_id)
     case_config = config_for_case(config, eval_set)
@@ -84,6 +91,30 @@ def evaluate_mapped(session_id: str, mapped: list[MappedSpan], index: Any, confi
             "trace_count": len(trajectory.turns),
         },
     )
+
+
+NO_CONTENT_REASON = (
+    "no user input to match on: the session's model calls carry no messages, so the instrumentation "
+    "did not record message content (OpenTelemetry GenAI instrumentations, google-adk's included, record "
+    "it only when OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT is set: SPAN_ONLY for google-adk, "
+    "true for most others)")
+
+
+def _content_not_recorded(mapped: Sequence[MappedSpan]) -> bool:
+    """The session has model calls and none of them shows a message, a completion or a tool
+    request: what spans look like when their instrumentation leaves content out."""
+    llm = [m.reading for m in mapped if m.reading.span_type == "llm"]
+    return bool(llm) and not any(r.user_input or r.response or r.requested_calls or r.system_prompt for r in llm)
+
+
+_warned_no_content = False
+
+
+def _warn_no_content_once() -> None:
+    global _warned_no_content
+    if not _warned_no_content:
+        _warned_no_content = True
+        log.warning("a session could not be matched to a golden case: %s", NO_CONTENT_REASON)
 
 
 def failed_outcome(session_id: str, exc: Exception) -> Outcome:

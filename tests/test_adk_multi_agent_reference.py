@@ -106,3 +106,29 @@ def test_response_match_score_reads_the_final_response_adk_reads(adk_run, refere
             {"actual": inv["final_response"], "expected": text} for inv, text in zip(invocations, expected)]})
         assert [turn["score"] for turn in criterion.details["per_turn"]] == pytest.approx(adk["per_invocation"])
         assert criterion.passed == (adk["status"] == "PASSED")
+
+
+def test_spans_without_message_content_are_unmatched_and_say_why(reference_oracle, tmp_path, caplog, monkeypatch):
+    """google-adk's default telemetry leaves message content off its spans: no query, so no case
+    can match. The evaluation, the report and the log (once a process) say why, and what to set."""
+    import logging
+    import subprocess
+    import sys
+
+    from otel_eval import session_evaluation
+
+    monkeypatch.setattr(session_evaluation, "_warned_no_content", False)
+    run = reference_oracle.ask({"op": "adk_multi_agent_run", "schema": 2, "content": False})
+    path = tmp_path / "no_content.otlp.json"
+    path.write_text(json.dumps(run["otlp"]))
+    golden = _case([inv["query"] for inv in run["invocations"]], [inv["calls"] for inv in run["invocations"]])
+    db = tmp_path / "r.db"
+    with caplog.at_level(logging.WARNING, logger="otel_eval.scoring"):
+        [result] = evaluate([path], golden=[golden], db=db)
+    assert (result.eval_id, result.verdict) == ("", "not_evaluated")
+    assert [r.getMessage() for r in caplog.records if "CAPTURE_MESSAGE_CONTENT" in r.getMessage()]
+    report = subprocess.run([sys.executable, "-m", "otel_eval.cli", "report", "--db", str(db), "--session",
+                             result.session_id], capture_output=True, text=True, timeout=60,
+                            env={"COLUMNS": "400", "PATH": "/usr/bin:/bin"})
+    why = " ".join(report.stdout.split())
+    assert "why: no user input to match on" in why and "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" in why

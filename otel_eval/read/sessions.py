@@ -181,11 +181,15 @@ def session_overview(conn: sqlite3.Connection, session_id: str) -> Optional[dict
 
 def session_detail(db_paths: Sequence[DbPath], session_id: str) -> Optional[dict[str, Any]]:
     """The session's current evaluation (as :func:`~otel_eval.read.evaluations.current_evaluations`
-    gives it) with ``turns``: per turn (trace) its ``user_input``, as the scorer read it."""
+    gives it) with ``turns``: per turn (trace) its ``user_input``, as the scorer read it, and
+    ``match``: how it was matched to its case, and why not (``details.match``)."""
     for row in current_evaluations(db_paths):
         if row["session_id"] == session_id:
             with closing(open_database(row["db"])) as conn:
                 row["turns"] = session_turns(conn, session_id)
+                found = conn.execute("SELECT id FROM evaluations WHERE session_id = ? AND revision = ?",
+                                     (session_id, row["revision"])).fetchone()
+                row["match"] = match_evidence(conn, found[0]) if found else {}
             return row
     return None
 

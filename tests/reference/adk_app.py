@@ -94,7 +94,7 @@ def _app() -> Any:
                     tools=[get_time, AgentTool(agent=math_agent)], sub_agents=[weather_agent])
 
 
-async def _run() -> tuple[list[Any], list[Any]]:
+async def _run(content: bool) -> tuple[list[Any], list[Any]]:
     from google.adk.agents.run_config import RunConfig
     from google.adk.runners import InMemoryRunner
     from google.adk.telemetry.context import ContentCapturingMode, TelemetryConfig
@@ -103,8 +103,10 @@ async def _run() -> tuple[list[Any], list[Any]]:
     exporter = _capture_spans()
     runner = InMemoryRunner(agent=_app(), app_name="multi_agent")
     session = await runner.session_service.create_session(app_name="multi_agent", user_id="user")
-    # Content on the spans (the query, arguments, results), as a deployment that evaluates turns it on.
-    run_config = RunConfig(telemetry=TelemetryConfig(capture_message_content=ContentCapturingMode.SPAN_ONLY))
+    # Content on the spans (the query, arguments, results), as a deployment that evaluates turns it
+    # on; without, ADK's default: no content on its GenAI spans.
+    run_config = RunConfig(telemetry=TelemetryConfig(
+        capture_message_content=ContentCapturingMode.SPAN_ONLY if content else ContentCapturingMode.NO_CONTENT))
     for query in QUERIES:
         message = types.Content(role="user", parts=[types.Part(text=query)])
         async for _ in runner.run_async(user_id="user", session_id=session.id, new_message=message,
@@ -150,11 +152,12 @@ def _text(content: Any) -> str:
     return "".join(part.text or "" for part in (content.parts or [])) if content is not None else ""
 
 
-def run(schema: int = 2) -> dict[str, Any]:
+def run(schema: int = 2, content: bool = True) -> dict[str, Any]:
     """``{"otlp": OTLP/JSON of the run's spans, "invocations": [{"query", "calls": [{"name", "args"}],
     "final_response"}]}``: each invocation as ``adk eval`` takes it (``EvaluationGenerator`` over
     the session's events; the calls by ``get_all_tool_calls``, in order). ``schema``: ADK's telemetry schema version (2, the GenAI
-    semantic conventions, its default; 1, the legacy ``agent_run``/``call_llm`` spans)."""
+    semantic conventions, its default; 1, the legacy ``agent_run``/``call_llm`` spans); ``content``:
+    message content on the spans (``SPAN_ONLY``), else ADK's default (none)."""
     import logging
     import os
 
@@ -165,7 +168,7 @@ def run(schema: int = 2) -> dict[str, Any]:
     previous = os.environ.get("ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN")
     os.environ["ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN"] = str(schema)  # read by ADK at every span
     try:
-        events, spans = asyncio.run(_run())
+        events, spans = asyncio.run(_run(content))
     finally:
         if previous is None:
             del os.environ["ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN"]

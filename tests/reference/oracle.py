@@ -21,9 +21,10 @@ Answers: ``{"score": float, "per_invocation": [float], "status": str}`` or ``{"e
    it: exclude_unset/defaults/none>, "camel": <by_alias=True>}`` (JSON texts).
 - ``{"op": "adk_model_keys"}`` → ``{model name: [field names and their aliases]}`` for every model
    an ADK eval set file holds, genai's Content/Part/FunctionCall/FunctionResponse included.
-- ``{"op": "adk_multi_agent_run", "schema": 2|1}`` → a multi-agent google-adk app run with a
-   scripted model (``adk_app.py``): the spans ADK's telemetry emitted (in that telemetry schema
-   version), as OTLP/JSON, and each invocation's tool calls as ``adk eval`` counts them.
+- ``{"op": "adk_multi_agent_run", "schema": 2|1, "content": bool}`` → a multi-agent google-adk
+   app run with a scripted model (``adk_app.py``): the spans ADK's telemetry emitted (in that
+   telemetry schema version; with message content or, as ADK's default, without), as OTLP/JSON,
+   and each invocation's tool calls and final response as ``adk eval`` takes them.
 """
 
 from __future__ import annotations
@@ -273,7 +274,7 @@ def adk_model_keys(request: dict[str, Any]) -> dict[str, Any]:
 def adk_multi_agent_run(request: dict[str, Any]) -> dict[str, Any]:
     import adk_app  # beside this file: the script's folder is on sys.path
 
-    return adk_app.run(request.get("schema", 2))
+    return adk_app.run(request.get("schema", 2), request.get("content", True))
 
 
 OPS = {
