@@ -5,9 +5,8 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from .conventions.genai import apply_log_events
@@ -67,7 +66,7 @@ def evaluate_mapped(session_id: str, mapped: list[MappedSpan], index: Any, confi
     trace_records = {trace_id: aggregate_trace(members) for trace_id, members in per_trace.items()}
     match = index.match(trajectory.query, case_hint=trajectory.case_hint)
     if match.case is None and not trajectory.query and _content_not_recorded(mapped):
-        match = dataclasses.replace(match, evidence={**match.evidence, "reason": NO_CONTENT_REASON})
+        match = replace(match, evidence={**match.evidence, "reason": NO_CONTENT_REASON})
         _warn_no_content_once()
     # A golden set that declares its own criteria (Big Sky evaluators) is scored by them.
     eval_set = index.set_of(match.eval_set_id, match.eval_id)
