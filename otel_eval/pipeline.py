@@ -75,9 +75,10 @@ def load_session(store: Store, session_id: str, max_value_chars: int = DEFAULT_L
 
 class FinishedEvaluation:
     """A scored session ready to commit: its rows (plain values), what listeners are told, and the
-    full result. It crosses from a score worker process to the writer as a pickle, where the
-    result travels as JSON text and is parsed only if a listener asks for it: unpickling a
-    pydantic model per session was the largest single cost of the collector's busy process."""
+    full result. Score workers hand it to the writer compacted (:meth:`compact`): the result as
+    JSON text, parsed only if a listener asks for it. From a worker process it crosses as a pickle,
+    where unpickling a pydantic model per session was the largest single cost of the collector's
+    busy process; in-process, a tree of objects waiting for the commit cost the GC passes."""
 
     def __init__(self, session_id: str, result: EvalCaseResult, rows: EvaluationRows, matched: bool,
                  matched_by: str, agent_version: Optional[str], trace_ids: tuple[str, ...],
@@ -103,12 +104,17 @@ class FinishedEvaluation:
             self._result = EvalCaseResult.model_validate_json(self._result_json)
         return self._result
 
+    def compact(self) -> "FinishedEvaluation":
+        """Keep the result as JSON text until a listener asks for it: a record waits for the writer's
+        next commit (up to 50 ms), and a pydantic tree of ~100 objects per session waiting there
+        outlives the young GC generations and brings on full collections."""
+        if self._result is not None:
+            self._result_json = self._result.model_dump_json()
+            self._result = None
+        return self
+
     def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        if state["_result"] is not None:
-            state["_result_json"] = state["_result"].model_dump_json()
-            state["_result"] = None
-        return state
+        return dict(self.compact().__dict__)
 
 
 def score_loaded(loaded: LoadedSession, ctx: ScoringContext, expected_status: str = ENDED,

@@ -38,16 +38,16 @@ log = logging.getLogger("otel_eval.engine")
 
 _UNSET: Any = object()
 
-#: Finished evaluations that may wait for the writer at once. A worker that would exceed it waits:
-#: a writer that falls behind then holds back scoring (sessions wait as ids, and 'ended' in the
-#: database) instead of growing a queue of scored records. Those records are the largest objects
-#: the engine keeps, and every full pass of the cyclic GC walks them, on whichever thread
-#: allocates: in-process, often the agent's.
+#: Finished evaluations that may wait for the writer at once, in-process. A worker that would
+#: exceed it waits: a writer that falls behind then holds back scoring (sessions wait as ids, and
+#: 'ended' in the database) instead of growing a queue of scored records. Those records are the
+#: largest things the engine keeps (their result as JSON text, ~14 KiB, and their rows), in the
+#: agent's own memory.
 MAX_WAITING_EVALUATIONS = 128
-#: The same bound when score worker processes send the records: theirs arrive pickled, the result
-#: as JSON text, ~14 KiB each rather than a tree of objects. A collector whose GIL is busy with
-#: ingest commits them in bursts, and with 128 the thread feeding a worker waited on the hand-off
-#: in a fifth of the samples at full load while the worker idled (benchmarks/README.md, seventh pass).
+#: The same bound when score worker processes send the records, in a collector's memory. A
+#: collector whose GIL is busy with ingest commits them in bursts, and with 128 the thread feeding
+#: a worker waited on the hand-off in a fifth of the samples at full load while the worker idled
+#: (benchmarks/README.md, seventh pass).
 MAX_WAITING_FROM_PROCESSES = 512
 
 

@@ -106,7 +106,7 @@ class ThreadWorkers(ScoreWorkers):
                 if finished is None:
                     self._skip(session_id)
                 else:
-                    self._deliver(finished)
+                    self._deliver(finished.compact())
         finally:
             store.close()
 
