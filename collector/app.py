@@ -8,7 +8,6 @@ on the same file resumes them.
 
 from __future__ import annotations
 
-import gc
 import logging
 import signal
 import sqlite3
@@ -17,6 +16,7 @@ import threading
 from typing import Any, Callable, Optional, Sequence
 
 from otel_eval.engine import Engine, EngineSettings, EvaluationStored
+from otel_eval.engine.own_process import freeze_long_lived, widen_young_generation
 from otel_eval.errors import InputError, OtelEvalError
 from otel_eval.models.evalset import EvalConfig
 
@@ -242,11 +242,12 @@ def run(config: CollectorConfig, *, ready: Optional[Callable[[Collector], None]]
     try:
         preflight.check(config)  # database writable, TLS files usable, ports free: else one line, exit 2
         memory.limit_arenas()  # before our threads start: their arenas are made from now on
+        widen_young_generation()  # before the golden sets are loaded
         collector = Collector(config).start()
         # The golden sets (hundreds of thousands of objects for a large set) live as long as the
         # process: frozen, the cyclic GC stops walking them in every full collection, which
         # otherwise lands on whichever thread allocates (a gRPC thread decoding a batch).
-        gc.freeze()
+        freeze_long_lived()
         for line in collector.banner():
             log.info("%s", line)
         if ready is not None:

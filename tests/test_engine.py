@@ -726,3 +726,19 @@ def test_force_flush_stores_more_spans_than_one_writer_round_takes(tmp_path, mon
     stored = sqlite3.connect(db).execute("SELECT COUNT(*) FROM spans").fetchone()[0]
     processor.shutdown()
     assert stored == 50
+
+
+def test_in_process_otel_eval_leaves_the_agents_garbage_collector_alone(tmp_path):
+    """The collector and its worker processes widen the young GC generation and freeze their
+    golden index (``engine.own_process``); in an agent's process the GC is the agent's."""
+    import gc
+
+    before = (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled())
+    processor = EvalSpanProcessor(db=tmp_path / "e.db", golden=GOLDEN, trace_quiet=0.1, session_idle=0.2)
+    tracer = provider_with(processor).get_tracer("test")
+    run_turn(tracer, "gc-alone", "What's the weather in Tokyo?", "Tokyo", "It is 22°C and sunny in Tokyo.", end=True)
+    assert processor.force_flush()
+    assert processor.engine.wait_idle(20)
+    processor.shutdown()
+    assert evaluations(tmp_path / "e.db")  # it did score the session
+    assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before

@@ -9,7 +9,6 @@ end-of-file, and with its parent (``PR_SET_PDEATHSIG`` on Linux, plus a parent-p
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import pickle
@@ -62,8 +61,10 @@ def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s [score worker]: %(message)s")
     from ..store import Store
     from ..pipeline import score_session
+    from .own_process import freeze_long_lived, widen_young_generation
     from .workers import read_frame
 
+    widen_young_generation()  # before the golden index is built
     source = sys.stdin.buffer
     try:
         init = pickle.loads(read_frame(source))
@@ -72,7 +73,7 @@ def main(argv: list[str]) -> int:
     context = _context(init)
     # The golden index is most of this process's objects and lives as long as it does: out of the
     # collector's way, the cyclic GC no longer walks it in every full collection.
-    gc.freeze()
+    freeze_long_lived()
     store = Store.open_read_only(init["db"])
     log = logging.getLogger("otel_eval.engine.worker")
     while True:
