@@ -17,6 +17,10 @@ process and thread:
               with a backlog: ``MAX_GROUP`` (64) records a transaction, stored together with one
               statement a table (``--commit-group 1`` commits every record alone).
 
+``--gc sidecar`` (the default) runs with the cyclic GC the collector and its score worker
+processes run with (``otel_eval.engine.own_process``: a wide young generation); ``--gc agent`` with
+Python's defaults, as ``EvalSpanProcessor`` scores inside an agent's process.
+
 Numbers are printed absolute and as a ratio to the baseline of the same run (the machine may be
 shared, so absolute numbers are noisy). ``--profile N`` also prints the top N functions of a
 cProfile of the ``commit`` phase (cumulative time; ``--profile-phase map`` or ``score`` profiles
@@ -75,11 +79,26 @@ def _timed(fn: Callable[[], Any]) -> float:
     return time.process_time() - started
 
 
+def _set_gc(choice: str) -> str:
+    """Set this process's cyclic GC as ``choice`` says; returns what was set, for the report."""
+    import gc
+
+    if choice == "sidecar":
+        try:
+            from otel_eval.engine.own_process import widen_young_generation
+        except ImportError:  # code from before the collector tuned its GC: its processes ran the defaults
+            return f"sidecar (this code's processes run Python's defaults: {gc.get_threshold()})"
+        widen_young_generation()
+        return f"sidecar (the collector's and its workers': thresholds {gc.get_threshold()})"
+    return f"agent (Python's defaults: thresholds {gc.get_threshold()})"
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from otel_eval.golden import GoldenIndex, load_golden
     from otel_eval.models.evalset import EvalConfig
     from otel_eval.store import Store
 
+    results: dict[str, Any] = {"gc": _set_gc(args.gc)}
     workdir = Path(tempfile.mkdtemp(prefix="otel-eval-scoring-"))
     db = workdir / "bench.db"
     built = time.perf_counter()
@@ -93,7 +112,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     config = EvalConfig.default()
     scorer = _scorer(index, config)
     store = Store(db)
-    results: dict[str, Any] = {"sessions": len(session_ids), "spans": span_count}
+    results.update(sessions=len(session_ids), spans=span_count)
     try:
         def baseline() -> None:
             for sid in session_ids:
@@ -236,7 +255,7 @@ def _writer_group() -> int:
 def print_report(results: dict[str, Any]) -> None:
     n, spans = results["sessions"], results["spans"]
     base = results["baseline"]
-    print(f"{n} sessions, {spans} spans ({spans / n:.1f} per session), one thread, CPU seconds")
+    print(f"{n} sessions, {spans} spans ({spans / n:.1f} per session), one thread, CPU seconds; GC: {results['gc']}")
     print(f"{'phase':<10} {'seconds':>8} {'sessions/s':>11} {'us/span':>8} {'x baseline time':>16}")
     for name in ("baseline", "map", "score", "commit"):
         seconds = results[name]
@@ -257,6 +276,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--profile-sort", default="cumulative", help="pstats sort key (default cumulative; e.g. tottime)")
     parser.add_argument("--commit-group", type=int, default=_writer_group(),
                         help="records per transaction in the commit phase (default: the writer's MAX_GROUP)")
+    parser.add_argument("--gc", choices=("sidecar", "agent"), default="sidecar",
+                        help="the cyclic GC's settings: the collector's and its score workers' (default), or "
+                             "Python's defaults, as in an agent's process")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark's database (its path is printed)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="run every phase N times and report the fastest (default 1; the commit phase "
