@@ -16,7 +16,7 @@ import threading
 from typing import Any, Callable, Optional, Sequence
 
 from otel_eval.engine import Engine, EngineSettings, EvaluationStored
-from otel_eval.engine.own_process import freeze_long_lived, widen_young_generation
+from otel_eval.engine.own_process import FullCollections, freeze_long_lived, widen_young_generation
 from otel_eval.errors import InputError, OtelEvalError
 from otel_eval.models.evalset import EvalConfig
 
@@ -252,7 +252,9 @@ def run(config: CollectorConfig, *, ready: Optional[Callable[[Collector], None]]
             log.info("%s", line)
         if ready is not None:
             ready(collector)
+        full_collections = FullCollections()
         while not stop.wait(0.5):
+            full_collections.due()
             health = collector.engine.health()
             if health.fatal:  # e.g. the writer thread died: nothing more can be stored
                 log.error("cannot go on: %s; exiting with status 1 so a supervisor restarts the collector",

@@ -61,7 +61,7 @@ def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s [score worker]: %(message)s")
     from ..store import Store
     from ..pipeline import score_session
-    from .own_process import freeze_long_lived, widen_young_generation
+    from .own_process import FullCollections, freeze_long_lived, widen_young_generation
     from .workers import read_frame
 
     widen_young_generation()  # before the golden index is built
@@ -76,7 +76,9 @@ def main(argv: list[str]) -> int:
     freeze_long_lived()
     store = Store.open_read_only(init["db"])
     log = logging.getLogger("otel_eval.engine.worker")
+    full_collections = FullCollections()
     while True:
+        full_collections.due()
         try:
             session_ids = pickle.loads(read_frame(source))
         except EOFError:
