@@ -32,7 +32,7 @@ from .models.evalset import EvalCase, EvalSet
 from .models.results import CriterionResult, EvalCaseResult, verdict_of
 from .spans import LogEvent, SpanRecord, from_json, to_json
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 AGENT_DATA_FIELDS = list(AgentData.model_fields)
 _JSON_FIELDS = {"expected_tool_call", "tools_available", "tool_calls", "parameters_passed", "tool_call_results",
                 "retrieval_query", "retrieved_context"}
@@ -417,6 +417,8 @@ class Store:
                 self._migrate_v3_golden()
             if version < 4:
                 self._migrate_v4_shared_texts()
+            if version < 5:
+                self._migrate_v5_agent_rows_by_trace()
             self._create_views()
             self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
@@ -546,6 +548,14 @@ class Store:
         conn.execute("CREATE UNIQUE INDEX idx_agent_data_rows_trace_id_span_id_level"
                      " ON agent_data_rows (trace_id, span_id, level)")
         conn.execute("CREATE INDEX idx_agent_data_rows_session_id ON agent_data_rows (session_id)")
+
+    def _migrate_v5_agent_rows_by_trace(self) -> None:
+        """``agent_data_rows`` loses its ``session_id`` index: a session's rows are found through
+        ``traces`` (``session_id`` → ``trace_id``, the leading column of the unique index every
+        upsert needs anyway). Each scored session wrote one more random leaf page of that index,
+        and on a database of a few thousand sessions it made up a fifth of the writer's time per
+        evaluation (benchmarks/README.md, issue 11, ninth pass)."""
+        self.conn.execute("DROP INDEX IF EXISTS idx_agent_data_rows_session_id")
 
     def _create_views(self) -> None:
         """The views at this schema version, replacing older definitions."""

@@ -19,7 +19,8 @@ def database_at_version(path: Path, version: int) -> Path:
     store.conn = sqlite3.connect(path, isolation_level=None)
     store.db = sqlite_utils.Database(store.conn)
     store._lock = threading.RLock()
-    steps = [store._create_v1, store._migrate_v2, store._migrate_v3_golden, store._migrate_v4_shared_texts]
+    steps = [store._create_v1, store._migrate_v2, store._migrate_v3_golden, store._migrate_v4_shared_texts,
+             store._migrate_v5_agent_rows_by_trace]
     try:
         with store.transaction():
             for step in steps[:version]:

@@ -136,6 +136,34 @@ def test_a_version_3_database_keeps_every_agent_data_row_and_stores_shared_texts
     conn.close()
 
 
+def test_a_version_4_database_drops_the_agent_rows_session_index_and_still_reads_a_session(tmp_path):
+    """Schema 5 finds a session's agent rows through its traces; the session index goes."""
+    from otel_eval.read.spans import session_agent_data
+    from tests.old_schema import database_at_version
+
+    db = database_at_version(tmp_path / "v4.db", 4)
+    conn = sqlite3.connect(db)
+    conn.executemany("INSERT INTO traces (trace_id, session_id) VALUES (?, ?)", [("t1", "s1"), ("t2", "s1"), ("t3", "s2")])
+    conn.executemany(
+        "INSERT INTO agent_data_rows (trace_id, span_id, session_id, level, agent_task, agent_exit) VALUES (?,?,?,?,?,?)",
+        [("t1", "a", "s1", "span", "weather?", 0), ("t2", "b", "s1", "span", "and rain?", 0),
+         ("t2", "t2", "s1", "trace", "and rain?", 1), ("t3", "c", "s2", "span", "other", 0)])
+    conn.commit()
+    assert "idx_agent_data_rows_session_id" in {r[1] for r in conn.execute("PRAGMA index_list(agent_data_rows)")}
+    conn.close()
+
+    Store(db).close()
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert {r[1] for r in conn.execute("PRAGMA index_list(agent_data_rows)")} == {
+        "idx_agent_data_rows_trace_id_span_id_level"}
+    found = session_agent_data(conn, "s1")
+    assert sorted(found) == [("t1", "a", "span"), ("t2", "b", "span"), ("t2", "t2", "trace")]
+    assert found[("t2", "t2", "trace")] == {"agent_task": "and rain?", "agent_exit": True}
+    assert list(session_agent_data(conn, "s2")) == [("t3", "c", "span")]
+    conn.close()
+
+
 def test_sessions_that_share_a_system_prompt_store_it_once(tmp_path):
     store = Store(tmp_path / "e.db")
     prompt = "You are a careful agent. " * 100

@@ -104,7 +104,10 @@ _JSON_COLUMNS = {"expected_tool_call", "tools_available", "tool_calls", "paramet
 def session_agent_data(conn: sqlite3.Connection, session_id: str) -> dict[tuple[str, str, str], dict[str, Any]]:
     """AgentData rows keyed by (trace_id, span_id, level), with only the fields that hold something."""
     out: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for r in named_rows(conn, "SELECT * FROM agent_data WHERE session_id = ? ORDER BY id", (session_id,)):
+    # Through the session's traces: agent rows are indexed by trace, not by session.
+    rows = named_rows(conn, "SELECT * FROM agent_data WHERE trace_id IN (SELECT trace_id FROM traces WHERE session_id = ?)"
+                            " AND session_id = ? ORDER BY id", (session_id, session_id))
+    for r in rows:
         fields: dict[str, Any] = {}
         for key in r.keys():
             if key in ("id", "trace_id", "span_id", "session_id", "level"):
