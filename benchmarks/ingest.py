@@ -3,6 +3,7 @@ minimal baseline receiver, on 127.0.0.1 only. Run by hand, not in CI::
 
     .venv/bin/python -m benchmarks.ingest                       # 20 s per phase, every protocol
     .venv/bin/python -m benchmarks.ingest --protocol raw --duration 300 --golden-cases 10000
+    .venv/bin/python -m benchmarks.ingest --protocol raw --repeat 5       # five rounds in turn, medians
 
 Each phase starts its own server process (the collector through ``collector.config.load_config``
 and ``collector.app.run``, or the baseline) on free ports with its own SQLite file in a temp dir,
@@ -26,6 +27,7 @@ import random
 import select
 import signal
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -1445,6 +1447,33 @@ def print_report(results: list[dict[str, Any]], args: argparse.Namespace, worklo
               f"{baseline['elapsed_s']} s; RSS {baseline.get('rss_quarters_mib')} MiB; client CPU {baseline['client_cpu_s']} s")
 
 
+def round_ratios(results: list[dict[str, Any]]) -> dict[str, tuple[float, float]]:
+    """Per collector phase of one round: (ingest, end to end) as ratios of that round's baseline."""
+    baseline = next((r for r in results if r["phase"] == "baseline/raw"), None)
+    if baseline is None or not baseline["spans_per_s"]:
+        return {}
+    base = baseline["spans_per_s"]
+    return {r["phase"]: (r["spans_per_s"] / base, (r.get("end_to_end_spans_per_s") or 0.0) / base)
+            for r in results if r["phase"] != "baseline/raw"}
+
+
+def print_rounds(rounds: list[list[dict[str, Any]]]) -> None:
+    """Every round's ratios side by side, and their medians."""
+    by_phase: dict[str, list[tuple[float, float]]] = {}
+    for results in rounds:
+        for phase, pair in round_ratios(results).items():
+            by_phase.setdefault(phase, []).append(pair)
+    if not by_phase:
+        return
+    print()
+    print(f"{len(rounds)} rounds, each collector phase against its round's baseline:")
+    for phase, pairs in by_phase.items():
+        ingest = ", ".join(f"{i:.2f}x" for i, _ in pairs)
+        e2e = ", ".join(f"{e:.2f}x" for _, e in pairs)
+        print(f"  {phase}: ingest {ingest} (median {statistics.median(i for i, _ in pairs):.2f}x); "
+              f"end to end {e2e} (median {statistics.median(e for _, e in pairs):.2f}x)")
+
+
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.ingest", description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=float, default=20.0, help="seconds of load per phase (default 20)")
@@ -1471,6 +1500,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help="pace the load at this many requests per second (all threads together); "
                              "default: as fast as they are acknowledged")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="run the phases N times in turn (baseline, then each collector phase), each round "
+                             "in its own folder, and report every round and the median of the rounds' ratios "
+                             "(default 1): the machine's speed swings by several percent from one minute to the next")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (databases, logs) and print its path")
     parser.add_argument("--json", type=Path, help="also write the results to this JSON file")
     args = parser.parse_args(argv)
@@ -1498,19 +1531,28 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               f"({sum(len(t.data) for t in workload.templates) / sum(sizes) / 1024:.1f} KiB/span encoded), "
               f"sessions of {workload.session_sizes[0]}-{workload.session_sizes[2]} spans (mean "
               f"{workload.session_sizes[1]:.1f}), variants {workload.variants}, built in {time.monotonic() - t0:.1f} s", flush=True)
-        results = []
-        if not args.no_baseline:
-            print("phase baseline/raw ...", flush=True)
-            results.append(measure_baseline(args, workdir, workload))
-            print(f"  {results[-1]['spans_per_s']:,.0f} spans/s", flush=True)
-        for protocol in protocols:
-            print(f"phase collector/{protocol} ...", flush=True)
-            results.append(measure_collector(protocol, args, workdir, workload))
-            print(f"  {results[-1]['spans_per_s']:,.0f} spans/s", flush=True)
-        print_report(results, args, workload)
+        rounds = []
+        for number in range(1, max(1, args.repeat) + 1):
+            # Each round in a folder of its own: a collector given last round's file would resume it.
+            folder = workdir if args.repeat <= 1 else workdir / f"round-{number}"
+            folder.mkdir(exist_ok=True)
+            label = f" (round {number} of {args.repeat})" if args.repeat > 1 else ""
+            results = []
+            if not args.no_baseline:
+                print(f"phase baseline/raw{label} ...", flush=True)
+                results.append(measure_baseline(args, folder, workload))
+                print(f"  {results[-1]['spans_per_s']:,.0f} spans/s", flush=True)
+            for protocol in protocols:
+                print(f"phase collector/{protocol}{label} ...", flush=True)
+                results.append(measure_collector(protocol, args, folder, workload))
+                print(f"  {results[-1]['spans_per_s']:,.0f} spans/s", flush=True)
+            print_report(results, args, workload)
+            rounds.append(results)
+        if len(rounds) > 1:
+            print_rounds(rounds)
         if args.json:
             args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},
-                                             "results": results}, indent=2))
+                                             "results": rounds[0] if len(rounds) == 1 else rounds}, indent=2))
     finally:
         if args.keep:
             print(f"databases and logs kept in {workdir}")
