@@ -24,6 +24,7 @@ import itertools
 import json
 import os
 import random
+import re
 import select
 import signal
 import sqlite3
@@ -580,8 +581,13 @@ class RawTemplate:
     session_offsets: list[int]
     spans: int
     sessions: int
+    _traces: Optional[list[list[int]]] = field(default=None, repr=False)
+    _sessions: Optional[list[list[int]]] = field(default=None, repr=False)
 
-    def render(self, epoch: int) -> bytes:
+    def render(self, epoch: int, random_ids: bool = False) -> bytes:
+        """The request with fresh ids: the epoch in every trace and session id (ids that grow
+        from request to request) or, with ``random_ids``, random ones: each trace id random but
+        for its last 8 bytes, as W3C trace ids are, and each session's id random hex."""
         buf = bytearray(self.data)
         trace_epoch = epoch.to_bytes(4, "big")
         session_epoch = b"%08x" % epoch
@@ -589,7 +595,39 @@ class RawTemplate:
             buf[at:at + 4] = trace_epoch
         for at in self.session_offsets:
             buf[at:at + 8] = session_epoch
+        if random_ids:
+            for offsets in self._trace_groups():
+                prefix = os.urandom(8)
+                for at in offsets:  # the template's 8 magic bytes, before the epoch
+                    buf[at - 8:at] = prefix
+            for offsets in self._session_groups():
+                text = b"%08x" % random.getrandbits(32)
+                for at in offsets:
+                    buf[at:at + 8] = text
         return bytes(buf)
+
+    def _trace_groups(self) -> list[list[int]]:
+        """The trace id offsets of each trace (keyed by the session index and trace number that
+        follow the epoch)."""
+        if self._traces is None:
+            groups: dict[bytes, list[int]] = {}
+            for at in self.trace_offsets:
+                groups.setdefault(self.data[at + 4:at + 8], []).append(at)
+            self._traces = list(groups.values())
+        return self._traces
+
+    def _session_groups(self) -> list[list[int]]:
+        """The session id offsets of each session (keyed by the hex index after the epoch)."""
+        if self._sessions is None:
+            groups: dict[bytes, list[int]] = {}
+            for at in self.session_offsets:
+                match = _SESSION_INDEX.match(self.data, at + 8)
+                groups.setdefault(match.group(0) if match else b"", []).append(at)
+            self._sessions = list(groups.values())
+        return self._sessions
+
+
+_SESSION_INDEX = re.compile(rb"-[0-9a-f]+")
 
 
 def encode_template(sessions: Sequence[SessionSpec], now_ns: int) -> RawTemplate:
@@ -1073,7 +1111,8 @@ def run_load(make_sender: Callable[[int], tuple[Sender, Callable[[], None]]], co
     return result
 
 
-def raw_sender(port: int, templates: Sequence[RawTemplate]) -> Callable[[int], tuple[Sender, Callable[[], None]]]:
+def raw_sender(port: int, templates: Sequence[RawTemplate],
+               random_ids: bool = False) -> Callable[[int], tuple[Sender, Callable[[], None]]]:
     """A grpc channel calling TraceService/Export with pre-encoded request bytes (no client-side encode)."""
     import grpc
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
@@ -1087,7 +1126,7 @@ def raw_sender(port: int, templates: Sequence[RawTemplate]) -> Callable[[int], t
         def send() -> int:
             template = templates[next(turn) % len(templates)]
             try:
-                reply = export(template.render(next(_EPOCHS)), timeout=60)
+                reply = export(template.render(next(_EPOCHS), random_ids), timeout=60)
             except grpc.RpcError as exc:
                 raise SendFailed(exc.code().name) from None
             return template.spans - ExportTraceServiceResponse.FromString(reply).partial_success.rejected_spans
@@ -1219,7 +1258,7 @@ def measure_collector(protocol: str, args: argparse.Namespace, workdir: Path, wo
     sampler.start()
     try:
         if protocol == "raw":
-            make = raw_sender(server.ports["grpc"], workload.templates)
+            make = raw_sender(server.ports["grpc"], workload.templates, args.random_ids)
         else:
             make = exporter_sender(protocol, server.ports[protocol], workload.by_size, args.spans_per_request)
         cpu0, workers_cpu0 = cpu_seconds(server.pid), descendants_cpu_seconds(server.pid)
@@ -1335,7 +1374,7 @@ def measure_baseline(args: argparse.Namespace, workdir: Path, workload: Workload
     try:
         cpu0 = cpu_seconds(server.pid)
         began = time.monotonic()
-        load = run_load(raw_sender(server.ports["grpc"], workload.templates), args.concurrency, args.duration,
+        load = run_load(raw_sender(server.ports["grpc"], workload.templates, args.random_ids), args.concurrency, args.duration,
                         args.max_requests)
         cpu_load = cpu_seconds(server.pid) - cpu0
         peak = memory_mib(server.pid)[1]
@@ -1500,6 +1539,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help="pace the load at this many requests per second (all threads together); "
                              "default: as fast as they are acknowledged")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--random-ids", action="store_true",
+                        help="raw client: random trace and session ids, as W3C trace ids and most session ids "
+                             "are (default: ids that grow from request to request, so every index is appended "
+                             "to; random ids make every server's indexes take random pages, the baseline's too)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="run the phases N times in turn (baseline, then each collector phase), each round "
                              "in its own folder, and report every round and the median of the rounds' ratios "

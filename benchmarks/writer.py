@@ -19,13 +19,21 @@ them in lock step, so both meet the same neighbours::
                  pays to receive it) and ``commit`` (writer rounds of 64 evaluations, as the
                  engine's writer commits a backlog: one transaction, a savepoint each).
                  As in the engine, a :class:`~otel_eval.engine.writer.Checkpointer` thread folds
-                 the WAL back while the writer writes (its CPU is not counted: it is not the
-                 writer's), so the WAL is reused rather than grown to hundreds of MiB.
+                 the WAL back while the writer writes, so the WAL is reused rather than grown to
+                 hundreds of MiB. Its CPU is not the writer's: it is printed apart, as
+                 ``checkpoint`` (its thread's CPU clock, plus the copy of what it left at the end).
 ``ingest``       The ingest benchmark's raw requests (~512 spans of whole sessions each, fresh ids)
                  are encoded once (untimed). Timed, into a fresh database each run: ``decode``
                  (``ExportTraceServiceRequest.FromString`` + ``spans.from_otlp``, as the receiver
                  does) and ``write`` (one writer round per request: sessions resolved, spans,
-                 traces and sessions stored, committed).
+                 traces and sessions stored, committed), and ``checkpoint`` as above.
+                 ``--random-ids`` renews trace and session ids at random, as W3C trace ids are;
+                 by default they grow from request to request and every index is appended to.
+
+``--page-size BYTES`` sets the page size of the benchmark's new databases (the store's
+``PAGE_SIZE`` otherwise)::
+
+    .venv/bin/python -m benchmarks.writer --part ingest --requests 300 --random-ids --page-size 8192
 """
 
 from __future__ import annotations
@@ -102,15 +110,30 @@ def _profiled(fn: Callable[[], Any], top: int, sort: str) -> str:
     return out.getvalue()
 
 
+class _CheckpointerCPU:
+    """CPU seconds the checkpointer thread used (known once it has stopped)."""
+
+    seconds = 0.0
+
+
 @contextmanager
-def _checkpointing(store: Any) -> Iterator[None]:
-    """The engine's checkpointer thread, running while the timed writes do."""
+def _checkpointing(store: Any) -> Iterator[_CheckpointerCPU]:
+    """The engine's checkpointer thread, running while the timed writes do; what it cost is
+    reported apart (it is not the writer's CPU, but every page the writer commits is copied by it)."""
     from otel_eval.engine.writer import Checkpointer
 
     checkpointer = Checkpointer(store.path).start()
+    clock = time.pthread_getcpuclockid(checkpointer._thread.ident)
+    used = _CheckpointerCPU()
     try:
-        yield
+        yield used
     finally:
+        used.seconds = time.clock_gettime(clock)  # read before the thread ends and its clock with it
+        # What the rounds left in the WAL is copied here, timed, rather than by the stopping
+        # thread: a short run would otherwise leave most of the copying uncounted.
+        started = time.thread_time()
+        _settle(Path(store.path))
+        used.seconds += time.thread_time() - started
         checkpointer.stop()
 
 
@@ -191,12 +214,12 @@ class EvaluationsPart:
         unpickle = _cpu(self.unpickle)
         store = self.fresh_store()
         try:
-            with _checkpointing(store):
+            with _checkpointing(store) as checkpoint:
                 commit, wall = _cpu_and_wall(lambda: self.commit_all(store), self.busy)
         finally:
             store.close()
         n = len(self.received)
-        out = {"unpickle": unpickle / n * 1e6, "commit": commit / n * 1e6}
+        out = {"unpickle": unpickle / n * 1e6, "commit": commit / n * 1e6, "checkpoint": checkpoint.seconds / n * 1e6}
         if self.busy:
             out["commit wall"] = wall / n * 1e6
         return out
@@ -229,7 +252,7 @@ class IngestPart:
             renumbered = [load.SessionSpec(number * 100 + i, s.convention, s.variant, s.spans, s.traces)
                           for i, s in enumerate(chosen)]
             templates.append(load.encode_template(renumbered, now))
-        self.requests = [templates[n % len(templates)].render(n + 1) for n in range(args.requests)]
+        self.requests = [templates[n % len(templates)].render(n + 1, args.random_ids) for n in range(args.requests)]
         self.span_count = sum(templates[n % len(templates)].spans for n in range(args.requests))
         self.decoded = self.decode()
         self.facts = {"requests": len(self.requests), "spans": self.span_count,
@@ -266,11 +289,12 @@ class IngestPart:
         decode = _cpu(self.decode)
         writer = self.fresh_writer()
         try:
-            with _checkpointing(writer.store):
+            with _checkpointing(writer.store) as checkpoint:
                 write, wall = _cpu_and_wall(lambda: self.write_all(writer), self.busy)
         finally:
             writer.store.close()
-        out = {"decode": decode / self.span_count * 1e6, "write": write / self.span_count * 1e6}
+        out = {"decode": decode / self.span_count * 1e6, "write": write / self.span_count * 1e6,
+               "checkpoint": checkpoint.seconds / self.span_count * 1e6}
         if self.busy:
             out["write wall"] = wall / self.span_count * 1e6
         return out
@@ -329,7 +353,9 @@ def compare(args: argparse.Namespace) -> int:
 
     argv = [sys.executable, "-m", "benchmarks.writer", "--serve", "--part", args.part, "--sessions",
             str(args.sessions), "--requests", str(args.requests), "--golden-cases", str(args.golden_cases),
-            "--seed", str(args.seed), *(["--busy"] if args.busy else [])]
+            "--seed", str(args.seed), *(["--busy"] if args.busy else []),
+            *(["--random-ids"] if args.random_ids else []),
+            *(["--page-size", str(args.page_size)] if args.page_size else [])]
     sides = {"this": Path(__file__).resolve().parents[1], "other": Path(args.compare).resolve()}
     children = {}
     for side, root in sides.items():
@@ -377,12 +403,21 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help="run a thread that spins in Python beside the timed writes, and report their wall "
                              "time too: each time the writer hands the GIL back (SQLite calls do), it waits for "
                              "that thread's switch interval, as beside a collector's decoding or an agent's loop")
+    parser.add_argument("--random-ids", action="store_true",
+                        help="ingest part: random trace and session ids, as W3C trace ids are (default: ids that "
+                             "grow from request to request, so every index is appended to)")
+    parser.add_argument("--page-size", type=int, metavar="BYTES",
+                        help="page size of the benchmark's new databases (default: the store's PAGE_SIZE)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
+    if args.page_size:
+        from otel_eval import store
+
+        store.PAGE_SIZE = args.page_size  # read when a Store creates a new file
     if args.compare:
         return compare(args)
     workdir = Path(tempfile.mkdtemp(prefix="otel-eval-writer-"))
