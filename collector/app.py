@@ -189,7 +189,7 @@ def engine_settings(config: CollectorConfig) -> EngineSettings:
         session_idle=config.session_idle, max_queue_spans=config.queue_spans,
         max_value_chars=config.max_value_chars, fuzzy_threshold=config.fuzzy_threshold,
         embedding_threshold=config.embedding_threshold, embed=embedding_backend(config),
-        score_workers=config.score_workers,
+        score_workers=config.score_workers, write_cache_mib=config.sqlite_cache_mib or None,
     )
 
 

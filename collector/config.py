@@ -31,6 +31,7 @@ DEFAULT_HTTP = "127.0.0.1:4318"
 DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
 DEFAULT_QUEUE_SPANS = 100_000
 DEFAULT_MAX_INFLIGHT_BYTES = 128 * 1024 * 1024
+DEFAULT_SQLITE_CACHE_MIB = 64
 LOG_LEVELS = ("debug", "info", "warning", "error")
 ENV_PREFIX = "OTEL_EVAL_"
 
@@ -71,6 +72,8 @@ class CollectorConfig:
     """Host names the HTTP receiver answers besides loopback and its listen address ('*': any)."""
     max_inflight_bytes: int = DEFAULT_MAX_INFLIGHT_BYTES
     """Request-body bytes held at once by both receivers together; past it, exporters are told to retry."""
+    sqlite_cache_mib: int = DEFAULT_SQLITE_CACHE_MIB
+    """SQLite's page cache for the writer's connection, MiB; 0 keeps SQLite's default (2 MB)."""
 
     @property
     def tls(self) -> bool:
@@ -234,7 +237,12 @@ _SETTINGS.update({
                                           f"(default: {DEFAULT_MAX_INFLIGHT_BYTES}). Past it, exporters get HTTP 503 "
                                           "/ gRPC UNAVAILABLE and retry: the bound on the collector's memory."),
 })
-_MORE_METAVARS = {"allowed_host": "HOST", "max_inflight_bytes": "BYTES"}
+_SETTINGS["sqlite_cache_mib"] = (
+    _non_negative_int, f"MiB of SQLite page cache for the writer's connection (default: {DEFAULT_SQLITE_CACHE_MIB}; "
+                       "0: SQLite's own 2 MB). Trace ids are random, so each span lands on a random page of the "
+                       "indexes keyed by them; a cache that holds those pages saves the writer reading them back. "
+                       "Memory the collector keeps once the pages are read, on top of --max-inflight-bytes.")
+_MORE_METAVARS = {"allowed_host": "HOST", "max_inflight_bytes": "BYTES", "sqlite_cache_mib": "MIB"}
 
 
 def build_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:

@@ -366,7 +366,9 @@ _STORED_TEXTS_LIMIT = 65536
 class Store:
     """One SQLite file. Not shared across threads: open one Store per thread."""
 
-    def __init__(self, path: Union[str, Path], timeout: float = 30.0, read_only: bool = False):
+    def __init__(self, path: Union[str, Path], timeout: float = 30.0, read_only: bool = False,
+                 cache_mib: Optional[int] = None):
+        """``cache_mib``: SQLite's page cache for this connection, in MiB (None: SQLite's default, 2 MB)."""
         self.path = str(path)
         self.read_only = read_only
         if read_only:
@@ -380,6 +382,8 @@ class Store:
             self.conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
+        if cache_mib:
+            self.conn.execute(f"PRAGMA cache_size={-int(cache_mib) * 1024}")  # negative: KiB, not pages
         self.conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.db = sqlite_utils.Database(self.conn)

@@ -146,3 +146,25 @@ def test_help_explains_every_flag_and_its_variable():
                       ("--queue-spans", "OTEL_EVAL_QUEUE_SPANS"), ("--log-level", "OTEL_EVAL_LOG_LEVEL")]:
         assert flag in text
         assert env in text
+
+
+def test_the_writers_sqlite_page_cache_comes_from_the_config(tmp_path):
+    """64 MiB by default (random trace ids put every span on a random index page); 0 leaves
+    SQLite's own 2 MB; the engine's writer connection is the one that gets it."""
+    from collector.app import engine_settings
+    from otel_eval.engine import Engine
+
+    def writer_cache(config):
+        engine = Engine(tmp_path / f"{config.sqlite_cache_mib}.db", [], settings=engine_settings(config))
+        engine.start()
+        try:
+            return engine._writer.store.conn.execute("PRAGMA cache_size").fetchone()[0]
+        finally:
+            engine.close()
+
+    assert writer_cache(load_config([], environ={})) == -64 * 1024
+    assert writer_cache(load_config(["--sqlite-cache-mib", "16"], environ={})) == -16 * 1024
+    assert load_config([], environ={"OTEL_EVAL_SQLITE_CACHE_MIB": "0"}).sqlite_cache_mib == 0
+    assert writer_cache(load_config([], environ={"OTEL_EVAL_SQLITE_CACHE_MIB": "0"})) == -2000
+    with pytest.raises(Exception, match="sqlite"):
+        load_config(["--sqlite-cache-mib", "-1"], environ={})

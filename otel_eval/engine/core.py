@@ -142,7 +142,7 @@ class Engine:
             return self
         self._lock_file = _exclusive_lock(self.db_path)
         try:
-            store = Store(self.db_path)
+            store = Store(self.db_path, cache_mib=self.settings.write_cache_mib)
             store.conn.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer thread does it
             self.golden.save(store)
             pending = self._scheduler.resume(store)

@@ -35,6 +35,11 @@ class EngineSettings:
     """0: score in a thread of this process; N: in N worker processes (uses more cores)."""
     judge: Any = None
     """An LLM judge for the judge criteria (in-process scoring only: it is not sent to workers)."""
+    write_cache_mib: Optional[int] = None
+    """SQLite's page cache for the writer's connection, in MiB; None keeps SQLite's 2 MB. Trace
+    ids are random, so every span lands on a random page of the indexes keyed by them: with a
+    cache that holds those pages the writer reads far fewer of them back (benchmarks/README.md,
+    "Random ids"). The collector sets 64; in-process it stays None (the agent's memory)."""
 
     def replace(self, **changes: Any) -> "EngineSettings":
         return dataclasses.replace(self, **changes)
