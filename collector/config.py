@@ -31,7 +31,7 @@ DEFAULT_HTTP = "127.0.0.1:4318"
 DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
 DEFAULT_QUEUE_SPANS = 100_000
 DEFAULT_MAX_INFLIGHT_BYTES = 128 * 1024 * 1024
-DEFAULT_SQLITE_CACHE_MIB = 64
+DEFAULT_SQLITE_CACHE_MIB = 0
 LOG_LEVELS = ("debug", "info", "warning", "error")
 ENV_PREFIX = "OTEL_EVAL_"
 
@@ -238,10 +238,11 @@ _SETTINGS.update({
                                           "/ gRPC UNAVAILABLE and retry: the bound on the collector's memory."),
 })
 _SETTINGS["sqlite_cache_mib"] = (
-    _non_negative_int, f"MiB of SQLite page cache for the writer's connection (default: {DEFAULT_SQLITE_CACHE_MIB}; "
-                       "0: SQLite's own 2 MB). Trace ids are random, so each span lands on a random page of the "
-                       "indexes keyed by them; a cache that holds those pages saves the writer reading them back. "
-                       "Memory the collector keeps once the pages are read, on top of --max-inflight-bytes.")
+    _non_negative_int, "MiB of SQLite page cache for the writer's connection (default: 0, SQLite's own 2 MB). "
+                       "Trace ids are random, so each span lands on a random page of the indexes keyed by them; "
+                       "a cache that holds those pages saves the writer reading them back (64 MiB: ~8%% more "
+                       "spans/s at full load with random ids), for memory on top of --max-inflight-bytes that "
+                       "rises and falls as the cache empties and refills.")
 _MORE_METAVARS = {"allowed_host": "HOST", "max_inflight_bytes": "BYTES", "sqlite_cache_mib": "MIB"}
 
 

@@ -149,8 +149,8 @@ def test_help_explains_every_flag_and_its_variable():
 
 
 def test_the_writers_sqlite_page_cache_comes_from_the_config(tmp_path):
-    """64 MiB by default (random trace ids put every span on a random index page); 0 leaves
-    SQLite's own 2 MB; the engine's writer connection is the one that gets it."""
+    """SQLite's own 2 MB by default (0); a size in MiB goes to the engine's writer connection
+    (random trace ids put every span on a random index page)."""
     from collector.app import engine_settings
     from otel_eval.engine import Engine
 
@@ -162,9 +162,9 @@ def test_the_writers_sqlite_page_cache_comes_from_the_config(tmp_path):
         finally:
             engine.close()
 
-    assert writer_cache(load_config([], environ={})) == -64 * 1024
-    assert writer_cache(load_config(["--sqlite-cache-mib", "16"], environ={})) == -16 * 1024
-    assert load_config([], environ={"OTEL_EVAL_SQLITE_CACHE_MIB": "0"}).sqlite_cache_mib == 0
-    assert writer_cache(load_config([], environ={"OTEL_EVAL_SQLITE_CACHE_MIB": "0"})) == -2000
+    assert writer_cache(load_config([], environ={})) == -2000
+    assert writer_cache(load_config(["--sqlite-cache-mib", "64"], environ={})) == -64 * 1024
+    assert load_config([], environ={"OTEL_EVAL_SQLITE_CACHE_MIB": "16"}).sqlite_cache_mib == 16
+    assert writer_cache(load_config([], environ={"OTEL_EVAL_SQLITE_CACHE_MIB": "16"})) == -16 * 1024
     with pytest.raises(Exception, match="sqlite"):
         load_config(["--sqlite-cache-mib", "-1"], environ={})

@@ -39,7 +39,7 @@ class EngineSettings:
     """SQLite's page cache for the writer's connection, in MiB; None keeps SQLite's 2 MB. Trace
     ids are random, so every span lands on a random page of the indexes keyed by them: with a
     cache that holds those pages the writer reads far fewer of them back (benchmarks/README.md,
-    "Random ids"). The collector sets 64; in-process it stays None (the agent's memory)."""
+    "Random ids"). The collector's ``--sqlite-cache-mib``; in-process it stays None (the agent's memory)."""
 
     def replace(self, **changes: Any) -> "EngineSettings":
         return dataclasses.replace(self, **changes)
