@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     try:
         def baseline() -> None:
             for sid in session_ids:
-                for (raw,) in store.conn.execute("SELECT raw FROM spans WHERE session_id = ?", (sid,)):
+                for raw, _, _ in store.session_span_rows(sid):
                     json.loads(raw)
 
         def mapping() -> None:

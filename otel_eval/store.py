@@ -554,12 +554,14 @@ class Store:
         conn.execute("CREATE INDEX idx_agent_data_rows_session_id ON agent_data_rows (session_id)")
 
     def _migrate_v5_agent_rows_by_trace(self) -> None:
-        """``agent_data_rows`` loses its ``session_id`` index: a session's rows are found through
-        ``traces`` (``session_id`` → ``trace_id``, the leading column of the unique index every
-        upsert needs anyway). Each scored session wrote one more random leaf page of that index,
-        and on a database of a few thousand sessions it made up a fifth of the writer's time per
-        evaluation (benchmarks/README.md, issue 11, ninth pass)."""
+        """``spans`` and ``agent_data_rows`` lose their ``session_id`` indexes: a session's rows
+        are found through ``traces`` (``session_id`` → ``trace_id``, the leading column of the
+        key each of them needs anyway). Session ids are as random as trace ids, so each index
+        cost every session one more random leaf page per batch: on a database of a few thousand
+        sessions a fifth of the writer's time per evaluation, and with random ids a tenth of its
+        time per span (benchmarks/README.md, issue 11, ninth pass)."""
         self.conn.execute("DROP INDEX IF EXISTS idx_agent_data_rows_session_id")
+        self.conn.execute("DROP INDEX IF EXISTS idx_spans_session_id")
 
     def _create_views(self) -> None:
         """The views at this schema version, replacing older definitions."""
@@ -787,7 +789,8 @@ class Store:
 
     def session_spans(self, session_id: str) -> list[SpanRecord]:
         rows = self.conn.execute(
-            "SELECT raw FROM spans WHERE session_id = ? ORDER BY start_ns, end_ns", (session_id,)
+            "SELECT raw FROM spans WHERE trace_id IN (SELECT trace_id FROM traces WHERE session_id = ?)"
+            " AND session_id = ? ORDER BY start_ns, end_ns", (session_id, session_id)
         ).fetchall()
         return [from_json(r[0]) for r in rows]
 
@@ -942,9 +945,11 @@ def connect_read_only(path: Union[str, Path], timeout: float = 30.0) -> sqlite3.
 
 def session_span_rows(conn: sqlite3.Connection, session_id: str) -> list[tuple[str, Optional[str], Optional[str]]]:
     """``(raw JSON, convention, span type)`` of a session's spans, in start order, as stored."""
+    # Through the session's traces: spans are keyed by trace, and have no session index.
     return conn.execute(
-        "SELECT raw, convention, span_type FROM spans WHERE session_id = ? ORDER BY start_ns, end_ns",
-        (session_id,),
+        "SELECT raw, convention, span_type FROM spans WHERE trace_id IN"
+        " (SELECT trace_id FROM traces WHERE session_id = ?) AND session_id = ? ORDER BY start_ns, end_ns",
+        (session_id, session_id),
     ).fetchall()
 
 

@@ -1,5 +1,6 @@
 """The SQLite store: schema, idempotent span writes, revisions, parameterised SQL."""
 
+import json
 import sqlite3
 
 from otel_eval.models.agent_data import AgentData, ToolCall, ToolSchema
@@ -47,6 +48,7 @@ def test_span_insert_is_idempotent_and_reports_new_rows(tmp_path):
     rows = [(span("00000000000000a1"), "s1", "none", "unknown"), (span("00000000000000a2"), "s1", "none", "unknown")]
     with store.transaction():
         assert store.insert_spans(rows, 10) == [True, True]
+        store.touch_traces([("0" * 31 + "1", "s1", None, 0, 0, 2)], 10)  # as ingest does: sessions are read by trace
     with store.transaction():
         assert store.insert_spans(rows + [(span("00000000000000a3"), "s1", "none", "unknown")], 11) == [False, False, True]
     assert store.counts()["spans"] == 3
@@ -136,8 +138,8 @@ def test_a_version_3_database_keeps_every_agent_data_row_and_stores_shared_texts
     conn.close()
 
 
-def test_a_version_4_database_drops_the_agent_rows_session_index_and_still_reads_a_session(tmp_path):
-    """Schema 5 finds a session's agent rows through its traces; the session index goes."""
+def test_a_version_4_database_drops_the_session_indexes_and_still_reads_a_session(tmp_path):
+    """Schema 5 finds a session's spans and agent rows through its traces; their session indexes go."""
     from otel_eval.read.spans import session_agent_data
     from tests.old_schema import database_at_version
 
@@ -149,7 +151,13 @@ def test_a_version_4_database_drops_the_agent_rows_session_index_and_still_reads
         [("t1", "a", "s1", "span", "weather?", 0), ("t2", "b", "s1", "span", "and rain?", 0),
          ("t2", "t2", "s1", "trace", "and rain?", 1), ("t3", "c", "s2", "span", "other", 0)])
     conn.commit()
+    conn.executemany("INSERT INTO spans (trace_id, span_id, session_id, start_ns, end_ns, raw) VALUES (?,?,?,?,?,?)",
+                     [(t, s, sess, start, start + 1, json.dumps({"trace_id": t, "span_id": s, "parent_span_id": None,
+                                                                 "name": s, "start_ns": start, "end_ns": start + 1}))
+                      for t, s, sess, start in [("t2", "b", "s1", 20), ("t1", "a", "s1", 10), ("t3", "c", "s2", 5)]])
+    conn.commit()
     assert "idx_agent_data_rows_session_id" in {r[1] for r in conn.execute("PRAGMA index_list(agent_data_rows)")}
+    assert "idx_spans_session_id" in {r[1] for r in conn.execute("PRAGMA index_list(spans)")}
     conn.close()
 
     Store(db).close()
@@ -161,7 +169,14 @@ def test_a_version_4_database_drops_the_agent_rows_session_index_and_still_reads
     assert sorted(found) == [("t1", "a", "span"), ("t2", "b", "span"), ("t2", "t2", "trace")]
     assert found[("t2", "t2", "trace")] == {"agent_task": "and rain?", "agent_exit": True}
     assert list(session_agent_data(conn, "s2")) == [("t3", "c", "span")]
+    assert {r[1] for r in conn.execute("PRAGMA index_list(spans)")} == {"sqlite_autoindex_spans_1"}
     conn.close()
+    store = Store(db)
+    try:
+        assert [(s.trace_id, s.span_id) for s in store.session_spans("s1")] == [("t1", "a"), ("t2", "b")]
+        assert [json.loads(raw)["span_id"] for raw, _, _ in store.session_span_rows("s2")] == ["c"]
+    finally:
+        store.close()
 
 
 def test_sessions_that_share_a_system_prompt_store_it_once(tmp_path):

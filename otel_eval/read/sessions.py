@@ -227,7 +227,7 @@ def session_outcomes(conn: sqlite3.Connection) -> list[SessionOutcome]:
     """Every session with its current outcome, oldest first (by first span start)."""
     rows = conn.execute(
         "SELECT s.session_id, s.status, s.agent_version, e.case_id, e.verdict, e.agent_version,"
-        " (SELECT MIN(start_ns) FROM spans p WHERE p.session_id = s.session_id) AS started"
+        " (SELECT MIN(t.start_ns) FROM traces t WHERE t.session_id = s.session_id) AS started"
         " FROM sessions s LEFT JOIN evaluations e ON e.session_id = s.session_id AND e.superseded = 0"
         " ORDER BY started, s.session_id"
     ).fetchall()

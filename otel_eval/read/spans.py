@@ -31,7 +31,7 @@ def stored_spans(conn: sqlite3.Connection, path: DbPath, session_id: str) -> tup
 def recently_received_sessions(conn: sqlite3.Connection, limit: int = 5) -> list[str]:
     """Sessions whose first span arrived last, newest first (scored or not)."""
     return [r[0] for r in conn.execute(
-        "SELECT session_id FROM spans GROUP BY session_id ORDER BY MIN(received_ns) DESC LIMIT ?", (limit,))]
+        "SELECT session_id FROM sessions ORDER BY first_received_ns DESC, rowid DESC LIMIT ?", (limit,))]
 
 
 def session_turns(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
