@@ -422,7 +422,7 @@ class Store:
             if version < 4:
                 self._migrate_v4_shared_texts()
             if version < 5:
-                self._migrate_v5_agent_rows_by_trace()
+                self._migrate_v5_rows_by_trace()
             self._create_views()
             self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
@@ -553,7 +553,7 @@ class Store:
                      " ON agent_data_rows (trace_id, span_id, level)")
         conn.execute("CREATE INDEX idx_agent_data_rows_session_id ON agent_data_rows (session_id)")
 
-    def _migrate_v5_agent_rows_by_trace(self) -> None:
+    def _migrate_v5_rows_by_trace(self) -> None:
         """``spans`` and ``agent_data_rows`` lose their ``session_id`` indexes: a session's rows
         are found through ``traces`` (``session_id`` → ``trace_id``, the leading column of the
         key each of them needs anyway). Session ids are as random as trace ids, so each index
@@ -788,11 +788,7 @@ class Store:
         return session_span_rows(self.conn, session_id)
 
     def session_spans(self, session_id: str) -> list[SpanRecord]:
-        rows = self.conn.execute(
-            "SELECT raw FROM spans WHERE trace_id IN (SELECT trace_id FROM traces WHERE session_id = ?)"
-            " AND session_id = ? ORDER BY start_ns, end_ns", (session_id, session_id)
-        ).fetchall()
-        return [from_json(r[0]) for r in rows]
+        return [from_json(raw) for raw, _, _ in session_span_rows(self.conn, session_id)]
 
     def trace_spans(self, trace_id: str) -> list[SpanRecord]:
         rows = self.conn.execute("SELECT raw FROM spans WHERE trace_id = ? ORDER BY start_ns", (trace_id,)).fetchall()
