@@ -179,3 +179,33 @@ def test_a_big_index_adds_almost_nothing_to_the_garbage_collectors_walk():
     gc.collect()  # what a full pass leaves tracked
     assert len(gc.get_objects()) - before < 500
     assert big.match("wether history of city00042 last year").eval_id == "c42"  # still matches, fuzzily
+
+
+def _live_cases() -> int:
+    import gc
+
+    return sum(1 for o in gc.get_objects() if type(o) is EvalCase)
+
+
+def test_a_large_golden_set_asked_once_per_case_keeps_no_parsed_case_alive():
+    # In-process the engine shares the agent's garbage collector: every parsed case kept alive
+    # reaches its oldest generation and brings on full collections that walk the agent's heap.
+    many = EvalSet(eval_set_id="many", eval_cases=[case(f"c{n}", f"question number {n} about revenue")
+                                                    for n in range(3000)])
+    index = GoldenIndex([many])
+    del many
+    before = _live_cases()
+    for n in range(3000):
+        match = index.match(f"question number {n} about revenue")
+        assert (match.method, match.eval_id) == ("exact", f"c{n}")
+        assert match.case is not None and match.case.query == f"question number {n} about revenue"
+        del match
+    assert _live_cases() == before
+
+
+def test_a_case_asked_for_again_is_kept_parsed_and_stays_equal(index):
+    first = index.case("weather", "tokyo")
+    second = index.case("weather", "tokyo")
+    assert first == second == next(c for c in WEATHER.eval_cases if c.eval_id == "tokyo")
+    assert index.case("weather", "tokyo") is second  # the second ask kept it: no parsing from now on
+    assert index.case("weather", "paris") is not index.case("weather", "paris")  # asked once each time before

@@ -72,20 +72,29 @@ CaseNo = int
 
 #: Parsed cases an index keeps (the most recently matched are the likeliest to match again).
 PARSED_CASES = 512
+#: Case numbers asked for once that an index remembers, to keep a case the second time it is asked for.
+SEEN_CASES = 4 * PARSED_CASES
 
 
 class _RecentCases:
-    """The last :data:`PARSED_CASES` parsed cases, least recently used evicted one at a time.
+    """Parsed cases asked for at least twice lately, :data:`PARSED_CASES` at most, the least
+    recently used evicted one at a time.
 
-    Evicting one per new case (rather than emptying the cache when full) keeps the number of
-    live objects flat: a parsed case is some fifty objects the garbage collector tracks, and a
-    cache that grows by one per session until it is emptied makes the collector run every
-    dozen sessions (and promotes the cases to its oldest generation, which full collections
-    walk) in the process the engine shares with the agent. Thread-safe: score worker threads
-    share an index."""
+    A parsed case is some fifty objects the garbage collector tracks, and a case kept in the
+    cache lives long enough to reach the collector's oldest generation: every case kept adds to
+    the count that starts a full collection, which walks every object in the process (in-process,
+    the agent's). Against a large golden set most sessions ask for a case no recent session asked
+    for, so keeping each one parsed (parsing it costs a few µs) made the cache churn: in
+    ``benchmarks.inprocess`` a full pass of ~40 ms in the scorer thread every ~1,000 sessions.
+    So a case is kept only when it is asked for a second time while its number is remembered
+    (a dict of ints, which the collector does not track): a fleet's few frequent cases stay
+    parsed, the long tail is parsed each time and never kept. Evicting one case per new one
+    (rather than emptying the cache when full) keeps the number of live objects flat.
+    Thread-safe: score worker threads share an index."""
 
     def __init__(self) -> None:
         self._cases: OrderedDict[CaseNo, EvalCase] = OrderedDict()
+        self._seen: dict[CaseNo, None] = {}
         self._lock = threading.Lock()
 
     def get(self, key: CaseNo) -> Optional[EvalCase]:
@@ -96,7 +105,14 @@ class _RecentCases:
             return case
 
     def add(self, key: CaseNo, case: EvalCase) -> None:
+        """Offer a case just parsed: kept if it was offered before, else only remembered."""
         with self._lock:
+            if key not in self._seen:
+                if len(self._seen) >= SEEN_CASES:
+                    self._seen.clear()  # a window, not a history: ints only, nothing for the collector
+                self._seen[key] = None
+                return
+            del self._seen[key]
             self._cases[key] = case
             if len(self._cases) > PARSED_CASES:
                 self._cases.popitem(last=False)
