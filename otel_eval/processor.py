@@ -4,11 +4,12 @@
 raises into it. When the buffer is full the span is dropped and counted (``dropped_spans``), as
 the SDK's own BatchSpanProcessor does.
 
-A converter thread turns buffered spans into ``SpanRecord``s as soon as 512 wait, and the engine's
-writer stores those. Converting is pure Python and quick (a few µs a span); storing is not, and
-beside an agent that keeps the GIL busy the writer gets it back only a switch interval after each
-SQLite call. Spans left as SDK ``ReadableSpan``s meanwhile (eleven objects the cyclic GC tracks,
-against one or two for a record) made every full GC pass the agent's thread paid walk them.
+A converter thread turns buffered spans into rows (:mod:`otel_eval.span_rows`) as soon as 512
+wait, and the engine's writer stores those. Converting is pure Python and quick (a few µs a span);
+storing is not, and beside an agent that keeps the GIL busy the writer gets it back only a switch
+interval after each SQLite call. Spans left as SDK ``ReadableSpan``s meanwhile (eleven objects the
+cyclic GC tracks) made every full GC pass the agent's thread paid walk them, and brought those
+passes on; a row is a tuple of plain values, which the GC stops tracking.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from .engine import Engine, EngineSettings
 from .engine.writer import SOURCE_ROUND
 from .models.evalset import EvalConfig, EvalSet
 from .models.results import EvalCaseResult
-from .spans import SpanRecord, from_sdk_span, sdk_resource
+from .span_rows import SpanRow, span_row
+from .spans import from_sdk_span, sdk_resource
 
 log = logging.getLogger("otel_eval.processor")
 
@@ -73,7 +75,7 @@ class EvalSpanProcessor(SpanProcessor):
         self._limit = engine.settings.max_queue_spans
         self._buffer: deque[ReadableSpan] = deque()
         """Finished spans as the agent ended them (the agent's thread appends)."""
-        self._records: deque[SpanRecord] = deque()
+        self._records: deque[SpanRow] = deque()
         """Converted spans waiting for the writer."""
         self._converting = threading.Lock()
         """Held while spans move from ``_buffer`` to ``_records``, so they keep their order."""
@@ -123,15 +125,15 @@ class EvalSpanProcessor(SpanProcessor):
                     # Every span of a TracerProvider shares its one immutable Resource: convert it once.
                     if span.resource is not self._resource:
                         self._resource, self._resource_attributes = span.resource, sdk_resource(span.resource)
-                    records.append(from_sdk_span(span, self._resource_attributes))
+                    records.append(span_row(from_sdk_span(span, self._resource_attributes)))
                 except Exception:  # an unreadable span must not take the others with it
                     self.dropped_spans += 1
                     log.warning("otel-eval could not convert span %r; dropped", getattr(span, "name", "?"),
                                 exc_info=True)
             return len(records)
 
-    def _drain(self) -> list[SpanRecord]:
-        """Called by the engine's writer: the waiting spans as SpanRecords (up to one round's worth)."""
+    def _drain(self) -> list[SpanRow]:
+        """Called by the engine's writer: the waiting spans' rows (up to one round's worth)."""
         self._convert()
         records = self._records
         return [records.popleft() for _ in range(min(len(records), SOURCE_ROUND))]

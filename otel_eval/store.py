@@ -30,7 +30,8 @@ from .errors import InputError
 from .models.agent_data import AgentData
 from .models.evalset import EvalCase, EvalSet
 from .models.results import CriterionResult, EvalCaseResult, verdict_of
-from .spans import LogEvent, SpanRecord, from_json, to_json
+from .span_rows import SpanRow
+from .spans import LogEvent, SpanRecord, from_json
 
 SCHEMA_VERSION = 5
 AGENT_DATA_FIELDS = list(AgentData.model_fields)
@@ -642,25 +643,25 @@ class Store:
 
     # --- ingest (called inside a transaction) ----------------------------------------------
 
-    def insert_spans(self, rows: Sequence[tuple[SpanRecord, Optional[str], str, str]], received_ns: int) -> list[bool]:
+    def insert_spans(self, rows: Sequence[tuple[SpanRow, str]], received_ns: int) -> list[bool]:
         """Insert spans, ignoring ones already stored; returns, per row, whether it was new.
 
-        ``rows`` are ``(span, session_id, convention, span_type)``. Idempotence on
-        (trace_id, span_id) is what makes a retried export harmless.
+        ``rows`` are ``(span_row, session_id)`` (:func:`otel_eval.span_rows.span_row`).
+        Idempotence on (trace_id, span_id) is what makes a retried export harmless.
         """
         # One query for what is already stored, multi-row INSERTs for the rest (RowsInsert).
-        stored = self._stored_span_keys({span.trace_id for span, _, _, _ in rows})
+        stored = self._stored_span_keys({row[0] for row, _ in rows})
         fresh: list[bool] = []
         params = []
-        for span, session_id, convention, span_type in rows:
-            key = (span.trace_id, span.span_id)
+        for row, session_id in rows:
+            key = row[:2]  # (trace_id, span_id)
             if key in stored:
                 fresh.append(False)
                 continue
             stored.add(key)  # the same span twice in one batch is stored once
             fresh.append(True)
-            params.append((span.trace_id, span.span_id, span.parent_span_id, session_id, span.name, span.kind,
-                           span.status, span.start_ns, span.end_ns, received_ns, convention, span_type, to_json(span)))
+            # The row's values in the order of _INSERT_SPANS, with the two the writer decides.
+            params.append((*row[:3], session_id, *row[3:8], received_ns, *row[8:11]))
         _INSERT_SPANS.run(self.conn, params)
         return fresh
 

@@ -5,6 +5,7 @@ import sqlite3
 
 from otel_eval.models.agent_data import AgentData, ToolCall, ToolSchema
 from otel_eval.models.results import CriterionResult, EvalCaseResult
+from otel_eval.span_rows import span_row
 from otel_eval.spans import SpanRecord
 from otel_eval.store import ENDED, OPEN, SCHEMA_VERSION, SCORED, Store
 
@@ -45,12 +46,12 @@ def test_newer_schema_is_refused(tmp_path):
 
 def test_span_insert_is_idempotent_and_reports_new_rows(tmp_path):
     store = Store(tmp_path / "e.db")
-    rows = [(span("00000000000000a1"), "s1", "none", "unknown"), (span("00000000000000a2"), "s1", "none", "unknown")]
+    rows = [(span_row(span("00000000000000a1")), "s1"), (span_row(span("00000000000000a2")), "s1")]
     with store.transaction():
         assert store.insert_spans(rows, 10) == [True, True]
         store.touch_traces([("0" * 31 + "1", "s1", None, 0, 0, 2)], 10)  # as ingest does: sessions are read by trace
     with store.transaction():
-        assert store.insert_spans(rows + [(span("00000000000000a3"), "s1", "none", "unknown")], 11) == [False, False, True]
+        assert store.insert_spans(rows + [(span_row(span("00000000000000a3")), "s1")], 11) == [False, False, True]
     assert store.counts()["spans"] == 3
     assert [s.span_id for s in store.session_spans("s1")] == ["00000000000000a1", "00000000000000a2", "00000000000000a3"]
 
@@ -242,11 +243,11 @@ def test_a_batch_larger_than_one_statement_is_stored_whole_once(tmp_path):
     store = Store(tmp_path / "e.db")
     spans = _many_spans(2_500, traces=300)
     with store.transaction():
-        fresh = store.insert_spans([(s, "sess", "generic", "unknown") for s in spans + spans[:5]], 1)
+        fresh = store.insert_spans([(span_row(s), "sess") for s in spans + spans[:5]], 1)
     assert fresh == [True] * 2_500 + [False] * 5
     assert store.conn.execute("SELECT COUNT(*), COUNT(DISTINCT span_id) FROM spans").fetchone() == (2_500, 2_500)
     with store.transaction():
-        assert store.insert_spans([(s, "sess", "generic", "unknown") for s in spans], 2) == [False] * 2_500
+        assert store.insert_spans([(span_row(s), "sess") for s in spans], 2) == [False] * 2_500
 
 
 def test_traces_and_sessions_touched_in_bulk_add_up_as_one_by_one(tmp_path):
@@ -316,7 +317,7 @@ def _store_with_sessions(path, count: int) -> Store:
     with store.transaction():
         for n in range(count):
             store.touch_session(f"s{n}", "attribute", 2, 100, False)
-            store.insert_spans([(span(span_id="a", trace_id=f"t{n}"), f"s{n}", "genai", "llm")], 100)
+            store.insert_spans([(span_row(span(span_id="a", trace_id=f"t{n}")), f"s{n}")], 100)
             if n != 3:  # s3 was re-opened by a late span meanwhile: it must stay open
                 store.set_session_status(f"s{n}", ENDED, "idle", 200)
     return store

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Optional, Sequence, Union
 from ..golden import GoldenSets, GoldenSource
 from ..models.evalset import EvalConfig, EvalSet
 from ..pipeline import FinishedEvaluation, ScoringContext
+from ..span_rows import span_row
 from ..spans import LogEvent, SpanRecord
 from ..store import Store
 from .api import EngineClosed, IngestResult, QueueFull
@@ -196,8 +197,9 @@ class Engine:
     # --- ingest API ----------------------------------------------------------------------------
 
     def ingest(self, spans: Sequence[SpanRecord], wait: bool = True, timeout: Optional[float] = None) -> IngestResult:
-        """Queue spans for storage; with ``wait`` return only once they are committed."""
-        return self._submit(IngestBatch(spans=list(spans)), wait, timeout)
+        """Queue spans for storage; with ``wait`` return only once they are committed. The
+        spans are read into their rows here, on the caller's thread (a receiver's)."""
+        return self._submit(IngestBatch(spans=[span_row(span) for span in spans]), wait, timeout)
 
     def ingest_logs(self, events: Sequence[LogEvent], wait: bool = True, timeout: Optional[float] = None) -> IngestResult:
         return self._submit(IngestBatch(logs=list(events)), wait, timeout)

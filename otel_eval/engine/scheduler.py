@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
-from ..mapping import ends_session, session_id_of
 from ..sessions import (
     KEYED_BY_ATTRIBUTE,
     KEYED_BY_TRACE,
@@ -20,7 +19,7 @@ from ..sessions import (
     SessionTracker,
     Timing,
 )
-from ..spans import SpanRecord
+from ..span_rows import END_NS, ENDS_SESSION, NAMED_SESSION_ID, PARENT_SPAN_ID, SPAN_ID, START_NS, TRACE_ID, SpanRow
 from ..store import ENDED, OPEN, SCORED, Store
 from .activity import ActivityLog
 
@@ -86,38 +85,36 @@ class SessionScheduler:
 
     # --- ingest (inside the writer's transaction) ----------------------------------------------
 
-    def store_spans(self, store: Store, spans: list[SpanRecord], conventions: list[str],
-                    span_types: list[Optional[str]], now_ns: int, staged: Staged) -> int:
+    def store_spans(self, store: Store, rows: Sequence[SpanRow], now_ns: int, staged: Staged) -> int:
         """Insert a batch's spans with their session; returns how many were new."""
         named: dict[str, str] = {}  # a session id on any span of a trace names the whole trace's session
-        for span in spans:
-            if span.trace_id not in named:
-                found = session_id_of(span)
-                if found:
-                    named[span.trace_id] = found
+        for row in rows:
+            found = row[NAMED_SESSION_ID]
+            if found and row[TRACE_ID] not in named:
+                named[row[TRACE_ID]] = found
         known: dict[str, Optional[str]] = {}
-        for trace_id in dict.fromkeys(span.trace_id for span in spans):
+        for trace_id in dict.fromkeys(row[TRACE_ID] for row in rows):
             known[trace_id] = staged.session_of_trace(trace_id) or self.tracker.session_of_trace(trace_id)
         unknown = [trace_id for trace_id, session in known.items() if session is None]
         if unknown:  # traces this process has not seen since it started: maybe stored before
             known.update(store.trace_sessions(unknown))
         resolved = {trace_id: self._resolve(store, trace_id, session, named.get(trace_id), staged)
                     for trace_id, session in known.items()}
-        fresh = store.insert_spans([(span, resolved[span.trace_id][0], convention, span_type)
-                                    for span, convention, span_type in zip(spans, conventions, span_types)], now_ns)
-        per_trace: dict[str, list[SpanRecord]] = {}
-        for span, is_new in zip(spans, fresh):
+        fresh = store.insert_spans([(row, resolved[row[TRACE_ID]][0]) for row in rows], now_ns)
+        per_trace: dict[str, list[SpanRow]] = {}
+        for row, is_new in zip(rows, fresh):
             if is_new:
-                per_trace.setdefault(span.trace_id, []).append(span)
-        per_session: dict[str, tuple[str, list[SpanRecord]]] = {}
+                per_trace.setdefault(row[TRACE_ID], []).append(row)
+        per_session: dict[str, tuple[str, list[SpanRow]]] = {}
         session_ends: dict[str, bool] = {}
         trace_rows = []
         for trace_id, members in per_trace.items():
             session_id, keyed_by = resolved[trace_id]
-            roots = [span for span in members if span.is_root]
-            ends = any(map(ends_session, members))
-            trace_rows.append((trace_id, session_id, roots[0].span_id if roots else None,
-                               min(s.start_ns for s in members), max(s.end_ns for s in members), len(members)))
+            roots = [row for row in members if not row[PARENT_SPAN_ID]]
+            ends = any(row[ENDS_SESSION] for row in members)
+            trace_rows.append((trace_id, session_id, roots[0][SPAN_ID] if roots else None,
+                               min(row[START_NS] for row in members), max(row[END_NS] for row in members),
+                               len(members)))
             per_session.setdefault(session_id, (keyed_by, []))[1].extend(members)
             session_ends[session_id] = session_ends.get(session_id, False) or ends
             staged.changes.append(

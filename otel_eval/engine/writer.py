@@ -25,9 +25,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence, Union
 
-from ..mapping import convention_name, ingest_span_type
 from ..pipeline import FinishedEvaluation, commit_evaluation, commit_evaluations
-from ..spans import LogEvent, SpanRecord
+from ..span_rows import SpanRow
+from ..spans import LogEvent
 from ..store import ENDED, Store
 from .api import IngestResult, StorageUnavailable
 from .scheduler import SessionScheduler, Staged
@@ -51,7 +51,8 @@ MAX_EVALUATION_ATTEMPTS = 5
 
 @dataclass
 class IngestBatch:
-    spans: Sequence[SpanRecord] = ()
+    spans: Sequence[SpanRow] = ()
+    """Read into rows on the caller's thread (:func:`otel_eval.span_rows.span_row`)."""
     logs: Sequence[LogEvent] = ()
     done: threading.Event = field(default_factory=threading.Event)
     result: IngestResult = field(default_factory=IngestResult)
@@ -97,8 +98,8 @@ class Wake:
 
 
 WriterItem = Union[IngestBatch, StoreEvaluation, EndSessions, Barrier, Stop, Wake]
-SpanSource = Callable[[], list[SpanRecord]]
-"""Returns (and forgets) the spans a producer buffered; called by the writer at every round."""
+SpanSource = Callable[[], list[SpanRow]]
+"""Returns (and forgets) the spans a producer buffered, as rows; called by the writer at every round."""
 
 #: Spans a source hands over per round (the rest wait for the next round, a moment later).
 SOURCE_ROUND = 8192
@@ -246,7 +247,7 @@ class Writer:
         return []
 
     def _pull_sources(self) -> Optional[IngestBatch]:
-        spans: list[SpanRecord] = []
+        spans: list[SpanRow] = []
         for source in self._sources:
             try:
                 spans.extend(source())
@@ -358,13 +359,7 @@ class Writer:
             written.append((item, evaluation_id, revision))
 
     def _write_spans(self, batch: IngestBatch, now_ns: int, staged: Staged) -> int:
-        # The convention is detected here, once per span, and stored: scoring reads the span with
-        # it. So is the span type where the convention tells it cheaply: scoring then need not
-        # rewrite the span's row (a few KiB of raw JSON) just to fill that column in.
-        spans = list(batch.spans)
-        conventions = [convention_name(s) for s in spans]
-        span_types = [ingest_span_type(s, c) for s, c in zip(spans, conventions)]
-        return self.scheduler.store_spans(self.store, spans, conventions, span_types, now_ns, staged)
+        return self.scheduler.store_spans(self.store, batch.spans, now_ns, staged)
 
     def _evaluation_failed(self, item: StoreEvaluation, exc: BaseException) -> None:
         self._settled.add(id(item))  # retried from the queue, or given up: either way, not dropped
