@@ -34,7 +34,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -288,6 +288,25 @@ class SessionSpec:
     def duration(self) -> int:
         return max(s.end for s in self.spans)
 
+    def renumbered(self, index: int) -> "SessionSpec":
+        """The same session as number ``index`` of its request: its session id (in every attribute
+        that carries it, JSON text included) follows the number, as its trace and span ids do, so
+        a pool session picked twice for one request makes two sessions, not one of twice the traces."""
+        old, new = session_id_of_index(self.index), session_id_of_index(index)
+
+        def renamed(attributes: dict) -> dict:
+            return {k: v.replace(old, new) if isinstance(v, str) else v for k, v in attributes.items()}
+
+        spans = [replace(span, attributes=renamed(span.attributes),
+                         events=tuple((name, at, renamed(attrs)) for name, at, attrs in span.events))
+                 for span in self.spans]
+        return SessionSpec(index, self.convention, self.variant, spans, self.traces)
+
+
+def session_id_of_index(index: int) -> str:
+    """A template's session id before the request's epoch is written into it."""
+    return (SESSION_MARK + b"%04x" % index).decode()
+
 
 def _typo(rng: random.Random, query: str) -> Optional[str]:
     """Swap two inner letters of one long word: still the same question to the fuzzy matcher."""
@@ -330,7 +349,7 @@ def make_session(index: int, case: GoldenCase, convention: str, rng: random.Rand
     variant, turns = _variant_turns(rng, case)
     while sum(map(spans_of_turn, turns)) < MIN_SESSION_SPANS:  # a replaced first turn can be shorter
         turns.append(_follow_up(rng, turns[-1]))
-    session_id = (SESSION_MARK + b"%04x" % index).decode()
+    session_id = session_id_of_index(index)
     user_id = f"user-{rng.randint(1, 500)}"
     build = _openinference_turn if convention == "openinference" else _genai_turn
     spans: list[SpanSpec] = []
@@ -1196,8 +1215,7 @@ def build_workload(args: argparse.Namespace, workdir: Path) -> Workload:
     for _ in range(args.templates):
         chosen = pick_sessions(by_size, args.spans_per_request, rng)
         # Within one request every session needs its own index (it is part of the ids).
-        renumbered = [SessionSpec(next_index + i, s.convention, s.variant, s.spans, s.traces)
-                      for i, s in enumerate(chosen)]
+        renumbered = [s.renumbered(next_index + i) for i, s in enumerate(chosen)]
         next_index = (next_index + len(chosen)) % 60000
         templates.append(encode_template(renumbered, now))
     probes = make_sessions(cases, 16, args.seed + 3, first_index=60001)

@@ -249,8 +249,7 @@ class IngestPart:
         templates = []
         for number in range(min(args.requests, 8)):
             chosen = load.pick_sessions(by_size, 512, rng)
-            renumbered = [load.SessionSpec(number * 100 + i, s.convention, s.variant, s.spans, s.traces)
-                          for i, s in enumerate(chosen)]
+            renumbered = [s.renumbered(number * 100 + i) for i, s in enumerate(chosen)]
             templates.append(load.encode_template(renumbered, now))
         self.requests = [templates[n % len(templates)].render(n + 1, args.random_ids) for n in range(args.requests)]
         self.span_count = sum(templates[n % len(templates)].spans for n in range(args.requests))
