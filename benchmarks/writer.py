@@ -24,8 +24,8 @@ them in lock step, so both meet the same neighbours::
                  ``checkpoint`` (its thread's CPU clock, plus the copy of what it left at the end).
 ``ingest``       The ingest benchmark's raw requests (~512 spans of whole sessions each, fresh ids)
                  are encoded once (untimed). Timed, into a fresh database each run: ``decode``
-                 (``ExportTraceServiceRequest.FromString`` + ``spans.from_otlp``, as the receiver
-                 does) and ``write`` (one writer round per request: sessions resolved, spans,
+                 (``ExportTraceServiceRequest.FromString`` + ``spans.from_otlp`` + ``span_row``, as
+                 the receiver does) and ``write`` (one writer round per request: sessions resolved, spans,
                  traces and sessions stored, committed), and ``checkpoint`` as above.
                  ``--random-ids`` renews trace and session ids at random, as W3C trace ids are;
                  by default they grow from request to request and every index is appended to.
@@ -260,9 +260,12 @@ class IngestPart:
     def decode(self) -> list[list[Any]]:
         from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+        from otel_eval.span_rows import span_row
         from otel_eval.spans import from_otlp
 
-        return [from_otlp(ExportTraceServiceRequest.FromString(body).resource_spans).spans for body in self.requests]
+        # As Engine.ingest on a receiver's thread: each span read into the row the writer stores.
+        return [[span_row(span) for span in from_otlp(ExportTraceServiceRequest.FromString(body).resource_spans).spans]
+                for body in self.requests]
 
     def fresh_writer(self) -> Any:
         from otel_eval.store import Store
