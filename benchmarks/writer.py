@@ -192,6 +192,7 @@ class EvaluationsPart:
         return [item for payload in self.payloads for item in pickle.loads(payload)]
 
     def fresh_store(self) -> Any:
+        from otel_eval.engine.writer import tune_writer_connection
         from otel_eval.store import Store
 
         run_db = self.workdir / "run.db"
@@ -199,7 +200,7 @@ class EvaluationsPart:
             Path(f"{run_db}{suffix}").unlink(missing_ok=True)
         shutil.copyfile(self.pristine, run_db)
         opened = Store(run_db)
-        opened.conn.execute("PRAGMA wal_autocheckpoint=0")  # as the engine: its checkpointer does it
+        tune_writer_connection(opened)  # as the engine's writer has it
         return opened
 
     def commit_all(self, store: Any) -> None:
@@ -268,13 +269,14 @@ class IngestPart:
                 for body in self.requests]
 
     def fresh_writer(self) -> Any:
+        from otel_eval.engine.writer import tune_writer_connection
         from otel_eval.store import Store
 
         run_db = self.workdir / "ingest.db"
         for suffix in ("", "-wal", "-shm"):
             Path(f"{run_db}{suffix}").unlink(missing_ok=True)
         store = Store(run_db)
-        store.conn.execute("PRAGMA wal_autocheckpoint=0")
+        tune_writer_connection(store)  # as the engine's writer has it
         return _writer(store)
 
     def write_all(self, writer: Any) -> None:

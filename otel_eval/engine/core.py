@@ -33,7 +33,8 @@ from .scheduler import SessionScheduler
 from .settings import EngineSettings, golden_index
 from .stats import EngineStats
 from .workers import ProcessWorkers, ScoreWorkers, ThreadWorkers
-from .writer import Barrier, Checkpointer, EndSessions, Health, IngestBatch, SpanSource, Stop, StoreEvaluation, Wake, Writer
+from .writer import (Barrier, Checkpointer, EndSessions, Health, IngestBatch, SpanSource, Stop, StoreEvaluation, Wake,
+                     Writer, tune_writer_connection)
 
 log = logging.getLogger("otel_eval.engine")
 
@@ -144,7 +145,7 @@ class Engine:
         self._lock_file = _exclusive_lock(self.db_path)
         try:
             store = Store(self.db_path, cache_mib=self.settings.write_cache_mib)
-            store.conn.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer thread does it
+            tune_writer_connection(store)
             self.golden.save(store)
             pending = self._scheduler.resume(store)
             self._workers = self._make_workers()

@@ -402,6 +402,18 @@ class Writer:
         self._last_error = ""
 
 
+def tune_writer_connection(store: Store) -> None:
+    """Settings of the writer's own connection, beyond those of every :class:`Store`."""
+    store.conn.execute("PRAGMA wal_autocheckpoint=0")  # the Checkpointer thread does it
+    # SQLite copies each page that a savepoint (one per ingest batch) or a many-row statement
+    # first changes to a sub-journal, which past 64 KiB is a temp file, created, written, unlinked
+    # and closed again at every release: at full load as many bytes as the WAL got
+    # (benchmarks/README.md, tenth pass). In memory it holds one batch's pages at most, freed at
+    # the release. Only this connection: the writer runs its own bounded statements, where a
+    # view's query or a migration's index build may sort more than fits in memory.
+    store.conn.execute("PRAGMA temp_store=MEMORY")
+
+
 class Checkpointer:
     """Copies the WAL back into the database file from its own thread and connection.
 
