@@ -70,11 +70,11 @@ class Collector:
         config = self.config
         # Before the engine starts: sessions it resumes and scores at once are counted too. The
         # engine says what it stored, so /metrics never reads the database back.
-        self.engine.on_evaluation(self._count_evaluation)
+        self.engine.on_evaluation(self._count_evaluation, with_result=False)
         self.engine.start()
         if self.alerts is not None:
             self.alerts.start()
-            self.engine.on_evaluation(self.alerts.wake)  # only a nudge: the full result is not needed
+            self.engine.on_evaluation(self.alerts.wake, with_result=False)  # only a nudge
         try:
             if config.grpc is not None:
                 tls = None

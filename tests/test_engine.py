@@ -310,6 +310,36 @@ def test_scoring_in_a_worker_process_gives_the_same_results(tmp_path):
     assert conn.execute("SELECT level, COUNT(*) FROM agent_data GROUP BY level").fetchall() == [("span", 2), ("trace", 1)]
 
 
+@pytest.mark.parametrize("score_workers", [0, 1])
+def test_without_a_result_listener_workers_keep_no_full_result(tmp_path, score_workers):
+    """Listeners that read only the event's fields (the collector's /metrics and alerts) say so:
+    then nobody pays for the full result (encoding it was ~3% of a score worker's CPU), and
+    reading it says why it is not there. What is stored is the same."""
+    db = tmp_path / "e.db"
+    events = []
+    engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1, score_workers=score_workers)
+    engine.on_evaluation(events.append, with_result=False)
+    engine.start()
+    trace = "5b" * 16
+    root = SpanRecord(trace, "00000000000000a1", None, "agent.invoke", 1, 10,
+                      attributes={"openinference.span.kind": "AGENT", "session.id": "lean",
+                                  "input.value": "What's the weather in Tokyo?",
+                                  "output.value": "It is 22°C and sunny in Tokyo."})
+    tool = SpanRecord(trace, "00000000000000a2", root.span_id, "get_weather", 2, 3,
+                      attributes={"openinference.span.kind": "TOOL", "tool.name": "get_weather",
+                                  "session.id": "lean", "input.value": '{"city": "Tokyo"}'})
+    engine.ingest([root, tool])
+    wait_until(lambda: len(events) == 1, timeout=30)
+    engine.close()
+    event = events[0]
+    assert (event.session_id, event.case_id, event.verdict, event.matched) == ("lean", "tokyo", "passed", True)
+    with pytest.raises(LookupError, match="with_result=True"):
+        event.result
+    assert evaluations(db) == [("lean", 1, "tokyo", "exact", 1, 0)]
+    criteria = sqlite3.connect(db).execute("SELECT COUNT(*) FROM criterion_results").fetchone()[0]
+    assert criteria > 0
+
+
 def test_oversized_values_are_cut_with_a_marker_and_the_raw_span_kept_whole(tmp_path):
     db = tmp_path / "e.db"
     engine = Engine(db, trace_quiet=3600, session_idle=3600, max_value_chars=1000).start()

@@ -86,7 +86,8 @@ class Engine:
         """Each set's source, id and case count (``eval_sets`` lose their cases once started)."""
         self.config_hash = self.settings.config_hash
         self._results: list[ResultCallback] = [on_result] if on_result else []
-        self._listeners: list[EventListener] = []
+        self._listeners: list[tuple[EventListener, bool]] = []
+        """Each listener, and whether it reads full results (see :meth:`on_evaluation`)."""
         self._index: Any = None
         self._stats = EngineStats()
         self._scheduler = SessionScheduler(self.settings.timing)
@@ -178,8 +179,13 @@ class Engine:
                         config=s.config.model_dump_json(), fuzzy_threshold=s.fuzzy_threshold,
                         embedding_threshold=s.embedding_threshold, embed=s.embed, max_value_chars=s.max_value_chars,
                         config_hash=self.config_hash)
-            return ProcessWorkers(s.score_workers, init, self._deliver, self._skipped).start()
-        return ThreadWorkers(self.db_path, self.scoring_context(), self._deliver, self._skipped).start()
+            return ProcessWorkers(s.score_workers, init, self._deliver, self._skipped, self._wants_results).start()
+        return ThreadWorkers(self.db_path, self.scoring_context(), self._deliver, self._skipped,
+                             self._wants_results).start()
+
+    def _wants_results(self) -> bool:
+        """Whether a listener may read a full result: else workers drop it once scored."""
+        return bool(self._results) or any(with_result for _, with_result in self._listeners)
 
     def __enter__(self) -> "Engine":
         return self.start()
@@ -191,9 +197,12 @@ class Engine:
         """``callback(result)`` after each committed evaluation (off the writer thread)."""
         self._results.append(callback)
 
-    def on_evaluation(self, listener: EventListener) -> None:
-        """``listener(EvaluationStored)`` after each committed evaluation (off the writer thread)."""
-        self._listeners.append(listener)
+    def on_evaluation(self, listener: EventListener, *, with_result: bool = True) -> None:
+        """``listener(EvaluationStored)`` after each committed evaluation (off the writer thread).
+        ``with_result=False``: the listener reads only the event's plain fields (verdict, score,
+        case, ids), never ``event.result``; when no listener needs results, workers do not keep
+        them (encoding one as JSON cost a score worker ~3% of its CPU)."""
+        self._listeners.append((listener, with_result))
 
     # --- ingest API ----------------------------------------------------------------------------
 
@@ -405,7 +414,7 @@ class Engine:
         self._scheduler.activity.scored(event.session_id, event.revision,
                                         event.verdict if event.matched else event.matched_by,
                                         event.case_id or "-", event.score)
-        for listener in self._listeners:
+        for listener, _ in self._listeners:
             try:
                 listener(event)
             except Exception:

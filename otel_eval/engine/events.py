@@ -12,7 +12,9 @@ from ..models.results import NOT_EVALUATED, PASSED, EvalCaseResult
 class EvaluationStored:
     """One committed evaluation, with what listeners (result forwarder, alerts, /metrics) would
     otherwise read back from SQLite. The verdict, case and score are plain fields; the full
-    :attr:`result` is built on first access (from a score worker it arrives as JSON text)."""
+    :attr:`result` is built on first access (from a score worker it arrives as JSON text). It is
+    kept only while some listener may read it (``Engine.add_listener``, or ``on_evaluation``
+    without ``with_result=False``); else reading it raises ``LookupError``."""
 
     revision: int
     evaluation_id: int

@@ -1,9 +1,9 @@
 """The score worker process: ``python -m otel_eval.engine.worker_process <parent pid>``.
 
 Reads frames from stdin (8-byte length + pickle): first the scoring setup, then lists of
-session ids; answers each list, in order, with one or more frames of answers (a frame at
-least every ``FLUSH_SECONDS``): per session a FinishedEvaluation, None (no spans) or an error
-message. Reads the database through a read-only connection only. Exits on
+session ids (each with whether the full results are wanted); answers each list, in order, with
+one or more frames of answers (a frame at least every ``FLUSH_SECONDS``): per session a
+FinishedEvaluation, None (no spans) or an error message. Reads the database through a read-only connection only. Exits on
 end-of-file, and with its parent (``PR_SET_PDEATHSIG`` on Linux, plus a parent-pid check).
 """
 
@@ -80,14 +80,17 @@ def main(argv: list[str]) -> int:
     while True:
         full_collections.due()
         try:
-            session_ids = pickle.loads(read_frame(source))
+            session_ids, with_results = pickle.loads(read_frame(source))
         except EOFError:
             return 0
         answers: list[Any] = []
         sent = time.perf_counter()
         for i, session_id in enumerate(session_ids):
             try:
-                answers.append(score_session(store, session_id, context))
+                finished = score_session(store, session_id, context)
+                if finished is not None and not with_results:
+                    finished.without_result()
+                answers.append(finished)
             except Exception as exc:  # reading failed; scoring failures are already stored as errors
                 log.exception("scoring session %s failed", session_id)
                 answers.append(f"{type(exc).__name__}: {exc}")

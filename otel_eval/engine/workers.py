@@ -39,14 +39,17 @@ IN_FLIGHT = 2
 
 Deliver = Callable[[FinishedEvaluation], None]
 Skip = Callable[[str], None]
+WantsResults = Callable[[], bool]
+"""Whether a listener may ask for the full result of what is scored now (else it is dropped)."""
 
 
 class ScoreWorkers:
     """A queue of ended sessions and the workers that drain it."""
 
-    def __init__(self, deliver: Deliver, skip: Skip):
+    def __init__(self, deliver: Deliver, skip: Skip, wants_results: WantsResults = lambda: True):
         self._deliver = deliver
         self._skip = skip
+        self._wants_results = wants_results
         self.queue: "queue.Queue[Optional[str]]" = queue.Queue()
         self._threads: list[threading.Thread] = []
 
@@ -79,8 +82,9 @@ class ScoreWorkers:
 
 
 class ThreadWorkers(ScoreWorkers):
-    def __init__(self, db_path: str, context: ScoringContext, deliver: Deliver, skip: Skip, threads: int = 1):
-        super().__init__(deliver, skip)
+    def __init__(self, db_path: str, context: ScoringContext, deliver: Deliver, skip: Skip,
+                 wants_results: WantsResults = lambda: True, threads: int = 1):
+        super().__init__(deliver, skip, wants_results)
         self._db_path = db_path
         self._context = context
         self._threads = [threading.Thread(target=self._run, name=f"otel-eval-scorer-{i}", daemon=True)
@@ -106,14 +110,15 @@ class ThreadWorkers(ScoreWorkers):
                 if finished is None:
                     self._skip(session_id)
                 else:
-                    self._deliver(finished.compact())
+                    self._deliver(finished.compact() if self._wants_results() else finished.without_result())
         finally:
             store.close()
 
 
 class ProcessWorkers(ScoreWorkers):
-    def __init__(self, processes: int, init: dict[str, Any], deliver: Deliver, skip: Skip):
-        super().__init__(deliver, skip)
+    def __init__(self, processes: int, init: dict[str, Any], deliver: Deliver, skip: Skip,
+                 wants_results: WantsResults = lambda: True):
+        super().__init__(deliver, skip, wants_results)
         self._init = pickle.dumps(init, protocol=pickle.HIGHEST_PROTOCOL)
         self._children: list[Optional[subprocess.Popen]] = [None] * processes
         self._threads = [threading.Thread(target=self._feed, args=(i,), name=f"otel-eval-scorer-{i}", daemon=True)
@@ -160,7 +165,7 @@ class ProcessWorkers(ScoreWorkers):
                     in_flight.append(batch)  # first: if starting or sending fails, these are skipped below
                     if child is None:
                         child = self._children[slot] = self._spawn()
-                    _send(child, pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL))
+                    _send(child, pickle.dumps((batch, self._wants_results()), protocol=pickle.HIGHEST_PROTOCOL))
                 if not in_flight:
                     if closing:
                         break
