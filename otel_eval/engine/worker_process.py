@@ -3,8 +3,9 @@
 Reads frames from stdin (8-byte length + pickle): first the scoring setup, then lists of
 session ids (each with whether the full results are wanted); answers each list, in order, with
 one or more frames of answers (a frame at least every ``FLUSH_SECONDS``): per session a
-FinishedEvaluation, None (no spans) or an error message. Reads the database through a read-only connection only. Exits on
-end-of-file, and with its parent (``PR_SET_PDEATHSIG`` on Linux, plus a parent-pid check).
+FinishedEvaluation, None (no spans) or an error message. Reads the database through a read-only
+connection only. Exits on end-of-file, and with its parent (``PR_SET_PDEATHSIG`` on Linux, plus
+a parent-pid check).
 """
 
 from __future__ import annotations
