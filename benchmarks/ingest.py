@@ -1591,7 +1591,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               f"{len(workload.templates)} raw requests of {min(sizes)}-{max(sizes)} spans "
               f"({sum(len(t.data) for t in workload.templates) / sum(sizes) / 1024:.1f} KiB/span encoded), "
               f"sessions of {workload.session_sizes[0]}-{workload.session_sizes[2]} spans (mean "
-              f"{workload.session_sizes[1]:.1f}), variants {workload.variants}, built in {time.monotonic() - t0:.1f} s", flush=True)
+              f"{workload.session_sizes[1]:.1f} in the pool, {sum(sizes) / sum(t.sessions for t in workload.templates):.1f} "
+              f"in the requests: they are picked by size), variants {workload.variants}, "
+              f"built in {time.monotonic() - t0:.1f} s", flush=True)
         rounds = []
         for number in range(1, max(1, args.repeat) + 1):
             # Each round in a folder of its own: a collector given last round's file would resume it.
