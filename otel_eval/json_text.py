@@ -18,7 +18,9 @@ from typing import Any
 
 import orjson
 
-_OPTIONS = orjson.OPT_NON_STR_KEYS  # int, float, bool and None keys become text, as json does
+_NON_STR_KEYS = orjson.OPT_NON_STR_KEYS
+"""int, float, bool and None keys become text, as json does. Asked for only when a dict holds
+such a key: it costs orjson a fifth more on every dict (0.5 µs a span's raw JSON)."""
 _fallback_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
@@ -31,7 +33,11 @@ _WRITTEN_BY_JSON = " "
 def dumps(value: Any) -> str:
     """``json.dumps(value, ensure_ascii=False, default=str)``; compact where orjson writes it."""
     try:
-        return orjson.dumps(value, default=str, option=_OPTIONS).decode()
+        return orjson.dumps(value, default=str).decode()
+    except TypeError:  # a key that is not a string, or what orjson cannot write at all (see above)
+        pass
+    try:
+        return orjson.dumps(value, default=str, option=_NON_STR_KEYS).decode()
     except TypeError:
         return _WRITTEN_BY_JSON + _fallback_encode(value)
 

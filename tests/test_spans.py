@@ -121,6 +121,14 @@ def test_stored_span_text_round_trips_what_the_fast_encoder_refuses(tmp_path):
     assert value != value  # NaN, as it was written
 
 
+def test_keys_that_are_not_strings_are_written_as_json_writes_them():
+    from otel_eval import json_text
+
+    value = {1: "a", 2.5: "b", True: "c", None: "d", "s": {3: [1, {None: 0}]}}
+    assert json.loads(json_text.dumps(value)) == json.loads(json.dumps(value))
+    assert json_text.dumps({"plain": [1, "x"]}) == '{"plain":[1,"x"]}'
+
+
 def test_sdk_span_attributes_convert_as_the_mapping_gives_them():
     # SDK attribute tuples become lists (JSON round trips stay equal); every value type kept.
     from opentelemetry.attributes import BoundedAttributes
