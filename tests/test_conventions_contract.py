@@ -71,3 +71,13 @@ def test_property_the_quick_key_check_never_misses_a_prefix(keys, prefixes):
     attributes = dict.fromkeys(keys, 1)
     if any(any_key_starts(attributes, prefix) for prefix in prefixes):
         assert may_have_key_starting(attributes, *prefixes)
+
+
+@settings(max_examples=300, deadline=None)
+@given(keys=st.lists(st.text(st.sampled_from("ab.\n0"), max_size=6), max_size=6),
+       prefix=st.text(st.sampled_from("ab.\n0"), min_size=1, max_size=3))
+def test_property_the_key_prefix_test_is_exactly_a_key_by_key_test(keys, prefix):
+    from otel_eval.conventions.base import any_key_starts
+
+    attributes = dict.fromkeys(keys, 1)
+    assert any_key_starts(attributes, prefix) == any(key.startswith(prefix) for key in attributes)

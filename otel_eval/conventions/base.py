@@ -104,7 +104,12 @@ class Reading:
 
 def any_key_starts(attributes: Mapping[str, Any], prefix: str) -> bool:
     """Does any attribute key start with ``prefix``? Detection asks this of every span at
-    ingest, for several dialects: the loop runs in C (``map``) rather than a generator."""
+    ingest, three times for a GenAI span (Pydantic AI, ADK, Traceloop), and the answer is
+    nearly always no: that is settled on the keys joined into one text, where a key starting
+    with ``prefix`` shows as a newline and ``prefix`` (twice as fast as testing each key). Only
+    a yes is checked key by key, since a key may itself hold a newline."""
+    if "\n" + prefix not in "\n" + "\n".join(attributes):
+        return False
     return any(map(str.startswith, attributes, repeat(prefix)))
 
 

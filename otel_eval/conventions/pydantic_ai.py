@@ -36,7 +36,7 @@ def detect(span: SpanRecord) -> bool:
     if span.scope.replace("_", "-").startswith("pydantic-ai"):
         return True
     attrs = span.attributes
-    if any(key in attrs for key in _OWN_KEYS) or any_key_starts(attrs, "pydantic_ai."):
+    if any(map(attrs.__contains__, _OWN_KEYS)) or any_key_starts(attrs, "pydantic_ai."):
         return True
     return span.name in _V2_SPAN_NAMES and "logfire.msg" in attrs
 
