@@ -14,7 +14,8 @@ them in lock step, so both meet the same neighbours::
     .venv/bin/python -m benchmarks.writer --compare /tmp/before --repeat 10
 
 ``evaluations``  The scoring benchmark's sessions are stored and scored once (untimed); each
-                 finished evaluation is pickled as a score worker process sends it. Timed, on a
+                 finished evaluation is pickled as a score worker process sends it (without the
+                 full result, as when no listener reads results: the collector's default). Timed, on a
                  fresh copy of the database each run: ``unpickle`` (what the collector's process
                  pays to receive it) and ``commit`` (writer rounds of 64 evaluations, as the
                  engine's writer commits a backlog: one transaction, a savepoint each).
@@ -180,7 +181,9 @@ class EvaluationsPart:
             finished = [pipeline.score_session(store, sid, context) for sid in session_ids]
         finally:
             store.close()
-        finished = [f for f in finished if f is not None]
+        # As a collector's worker sends them when no listener reads full results (its default:
+        # /metrics and alerts read only the event's fields).
+        finished = [f.without_result() for f in finished if f is not None]
         self.payloads = [pickle.dumps(finished[at:at + WORKER_BATCH], protocol=pickle.HIGHEST_PROTOCOL)
                          for at in range(0, len(finished), WORKER_BATCH)]
         _settle(self.pristine)
