@@ -287,20 +287,24 @@ def test_a_clean_stop_removes_the_lock_file_and_a_killed_engines_file_is_taken_o
     assert not lock.exists()
 
 
+def tokyo_session(trace_id: str, session_id: str) -> list[SpanRecord]:
+    """An OpenInference agent span and its get_weather tool call: GOLDEN's "tokyo" case, passed."""
+    root = SpanRecord(trace_id, "00000000000000a1", None, "agent.invoke", 1, 10,
+                      attributes={"openinference.span.kind": "AGENT", "session.id": session_id,
+                                  "input.value": "What's the weather in Tokyo?",
+                                  "output.value": "It is 22°C and sunny in Tokyo."})
+    tool = SpanRecord(trace_id, "00000000000000a2", root.span_id, "get_weather", 2, 3,
+                      attributes={"openinference.span.kind": "TOOL", "tool.name": "get_weather",
+                                  "session.id": session_id, "input.value": '{"city": "Tokyo"}'})
+    return [root, tool]
+
+
 def test_scoring_in_a_worker_process_gives_the_same_results(tmp_path):
     results = []
     db = tmp_path / "e.db"
     engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1, score_workers=1,
                     on_result=results.append).start()
-    trace = "5a" * 16
-    root = SpanRecord(trace, "00000000000000a1", None, "agent.invoke", 1, 10,
-                      attributes={"openinference.span.kind": "AGENT", "session.id": "worker",
-                                  "input.value": "What's the weather in Tokyo?",
-                                  "output.value": "It is 22°C and sunny in Tokyo."})
-    tool = SpanRecord(trace, "00000000000000a2", root.span_id, "get_weather", 2, 3,
-                      attributes={"openinference.span.kind": "TOOL", "tool.name": "get_weather",
-                                  "session.id": "worker", "input.value": '{"city": "Tokyo"}'})
-    engine.ingest([root, tool])
+    engine.ingest(tokyo_session("5a" * 16, "worker"))
     wait_until(lambda: len(results) == 1, timeout=30)
     engine.close()
     assert (results[0].session_id, results[0].eval_id, results[0].passed) == ("worker", "tokyo", True)
@@ -320,15 +324,7 @@ def test_without_a_result_listener_workers_keep_no_full_result(tmp_path, score_w
     engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1, score_workers=score_workers)
     engine.on_evaluation(events.append, with_result=False)
     engine.start()
-    trace = "5b" * 16
-    root = SpanRecord(trace, "00000000000000a1", None, "agent.invoke", 1, 10,
-                      attributes={"openinference.span.kind": "AGENT", "session.id": "lean",
-                                  "input.value": "What's the weather in Tokyo?",
-                                  "output.value": "It is 22°C and sunny in Tokyo."})
-    tool = SpanRecord(trace, "00000000000000a2", root.span_id, "get_weather", 2, 3,
-                      attributes={"openinference.span.kind": "TOOL", "tool.name": "get_weather",
-                                  "session.id": "lean", "input.value": '{"city": "Tokyo"}'})
-    engine.ingest([root, tool])
+    engine.ingest(tokyo_session("5b" * 16, "lean"))
     wait_until(lambda: len(events) == 1, timeout=30)
     engine.close()
     event = events[0]
