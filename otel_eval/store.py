@@ -30,7 +30,7 @@ from .errors import InputError
 from .models.agent_data import AgentData
 from .models.evalset import EvalCase, EvalSet
 from .models.results import CriterionResult, EvalCaseResult, verdict_of
-from .span_rows import SpanRow
+from .span_rows import TRACE_ID, SpanRow
 from .spans import LogEvent, SpanRecord, from_json
 
 SCHEMA_VERSION = 5
@@ -650,7 +650,7 @@ class Store:
         Idempotence on (trace_id, span_id) is what makes a retried export harmless.
         """
         # One query for what is already stored, multi-row INSERTs for the rest (RowsInsert).
-        stored = self._stored_span_keys({row[0] for row, _ in rows})
+        stored = self._stored_span_keys({row[TRACE_ID] for row, _ in rows})
         fresh: list[bool] = []
         params = []
         for row, session_id in rows:
@@ -940,12 +940,15 @@ def connect_read_only(path: Union[str, Path], timeout: float = 30.0) -> sqlite3.
     return conn
 
 
+#: ``WHERE`` condition for a session's rows of ``spans`` or ``agent_data``, bound to the session id
+#: twice. Through its traces: those tables are keyed by trace and have no session index (schema 5).
+IN_SESSION_TRACES = "trace_id IN (SELECT trace_id FROM traces WHERE session_id = ?) AND session_id = ?"
+
+
 def session_span_rows(conn: sqlite3.Connection, session_id: str) -> list[tuple[str, Optional[str], Optional[str]]]:
     """``(raw JSON, convention, span type)`` of a session's spans, in start order, as stored."""
-    # Through the session's traces: spans are keyed by trace, and have no session index.
     return conn.execute(
-        "SELECT raw, convention, span_type FROM spans WHERE trace_id IN"
-        " (SELECT trace_id FROM traces WHERE session_id = ?) AND session_id = ? ORDER BY start_ns, end_ns",
+        f"SELECT raw, convention, span_type FROM spans WHERE {IN_SESSION_TRACES} ORDER BY start_ns, end_ns",
         (session_id, session_id),
     ).fetchall()
 

@@ -10,7 +10,7 @@ from typing import Any, Optional, Sequence
 from ..errors import InputError
 from ..pipeline import map_session
 from ..spans import LogEvent, SpanRecord, from_json
-from ..store import session_log_events, session_span_rows
+from ..store import IN_SESSION_TRACES, session_log_events, session_span_rows
 from ..trajectory import build_trajectory
 from .database import DbPath, first_key_at_or_after, named_rows
 from .evaluations import parse_details
@@ -104,9 +104,7 @@ _JSON_COLUMNS = {"expected_tool_call", "tools_available", "tool_calls", "paramet
 def session_agent_data(conn: sqlite3.Connection, session_id: str) -> dict[tuple[str, str, str], dict[str, Any]]:
     """AgentData rows keyed by (trace_id, span_id, level), with only the fields that hold something."""
     out: dict[tuple[str, str, str], dict[str, Any]] = {}
-    # Through the session's traces: agent rows are indexed by trace, not by session.
-    rows = named_rows(conn, "SELECT * FROM agent_data WHERE trace_id IN (SELECT trace_id FROM traces WHERE session_id = ?)"
-                            " AND session_id = ? ORDER BY id", (session_id, session_id))
+    rows = named_rows(conn, f"SELECT * FROM agent_data WHERE {IN_SESSION_TRACES} ORDER BY id", (session_id, session_id))
     for r in rows:
         fields: dict[str, Any] = {}
         for key in r.keys():
