@@ -215,35 +215,43 @@ def from_otlp(resource_spans: Iterable[Any]) -> DecodeResult:
     more. Everything else a span carries is stored as given.
     """
     result = DecodeResult(spans=[])
+    append = result.spans.append
     for rs in resource_spans:
         resource = key_values(rs.resource.attributes)
         for ss in rs.scope_spans:
             scope = ss.scope.name
             for s in ss.spans:
-                problem = span_problem(s)
-                if problem:
+                # Each field is read once: a upb accessor builds a new Python object at every read,
+                # and this loop runs for every span a collector receives. The check below is
+                # span_problem's, on the values already read; span_problem says what is wrong.
+                trace_id, span_id, parent = s.trace_id, s.span_id, s.parent_span_id
+                start, end, events = s.start_time_unix_nano, s.end_time_unix_nano, s.events
+                if (len(trace_id) != 16 or len(span_id) != 8 or trace_id == _ZERO_TRACE_ID or span_id == _ZERO_SPAN_ID
+                        or (parent and len(parent) != 8) or start > MAX_TIME_NS or end > MAX_TIME_NS
+                        or (events and any(e.time_unix_nano > MAX_TIME_NS for e in events))):
                     result.rejected += 1
-                    result.errors.append(f"span {s.name[:200]!r}: {problem}")
+                    result.errors.append(f"span {s.name[:200]!r}: {span_problem(s)}")
                     continue
-                parent = s.parent_span_id.hex() if s.parent_span_id and any(s.parent_span_id) else None
-                result.spans.append(
-                    SpanRecord(
-                        trace_id=s.trace_id.hex(),
-                        span_id=s.span_id.hex(),
-                        parent_span_id=parent,
-                        name=s.name,
-                        start_ns=s.start_time_unix_nano,
-                        end_ns=s.end_time_unix_nano or s.start_time_unix_nano,
-                        kind=_KIND_NAMES.get(s.kind, "unspecified"),
-                        status=_STATUS_NAMES.get(s.status.code, STATUS_UNSET),
-                        status_message=s.status.message,
-                        attributes=key_values(s.attributes),
-                        events=tuple(SpanEvent(e.name, e.time_unix_nano, key_values(e.attributes)) for e in s.events),
-                        resource=resource,
-                        scope=scope,
-                    )
-                )
+                status = s.status
+                append(SpanRecord(  # positional, in field order (see from_dict)
+                    trace_id.hex(),
+                    span_id.hex(),
+                    parent.hex() if parent and parent != _ZERO_SPAN_ID else None,
+                    s.name,
+                    start,
+                    end or start,
+                    _KIND_NAMES.get(s.kind, "unspecified"),
+                    _STATUS_NAMES.get(status.code, STATUS_UNSET),
+                    status.message,
+                    key_values(s.attributes),
+                    tuple(SpanEvent(e.name, e.time_unix_nano, key_values(e.attributes)) for e in events) if events else (),
+                    resource,
+                    scope,
+                ))
     return result
+
+
+_ZERO_TRACE_ID, _ZERO_SPAN_ID = bytes(16), bytes(8)
 
 
 def span_problem(span: Any) -> str:

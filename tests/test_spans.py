@@ -5,6 +5,7 @@ import json
 from tests.paths import FIXTURES
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -13,7 +14,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from otel_eval.errors import InputError
-from otel_eval.spans import from_dict, from_noveum, from_otlp, from_sdk_span, read_noveum_file, to_json
+from otel_eval.spans import (MAX_TIME_NS, from_dict, from_noveum, from_otlp, from_sdk_span, read_noveum_file, span_problem,
+                             to_json)
 
 NOVEUM = str(FIXTURES / "noveum" / "dataset.json")
 
@@ -52,6 +54,35 @@ def test_from_otlp_rejects_invalid_ids_and_keeps_the_rest():
     assert result.rejected == 2
     assert "trace_id has 15 bytes" in result.error_message and "span_id is all zeros" in result.error_message
     assert result.spans[0].attributes["input"] == {"q": "hi"} and result.spans[0].attributes["input.q"] == "hi"
+
+
+_IDS = st.sampled_from([b"", b"\x00" * 8, b"\x00" * 16, b"\x01" * 7, b"\x02" * 8, b"\x03" * 15, b"\x04" * 16,
+                        b"\x00" * 15 + b"\x01"])
+_TIMES = st.sampled_from([0, 1, MAX_TIME_NS, MAX_TIME_NS + 1, 2**64 - 1])
+
+
+@settings(max_examples=300, deadline=None)
+@given(trace_id=_IDS, span_id=_IDS, parent=_IDS, start=_TIMES, end=_TIMES, event_times=st.lists(_TIMES, max_size=2))
+def test_from_otlp_keeps_a_span_exactly_when_span_problem_finds_nothing(trace_id, span_id, parent, start, end,
+                                                                         event_times):
+    # from_otlp checks the values it has already read; span_problem is the definition and says why.
+    request = ExportTraceServiceRequest()
+    span = request.resource_spans.add().scope_spans.add().spans.add(
+        name="s", trace_id=trace_id, span_id=span_id, parent_span_id=parent,
+        start_time_unix_nano=start, end_time_unix_nano=end)
+    for at in event_times:
+        span.events.add(name="e", time_unix_nano=at)
+    problem = span_problem(span)
+    result = from_otlp(request.resource_spans)
+    if problem:
+        assert (result.spans, result.rejected, result.errors) == ([], 1, [f"span 's': {problem}"])
+    else:
+        assert result.rejected == 0 and len(result.spans) == 1
+        kept = result.spans[0]
+        assert (kept.trace_id, kept.span_id) == (trace_id.hex(), span_id.hex())
+        assert kept.parent_span_id == (parent.hex() if any(parent) else None)
+        assert (kept.start_ns, kept.end_ns) == (start, end or start)
+        assert [e.time_ns for e in kept.events] == event_times
 
 
 def test_noveum_span_ids_nested_attributes_and_parents():
