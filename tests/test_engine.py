@@ -352,6 +352,45 @@ def test_oversized_values_are_cut_with_a_marker_and_the_raw_span_kept_whole(tmp_
     assert raw["attributes"]["output.value"] == answer
 
 
+def test_while_no_spans_arrive_the_engine_scores_waiting_sessions_beside_its_worker_process(tmp_path):
+    """A backlog (after a burst, at a restart) drains on both cores: while sessions wait for the
+    worker process and ingest is idle, the engine's own process scores them too. Each session is
+    scored once, and the same whichever process scored it."""
+    from otel_eval import EngineSettings
+
+    db = tmp_path / "e.db"
+    settings = EngineSettings(trace_quiet=3600, session_idle=3600, score_workers=1, score_when_idle=True)
+    engine = Engine(db, golden=[GOLDEN], settings=settings).start()
+    sessions = 600
+    for n in range(sessions):
+        engine.ingest(tokyo_session(f"{n + 1:032x}", f"backlog-{n}"), wait=False)
+    engine.close(score_open=True)  # ends every session at once: the backlog
+    assert engine._workers.scored_idle > 0
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("SELECT COUNT(*), COUNT(DISTINCT session_id), MAX(revision) FROM evaluations").fetchone() == (
+            sessions, sessions, 1)
+        assert conn.execute("SELECT DISTINCT case_id, matched_by, passed, score FROM evaluations").fetchall() == [
+            ("tokyo", "exact", 1, 1.0)]
+        # Every criterion's result (score, verdict, details) is one and the same for all sessions.
+        assert {count for (count,) in conn.execute(
+            "SELECT COUNT(*) FROM criterion_results GROUP BY criterion, score, passed, details")} == {sessions}
+    finally:
+        conn.close()
+
+
+def test_without_score_when_idle_only_the_worker_processes_score(tmp_path):
+    from otel_eval import EngineSettings
+
+    settings = EngineSettings(trace_quiet=3600, session_idle=3600, score_workers=1)
+    engine = Engine(tmp_path / "e.db", golden=[GOLDEN], settings=settings).start()
+    for n in range(200):
+        engine.ingest(tokyo_session(f"{n + 1:032x}", f"backlog-{n}"), wait=False)
+    engine.close(score_open=True)
+    assert engine._workers.scored_idle == 0
+    assert evaluations(tmp_path / "e.db")[-1][1:] == (1, "tokyo", "exact", 1, 0)
+
+
 def test_a_killed_score_worker_is_replaced(tmp_path):
     import os
     import signal

@@ -32,7 +32,7 @@ from .events import EvaluationStored, EventListener, ResultCallback
 from .scheduler import SessionScheduler
 from .settings import EngineSettings, golden_index
 from .stats import EngineStats
-from .workers import ProcessWorkers, ScoreWorkers, ThreadWorkers
+from .workers import IdleScoring, ProcessWorkers, ScoreWorkers, ThreadWorkers
 from .writer import (Barrier, Checkpointer, EndSessions, Health, IngestBatch, SpanSource, Stop, StoreEvaluation, Wake,
                      Writer, tune_writer_connection)
 
@@ -51,6 +51,9 @@ MAX_WAITING_EVALUATIONS = 128
 #: a worker waited on the hand-off in a fifth of the samples at full load while the worker idled
 #: (benchmarks/README.md, seventh pass).
 MAX_WAITING_FROM_PROCESSES = 512
+#: Seconds without a batch handed in before ingest counts as idle (``EngineSettings.score_when_idle``):
+#: longer than the gaps between requests of a busy fleet, short beside a backlog's drain.
+INGEST_IDLE_SECONDS = 0.1
 
 
 class Engine:
@@ -93,6 +96,7 @@ class Engine:
         self._scheduler = SessionScheduler(self.settings.timing)
         self._queued = 0
         self._queue_lock = threading.Lock()
+        self._last_ingest = 0.0  # time.monotonic() of the last batch handed in
         self._outstanding = 0
         """Sessions handed to the workers whose evaluation is not committed (or given up) yet."""
         self._idle = threading.Condition()
@@ -179,9 +183,18 @@ class Engine:
                         config=s.config.model_dump_json(), fuzzy_threshold=s.fuzzy_threshold,
                         embedding_threshold=s.embedding_threshold, embed=s.embed, max_value_chars=s.max_value_chars,
                         config_hash=self.config_hash)
-            return ProcessWorkers(s.score_workers, init, self._deliver, self._skipped, self._wants_results).start()
+            idle = None
+            if s.score_when_idle:  # with the context the worker processes have: no in-process judge
+                idle = IdleScoring(self.db_path, ScoringContext(
+                    index=self.golden_index, config=s.config, max_value_chars=s.max_value_chars,
+                    config_hash=self.config_hash), self._ingest_idle)
+            return ProcessWorkers(s.score_workers, init, self._deliver, self._skipped, self._wants_results,
+                                  idle).start()
         return ThreadWorkers(self.db_path, self.scoring_context(), self._deliver, self._skipped,
                              self._wants_results).start()
+
+    def _ingest_idle(self) -> bool:
+        return time.monotonic() - self._last_ingest >= INGEST_IDLE_SECONDS
 
     def _wants_results(self) -> bool:
         """Whether a listener may read a full result: else workers drop it once scored."""
@@ -224,6 +237,7 @@ class Engine:
                 raise QueueFull(f"ingest queue full ({self._queued} spans waiting)")
             self._queued += batch.size
         self._stats.add(spans_received=len(batch.spans))
+        self._last_ingest = time.monotonic()
         writer.put(batch)
         if not wait:
             return IngestResult(accepted=len(batch.spans))

@@ -33,6 +33,11 @@ class EngineSettings:
     Sent to score worker processes, so it must pickle."""
     score_workers: int = 0
     """0: score in a thread of this process; N: in N worker processes (uses more cores)."""
+    score_when_idle: bool = False
+    """With worker processes: while sessions wait for them and no spans have arrived for
+    :data:`~otel_eval.engine.core.INGEST_IDLE_SECONDS`, this process scores waiting sessions too,
+    one at a time (a backlog then drains on every core). The collector turns it on; in an agent's
+    process the idle time is the agent's."""
     judge: Any = None
     """An LLM judge for the judge criteria (in-process scoring only: it is not sent to workers)."""
     write_cache_mib: Optional[int] = None

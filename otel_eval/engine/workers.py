@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from collections import deque
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from ..pipeline import FinishedEvaluation, ScoringContext, score_session
@@ -37,10 +38,24 @@ ANSWER_PIPE_BYTES = 1 << 20
 #: one waiting in its pipe.
 IN_FLIGHT = 2
 
+#: How often the idle scorer looks for waiting sessions and an idle ingest (:class:`IdleScoring`).
+IDLE_POLL_SECONDS = 0.02
+
 Deliver = Callable[[FinishedEvaluation], None]
 Skip = Callable[[str], None]
 WantsResults = Callable[[], bool]
 """Whether a listener may ask for the full result of what is scored now (else it is dropped)."""
+
+
+@dataclass(frozen=True)
+class IdleScoring:
+    """What :class:`ProcessWorkers` need to score in this process too, while ingest is idle:
+    the worker processes' scoring context (no in-process judge: theirs has none either, and a
+    session must score the same whoever takes it), the database, and whether spans arrive."""
+
+    db_path: str
+    context: ScoringContext
+    ingest_idle: Callable[[], bool]
 
 
 class ScoreWorkers:
@@ -102,28 +117,39 @@ class ThreadWorkers(ScoreWorkers):
                 session_id = self.queue.get()
                 if session_id is None:
                     return
-                try:
-                    finished = score_session(store, session_id, self._context)
-                except Exception:
-                    log.exception("scoring session %s failed", session_id)
-                    finished = None
-                if finished is None:
-                    self._skip(session_id)
-                else:
-                    self._deliver(finished.compact() if self._wants_results() else finished.without_result())
+                _score_here(store, session_id, self._context, self._deliver, self._skip, self._wants_results)
         finally:
             store.close()
 
 
+def _score_here(store: Store, session_id: str, context: ScoringContext, deliver: Deliver, skip: Skip,
+                wants_results: WantsResults) -> None:
+    """Score one session in this thread and hand the record on (as :class:`ThreadWorkers` do)."""
+    try:
+        finished = score_session(store, session_id, context)
+    except Exception:
+        log.exception("scoring session %s failed", session_id)
+        finished = None
+    if finished is None:
+        skip(session_id)
+    else:
+        deliver(finished.compact() if wants_results() else finished.without_result())
+
+
 class ProcessWorkers(ScoreWorkers):
     def __init__(self, processes: int, init: dict[str, Any], deliver: Deliver, skip: Skip,
-                 wants_results: WantsResults = lambda: True):
+                 wants_results: WantsResults = lambda: True, idle: Optional["IdleScoring"] = None):
         super().__init__(deliver, skip, wants_results)
         self._init = pickle.dumps(init, protocol=pickle.HIGHEST_PROTOCOL)
         self._children: list[Optional[subprocess.Popen]] = [None] * processes
         self._threads = [threading.Thread(target=self._feed, args=(i,), name=f"otel-eval-scorer-{i}", daemon=True)
                          for i in range(processes)]
         self._closing = False
+        self._idle = idle
+        self._idle_stop = threading.Event()
+        self._idle_thread = threading.Thread(target=self._score_while_idle, name="otel-eval-idle-scorer", daemon=True)
+        self.scored_idle = 0
+        """Sessions this process scored itself, while no spans arrived (:class:`IdleScoring`)."""
 
     def start(self) -> "ProcessWorkers":
         # Start the children here, so a broken worker fails the engine's start, not a session later.
@@ -131,7 +157,40 @@ class ProcessWorkers(ScoreWorkers):
             self._children[i] = self._spawn()
         for thread in self._threads:
             thread.start()
+        if self._idle is not None:
+            self._idle_thread.start()
         return self
+
+    def close(self, timeout: Optional[float] = None) -> None:
+        self._idle_stop.set()
+        if self._idle_thread.is_alive():
+            self._idle_thread.join(timeout)
+        if self.scored_idle:
+            log.info("%d session(s) scored in this process while no spans arrived", self.scored_idle)
+        super().close(timeout)
+
+    def _score_while_idle(self) -> None:
+        # Sessions wait in the queue only while every worker process has its batches: the workers
+        # are behind. When no spans arrive either, this process's core is idle (after a burst, at
+        # a restart that resumes a backlog), so it scores the next waiting session itself, one at
+        # a time, asking again before each: spans that arrive take the GIL back within a session.
+        idle = self._idle
+        assert idle is not None
+        store = Store.open_read_only(idle.db_path)
+        try:
+            while not self._idle_stop.wait(IDLE_POLL_SECONDS):
+                while idle.ingest_idle() and not self._idle_stop.is_set():
+                    try:
+                        session_id = self.queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if session_id is None:  # the end-of-work marker is the feeders'
+                        self.queue.put(None)
+                        return
+                    _score_here(store, session_id, idle.context, self._deliver, self._skip, self._wants_results)
+                    self.scored_idle += 1
+        finally:
+            store.close()
 
     def pids(self) -> list[int]:
         return [c.pid for c in self._children if c is not None and c.poll() is None]
