@@ -43,6 +43,9 @@ _ENGINE_METRICS = (
     ("queue_depth", "otel_eval_queue_depth", "gauge", "Spans waiting to be committed."),
     ("sessions_open", "otel_eval_sessions_open", "gauge", "Sessions receiving spans, not yet ended."),
     ("sessions_scored", "otel_eval_sessions_scored_total", "counter", "Sessions ended and scored."),
+    ("sessions_scored_idle", "otel_eval_sessions_scored_idle_total", "counter",
+     "Sessions the collector's own process scored beside its score workers, while sessions waited for "
+     "them and no spans arrived (a backlog draining on every core)."),
     ("evaluations_total", "otel_eval_evaluations_total", "counter",
      "Scorings of sessions that matched a golden case and got a verdict of passed or failed, since the "
      "collector started (a session re-scored after late spans counts again); the pass-rate denominator. "

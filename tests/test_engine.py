@@ -365,7 +365,7 @@ def test_while_no_spans_arrive_the_engine_scores_waiting_sessions_beside_its_wor
     for n in range(sessions):
         engine.ingest(tokyo_session(f"{n + 1:032x}", f"backlog-{n}"), wait=False)
     engine.close(score_open=True)  # ends every session at once: the backlog
-    assert engine._workers.scored_idle > 0
+    assert engine.stats()["sessions_scored_idle"] > 0
     conn = sqlite3.connect(db)
     try:
         assert conn.execute("SELECT COUNT(*), COUNT(DISTINCT session_id), MAX(revision) FROM evaluations").fetchone() == (
@@ -387,7 +387,7 @@ def test_without_score_when_idle_only_the_worker_processes_score(tmp_path):
     for n in range(200):
         engine.ingest(tokyo_session(f"{n + 1:032x}", f"backlog-{n}"), wait=False)
     engine.close(score_open=True)
-    assert engine._workers.scored_idle == 0
+    assert engine.stats()["sessions_scored_idle"] == 0
     assert evaluations(tmp_path / "e.db")[-1][1:] == (1, "tokyo", "exact", 1, 0)
 
 

@@ -86,6 +86,7 @@ def test_scrape_shows_results_per_case_and_version(start_collector):
         "otel_eval_spans_rejected_total 0",
     ]:
         assert expected in lines, expected
+    assert any(line.startswith("otel_eval_sessions_scored_idle_total ") for line in lines)
     assert not any(line.startswith("otel_eval_version_unmatched_total{version=\"2.0.0\"}") for line in lines)
     # A second scrape reads nothing new and shows the same numbers.
     assert [l for l in scrape(collector) if l.startswith("otel_eval_case_")] == \

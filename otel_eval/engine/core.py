@@ -346,6 +346,7 @@ class Engine:
         out["sessions_open"] = len(self._scheduler)
         with self._idle:
             out["sessions_awaiting_score"] = self._outstanding
+        out["sessions_scored_idle"] = self._workers.scored_idle if self._workers is not None else 0
         return out
 
     def worker_pids(self) -> list[int]:

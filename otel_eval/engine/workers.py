@@ -67,6 +67,9 @@ class ScoreWorkers:
         self._wants_results = wants_results
         self.queue: "queue.Queue[Optional[str]]" = queue.Queue()
         self._threads: list[threading.Thread] = []
+        self.scored_idle = 0
+        """Sessions this process scored itself beside its worker processes, while no spans
+        arrived (:class:`IdleScoring`; always 0 for threads)."""
 
     def submit(self, session_id: str) -> None:
         self.queue.put(session_id)
@@ -148,8 +151,6 @@ class ProcessWorkers(ScoreWorkers):
         self._idle = idle
         self._idle_stop = threading.Event()
         self._idle_thread = threading.Thread(target=self._score_while_idle, name="otel-eval-idle-scorer", daemon=True)
-        self.scored_idle = 0
-        """Sessions this process scored itself, while no spans arrived (:class:`IdleScoring`)."""
 
     def start(self) -> "ProcessWorkers":
         # Start the children here, so a broken worker fails the engine's start, not a session later.
