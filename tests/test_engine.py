@@ -379,6 +379,34 @@ def test_while_no_spans_arrive_the_engine_scores_waiting_sessions_beside_its_wor
         conn.close()
 
 
+def test_the_engine_leaves_the_backlog_to_its_workers_while_spans_keep_arriving(tmp_path, monkeypatch):
+    """Idle means idle: while spans arrive (a trickle, well inside INGEST_IDLE_SECONDS), the
+    collector's process keeps its GIL for ingest, however long the backlog."""
+    import time
+
+    from otel_eval import EngineSettings
+    from otel_eval.engine import core
+
+    monkeypatch.setattr(core, "INGEST_IDLE_SECONDS", 1.0)  # a trickle every 10 ms is far inside it
+    settings = EngineSettings(trace_quiet=0.05, session_idle=0.2, score_workers=1, score_when_idle=True)
+    engine = Engine(tmp_path / "e.db", golden=[GOLDEN], settings=settings).start()
+    try:
+        for n in range(2000):  # they end together: a backlog for the worker
+            engine.ingest(tokyo_session(f"{n + 1:032x}", f"burst-{n}"), wait=False)
+        backlog_seen = 0
+        trickle = 0
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline:
+            engine.ingest(tokyo_session(f"{trickle + 1:016x}" * 2, f"trickle-{trickle}"), wait=False)
+            trickle += 1
+            backlog_seen = max(backlog_seen, engine.stats()["sessions_awaiting_score"])
+            time.sleep(0.01)
+        assert backlog_seen > 100
+        assert engine.stats()["sessions_scored_idle"] == 0
+    finally:
+        engine.close()
+
+
 def test_without_score_when_idle_only_the_worker_processes_score(tmp_path):
     from otel_eval import EngineSettings
 
