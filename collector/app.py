@@ -190,7 +190,7 @@ def engine_settings(config: CollectorConfig) -> EngineSettings:
         max_value_chars=config.max_value_chars, fuzzy_threshold=config.fuzzy_threshold,
         embedding_threshold=config.embedding_threshold, embed=embedding_backend(config),
         score_workers=config.score_workers, write_cache_mib=config.sqlite_cache_mib or None,
-        score_when_idle=True,
+        score_when_idle=not config.no_idle_scoring,
     )
 
 

@@ -59,6 +59,8 @@ class CollectorConfig:
     embedding_timeout: float = 10.0
     score_workers: int = field(default_factory=lambda: 1 if (os.cpu_count() or 1) > 1 else 0)
     """Processes that score ended sessions; 0 scores in a thread of the collector itself."""
+    no_idle_scoring: bool = False
+    """Score only in the worker processes, never in the collector's own process (see --help)."""
     ui: bool = False
     forward_results: Optional[str] = None
     forward_spans: Optional[str] = None
@@ -218,6 +220,10 @@ _SETTINGS: dict[str, tuple[Callable[[Any, str], Any], str]] = {
     "score_workers": (_non_negative_int, "Worker processes that score ended sessions, so scoring uses another core "
                                          "instead of slowing ingestion; 0 scores in a thread of the collector "
                                          "(default: 1 on a multi-core machine, else 0)."),
+    "no_idle_scoring": (_bool, "Score only in the worker processes. By default, while ended sessions wait for "
+                               "them and no spans have arrived for 0.1 s (after a burst, at a restart that resumes "
+                               "a backlog), the collector's own process scores waiting sessions too, so the backlog "
+                               "drains on every core; it stops as soon as spans arrive."),
     "ui": (_bool, "Serve the web dashboard under /ui on the HTTP port (same auth as the receiver)."),
     "forward_results": (_otlp_url, "Send every evaluation as an OTLP gen_ai.evaluation.result log record to this "
                                    "endpoint (http://HOST:4318 or grpc://HOST:4317)."),

@@ -168,3 +168,15 @@ def test_the_writers_sqlite_page_cache_comes_from_the_config(tmp_path):
     assert writer_cache(load_config([], environ={"OTEL_EVAL_SQLITE_CACHE_MIB": "16"})) == -16 * 1024
     with pytest.raises(Exception, match="sqlite"):
         load_config(["--sqlite-cache-mib", "-1"], environ={})
+
+
+def test_the_collector_scores_a_backlog_itself_while_idle_unless_told_not_to(tmp_path):
+    from collector.app import engine_settings
+
+    assert engine_settings(load_config([], environ={})).score_when_idle is True
+    assert engine_settings(load_config(["--no-idle-scoring"], environ={})).score_when_idle is False
+    assert engine_settings(load_config([], environ={"OTEL_EVAL_NO_IDLE_SCORING": "1"})).score_when_idle is False
+    config_file = tmp_path / "c.toml"
+    config_file.write_text("no_idle_scoring = true\n")
+    assert engine_settings(load_config(["--config", str(config_file)], environ={})).score_when_idle is False
+    assert "--no-idle-scoring" in build_parser().format_help()
