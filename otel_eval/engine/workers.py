@@ -6,7 +6,8 @@ the writer for SQLite's lock, and a worker outliving its engine cannot store any
 cores). A worker process is a plain ``python -m otel_eval.engine.worker_process`` child talking
 over its stdin/stdout pipes: no multiprocessing machinery (no resource tracker, no semaphores),
 and it exits as soon as its parent is gone (the kernel's parent-death signal, and end-of-file on
-its stdin).
+its stdin). Beside worker processes, this process may score too, only while sessions wait for
+them and no spans arrive (:class:`IdleScoring`).
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ def _score_here(store: Store, session_id: str, context: ScoringContext, deliver:
 
 class ProcessWorkers(ScoreWorkers):
     def __init__(self, processes: int, init: dict[str, Any], deliver: Deliver, skip: Skip,
-                 wants_results: WantsResults = lambda: True, idle: Optional["IdleScoring"] = None):
+                 wants_results: WantsResults = lambda: True, idle: Optional[IdleScoring] = None):
         super().__init__(deliver, skip, wants_results)
         self._init = pickle.dumps(init, protocol=pickle.HIGHEST_PROTOCOL)
         self._children: list[Optional[subprocess.Popen]] = [None] * processes
