@@ -13,6 +13,7 @@ Contract used by the collector and the in-process processor::
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import queue
@@ -185,9 +186,8 @@ class Engine:
                         config_hash=self.config_hash)
             idle = None
             if s.score_when_idle:  # with the context the worker processes have: no in-process judge
-                idle = IdleScoring(self.db_path, ScoringContext(
-                    index=self.golden_index, config=s.config, max_value_chars=s.max_value_chars,
-                    config_hash=self.config_hash), self._ingest_idle)
+                idle = IdleScoring(self.db_path, dataclasses.replace(self.scoring_context(), judge=None),
+                                   self._ingest_idle)
             return ProcessWorkers(s.score_workers, init, self._deliver, self._skipped, self._wants_results,
                                   idle).start()
         return ThreadWorkers(self.db_path, self.scoring_context(), self._deliver, self._skipped,
