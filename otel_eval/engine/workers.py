@@ -127,8 +127,9 @@ class ThreadWorkers(ScoreWorkers):
 
 
 def _score_here(store: Store, session_id: str, context: ScoringContext, deliver: Deliver, skip: Skip,
-                wants_results: WantsResults) -> None:
-    """Score one session in this thread and hand the record on (as :class:`ThreadWorkers` do)."""
+                wants_results: WantsResults) -> bool:
+    """Score one session in this thread and hand the record on (as :class:`ThreadWorkers` do);
+    False when there was nothing to hand on (no spans, or reading failed)."""
     try:
         finished = score_session(store, session_id, context)
     except Exception:
@@ -136,8 +137,9 @@ def _score_here(store: Store, session_id: str, context: ScoringContext, deliver:
         finished = None
     if finished is None:
         skip(session_id)
-    else:
-        deliver(finished.compact() if wants_results() else finished.without_result())
+        return False
+    deliver(finished.compact() if wants_results() else finished.without_result())
+    return True
 
 
 class ProcessWorkers(ScoreWorkers):
@@ -189,8 +191,8 @@ class ProcessWorkers(ScoreWorkers):
                     if session_id is None:  # the end-of-work marker is the feeders'
                         self.queue.put(None)
                         return
-                    _score_here(store, session_id, idle.context, self._deliver, self._skip, self._wants_results)
-                    self.scored_idle += 1
+                    if _score_here(store, session_id, idle.context, self._deliver, self._skip, self._wants_results):
+                        self.scored_idle += 1
         finally:
             store.close()
 
