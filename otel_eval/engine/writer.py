@@ -426,13 +426,19 @@ class Checkpointer:
     never catches up with the writer, and SQLite starts the WAL over only after one that did:
     at ~5,000 spans/s the WAL grew to 4.7 GB in two and a half minutes, and its index (mapped
     into the process) with it. So when a round's PASSIVE checkpoint finds more than
-    ``restart_bytes`` of frames in the WAL, a TRUNCATE checkpoint follows at once: it holds the
+    ``restart_bytes`` of frames in the WAL, a RESTART checkpoint follows at once: it holds the
     writer back (its commits wait in SQLite's busy handler) while it copies the frames written
-    during the PASSIVE one, waits for readers to leave the old frames, and starts the WAL over
-    from empty. Copying the bulk first, without holding the writer, cut the time spent in
-    TRUNCATE checkpoints at full load from 5.7 s to 3.5 s in a 25 s run (benchmarks/README.md,
-    seventh pass); a TRUNCATE in place of the PASSIVE round copied half a second of writes
-    with the writer held.
+    during the PASSIVE one and waits for readers to leave the old frames, so that the next commit
+    starts the WAL over from its first frame. Copying the bulk first, without holding the writer,
+    cut the time spent in those checkpoints at full load from 5.7 s to 3.5 s in a 25 s run
+    (benchmarks/README.md, seventh pass); one in place of the PASSIVE round copied half a second
+    of writes with the writer held.
+
+    RESTART, not TRUNCATE: the WAL file keeps its size (about ``restart_bytes``) and is written
+    over in place. Truncating it to nothing every ~0.6 s at full load made the file system free
+    and allocate its blocks again each time: 16% of a core in the kernel for the collector
+    against 13% (one run each), and ~7% fewer spans stored a second (benchmarks/README.md, twelfth pass). The
+    WAL is truncated once, when the checkpointer stops.
 
     The test is the frames the WAL holds, not the size of its file: SQLite starts a WAL over in
     place once every frame is copied and no reader needs them, and the file keeps the size it
@@ -461,8 +467,8 @@ class Checkpointer:
                     # starts a WAL over in place once every frame is copied and no reader needs
                     # them, and the file keeps the size it once reached.
                     if frames * frame_bytes > self.restart_bytes:
-                        mode = "TRUNCATE"
-                        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                        mode = "RESTART"
+                        conn.execute("PRAGMA wal_checkpoint(RESTART)")
                 except sqlite3.Error as exc:  # busy or failing disk: the next round tries again
                     log.debug("%s checkpoint of %s failed: %s", mode, self.db_path, exc)
             try:
