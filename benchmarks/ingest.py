@@ -1357,6 +1357,11 @@ def measure_collector(protocol: str, args: argparse.Namespace, workdir: Path, wo
         "collector_cpu_util_load": round(cpu_load / load.elapsed, 2) if load.elapsed else 0.0,
         "workers_cpu_s_load": round(workers_cpu_load, 2),
         "workers_cpu_util_load": round(workers_cpu_load / load.elapsed, 2) if load.elapsed else 0.0,
+        # Per unit of work: steadier than the rates when the machine's speed swings, since both
+        # the work done and the CPU it took come from the same seconds.
+        "collector_cpu_us_per_span_load": round(cpu_load / stored * 1e6, 1) if stored else None,
+        "workers_cpu_us_per_session_load": round(workers_cpu_load / scored_during_load * 1e6, 1)
+        if scored_during_load else None,
         "client_cpu_s": round(load.client_cpu, 2), "collector_peak_rss_mib": round(peak, 1), **memory,
         "latency_under_load": latency_ms(load_sessions), "latency_probe": latency_ms(probe_sessions),
         "probe_sessions_sent": probe_sent, "log_errors": errors, "first_log_error": first_error,
@@ -1484,8 +1489,10 @@ def print_report(results: list[dict[str, Any]], args: argparse.Namespace, worklo
                   f"(with the drain as polled: {polled:,.1f} spans/s{polled_ratio})")
         if "workers_cpu_s_load" in r:
             print(f"    CPU during the load: collector {r['collector_cpu_s_load']} s "
-                  f"({r['collector_cpu_util_load'] * 100:.0f}% of a core), score worker processes "
-                  f"{r['workers_cpu_s_load']} s ({r['workers_cpu_util_load'] * 100:.0f}%), "
+                  f"({r['collector_cpu_util_load'] * 100:.0f}% of a core, "
+                  f"{_fmt(r['collector_cpu_us_per_span_load'])} µs a span stored), score worker processes "
+                  f"{r['workers_cpu_s_load']} s ({r['workers_cpu_util_load'] * 100:.0f}%, "
+                  f"{_fmt(r['workers_cpu_us_per_session_load'])} µs a session scored), "
                   f"load client {r['client_cpu_s']} s")
         lat, probe = r["latency_under_load"], r["latency_probe"]
         print(f"    due→stored p50/p99 ms: load {_fmt(lat['due_to_stored_p50_ms'])}/{_fmt(lat['due_to_stored_p99_ms'])}, "
@@ -1515,20 +1522,30 @@ def round_ratios(results: list[dict[str, Any]]) -> dict[str, tuple[float, float]
 
 
 def print_rounds(rounds: list[list[dict[str, Any]]]) -> None:
-    """Every round's ratios side by side, and their medians."""
+    """Every round's ratios side by side, the CPU a unit of work took in each, and their medians."""
     by_phase: dict[str, list[tuple[float, float]]] = {}
+    cpu: dict[str, list[tuple[float, float]]] = {}
     for results in rounds:
         for phase, pair in round_ratios(results).items():
             by_phase.setdefault(phase, []).append(pair)
-    if not by_phase:
+        for r in results:
+            if r.get("collector_cpu_us_per_span_load") and r.get("workers_cpu_us_per_session_load"):
+                cpu.setdefault(r["phase"], []).append((r["collector_cpu_us_per_span_load"],
+                                                       r["workers_cpu_us_per_session_load"]))
+    if not by_phase and not cpu:
         return
     print()
-    print(f"{len(rounds)} rounds, each collector phase against its round's baseline:")
+    print(f"{len(rounds)} rounds" + (", each collector phase against its round's baseline:" if by_phase else ":"))
     for phase, pairs in by_phase.items():
         ingest = ", ".join(f"{i:.2f}x" for i, _ in pairs)
         e2e = ", ".join(f"{e:.2f}x" for _, e in pairs)
         print(f"  {phase}: ingest {ingest} (median {statistics.median(i for i, _ in pairs):.2f}x); "
               f"end to end {e2e} (median {statistics.median(e for _, e in pairs):.2f}x)")
+    for phase, pairs in cpu.items():
+        print(f"  {phase} CPU during the load: collector {', '.join(f'{c:.1f}' for c, _ in pairs)} µs a span stored "
+              f"(median {statistics.median(c for c, _ in pairs):.1f}); score workers "
+              f"{', '.join(f'{w:.0f}' for _, w in pairs)} µs a session scored "
+              f"(median {statistics.median(w for _, w in pairs):.0f})")
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
