@@ -437,8 +437,9 @@ class Checkpointer:
     RESTART, not TRUNCATE: the WAL file keeps its size (about ``restart_bytes``) and is written
     over in place. Truncating it to nothing every ~0.6 s at full load made the file system free
     and allocate its blocks again each time: 16% of a core in the kernel for the collector
-    against 13% (one run each), and ~7% fewer spans stored a second (benchmarks/README.md, twelfth pass). The
-    WAL is truncated once, when the checkpointer stops.
+    against 13% (one run each), and 3-12% fewer spans stored a second in three alternating
+    rounds (benchmarks/README.md, twelfth pass). The WAL is truncated once, when the
+    checkpointer stops.
 
     The test is the frames the WAL holds, not the size of its file: SQLite starts a WAL over in
     place once every frame is copied and no reader needs them, and the file keeps the size it
