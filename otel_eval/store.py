@@ -371,6 +371,8 @@ class Store:
                  cache_mib: Optional[int] = None):
         """``cache_mib``: SQLite's page cache for this connection, in MiB (None: SQLite's default, 2 MB)."""
         self.path = str(path)
+        self.timeout = timeout
+        """Seconds a statement waits for a lock another connection holds (``busy_timeout``)."""
         self.read_only = read_only
         if read_only:
             # A score worker's connection: SQLite itself refuses any write through it, so a worker

@@ -6,20 +6,35 @@ import os
 import sqlite3
 import threading
 import time
+from typing import Optional
 
 from otel_eval.engine.writer import Checkpointer
 from otel_eval.store import Store
 
 
-def _steady_writer(db: str, stop: threading.Event, sizes: list[int]) -> None:
+def _steady_writer(db: str, stop: threading.Event, sizes: list[int], asked: Optional[threading.Event] = None,
+                   locked: Optional[list[str]] = None) -> None:
     # Commits back to back, as the engine's writer does under load; a reader reads between
-    # them, as a score worker does. Records the WAL's size after every commit.
-    conn = sqlite3.connect(db, isolation_level=None)
+    # them, as a score worker does. Records the WAL's size after every commit. With ``asked``,
+    # it starts the WAL over itself when asked, between two commits (as the engine's writer does
+    # between rounds), and never waits for a lock: a BEGIN that finds the write lock taken fails
+    # at once and is recorded in ``locked``.
+    conn = sqlite3.connect(db, isolation_level=None, timeout=0 if asked is not None else 5.0)
     conn.execute("PRAGMA wal_autocheckpoint=0")  # as the engine: only the checkpointer checkpoints
     reader = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     row = "x" * 4000
     while not stop.is_set():
-        conn.execute("BEGIN IMMEDIATE")
+        if asked is not None and asked.is_set():
+            asked.clear()
+            conn.execute("PRAGMA busy_timeout=250")  # for the reader to leave the old frames
+            conn.execute("PRAGMA wal_checkpoint(RESTART)")
+            conn.execute("PRAGMA busy_timeout=0")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:  # "database is locked": someone held the writer
+            assert locked is not None, exc
+            locked.append(str(exc))
+            continue
         conn.executemany("INSERT INTO filler (body) VALUES (?)", [(row,)] * 50)
         conn.execute("COMMIT")
         reader.execute("SELECT COUNT(*) FROM filler").fetchone()
@@ -81,3 +96,33 @@ def test_a_large_wal_file_holding_few_frames_is_left_alone(tmp_path):
     assert conn.execute("SELECT COUNT(*) FROM filler").fetchone()[0] == 2001
     conn.close()
     store.close()
+
+
+def test_given_a_restart_callback_the_checkpointer_never_holds_the_writer_back(tmp_path):
+    # The engine's checkpointer hands the RESTART to the writer (RestartWal): this thread only
+    # runs PASSIVE checkpoints, which never take the write lock. A writer that does not wait for
+    # locks at all (busy_timeout 0) would fail a BEGIN IMMEDIATE the moment this thread held
+    # it; it starts the WAL over itself when asked, and the WAL stays bounded.
+    db = str(tmp_path / "e.db")
+    store = Store(db)
+    store.conn.execute("CREATE TABLE filler (body TEXT)")
+    store.close()
+    asked = threading.Event()
+    asked_times: list[float] = []
+
+    def restart() -> None:
+        asked_times.append(time.monotonic())
+        asked.set()
+
+    stop, sizes, locked = threading.Event(), [], []
+    checkpointer = Checkpointer(db, interval=0.05, restart_bytes=2 * 1024 * 1024, restart=restart).start()
+    thread = threading.Thread(target=_steady_writer, args=(db, stop, sizes, asked, locked))
+    thread.start()
+    time.sleep(3.0)
+    stop.set()
+    thread.join()
+    checkpointer.stop()
+    assert sum(1 for _ in sizes) * 50 * 4000 > 20 * 1024 * 1024, "the writer wrote too little to tell"
+    assert locked == []
+    assert len(asked_times) >= 2
+    assert max(sizes[len(sizes) // 2:]) < 16 * 1024 * 1024, max(sizes)

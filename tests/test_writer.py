@@ -1,11 +1,12 @@
 """The engine's one writer: how a round's evaluations are committed (together, one by one when
 that fails, retried after a storage fault, held briefly for company)."""
 
+import sqlite3
 import time
 
 from otel_eval.engine.scheduler import SessionScheduler
 from otel_eval.engine.stats import EngineStats
-from otel_eval.engine.writer import Barrier, Stop, StoreEvaluation, Writer
+from otel_eval.engine.writer import Barrier, RestartWal, Stop, StoreEvaluation, Writer, tune_writer_connection
 from otel_eval.models.results import EvalCaseResult
 from otel_eval.pipeline import FinishedEvaluation
 from otel_eval.sessions import Timing
@@ -25,6 +26,18 @@ class Recorded:
                       given_up=lambda finished: self.given_up.append(finished.session_id), released=lambda n: None)
 
 
+def run_until_done(writer: Writer, *items) -> None:
+    """Hand the writer ``items``, run it until it has taken them all, and stop it."""
+    for item in items:
+        writer.put(item)
+    barrier = Barrier()
+    writer.put(barrier)
+    writer.start()
+    assert barrier.done.wait(10)
+    writer.put(Stop())
+    writer.join(10)
+
+
 def finished(n: int, rows=None) -> StoreEvaluation:
     return StoreEvaluation(FinishedEvaluation(f"s{n}", EvalCaseResult(eval_id=f"case-{n}", passed=True),
                                               rows or _scored(n), True, "exact", "1.0", (f"t{n}",), ("a",), 0.0))
@@ -36,18 +49,13 @@ def test_an_evaluation_sqlite_refuses_fails_alone_in_a_writer_round(tmp_path):
     # one is given up; the others are stored and reported with their ids.
     store = _store_with_sessions(tmp_path / "e.db", 6)
     recorded = Recorded()
-    writer = recorded.writer(store)
+    evaluations = []
     for n in range(6):
         rows = _scored(n)
         if n == 4:
             rows.evaluation["query"] = "broken \ud800 text"
-        writer.put(finished(n, rows))
-    barrier = Barrier()
-    writer.put(barrier)
-    writer.start()
-    assert barrier.done.wait(10)
-    writer.put(Stop())
-    writer.join(10)
+        evaluations.append(finished(n, rows))
+    run_until_done(recorded.writer(store), *evaluations)
     assert sorted(recorded.stored) == [(f"s{n}", 1) for n in (0, 1, 2, 3, 5)]
     assert recorded.given_up == ["s4"]
     assert store.conn.execute("SELECT session_id FROM evaluations ORDER BY session_id").fetchall() == [
@@ -144,3 +152,21 @@ def test_a_flush_commits_the_evaluations_held_for_company_at_once(tmp_path, monk
         writer.put(Stop())
         writer.join(10)
     assert store.conn.execute("SELECT COUNT(*) FROM evaluations").fetchone() == (3,)
+
+
+def test_the_writer_starts_the_wal_over_when_the_checkpointer_asks(tmp_path):
+    # Frames no checkpoint has copied yet: only a RESTART (or FULL) checkpoint copies them and
+    # lets the next commit write the WAL over from its first frame. The writer runs it when it
+    # takes a RestartWal item, before its next round.
+    store = _store_with_sessions(tmp_path / "e.db", 1)
+    tune_writer_connection(store)
+    store.conn.execute("CREATE TABLE filler (body TEXT)")
+    store.conn.executemany("INSERT INTO filler (body) VALUES (?)", [("x" * 4000,)] * 2000)  # ~8 MB of frames
+    run_until_done(Recorded().writer(store), RestartWal())
+    store.conn.execute("INSERT INTO filler (body) VALUES ('small')")
+    other = sqlite3.connect(store.path, isolation_level=None)
+    busy, frames, _ = other.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    other.close()
+    assert busy == 0 and frames < 10, frames  # without the RESTART the WAL goes on past its 2,000 frames
+    assert store.conn.execute("PRAGMA busy_timeout").fetchone()[0] == int(store.timeout * 1000)
+    assert store.conn.execute("SELECT COUNT(*) FROM filler").fetchone() == (2001,)

@@ -34,8 +34,8 @@ from .scheduler import SessionScheduler
 from .settings import EngineSettings, golden_index
 from .stats import EngineStats
 from .workers import IdleScoring, ProcessWorkers, ScoreWorkers, ThreadWorkers
-from .writer import (Barrier, Checkpointer, EndSessions, Health, IngestBatch, SpanSource, Stop, StoreEvaluation, Wake,
-                     Writer, tune_writer_connection)
+from .writer import (Barrier, Checkpointer, EndSessions, Health, IngestBatch, RestartWal, SpanSource, Stop,
+                     StoreEvaluation, Wake, Writer, tune_writer_connection)
 
 log = logging.getLogger("otel_eval.engine")
 
@@ -164,10 +164,16 @@ class Engine:
             raise
         self._notifier = threading.Thread(target=self._notify_loop, name="otel-eval-notify", daemon=True)
         self._notifier.start()
-        self._checkpointer = Checkpointer(self.db_path).start()
+        self._checkpointer = Checkpointer(self.db_path, restart=self._restart_wal).start()
         self._writer.start()
         self._score(pending)
         return self
+
+    def _restart_wal(self) -> None:
+        """The checkpointer has copied a large WAL back: the writer starts it over between two
+        rounds, from its own connection (see :class:`Checkpointer`)."""
+        if self._writer is not None:
+            self._writer.put(RestartWal())
 
     def _release_cases(self) -> None:
         # Scoring has what it needs now: the index keeps each case as text, worker processes got

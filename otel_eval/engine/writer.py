@@ -47,6 +47,9 @@ EVALUATION_WAIT = 0.05
 #: A finished evaluation whose commit keeps failing for our reasons is retried this often, then
 #: left to the next start (its session stays 'ended' in the database).
 MAX_EVALUATION_ATTEMPTS = 5
+#: Seconds the writer's RESTART checkpoint waits for readers to leave the WAL's old frames (and
+#: for a checkpoint pass in progress) before it gives up until the checkpointer asks again.
+RESTART_WAIT = 0.25
 
 
 @dataclass
@@ -97,7 +100,13 @@ class Wake:
     """A span source has something: start a round now rather than at the next tick."""
 
 
-WriterItem = Union[IngestBatch, StoreEvaluation, EndSessions, Barrier, Stop, Wake]
+@dataclass
+class RestartWal:
+    """The checkpointer has copied a large WAL back: start it over, from the writer's own
+    connection, before the next round (see :class:`Checkpointer`)."""
+
+
+WriterItem = Union[IngestBatch, StoreEvaluation, EndSessions, Barrier, Stop, Wake, RestartWal]
 SpanSource = Callable[[], list[SpanRow]]
 """Returns (and forgets) the spans a producer buffered, as rows; called by the writer at every round."""
 
@@ -188,6 +197,8 @@ class Writer:
                     break
             self._settled = set()
             self._committing = []
+            if any(isinstance(item, RestartWal) for item in items):
+                self._restart_wal()
             try:
                 self._round(items)
             except Exception:  # a bug here must not end ingestion: log it and keep serving
@@ -205,6 +216,24 @@ class Writer:
                         self._given_up(item.finished)
             if self._failures:
                 time.sleep(min(1.0, 0.05 * 2 ** min(self._failures, 5)))  # a full disk does not clear at once
+
+    def _restart_wal(self) -> None:
+        """A RESTART checkpoint on this connection, between two rounds: what is left to copy is
+        what was written since the checkpointer's last pass, and no other connection competes
+        for the write lock (see :class:`Checkpointer`). Readers get :data:`RESTART_WAIT` to leave
+        the old frames; if one stays, the WAL goes on growing until the checkpointer asks again."""
+        conn = self.store.conn
+        try:
+            conn.execute(f"PRAGMA busy_timeout={int(RESTART_WAIT * 1000)}")
+            try:
+                busy, _, _ = conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+            finally:
+                conn.execute(f"PRAGMA busy_timeout={int(self.store.timeout * 1000)}")
+        except sqlite3.Error as exc:  # a failing disk: the rounds report it; the next request tries again
+            log.debug("starting the WAL of %s over failed: %s", self.store.path, exc)
+            return
+        if busy:
+            log.debug("the WAL of %s was not started over: a reader stayed on its old frames", self.store.path)
 
     # --- one round ---------------------------------------------------------------------------
 
@@ -426,13 +455,22 @@ class Checkpointer:
     never catches up with the writer, and SQLite starts the WAL over only after one that did:
     at ~5,000 spans/s the WAL grew to 4.7 GB in two and a half minutes, and its index (mapped
     into the process) with it. So when a round's PASSIVE checkpoint finds more than
-    ``restart_bytes`` of frames in the WAL, a RESTART checkpoint follows at once: it holds the
-    writer back (its commits wait in SQLite's busy handler) while it copies the frames written
-    during the PASSIVE one and waits for readers to leave the old frames, so that the next commit
-    starts the WAL over from its first frame. Copying the bulk first, without holding the writer,
-    cut the time spent in those checkpoints at full load from 5.7 s to 3.5 s in a 25 s run
-    (benchmarks/README.md, seventh pass); one in place of the PASSIVE round copied half a second
-    of writes with the writer held.
+    ``restart_bytes`` of frames in the WAL, the WAL is started over:
+
+    * First this thread catches up, still without holding anyone: more PASSIVE passes, each
+      copying what the writer wrote during the one before, until one finds at most
+      :data:`CATCH_UP_BYTES` of new frames (or after :data:`MAX_CATCH_UP_PASSES`).
+    * Then a RESTART checkpoint copies what is left and waits for readers to leave the old
+      frames, so that the next commit writes the WAL over from its first frame. A RESTART holds
+      the writer back while it runs, so it should have little left to copy.
+    * ``restart``, when given, runs it: the engine hands its writer a :class:`RestartWal`, and
+      the writer runs the RESTART from its own connection between two rounds. Run from this
+      thread instead, the RESTART raced the writer for the write lock through SQLite's busy
+      handler, whose sleeps grow to 100 ms, and the writer then slept through part of the
+      time it could have written: at full load one RESTART held the writer 1.25 s, and in a
+      20 s run the 15 of them held it 3.5 s in all, against 0.85 s for 13 caught-up RESTARTs
+      run by the writer (benchmarks/README.md, thirteenth pass). Without ``restart`` (a
+      checkpointer beside some other writer) this thread runs the RESTART itself.
 
     RESTART, not TRUNCATE: the WAL file keeps its size (about ``restart_bytes``) and is written
     over in place. Truncating it to nothing every ~0.6 s at full load made the file system free
@@ -445,10 +483,12 @@ class Checkpointer:
     place once every frame is copied and no reader needs them, and the file keeps the size it
     once reached, so a large file may hold a handful of frames."""
 
-    def __init__(self, db_path: str, interval: float = 0.5, restart_bytes: int = 64 * 1024 * 1024):
+    def __init__(self, db_path: str, interval: float = 0.5, restart_bytes: int = 64 * 1024 * 1024,
+                 restart: Optional[Callable[[], None]] = None):
         self.db_path = db_path
         self.interval = interval
         self.restart_bytes = restart_bytes
+        self.restart = restart
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="otel-eval-checkpoint", daemon=True)
 
@@ -463,11 +503,20 @@ class Checkpointer:
             while not self._stop.wait(self.interval):
                 mode = "PASSIVE"
                 try:
-                    _busy, frames, _copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                     # The WAL's frames since it last started over, not its file's size: SQLite
                     # starts a WAL over in place once every frame is copied and no reader needs
                     # them, and the file keeps the size it once reached.
-                    if frames * frame_bytes > self.restart_bytes:
+                    frames = _passive(conn)
+                    if frames * frame_bytes <= self.restart_bytes:
+                        continue
+                    for _ in range(MAX_CATCH_UP_PASSES):
+                        more = _passive(conn)
+                        fresh, frames = more - frames, more
+                        if fresh * frame_bytes <= CATCH_UP_BYTES:
+                            break
+                    if self.restart is not None:
+                        self.restart()
+                    else:
                         mode = "RESTART"
                         conn.execute("PRAGMA wal_checkpoint(RESTART)")
                 except sqlite3.Error as exc:  # busy or failing disk: the next round tries again
@@ -483,6 +532,19 @@ class Checkpointer:
         self._stop.set()
         self._thread.join(timeout)
 
+
+def _passive(conn: sqlite3.Connection) -> int:
+    """A PASSIVE checkpoint; returns the frames the WAL held when it started."""
+    _busy, frames, _copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    return frames
+
+
+#: A RESTART is left at most this much to copy (with the writer held) when the checkpointer has
+#: caught up: ~1/30 s of writes at full load.
+CATCH_UP_BYTES = 4 * 1024 * 1024
+#: PASSIVE passes at most after the one that found the WAL large: each copies what the writer
+#: wrote during the one before, so the passes shrink quickly unless the disk is slow.
+MAX_CATCH_UP_PASSES = 4
 
 #: Bytes a WAL frame adds to its page (SQLite's frame header).
 _WAL_FRAME_HEADER = 24
