@@ -197,9 +197,9 @@ class Writer:
                     break
             self._settled = set()
             self._committing = []
-            if any(isinstance(item, RestartWal) for item in items):
-                self._restart_wal()
             try:
+                if any(isinstance(item, RestartWal) for item in items):
+                    self._restart_wal()
                 self._round(items)
             except Exception:  # a bug here must not end ingestion: log it and keep serving
                 log.exception("writer round failed")
