@@ -468,7 +468,7 @@ class Checkpointer:
       thread instead, the RESTART raced the writer for the write lock through SQLite's busy
       handler, whose sleeps grow to 100 ms, and the writer then slept through part of the
       time it could have written: at full load one RESTART held the writer 1.25 s, and in a
-      20 s run the 15 of them held it 3.5 s in all, against 0.85 s for 13 caught-up RESTARTs
+      20 s run the 15 of them held it 3.5 s in all, against 0.43 s for 18 caught-up RESTARTs
       run by the writer (benchmarks/README.md, thirteenth pass). Without ``restart`` (a
       checkpointer beside some other writer) this thread runs the RESTART itself.
 
