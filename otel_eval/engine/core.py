@@ -164,12 +164,12 @@ class Engine:
             raise
         self._notifier = threading.Thread(target=self._notify_loop, name="otel-eval-notify", daemon=True)
         self._notifier.start()
-        self._checkpointer = Checkpointer(self.db_path, restart=self._restart_wal).start()
+        self._checkpointer = Checkpointer(self.db_path, restart=self._request_wal_restart).start()
         self._writer.start()
         self._score(pending)
         return self
 
-    def _restart_wal(self) -> None:
+    def _request_wal_restart(self) -> None:
         """The checkpointer has copied a large WAL back: the writer starts it over between two
         rounds, from its own connection (see :class:`Checkpointer`)."""
         if self._writer is not None:
