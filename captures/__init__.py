@@ -1,0 +1,1 @@
+"""Rebuilding the real-framework captures in ``tests/data/captures`` (see README.md here)."""

@@ -1,0 +1,317 @@
+"""A fake OpenAI-compatible server that plays the scripted model of :mod:`captures.scenarios`.
+
+Chat Completions (``/v1/chat/completions``, plain or streamed) and Responses (``/v1/responses``,
+plain or streamed), the two APIs the frameworks' OpenAI clients speak. Which response comes next
+is decided from the request alone: the turn is the scenario turn whose text appears last in the
+newest user message, and the step is how many of that turn's tool calls the request already
+carries. So any framework, with any history handling, gets the same decisions.
+
+Standard library only, so that it runs inside every capture's own virtualenv::
+
+    python -m captures.scripted_model --port 8765 [--log requests.jsonl]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Iterator, Optional
+
+from .scenarios import SCENARIOS, Step
+
+MODEL = "gpt-4o-mini"
+#: Off by default. For a framework whose agent must end with a tool call (smolagents'
+#: ToolCallingAgent: ``final_answer``), name that tool in this variable or in the request header
+#: ``x-scripted-final-answer-tool``. Then an answer step becomes the call ``<tool>({"answer": text})``
+#: when the request offers that tool, and the history is read as smolagents writes it, with the
+#: tool calls as text (:func:`text_tools_state`).
+FINAL_ANSWER_TOOL_ENV = "SCRIPTED_FINAL_ANSWER_TOOL"
+USAGE = {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49}
+_counter = iter(range(1, 1_000_000))
+_counter_lock = threading.Lock()
+
+
+def _next_id(prefix: str) -> str:
+    with _counter_lock:
+        return f"{prefix}{next(_counter):06d}"
+
+
+def _text_of(content: Any) -> str:
+    """A message's text, whatever shape its content takes (string, parts, content blocks)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(_text_of(part) for part in content)
+    if isinstance(content, dict):
+        for key in ("text", "input_text", "content", "value"):
+            if key in content:
+                return _text_of(content[key])
+    return ""
+
+
+def decide(user_text: str, calls_made: int) -> Step:
+    """The next step of the turn named in ``user_text``, after ``calls_made`` tool calls."""
+    text = " ".join(user_text.split()).lower()
+    best: Optional[tuple[int, tuple[Step, ...]]] = None
+    for scenario in SCENARIOS:
+        for turn, steps in scenario.steps.items():
+            at = text.rfind(turn.lower())
+            if at >= 0 and (best is None or at > best[0]):
+                best = (at, steps)
+    if best is None:
+        return Step(answer="OK.")
+    steps = best[1]
+    for step in steps:
+        if not step.calls:
+            return step
+        if calls_made < len(step.calls):
+            return step
+        calls_made -= len(step.calls)
+    return steps[-1]
+
+
+def chat_state(body: dict[str, Any]) -> tuple[str, int]:
+    """(newest user text, tool calls asked for since it) of a Chat Completions request."""
+    messages = body.get("messages") or []
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    user_text = _text_of(messages[last_user].get("content")) if last_user >= 0 else ""
+    calls = sum(len(m.get("tool_calls") or []) for m in messages[last_user + 1:] if m.get("role") == "assistant")
+    return user_text, calls
+
+
+def text_tools_state(body: dict[str, Any]) -> tuple[str, int]:
+    """:func:`chat_state` for a history that carries the tool calls as text, as smolagents writes
+    it (see ``FINAL_ANSWER_TOOL_ENV``): an assistant ``Calling tools: [{'id': ..., 'function':
+    {'name': ...}}]`` message per step, results in user messages, and a failed call only as
+    ``Error executing tool '...`` (merged into the user message before it)."""
+    turns = [turn.lower() for scenario in SCENARIOS for turn in scenario.steps]
+    raw = body.get("messages") or []
+    messages = [(m.get("role"), " ".join(_text_of(m.get("content")).split())) for m in raw]
+    at, start = -1, 0
+    for i, (role, text) in enumerate(messages):
+        found = [text.lower().rfind(turn) for turn in turns if role == "user" and turn in text.lower()]
+        if found:
+            at, start = i, max(found)
+    if at < 0:
+        return chat_state(body)
+    calls = messages[at][1][start:].count("Error executing tool '") + sum(
+        text.count("'function': {'name': ") if role == "assistant" else text.count("Error executing tool '")
+        for role, text in messages[at + 1:]) + sum(len(m.get("tool_calls") or []) for m in raw[at + 1:])
+    return messages[at][1], calls
+
+
+def as_final_answer_call(step: Step, tool: Optional[str], body: dict[str, Any]) -> Step:
+    """An answer step as a call of the final-answer ``tool``, when set and offered by the request."""
+    offered = {(t.get("function") or t).get("name") for t in body.get("tools") or []}
+    if tool and step.answer is not None and not step.calls and tool in offered:
+        return Step(calls=((tool, {"answer": step.answer}),))
+    return step
+
+
+def responses_state(body: dict[str, Any]) -> tuple[str, int]:
+    """(newest user text, tool calls asked for since it) of a Responses request."""
+    items = body.get("input")
+    if isinstance(items, str):
+        return items, 0
+    items = items or []
+    last_user = max((i for i, it in enumerate(items) if it.get("role") == "user"), default=-1)
+    user_text = _text_of(items[last_user].get("content")) if last_user >= 0 else ""
+    calls = sum(1 for it in items[last_user + 1:] if it.get("type") == "function_call")
+    return user_text, calls
+
+
+def chat_completion(step: Step, model: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": step.answer}
+    if step.calls:
+        message["tool_calls"] = [
+            {"id": _next_id("call_"), "type": "function",
+             "function": {"name": name, "arguments": json.dumps(args)}}
+            for name, args in step.calls]
+    return {"id": _next_id("chatcmpl-"), "object": "chat.completion", "created": int(time.time()),
+            "model": model, "usage": USAGE, "system_fingerprint": "fp_scripted",
+            "choices": [{"index": 0, "message": message, "logprobs": None,
+                         "finish_reason": "tool_calls" if step.calls else "stop"}]}
+
+
+def chat_chunks(step: Step, model: str, include_usage: bool) -> Iterator[dict[str, Any]]:
+    full = chat_completion(step, model)
+    base = {"id": full["id"], "object": "chat.completion.chunk", "created": full["created"],
+            "model": model, "system_fingerprint": "fp_scripted"}
+    yield {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
+                                "logprobs": None, "finish_reason": None}]}
+    if step.answer:
+        words = step.answer.split(" ")
+        for i, word in enumerate(words):
+            piece = word if i == 0 else " " + word
+            yield {**base, "choices": [{"index": 0, "delta": {"content": piece}, "logprobs": None,
+                                        "finish_reason": None}]}
+    for index, call in enumerate(full["choices"][0]["message"].get("tool_calls") or []):
+        yield {**base, "choices": [{"index": 0, "logprobs": None, "finish_reason": None, "delta": {
+            "tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                            "function": {"name": call["function"]["name"], "arguments": ""}}]}}]}
+        yield {**base, "choices": [{"index": 0, "logprobs": None, "finish_reason": None, "delta": {
+            "tool_calls": [{"index": index, "function": {"arguments": call["function"]["arguments"]}}]}}]}
+    yield {**base, "choices": [{"index": 0, "delta": {}, "logprobs": None,
+                                "finish_reason": full["choices"][0]["finish_reason"]}]}
+    if include_usage:
+        yield {**base, "choices": [], "usage": USAGE}
+
+
+def response_object(step: Step, model: str) -> dict[str, Any]:
+    output: list[dict[str, Any]] = []
+    if step.answer:
+        output.append({"type": "message", "id": _next_id("msg_"), "status": "completed", "role": "assistant",
+                       "content": [{"type": "output_text", "text": step.answer, "annotations": []}]})
+    for name, args in step.calls:
+        output.append({"type": "function_call", "id": _next_id("fc_"), "call_id": _next_id("call_"),
+                       "name": name, "arguments": json.dumps(args), "status": "completed"})
+    return {"id": _next_id("resp_"), "object": "response", "created_at": int(time.time()),
+            "status": "completed", "model": model, "output": output, "parallel_tool_calls": True,
+            "tool_choice": "auto", "tools": [], "error": None, "incomplete_details": None,
+            "usage": {"input_tokens": USAGE["prompt_tokens"], "output_tokens": USAGE["completion_tokens"],
+                      "total_tokens": USAGE["total_tokens"], "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens_details": {"reasoning_tokens": 0}}}
+
+
+def response_events(step: Step, model: str) -> Iterator[dict[str, Any]]:
+    full = response_object(step, model)
+    seq = iter(range(1_000_000))
+    pending = {**full, "status": "in_progress", "output": [], "usage": None}
+    yield {"type": "response.created", "sequence_number": next(seq), "response": pending}
+    yield {"type": "response.in_progress", "sequence_number": next(seq), "response": pending}
+    for index, item in enumerate(full["output"]):
+        if item["type"] == "message":
+            text = item["content"][0]["text"]
+            yield {"type": "response.output_item.added", "sequence_number": next(seq), "output_index": index,
+                   "item": {**item, "status": "in_progress", "content": []}}
+            yield {"type": "response.content_part.added", "sequence_number": next(seq), "output_index": index,
+                   "item_id": item["id"], "content_index": 0,
+                   "part": {"type": "output_text", "text": "", "annotations": []}}
+            yield {"type": "response.output_text.delta", "sequence_number": next(seq), "output_index": index,
+                   "item_id": item["id"], "content_index": 0, "delta": text, "logprobs": []}
+            yield {"type": "response.output_text.done", "sequence_number": next(seq), "output_index": index,
+                   "item_id": item["id"], "content_index": 0, "text": text, "logprobs": []}
+            yield {"type": "response.content_part.done", "sequence_number": next(seq), "output_index": index,
+                   "item_id": item["id"], "content_index": 0, "part": item["content"][0]}
+        else:
+            yield {"type": "response.output_item.added", "sequence_number": next(seq), "output_index": index,
+                   "item": {**item, "status": "in_progress", "arguments": ""}}
+            yield {"type": "response.function_call_arguments.delta", "sequence_number": next(seq),
+                   "output_index": index, "item_id": item["id"], "delta": item["arguments"]}
+            yield {"type": "response.function_call_arguments.done", "sequence_number": next(seq),
+                   "output_index": index, "item_id": item["id"], "arguments": item["arguments"]}
+        yield {"type": "response.output_item.done", "sequence_number": next(seq), "output_index": index,
+               "item": item}
+    yield {"type": "response.completed", "sequence_number": next(seq), "response": full}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    log_file: Optional[Any] = None
+    log_lock = threading.Lock()
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the JSONL log says it all
+        pass
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._json(200, {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "scripted"}]})
+        else:
+            self._json(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            self._json(400, {"error": {"message": "body is not JSON"}})
+            return
+        path = self.path.split("?")[0].rstrip("/")
+        model = body.get("model") or MODEL
+        final_tool = self.headers.get("x-scripted-final-answer-tool") or os.environ.get(FINAL_ANSWER_TOOL_ENV)
+        if path.endswith("/chat/completions"):
+            user_text, calls = text_tools_state(body) if final_tool else chat_state(body)
+            step = as_final_answer_call(decide(user_text, calls), final_tool, body)
+            self._record(path, body, step)
+            if body.get("stream"):
+                include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+                self._sse(chat_chunks(step, model, include_usage), done=True)
+            else:
+                self._json(200, chat_completion(step, model))
+        elif path.endswith("/responses"):
+            user_text, calls = responses_state(body)
+            step = decide(user_text, calls)
+            self._record(path, body, step)
+            if body.get("stream"):
+                self._sse(response_events(step, model), done=False, named=True)
+            else:
+                self._json(200, response_object(step, model))
+        elif path.endswith("/embeddings"):
+            inputs = body.get("input")
+            inputs = inputs if isinstance(inputs, list) else [inputs]
+            self._json(200, {"object": "list", "model": model, "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                             "data": [{"object": "embedding", "index": i, "embedding": [0.1, 0.2, 0.3]}
+                                      for i, _ in enumerate(inputs)]})
+        else:
+            self._json(404, {"error": {"message": f"no route {self.path}"}})
+
+    def _record(self, path: str, body: dict[str, Any], step: Step) -> None:
+        if self.log_file is None:
+            return
+        with self.log_lock:
+            self.log_file.write(json.dumps({"path": path, "request": body,
+                                            "calls": step.calls, "answer": step.answer}) + "\n")
+            self.log_file.flush()
+
+    def _json(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _sse(self, events: Iterator[dict[str, Any]], done: bool, named: bool = False) -> None:
+        chunks = []
+        for event in events:
+            prefix = f"event: {event['type']}\n" if named else ""
+            chunks.append(f"{prefix}data: {json.dumps(event)}\n\n")
+        if done:
+            chunks.append("data: [DONE]\n\n")
+        data = "".join(chunks).encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def serve(port: int = 0, log_path: Optional[str] = None) -> ThreadingHTTPServer:
+    """Start the server on 127.0.0.1 in a daemon thread; ``server.server_port`` is its port."""
+    if log_path:
+        Handler.log_file = open(log_path, "a", encoding="utf-8")
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--log", help="append each request and the scripted decision to this JSONL file")
+    args = parser.parse_args()
+    server = serve(args.port, args.log)
+    print(f"scripted model on http://127.0.0.1:{server.server_port}/v1", flush=True)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
