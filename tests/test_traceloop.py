@@ -101,7 +101,9 @@ def test_tool_spans_arguments_results_and_errors(spans):
     ({"inputs": {"city": "Paris", "days": 2}, "tags": [], "metadata": {}, "kwargs": {}}, {"city": "Paris", "days": 2}),
     ({"input_str": "Paris", "tags": [], "metadata": {}, "inputs": None, "kwargs": {}}, {"input": "Paris"}),
     ({"args": [{"city": "Rome"}], "kwargs": {}}, {"city": "Rome"}),
-    ({"args": ["a", "b"], "kwargs": {"k": 1}}, {"k": 1, "args": ["a", "b"]}),
+    ({"args": ["a", "b"], "kwargs": {"k": 1}}, {"k": 1, "0": "a", "1": "b"}),
+    ({"args": [], "kwargs": {"city": "Oslo"}}, {"city": "Oslo"}),
+    ({"kwargs": {"city": "Oslo"}}, {"city": "Oslo"}),
     ({"city": "Lima"}, {"city": "Lima"}),
     ("not json", {"input": "not json"}),
 ])

@@ -167,13 +167,52 @@ def _looks_numeric(text: str) -> bool:
 
 
 def as_arguments(value: Any, single_key: str = "input") -> dict[str, Any]:
-    """Tool arguments as a dict: JSON strings parsed; a bare value becomes ``{single_key: value}``."""
+    """Tool arguments as a dict, by the one rule every dialect shares (docs/conventions-table.md):
+    JSON strings parsed; a call wrapper unwrapped (:func:`unwrap_call_input`); a bare value
+    becomes ``{single_key: value}``."""
     parsed = parse_json_maybe(value)
     if parsed is None:
         return {}
-    if isinstance(parsed, dict):
+    if type(parsed) is dict:
+        if "kwargs" in parsed or "args" in parsed:
+            return unwrap_call_input(parsed, single_key)
         return parsed
     return {single_key: parsed}
+
+
+_WRAPPER_KEYS = frozenset({"args", "kwargs"})
+
+
+def unwrap_call_input(value: dict[str, Any], single_key: str = "input") -> dict[str, Any]:
+    """A Python call recorded as ``{"kwargs": {...}}`` or ``{"args": [...], "kwargs": {...}}``
+    (LlamaIndex through OpenInference, Traceloop's decorators) → the arguments by name.
+
+    Only a dict whose keys are exactly those is a wrapper: a tool with a real parameter named
+    ``args`` next to others keeps it. Positional arguments have no names in the record: a lone
+    one that is an object is the input itself, a lone plain value is ``{single_key: v}`` (the
+    bare-value rule), several are kept under their index (``"0"``, ``"1"``, ...)."""
+    if not value.keys() <= _WRAPPER_KEYS:
+        return value
+    kwargs, args = value.get("kwargs"), value.get("args")
+    if kwargs is None:
+        kwargs = {}
+    if args is None:
+        args = []
+    elif not isinstance(args, list):
+        args = [args]
+    if not isinstance(kwargs, dict):
+        return value
+    positional = [parse_json_maybe(a) for a in args if a is not None]
+    out = dict(kwargs)
+    if len(positional) == 1:
+        only = positional[0]
+        if isinstance(only, dict) and not out:
+            return dict(only)
+        out.setdefault(single_key, only)
+    else:
+        for index, item in enumerate(positional):
+            out.setdefault(str(index), item)
+    return out
 
 
 def tool_schema(name: Any, description: Any, parameters: Any) -> ToolSchema:

@@ -110,9 +110,8 @@ def _read_entity(span: SpanRecord, reading: Reading, kind: str) -> None:
 def entity_arguments(value: Any) -> dict[str, Any]:
     """Tool arguments from ``traceloop.entity.input`` in any of its shapes.
 
-    Positional arguments have no names in the decorator's JSON: one becomes ``{"input": v}``
-    (as a bare tool input does elsewhere), several ``{"args": [...]}``; keyword arguments keep
-    their names.
+    The decorator's ``{"args": [...], "kwargs": {...}}`` is unwrapped by the rule every dialect
+    shares (:func:`otel_eval.conventions.base.unwrap_call_input`).
     """
     value = parse_json_maybe(value)
     if not isinstance(value, Mapping):
@@ -122,18 +121,8 @@ def entity_arguments(value: Any) -> dict[str, Any]:
         if isinstance(inputs, Mapping) and inputs:
             return dict(inputs)
         return as_arguments(value.get("input_str", inputs))
-    if "args" in value or "kwargs" in value:  # @tool / @task decorator
-        raw_args = value.get("args")
-        args = [a for a in raw_args if a is not None] if isinstance(raw_args, list) else (
-            [] if raw_args is None else [raw_args])
-        kwargs = dict(value["kwargs"]) if isinstance(value.get("kwargs"), Mapping) else {}
-        if len(args) == 1 and isinstance(args[0], Mapping) and not kwargs:
-            return dict(args[0])
-        if len(args) == 1:
-            kwargs.setdefault("input", parse_json_maybe(args[0]))
-        elif args:
-            kwargs.setdefault("args", args)
-        return kwargs
+    if value.keys() <= {"args", "kwargs"}:  # @tool / @task decorator: the shared wrapper rule
+        return as_arguments(dict(value))
     return dict(value)
 
 
