@@ -19,7 +19,9 @@ from ..sessions import (
     SessionTracker,
     Timing,
 )
+from ..mapping import convention_name, session_id_of
 from ..span_rows import END_NS, ENDS_SESSION, NAMED_SESSION_ID, PARENT_SPAN_ID, SPAN_ID, START_NS, TRACE_ID, SpanRow
+from ..spans import SpanRecord
 from ..store import ENDED, OPEN, SCORED, Store
 from .activity import ActivityLog
 
@@ -59,6 +61,9 @@ class SessionScheduler:
         self.activity = activity or ActivityLog(timing)
         self._retry_ends: list[tuple[str, str]] = []
         """Sessions whose end could not be committed (storage fault): marked again next round."""
+        self._contested: set[str] = set()
+        """Traces in which spans name different sessions (a nested agent's own conversation id):
+        each new batch of theirs settles the session again, nearest the root, until they end."""
 
     def __len__(self) -> int:
         return len(self.tracker)
@@ -90,14 +95,22 @@ class SessionScheduler:
         named: dict[str, str] = {}  # a session id on any span of a trace names the whole trace's session
         for row in rows:
             found = row[NAMED_SESSION_ID]
-            if found and row[TRACE_ID] not in named:
-                named[row[TRACE_ID]] = found
+            if found:
+                first = named.setdefault(row[TRACE_ID], found)
+                if first != found:  # two sessions named inside one trace: settled below
+                    self._contested.add(row[TRACE_ID])
         known: dict[str, Optional[str]] = {}
         for trace_id in dict.fromkeys(row[TRACE_ID] for row in rows):
             known[trace_id] = staged.session_of_trace(trace_id) or self.tracker.session_of_trace(trace_id)
         unknown = [trace_id for trace_id, session in known.items() if session is None]
         if unknown:  # traces this process has not seen since it started: maybe stored before
             known.update(store.trace_sessions(unknown))
+        for trace_id, name in named.items():
+            session = known.get(trace_id)
+            if session is not None and session != trace_id and session != name:
+                self._contested.add(trace_id)
+        for trace_id in self._contested.intersection(known):
+            named[trace_id] = nearest_root_session(store.trace_spans(trace_id), rows, trace_id)
         resolved = {trace_id: self._resolve(store, trace_id, session, named.get(trace_id), staged)
                     for trace_id, session in known.items()}
         fresh = store.insert_spans([(row, resolved[row[TRACE_ID]][0]) for row in rows], now_ns)
@@ -139,7 +152,7 @@ class SessionScheduler:
             staged.traces[trace_id] = known or trace_id
             session_id = known or trace_id
             return session_id, KEYED_BY_TRACE if session_id == trace_id else KEYED_BY_ATTRIBUTE
-        if known is not None and known != named and known == trace_id:
+        if known is not None and known != named and (known == trace_id or trace_id in self._contested):
             store.move_trace(trace_id, known, named)
             staged.changes.append(lambda t: t.move_trace(trace_id, known, named, KEYED_BY_ATTRIBUTE))
         staged.traces[trace_id] = named
@@ -157,12 +170,60 @@ class SessionScheduler:
             ended = []
         for sid, _ in ended:
             self.tracker.forget(sid)
+        self._settle_contested()
         return ended
 
     def take_due(self, now_ns: int) -> list[tuple[str, str]]:
         """Sessions whose timers ran out, plus any whose end failed to commit last time."""
         due, self._retry_ends = self._retry_ends + self.tracker.due(now_ns), []
+        if due:
+            self._settle_contested()
         return due
+
+    def _settle_contested(self) -> None:
+        """Stop watching the contested traces of sessions that ended: they are settled."""
+        if self._contested:
+            self._contested = {t for t in self._contested
+                               if (s := self.tracker.session_of_trace(t)) is not None and s in self.tracker}
 
     def end_failed(self, ended: list[tuple[str, str]]) -> None:
         self._retry_ends.extend(ended)
+
+
+def nearest_root_session(stored: Sequence[SpanRecord], rows: Sequence[SpanRow], trace_id: str) -> str:
+    """The session a trace belongs to when its spans name several: the one named nearest its
+    root (fewest parent links up), then by the earliest start, then by span id.
+
+    A nested agent may keep a conversation of its own inside the trace (google-adk's
+    ``AgentTool`` runs its agent in a throwaway session whose ``gen_ai.conversation.id`` is on
+    the inner spans); that id never re-keys the turn. Spans end children first, so the inner id
+    usually arrives first: the answer is worked out again on every batch of the trace, from
+    all of its spans seen so far, so that it does not depend on where the SDK cut the batches.
+    A span whose parent has not arrived counts its depth up to the gap."""
+    parent_of: dict[str, Optional[str]] = {}
+    naming: dict[str, tuple[str, int]] = {}
+    for span in stored:
+        parent_of[span.span_id] = span.parent_span_id
+        name = session_id_of(span, convention=convention_name(span))
+        if name:
+            naming[span.span_id] = (name, span.start_ns)
+    for row in rows:
+        if row[TRACE_ID] != trace_id:
+            continue
+        parent_of.setdefault(row[SPAN_ID], row[PARENT_SPAN_ID])
+        if row[NAMED_SESSION_ID]:
+            naming.setdefault(row[SPAN_ID], (row[NAMED_SESSION_ID], row[START_NS]))
+
+    def depth(span_id: str) -> int:
+        steps, seen = 0, {span_id}
+        parent = parent_of.get(span_id)
+        while parent is not None:
+            steps += 1
+            if parent not in parent_of or parent in seen:
+                break
+            seen.add(parent)
+            parent = parent_of[parent]
+        return steps
+
+    best = min(naming, key=lambda sid: (depth(sid), naming[sid][1], sid))
+    return naming[best][0]
