@@ -191,6 +191,7 @@ def engine_settings(config: CollectorConfig) -> EngineSettings:
         embedding_threshold=config.embedding_threshold, embed=embedding_backend(config),
         score_workers=config.score_workers, write_cache_mib=config.sqlite_cache_mib or None,
         score_when_idle=not config.no_idle_scoring,
+        session_attributes=tuple(config.session_attribute), user_attributes=tuple(config.user_attribute),
     )
 
 

@@ -70,6 +70,10 @@ class CollectorConfig:
     eval_config: Optional[EvalConfig] = None
     """Criteria from the TOML file's ``[criteria.*]`` tables; None lets the engine use its defaults."""
     config_file: Optional[str] = None
+    session_attribute: list[str] = field(default_factory=list)
+    """Attribute keys that name a session, ahead of the built-in ones."""
+    user_attribute: list[str] = field(default_factory=list)
+    """Attribute keys that name a user, ahead of the built-in ones."""
     allowed_host: list[str] = field(default_factory=list)
     """Host names the HTTP receiver answers besides loopback and its listen address ('*': any)."""
     max_inflight_bytes: int = DEFAULT_MAX_INFLIGHT_BYTES
@@ -169,6 +173,18 @@ def _http_url(value: Any, source: str) -> str:
     return text
 
 
+def _key_list(value: Any, source: str) -> list[str]:
+    """Attribute keys: a list (TOML, repeated flag) or comma-separated text (env)."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+        raise InputError(source, f"expected an attribute key or a list of them, got {value!r}")
+    keys = [item.strip() for item in items if item.strip()]
+    for key in keys:
+        if any(c.isspace() for c in key):
+            raise InputError(source, f"an attribute key has no spaces: {key!r}")
+    return keys
+
+
 def _golden_list(value: Any, source: str) -> list[str]:
     if isinstance(value, str):
         # One variable holds several paths the way PATH does.
@@ -249,7 +265,19 @@ _SETTINGS["sqlite_cache_mib"] = (
                        "a cache that holds those pages saves the writer reading them back (64 MiB: ~8%% more "
                        "spans/s at full load with random ids), for memory on top of --max-inflight-bytes that "
                        "rises and falls as the cache empties and refills.")
-_MORE_METAVARS = {"allowed_host": "HOST", "max_inflight_bytes": "BYTES", "sqlite_cache_mib": "MIB"}
+# Where a framework files its session and user ids under keys of its own (issue 29).
+_SETTINGS.update({
+    "session_attribute": (_key_list, "Also take a span's session id from this attribute key, ahead of the built-in "
+                                     "ones (session.id, gen_ai.conversation.id, ...); repeat for several. For a "
+                                     "framework that files the id under its own metadata key. In the environment, "
+                                     "separate keys with ','."),
+    "user_attribute": (_key_list, "Also take a span's user id from this attribute key, ahead of the built-in ones "
+                                  "(user.id, enduser.id, ...); repeat for several. In the environment, separate "
+                                  "keys with ','."),
+})
+_MORE_METAVARS = {"allowed_host": "HOST", "max_inflight_bytes": "BYTES", "sqlite_cache_mib": "MIB",
+                  "session_attribute": "KEY", "user_attribute": "KEY"}
+_LIST_SETTINGS = ("golden", "allowed_host", "session_attribute", "user_attribute")
 
 
 def build_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:
@@ -278,7 +306,7 @@ def build_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:
             kwargs["const"] = True
         else:
             kwargs["metavar"] = metavars.get(name) or _MORE_METAVARS[name]
-        if name in ("golden", "allowed_host"):
+        if name in _LIST_SETTINGS:
             kwargs["action"] = "append"
         parser.add_argument(flag, **kwargs)
     return parser

@@ -76,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--fuzzy-threshold", type=float, default=90.0, metavar="SCORE",
                     help="lowest rapidfuzz score (0-100) for a fuzzy query match to a golden case (default 90)")
     add_embedding_arguments(ev)
+    ev.add_argument("--session-attribute", action="append", default=[], metavar="KEY",
+                    help="also take a span's session id from this attribute key, ahead of the built-in ones "
+                         "(session.id, gen_ai.conversation.id, ...); repeatable")
+    ev.add_argument("--user-attribute", action="append", default=[], metavar="KEY",
+                    help="also take a span's user id from this attribute key, ahead of the built-in ones; repeatable")
     ev.add_argument("--json", action="store_true", help="print results as JSON instead of tables")
 
     rp = sub.add_parser("report", help="summary and per-case results of one or more databases",
@@ -178,6 +183,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    from .engine.settings import EngineSettings
+    from .mapping import use_identity_attributes
     from .offline import evaluate
     from .readers import read_spans
     from .read.evaluations import current_evaluations
@@ -185,6 +192,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     embed = embedding_backend(args)
+    use_identity_attributes(args.session_attribute, args.user_attribute)
     spans = []
     for path in args.files:
         spans.extend(read_spans(path))
@@ -192,7 +200,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     with Progress(TextColumn("ingesting spans"), BarColumn(), MofNCompleteColumn(), console=err,
                   transient=True, disable=args.json or not err.is_terminal) as progress:
         task = progress.add_task("spans", total=len(spans))
-        results = evaluate(spans, golden=args.golden, config=config, db=args.db, fuzzy_threshold=args.fuzzy_threshold,
+        settings = EngineSettings(session_attributes=tuple(args.session_attribute),
+                                  user_attributes=tuple(args.user_attribute), fuzzy_threshold=args.fuzzy_threshold)
+        results = evaluate(spans, golden=args.golden, config=config, db=args.db, settings=settings,
                            embedding_threshold=args.embedding_threshold, embed=embed,
                            progress=lambda n: progress.advance(task, n))
     rows = [r for r in current_evaluations([args.db]) if r["session_id"] in {res.session_id for res in results}]

@@ -19,13 +19,15 @@ from typing import Any, Optional, Sequence, Union
 
 from .conventions.base import as_text
 from .errors import InputError
-from .mapping import SESSION_ATTRIBUTES, USER_ATTRIBUTES, MappedSpan
+from .mapping import MappedSpan, identity_attributes
 from .models.agent_data import AgentData
 from .pipeline import map_session
 from .read.database import open_database
 from .read.spans import recently_received_sessions, stored_spans
 from .spans import LogEvent, SpanRecord
+from .report import render_unread
 from .trajectory import build_trajectory
+from .unread import unread_in_session
 
 DEFAULT_VALUE_WIDTH = 80
 
@@ -98,6 +100,7 @@ def inspect_spans(
                 entry["trajectory"] = trajectory_report(session_id, members, value_width)
             except Exception as exc:  # a diagnostic tool still shows the spans when assembly fails
                 entry["trajectory_error"] = f"{type(exc).__name__}: {exc}"
+            entry["unread"] = [item.to_dict() for item in unread_in_session(members)]
         report_sessions.append(entry)
     return {"spans_total": len(mapped), "spans_shown": shown, "sessions": report_sessions}
 
@@ -125,7 +128,7 @@ def _resolve_span_id(mapped: list[MappedSpan], wanted: str, source: str) -> str:
 
 def _group_sessions(mapped: list[MappedSpan]) -> list[tuple[str, dict[str, Any], list[tuple[str, list[MappedSpan]]]]]:
     """Sessions as the engine forms them: a session id on any span of a trace names the session
-    of the whole trace (the earliest such span wins); a trace without one is its own session."""
+    of the whole trace (the one named nearest the root wins); a trace without one is its own session."""
     by_trace: dict[str, list[MappedSpan]] = {}
     for m in mapped:
         by_trace.setdefault(m.span.trace_id, []).append(m)
@@ -133,8 +136,9 @@ def _group_sessions(mapped: list[MappedSpan]) -> list[tuple[str, dict[str, Any],
     sessions: dict[str, tuple[dict[str, Any], list[tuple[str, list[MappedSpan]]]]] = {}
     for trace_id, members in by_trace.items():
         members.sort(key=lambda m: (m.span.start_ns, m.span.end_ns, m.span.span_id))
-        ordered = [m for _, m in _tree_order(members)]
-        named = next((m for m in ordered if m.session_id), None)
+        # Nearest the root wins, as in the engine: a nested agent's own conversation id never names the turn.
+        depths = [(depth, m.span.start_ns, m.span.span_id, m) for depth, m in _tree_order(members) if m.session_id]
+        named = min(depths, key=lambda d: d[:3])[3] if depths else None
         if named is not None:
             session_id = named.session_id or trace_id
             origin = {"source": session_source(named), "span": {"span_id": named.span.span_id, "name": named.span.name}}
@@ -155,7 +159,7 @@ def _group_sessions(mapped: list[MappedSpan]) -> list[tuple[str, dict[str, Any],
 
 def session_source(m: MappedSpan) -> str:
     """Which attribute gave the span its session id, by the precedence of ``session_id_of``."""
-    found = _attribute_source(m, SESSION_ATTRIBUTES)
+    found = _attribute_source(m, identity_attributes()[0])
     if found:
         return found
     if m.reading.session_id:
@@ -225,6 +229,7 @@ def _span_report(m: MappedSpan, depth: int, width: Optional[int]) -> dict[str, A
         "duration_ms": round(m.span.duration_ns / 1e6, 3),
         "convention": m.reading.convention,
         "span_type": m.reading.span_type,
+        "typed_by": m.reading.sources.get("span_type"),
         "is_wrapper": m.reading.is_wrapper,
         "session_id": m.session_id,
         "tool": tool,
@@ -236,7 +241,7 @@ def _span_report(m: MappedSpan, depth: int, width: Optional[int]) -> dict[str, A
 def field_source(m: MappedSpan, name: str) -> str:
     """The attribute an AgentData field came from; "-" when neither convention nor mapper says."""
     if name == "user_id":  # the mapper's own precedence comes before the convention's
-        found = _attribute_source(m, USER_ATTRIBUTES)
+        found = _attribute_source(m, identity_attributes()[1])
         if found:
             return found
     found = m.reading.sources.get(name)
@@ -307,6 +312,7 @@ def trajectory_report(session_id: str, mapped: Sequence[MappedSpan], width: Opti
                 "trace_id": turn.trace_id,
                 "user_input": shorten(turn.user_input, width),
                 "final_response": shorten(turn.final_response, width),
+                "answer_source": turn.answer_source,
                 "llm_calls": turn.llm_calls,
                 "span_count": turn.span_count,
                 "retrieved_documents": len(turn.retrieved_documents),
@@ -454,6 +460,7 @@ def render_inspection(report: dict[str, Any], console: Any) -> None:
             console.print(Text(f"trajectory could not be built: {session['trajectory_error']}", style="red"))
         elif session["trajectory"] is not None:
             _render_trajectory(session["trajectory"], console, Table, Text)
+        render_unread(session.get("unread") or [], console)
 
 
 def _session_origin(session: dict[str, Any]) -> str:
@@ -519,4 +526,6 @@ def _render_trajectory(trajectory: dict[str, Any], console: Any, Table: Any, Tex
         if not turn["calls"]:
             table.add_row("  calls", Text("(none)", style="dim"))
         table.add_row("  final", turn["final_response"] or Text("(none found)", style="yellow"))
+        if turn.get("answer_source"):
+            table.add_row("", Text(f"read from the {turn['answer_source']}", style="dim"))
         console.print(table)

@@ -39,6 +39,24 @@ USER_ATTRIBUTES = (
     "metadata.user_id",
 )
 CASE_ATTRIBUTES = ("otel_eval.case_id", "otel_eval.case")
+
+_session_keys: tuple[str, ...] = SESSION_ATTRIBUTES
+_user_keys: tuple[str, ...] = USER_ATTRIBUTES
+
+
+def use_identity_attributes(session: Sequence[str] = (), user: Sequence[str] = ()) -> None:
+    """Attribute keys a user named (``--session-attribute`` / ``--user-attribute``) that name a
+    span's session and user, ahead of the built-in keys: a framework that files the id under a
+    metadata key of its own then needs no code change. Process-wide, like a logging config: the
+    engine sets it at start, and each score worker process from its settings."""
+    global _session_keys, _user_keys
+    _session_keys = (*dict.fromkeys(k for k in session if k not in SESSION_ATTRIBUTES), *SESSION_ATTRIBUTES)
+    _user_keys = (*dict.fromkeys(k for k in user if k not in USER_ATTRIBUTES), *USER_ATTRIBUTES)
+
+
+def identity_attributes() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The session and user keys in force, in precedence order."""
+    return _session_keys, _user_keys
 SESSION_END_ATTRIBUTE = "otel_eval.session.end"
 SESSION_END_EVENT = "session.end"
 VERSION_ATTRIBUTES = ("gen_ai.agent.version",)
@@ -66,16 +84,26 @@ def first_attribute(span: SpanRecord, keys: Sequence[str], resource_too: bool = 
     return None
 
 
-def session_id_of(span: SpanRecord, reading: Optional[Reading] = None) -> Optional[str]:
-    """The session id by DESIGN §4 precedence; None means "one trace = one session"."""
-    found = first_attribute(span, SESSION_ATTRIBUTES)
+def session_id_of(span: SpanRecord, reading: Optional[Reading] = None, convention: Optional[str] = None) -> Optional[str]:
+    """The session id by DESIGN §4 precedence; None means "one trace = one session".
+
+    The keys a user named and the built-in ones come first, then the keys of the span's own
+    dialect (``SESSION_KEYS`` of its convention module: the Vercel AI SDK's
+    ``ai.telemetry.metadata.sessionId``, ...), so ingest, which has no reading, keys the span
+    as scoring will; then what the reading found."""
+    found = first_attribute(span, _session_keys)
+    if found is None:
+        module = _BY_NAME.get(convention or (reading.convention if reading is not None else ""))
+        keys = getattr(module, "SESSION_KEYS", ()) if module is not None else ()
+        if keys:
+            found = first_attribute(span, keys, resource_too=False)
     if found is None and reading is not None and reading.session_id:
         found = reading.session_id
     return found
 
 
 def user_id_of(span: SpanRecord, reading: Optional[Reading] = None) -> Optional[str]:
-    found = first_attribute(span, USER_ATTRIBUTES)
+    found = first_attribute(span, _user_keys)
     if found is None and reading is not None and reading.user_id:
         found = reading.user_id
     return found
@@ -131,7 +159,7 @@ def read_span(span: SpanRecord, max_value_chars: int = DEFAULT_LIMIT, convention
         if module is None:
             return Reading(convention="none")
     try:
-        return truncate_reading(module.read(span), max_value_chars)
+        return truncate_reading(typed(span, module.read(span)), max_value_chars)
     except Exception:  # a reader bug must not lose the span or block the batch it came in
         log.warning("%s could not read span %s (%r); stored without AgentData fields",
                     module.NAME, span.span_id, span.name, exc_info=True)
@@ -139,6 +167,48 @@ def read_span(span: SpanRecord, max_value_chars: int = DEFAULT_LIMIT, convention
 
 
 _BY_NAME = {c.NAME: c for c in CONVENTIONS}
+
+#: The attribute that states a span's type, per dialect, for ``inspect``'s "typed by".
+_TYPE_KEYS = ("openinference.span.kind", "gen_ai.operation.name", "traceloop.span.kind", "ai.operationId",
+              "mastra.span.type", "logfire.msg_template")
+#: Operations that are a request to a model by definition, even with content capture off.
+_MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
+#: Attributes that record a request sent to a model (not a property of an LLM object, such as
+#: OpenInference's ``llm.model_name``, which every method of the class carries).
+_REQUEST_KEYS = ("gen_ai.request.model", "gcp.vertex.agent.llm_request")
+
+
+def typed(span: SpanRecord, reading: Reading) -> Reading:
+    """Only model calls are LLM spans: a span a dialect typed "llm" that shows no exchange with
+    a model (no messages, no text, no tool calls asked for, no token counts) is a chain.
+
+    Frameworks mark every method of their LLM class as an LLM span (LlamaIndex's
+    ``_prepare_chat_with_tools`` through OpenInference, an agent's event-loop cycle), and each
+    one counted as a model call. A model name alone is no exchange: it is on all of them; and
+    messages alone are not a request either when the span states an operation that is not a
+    model request and names no model (Strands' ``execute_event_loop_cycle`` replays the history
+    in events). A GenAI ``chat`` operation, or a span recording the request it sent (the
+    requested model, ADK's ``llm_request``), is a model call by definition, content capture on or off. The rule
+    that typed the span is kept in ``sources["span_type"]`` for ``inspect``."""
+    if "span_type" not in reading.sources:
+        key = next((k for k in _TYPE_KEYS if k in span.attributes), None)
+        reading.sources["span_type"] = f"{key}={span.attributes[key]}" if key else f"span name {span.name!r}"
+    if reading.span_type != "llm":
+        return reading
+    operation = span.attributes.get("gen_ai.operation.name")
+    if operation in _MODEL_OPERATIONS or any(key in span.attributes for key in _REQUEST_KEYS):
+        return reading
+    exchange = (reading.user_input or reading.system_prompt or reading.response or reading.requested_calls
+                or reading.input_tokens or reading.output_tokens)
+    if not exchange:
+        why = "it shows no model exchange (no messages, text, tool calls or tokens)"
+    elif operation is not None and not reading.model:
+        why = f"its operation {operation!r} is not a model request and it names no model"
+    else:
+        return reading
+    reading.span_type = "chain"
+    reading.sources["span_type"] += f" typed it llm, but {why}: chain"
+    return reading
 
 
 def to_agent_data(span: SpanRecord, reading: Reading) -> AgentData:

@@ -36,4 +36,4 @@ def span_row(span: SpanRecord) -> SpanRow:
     convention = convention_name(span)
     return (span.trace_id, span.span_id, span.parent_span_id, span.name, span.kind, span.status,
             span.start_ns, span.end_ns, convention, ingest_span_type(span, convention), to_json(span),
-            session_id_of(span), ends_session(span))
+            session_id_of(span, convention=convention), ends_session(span))

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence, Union
 
 from ..golden import GoldenSets, GoldenSource
+from ..mapping import use_identity_attributes
 from ..models.evalset import EvalConfig, EvalSet
 from ..pipeline import FinishedEvaluation, ScoringContext
 from ..span_rows import span_row
@@ -84,6 +85,7 @@ class Engine:
         if config is not None:
             overrides["config"] = config
         self.settings = (settings or EngineSettings()).replace(**overrides)
+        use_identity_attributes(self.settings.session_attributes, self.settings.user_attributes)
         self.db_path = str(db)
         self.golden = GoldenSets.load(golden)
         self.golden_summary = self.golden.summary()
@@ -189,7 +191,8 @@ class Engine:
             init = dict(db=self.db_path, eval_sets=[e.model_dump_json() for e in self.eval_sets],
                         config=s.config.model_dump_json(), fuzzy_threshold=s.fuzzy_threshold,
                         embedding_threshold=s.embedding_threshold, embed=s.embed, max_value_chars=s.max_value_chars,
-                        config_hash=self.config_hash)
+                        config_hash=self.config_hash, session_attributes=s.session_attributes,
+                        user_attributes=s.user_attributes)
             idle = None
             if s.score_when_idle:  # with the context the worker processes have: no in-process judge
                 idle = IdleScoring(self.db_path, dataclasses.replace(self.scoring_context(), judge=None),

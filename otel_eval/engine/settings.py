@@ -46,6 +46,12 @@ class EngineSettings:
     cache that holds those pages the writer reads far fewer of them back (benchmarks/README.md,
     "Random ids"). The collector's ``--sqlite-cache-mib``; in-process it stays None (the agent's memory)."""
 
+    session_attributes: tuple[str, ...] = ()
+    """Span attribute keys that name a session, ahead of the built-in ones (``session.id``,
+    ``gen_ai.conversation.id``, ...): for a framework that files the id under a key of its own."""
+    user_attributes: tuple[str, ...] = ()
+    """The same for the user id."""
+
     def replace(self, **changes: Any) -> "EngineSettings":
         return dataclasses.replace(self, **changes)
 

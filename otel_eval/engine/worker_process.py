@@ -42,6 +42,9 @@ def _context(init: dict[str, Any]) -> Any:
     from ..pipeline import ScoringContext
     from .settings import EngineSettings, golden_index
 
+    from ..mapping import use_identity_attributes
+
+    use_identity_attributes(init.get("session_attributes", ()), init.get("user_attributes", ()))
     eval_sets = [EvalSet.model_validate_json(text) for text in init["eval_sets"]]
     index = golden_index(eval_sets, EngineSettings(fuzzy_threshold=init["fuzzy_threshold"],
                                                    embedding_threshold=init["embedding_threshold"],
