@@ -11,12 +11,12 @@ from typing import Any, Callable, Iterable, Optional, Union
 from .engine import Engine, EngineSettings
 from .models.evalset import EvalConfig, EvalSet
 from .models.results import EvalCaseResult
-from .readers import read_spans
-from .spans import SpanRecord
+from .readers import is_logs_file, read_log_events, read_spans
+from .spans import LogEvent, SpanRecord
 
 
 def evaluate(
-    inputs: Iterable[Union[str, Path, SpanRecord]],
+    inputs: Iterable[Union[str, Path, SpanRecord, LogEvent]],
     golden: Iterable[Union[str, Path, EvalSet]] = (),
     config: Optional[EvalConfig] = None,
     db: Optional[Union[str, Path]] = None,
@@ -27,14 +27,20 @@ def evaluate(
     embed: Optional[Callable[[list[str]], list[list[float]]]] = None,
     settings: Optional[EngineSettings] = None,
 ) -> list[EvalCaseResult]:
-    """Evaluate captured spans offline: files (Noveum ``dataset.json``, OTLP JSON/JSON lines/.pb)
-    or SpanRecords. Every session found is ended and scored; results are also stored in ``db``.
+    """Evaluate captured spans offline: files (Noveum ``dataset.json``, OTLP JSON/JSON lines/.pb,
+    and OTLP logs captures such as ``*.logs.pb`` for content sent as log events), SpanRecords or
+    LogEvents. Every session found is ended and scored; results are also stored in ``db``.
     ``settings`` (an :class:`otel_eval.engine.EngineSettings`) gives every other knob; the
     session timers are set long here, since every session is ended at the end anyway."""
     spans: list[SpanRecord] = []
+    logs: list[LogEvent] = []
     for item in inputs:
         if isinstance(item, SpanRecord):
             spans.append(item)
+        elif isinstance(item, LogEvent):
+            logs.append(item)
+        elif is_logs_file(item):
+            logs.extend(read_log_events(item))
         else:
             spans.extend(read_spans(item))
     results: list[EvalCaseResult] = []
@@ -53,6 +59,8 @@ def evaluate(
     engine.start()
     try:
         step = 500
+        for start in range(0, len(logs), step):  # content logs first: each span reads them when scored
+            engine.ingest_logs(logs[start : start + step])
         for start in range(0, len(spans), step):
             chunk = spans[start : start + step]
             engine.ingest(chunk)

@@ -121,7 +121,40 @@ def read_trace_file(path: str | Path) -> list[ExportTraceServiceRequest]:
     return [parse_trace_request(data, source)]
 
 
-def _read_length_prefixed(raw: bytes, source: str) -> Iterator[ExportTraceServiceRequest]:
+def read_logs_file(path: str | Path) -> list[ExportLogsServiceRequest]:
+    """Log requests from a captured file: the length-prefixed protobuf capture (``.pb``), one
+    JSON request, a JSON list of them, or JSON lines (either JSON spelling)."""
+    path = Path(path)
+    source = str(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(source, "file not found") from None
+    if path.suffix == ".pb":
+        return list(_read_length_prefixed(raw, source, ExportLogsServiceRequest))
+    try:
+        text = raw.decode("utf-8")
+        data = json.loads(text)
+    except UnicodeDecodeError:
+        raise InputError(source, "not UTF-8 JSON (a protobuf capture must end in .pb)") from None
+    except json.JSONDecodeError:
+        data = None
+    if data is None:
+        out = []
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    item = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(source, f"invalid JSON on line {lineno}: {exc.msg}", f"line {lineno}") from None
+                out.append(parse_logs_request(item, f"{source}:{lineno}"))
+        return out
+    if isinstance(data, list):
+        return [parse_logs_request(item, f"{source}: $[{i}]") for i, item in enumerate(data)]
+    return [parse_logs_request(data, source)]
+
+
+def _read_length_prefixed(raw: bytes, source: str, kind: Any = ExportTraceServiceRequest) -> Iterator[Any]:
     offset = 0
     index = 0
     while offset < len(raw):
@@ -131,11 +164,11 @@ def _read_length_prefixed(raw: bytes, source: str) -> Iterator[ExportTraceServic
         offset += 4
         if offset + size > len(raw):
             raise InputError(source, f"request of {size} bytes runs past the end of the file", f"request {index}")
-        request = ExportTraceServiceRequest()
+        request = kind()
         try:
             request.ParseFromString(raw[offset : offset + size])
         except Exception as exc:  # protobuf raises DecodeError, a private subclass
-            raise InputError(source, f"not a protobuf ExportTraceServiceRequest: {exc}", f"request {index}") from None
+            raise InputError(source, f"not a protobuf {kind.__name__}: {exc}", f"request {index}") from None
         offset += size
         index += 1
         yield request

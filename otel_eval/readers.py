@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Union
 
-from .otlp_json import looks_like_otlp, read_trace_file
-from .spans import SpanRecord, from_otlp, read_noveum_file
+from .otlp_json import looks_like_otlp, read_logs_file, read_trace_file
+from .spans import LogEvent, SpanRecord, decode_logs, from_otlp, read_noveum_file
 
 
 def read_spans(path: Union[str, Path]) -> list[SpanRecord]:
@@ -18,3 +18,27 @@ def read_spans(path: Union[str, Path]) -> list[SpanRecord]:
             spans.extend(from_otlp(request.resource_spans).spans)
         return spans
     return read_noveum_file(str(path))
+
+
+def read_log_events(path: Union[str, Path]) -> list[LogEvent]:
+    """The span-tied OTLP log records of a captured logs file (``.logs.pb`` or OTLP/JSON):
+    GenAI content some instrumentations send only as log events."""
+    events: list[LogEvent] = []
+    for request in read_logs_file(path):
+        events.extend(decode_logs(request.resource_logs).events)
+    return events
+
+
+def is_logs_file(path: Union[str, Path]) -> bool:
+    """A logs capture (``*.logs.pb``, or JSON holding ``resourceLogs``) rather than spans."""
+    path = Path(path)
+    if path.name.endswith(".logs.pb"):
+        return True
+    if path.suffix == ".pb":
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return ("resourceLogs" in head or "resource_logs" in head) and "resourceSpans" not in head

@@ -234,6 +234,24 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
             console.print(table)
     for turn in sorted(inputs):  # turns no trajectory was compared for still say what the user asked
         user_says(turn)
+    for t in row.get("turns") or []:
+        if t.get("answer_source"):
+            console.print(f"turn {t['turn'] + 1} · answer read from: {t['answer_source']}", markup=False,
+                          highlight=False, style="dim")
+    render_unread(row.get("unread") or [], console)
+
+
+def render_unread(unread: list[dict[str, Any]], console: Any) -> None:
+    """What the session's spans carried that no rule read (:mod:`otel_eval.unread`): for a
+    framework otel-eval does not know, where the missing data is."""
+    if not unread:
+        return
+    console.print("not read (content on the spans that no rule read; "
+                  "--session-attribute / docs/conventions-table.md):", markup=False, highlight=False, style="yellow")
+    for item in unread:
+        what = {"attribute": "attribute", "event": "span event", "problem": "could not read"}[item["kind"]]
+        console.print(f"  {what} {item['name']} on {item['spans']} span(s), e.g. {item['example_span']!r}",
+                      markup=False, highlight=False)
 
 
 RESPONSE_KINDS = ("response_match",)

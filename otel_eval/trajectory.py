@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import re
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
@@ -58,6 +59,8 @@ class Turn:
     trace_id: str
     user_input: Optional[str] = None
     final_response: Optional[str] = None
+    answer_source: Optional[str] = None
+    """Where the final response was read (``inspect`` shows it): the root's output or a model's text."""
     calls: list[ActualToolCall] = field(default_factory=list)
     start_ns: int = 0
     end_ns: int = 0
@@ -225,7 +228,7 @@ def _build_turn(index: int, trace_id: str, members: list[Any], roots: list[Any])
     turn.input_tokens = sum(m.reading.input_tokens or 0 for m in llms)
     turn.output_tokens = sum(m.reading.output_tokens or 0 for m in llms)
     turn.user_input = _user_input(roots, llms, members)
-    turn.final_response = _final_response(roots, llms)
+    turn.final_response, turn.answer_source = _final_response(roots, llms)
 
     observations = _observations(members)
     turn.calls = _calls(index, members, root, observations)
@@ -252,14 +255,50 @@ def _user_input(roots: list[Any], llms: list[Any], members: list[Any]) -> Option
     return next((m.reading.user_input for m in members if m.reading.user_input), None)
 
 
-def _final_response(roots: list[Any], llms: list[Any]) -> Optional[str]:
+def _final_response(roots: list[Any], llms: list[Any]) -> tuple[Optional[str], Optional[str]]:
+    """The turn's answer and where it came from (shown by ``inspect``).
+
+    The answer is what the agent said last: the root agent's output when it is text, else the
+    last assistant text a model produced in the turn. A root whose output is a framework
+    object's repr (``StopEvent(result=...)``) or a serialized state (``{"messages": [...]}``)
+    is not an answer while model text exists; it stands in only when nothing better does."""
+    root_text = root_span = None
     for m in roots:
         if m.reading.span_type in ("agent", "chain") and m.reading.response:
-            return m.reading.response
+            root_text, root_span = m.reading.response, m
+            break
+    model_text = model_span = None
     for m in reversed(llms):
         if m.reading.response and not m.reading.requested_calls:
-            return m.reading.response
-    return None
+            model_text, model_span = m.reading.response, m
+            break
+    if model_text is None:  # a last response that also asked for tools still said something
+        for m in reversed(llms):
+            if m.reading.response and m.reading.response.strip():
+                model_text, model_span = m.reading.response, m
+                break
+    if root_text is not None and (model_text is None or not looks_like_object_dump(root_text)):
+        suffix = " (an object dump: no model text in the turn)" if looks_like_object_dump(root_text) else ""
+        return root_text, f"root output of {root_span.span.name!r}{suffix}"
+    if model_text is not None:
+        why = " (the root's output is an object dump)" if root_text is not None else ""
+        return model_text, f"last model text, span {model_span.span.name!r}{why}"
+    return None, None
+
+
+_REPR = re.compile(r"^[A-Za-z_][\w.]*\((?:[A-Za-z_]\w*=|\)|'|\")|^<[\w.]+ object at 0x[0-9a-fA-F]+>")
+
+
+def looks_like_object_dump(text: str) -> bool:
+    """A framework object's repr (``StopEvent(result=...)``, ``<Foo object at 0x...>``) or a
+    serialized state (a JSON object or list), as opposed to an answer in words."""
+    stripped = text.strip()
+    if not stripped:
+        return False
+    if stripped[0] in "{[":
+        parsed = parse_json_maybe(stripped)
+        return isinstance(parsed, (dict, list))
+    return _REPR.match(stripped) is not None
 
 
 def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any]) -> list[ActualToolCall]:
@@ -371,7 +410,13 @@ def _parallel_in_request_order(calls: list[ActualToolCall], orders: dict[str, in
 
 
 def _is_call(m: Any) -> bool:
-    return m.reading.span_type == "tool" and m.reading.tool is not None and not m.reading.is_wrapper
+    return (m.reading.span_type == "tool" and m.reading.tool is not None and not m.reading.is_wrapper
+            and m.reading.tool.name not in ANSWER_TOOLS)
+
+
+#: Tools a framework makes the model call to give its answer (smolagents' ``final_answer``):
+#: the turn's answer, never a step of its trajectory.
+ANSWER_TOOLS = frozenset({"final_answer"})
 
 
 def _requests(members: list[Any]) -> list[_Request]:
@@ -382,7 +427,9 @@ def _requests(members: list[Any]) -> list[_Request]:
         for m in members:
             if m.reading.span_type != span_type or not m.reading.requested_calls:
                 continue
-            calls = m.reading.requested_calls
+            calls = [call for call in m.reading.requested_calls if call.name not in ANSWER_TOOLS]
+            if not calls:
+                continue
             group = m.span.span_id if len(calls) > 1 else None
             out.extend(_Request(m, call, group, len(out) + i) for i, call in enumerate(calls))
         if out:

@@ -158,8 +158,9 @@ def test_calls_inside_a_sub_agent_have_depth_and_agent():
 
 def test_model_step_of_tool_spans_no_llm_span_asked_for():
     """Without recorded requests, a tool call belongs to the latest LLM response that ended before
-    it started: two calls after one response were issued together, a call after the next is later."""
-    llm = {"openinference.span.kind": "LLM"}
+    it started: two calls after one response were issued together, a call after the next is later.
+    (The LLM spans show a model exchange, their token counts, as model calls do with content hidden.)"""
+    llm = {"openinference.span.kind": "LLM", "llm.model_name": "m", "llm.token_count.prompt": 10}
     tool = {"openinference.span.kind": "TOOL", "tool.name": "get_weather"}
     spans = [
         _span("r", None, {"openinference.span.kind": "AGENT", "agent.name": "a", "input.value": "q"}, 1, "a"),

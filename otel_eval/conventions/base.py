@@ -100,6 +100,19 @@ class Reading:
     """JSON dump of the span's events, where the convention keeps them (Noveum agent spans)."""
     sources: dict[str, str] = field(default_factory=dict)
     """AgentData field → the attribute it came from (shown by ``otel-eval inspect``)."""
+    unread: list[str] = field(default_factory=list)
+    """What the reading could not read, one short reason each (``"gen_ai.choice event: message
+    looks like JSON but does not parse"``, ``"gen_ai.output.messages: unknown content part type
+    'foo'"``): the fields it would have filled stay empty, or hold the unread part as JSON text."""
+
+
+MAX_UNREAD = 20
+
+
+def note_unread(reading: Reading, reason: str) -> None:
+    """Add a reason to ``reading.unread`` (each once; at most :data:`MAX_UNREAD`)."""
+    if reason not in reading.unread and len(reading.unread) < MAX_UNREAD:
+        reading.unread.append(reason)
 
 
 def any_key_starts(attributes: Mapping[str, Any], prefix: str) -> bool:
@@ -183,15 +196,23 @@ def as_arguments(value: Any, single_key: str = "input") -> dict[str, Any]:
 _WRAPPER_KEYS = frozenset({"args", "kwargs"})
 
 
+def _flags_beside_kwargs(value: dict[str, Any]) -> bool:
+    """``{"args": [], "kwargs": {...}, "sanitize_inputs_outputs": true}`` (smolagents): a call
+    record with the framework's own switches beside it, which are no arguments."""
+    return isinstance(value.get("kwargs"), dict) and all(
+        key in _WRAPPER_KEYS or isinstance(flag, bool) or flag is None for key, flag in value.items())
+
+
 def unwrap_call_input(value: dict[str, Any], single_key: str = "input") -> dict[str, Any]:
     """A Python call recorded as ``{"kwargs": {...}}`` or ``{"args": [...], "kwargs": {...}}``
     (LlamaIndex through OpenInference, Traceloop's decorators) → the arguments by name.
 
-    Only a dict whose keys are exactly those is a wrapper: a tool with a real parameter named
-    ``args`` next to others keeps it. Positional arguments have no names in the record: a lone
+    Only a dict whose keys are those (and, beside ``kwargs``, the framework's boolean switches,
+    as smolagents records ``sanitize_inputs_outputs``) is a wrapper: a tool with a real
+    parameter named ``args`` next to others keeps it. Positional arguments have no names in the record: a lone
     one that is an object is the input itself, a lone plain value is ``{single_key: v}`` (the
     bare-value rule), several are kept under their index (``"0"``, ``"1"``, ...)."""
-    if not value.keys() <= _WRAPPER_KEYS:
+    if not value.keys() <= _WRAPPER_KEYS and not _flags_beside_kwargs(value):
         return value
     kwargs, args = value.get("kwargs"), value.get("args")
     if kwargs is None:
@@ -203,6 +224,7 @@ def unwrap_call_input(value: dict[str, Any], single_key: str = "input") -> dict[
     if not isinstance(kwargs, dict):
         return value
     positional = [parse_json_maybe(a) for a in args if a is not None]
+    kwargs = {k: v for k, v in kwargs.items()}
     out = dict(kwargs)
     if len(positional) == 1:
         only = positional[0]

@@ -17,7 +17,7 @@ from ..errors import InputError
 from ..store import SCORED
 from .database import DbPath, missing_schema, named_rows, open_database
 from .evaluations import criteria_of, current_evaluations, failing_criteria, match_evidence, outcome, revisions
-from .spans import session_turns
+from .spans import session_reading, session_turns
 
 #: Result filter values and the SQL condition each stands for (on the current evaluation ``e``).
 RESULT_FILTERS: dict[str, str] = {
@@ -186,7 +186,7 @@ def session_detail(db_paths: Sequence[DbPath], session_id: str) -> Optional[dict
     for row in current_evaluations(db_paths):
         if row["session_id"] == session_id:
             with closing(open_database(row["db"])) as conn:
-                row["turns"] = session_turns(conn, session_id)
+                row["turns"], row["unread"] = session_reading(conn, session_id)
                 found = conn.execute("SELECT id FROM evaluations WHERE session_id = ? AND revision = ?",
                                      (session_id, row["revision"])).fetchone()
                 row["match"] = match_evidence(conn, found[0]) if found else {}

@@ -12,6 +12,7 @@ from ..pipeline import map_session
 from ..spans import LogEvent, SpanRecord, from_json
 from ..store import IN_SESSION_TRACES, session_log_events, session_span_rows
 from ..trajectory import build_trajectory
+from ..unread import unread_in_session
 from .database import DbPath, first_key_at_or_after, named_rows
 from .evaluations import parse_details
 
@@ -38,11 +39,19 @@ def session_turns(conn: sqlite3.Connection, session_id: str) -> list[dict[str, A
     """``[{turn, trace_id, user_input}]`` of a stored session: its spans (read by the convention
     detected at ingest) and span-linked log records go through the same mapping and turn building
     as when it was scored, so turn *i* here is turn *i* of every criterion's ``per_turn``."""
+    return session_reading(conn, session_id)[0]
+
+
+def session_reading(conn: sqlite3.Connection, session_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """:func:`session_turns`, each turn also with where its answer was read (``answer_source``),
+    and what the session's spans carry that no rule read (:func:`otel_eval.unread.unread_in_session`)."""
     rows = session_span_rows(conn, session_id)
     mapped = map_session([from_json(raw) for raw, _, _ in rows], session_log_events(conn, session_id),
                          conventions=[convention for _, convention, _ in rows])
     trajectory = build_trajectory(session_id, mapped)
-    return [{"turn": t.index, "trace_id": t.trace_id, "user_input": t.user_input} for t in trajectory.turns]
+    turns = [{"turn": t.index, "trace_id": t.trace_id, "user_input": t.user_input, "answer_source": t.answer_source}
+             for t in trajectory.turns]
+    return turns, [item.to_dict() for item in unread_in_session(mapped)]
 
 
 @dataclass
