@@ -450,8 +450,16 @@ def _match(m: Any, requests: list[_Request], claimed_ids: set[str]) -> Optional[
     if tool.call_id:
         same_name = [r for r in same_name if not r.call.call_id]
     before = [r for r in same_name if r.mapped.span.start_ns <= m.span.start_ns] or same_name
-    before.sort(key=lambda r: r.call.call_id in claimed_ids if r.call.call_id else False)
+    # Parallel calls of one tool without call ids: the request that asked for these arguments,
+    # else the earliest (tool spans of one response may start in any order).
+    before.sort(key=lambda r: (r.call.call_id in claimed_ids if r.call.call_id else False,
+                               not _same_call(tool.arguments, r.call.arguments)))
     return before[0] if before else None
+
+
+def _same_call(args: dict[str, Any], requested: dict[str, Any]) -> bool:
+    """Do the tool span's arguments say what the request said (by name, or as its bare value)?"""
+    return args == requested or (bool(args) and _bare(args, requested))
 
 
 def _bare(args: dict[str, Any], requested: dict[str, Any]) -> bool:

@@ -273,8 +273,8 @@ def span_error(span: "SpanRecord") -> Optional[str]:
 
     A span failed when its status is ERROR or it carries ``error.type`` (the semconv's failure
     marker). The ``exception`` event's message is preferred to the status description, whose
-    LangChain form is the exception repr followed by the whole traceback; of the description only
-    the first line is kept. The type (``error.type``, else the event's ``exception.type``) is put
+    LangChain form is the exception repr followed by the whole traceback; of the description, and
+    of a message that carries its stack (LangChain.js), only the first line is kept. The type (``error.type``, else the event's ``exception.type``) is put
     in front unless the message already names it.
     """
     error_type = _text_or_none(span.attributes.get("error.type"))
@@ -285,6 +285,8 @@ def span_error(span: "SpanRecord") -> Optional[str]:
     if exception is not None:
         error_type = error_type or _text_or_none(exception.attributes.get("exception.type"))
         message = _text_or_none(exception.attributes.get("exception.message"))
+        if message is not None and "\n" in message.strip():  # JavaScript puts the stack after the message
+            message = message.strip().splitlines()[0].strip() or message
     if message is None:
         lines = (span.status_message or "").strip().splitlines()
         message = lines[0] if lines else None
