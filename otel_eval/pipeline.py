@@ -35,6 +35,9 @@ class ScoringContext:
     judge: Any = None
     max_value_chars: int = DEFAULT_LIMIT
     config_hash: str = ""
+    defer_judge: bool = False
+    """Leave the judge criteria pending for the judge pool (the engine); else, with ``judge`` or
+    an endpoint, they are judged here, synchronously (rescore, tools)."""
 
     def __post_init__(self) -> None:
         if not self.config_hash:
@@ -134,7 +137,8 @@ def score_loaded(loaded: LoadedSession, ctx: ScoringContext, expected_status: st
     started = time.perf_counter() if started is None else started
     session_id = loaded.session_id
     try:
-        outcome = evaluate_mapped(session_id, loaded.mapped, ctx.index, ctx.config, ctx.judge)
+        outcome = evaluate_mapped(session_id, loaded.mapped, ctx.index, ctx.config, ctx.judge,
+                                  defer_judge=ctx.defer_judge)
     except Exception as exc:
         log.exception("evaluating session %s failed; storing the error as its evaluation", session_id)
         outcome = failed_outcome(session_id, exc)
@@ -152,6 +156,7 @@ def score_loaded(loaded: LoadedSession, ctx: ScoringContext, expected_status: st
             + [(trace_id, data.turn_id or trace_id, session_id, "trace", data)
                for trace_id, data in outcome.trace_records.items()]),
         span_types=_changed_span_types(mapped, loaded),
+        judge_job={"session_id": session_id, "criteria": outcome.judge_requests} if outcome.judge_requests else None,
     )
     trace_ids = tuple(dict.fromkeys(s.trace_id for s in loaded.spans))
     roots = tuple(s.span_id for s in loaded.spans if s.is_root)

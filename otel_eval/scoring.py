@@ -6,8 +6,15 @@ Rules (docs/metrics.md has every formula):
   missing count as empty turns (no calls, no answer); turns beyond the case are not scored. Both
   gaps are reported in ``details['turns']``.
 * A criterion that does not apply (nothing expected, no judge endpoint) is *skipped* with a reason
-  and never fails the case. A criterion that fails to run (bad regex, judge timeout, unknown
-  criterion name) has ``error`` set and fails the case: configuration mistakes must be loud.
+  and never fails the case. A criterion that fails to run (bad regex, unknown criterion name) has
+  ``error`` set and fails the case: configuration mistakes must be loud. An LLM judge that is down,
+  erroring, hanging or answering garbage is *our* dependency failing, not the agent: its criterion
+  is not evaluated (skipped, with the reason as its ``error``), never a FAIL.
+* Judge criteria can be *deferred* (``judge_requests``, the engine's way): the deterministic
+  criteria are scored now, the judge criterion is stored pending (skipped, ``details['judge'] ==
+  'pending'``) and its request (the turn, the reference, the tool trajectory) is handed back for the
+  judge pool (:mod:`otel_eval.judging`). Sampling (``sample_rate``) and ``when`` filters decide
+  here, from the session id and the deterministic verdict.
 * The verdict (ADK's rule, :func:`otel_eval.models.results.verdict_of`): ``failed`` when a
   criterion that ran failed or errored; else ``passed`` when at least one check ran; else
   ``not_evaluated`` — every criterion skipped, nothing checked, so no PASS. ``health`` without
@@ -27,8 +34,12 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, NamedTuple, Optional
 
+from .metrics import adk_metrics
 from .metrics.health import FLAG_LIMITS, LIMITS, health
-from .metrics.judge import ENV_BASE_URL, Judge
+from .metrics.judge import DEFAULT_RUBRICS, ENV_BASE_URL, Judge
+from .judging import context as judge_context_
+from .judging.jobs import FILTERED, NOT_SAMPLED, PENDING, PENDING_REASON, UNAVAILABLE, public_options
+from .judging.selection import filtered_out, not_sampled_reason, option_problems, sampled
 from .vertex_record import vertex_record
 from .metrics.layer1 import check_record
 from .metrics.response import adk_rouge1, contains, exact_match, regex_match, rouge1
@@ -423,6 +434,7 @@ CRITERIA: dict[str, Callable[..., tuple[float, dict]]] = {
     "table_usage": _table_usage,
     "layer1": _layer1,
 }
+CRITERIA.update(adk_metrics.CRITERIA)  # every other metric google-adk registers, under its name
 
 
 def criterion_kind(name: str, cfg: CriterionConfig) -> Optional[str]:
@@ -443,13 +455,16 @@ CRITERION_OPTIONS: dict[str, frozenset[str]] = {
     "single_tool_use": frozenset({*_TRAJECTORY_OPTIONS, "tool_name"}),
     "response_match": frozenset({"kind", "method", "use_stemmer", "fold_case", "pattern", "ignore_case"}),
     "llm_judge": frozenset({"kind", "base_url", "model", "api_key", "api_key_env", "timeout", "max_retries",
-                            "backoff", "json_mode"}),
+                            "backoff", "json_mode", "sample_rate", "when", "num_samples", "temperature",
+                            "max_calls_per_hour", "max_calls_per_day", "max_tokens_per_hour",
+                            "max_tokens_per_day", "max_context_chars"}),
     "tool_selection": frozenset({"kind"}),
     "sql_generation": frozenset({"kind"}),
     "table_usage": frozenset({"kind"}),
     "layer1": frozenset({"kind", "regex", "contains", "expect", "ignore_case", "field"}),
     HEALTH: frozenset({"kind", *LIMITS, *FLAG_LIMITS}),
 }
+CRITERION_OPTIONS.update(adk_metrics.OPTIONS)
 """Criterion kind → the option names it reads. Any other option is an error, never ignored: a
 misspelled ``args_mod`` would otherwise silently compare arguments exactly. (Options a kind
 knows but refuses, such as ``graded`` or an argument option on ``tool_trajectory_avg_score``,
@@ -479,6 +494,8 @@ def config_problems(config: EvalConfig) -> list[tuple[str, str]]:
             problems.append((where, unknown_criterion(name, cfg)))
             continue
         problems.extend((f"$.criteria.{name}.options.{key}", reason) for key, reason in unknown_options(kind, cfg.options))
+        if kind == "llm_judge":
+            problems.extend((f"$.criteria.{name}.options", reason) for reason in option_problems(cfg.options))
     return problems
 
 
@@ -488,6 +505,10 @@ def _check_options(kind: str, cfg: CriterionConfig) -> None:
     unknown = unknown_options(kind, cfg.options)
     if unknown:
         raise ValueError("; ".join(f"options.{key}: {reason}" for key, reason in unknown))
+    if kind == "llm_judge":
+        problems = option_problems(cfg.options)
+        if problems:
+            raise ValueError("; ".join(problems))
 
 
 def _health_result(trajectory: Trajectory, cfg: CriterionConfig, name: str = HEALTH) -> CriterionResult:
@@ -535,34 +556,81 @@ def _skipped(name: str, cfg: CriterionConfig, reason: str) -> CriterionResult:
 
 
 def _run(name: str, kind: str, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig,
-         judge: Optional[Judge]) -> CriterionResult:
+         judge: Optional[Judge], probe: bool = False) -> Any:
+    """The criterion's result. ``probe``: only what is known without running it (a bad option,
+    a known skip), else None: the judge criteria the pool answers."""
     try:
         _check_options(kind, cfg)
         reason = _known_skip(kind, case, cfg, judge)
         if reason is not None:
             return _skipped(name, cfg, reason)
+        if probe:
+            return None
         score, details = CRITERIA[kind](trajectory, case, cfg, judge=judge, name=name)
-    except _Skip as skip:
+    except (_Skip, adk_metrics.NotRun) as skip:
         return _skipped(name, cfg, str(skip))
-    except _JudgeFailed as failed:
-        return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold,
-                               error=str(failed), details={"reason": str(failed), **failed.details})
+    except _JudgeFailed as failed:  # our dependency failed, not the agent: not evaluated, never a FAIL
+        return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True,
+                               error=str(failed), details={**failed.details, "judge": UNAVAILABLE,
+                                                           "reason": str(failed)})
     except Exception as exc:  # a criterion's failure is its result, never the scorer's crash
         reason = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
         return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold,
                                error=reason, details={"reason": reason})
     if kind != name:
         details = {"kind": kind, **details}
+    if adk_metrics.is_informational_details(details):  # reported, never passes or fails
+        return adk_metrics.informational_result(name, cfg, score, details)
     return _result(name, cfg, score, details, exact=_decides_as_adk(name, kind))
 
 
+def _deferred_judge(name: str, cfg: CriterionConfig, trajectory: Trajectory, case: EvalCase, verdict: str,
+                    requests: list, context: Optional[dict[str, Any]]) -> CriterionResult:
+    """A judge criterion left to the judge pool: filtered out, not sampled, or pending with its
+    request appended to ``requests`` (plain data: it is stored with the pending evaluation)."""
+    options = cfg.options
+    reason = filtered_out(options.get("when"), case_id=case.eval_id, agent_version=trajectory.agent_version,
+                          verdict=verdict, tool_errors=sum(1 for c in trajectory.calls if c.error))
+    if reason is not None:
+        return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True,
+                               details={"judge": FILTERED, "reason": reason})
+    rate = float(options.get("sample_rate", 1.0))
+    if not sampled(trajectory.session_id, rate, name):
+        return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True,
+                               details={"judge": NOT_SAMPLED, "reason": not_sampled_reason(rate)})
+    rubrics = list(cfg.rubrics) or DEFAULT_RUBRICS
+    max_chars = int(options.get("max_context_chars", judge_context_.DEFAULT_MAX_CONTEXT_CHARS))
+    turns = []
+    for i, inv in enumerate(case.conversation):
+        turn = _turn(trajectory, i)
+        system, tools = (context or {}).get(turn.trace_id, (None, None))
+        messages = judge_context_.build_messages(
+            turn.user_input or inv.user_content.get_text(), turn.final_response,
+            inv.expected_final_response.get_text() if inv.expected_final_response else None, rubrics,
+            calls=turn.calls, system=system, tools=tools, max_chars=max_chars)
+        turns.append({"turn": i, "invocation": inv.invocation_id, "messages": messages})
+    if not turns:
+        return _skipped(name, cfg, "the case has no turns to judge")
+    requests.append({"criterion": name, "threshold": cfg.threshold, "judge_model": cfg.judge_model,
+                     "rubrics": [r.model_dump() for r in rubrics], "options": public_options(options),
+                     "turns": turns})
+    return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True,
+                           details={"judge": PENDING, "reason": PENDING_REASON})
+
+
 def score_session(trajectory: Trajectory, case: Optional[EvalCase], config: EvalConfig,
-                  judge: Optional[Judge] = None) -> EvalCaseResult:
-    """Score one session against its golden case (or health only, when unmatched)."""
+                  judge: Optional[Judge] = None, judge_requests: Optional[list] = None,
+                  judge_context: Optional[dict[str, Any]] = None) -> EvalCaseResult:
+    """Score one session against its golden case (or health only, when unmatched).
+
+    ``judge_requests``: a list to defer the judge criteria to (see the module's notes): they are
+    decided after the deterministic ones, whose verdict their ``when`` filter may ask for.
+    ``judge_context``: trace id → (system instructions, tool definitions) the judge may see."""
     started = time.perf_counter()
     results: list[CriterionResult] = []
     kinds = {n: criterion_kind(n, c) for n, c in config.criteria.items()}
     health_cfgs = {n: c for n, c in config.criteria.items() if kinds[n] == HEALTH}
+    deferred: list[tuple[int, str, CriterionConfig]] = []
     if case is not None:
         for name, cfg in config.criteria.items():
             if not cfg.enabled or name in health_cfgs:
@@ -573,15 +641,28 @@ def score_session(trajectory: Trajectory, case: Optional[EvalCase], config: Eval
                 results.append(CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold,
                                                error=reason, details={"reason": reason}))
                 continue
+            if kind == "llm_judge" and judge_requests is not None and judge is None:
+                result = _run(name, kind, trajectory, case, cfg, judge, probe=True)
+                if result is None:
+                    deferred.append((len(results), name, cfg))
+                    results.append(result)  # type: ignore[arg-type]  # filled in below
+                    continue
+                results.append(result)
+                continue
             results.append(_run(name, kind, trajectory, case, cfg, judge))
     if not health_cfgs:
         health_cfgs = {HEALTH: _HEALTH_DEFAULT}
     for name, cfg in health_cfgs.items():
         if cfg.enabled:
             results.append(_health_result(trajectory, cfg, name))
+    if deferred:
+        assert case is not None and judge_requests is not None
+        verdict_now = verdict_of(r for r in results if r is not None)
+        for at, name, cfg in deferred:
+            results[at] = _deferred_judge(name, cfg, trajectory, case, verdict_now, judge_requests, judge_context)
 
     ran = [r for r in results if not r.skipped]
-    scored = [r for r in ran if r.criterion not in health_cfgs]
+    scored = [r for r in ran if r.criterion not in health_cfgs and not adk_metrics.is_informational(r)]
     score = sum(r.score for r in scored) / len(scored) if scored else 0.0
     verdict = verdict_of(results)
     return EvalCaseResult(

@@ -9,8 +9,7 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
-from .conventions.genai import apply_log_events
-from .mapping import MappedSpan, aggregate_trace, map_spans, to_agent_data
+from .mapping import MappedSpan, aggregate_trace, map_spans, to_agent_data, with_log_events
 from .metrics.sql import sql_and_tables
 from .models.agent_data import AgentData
 from .models.evalset import EvalConfig
@@ -32,6 +31,8 @@ class Outcome:
     details: dict[str, Any] = field(default_factory=dict)
     session_fields: dict[str, Any] = field(default_factory=dict)
     mapped: list[MappedSpan] = field(default_factory=list)
+    judge_requests: list[dict[str, Any]] = field(default_factory=list)
+    """The judge criteria left to the judge pool (``defer_judge``), one request each."""
 
 
 def apply_logs(mapped: list[MappedSpan], events: Sequence[LogEvent]) -> None:
@@ -44,7 +45,7 @@ def apply_logs(mapped: list[MappedSpan], events: Sequence[LogEvent]) -> None:
     for m in mapped:
         attached = by_span.get((m.span.trace_id, m.span.span_id))
         if attached:
-            m.reading = apply_log_events(m.reading, attached)
+            m.reading = with_log_events(m.span, m.reading, attached)
             m.data = to_agent_data(m.span, m.reading)
 
 
@@ -56,7 +57,7 @@ def evaluate_session(session_id: str, spans: Sequence[SpanRecord], events: Seque
 
 
 def evaluate_mapped(session_id: str, mapped: list[MappedSpan], index: Any, config: EvalConfig,
-                    judge: Any = None) -> Outcome:
+                    judge: Any = None, defer_judge: bool = False) -> Outcome:
     """A session's mapped spans → trajectory → golden match → scores (see :mod:`otel_eval.pipeline`)."""
 
     trajectory = build_trajectory(session_id, mapped)
@@ -71,7 +72,9 @@ def evaluate_mapped(session_id: str, mapped: list[MappedSpan], index: Any, confi
     # A golden set that declares its own criteria (Big Sky evaluators) is scored by them.
     eval_set = index.set_of(match.eval_set_id, match.eval_id)
     case_config = config_for_case(config, eval_set)
-    result = score_session(trajectory, match.case, case_config, judge=judge)
+    judge_requests: Any = [] if defer_judge and judge is None else None
+    result = score_session(trajectory, match.case, case_config, judge=judge, judge_requests=judge_requests,
+                           judge_context=_judge_context(trace_records) if judge_requests is not None else None)
     result.session_id = session_id
     return Outcome(
         trajectory=trajectory,
@@ -79,6 +82,7 @@ def evaluate_mapped(session_id: str, mapped: list[MappedSpan], index: Any, confi
         result=result,
         trace_records=trace_records,
         mapped=mapped,
+        judge_requests=judge_requests or [],
         columns=_trajectory_columns(trajectory, match.case),
         details={"match": {"method": match.method, "score": match.score, "evidence": match.evidence},
                  **({"criteria_from": f"eval set {match.eval_set_id}"} if case_config is not config else {})},
@@ -90,6 +94,16 @@ def evaluate_mapped(session_id: str, mapped: list[MappedSpan], index: Any, confi
             "trace_count": len(trajectory.turns),
         },
     )
+
+
+def _judge_context(trace_records: dict[str, AgentData]) -> dict[str, Any]:
+    """Per turn (trace id): the system instructions and tool definitions a judge may see."""
+    out: dict[str, Any] = {}
+    for trace_id, data in trace_records.items():
+        tools = [t.model_dump(exclude_none=True) if hasattr(t, "model_dump") else t for t in data.tools_available or []]
+        if data.system_prompt or tools:
+            out[trace_id] = (data.system_prompt, tools or None)
+    return out
 
 
 NO_CONTENT_REASON = (

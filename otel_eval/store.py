@@ -33,7 +33,7 @@ from .models.results import CriterionResult, EvalCaseResult, verdict_of
 from .span_rows import TRACE_ID, SpanRow
 from .spans import LogEvent, SpanRecord, from_json
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 AGENT_DATA_FIELDS = list(AgentData.model_fields)
 _JSON_FIELDS = {"expected_tool_call", "tools_available", "tool_calls", "parameters_passed", "tool_call_results",
                 "retrieval_query", "retrieved_context"}
@@ -121,13 +121,20 @@ class EvaluationRows:
     """``(trace_id, span_id, span_type)`` of spans whose stored type changed."""
     expected_status: str = ENDED
     """The status flips to scored only if the session is still this one when committed."""
+    judge_job: Optional[dict[str, Any]] = None
+    """The judge work this evaluation waits for (:mod:`otel_eval.judging.jobs`), stored with it in
+    ``judge_jobs``; None when no judge criterion is pending."""
 
     @classmethod
     def build(cls, result: EvalCaseResult, *, eval_set_id: Optional[str], matched_by: str, match_score: float,
               config_hash: str, agent_version: Optional[str], query: Optional[str], columns: dict[str, Any],
               details: dict[str, Any], session_fields: Optional[dict[str, Any]] = None,
               expected_status: str = ENDED, agent_params: Optional["AgentDataParams"] = None,
-              span_types: Sequence[tuple[str, str, str]] = ()) -> "EvaluationRows":
+              span_types: Sequence[tuple[str, str, str]] = (),
+              judge_job: Optional[dict[str, Any]] = None) -> "EvaluationRows":
+        pending = [c.criterion for c in result.criterion_results if c.skipped and c.details.get("judge") == "pending"]
+        if pending:
+            details = {**details, "judge": {"pending": pending}}
         evaluation = {
             "case_id": result.eval_id or None, "eval_set_id": eval_set_id, "matched_by": matched_by,
             "match_score": match_score, "passed": int(result.passed), "verdict": result.verdict,
@@ -135,19 +142,20 @@ class EvaluationRows:
             "score": result.score if result.evaluated else None,
             "config_hash": config_hash, "agent_version": agent_version, "query": query,
             **{name: columns.get(name) for name in _EVALUATION_COLUMN_FIELDS},
-            "error": result.error, "details": _json(details),
+            "error": result.error, "details": _json(details), "judge_pending": len(pending),
         }
         # Likewise a skipped criterion's score is NULL.
         criteria = [(c.criterion, None if c.skipped else c.score, int(c.passed), c.threshold, int(c.skipped),
                      c.error, _json(c.details)) for c in result.criterion_results]
         return cls(evaluation, criteria, dict(session_fields or {}), agent_params or AgentDataParams(),
-                   list(span_types), expected_status)
+                   list(span_types), expected_status, judge_job if pending else None)
 
 
 #: Columns of ``evaluations`` filled from the evaluation's ``columns`` (the flat, queryable facts).
 _EVALUATION_COLUMN_FIELDS = ("expected_tool", "actual_tool", "expected_table", "actual_table", "sql_generated")
 EVALUATION_COLUMNS = ("case_id", "eval_set_id", "matched_by", "match_score", "passed", "verdict", "score",
-                      "config_hash", "agent_version", "query", *_EVALUATION_COLUMN_FIELDS, "error", "details")
+                      "config_hash", "agent_version", "query", *_EVALUATION_COLUMN_FIELDS, "error", "details",
+                      "judge_pending")
 CRITERION_COLUMNS = ("criterion", "score", "passed", "threshold", "skipped", "error", "details")
 #: Positional parameters: ``session_id, revision, created_at, *EVALUATION_COLUMNS values`` (named
 #: ones cost the sqlite3 module a string built and looked up per parameter).
@@ -426,6 +434,8 @@ class Store:
                 self._migrate_v4_shared_texts()
             if version < 5:
                 self._migrate_v5_rows_by_trace()
+            if version < 6:
+                self._migrate_v6_judge()
             self._create_views()
             self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
@@ -565,6 +575,23 @@ class Store:
         time per span (benchmarks/README.md, issue 11, ninth pass)."""
         self.conn.execute("DROP INDEX IF EXISTS idx_agent_data_rows_session_id")
         self.conn.execute("DROP INDEX IF EXISTS idx_spans_session_id")
+
+    def _migrate_v6_judge(self) -> None:
+        """The judge pool's state (issue 30). ``evaluations.judge_pending``: judge criteria this
+        revision waits for (0: complete; stored evaluations are complete). ``judge_jobs``: the
+        judge work of each pending revision (keyed by its evaluation id), kept until answered so a
+        restart resumes it; ``outcome_evaluation_id`` is the revision that recorded the outcome.
+        ``judge_usage``: calls and tokens spent, for the spend caps across restarts."""
+        self.conn.execute("ALTER TABLE evaluations ADD COLUMN judge_pending INTEGER NOT NULL DEFAULT 0")
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS judge_jobs (evaluation_id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,"
+            " status TEXT NOT NULL, request TEXT NOT NULL, created_at REAL NOT NULL, finished_at REAL,"
+            " outcome_evaluation_id INTEGER, backfilled INTEGER NOT NULL DEFAULT 0)")
+        self.conn.execute("CREATE INDEX IF NOT EXISTS idx_judge_jobs_status ON judge_jobs (status)")
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS judge_usage (id INTEGER PRIMARY KEY, at REAL NOT NULL, criterion TEXT NOT NULL,"
+            " calls INTEGER NOT NULL, tokens INTEGER NOT NULL)")
+        self.conn.execute("CREATE INDEX IF NOT EXISTS idx_judge_usage_at ON judge_usage (at)")
 
     def _create_views(self) -> None:
         """The views at this schema version, replacing older definitions."""
@@ -837,6 +864,8 @@ class Store:
                 conn.execute("UPDATE evaluations SET superseded = 1 WHERE session_id = ? AND revision < ?",
                              (session_id, revision))
             conn.executemany(_INSERT_CRITERION, [(evaluation_id, *row) for row in rows.criteria])
+            if rows.judge_job is not None:
+                conn.execute(_INSERT_JOB, (evaluation_id, session_id, _json(rows.judge_job), time.time()))
             # One statement: the status flips to scored only if it is still the expected one.
             fields = rows.session_fields
             sets = "".join(f", {k} = ?" for k in fields)
@@ -889,6 +918,81 @@ class Store:
             _agent_data_upsert(null_columns).run(conn, agent_rows)
         if span_types:  # rare (a type the ingest could not tell): one by one is fine
             self.set_span_types(span_types)
+
+    # --- judge jobs (otel_eval.judging) -----------------------------------------------------
+
+    def complete_judgment(self, job_id: int, results: Sequence[CriterionResult],
+                          usage: Sequence[tuple[str, int, int]], retry: bool, backfill: bool,
+                          now: Optional[float] = None) -> Optional[dict[str, Any]]:
+        """Record a judge job's outcome as the session's next revision: the revision it completes
+        with its judge criteria replaced by ``results``, the verdict and score computed again, no
+        judge pending. The job is done (or kept for one backfill: ``retry``), its spend recorded.
+        Returns the new evaluation (id, revision, verdict, ...), or None when the revision it
+        completes is no longer the session's latest (late spans scored it again: that revision
+        has its own judge job), or the job is unknown or already done."""
+        now = time.time() if now is None else now
+        with self.transaction() as conn:
+            if usage:
+                conn.executemany("INSERT INTO judge_usage (at, criterion, calls, tokens) VALUES (?, ?, ?, ?)",
+                                 [(now, name, calls, tokens) for name, calls, tokens in usage if calls])
+            job = conn.execute("SELECT session_id, status, outcome_evaluation_id FROM judge_jobs WHERE evaluation_id = ?",
+                               (job_id,)).fetchone()
+            if job is None:
+                return None
+            session_id, status, outcome_id = job
+            source_id = outcome_id if backfill else job_id
+            if status == "done" or (backfill and status != "retry") or source_id is None:
+                return None
+            names = ", ".join(EVALUATION_COLUMNS)
+            row = conn.execute(f"SELECT revision, superseded, {names} FROM evaluations WHERE id = ?",
+                               (source_id,)).fetchone()
+            if row is None or row[1]:
+                conn.execute("UPDATE judge_jobs SET status = 'stale', finished_at = ? WHERE evaluation_id = ?",
+                             (now, job_id))
+                return None
+            revision = row[0] + 1
+            evaluation = dict(zip(EVALUATION_COLUMNS, row[2:]))
+            by_name = {r.criterion: r for r in results}
+            criteria = []
+            for criterion, score, passed, threshold, skipped, error, details in conn.execute(
+                    f"SELECT {', '.join(CRITERION_COLUMNS)} FROM criterion_results WHERE evaluation_id = ? ORDER BY id",
+                    (source_id,)):
+                new = by_name.get(criterion)
+                if new is not None:
+                    criteria.append((new.criterion, None if new.skipped else new.score, int(new.passed), new.threshold,
+                                     int(new.skipped), new.error, _json(new.details)))
+                else:
+                    criteria.append((criterion, score, passed, threshold, skipped, error, details))
+            verdict, score = _verdict_and_score(criteria, evaluation["error"])
+            details = json.loads(evaluation["details"]) if evaluation["details"] else {}
+            details["judge"] = {"completes_revision": row[0], **({"backfill": True} if backfill else {})}
+            evaluation.update(verdict=verdict, passed=int(verdict == "passed"), score=score, judge_pending=0,
+                              details=_json(details))
+            evaluation_id = conn.execute(
+                _INSERT_EVALUATION, (session_id, revision, _now_iso(), *_evaluation_values(evaluation))).lastrowid
+            conn.execute("UPDATE evaluations SET superseded = 1 WHERE session_id = ? AND revision < ?",
+                         (session_id, revision))
+            conn.executemany(_INSERT_CRITERION, [(evaluation_id, *c) for c in criteria])
+            conn.execute("UPDATE sessions SET revision = ? WHERE session_id = ?", (revision, session_id))
+            conn.execute("UPDATE judge_jobs SET status = ?, finished_at = ?, outcome_evaluation_id = ?,"
+                         " backfilled = MAX(backfilled, ?) WHERE evaluation_id = ?",
+                         ("retry" if retry else "done", now, evaluation_id, int(backfill), job_id))
+        return {"evaluation_id": evaluation_id, "revision": revision, "session_id": session_id,
+                "verdict": verdict, "score": score, "case_id": evaluation["case_id"],
+                "agent_version": evaluation["agent_version"], "matched_by": evaluation["matched_by"],
+                "completes": row[0], "error": evaluation["error"], "criteria": criteria}
+
+    def judge_jobs_to_resume(self) -> list[tuple[int, str, str, float, bool]]:
+        """``(job id, session id, request JSON, created_at, backfill)`` of judge work to do at start:
+        jobs not answered yet, and jobs waiting for their one backfill."""
+        return [(r[0], r[1], r[2], r[3], r[4] == "retry") for r in self.conn.execute(
+            "SELECT evaluation_id, session_id, request, created_at, status FROM judge_jobs"
+            " WHERE status = 'queued' OR (status = 'retry' AND backfilled = 0) ORDER BY evaluation_id")]
+
+    def judge_usage_since(self, since: float) -> list[tuple[str, float, int, int]]:
+        """``(criterion, at, calls, tokens)`` of the judge spend since ``since`` (epoch seconds)."""
+        return self.conn.execute("SELECT criterion, at, calls, tokens FROM judge_usage WHERE at >= ? ORDER BY at",
+                                 (since,)).fetchall()
 
     def save_golden(self, sets: list[dict[str, Any]], cases: list[dict[str, Any]]) -> None:
         """Golden set rows (``golden_sets``) and case rows (``golden_cases``), in one transaction;
@@ -1012,6 +1116,22 @@ _TOUCH_SESSIONS = RowsInsert(
     " end_requested = MAX(sessions.end_requested, excluded.end_requested)")
 
 
+_INSERT_JOB = ("INSERT OR REPLACE INTO judge_jobs (evaluation_id, session_id, status, request, created_at)"
+               " VALUES (?, ?, 'queued', ?, ?)")
+
+
+def _verdict_and_score(criteria: Sequence[tuple], error: Optional[str]) -> tuple[str, Optional[float]]:
+    """A stored evaluation's verdict and score from its criterion rows (:data:`CRITERION_COLUMNS`),
+    as scoring computes them: the mean score of the criteria that ran, health aside."""
+    results = [CriterionResult(criterion=c[0], score=c[1] or 0.0, passed=bool(c[2]), threshold=c[3] or 0.0,
+                               skipped=bool(c[4]), error=c[5], details=_health_details(c[6])) for c in criteria]
+    verdict = "failed" if error else verdict_of(results)
+    scored = [r.score for r in results if not r.skipped and not r.details]
+    if verdict == "not_evaluated":
+        return verdict, None
+    return verdict, round(sum(scored) / len(scored), 6) if scored else 0.0
+
+
 _INSERT_TEXTS = RowsInsert("INSERT OR IGNORE INTO agent_texts (digest, text)", "(?,?)")
 _INSERT_EVALUATIONS = RowsInsert(
     f"INSERT INTO evaluations (id, session_id, revision, created_at, superseded, {', '.join(EVALUATION_COLUMNS)})",
@@ -1049,6 +1169,10 @@ def _store_evaluation_rows(conn: sqlite3.Connection,
     if superseding:
         _SUPERSEDE.run(conn, superseding)
     _INSERT_CRITERIA.run(conn, criteria)
+    jobs = [(evaluation_id, session_id, _json(rows.judge_job), time.time())
+            for (evaluation_id, _), (session_id, rows) in zip(stored, group) if rows.judge_job is not None]
+    if jobs:
+        conn.executemany(_INSERT_JOB, jobs)
     for names, values in by_fields.items():
         _sessions_scored(names).run(conn, values)
     return stored

@@ -222,7 +222,7 @@ def test_unmatched_session_gets_health_only():
     assert (result.eval_id, result.passed, result.score, result.session_id) == ("", False, 0.0, "s9")
 
 
-def test_llm_judge_through_a_real_endpoint_and_failure_as_error():
+def test_llm_judge_through_a_real_endpoint_and_failure_is_not_evaluated():
     scores = json.dumps({"scores": {"correctness": {"score": 4, "reason": "close"}}})
     body = json.dumps({"choices": [{"message": {"role": "assistant", "content": scores}}]}).encode()
     traj = Trajectory("s", [turn(0, [("get_weather", {"city": "Tokyo"})], "Sunny in Tokyo")])
@@ -236,7 +236,9 @@ def test_llm_judge_through_a_real_endpoint_and_failure_as_error():
     assert (ok.score, ok.passed) == (0.75, True)
     assert ok.details["per_turn"][0]["rubrics"]["correctness"]["reason"] == "close"
     fj = by_name(failed)["llm_judge"]
-    assert fj.error.startswith("turn 0: HTTP 500 from ") and not failed.passed
+    # Our judge failing is not the agent failing: not evaluated with the reason, never a FAIL.
+    assert fj.error.startswith("turn 0: HTTP 500 from ") and fj.skipped and fj.details["judge"] == "unavailable"
+    assert failed.verdict == "not_evaluated"
     assert "Reference answer:\nThe weather in Tokyo is 22°C with clear skies." in \
         llm.requests[0]["body"]["messages"][1]["content"]
 

@@ -35,8 +35,9 @@ from .scheduler import SessionScheduler
 from .settings import EngineSettings, golden_index
 from .stats import EngineStats
 from .workers import IdleScoring, ProcessWorkers, ScoreWorkers, ThreadWorkers
-from .writer import (Barrier, Checkpointer, EndSessions, Health, IngestBatch, RestartWal, SpanSource, Stop,
-                     StoreEvaluation, Wake, Writer, tune_writer_connection)
+from .writer import (Barrier, Checkpointer, CompleteJudgment, EndSessions, Health, IngestBatch, RestartWal,
+                     SpanSource, Stop, StoreEvaluation, Wake, Writer, tune_writer_connection)
+from .judge_link import JudgeLink
 
 log = logging.getLogger("otel_eval.engine")
 
@@ -112,6 +113,7 @@ class Engine:
         self._workers: Optional[ScoreWorkers] = None
         self._notifier: Optional[threading.Thread] = None
         self._lock_file: Any = None
+        self._judge: Optional[JudgeLink] = None
         self._closing = False
         self._closed = False
 
@@ -143,7 +145,8 @@ class Engine:
     def scoring_context(self) -> ScoringContext:
         s = self.settings
         return ScoringContext(index=self.golden_index, config=s.config, judge=s.judge,
-                              max_value_chars=s.max_value_chars, config_hash=self.config_hash)
+                              max_value_chars=s.max_value_chars, config_hash=self.config_hash,
+                              defer_judge=s.judge is None)
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -158,8 +161,11 @@ class Engine:
             pending = self._scheduler.resume(store)
             self._workers = self._make_workers()
             self._release_cases()
+            self._judge = JudgeLink(self.settings, self._put_judgment, self._judgment_stored)
+            resumed = self._judge.start(store)
             self._writer = Writer(store, self._scheduler, self._stats, ended=self._score,
-                                  stored=self._stored, given_up=self._given_up, released=self._release)
+                                  stored=self._stored, given_up=self._given_up, released=self._release,
+                                  judged=self._judge.committed)
         except BaseException:
             _release_lock(self._lock_file)
             self._lock_file = None
@@ -169,7 +175,21 @@ class Engine:
         self._checkpointer = Checkpointer(self.db_path, restart=self._request_wal_restart).start()
         self._writer.start()
         self._score(pending)
+        if resumed:
+            log.info("%d judge job(s) left pending at the last stop: resumed", resumed)
         return self
+
+    def _put_judgment(self, item: CompleteJudgment) -> None:
+        writer = self._writer
+        if writer is not None and writer.alive:
+            writer.put(item)
+
+    def _judgment_stored(self, item: CompleteJudgment, event: Optional[EvaluationStored]) -> None:
+        """A judge outcome committed (``event``: its revision, None when it completed nothing)."""
+        if event is not None:
+            with self._idle:
+                self._outstanding += 1  # announced like any evaluation: wait_idle waits for it
+            self._notify_queue.put(event)
 
     def _request_wal_restart(self) -> None:
         """The checkpointer has copied a large WAL back: the writer starts it over between two
@@ -188,14 +208,14 @@ class Engine:
     def _make_workers(self) -> ScoreWorkers:
         if self.settings.score_workers > 0:
             s = self.settings
-            init = dict(db=self.db_path, eval_sets=[e.model_dump_json() for e in self.eval_sets],
+            init = dict(db=self.db_path, eval_sets=[e.model_dump_json() for e in self.eval_sets], defer_judge=True,
                         config=s.config.model_dump_json(), fuzzy_threshold=s.fuzzy_threshold,
                         embedding_threshold=s.embedding_threshold, embed=s.embed, max_value_chars=s.max_value_chars,
                         config_hash=self.config_hash, session_attributes=s.session_attributes,
                         user_attributes=s.user_attributes)
             idle = None
             if s.score_when_idle:  # with the context the worker processes have: no in-process judge
-                idle = IdleScoring(self.db_path, dataclasses.replace(self.scoring_context(), judge=None),
+                idle = IdleScoring(self.db_path, dataclasses.replace(self.scoring_context(), judge=None, defer_judge=True),
                                    self._ingest_idle)
             return ProcessWorkers(s.score_workers, init, self._deliver, self._skipped, self._wants_results,
                                   idle).start()
@@ -290,12 +310,16 @@ class Engine:
         return barrier.done.wait(timeout)
 
     def wait_idle(self, timeout: Optional[float] = None) -> bool:
-        """Wait until the queue is empty and every ended session is scored and stored."""
+        """Wait until the queue is empty and every ended session is scored and stored, its judge
+        outcome included (bounded by ``EngineSettings.judge_deadline``)."""
+        return self._wait_idle(timeout, judge=True)
+
+    def _wait_idle(self, timeout: Optional[float], judge: bool) -> bool:
         deadline = None if timeout is None else time.monotonic() + timeout
         if not self.flush(timeout):
             return False
         with self._idle:
-            while self._outstanding:
+            while self._outstanding or (judge and self._judge is not None and self._judge.busy()):
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return False
@@ -315,8 +339,10 @@ class Engine:
             request = EndSessions(None)
             writer.put(request)
             request.done.wait(timeout)
-            self.wait_idle(timeout)
+            self._wait_idle(timeout, judge=False)  # judge work left persists: the next start resumes it
         self._closing = True
+        if self._judge is not None:
+            self._judge.close(timeout)
         # Sessions still waiting to be scored stay 'ended' in the database; the next start
         # scores them, so a stop need not wait for the whole backlog.
         left = workers.drop_waiting()
@@ -356,6 +382,8 @@ class Engine:
         with self._idle:
             out["sessions_awaiting_score"] = self._outstanding
         out["sessions_scored_idle"] = self._workers.scored_idle if self._workers is not None else 0
+        if self._judge is not None:
+            out["judge"] = self._judge.stats()
         return out
 
     def worker_pids(self) -> list[int]:
@@ -408,7 +436,10 @@ class Engine:
     def _stored(self, finished: FinishedEvaluation, evaluation_id: int, revision: int) -> None:
         """Called by the writer after the commit: stats, log, listeners — off its thread."""
         self._release_handoff()
+        if finished.rows.judge_job is not None and self._judge is not None:
+            self._judge.submit(evaluation_id, finished.session_id, finished.rows.judge_job)
         self._notify_queue.put(EvaluationStored(
+            judge_pending=int(finished.rows.evaluation.get("judge_pending") or 0),
             revision=revision, evaluation_id=evaluation_id,
             session_id=finished.session_id, trace_ids=finished.trace_ids, root_span_ids=finished.root_span_ids,
             agent_version=finished.agent_version, matched=finished.matched, matched_by=finished.matched_by,
@@ -428,21 +459,29 @@ class Engine:
                 self._done_scoring()
 
     def _announce(self, event: EvaluationStored) -> None:
-        self._stats.add(score_seconds_sum=event.score_seconds, score_seconds_count=1, sessions_scored=1)
-        if event.matched:
+        if event.completes is None:
+            self._stats.add(score_seconds_sum=event.score_seconds, score_seconds_count=1, sessions_scored=1)
+        if event.judge_pending:
+            self._stats.add(evaluations_judge_pending=1)
+        elif event.completes is not None and not event.backfill:
+            self._stats.add(evaluations_judge_completed=1)
+        if event.counted and event.matched:
             self._stats.add(evaluations_matched=1)
             if event.evaluated:  # not_evaluated ones are counted apart, outside the pass rate
                 self._stats.add(evaluations_total=1, evaluations_passed=int(event.passed))
             else:
                 self._stats.add(evaluations_not_evaluated=1)
-        self._scheduler.activity.scored(event.session_id, event.revision,
-                                        event.verdict if event.matched else event.matched_by,
-                                        event.case_id or "-", event.score)
+        if event.counted:
+            self._scheduler.activity.scored(event.session_id, event.revision,
+                                            event.verdict if event.matched else event.matched_by,
+                                            event.case_id or "-", event.score)
         for listener, _ in self._listeners:
             try:
                 listener(event)
             except Exception:
                 log.exception("evaluation listener failed for session %s", event.session_id)
+        if not event.counted:  # on_result hears of each scoring once, with its final verdict
+            return
         for callback in self._results:
             try:
                 callback(event.result)

@@ -35,6 +35,26 @@ class EvaluationStored:
     score: float
     """Mean score of the criteria that ran (0.0, meaningless, when not evaluated)."""
     load_result: Callable[[], EvalCaseResult] = field(repr=False, compare=False)
+    judge_pending: int = 0
+    """Judge criteria this revision waits for: its verdict is computed from what is checked so
+    far, and a later revision (``completes``) records the judge's outcome."""
+    completes: Optional[int] = None
+    """This revision records the judge's outcome for revision ``completes`` of the same session: a
+    completion, not a new scoring."""
+    backfill: bool = False
+    """A completion judged again after the judge was unavailable (the session was counted already)."""
+
+    @property
+    def final(self) -> bool:
+        """No judge answer is awaited: the verdict is the session's."""
+        return not self.judge_pending
+
+    @property
+    def counted(self) -> bool:
+        """Whether this event is the one that counts the session (once per scoring): the final
+        revision of a scoring, not a pending one nor a backfill. Counters (/metrics, the engine's
+        stats, the activity log) and ``on_result`` go by it, so no session is counted twice."""
+        return self.final and not self.backfill
 
     @property
     def result(self) -> EvalCaseResult:

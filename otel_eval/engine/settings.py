@@ -40,6 +40,18 @@ class EngineSettings:
     process the idle time is the agent's."""
     judge: Any = None
     """An LLM judge for the judge criteria (in-process scoring only: it is not sent to workers)."""
+    judge_concurrency: int = 16
+    """Judge calls in flight at most (the judge pool, :mod:`otel_eval.judging`)."""
+    judge_queue: int = 10_000
+    """Judge jobs waiting or running at most; past it a session's judge criteria are recorded not
+    evaluated, "judge queue full"."""
+    judge_deadline: float = 45.0
+    """Seconds from a session's evaluation to its judge outcome, at most: an answer, or the reason
+    there is none (retries, waits for a free slot and a hanging judge included)."""
+    judge_breaker_failures: int = 5
+    """Consecutive failed judge calls that open the circuit breaker."""
+    judge_breaker_cooldown: float = 30.0
+    """Seconds the breaker stays open before one probe call."""
     write_cache_mib: Optional[int] = None
     """SQLite's page cache for the writer's connection, in MiB; None keeps SQLite's 2 MB. Trace
     ids are random, so every span lands on a random page of the indexes keyed by them: with a

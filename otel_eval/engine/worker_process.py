@@ -50,7 +50,8 @@ def _context(init: dict[str, Any]) -> Any:
                                                    embedding_threshold=init["embedding_threshold"],
                                                    embed=init.get("embed")))
     return ScoringContext(index=index, config=EvalConfig.model_validate_json(init["config"]),
-                          max_value_chars=init["max_value_chars"], config_hash=init["config_hash"])
+                          max_value_chars=init["max_value_chars"], config_hash=init["config_hash"],
+                          defer_judge=bool(init.get("defer_judge", False)))
 
 
 def main(argv: list[str]) -> int:

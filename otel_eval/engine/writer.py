@@ -23,7 +23,7 @@ import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 from ..pipeline import FinishedEvaluation, commit_evaluation, commit_evaluations
 from ..span_rows import SpanRow
@@ -76,6 +76,19 @@ class StoreEvaluation:
 
 
 @dataclass
+class CompleteJudgment:
+    """The judge pool's outcome for one job (:meth:`Store.complete_judgment`): committed with the
+    next group as the session's next revision."""
+
+    job: Any
+    results: list
+    usage: list
+    """``(criterion, calls, tokens)`` spent."""
+    retry: bool
+    info: Optional[dict] = None
+
+
+@dataclass
 class EndSessions:
     session_id: Optional[str]
     """None: every open session (shutdown with ``score_open``)."""
@@ -106,7 +119,7 @@ class RestartWal:
     connection, before the next round (see :class:`Checkpointer`)."""
 
 
-WriterItem = Union[IngestBatch, StoreEvaluation, EndSessions, Barrier, Stop, Wake, RestartWal]
+WriterItem = Union[IngestBatch, StoreEvaluation, CompleteJudgment, EndSessions, Barrier, Stop, Wake, RestartWal]
 SpanSource = Callable[[], list[SpanRow]]
 """Returns (and forgets) the spans a producer buffered, as rows; called by the writer at every round."""
 
@@ -129,7 +142,8 @@ class Writer:
                  ended: Callable[[list[str]], None],
                  stored: Callable[[FinishedEvaluation, int, int], None],
                  given_up: Callable[[FinishedEvaluation], None],
-                 released: Callable[[int], None]):
+                 released: Callable[[int], None],
+                 judged: Callable[[CompleteJudgment], None] = lambda item: None):
         self.store = store
         self.scheduler = scheduler
         self.stats = stats
@@ -138,6 +152,9 @@ class Writer:
         self._stored = stored
         self._given_up = given_up
         self._released = released
+        self._judged = judged
+        self._judgments: list[CompleteJudgment] = []
+        """The judge outcomes the current round commits."""
         self._failures = 0
         self._last_error = ""
         self._stopped = False
@@ -209,6 +226,10 @@ class Writer:
                         item.done.set()
                     elif isinstance(item, (Barrier, EndSessions)):
                         item.done.set()
+                for item in self._judgments or [i for i in items if isinstance(i, CompleteJudgment)]:
+                    item.info = None  # its job stays queued in the database: the next start judges it
+                    self._judged(item)
+                self._judgments = []
                 for item in self._committing:
                     if id(item) not in self._settled:
                         # Its session stays 'ended' and is scored at the next start; the engine
@@ -251,7 +272,8 @@ class Writer:
         ends = [i for i in items if isinstance(i, EndSessions)]
         if any(isinstance(i, Stop) for i in items):
             self._stopped = True
-        if batches or evaluations:
+        self._judgments = [i for i in items if isinstance(i, CompleteJudgment)]
+        if batches or evaluations or self._judgments:
             self._commit_group(batches, evaluations)
         ended = [pair for request in ends for pair in self._take_requested(request)]
         ended += self.scheduler.take_due(time.time_ns())
@@ -294,6 +316,8 @@ class Writer:
 
     def _commit_group(self, batches: list[IngestBatch], evaluations: list[StoreEvaluation]) -> None:
         store = self.store
+        judgments: Sequence[CompleteJudgment] = self._judgments
+        self._judgments = []
         now_ns = time.time_ns()
         staged: Optional[Staged] = None
         kept: list[tuple[IngestBatch, int, int]] = []
@@ -317,8 +341,14 @@ class Writer:
                     kept.append((batch, spans_stored, logs_stored))
                 if evaluations:
                     self._write_evaluations(evaluations, written)
+                for judgment in judgments:
+                    self._write_judgment(judgment)
         except Exception as exc:  # BEGIN or COMMIT failed: nothing of this round is stored
             self._failed(exc)
+            for judgment in judgments:  # tried again next round (the job stays queued meanwhile)
+                judgment.info = None
+                self.queue.put(judgment)
+            judgments = ()
             error = StorageUnavailable(f"could not commit: {exc}; retry later")
             for batch, _, _ in kept:
                 batch.error = error
@@ -353,6 +383,19 @@ class Writer:
         for item, evaluation_id, revision in written:
             self._settled.add(id(item))
             self._stored(item.finished, evaluation_id, revision)
+        for judgment in judgments:
+            self._judged(judgment)
+
+    def _write_judgment(self, item: CompleteJudgment) -> None:
+        job = item.job
+        try:
+            item.info = self.store.complete_judgment(job.evaluation_id, item.results, item.usage, item.retry,
+                                                     job.backfill)
+        except Exception as exc:
+            if not self.store.conn.in_transaction:
+                raise
+            log.error("recording the judge outcome of session %s failed: %s", job.session_id, exc)
+            item.info = None
 
     def _write_evaluations(self, evaluations: list[StoreEvaluation],
                            written: list[tuple[StoreEvaluation, int, int]]) -> None:

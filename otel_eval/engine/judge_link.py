@@ -1,0 +1,136 @@
+"""The engine's side of the judge pool: pending evaluations in, judge outcomes out to the writer,
+committed outcomes out to the listeners as :class:`EvaluationStored` completions.
+
+Representation (README, "LLM judge"): an evaluation whose judge criteria are pending is stored at
+once as revision *n* (``judge_pending`` > 0, the judge criteria skipped with ``details.judge ==
+'pending'``, its verdict computed from the deterministic criteria); its job waits in
+``judge_jobs``. The judge's outcome is stored as revision *n+1* (superseding *n*), with the
+judge criteria answered, or *not evaluated* with the reason. Readers see one current revision
+per session, as for any re-scoring; counters count the final one only
+(:attr:`EvaluationStored.counted`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from typing import Any, Callable, Optional
+
+from ..judging import jobs as J
+from ..judging.budget import DAY, Limits
+from ..judging.pool import JudgePool
+from ..models.results import CriterionResult, EvalCaseResult
+from ..store import Store
+from .events import EvaluationStored
+from .settings import EngineSettings
+from .writer import CompleteJudgment
+
+log = logging.getLogger("otel_eval.judge")
+
+
+class JudgeLink:
+    def __init__(self, settings: EngineSettings, put: Callable[[CompleteJudgment], None],
+                 stored: Callable[[CompleteJudgment, Optional[EvaluationStored]], None]):
+        self.settings = settings
+        self._put = put
+        self._stored = stored
+        self._lock = threading.Lock()
+        self._busy = 0
+        """Jobs handed to the pool whose outcome is not committed yet."""
+        self.pool: Optional[JudgePool] = None
+
+    def _options(self, name: str) -> dict[str, Any]:
+        cfg = self.settings.config.criteria.get(name)
+        return dict(cfg.options) if cfg is not None else {}
+
+    def _secret(self, name: str) -> Optional[str]:
+        return self._options(name).get("api_key")
+
+    def start(self, store: Store) -> int:
+        """Start the pool, charge it with the spend of the last day, resume the jobs left pending."""
+        s = self.settings
+        self.pool = JudgePool(self._outcome, concurrency=s.judge_concurrency, max_queue=s.judge_queue,
+                              deadline=s.judge_deadline, breaker_threshold=s.judge_breaker_failures,
+                              breaker_cooldown=s.judge_breaker_cooldown, secrets=self._secret,
+                              limits=lambda name: Limits.from_options(self._options(name))).start()
+        for criterion, at, calls, tokens in store.judge_usage_since(time.time() - DAY):
+            self.pool.charge(criterion, at, calls, tokens)
+        resumed = 0
+        for job_id, session_id, request, _created, backfill in store.judge_jobs_to_resume():
+            job = J.JudgeJob(job_id, session_id, json.loads(request)["criteria"])
+            if backfill:
+                self.pool.keep_for_backfill(self._live(job))
+            else:
+                self._submit(job)  # a fresh deadline: the judge gets its full time after a restart
+                resumed += 1
+        return resumed
+
+    def submit(self, evaluation_id: int, session_id: str, request: dict[str, Any]) -> None:
+        self._submit(J.JudgeJob(evaluation_id, session_id, request["criteria"]))
+
+    def _live(self, job: J.JudgeJob) -> J.JudgeJob:
+        """The job with the endpoint settings of this run's config (a job resumed after a restart
+        judges with the judge configured now; its messages and rubrics are the ones stored)."""
+        for criterion in job.criteria:
+            live = self._options(criterion["criterion"])
+            criterion["options"] = {**criterion.get("options", {}),
+                                    **{k: v for k, v in live.items() if k in J.CONNECTION_OPTIONS}}
+        return job
+
+    def _submit(self, job: J.JudgeJob) -> None:
+        job = self._live(job)
+        with self._lock:
+            self._busy += 1
+        if self.pool is None or not self.pool.submit(job):
+            results = [J.not_evaluated(c, J.QUEUE_FULL, J.QUEUE_FULL_REASON) for c in job.criteria]
+            self._put(CompleteJudgment(job, results, [], retry=False))
+
+    def _outcome(self, job: J.JudgeJob, results: list[CriterionResult], usage: dict[str, list[int]],
+                 retry: bool) -> None:
+        if job.backfill:
+            with self._lock:
+                self._busy += 1
+        self._put(CompleteJudgment(job, results, [(name, c, t) for name, (c, t) in usage.items()], retry))
+        if retry and self.pool is not None:
+            self.pool.keep_for_backfill(J.JudgeJob(job.evaluation_id, job.session_id, job.criteria))
+
+    def committed(self, item: CompleteJudgment) -> None:
+        """The writer committed ``item`` (on its thread)."""
+        with self._lock:
+            self._busy = max(0, self._busy - 1)
+        info = item.info
+        event = None
+        if info is not None:
+            event = EvaluationStored(
+                revision=info["revision"], evaluation_id=info["evaluation_id"], session_id=info["session_id"],
+                trace_ids=(), root_span_ids=(), agent_version=info["agent_version"],
+                matched=bool(info["case_id"]), matched_by=info["matched_by"] or "", score_seconds=0.0,
+                verdict=info["verdict"], case_id=info["case_id"], score=info["score"] or 0.0,
+                load_result=lambda: _result(info), judge_pending=0, completes=info["completes"],
+                backfill=item.job.backfill)
+        self._stored(item, event)
+
+    def busy(self) -> bool:
+        with self._lock:
+            return self._busy > 0
+
+    def stats(self) -> dict[str, Any]:
+        out = self.pool.stats() if self.pool is not None else {}
+        with self._lock:
+            out["pending_jobs"] = self._busy
+        return out
+
+    def close(self, timeout: Optional[float] = None) -> None:
+        if self.pool is not None:
+            self.pool.close(timeout)
+
+
+def _result(info: dict[str, Any]) -> EvalCaseResult:
+    criteria = [CriterionResult(criterion=c[0], score=c[1] or 0.0, passed=bool(c[2]), threshold=c[3] or 0.0,
+                                skipped=bool(c[4]), error=c[5], details=json.loads(c[6]) if c[6] else {})
+                for c in info["criteria"]]
+    return EvalCaseResult(eval_id=info["case_id"] or "", passed=info["verdict"] == "passed", verdict=info["verdict"],
+                          criterion_results=criteria, session_id=info["session_id"], score=info["score"] or 0.0,
+                          error=info["error"])

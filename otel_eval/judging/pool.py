@@ -1,0 +1,443 @@
+"""JudgePool: judge jobs answered by an OpenAI-compatible endpoint, off the score workers.
+
+One thread runs an asyncio loop. Jobs wait in a bounded queue (full: the job is refused and its
+criteria recorded *not evaluated*, "judge queue full"); at most ``concurrency`` HTTP calls are in
+flight, over keep-alive connections. Every job has a deadline (``deadline`` seconds after it was
+queued): its calls, their retries (429 with ``Retry-After`` honoured, 5xx, refused, timed out)
+and its wait for a free slot all fit in it, so every judged session's outcome (an answer, or the
+reason there is none) is known by then, whatever the judge does. A circuit breaker stops calling
+a judge that failed ``breaker_threshold`` times in a row, for ``breaker_cooldown`` seconds.
+A job whose judge was unavailable is tried once more (backfill) after the judge answers again.
+
+``on_outcome(job, results, usage, retry)`` is called on the pool's thread once per job: ``results``
+the job's criteria as CriterionResults, ``usage`` criterion → [calls, tokens] spent, ``retry``
+whether the job should be kept for one backfill.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import threading
+import time
+from bisect import bisect_left
+from collections import Counter, deque
+from typing import Any, Callable, Mapping, Optional
+
+from ..metrics.judge import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, JudgeError, parse_scores, weighted_score
+from ..models.evalset import Rubric
+from ..models.results import CriterionResult
+from . import jobs as J
+from .breaker import CLOSED, OPEN, STATE_NUMBERS, Breaker
+from .budget import Budget, Limits
+from .client import Client, HttpError
+
+log = logging.getLogger("otel_eval.judge")
+
+LATENCY_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0)
+DEFAULT_CONCURRENCY = 16
+BACKFILL_TICK = 1.0
+"""Seconds between looks at the jobs waiting for backfill (:meth:`JudgePool._tick`)."""
+DEFAULT_QUEUE = 10_000
+DEFAULT_DEADLINE = 45.0
+"""Seconds from queueing to the judge's outcome; with scoring's own latency, well within a minute
+of the session's end."""
+
+Outcome = Callable[[J.JudgeJob, list[CriterionResult], dict[str, list[int]], bool], None]
+
+
+class _Fault(Exception):
+    """The judge is unavailable for this call (after retries): ``kind`` is the outcome counted."""
+
+    def __init__(self, kind: str, reason: str):
+        super().__init__(reason)
+        self.kind = kind
+
+
+class _Garbage(Exception):
+    """The judge answered, but not with the JSON asked for."""
+
+
+class JudgePool:
+    def __init__(self, on_outcome: Outcome, *, concurrency: int = DEFAULT_CONCURRENCY,
+                 max_queue: int = DEFAULT_QUEUE, deadline: float = DEFAULT_DEADLINE,
+                 breaker_threshold: int = 5, breaker_cooldown: float = 30.0,
+                 secrets: Optional[Callable[[str], Optional[str]]] = None,
+                 limits: Optional[Callable[[str], Limits]] = None,
+                 env: Optional[Mapping[str, str]] = None,
+                 wall: Callable[[], float] = time.time, clock: Callable[[], float] = time.monotonic):
+        self.on_outcome = on_outcome
+        self.concurrency = max(1, int(concurrency))
+        self.max_queue = max(1, int(max_queue))
+        self.deadline = float(deadline)
+        self.breaker = Breaker(threshold=breaker_threshold, cooldown=breaker_cooldown)
+        self._secrets = secrets or (lambda name: None)
+        self._limits = limits or (lambda name: Limits())
+        self._env = os.environ if env is None else env
+        self._wall = wall
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._jobs = 0
+        """Jobs queued or running."""
+        self._in_flight = 0
+        self._budgets: dict[str, Budget] = {}
+        self._backfill: deque[J.JudgeJob] = deque()
+        self._probe: Optional[asyncio.Task] = None
+        self._counts: Counter = Counter()
+        self._latency = [0] * (len(LATENCY_BUCKETS) + 1)
+        self._latency_sum = 0.0
+        self._tokens = 0
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._thread: Optional[threading.Thread] = None
+        self._client: Optional[Client] = None
+        self._semaphore: Optional[asyncio.Semaphore] = None
+        self._tasks: set[asyncio.Task] = set()
+        self._ready = threading.Event()
+        self._closing = False
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> "JudgePool":
+        self._thread = threading.Thread(target=self._run_loop, name="otel-eval-judge", daemon=True)
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    def _run_loop(self) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        self._loop = loop
+        self._client = Client(max_idle=self.concurrency * 2)
+        self._semaphore = asyncio.Semaphore(self.concurrency)
+        self._ready.set()
+        loop.call_later(BACKFILL_TICK, self._tick)
+        try:
+            loop.run_forever()
+        finally:
+            self._client.close()
+            loop.close()
+
+    def close(self, timeout: Optional[float] = None) -> list[J.JudgeJob]:
+        """Stop: jobs not finished are cancelled and left to the next start (they stay queued in
+        the database). Returns nothing of them: the database has them."""
+        self._closing = True
+        loop = self._loop
+        if loop is None:
+            return []
+
+        async def stop() -> None:
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            loop.stop()
+
+        try:
+            asyncio.run_coroutine_threadsafe(stop(), loop)
+        except RuntimeError:  # the loop is gone already
+            pass
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return []
+
+    # --- submitting -----------------------------------------------------------------------------
+
+    def charge(self, criterion: str, at: float, calls: int, tokens: int) -> None:
+        """A judgment made before this start (its spend counts against the caps)."""
+        with self._lock:
+            self._budget(criterion).charge(at, calls, tokens)
+
+    def submit(self, job: J.JudgeJob) -> bool:
+        """Queue a job; False when the queue is full (the caller records "judge queue full")."""
+        with self._lock:
+            if self._closing or self._jobs >= self.max_queue:
+                self._counts["queue_full"] += 1
+                return False
+            self._jobs += 1
+        if not job.created:
+            job.created = self._wall()
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(self._start_job, job)
+        return True
+
+    def keep_for_backfill(self, job: J.JudgeJob) -> None:
+        """A job whose judge was unavailable (now, or before a restart): tried once more when the
+        judge answers again."""
+        with self._lock:
+            self._backfill.append(job)
+
+    def _start_job(self, job: J.JudgeJob) -> None:
+        task = asyncio.get_running_loop().create_task(self._job(job))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _job(self, job: J.JudgeJob) -> None:
+        remaining = job.created + self.deadline - self._wall()
+        usage: dict[str, list[int]] = {}
+        try:
+            try:
+                results, retry = await asyncio.wait_for(self._judge_job(job, usage), max(0.0, remaining))
+            except asyncio.TimeoutError:
+                reason = f"the judge gave no answer within {self.deadline:g} s"
+                self._counts["deadline"] += 1
+                results = [J.not_evaluated(c, J.UNAVAILABLE, reason, error=True) for c in job.criteria]
+                retry = True
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a bug here must not leave the session pending forever
+                log.exception("judging session %s failed", job.session_id)
+                reason = f"judging failed: {type(exc).__name__}: {exc}"
+                results = [J.not_evaluated(c, J.UNAVAILABLE, reason, error=True) for c in job.criteria]
+                retry = False
+            try:
+                self.on_outcome(job, results, usage, retry and not job.backfill)
+            except Exception:
+                log.exception("recording the judge outcome of session %s failed", job.session_id)
+        finally:
+            with self._lock:
+                self._jobs -= 1
+
+    async def _judge_job(self, job: J.JudgeJob, usage: dict[str, list[int]]) -> tuple[list[CriterionResult], bool]:
+        results, retry = [], False
+        for criterion in job.criteria:
+            result, unavailable = await self._judge_criterion(job, criterion, usage)
+            results.append(result)
+            retry = retry or unavailable
+        return results, retry
+
+    async def _judge_criterion(self, job: J.JudgeJob, criterion: dict[str, Any],
+                               usage: dict[str, list[int]]) -> tuple[CriterionResult, bool]:
+        options = criterion.get("options") or {}
+        name = criterion["criterion"]
+        base_url = (options.get("base_url") or self._env.get(ENV_BASE_URL) or "").rstrip("/")
+        model = options.get("model") or self._env.get(ENV_MODEL) or criterion.get("judge_model") or "gpt-4o-mini"
+        if not base_url:
+            return J.not_evaluated(criterion, J.UNAVAILABLE, "no judge endpoint configured"), False
+        rubrics = [Rubric(**r) for r in criterion["rubrics"]]
+        samples = int(options.get("num_samples", 1) or 1)
+        answers: list[J.TurnAnswer] = []
+        try:
+            for turn in criterion["turns"]:
+                answer = J.TurnAnswer(turn["turn"], turn.get("invocation"))
+                for i in range(samples):
+                    content = await self._call(name, base_url, model, options, turn["messages"], usage,
+                                               temperature=0 if samples == 1 else options.get("temperature", 1.0))
+                    try:
+                        scores = parse_scores(content, rubrics)
+                        answer.samples.append(J.Sample(weighted_score(scores), scores))
+                    except JudgeError as exc:
+                        self._count("garbage")
+                        return J.not_evaluated(criterion, J.UNAVAILABLE, str(exc), error=True), False
+                answers.append(answer)
+        except _Fault as fault:
+            state = J.BUDGET if fault.kind == "budget" else J.UNAVAILABLE
+            return J.not_evaluated(criterion, state, str(fault), error=state != J.BUDGET), state == J.UNAVAILABLE
+        return J.aggregate(criterion, answers, model), False
+
+    # --- one call ---------------------------------------------------------------------------------
+
+    async def _call(self, name: str, base_url: str, model: str, options: dict[str, Any],
+                    messages: list[dict[str, str]], usage: dict[str, list[int]], temperature: float = 0) -> str:
+        with self._lock:
+            budget = self._budget(name, options)
+            reason = budget.try_reserve(self._wall())
+        if reason is not None:
+            self._count("budget")
+            raise _Fault("budget", reason)
+        called, tokens = False, 0
+        assert self._semaphore is not None
+        try:
+            async with self._semaphore:
+                allowed, self.breaker = self.breaker.allows(self._clock())
+                if not allowed:
+                    self._count("circuit_open")
+                    raise _Fault("circuit_open", self.breaker.reason())
+                called = True
+                with self._lock:
+                    self._in_flight += 1
+                try:
+                    content, tokens = await self._with_retries(name, base_url, model, options, messages, temperature)
+                finally:
+                    with self._lock:
+                        self._in_flight -= 1
+        finally:
+            with self._lock:
+                budget.settle(self._wall(), tokens, called=called)
+            if called:  # a call cancelled by the deadline was made all the same: it is charged
+                spent = usage.setdefault(name, [0, 0])
+                spent[0] += 1
+                spent[1] += tokens
+        return content
+
+    async def _with_retries(self, name: str, base_url: str, model: str, options: dict[str, Any],
+                            messages: list[dict[str, str]], temperature: float) -> tuple[str, int]:
+        url = f"{base_url}/chat/completions"
+        body: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature}
+        if options.get("json_mode"):
+            body["response_format"] = {"type": "json_object"}
+        data = json.dumps(body).encode("utf-8")
+        headers = {"Content-Type": "application/json"}
+        api_key = self._api_key(name, options)
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        timeout = float(options.get("timeout", 30.0))
+        backoff = float(options.get("backoff", 0.5))
+        max_retries = int(options.get("max_retries", 3))
+        last = ""
+        for attempt in range(max_retries + 1):
+            started = self._clock()
+            try:
+                assert self._client is not None
+                response = await asyncio.wait_for(self._client.post(url, data, headers), timeout)
+            except asyncio.TimeoutError:
+                kind, last, retry_after = "timeout", f"timed out after {timeout:g}s calling {url}", None
+            except HttpError as exc:
+                kind, last, retry_after = "refused", f"{exc} ({url})", None
+            else:
+                if response.status == 200:
+                    try:
+                        content, tokens = _content(response.body, url)
+                    except _Garbage as exc:
+                        self._failed("garbage")
+                        raise _Fault("garbage", str(exc)) from None
+                    self._observe(self._clock() - started, tokens)
+                    self._succeeded()
+                    return content, tokens
+                detail = response.body[:200].decode("utf-8", "replace")
+                last = f"HTTP {response.status} from {url}: {detail}"
+                if response.status != 429 and response.status < 500:
+                    self._failed(f"http_{response.status // 100}xx")
+                    raise _Fault("http_4xx", last)
+                kind = "http_429" if response.status == 429 else "http_5xx"
+                retry_after = response.headers.get("retry-after")
+            self._failed(kind)
+            if self.breaker.state == OPEN or attempt == max_retries:
+                break
+            delay = backoff * (2 ** attempt)
+            if retry_after:
+                try:
+                    delay = max(delay, min(float(retry_after), 60.0))
+                except ValueError:
+                    pass
+            await asyncio.sleep(delay)  # the job's deadline cancels a wait that would outlast it
+        raise _Fault("unavailable", f"{last} (gave up after {attempt + 1} attempt(s))")
+
+    def _api_key(self, name: str, options: dict[str, Any]) -> Optional[str]:
+        key = self._secrets(name)
+        if not key and options.get("api_key_env"):
+            key = self._env.get(str(options["api_key_env"]))
+        return key or self._env.get(ENV_API_KEY)
+
+    # --- breaker, budget and counters ---------------------------------------------------------------
+
+    def _failed(self, kind: str) -> None:
+        self._count(kind)
+        was = self.breaker.state
+        self.breaker = self.breaker.failed(self._clock())
+        if self.breaker.state == OPEN and was != OPEN:
+            self._count("circuit_opened")
+            log.warning("%s", self.breaker.reason())
+
+    def _succeeded(self) -> None:
+        if self.breaker.state != CLOSED:
+            log.info("the judge answers again; judge circuit closed")
+        self.breaker = self.breaker.succeeded()
+        self._maybe_backfill()
+
+    def _tick(self) -> None:
+        """Every second: with jobs waiting for backfill and no call proving the judge back, one of
+        them goes as the probe once the breaker allows a call (closed, or its cooldown over)."""
+        if self._closing or self._loop is None:
+            return
+        self._loop.call_later(BACKFILL_TICK, self._tick)
+        if not self._backfill or self._probe is not None:
+            return
+        if self.breaker.state != CLOSED and self._clock() < self.breaker.until:
+            return
+        with self._lock:
+            if not self._backfill or self._jobs >= self.max_queue:
+                return
+            job = self._backfill.popleft()
+            self._jobs += 1
+        self._probe = self._start_backfill(job)
+        self._probe.add_done_callback(lambda _: setattr(self, "_probe", None))
+
+    def _start_backfill(self, job: J.JudgeJob) -> asyncio.Task:
+        job.backfill = True
+        job.created = self._wall()
+        self._counts["backfill"] += 1
+        task = asyncio.get_running_loop().create_task(self._job(job))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _maybe_backfill(self) -> None:
+        """The judge answered: the jobs waiting for backfill go now (as the queue allows)."""
+        while True:
+            with self._lock:
+                if not self._backfill or self._jobs >= self.max_queue // 2:
+                    return
+                job = self._backfill.popleft()
+                self._jobs += 1
+            self._start_backfill(job)
+
+    def _budget(self, name: str, options: Optional[dict[str, Any]] = None) -> Budget:
+        budget = self._budgets.get(name)
+        if budget is None:
+            limits = Limits.from_options(options) if options is not None else self._limits(name)
+            budget = self._budgets[name] = Budget(limits)
+        return budget
+
+    def _count(self, kind: str) -> None:
+        with self._lock:
+            self._counts[kind] += 1
+
+    def _observe(self, seconds: float, tokens: int) -> None:
+        with self._lock:
+            self._counts["ok"] += 1
+            self._latency[bisect_left(LATENCY_BUCKETS, seconds)] += 1
+            self._latency_sum += seconds
+            self._tokens += tokens
+
+    def stats(self) -> dict[str, Any]:
+        now = self._wall()
+        with self._lock:
+            running = self._jobs
+            cumulative, total = [], 0
+            for bound, n in zip(LATENCY_BUCKETS + (float("inf"),), self._latency):
+                total += n
+                cumulative.append((bound, total))
+            return {
+                "calls": dict(self._counts),
+                "latency_buckets": cumulative,
+                "latency_sum": self._latency_sum,
+                "latency_count": total,
+                "tokens": self._tokens,
+                "in_flight": self._in_flight,
+                "jobs": running,
+                "queue_capacity": self.max_queue,
+                "concurrency": self.concurrency,
+                "backfill_waiting": len(self._backfill),
+                "circuit_state": self.breaker.state,
+                "circuit_state_number": STATE_NUMBERS[self.breaker.state],
+                "budget_left": {name: b.left(now) for name, b in self._budgets.items() if not b.limits.unlimited},
+            }
+
+
+def _content(raw: bytes, url: str) -> tuple[str, int]:
+    try:
+        payload = json.loads(raw)
+        content = payload["choices"][0]["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise _Garbage(f"response from {url} is not a chat completion: {raw[:200]!r}") from None
+    if not isinstance(content, str):
+        raise _Garbage(f"chat completion from {url} has no text content")
+    usage = payload.get("usage") if isinstance(payload, dict) else None
+    tokens = 0
+    if isinstance(usage, dict):
+        total = usage.get("total_tokens")
+        if not isinstance(total, int):
+            total = sum(v for k, v in usage.items() if k in ("prompt_tokens", "completion_tokens") and isinstance(v, int))
+        tokens = int(total)
+    return content, tokens

@@ -1,0 +1,362 @@
+"""The judge never holds the line (issue 30): a real judge on 127.0.0.1 in every variant (slow,
+refusing, 500, 429 with Retry-After, hanging, garbage), a real Engine and SQLite file."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+
+import pytest
+
+from otel_eval import Engine, EngineSettings
+from otel_eval.judging.breaker import CLOSED, HALF_OPEN, OPEN, Breaker
+from otel_eval.judging.budget import Budget, Limits, exhausted
+from otel_eval.judging.context import build_messages, cut
+from otel_eval.judging.selection import filtered_out, sampled
+from otel_eval.models import EvalCase, EvalSet, ExpectedToolCall, Invocation, MessageContent
+from otel_eval.models.evalset import CriterionConfig, EvalConfig
+from otel_eval.scoring import config_problems
+from otel_eval.spans import SpanRecord
+from otel_eval.trajectory import ActualToolCall
+from tests.judge_server import JudgeServer, refusing_url
+from tests.polling import wait_until
+
+GOLDEN = EvalSet(eval_set_id="weather", eval_cases=[EvalCase(
+    eval_id="tokyo",
+    conversation=[Invocation(
+        invocation_id="t1", user_content=MessageContent.user("What's the weather in Tokyo?"),
+        expected_tool_trajectory=[ExpectedToolCall(name="get_weather", args={"city": "Tokyo"})],
+        expected_final_response=MessageContent.assistant("It is 22°C and sunny in Tokyo."))])])
+
+
+def spans(n: int, answer: str = "It is 22°C and sunny in Tokyo.", tool_error: bool = False) -> list[SpanRecord]:
+    """One ended session ``s<n>``: an agent root span and its get_weather tool call."""
+    trace = f"{n + 1:032x}"
+    common = {"session.id": f"s{n}"}
+    root = SpanRecord(trace, f"{n + 1:016x}", None, "agent.invoke", 1_000, 9_000, attributes={
+        **common, "openinference.span.kind": "AGENT", "input.value": "What's the weather in Tokyo?",
+        "output.value": answer, "otel_eval.session.end": True})
+    tool = SpanRecord(trace, f"{n + 1:08x}{0xabc:08x}", root.span_id, "get_weather", 2_000, 3_000,
+                      status="error" if tool_error else "unset", attributes={
+        **common, "openinference.span.kind": "TOOL", "tool.name": "get_weather",
+        "input.value": json.dumps({"city": "Tokyo"}), "input.mime_type": "application/json",
+        "output.value": "22°C and sunny in Tokyo"})
+    return [root, tool]
+
+
+def config(url: str, **options) -> EvalConfig:
+    base = EvalConfig.default().criteria
+    criteria = {name: cfg for name, cfg in base.items() if name in ("trajectory_match", "response_match")}
+    criteria["llm_judge"] = CriterionConfig(threshold=0.7, options={"base_url": url, "max_retries": 1,
+                                                                    "backoff": 0.05, "timeout": 2, **options})
+    return EvalConfig(criteria=criteria)
+
+
+def engine(db, url, settings=None, **options) -> Engine:
+    s = (settings or EngineSettings()).replace(config=config(url, **options), trace_quiet=0.05, session_idle=0.1)
+    return Engine(db, golden=[GOLDEN], settings=s).start()
+
+
+def latest(db, session_id="s0"):
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    row = conn.execute("SELECT * FROM evaluations WHERE session_id = ? AND superseded = 0", (session_id,)).fetchone()
+    crit = {r["criterion"]: dict(r) for r in conn.execute(
+        "SELECT * FROM criterion_results WHERE evaluation_id = ?", (row["id"],))} if row else {}
+    conn.close()
+    return (dict(row) if row else None), crit
+
+
+def revisions(db, session_id="s0"):
+    conn = sqlite3.connect(db)
+    rows = conn.execute("SELECT revision, verdict, judge_pending, superseded FROM evaluations WHERE session_id = ?"
+                        " ORDER BY revision", (session_id,)).fetchall()
+    conn.close()
+    return rows
+
+
+def judge_outcome(db, session_id="s0"):
+    row, crit = latest(db, session_id)
+    if row is None or row["judge_pending"]:
+        return None
+    return row, crit["llm_judge"]
+
+
+# --- pure decisions ---------------------------------------------------------------------------
+
+def test_breaker_opens_after_n_failures_and_probes_after_the_cooldown():
+    b = Breaker(threshold=3, cooldown=10.0)
+    for _ in range(2):
+        b = b.failed(now=0.0)
+    assert b.state == CLOSED and b.allows(0.0)[0]
+    b = b.failed(now=1.0)
+    assert b.state == OPEN and not b.allows(10.9)[0]
+    allowed, b = b.allows(11.0)
+    assert allowed and b.state == HALF_OPEN and not b.allows(11.0)[0]  # one probe at a time
+    assert b.failed(12.0).state == OPEN and b.failed(12.0).until == 22.0
+    assert b.succeeded().state == CLOSED and b.succeeded().failures == 0
+
+
+def test_budget_windows_roll_over_and_count_calls_in_flight():
+    limits = Limits(calls_per_hour=2, tokens_per_day=100)
+    budget = Budget(limits)
+    assert budget.try_reserve(0.0) is None and budget.try_reserve(1.0) is None
+    assert budget.try_reserve(2.0).startswith("judge budget exhausted (2 of 2 calls per hour)")
+    budget.settle(3.0, 40)
+    budget.settle(3.0, 70)
+    assert budget.try_reserve(4000.0) == "judge budget exhausted (110 of 100 tokens per day)"
+    assert exhausted(limits, [(0.0, 1, 70)], now=86_400.0) is None  # a day later the window has rolled
+
+
+def test_sampling_is_deterministic_by_session_id_and_near_the_rate():
+    picked = [sampled(f"s{i}", 0.1) for i in range(5000)]
+    assert picked == [sampled(f"s{i}", 0.1) for i in range(5000)]
+    assert 400 < sum(picked) < 600
+    assert sampled("x", 1.0) and not sampled("x", 0.0)
+
+
+def test_when_filters():
+    kw = dict(case_id="tokyo", agent_version="2.1", verdict="passed", tool_errors=0)
+    assert filtered_out(None, **kw) is None
+    assert filtered_out({"case_ids": ["tok*"], "agent_versions": ["2.*"], "verdict": "passed"}, **kw) is None
+    assert filtered_out({"verdict": "failed"}, **kw) == \
+        "not judged: the deterministic verdict is passed, when.verdict asks for failed"
+    assert "when.case_ids" in filtered_out({"case_ids": ["paris"]}, **kw)
+    assert "tool errors" in filtered_out({"tool_errors": True}, **kw)
+
+
+def test_judge_sees_the_tool_trajectory_and_cuts_with_a_marker():
+    calls = [ActualToolCall(name="get_weather", args={"city": "Tokyo"}, result="22°C"),
+             ActualToolCall(name="book", args={"x": 1}, error="timeout")]
+    from otel_eval.metrics.judge import DEFAULT_RUBRICS
+    text = build_messages("q", "a" * 50_000, "ref", DEFAULT_RUBRICS, calls=calls, system="be nice",
+                          tools=[{"name": "get_weather", "description": "weather"}], max_chars=6000)[1]["content"]
+    assert '1. get_weather({"city": "Tokyo"}) -> 22°C' in text and "2. book" in text and "ERROR: timeout" in text
+    assert "be nice" in text and "get_weather" in text and "[… truncated:" in text
+    assert cut("abcdef", 3) == "abc\n[… truncated: 3 more characters not shown]"
+
+
+def test_bad_judge_options_are_refused_with_the_closest_name():
+    cfg = EvalConfig(criteria={"llm_judge": CriterionConfig(options={"sample_rat": 0.5, "sample_rate": 2,
+                                                                      "when": {"verdic": "failed"}})})
+    problems = dict(config_problems(cfg))
+    assert "did you mean 'sample_rate'" in problems["$.criteria.llm_judge.options.sample_rat"]
+    reasons = [r for path, r in config_problems(cfg) if path == "$.criteria.llm_judge.options"]
+    assert any("sample_rate must be a number from 0 to 1" in r for r in reasons)
+    assert any("did you mean 'verdict'" in r for r in reasons)
+
+
+# --- the engine with a real judge -----------------------------------------------------------------
+
+def test_deterministic_verdict_first_then_the_judge_completes_it(tmp_path):
+    db = tmp_path / "e.db"
+    events, results = [], []
+    with JudgeServer(delay=1.5) as judge:
+        e = engine(db, judge.url)
+        e.on_evaluation(events.append)
+        e.add_listener(results.append)
+        try:
+            e.ingest(spans(0))
+            row, crit = wait_until(lambda: latest(db)[0] and latest(db), timeout=10)
+            # Stored before the judge answered: deterministic criteria decided, the judge pending.
+            assert row["judge_pending"] == 1 and row["verdict"] == "passed"
+            assert crit["llm_judge"]["skipped"] == 1 and json.loads(crit["llm_judge"]["details"])["judge"] == "pending"
+            assert crit["trajectory_match"]["passed"] == 1
+            row, judged = wait_until(lambda: judge_outcome(db), timeout=15)
+            assert e.wait_idle(10)
+        finally:
+            e.close()
+    assert judged["skipped"] == 0 and judged["score"] == 1.0 and judged["passed"] == 1
+    assert revisions(db) == [(1, "passed", 1, 1), (2, "passed", 0, 0)]
+    # Listeners hear both revisions; only one counts; on_result hears the session once.
+    assert [(ev.revision, ev.judge_pending, ev.completes, ev.counted) for ev in events] == [
+        (1, 1, None, False), (2, 0, 1, True)]
+    assert len(results) == 1 and results[0].criterion_results[-1].criterion in ("llm_judge", "health")
+    stats = e.stats()
+    assert stats["evaluations_total"] == 1 and stats["sessions_scored"] == 1
+    # The judge saw the tool trajectory.
+    assert 'get_weather({"city": "Tokyo"})' in judge.requests[0]["messages"][1]["content"]
+
+
+@pytest.mark.parametrize("mode", ["refuse", "500", "garbage"])
+def test_a_judge_fault_is_not_evaluated_with_the_reason_never_a_fail(tmp_path, mode):
+    db = tmp_path / "e.db"
+    with JudgeServer(mode=mode if mode != "refuse" else "ok") as judge:
+        url = refusing_url() if mode == "refuse" else judge.url
+        e = engine(db, url)
+        try:
+            for i in range(3):
+                e.ingest(spans(i))
+            outcomes = [wait_until(lambda i=i: judge_outcome(db, f"s{i}"), timeout=20) for i in range(3)]
+        finally:
+            e.close()
+    for row, crit in outcomes:
+        assert row["verdict"] == "passed"  # the agent did its job; our judge failing is no FAIL
+        assert crit["skipped"] == 1 and crit["error"]
+        assert json.loads(crit["details"])["judge"] == "unavailable"
+    error = outcomes[0][1]["error"]
+    if mode == "refuse":
+        assert "cannot reach 127.0.0.1" in error
+    elif mode == "500":
+        assert error.startswith("HTTP 500 from ") and "gave up after 2 attempt(s)" in error
+    else:
+        assert error.startswith("judge answer is not JSON: 'I think the answer is fine, really!")
+        assert len(error) < 260  # the first 200 characters of the answer, no more
+
+
+def test_429_retry_after_is_honoured(tmp_path):
+    db = tmp_path / "e.db"
+    with JudgeServer(mode="429", retry_after="1") as judge:
+        e = engine(db, judge.url, max_retries=2)
+        try:
+            e.ingest(spans(0))
+            wait_until(lambda: len(judge.times) >= 1)
+            judge.mode = "ok"
+            row, crit = wait_until(lambda: judge_outcome(db), timeout=15)
+        finally:
+            e.close()
+    assert crit["skipped"] == 0 and crit["score"] == 1.0
+    assert judge.times[1] - judge.times[0] >= 0.95  # waited the Retry-After, not the 0.05 s backoff
+
+
+def test_a_hanging_judge_never_stalls_scoring_and_every_outcome_is_recorded_by_the_deadline(tmp_path):
+    db = tmp_path / "e.db"
+    settings = EngineSettings(judge_deadline=3.0, judge_concurrency=4, judge_breaker_failures=3,
+                              judge_breaker_cooldown=60)
+    with JudgeServer(mode="hang") as judge:
+        e = engine(db, judge.url, settings=settings, timeout=30, max_retries=0)
+        try:
+            started = time.monotonic()
+            for i in range(20):
+                e.ingest(spans(i))
+            # Deterministic verdicts are all stored while every judge call hangs.
+            wait_until(lambda: all(latest(db, f"s{i}")[0] for i in range(20)), timeout=10)
+            assert time.monotonic() - started < 3.0
+            outcomes = [wait_until(lambda i=i: judge_outcome(db, f"s{i}"), timeout=30) for i in range(20)]
+            took = time.monotonic() - started
+            # At most 4 calls in flight: no more requests arrived before the first ones timed out.
+            assert len([t for t in judge.times if t - judge.times[0] < 2.5]) <= 4
+        finally:
+            e.close()
+    assert took < 3.0 + 5.0  # the deadline, plus scheduling slack: nothing waits for the judge
+    reasons = {crit["error"] for _, crit in outcomes}
+    assert all(row["verdict"] == "passed" for row, _ in outcomes)
+    assert reasons <= {"the judge gave no answer within 3 s"} | {r for r in reasons if "circuit open" in r}
+
+
+def test_queue_full_is_recorded_and_counted(tmp_path):
+    db = tmp_path / "e.db"
+    with JudgeServer(delay=1.0) as judge:
+        e = engine(db, judge.url, settings=EngineSettings(judge_queue=1))
+        try:
+            for i in range(4):
+                e.ingest(spans(i))
+            outcomes = [wait_until(lambda i=i: judge_outcome(db, f"s{i}"), timeout=20) for i in range(4)]
+            stats = e.stats()["judge"]
+        finally:
+            e.close()
+    full = [crit for _, crit in outcomes if crit["skipped"] and "judge queue full" in json.loads(crit["details"])["reason"]]
+    assert full and stats["calls"]["queue_full"] == len(full)
+    assert any(crit["skipped"] == 0 for _, crit in outcomes)
+
+
+def test_budget_caps_calls_per_hour_across_a_restart(tmp_path):
+    db = tmp_path / "e.db"
+    with JudgeServer() as judge:
+        e = engine(db, judge.url, max_calls_per_hour=2)
+        try:
+            for i in range(3):
+                e.ingest(spans(i))
+                wait_until(lambda i=i: judge_outcome(db, f"s{i}"), timeout=15)
+        finally:
+            e.close()
+        e = engine(db, judge.url, max_calls_per_hour=2)  # the spend is remembered
+        try:
+            e.ingest(spans(3))
+            wait_until(lambda: judge_outcome(db, "s3"), timeout=15)
+        finally:
+            e.close()
+    judged = [judge_outcome(db, f"s{i}")[1] for i in range(4)]
+    assert [c["skipped"] for c in judged] == [0, 0, 1, 1]
+    assert json.loads(judged[2]["details"])["reason"] == "judge budget exhausted (2 of 2 calls per hour)"
+    assert len(judge.requests) == 2
+
+
+def test_sampling_and_filters_skip_with_the_reason(tmp_path):
+    db = tmp_path / "e.db"
+    with JudgeServer() as judge:
+        e = engine(db, judge.url, sample_rate=0.5, when={"verdict": "passed"})
+        try:
+            for i in range(10):
+                e.ingest(spans(i, answer="no idea" if i == 0 else "It is 22°C and sunny in Tokyo."))
+            wait_until(lambda: all(judge_outcome(db, f"s{i}") for i in range(10)), timeout=20)
+        finally:
+            e.close()
+    for i in range(10):
+        _, crit = latest(db, f"s{i}")
+        reason = json.loads(crit["llm_judge"]["details"]).get("reason", "")
+        if i == 0:
+            assert reason.startswith("not judged: the deterministic verdict is failed")
+        elif sampled(f"s{i}", 0.5):
+            assert crit["llm_judge"]["skipped"] == 0
+        else:
+            assert reason == "not sampled (sample_rate 0.5)"
+
+
+def test_num_samples_are_aggregated_with_their_spread(tmp_path):
+    db = tmp_path / "e.db"
+    with JudgeServer() as judge:
+        e = engine(db, judge.url, num_samples=3)
+        try:
+            e.ingest(spans(0))
+            _, crit = wait_until(lambda: judge_outcome(db), timeout=15)
+        finally:
+            e.close()
+    details = json.loads(crit["details"])
+    assert len(judge.requests) == 3 and details["num_samples"] == 3
+    assert details["per_turn"][0]["samples"]["scores"] == [1.0, 1.0, 1.0]
+
+
+def test_judge_work_pending_at_shutdown_resumes_after_a_restart_and_is_charged_once(tmp_path):
+    db = tmp_path / "e.db"
+    with JudgeServer(mode="hang") as judge:
+        e = engine(db, judge.url, timeout=30)
+        e.ingest(spans(0))
+        wait_until(lambda: judge.requests)
+        e.close()  # the judge never answered: the job stays queued
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT status FROM judge_jobs").fetchall() == [("queued",)]
+    conn.close()
+    with JudgeServer() as judge:
+        e = engine(db, judge.url)
+        try:
+            _, crit = wait_until(lambda: judge_outcome(db), timeout=15)
+        finally:
+            e.close()
+        assert len(judge.requests) == 1
+    assert crit["skipped"] == 0 and crit["score"] == 1.0
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT status FROM judge_jobs").fetchall() == [("done",)]
+    assert conn.execute("SELECT SUM(calls), SUM(tokens) FROM judge_usage").fetchone() == (1, 30)
+    conn.close()
+
+
+def test_after_an_outage_the_sessions_skipped_are_judged_once_when_it_is_back(tmp_path):
+    db = tmp_path / "e.db"
+    settings = EngineSettings(judge_breaker_failures=2, judge_breaker_cooldown=0.5)
+    with JudgeServer(mode="500") as judge:
+        e = engine(db, judge.url, settings=settings, max_retries=0)
+        try:
+            for i in range(3):
+                e.ingest(spans(i))
+            for i in range(3):
+                wait_until(lambda i=i: judge_outcome(db, f"s{i}"), timeout=15)
+            assert all(judge_outcome(db, f"s{i}")[1]["skipped"] for i in range(3))
+            judge.mode = "ok"
+            e.ingest(spans(3))  # the judge answers again: the outage's sessions are judged once
+            wait_until(lambda: all(not judge_outcome(db, f"s{i}")[1]["skipped"] for i in range(4)), timeout=20)
+        finally:
+            e.close()
+    assert [r[:3] for r in revisions(db, "s0")] == [(1, "passed", 1), (2, "passed", 0), (3, "passed", 0)]
+    assert e.stats()["evaluations_total"] == 4  # backfills update the verdict, they are not counted again
