@@ -15,8 +15,9 @@ from typing import Any, Iterable, Optional, Sequence
 
 from .conventions import CONVENTIONS
 from .conventions.base import Reading
+from .conventions.genai import apply_log_events
 from .models.agent_data import AgentData, ToolCall, ToolResult
-from .spans import SpanRecord
+from .spans import LogEvent, SpanRecord
 from .truncation import DEFAULT_LIMIT, truncate_reading
 
 log = logging.getLogger("otel_eval.mapping")
@@ -93,17 +94,25 @@ def session_id_of(span: SpanRecord, reading: Optional[Reading] = None, conventio
     as scoring will; then what the reading found."""
     found = first_attribute(span, _session_keys)
     if found is None:
-        module = _BY_NAME.get(convention or (reading.convention if reading is not None else ""))
-        keys = getattr(module, "SESSION_KEYS", ()) if module is not None else ()
-        if keys:
-            found = first_attribute(span, keys, resource_too=False)
+        found = _dialect_attribute(span, "SESSION_ATTRIBUTES", reading, convention)
     if found is None and reading is not None and reading.session_id:
         found = reading.session_id
     return found
 
 
+def _dialect_attribute(span: SpanRecord, which: str, reading: Optional[Reading], convention: Optional[str]) -> Optional[str]:
+    """The first of the span's dialect's own keys (``SESSION_ATTRIBUTES`` / ``USER_ATTRIBUTES``
+    of its convention module) that is set; the dialect is detected when not given."""
+    name = convention or (reading.convention if reading is not None else None)
+    module = _BY_NAME.get(name) if name is not None else next((c for c in CONVENTIONS if c.detect(span)), None)
+    keys = getattr(module, which, ()) if module is not None else ()
+    return first_attribute(span, keys, resource_too=False) if keys else None
+
+
 def user_id_of(span: SpanRecord, reading: Optional[Reading] = None) -> Optional[str]:
     found = first_attribute(span, _user_keys)
+    if found is None:
+        found = _dialect_attribute(span, "USER_ATTRIBUTES", reading, None)
     if found is None and reading is not None and reading.user_id:
         found = reading.user_id
     return found
@@ -167,6 +176,15 @@ def read_span(span: SpanRecord, max_value_chars: int = DEFAULT_LIMIT, convention
 
 
 _BY_NAME = {c.NAME: c for c in CONVENTIONS}
+
+
+def with_log_events(span: SpanRecord, reading: Reading, events: Sequence[LogEvent]) -> Reading:
+    """The reading with the content its span's log records carry (span attributes win), and the
+    dialect's last word on it (``finish`` of its convention module, where it has one: Semantic
+    Kernel's plugin-qualified names arrive in the log records too)."""
+    reading = apply_log_events(reading, events)
+    finish = getattr(_BY_NAME.get(reading.convention), "finish", None)
+    return finish(span, reading) if finish is not None else reading
 
 #: The attribute that states a span's type, per dialect, for ``inspect``'s "typed by".
 _TYPE_KEYS = ("openinference.span.kind", "gen_ai.operation.name", "traceloop.span.kind", "ai.operationId",

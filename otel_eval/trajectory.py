@@ -165,6 +165,8 @@ def build_trajectory(session_id: str, mapped: Sequence["MappedSpan"]) -> Traject
 
     traces = []
     for trace_id, spans in by_trace.items():
+        if all(_sets_up_only(m) for m in spans.values()):
+            continue
         members = sorted(spans.values(), key=_START_ORDER)
         roots = _roots(members)
         traces.append((roots[0].span.start_ns, trace_id, members, roots))
@@ -204,6 +206,15 @@ def build_trajectory(session_id: str, mapped: Sequence["MappedSpan"]) -> Traject
     trajectory.user_id, trajectory.agent_version = user_id, agent_version
     trajectory.service_name, trajectory.case_hint = service_name, case_hint
     return trajectory
+
+
+#: GenAI operations that set an agent up rather than run it: a trace of nothing else (AutoGen
+#: traces ``create_agent`` when the agent is built) is no turn of the conversation.
+_SET_UP_OPERATIONS = frozenset({"create_agent"})
+
+
+def _sets_up_only(m: Any) -> bool:
+    return m.span.attributes.get("gen_ai.operation.name") in _SET_UP_OPERATIONS
 
 
 def _roots(members: list[Any]) -> list[Any]:
@@ -421,9 +432,10 @@ ANSWER_TOOLS = frozenset({"final_answer"})
 
 def _requests(members: list[Any]) -> list[_Request]:
     """Calls the LLM spans asked for, in order; the agent spans' only when no LLM span asked
-    (an agent's action usually repeats an LLM decision)."""
+    (an agent's action usually repeats an LLM decision); the chain spans' when neither did
+    (Mastra lists a model step's calls on the step, not on its ``chat`` span)."""
     out: list[_Request] = []
-    for span_type in ("llm", "agent"):
+    for span_type in ("llm", "agent", "chain"):
         for m in members:
             if m.reading.span_type != span_type or not m.reading.requested_calls:
                 continue

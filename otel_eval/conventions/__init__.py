@@ -6,12 +6,16 @@ program with its error, not be dropped so that its spans quietly read as another
 
 from __future__ import annotations
 
-from . import genai, google_adk, noveum, openinference, pydantic_ai, traceloop
+from . import genai, google_adk, mastra, noveum, openinference, pydantic_ai, semantic_kernel, traceloop, vercel_ai
 from .base import Convention
 
 #: DESIGN §4 order, with each specific dialect ahead of the general one it builds on:
 #: pydantic_ai and ADK spans also carry gen_ai.* attributes (their own keys must win), and
-#: Traceloop LLM spans carry gen_ai.prompt.N attributes next to traceloop.* ones.
-CONVENTIONS: list[Convention] = [openinference, pydantic_ai, google_adk, traceloop, genai, noveum]
+#: Traceloop LLM spans carry gen_ai.prompt.N attributes next to traceloop.* ones; the Vercel AI
+#: SDK's model-call spans carry gen_ai.request.* / gen_ai.usage.* next to its ai.* keys, and
+#: Mastra's spans are GenAI spans with mastra.* keys that fill the gaps; Semantic Kernel's are
+#: GenAI spans (known by their scope) whose function names carry the plugin.
+CONVENTIONS: list[Convention] = [openinference, pydantic_ai, google_adk, traceloop, vercel_ai, mastra,
+                                 semantic_kernel, genai, noveum]
 
 DETECTION_ORDER = tuple(module.NAME for module in CONVENTIONS)

@@ -148,7 +148,7 @@ def parse_json_maybe(value: Any) -> Any:
         if text[:1] in ("{", "[", '"') or text in ("true", "false", "null") or _looks_numeric(text):
             try:
                 return loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nested deeper than Python can go
                 return value
     return value
 
@@ -290,9 +290,13 @@ def span_error(span: "SpanRecord") -> Optional[str]:
     if message is None:
         lines = (span.status_message or "").strip().splitlines()
         message = lines[0] if lines else None
-    if message and error_type and error_type not in message and error_type != "_OTHER":
+    if message and error_type and error_type not in message and error_type not in _NO_TYPE:
         return f"{error_type}: {message}"
     return message or error_type or "error"
+
+
+#: ``error.type`` values that name no type: the semconv's fallback, and Mastra's when it has no error id.
+_NO_TYPE = frozenset({"_OTHER", "unknown"})
 
 
 def _text_or_none(value: Any) -> Optional[str]:

@@ -7,8 +7,14 @@ Covers what the semconv has said over time, because real instrumentations lag th
   ``gen_ai.system_instructions``), as flattened ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*``
   attributes, as ``gen_ai.*.message`` / ``gen_ai.choice`` span events, or only in OTLP log records
   (:func:`apply_log_events`);
-* tool spans (``gen_ai.tool.*``), retrieval spans (``gen_ai.retrieval.*``), token usage in the
+* tool spans (``gen_ai.tool.*``; without argument / result attributes, from the span's
+  ``gen_ai.tool.message`` / ``gen_ai.choice`` events, as Strands Agents records them:
+  :func:`tool_from_events`), retrieval spans (``gen_ai.retrieval.*``), token usage in the
   ``input_tokens`` and the older ``prompt_tokens`` spelling.
+
+Event bodies (span event attributes, re-nested at their dots, or a log record's body) are read by
+the shared message reader: ``content`` / ``message`` as a string, parts, or content blocks,
+``tool_calls``, a tool message's ``id``. What it cannot read goes to ``Reading.unread``.
 
 The message and tool-definition helpers it shares with the dialects built on OpenAI-style
 messages (pydantic_ai, google_adk, traceloop) live in :mod:`otel_eval.conventions.messages`.
@@ -21,18 +27,23 @@ from collections.abc import Mapping
 from typing import Any, Iterable, Optional, Sequence
 
 from ..spans import LogEvent, SpanEvent, SpanRecord
-from .base import (Reading, SpanType, ExecutedToolCall, as_arguments, as_text, may_have_key_starting,
-                   parse_json_maybe, span_error)
+from .base import (Reading, SpanType, ExecutedToolCall, as_arguments, as_text, loads, may_have_key_starting,
+                   note_unread, parse_json_maybe, span_error)
 from .messages import (
     as_list,
     fill_from_messages,
     first_text,
     indexed_messages,
     instructions_text,
+    all_parts,
+    is_part,
     Message,
+    note_unread_messages,
     parse_history,
     parse_message,
     parse_messages,
+    read_content,
+    result_value,
     token_count,
     tool_schemas,
     set_path,
@@ -50,6 +61,7 @@ OPERATION_TYPES: dict[str, SpanType] = {
     "create_agent": "chain",
     "invoke_workflow": "chain",
     "execute_tool": "tool",
+    "execute_event_loop_cycle": "chain",  # Strands: one model call and its tools, grouped
     "chat": "llm",
     "text_completion": "llm",
     "generate_content": "llm",
@@ -158,8 +170,13 @@ def read_as(span: SpanRecord, convention: str) -> Reading:
 
     if kind == "tool":
         reading.tool = tool_invocation(span, target)
+        args_key, result_key = "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"
+        if span.events and (not reading.tool.arguments or reading.tool.result is None):
+            events = [_span_event_as_log(span, e) for e in span.events if e.name.startswith("gen_ai.")]
+            found = tool_from_events(reading, events, "event:")
+            args_key, result_key = found.get("arguments", args_key), found.get("result", result_key)
         reading.parameters = dict(reading.tool.arguments)
-        tool_sources(reading, "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")
+        tool_sources(reading, args_key, result_key)
         if reading.response is None and reading.tool.result is not None:
             reading.response = as_text(reading.tool.result)
     elif kind == "retriever":
@@ -206,7 +223,7 @@ def read_messages(span: SpanRecord, reading: Reading, with_calls: bool = True) -
             output_source="gen_ai.completion",
             with_calls=with_calls,
         )
-    if span.events:
+    if span.events and reading.span_type != "tool":  # a tool span's events are its call (tool_from_events)
         events = [_span_event_as_log(span, e) for e in span.events if e.name.startswith("gen_ai.")]
         if events:
             _apply_events(reading, events, "event:", with_calls)
@@ -219,7 +236,7 @@ def tool_invocation(span: SpanRecord, target: Optional[str] = None) -> ExecutedT
         name=name or target or "unknown",
         arguments=as_arguments(attrs.get("gen_ai.tool.call.arguments")),
         call_id=str_or_none(attrs.get("gen_ai.tool.call.id")),
-        result=parse_json_maybe(attrs.get("gen_ai.tool.call.result")),
+        result=result_value(attrs.get("gen_ai.tool.call.result")),
         error=span_error(span),
     )
 
@@ -268,53 +285,242 @@ def apply_log_events(reading: Reading, events: Iterable[LogEvent]) -> Reading:
     result = copy.deepcopy(reading)
     if not relevant:
         return result
+    relevant.sort(key=lambda e: e.time_ns)
+    if result.span_type == "tool" and result.tool is not None:
+        if not result.tool.arguments or result.tool.result is None:
+            found = tool_from_events(result, relevant, "log:")
+            result.parameters = dict(result.tool.arguments)
+            if "arguments" in found:
+                result.sources["parameters_passed"] = found["arguments"]
+            if "result" in found:
+                result.sources["tool_call_results"] = found["result"]
+                if result.response is None and result.tool.result is not None:
+                    result.response = as_text(result.tool.result)
+                    result.sources["agent_response"] = found["result"]
+        return result
     if result.span_type in ("unknown", "chain"):
         result.span_type = "llm"
-    _apply_events(result, sorted(relevant, key=lambda e: e.time_ns), "log:", result.span_type == "llm")
+    _apply_events(result, relevant, "log:", result.span_type == "llm")
     return result
 
 
 def _apply_events(reading: Reading, events: Sequence[LogEvent], prefix: str, with_calls: bool) -> None:
+    """Content from the GenAI events of one span (span events or log records), in time order:
+    ``gen_ai.{system,user,assistant,tool}.message`` are the input, ``gen_ai.choice`` the output,
+    ``gen_ai.client.inference.operation.details`` both. What an event's body does not let us
+    read is named in ``reading.unread``."""
     inputs: list[Message] = []
     outputs: list[Message] = []
     system: Optional[str] = None
     names = {"input": "", "output": "", "system": ""}
     for event in events:
         name = event.event_name
+        where = f"{prefix}{name}"
         body = _event_body(event)
         if name == DETAILS_EVENT:
             source = {**event.attributes, **(body if isinstance(body, Mapping) else {})}
-            inputs.extend(parse_messages(source.get("gen_ai.input.messages")))
-            outputs.extend(parse_messages(source.get("gen_ai.output.messages"), "assistant"))
+            found_in = parse_messages(source.get("gen_ai.input.messages"))
+            found_out = parse_messages(source.get("gen_ai.output.messages"), "assistant")
+            _note_messages(reading, found_in + found_out, where)
+            inputs.extend(found_in)
+            outputs.extend(found_out)
             system = instructions_text(source.get("gen_ai.system_instructions")) or system
-            names = {"input": f"{prefix}{name}", "output": f"{prefix}{name}", "system": f"{prefix}{name}"}
+            names = {"input": where, "output": where, "system": where}
         elif name in _MESSAGE_EVENTS:
-            message = parse_message(body if body is not None else {}, _MESSAGE_EVENTS[name])
+            role = _MESSAGE_EVENTS[name]
+            message = parse_message(body if body is not None else {}, role)
             if message is None:
                 continue
-            message.role = _MESSAGE_EVENTS[name] if name != "gen_ai.tool.message" else "tool"
+            message.role = role
+            _note_messages(reading, [message], where)
             inputs.append(message)
-            names["system" if message.role == "system" else "input"] = f"{prefix}{name}"
+            names["system" if role == "system" else "input"] = where
         elif name == CHOICE_EVENT:
             message = parse_message(body if body is not None else {}, "assistant")
             if message is not None:
-                message.role = "assistant" if message.role == "user" else message.role
+                message.role = "assistant" if message.role in ("user", "tool") else message.role
+                _note_messages(reading, [message], where)
                 outputs.append(message)
-                names["output"] = f"{prefix}{name}"
+                names["output"] = where
         elif name in ("gen_ai.content.prompt", "gen_ai.content.completion"):
             attribute = "gen_ai.prompt" if name.endswith("prompt") else "gen_ai.completion"
             value = event.attributes.get(attribute, body)
+            found = parse_messages(value) if attribute == "gen_ai.prompt" else parse_messages(value, "assistant")
+            _note_messages(reading, found, where)
             if attribute == "gen_ai.prompt":
-                inputs.extend(parse_messages(value))
-                names["input"] = f"{prefix}{name}"
+                inputs.extend(found)
+                names["input"] = where
             else:
-                outputs.extend(parse_messages(value, "assistant"))
-                names["output"] = f"{prefix}{name}"
+                outputs.extend(found)
+                names["output"] = where
     fill_from_messages(
         reading, inputs, outputs, system,
         input_source=names["input"], output_source=names["output"],
         system_source=names["system"] or names["input"], with_calls=with_calls,
     )
+
+
+def _note_messages(reading: Reading, messages: Sequence[Message], where: str) -> None:
+    """The messages' unread reasons, named by the event they came in (then cleared, so
+    fill_from_messages does not name them again under another event's name)."""
+    note_unread_messages(reading, messages, where)
+    for message in messages:
+        if message.unread:
+            message.unread = ()
+
+
+# --- a tool span's events: its arguments and result ---------------------------------------------
+
+def tool_from_events(reading: Reading, events: Sequence[LogEvent], prefix: str) -> dict[str, str]:
+    """Fill the tool call's missing arguments and result from its span's GenAI events (span events
+    or log records); returns ``{"arguments" | "result": where each came from}``.
+
+    Strands Agents (GenAI conventions up to v1.36, its default) records the call's input in a
+    ``gen_ai.tool.message`` event (``content``: the input object as JSON; ``id``: the call id) and
+    its result in a ``gen_ai.choice`` event (``message``: the result's content blocks,
+    ``[{"text": "..."}]``). Also read: ``toolUse`` / ``toolResult`` blocks in either event, a
+    choice whose message is a plain string, an object or ``{role, content}``. A
+    ``gen_ai.tool.message`` whose content is neither an object nor blocks is, without a
+    ``gen_ai.choice`` beside it, what the conventions define that event as: the tool's result.
+    ``gen_ai.client.inference.operation.details`` gives ``tool_call`` / ``tool_call_response``
+    parts (Strands with the latest conventions)."""
+    tool = reading.tool
+    assert tool is not None
+    found: dict[str, str] = {}
+    want_args, want_result = not tool.arguments, tool.result is None
+    has_choice = any(e.event_name == CHOICE_EVENT for e in events)
+    for event in events:
+        name = event.event_name
+        where = f"{prefix}{name}"
+        body = _event_body(event)
+        if tool.call_id is None and isinstance(body, Mapping):
+            call_id = str_or_none(body.get("id"))
+            if call_id is not None and not isinstance(body.get("id"), (dict, list)):
+                tool.call_id = call_id
+        if name == "gen_ai.tool.message":
+            value = _event_payload(body, ("content",), reading, where)
+            if value is _NOTHING:
+                continue
+            message = _payload_message(value, reading, where)
+            if message is not None:
+                call = _own_call(message, tool.name)
+                if call is not None and want_args:
+                    _take_call(tool, call)
+                    want_args, found["arguments"] = False, where
+                if message.responses and want_result:
+                    _take_result(tool, message)
+                    want_result, found["result"] = False, where
+            elif isinstance(value, Mapping) or has_choice:
+                if want_args:
+                    tool.arguments = as_arguments(value)
+                    want_args, found["arguments"] = False, where
+            elif want_result:
+                tool.result = result_value(value)
+                want_result, found["result"] = False, where
+        elif name == CHOICE_EVENT and want_result:
+            value = _event_payload(body, ("message", "content"), reading, where)
+            if value is _NOTHING:
+                continue
+            message = _payload_message(value, reading, where)
+            if message is None:
+                tool.result = result_value(value)
+            elif message.responses:
+                _take_result(tool, message)
+            elif message.texts:
+                tool.result = parse_json_maybe(message.text)
+            else:
+                continue
+            want_result, found["result"] = False, where
+        elif name == DETAILS_EVENT:
+            source = {**event.attributes, **(body if isinstance(body, Mapping) else {})}
+            if want_args:
+                for message in parse_messages(source.get("gen_ai.input.messages"), "tool"):
+                    call = _own_call(message, tool.name)
+                    if call is not None:
+                        _take_call(tool, call)
+                        want_args, found["arguments"] = False, where
+                        break
+            if want_result:
+                for message in parse_messages(source.get("gen_ai.output.messages"), "tool"):
+                    if message.responses:
+                        _take_result(tool, message)
+                        want_result, found["result"] = False, where
+                        break
+    return found
+
+
+_NOTHING = object()
+
+
+def _event_payload(body: Any, keys: tuple[str, ...], reading: Reading, where: str) -> Any:
+    """The value an event carries under the first of ``keys`` (the body itself when it is not an
+    object), JSON text parsed; :data:`_NOTHING` when there is none or it does not parse."""
+    if isinstance(body, Mapping):
+        for key in keys:
+            if key in body:
+                value = body[key]
+                break
+        else:
+            return _NOTHING
+    else:
+        value = body
+    if value is None:
+        return _NOTHING
+    if isinstance(value, str):
+        text = value.strip()
+        if text[:1] in ("{", "["):
+            try:
+                return loads(text)
+            except (ValueError, RecursionError):
+                note_unread(reading, f"{where}: {keys[0]} looks like JSON but does not parse")
+                return _NOTHING
+        return parse_json_maybe(value)
+    return value
+
+
+def _payload_message(value: Any, reading: Reading, where: str) -> Optional[Message]:
+    """Content blocks, one block, or a whole message, read as a tool message; None for a plain
+    value (the input object, the result itself)."""
+    if isinstance(value, (list, tuple)):
+        if not all_parts(value):
+            return None
+        message = read_content(value, "tool")
+    elif isinstance(value, Mapping) and is_part(value):
+        message = read_content(value, "tool")
+    elif isinstance(value, Mapping) and ("role" in value or "parts" in value
+                                         or ("content" in value and len(value.keys() - {"content", "id"}) == 0)):
+        message = parse_message(value, "tool")
+        if message is None:
+            return None
+    else:
+        return None
+    note_unread_messages(reading, [message], where)
+    return message
+
+
+def _own_call(message: Message, name: Optional[str]) -> Any:
+    for call in message.calls:
+        if name in (None, "unknown") or call.name == name:
+            return call
+    return message.calls[0] if message.calls else None
+
+
+def _take_call(tool: ExecutedToolCall, call: Any) -> None:
+    tool.arguments = dict(call.arguments)
+    if tool.name == "unknown":
+        tool.name = call.name
+    if tool.call_id is None:
+        tool.call_id = call.call_id
+
+
+def _take_result(tool: ExecutedToolCall, message: Message) -> None:
+    responses = [r for r in message.responses if tool.call_id is None or r.call_id in (None, tool.call_id)]
+    responses = responses or message.responses
+    tool.result = responses[0].value if len(responses) == 1 else [r.value for r in responses]
+    if tool.call_id is None:
+        tool.call_id = responses[0].call_id
+    if tool.error is None and any(r.is_error for r in responses):
+        tool.error = as_text(tool.result) or "error"
 
 
 def _event_body(event: LogEvent) -> Any:

@@ -17,13 +17,13 @@ this module absorbs so the trajectory builder never sees them:
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Mapping
 from typing import Any, Optional
 
 from ..models.agent_data import ToolSchema
 from ..spans import SpanRecord
+from .messages import parse_message, read_content
 from .base import (
     Reading,
     RequestedToolCall,
@@ -246,40 +246,30 @@ def _io_value(attrs: Mapping[str, Any], which: str) -> Any:
     return value
 
 
-def message_role_text(message: Any) -> tuple[Optional[str], Optional[str], list[Any]]:
-    """(role, text, tool_calls) of a chat message in any of LangChain's serialized shapes:
-    ``{"role","content"}``, ``{"type":"human","data":{...}}`` or the ``lc`` constructor form."""
+def message_role_text(message: Any) -> tuple[Optional[str], Optional[str], list[RequestedToolCall]]:
+    """(role, text, tool calls) of a chat message in any shape the shared reader knows
+    (:mod:`.messages`): LangChain's ``{"role","content"}``, ``{"type":"human","data":{...}}`` and
+    ``lc`` constructor forms among them. Role None: the message names none."""
     if not isinstance(message, dict):
         return None, None, []
-    if message.get("lc") == 1 and isinstance(message.get("kwargs"), dict):
-        ident = message.get("id") or []
-        cls = str(ident[-1]) if ident else ""
-        role = {"HumanMessage": "user", "AIMessage": "assistant", "SystemMessage": "system", "ToolMessage": "tool"}.get(
-            cls, cls.lower()
-        )
-        body = message["kwargs"]
-    elif isinstance(message.get("data"), dict) and "type" in message:
-        role, body = str(message["type"]), message["data"]
-    else:
-        role, body = message.get("role") or message.get("type"), message
-    role = {"human": "user", "ai": "assistant"}.get(str(role), str(role)) if role is not None else None
-    return role, content_text(body.get("content")), list(body.get("tool_calls") or [])
+    parsed = parse_message(message, _NO_ROLE)
+    if parsed is None:
+        return None, None, []
+    return (None if parsed.role == _NO_ROLE else parsed.role), parsed.text, parsed.calls
+
+
+_NO_ROLE = "(no role)"
 
 
 def content_text(content: Any) -> Optional[str]:
-    """Message content as text: strings as is, content-part lists joined (text parts only)."""
+    """Message content as text: strings as is, content-part lists joined (their texts; a block
+    the shared reader cannot read is kept as its JSON), any other value as JSON."""
     if content is None:
         return None
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, str):
-                parts.append(part)
-            elif isinstance(part, dict) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-        return "\n".join(parts) if parts else None
+        return read_content(content).text
     return as_text(content)
 
 
@@ -298,16 +288,22 @@ def _messages_of(value: Any) -> Optional[list[Any]]:
 
 def user_text(value: Any) -> Optional[str]:
     """The user's request in an agent/chain input: plain text, the last user message of a
-    ``messages`` state, or a conventional ``input``/``question``/``query`` field."""
+    ``messages`` state, or a conventional ``input``/``question``/``query``/``task`` field. Text
+    that is a JSON object with no mime type saying so (smolagents' ``run`` arguments) is read as
+    that object when it has one of these, else kept as the text it is."""
     if value is None or value == "":
         return None
     if isinstance(value, str):
+        if value[:1] == "{":
+            parsed = parse_json_maybe(value)
+            if isinstance(parsed, dict):
+                return user_text(parsed) or value
         return value
     messages = _messages_of(value)
     if messages is not None:
         return _last_text(messages, "user")
     if isinstance(value, dict):
-        for key in ("input", "question", "query", "user_input", "prompt"):
+        for key in ("input", "question", "query", "user_input", "prompt", "task"):
             if isinstance(value.get(key), str) and value[key]:
                 return value[key]
     return None
