@@ -10,7 +10,7 @@ once-per-revision guarantee. For the same reason the stored status flip is condi
 session still being ``scored`` (a late span that re-opens it meanwhile wins, and the engine
 scores it again when it ends).
 
-CLI: ``otel-eval rescore [--db D] [--since ISO] [--session ID]... [--golden G]... [--config TOML]``.
+CLI: ``otel-eval rescore [--db D] [--since ISO] [--session ID]... [--golden G]... [--config TOML|JSON]``.
 """
 
 from __future__ import annotations
@@ -207,7 +207,10 @@ def add_rescore_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only this session; repeatable")
     parser.add_argument("--golden", action="append", default=[], metavar="PATH",
                         help="golden set to match against instead of the one stored in --db; repeatable")
-    parser.add_argument("--config", metavar="TOML", help="TOML file with evaluation criteria ([criteria.NAME] tables)")
+    parser.add_argument("--config", metavar="FILE",
+                        help="evaluation criteria: a TOML file ([criteria.NAME] tables) or google-adk's "
+                             "test_config.json; without it, a test_config.json beside a --golden .evalset.json / "
+                             ".test.json is used, as adk eval does (see docs/adk.md)")
     parser.add_argument("--fuzzy-threshold", type=float, default=90.0, metavar="N",
                         help="fuzzy query match threshold, 0-100 (default 90)")
     add_embedding_arguments(parser)
@@ -216,12 +219,11 @@ def add_rescore_arguments(parser: argparse.ArgumentParser) -> None:
 
 def rescore_main(args: argparse.Namespace, console: Any = None) -> int:
     """Run ``otel-eval rescore`` from parsed arguments; returns the exit code (0)."""
-    config = None
-    if getattr(args, "config", None):
-        from .criteria_file import load_eval_config
+    from .adk_config import config_for_command
 
-        config = load_eval_config(args.config)
     golden = list(getattr(args, "golden", None) or []) or None
+    # TOML or google-adk's test_config.json; with neither, a test_config.json beside a --golden eval set
+    config = config_for_command(getattr(args, "config", None), golden or ())
     common = dict(golden=golden, config=config, since=getattr(args, "since", None),
                   sessions=list(getattr(args, "session", None) or []) or None,
                   fuzzy_threshold=getattr(args, "fuzzy_threshold", 90.0),

@@ -32,6 +32,8 @@ def is_check(c: CriterionResult) -> bool:
     cannot fail), so it is no check; it is recognised by its details' shape, which is all a
     stored row has: a ``violations`` list and an empty ``limits`` mapping."""
     details = c.details or {}
+    if details.get("informational") is True:  # ADK's efficiency metrics: a value, never a verdict
+        return False
     return not (isinstance(details.get("violations"), list) and details.get("limits") == {})
 
 
