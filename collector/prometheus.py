@@ -54,6 +54,11 @@ _ENGINE_METRICS = (
      "Of otel_eval_evaluations_total, those with the verdict passed."),
     ("evaluations_not_evaluated", "otel_eval_evaluations_not_evaluated_total", "counter",
      "Evaluations of matched sessions where nothing was checked (verdict not_evaluated; not in the pass rate)."),
+    ("evaluations_judge_pending", "otel_eval_evaluations_judge_pending_total", "counter",
+     "Evaluations stored with a judge criterion pending (their deterministic verdict first); each is completed "
+     "by a later revision and counted in otel_eval_evaluations_total once, then."),
+    ("evaluations_judge_completed", "otel_eval_evaluations_judge_completed_total", "counter",
+     "Judge outcomes recorded (an answer, or why there is none) for evaluations stored pending."),
 )
 
 
@@ -239,7 +244,66 @@ def render_prometheus(metrics: CollectorCounters, engine_stats: Mapping[str, flo
     evaluations = getattr(metrics, "evaluations", None)
     if evaluations is not None:
         lines.extend(evaluations.render_lines())
+    judge = engine_stats.get("judge")
+    if isinstance(judge, Mapping):
+        lines.extend(_render_judge(judge))
     return "\n".join(lines) + "\n"
+
+
+#: Judge pool counters that are not call outcomes, with their own metric.
+_JUDGE_EVENTS = {"circuit_opened": "otel_eval_judge_circuit_opened_total",
+                 "backfill": "otel_eval_judge_backfill_total"}
+
+
+def _render_judge(judge: Mapping) -> list[str]:
+    """The judge pool (``Engine.stats()['judge']``): calls by outcome, latency, tokens, in flight,
+    queue, budget left, circuit state."""
+    lines: list[str] = []
+
+    def family(name: str, kind: str, help_text: str) -> None:
+        lines.append(f"# HELP {name} {help_text}")
+        lines.append(f"# TYPE {name} {kind}")
+
+    counts = dict(judge.get("calls") or {})
+    family("otel_eval_judge_calls_total", "counter",
+           "Judge calls by outcome: ok, timeout, refused, http_5xx, http_429, http_4xx, garbage (HTTP attempts); "
+           "budget, circuit_open, queue_full, deadline (judgments not made or cut short).")
+    for outcome in sorted(k for k in counts if k not in _JUDGE_EVENTS):
+        lines.append(f'otel_eval_judge_calls_total{{outcome={_label(outcome)}}} {counts[outcome]}')
+    family("otel_eval_judge_circuit_opened_total", "counter", "Times the judge's circuit breaker opened.")
+    lines.append(f"otel_eval_judge_circuit_opened_total {counts.get('circuit_opened', 0)}")
+    family("otel_eval_judge_backfill_total", "counter",
+           "Judge jobs tried again after the judge was unavailable for them (once each).")
+    lines.append(f"otel_eval_judge_backfill_total {counts.get('backfill', 0)}")
+    family("otel_eval_judge_call_duration_seconds", "histogram", "Time of judge calls that answered.")
+    for bound, count in judge.get("latency_buckets") or []:
+        lines.append(f'otel_eval_judge_call_duration_seconds_bucket{{le="{_number(bound)}"}} {count}')
+    lines.append(f"otel_eval_judge_call_duration_seconds_sum {_number(judge.get('latency_sum', 0))}")
+    lines.append(f"otel_eval_judge_call_duration_seconds_count {judge.get('latency_count', 0)}")
+    family("otel_eval_judge_tokens_total", "counter", "Tokens the judge reported (usage.total_tokens).")
+    lines.append(f"otel_eval_judge_tokens_total {judge.get('tokens', 0)}")
+    family("otel_eval_judge_calls_in_flight", "gauge", "Judge calls waiting for an answer now.")
+    lines.append(f"otel_eval_judge_calls_in_flight {judge.get('in_flight', 0)}")
+    family("otel_eval_judge_queue", "gauge", "Judge jobs queued or running (at most otel_eval_judge_queue_capacity).")
+    lines.append(f"otel_eval_judge_queue {judge.get('jobs', 0)}")
+    family("otel_eval_judge_queue_capacity", "gauge", "Judge jobs that may wait at once; past it: judge queue full.")
+    lines.append(f"otel_eval_judge_queue_capacity {judge.get('queue_capacity', 0)}")
+    family("otel_eval_judge_pending_evaluations", "gauge",
+           "Evaluations stored with a judge criterion pending, whose outcome is not recorded yet.")
+    lines.append(f"otel_eval_judge_pending_evaluations {judge.get('pending_jobs', 0)}")
+    family("otel_eval_judge_backfill_waiting", "gauge",
+           "Judge jobs skipped for an outage, waiting for the judge to answer again.")
+    lines.append(f"otel_eval_judge_backfill_waiting {judge.get('backfill_waiting', 0)}")
+    family("otel_eval_judge_circuit_state", "gauge", "The judge's circuit breaker: 0 closed, 1 half open, 2 open.")
+    lines.append(f"otel_eval_judge_circuit_state {judge.get('circuit_state_number', 0)}")
+    budget = judge.get("budget_left") or {}
+    if budget:
+        family("otel_eval_judge_budget_left", "gauge",
+               "What is left of each configured judge spend cap (calls or tokens, per hour or per day).")
+        for criterion in sorted(budget):
+            for window, left in sorted(budget[criterion].items()):
+                lines.append(f"otel_eval_judge_budget_left{{criterion={_label(criterion)},cap={_label(window)}}} {left}")
+    return lines
 
 
 def _render_evaluations(m: EvaluationCounters) -> list[str]:

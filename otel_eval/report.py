@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional, Sequence
 
 from .models.results import FAILED, NOT_EVALUATED, PASSED
-from .read.evaluations import failing_criteria
+from .read.evaluations import failing_criteria, judge_state
 
 
 def _rate(passed: int, evaluated: int) -> Optional[float]:
@@ -96,10 +96,14 @@ VERDICT_STYLES = {PASSED: ("PASS", "green"), FAILED: ("FAIL", "red"), NOT_EVALUA
 
 
 def verdict_word(row: dict[str, Any]) -> tuple[str, str]:
-    """The verdict as a word and its colour: PASS, FAIL, NOT EVALUATED or unmatched."""
+    """The verdict as a word and its colour: PASS, FAIL, NOT EVALUATED or unmatched; "· judge
+    pending" while the judge's answer is awaited (the verdict is the deterministic criteria's so
+    far), "· not sampled" when the judge sampled the session out."""
     if not row["case_id"]:
         return "unmatched", "yellow"
-    return VERDICT_STYLES[row["verdict"]]
+    word, style = VERDICT_STYLES[row["verdict"]]
+    state = judge_state(row.get("criteria") or [])
+    return (f"{word} · {state}", style) if state else (word, style)
 
 
 def shows_score(row: dict[str, Any]) -> bool:

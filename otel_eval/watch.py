@@ -183,7 +183,8 @@ def summarize_window(rows: Sequence[EvaluationRow], limit: int = LIST_LIMIT) -> 
             {"session_id": r.session_id, "created_at": r.created_at, "case_id": r.case_id,
              "agent_version": r.agent_version,
              "verdict": _VERDICT_WORDS[r.verdict] if r.matched else "unmatched",
-             "score": r.score if r.matched and r.evaluated else None, "failing": list(r.failing)}
+             "score": r.score if r.matched and r.evaluated else None, "failing": list(r.failing),
+             "judge_pending": r.judge_pending}
             for r in newest[:limit]
         ],
         "unmatched": [
@@ -307,8 +308,8 @@ def frame_parts(snap: dict[str, Any], width: int) -> list[Any]:
                    Column("version", min_width=8, shorten=middle_ellipsis), Column("result"),
                    Column("score", justify="right"), Column("failing criteria", min_width=16, is_list=True, max_width=34)]
         cells = [[r["created_at"][11:19], r["session_id"], r["case_id"] or "-", r["agent_version"] or "-",
-                  (r["verdict"].replace("_", " ").upper() if r["verdict"] != "unmatched" else "unmatched",
-                   styles[r["verdict"]]),
+                  ((r["verdict"].replace("_", " ").upper() if r["verdict"] != "unmatched" else "unmatched")
+                   + (" · judge pending" if r.get("judge_pending") else ""), styles[r["verdict"]]),
                   "-" if r["score"] is None else f"{r['score']:.2f}", r["failing"] or ["-"]]
                  for r in snap["latest"]]
         parts.append(fit_table("Latest sessions", columns, cells, width,

@@ -49,6 +49,20 @@ def criterion_dict(row: sqlite3.Row) -> dict[str, Any]:
             "details": parse_details(row["details"])}
 
 
+JUDGE_STATES = {"pending": "judge pending", "not_sampled": "not sampled"}
+"""``details.judge`` of a judge criterion → how the views mark its session (see otel_eval.judging)."""
+
+
+def judge_state(criteria: Sequence[dict[str, Any]]) -> Optional[str]:
+    """"judge pending" while a judge answer is awaited (the verdict is the deterministic one so
+    far), "not sampled" when the judge left the session out by sampling, else None."""
+    states = {(c.get("details") or {}).get("judge") for c in criteria if isinstance(c.get("details"), dict)}
+    for state in ("pending", "not_sampled"):
+        if state in states:
+            return JUDGE_STATES[state]
+    return None
+
+
 def failing_criteria(row: dict[str, Any]) -> list[str]:
     """The criteria that ran and did not pass, health left out (it has its own column)."""
     return [c["criterion"] for c in row["criteria"] if not c["skipped"] and not c["passed"] and c["criterion"] != "health"]

@@ -16,7 +16,8 @@ from typing import Any, Mapping, Optional, Sequence
 from ..errors import InputError
 from ..store import SCORED
 from .database import DbPath, missing_schema, named_rows, open_database
-from .evaluations import criteria_of, current_evaluations, failing_criteria, match_evidence, outcome, revisions
+from .evaluations import (criteria_of, current_evaluations, failing_criteria, judge_state, match_evidence, outcome,
+                          revisions)
 from .spans import session_reading, session_turns
 
 #: Result filter values and the SQL condition each stands for (on the current evaluation ``e``).
@@ -75,7 +76,7 @@ _SESSION_COLUMNS = """
     s.first_received_ns, s.last_received_ns, COALESCE(e.query, s.query) AS query,
     COALESCE(e.agent_version, s.agent_version) AS agent_version,
     e.id AS evaluation_id, e.case_id, e.eval_set_id, e.matched_by, e.match_score, e.passed, e.score,
-    e.verdict AS stored_verdict, e.created_at, e.error
+    e.verdict AS stored_verdict, e.created_at, e.error, e.judge_pending
 """
 _SESSION_FROM = " FROM sessions s LEFT JOIN evaluations e ON e.session_id = s.session_id AND e.superseded = 0"
 
@@ -127,6 +128,7 @@ def list_sessions(conn: sqlite3.Connection, f: SessionFilter) -> tuple[list[dict
         r["verdict"] = verdict(r)
         r["passed"] = None if r["passed"] is None else bool(r["passed"])
         r["failing_criteria"] = failing_criteria({"criteria": criteria.get(r["evaluation_id"], [])})
+        r["judge"] = judge_state(criteria.get(r["evaluation_id"], []))
     return rows, total
 
 
@@ -173,6 +175,7 @@ def session_overview(conn: sqlite3.Connection, session_id: str) -> Optional[dict
     if out["evaluation_id"] is not None:
         out["criteria"] = criteria_of(conn, [out["evaluation_id"]]).get(out["evaluation_id"], [])
         out["match"] = match_evidence(conn, out["evaluation_id"])
+    out["judge"] = judge_state(out["criteria"])
     out["failing_criteria"] = failing_criteria(out)
     out["turns"] = session_turns(conn, session_id)
     out["revisions"] = revisions(conn, session_id)

@@ -97,6 +97,15 @@ def _verdict_badge(verdict: str) -> str:
     return f'<span class="badge v-{esc(verdict)}">{esc(VERDICT_LABELS.get(verdict, verdict))}</span>'
 
 
+def _judge_badge(state: Optional[str]) -> str:
+    """"judge pending" (the verdict is the deterministic one until the judge answers) or "not
+    sampled", marked apart from the verdict."""
+    if not state:
+        return ""
+    kind = "pending" if state == "judge pending" else "not-sampled"
+    return f' <span class="badge j-{kind}">{esc(state)}</span>'
+
+
 def _score(value: Optional[float]) -> str:
     return "–" if value is None else f"{value:.2f}"
 
@@ -181,7 +190,7 @@ def _session_row(links: Links, r: Mapping[str, Any]) -> str:
         f'{esc(middle_ellipsis(sid, SESSION_ID_CHARS))}</a></td>'
         f'<td class="query">{esc(shorten(r.get("query") or "", 160)) or "–"}</td>'
         f'<td>{esc(case)}</td><td>{esc(r.get("agent_version") or "–")}</td>'
-        f'<td>{_verdict_badge(r["verdict"])}</td><td class="num">{_score(r.get("score") if r.get("case_id") else None)}</td>'
+        f'<td>{_verdict_badge(r["verdict"])}{_judge_badge(r.get("judge"))}</td><td class="num">{_score(r.get("score") if r.get("case_id") else None)}</td>'
         f'<td class="failing">{esc(failing)}</td><td class="muted">{esc(r.get("status"))}</td></tr>'
     )
 
@@ -203,7 +212,8 @@ def session_page(links: Links, overview: Mapping[str, Any], traces: Sequence[Tra
     evidence = match.get("evidence") or {}
     facts = [
         ("result", _verdict_badge(o["verdict"]) + (f' score {_score(o.get("score"))}'
-                                                   if o["verdict"] in ("pass", "fail") else "")),
+                                                   if o["verdict"] in ("pass", "fail") else "")
+         + _judge_badge(o.get("judge"))),
         ("golden case", esc(o.get("case_id") or "none matched")
          + (f' <span class="muted">({esc(o.get("eval_set_id"))})</span>' if o.get("eval_set_id") else "")),
         ("matched by", esc(o.get("matched_by") or "–")
