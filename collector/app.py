@@ -102,6 +102,8 @@ class Collector:
         return self
 
     def _count_evaluation(self, stored: EvaluationStored) -> None:
+        if not stored.counted:  # a revision whose judge is pending, or a backfill: the session counts once
+            return
         self.metrics.evaluations.observe(stored.case_id, stored.agent_version, stored.passed, stored.score,
                                          stored.verdict)
 
@@ -179,6 +181,9 @@ class Collector:
                          f"{hooks} with a webhook, the rest log a WARNING only")
         if config.config_file:
             lines.append(f"config file: {config.config_file}")
+        if config.criteria_message:
+            lines.append(config.criteria_message)
+        lines.extend(f"WARNING: {warning}" for warning in config.criteria_warnings)
         return lines
 
 
@@ -191,6 +196,8 @@ def engine_settings(config: CollectorConfig) -> EngineSettings:
         embedding_threshold=config.embedding_threshold, embed=embedding_backend(config),
         score_workers=config.score_workers, write_cache_mib=config.sqlite_cache_mib or None,
         score_when_idle=not config.no_idle_scoring,
+        judge_concurrency=config.judge_concurrency, judge_queue=config.judge_queue,
+        judge_deadline=config.judge_deadline,
         session_attributes=tuple(config.session_attribute), user_attributes=tuple(config.user_attribute),
     )
 
@@ -206,6 +213,8 @@ def describe(exc: Exception) -> str:
 def describe_all(exc: Exception) -> list[str]:
     """One line per problem: a bad golden file (``GoldenFileError``) lists several."""
     problems = getattr(exc, "problems", None)
+    if problems and isinstance(exc, InputError) and all(isinstance(p, tuple) for p in problems):
+        return [describe(InputError(exc.source, reason, location)) for location, reason in problems]  # ConfigError
     if problems:
         return [describe(InputError(p.source, p.reason, p.location)) for p in problems]
     return [describe(exc)]

@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from pydantic import ValidationError
 
+from otel_eval.adk_config import is_test_config, resolve_config
 from otel_eval.errors import InputError
 from otel_eval.listen_address import Endpoint, host_problem, parse_endpoint
 from otel_eval.models.evalset import EvalConfig, json_path
@@ -68,7 +69,12 @@ class CollectorConfig:
     alerts: list[dict[str, Any]] = field(default_factory=list)
     """``[[alerts]]`` tables from the TOML file, validated by ``otel_eval.alerts``."""
     eval_config: Optional[EvalConfig] = None
-    """Criteria from the TOML file's ``[criteria.*]`` tables; None lets the engine use its defaults."""
+    """Criteria from the TOML file's ``[criteria.*]`` tables or a test_config.json (``--config x.json``,
+    ``criteria_file``, or found beside a golden ``.evalset.json``); None lets the engine use its defaults."""
+    criteria_message: Optional[str] = None
+    """One line for the startup banner: which criteria apply and where they came from."""
+    criteria_warnings: list[str] = field(default_factory=list)
+    """What a test_config.json said that otel-eval ignores (logged at startup)."""
     config_file: Optional[str] = None
     session_attribute: list[str] = field(default_factory=list)
     """Attribute keys that name a session, ahead of the built-in ones."""
@@ -80,6 +86,12 @@ class CollectorConfig:
     """Request-body bytes held at once by both receivers together; past it, exporters are told to retry."""
     sqlite_cache_mib: int = DEFAULT_SQLITE_CACHE_MIB
     """SQLite's page cache for the writer's connection, MiB; 0 keeps SQLite's default (2 MB)."""
+    judge_concurrency: int = 16
+    """LLM judge calls in flight at most (the judge pool)."""
+    judge_queue: int = 10_000
+    """Judge jobs queued or running at most."""
+    judge_deadline: float = 45.0
+    """Seconds from a session's evaluation to its judge outcome, at most."""
 
     @property
     def tls(self) -> bool:
@@ -275,7 +287,18 @@ _SETTINGS.update({
                                   "(user.id, enduser.id, ...); repeat for several. In the environment, separate "
                                   "keys with ','."),
 })
+# The LLM judge pool (issue 30): judge criteria are answered off the score workers.
+_SETTINGS.update({
+    "judge_concurrency": (_positive_int, "LLM judge calls in flight at most, over keep-alive connections "
+                                         "(default: 16). Sessions' deterministic verdicts never wait for the judge."),
+    "judge_queue": (_positive_int, "Judge jobs queued or running at most (default: 10000); past it a session's "
+                                   "judge criteria are recorded not evaluated, 'judge queue full'."),
+    "judge_deadline": (_positive_float, "Seconds from a session's evaluation to its judge outcome, at most "
+                                        "(default: 45): retries, waiting for a free slot and a judge that never "
+                                        "answers included; then the criterion is recorded not evaluated with the reason."),
+})
 _MORE_METAVARS = {"allowed_host": "HOST", "max_inflight_bytes": "BYTES", "sqlite_cache_mib": "MIB",
+                  "judge_concurrency": "N", "judge_queue": "N", "judge_deadline": "SECONDS",
                   "session_attribute": "KEY", "user_attribute": "KEY"}
 _LIST_SETTINGS = ("golden", "allowed_host", "session_attribute", "user_attribute")
 
@@ -291,7 +314,11 @@ def build_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:
     )
     parser.add_argument("--config", metavar="FILE",
                         help="TOML file with any of these settings (keys as the flag names with '_' for '-') "
-                             "and [criteria.NAME] tables (threshold, match_type, ...). Env: OTEL_EVAL_CONFIG.")
+                             "and [criteria.NAME] tables (threshold, match_type, ...) or criteria_file = "
+                             "\"test_config.json\" (google-adk's criteria file); or a test_config.json itself (a "
+                             ".json file: criteria only, every other setting from flags and environment). Without "
+                             "criteria, a test_config.json beside a --golden .evalset.json / .test.json is used, as "
+                             "adk eval does. Env: OTEL_EVAL_CONFIG.")
     metavars = {"db": "PATH", "golden": "PATH", "grpc": "HOST:PORT", "http": "HOST:PORT",
                 "trace_quiet": "SECONDS", "session_idle": "SECONDS", "auth_token": "TOKEN",
                 "tls_cert": "FILE", "tls_key": "FILE", "max_request_bytes": "BYTES", "queue_spans": "N",
@@ -324,8 +351,12 @@ def load_config(argv: Optional[Sequence[str]] = None, environ: Optional[Mapping[
 
     config_file = args.config or environ.get(ENV_PREFIX + "CONFIG") or None
     eval_config = None
-    if config_file:
+    criteria_file: Optional[str] = None
+    if config_file and is_test_config(config_file):
+        criteria_file = config_file  # google-adk's test_config.json: criteria only
+    elif config_file:
         file_values, eval_config = _read_toml(config_file)
+        criteria_file = file_values.pop("criteria_file", (None, ""))[0]
         values.update(file_values)
     for name in _SETTINGS:
         env = ENV_PREFIX + name.upper()
@@ -344,7 +375,20 @@ def load_config(argv: Optional[Sequence[str]] = None, environ: Optional[Mapping[
         convert = _SETTINGS[name][0]
         setattr(config, name, convert(raw, source))
     _check(config, values)
+    _criteria_from_files(config, criteria_file)
     return config
+
+
+def _criteria_from_files(config: CollectorConfig, criteria_file: Optional[str]) -> None:
+    """A test_config.json named by --config or ``criteria_file``, else the one beside a golden
+    eval set (as adk eval finds it); TOML ``[criteria.*]`` tables, when given, stand as they are."""
+    if config.eval_config is not None:
+        config.criteria_message = f"criteria from {config.config_file}"
+        return
+    resolved = resolve_config(criteria_file, config.golden)
+    config.eval_config = resolved.config
+    config.criteria_message = resolved.message
+    config.criteria_warnings = [f"{resolved.source}: {w}" for w in resolved.warnings]
 
 
 def _read_toml(path: str) -> tuple[dict[str, tuple[Any, str]], Optional[EvalConfig]]:
@@ -365,19 +409,30 @@ def _read_toml(path: str) -> tuple[dict[str, tuple[Any, str]], Optional[EvalConf
         if name == "criteria":
             eval_config = _criteria(raw, path)
             continue
+        if name == "criteria_file":  # google-adk's test_config.json, relative to this file
+            if not isinstance(raw, str) or not raw:
+                raise InputError(path, f"expected the path of a test_config.json, got {raw!r}", f"$.{key}")
+            if not is_test_config(raw):
+                raise InputError(path, f"criteria_file names google-adk's test_config.json (a .json file), got {raw!r}; "
+                                       "write otel-eval criteria as [criteria.NAME] tables in this file", f"$.{key}")
+            values["criteria_file"] = (_relative_to(raw, base), f"{path}: at $.{key}")
+            continue
         if name == "alerts":
             if not (isinstance(raw, list) and all(isinstance(r, dict) for r in raw)):
                 raise InputError(path, "alerts must be an array of [[alerts]] tables", "$.alerts")
             values["alerts"] = (raw, f"{path}: at $.alerts")
             continue
         if name not in _SETTINGS:
-            known = ", ".join(sorted(list(_SETTINGS) + ["criteria", "alerts"]))
+            known = ", ".join(sorted(list(_SETTINGS) + ["criteria", "criteria_file", "alerts"]))
             raise InputError(path, f"unknown setting {key!r} (known: {known})", f"$.{key}")
         source = f"{path}: at $.{key}"
         if name in _PATH_SETTINGS:
             # Paths in a config file are relative to the file, so it works from any directory.
             raw = _relative_to(raw, base)
         values[name] = (raw, source)
+    if eval_config is not None and "criteria_file" in values:
+        raise InputError(path, "give the criteria either as [criteria.NAME] tables or as criteria_file, not both",
+                         "$.criteria_file")
     return values, eval_config
 
 

@@ -214,6 +214,16 @@ def add_rescore_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fuzzy-threshold", type=float, default=90.0, metavar="N",
                         help="fuzzy query match threshold, 0-100 (default 90)")
     add_embedding_arguments(parser)
+    parser.add_argument("--judge-only", action="store_true",
+                        help="only run the LLM judge criteria of the config on stored sessions that have no judge "
+                             "answer yet (a backfill), through the judge pool and within its budget; the answers "
+                             "complete each session's current evaluation as its next revision. Resumable: an "
+                             "interrupted run, an outage or an exhausted budget leave the rest for the next run")
+    parser.add_argument("--case", action="append", default=[], metavar="ID",
+                        help="with --judge-only: only sessions matched to this golden case (a pattern such as "
+                             "'weather-*' works too); repeatable")
+    parser.add_argument("--judge-concurrency", type=int, default=16, metavar="N",
+                        help="with --judge-only: judge calls in flight at most (default 16)")
     parser.add_argument("--json", action="store_true", help="print the before/after summary as JSON")
 
 
@@ -224,6 +234,8 @@ def rescore_main(args: argparse.Namespace, console: Any = None) -> int:
     golden = list(getattr(args, "golden", None) or []) or None
     # TOML or google-adk's test_config.json; with neither, a test_config.json beside a --golden eval set
     config = config_for_command(getattr(args, "config", None), golden or ())
+    if getattr(args, "judge_only", False):
+        return _judge_only_main(args, config, console)
     common = dict(golden=golden, config=config, since=getattr(args, "since", None),
                   sessions=list(getattr(args, "session", None) or []) or None,
                   fuzzy_threshold=getattr(args, "fuzzy_threshold", 90.0),
@@ -244,6 +256,36 @@ def rescore_main(args: argparse.Namespace, console: Any = None) -> int:
         changes = rescore(args.db, progress=lambda done, total: bar.update(task, completed=done, total=total),
                           **common)
     render_changes(changes, console)
+    return 0
+
+
+def _judge_only_main(args: argparse.Namespace, config: Optional[EvalConfig], console: Any) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from .engine.settings import EngineSettings
+    from .judge_backfill import judge_stored
+
+    settings = EngineSettings(judge_concurrency=max(1, int(getattr(args, "judge_concurrency", 16) or 16)))
+    common = dict(config=config, since=getattr(args, "since", None),
+                  sessions=list(getattr(args, "session", None) or []) or None,
+                  cases=list(getattr(args, "case", None) or []), settings=settings)
+    if getattr(args, "json", False):
+        outcome = judge_stored(args.db, **common)
+        print(json.dumps({"db": str(args.db), **outcome.to_dict()}, indent=2))
+        return 0
+    console = console or Console()
+    err = Console(stderr=True)
+    with Progress(TextColumn("judging sessions"), BarColumn(), MofNCompleteColumn(), console=err,
+                  transient=True, disable=not err.is_terminal) as bar:
+        task = bar.add_task("sessions", total=None)
+        outcome = judge_stored(args.db, progress=lambda done, total: bar.update(task, completed=done, total=total),
+                               **common)
+    console.print(f"judged {len(outcome.judged)} session(s); {len(outcome.skipped)} skipped; "
+                  f"{len(outcome.left)} left for the next run", markup=False, highlight=False)
+    for reason in sorted(set(outcome.left.values())):
+        count = sum(1 for r in outcome.left.values() if r == reason)
+        console.print(f"  left: {count} ({reason})", markup=False, highlight=False)
     return 0
 
 

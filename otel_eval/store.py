@@ -963,6 +963,9 @@ class Store:
                                      int(new.skipped), new.error, _json(new.details)))
                 else:
                     criteria.append((criterion, score, passed, threshold, skipped, error, details))
+            present = {c[0] for c in criteria}
+            criteria.extend((r.criterion, None if r.skipped else r.score, int(r.passed), r.threshold, int(r.skipped),
+                             r.error, _json(r.details)) for r in results if r.criterion not in present)
             verdict, score = _verdict_and_score(criteria, evaluation["error"])
             details = json.loads(evaluation["details"]) if evaluation["details"] else {}
             details["judge"] = {"completes_revision": row[0], **({"backfill": True} if backfill else {})}
@@ -981,6 +984,23 @@ class Store:
                 "verdict": verdict, "score": score, "case_id": evaluation["case_id"],
                 "agent_version": evaluation["agent_version"], "matched_by": evaluation["matched_by"],
                 "completes": row[0], "error": evaluation["error"], "criteria": criteria}
+
+    def add_judge_job(self, evaluation_id: int, session_id: str, request: dict[str, Any]) -> None:
+        """Judge work for a stored evaluation (``rescore --judge-only``), kept until answered."""
+        with self.transaction() as conn:
+            conn.execute(_INSERT_JOB, (evaluation_id, session_id, _json(request), time.time()))
+
+    def judge_job(self, evaluation_id: int) -> Optional[tuple[str, str]]:
+        """``(status, request JSON)`` of the judge job of this evaluation, or None."""
+        return self.conn.execute("SELECT status, request FROM judge_jobs WHERE evaluation_id = ?",
+                                 (evaluation_id,)).fetchone()
+
+    def record_judge_usage(self, usage: Sequence[tuple[str, int, int]], now: Optional[float] = None) -> None:
+        """Judge spend ``(criterion, calls, tokens)`` with no outcome recorded (calls that failed)."""
+        now = time.time() if now is None else now
+        with self.transaction() as conn:
+            conn.executemany("INSERT INTO judge_usage (at, criterion, calls, tokens) VALUES (?, ?, ?, ?)",
+                             [(now, name, calls, tokens) for name, calls, tokens in usage if calls])
 
     def judge_jobs_to_resume(self) -> list[tuple[int, str, str, float, bool]]:
         """``(job id, session id, request JSON, created_at, backfill)`` of judge work to do at start:

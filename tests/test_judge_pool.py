@@ -194,7 +194,7 @@ def test_a_judge_fault_is_not_evaluated_with_the_reason_never_a_fail(tmp_path, m
     for row, crit in outcomes:
         assert row["verdict"] == "passed"  # the agent did its job; our judge failing is no FAIL
         assert crit["skipped"] == 1 and crit["error"]
-        assert json.loads(crit["details"])["judge"] == "unavailable"
+        assert json.loads(crit["details"])["judge"] == ("invalid_answer" if mode == "garbage" else "unavailable")
     error = outcomes[0][1]["error"]
     if mode == "refuse":
         assert "cannot reach 127.0.0.1" in error
@@ -360,3 +360,79 @@ def test_after_an_outage_the_sessions_skipped_are_judged_once_when_it_is_back(tm
             e.close()
     assert [r[:3] for r in revisions(db, "s0")] == [(1, "passed", 1), (2, "passed", 0), (3, "passed", 0)]
     assert e.stats()["evaluations_total"] == 4  # backfills update the verdict, they are not counted again
+
+
+# --- the collector, with a score worker process --------------------------------------------------
+
+def test_collector_counts_each_session_once_and_exports_the_judge_pool(start_collector):
+    from tests.test_metrics_prometheus import GOLDEN as EXAMPLE_GOLDEN, SESSIONS, scrape, send_sessions
+
+    base = EvalConfig.default()
+    with JudgeServer(delay=0.5) as judge:
+        criteria = dict(base.criteria)
+        criteria["llm_judge"] = CriterionConfig(threshold=0.7, options={"base_url": judge.url})
+        collector = start_collector(golden=EXAMPLE_GOLDEN, eval_config=EvalConfig(criteria=criteria),
+                                    score_workers=1, judge_concurrency=32)
+        assert collector.engine.settings.judge_concurrency == 32
+        send_sessions(collector, SESSIONS)  # returns once every deterministic verdict is stored
+        wait_until(lambda: collector.engine.stats()["evaluations_judge_completed"] == 4, timeout=20)
+        lines = scrape(collector)
+    for expected in ["otel_eval_sessions_scored_total 5", "otel_eval_evaluations_total 4",
+                     "otel_eval_evaluations_judge_pending_total 4", "otel_eval_evaluations_judge_completed_total 4",
+                     'otel_eval_judge_calls_total{outcome="ok"} 4', "otel_eval_judge_tokens_total 120",
+                     "otel_eval_judge_call_duration_seconds_count 4", "otel_eval_judge_circuit_state 0",
+                     "otel_eval_judge_queue_capacity 10000", 'otel_eval_case_evaluations_total{case="weather_tokyo"} 2']:
+        assert expected in lines, expected
+    assert any(line.startswith("otel_eval_judge_calls_in_flight ") for line in lines)
+
+
+def test_collector_flags_for_the_judge_pool():
+    from collector.config import load_config
+
+    config = load_config(["--judge-concurrency", "32", "--judge-queue", "100"], environ={"OTEL_EVAL_JUDGE_DEADLINE": "20"})
+    assert (config.judge_concurrency, config.judge_queue, config.judge_deadline) == (32, 100, 20.0)
+
+
+# --- rescore --judge-only: a backfill of stored sessions ---------------------------------------------
+
+def test_rescore_judge_only_backfills_within_the_budget_and_resumes(tmp_path, capsys, monkeypatch):
+    from otel_eval.cli import main
+
+    monkeypatch.delenv("OTEL_EVAL_JUDGE_BASE_URL", raising=False)
+    db = tmp_path / "e.db"
+    e = engine(db, "")  # no judge endpoint: the judge criterion is skipped when scored live
+    try:
+        for i in range(3):
+            e.ingest(spans(i))
+        wait_until(lambda: all(latest(db, f"s{i}")[0] for i in range(3)))
+    finally:
+        e.close()
+    assert "no judge endpoint" in json.loads(latest(db)[1]["llm_judge"]["details"])["reason"]
+    with JudgeServer() as judge:
+        toml = tmp_path / "judge.toml"
+        toml.write_text(f'[criteria.trajectory_match]\nthreshold = 0.8\n[criteria.llm_judge]\nthreshold = 0.7\n'
+                        f'[criteria.llm_judge.options]\nbase_url = "{judge.url}"\nmax_calls_per_hour = 2\n')
+        assert main(["rescore", "--db", str(db), "--config", str(toml), "--judge-only"]) == 0
+        first = capsys.readouterr().out
+        assert "judged 2 session(s); 0 skipped; 1 left for the next run" in first
+        assert "judge budget exhausted (2 of 2 calls per hour)" in first
+        toml.write_text(toml.read_text().replace("max_calls_per_hour = 2", "max_calls_per_hour = 10"))
+        assert main(["rescore", "--db", str(db), "--config", str(toml), "--judge-only", "--case", "tok*"]) == 0
+        second = capsys.readouterr().out
+        assert "judged 1 session(s); 2 skipped; 0 left for the next run" in second
+        assert len(judge.requests) == 3  # no session judged twice
+    for i in range(3):
+        row, crit = latest(db, f"s{i}")
+        assert crit["llm_judge"]["skipped"] == 0 and crit["llm_judge"]["score"] == 1.0 and row["verdict"] == "passed"
+
+
+def test_an_unknown_judge_option_exits_2_naming_the_closest(tmp_path, capsys):
+    from otel_eval.cli import main
+
+    toml = tmp_path / "c.toml"
+    toml.write_text('[criteria.llm_judge.options]\nsample_rat = 0.1\n')
+    db = tmp_path / "e.db"
+    Engine(db, golden=[GOLDEN]).start().close()
+    assert main(["rescore", "--db", str(db), "--config", str(toml), "--judge-only"]) == 2
+    err = capsys.readouterr().err
+    assert "sample_rat" in err and "did you mean 'sample_rate'" in err

@@ -16,8 +16,8 @@ from typing import Any, Optional
 
 from ..models.results import CriterionResult
 
-PENDING, NOT_SAMPLED, FILTERED, UNAVAILABLE, BUDGET, QUEUE_FULL, ANSWERED = (
-    "pending", "not_sampled", "filtered", "unavailable", "budget", "queue_full", "answered")
+PENDING, NOT_SAMPLED, FILTERED, UNAVAILABLE, BUDGET, QUEUE_FULL, ANSWERED, INVALID = (
+    "pending", "not_sampled", "filtered", "unavailable", "budget", "queue_full", "answered", "invalid_answer")
 """``details['judge']`` of a judge criterion: what became of it."""
 
 QUEUE_FULL_REASON = "judge queue full"

@@ -228,7 +228,7 @@ class JudgePool:
                         answer.samples.append(J.Sample(weighted_score(scores), scores))
                     except JudgeError as exc:
                         self._count("garbage")
-                        return J.not_evaluated(criterion, J.UNAVAILABLE, str(exc), error=True), False
+                        return J.not_evaluated(criterion, J.INVALID, str(exc), error=True), False
                 answers.append(answer)
         except _Fault as fault:
             state = J.BUDGET if fault.kind == "budget" else J.UNAVAILABLE
