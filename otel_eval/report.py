@@ -50,6 +50,8 @@ def summarize(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
             if c["skipped"]:
                 stat["skipped"] += 1
                 continue
+            if (c.get("details") or {}).get("informational") is True:  # ADK's efficiency metrics: a value only
+                stat["informational"] = True
             stat["evaluated"] += 1
             stat["passed"] += int(c["passed"])
             stat["errors"] += int(bool(c["error"]))
@@ -57,7 +59,7 @@ def summarize(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     for stat in criteria.values():
         n = stat.pop("evaluated")
         total = stat.pop("score_sum")
-        stat.update(evaluated=n, pass_rate=round(stat["passed"] / n, 4) if n else None,
+        stat.update(evaluated=n, pass_rate=round(stat["passed"] / n, 4) if n and not stat.get("informational") else None,
                     avg_score=round(total / n, 4) if n else None)
 
     def empty() -> dict[str, Any]:
@@ -210,7 +212,8 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
                       markup=False, highlight=False, style="bold")
 
     for c in row["criteria"]:
-        state = "skipped" if c["skipped"] else ("[green]pass[/]" if c["passed"] else "[red]fail[/]")
+        state = "skipped" if c["skipped"] else ("info" if (c["details"] or {}).get("informational") is True
+                                                else "[green]pass[/]" if c["passed"] else "[red]fail[/]")
         reason = c["details"].get("reason") or c["error"] or ""
         measure = measure_label(c["details"])
         score = _score(None if c["skipped"] else c["score"])

@@ -361,6 +361,12 @@ def test_evaluate_finds_test_config_json_beside_the_eval_set(eval_folder):
         assert by["safety_v1"]["skipped"] and by["final_response_match_v2"]["skipped"]
         assert by["tool_call_count_v1"]["passed"] and by["tool_call_count_v1"]["score"] >= 1
         assert s["verdict"] == "passed"
+    report = otel_eval("report", "--db", "e.db", "--json", cwd=cwd)
+    criteria = json.loads(report.stdout)["summary"]["criteria"]
+    assert criteria["token_usage_v1"]["pass_rate"] is None and criteria["token_usage_v1"]["avg_score"] > 0
+    assert criteria["safety_v1"]["skipped"] == 5 and criteria["safety_v1"]["evaluated"] == 0
+    detail = otel_eval("report", "--db", "e.db", "--session", sessions[0]["session_id"], cwd=cwd).stdout
+    assert "tool_call_count_v1: info score=" in detail and "safety_v1: skipped" in detail
 
 
 def test_evaluate_without_test_config_json_keeps_otel_eval_defaults(eval_folder):
