@@ -577,6 +577,24 @@ def beside(golden: Sequence[Union[str, Path]]) -> list[tuple[Path, Path]]:
     return list(found.values())
 
 
+def _criteria_file_of_toml(path: Union[str, Path]) -> Optional[str]:
+    """The test_config.json a TOML file names with ``criteria_file`` (relative to the TOML file), if any."""
+    from .criteria_file import read_toml
+
+    data = read_toml(path)
+    table = data.get("evaluation", data) if isinstance(data.get("evaluation"), dict) else data
+    named = table.get("criteria_file", table.get("criteria-file"))
+    if named is None:
+        return None
+    if not isinstance(named, str) or not is_test_config(named):
+        raise InputError(str(path), f"criteria_file names google-adk's test_config.json (a .json file), got {named!r}",
+                         "$.criteria_file")
+    if "criteria" in table:
+        raise InputError(str(path), "give the criteria either as [criteria.NAME] tables or as criteria_file, not both",
+                         "$.criteria_file")
+    return named if Path(named).is_absolute() else str(Path(path).parent / named)
+
+
 class Resolved(NamedTuple):
     config: Optional[EvalConfig]
     """None: no file; the caller's defaults (``EvalConfig.default()``) apply."""
@@ -597,6 +615,11 @@ def resolve_config(config_path: Optional[Union[str, Path]], golden: Sequence[Uni
         if is_test_config(config_path):
             read = load_test_config(config_path)
             return Resolved(read.config, str(config_path), f"criteria from {config_path}", read.warnings)
+        named = _criteria_file_of_toml(config_path)
+        if named is not None:  # a collector TOML file naming a test_config.json serves evaluate too
+            read = load_test_config(named)
+            return Resolved(read.config, named, f"criteria from {named} (criteria_file of {config_path})",
+                            read.warnings)
         if toml_loader is None:
             from .criteria_file import load_eval_config as toml_loader
         return Resolved(toml_loader(config_path), str(config_path), f"criteria from {config_path}", [])

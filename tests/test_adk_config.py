@@ -448,6 +448,17 @@ def test_collector_reads_test_config_json_three_ways(eval_folder, tmp_path):
     assert named.eval_config.criteria["response_match_score"].threshold == 0.3  # named wins over the one beside
 
 
+def test_evaluate_reads_the_criteria_file_a_collector_toml_names(eval_folder):
+    cwd = eval_folder.parent
+    (cwd / "collector.toml").write_text('session_idle = 30\ncriteria_file = "weather_agent/test_config.json"\n')
+    run = otel_eval("evaluate", CAPTURE, "--golden", "weather_agent/weather.evalset.json", "--config",
+                    "collector.toml", "--db", "e.db", "--json", cwd=cwd)
+    assert run.returncode == 0, run.stderr
+    assert "criteria from weather_agent/test_config.json (criteria_file of collector.toml)" in run.stderr
+    session = next(s for s in json.loads(run.stdout)["sessions"] if s["case_id"])
+    assert "safety_v1" in [c["criterion"] for c in session["criteria"]]
+
+
 def test_collector_refuses_two_sources_of_criteria_and_bad_files(eval_folder, tmp_path):
     toml = tmp_path / "collector.toml"
     toml.write_text('criteria_file = "x.json"\n[criteria.trajectory_match]\nthreshold = 0.5\n')
