@@ -456,10 +456,17 @@ def _criteria(raw: Any, path: str) -> EvalConfig:
                              f"$.criteria.{name}")
         merged["criteria"].setdefault(name, {}).update(table)
     try:
-        return EvalConfig.model_validate(merged)
+        config = EvalConfig.model_validate(merged)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise InputError(path, err["msg"], json_path(tuple(err["loc"]))) from None
+    from otel_eval.scoring import config_problems  # an unknown criterion or option: refused at start, not per session
+
+    problems = config_problems(config)
+    if problems:
+        location, reason = problems[0]
+        raise InputError(path, reason, location)
+    return config
 
 
 def _check(config: CollectorConfig, values: Mapping[str, tuple[Any, str]]) -> None:

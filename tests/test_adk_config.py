@@ -470,6 +470,17 @@ def test_collector_refuses_two_sources_of_criteria_and_bad_files(eval_folder, tm
     assert caught.value.location == "$.criteria.tool_call_count_v1"
 
 
+def test_collector_refuses_an_unknown_metric_in_its_toml_criteria(tmp_path):
+    toml = tmp_path / "collector.toml"
+    toml.write_text("[criteria.hallucination_v1]\nthreshold = 0.5\n")
+    with pytest.raises(InputError) as caught:
+        load_collector_config(["--config", str(toml)], environ={})
+    assert caught.value.location == "$.criteria.hallucination_v1"
+    assert "did you mean 'hallucinations_v1'" in caught.value.reason
+    toml.write_text("[criteria.safety_v1]\nthreshold = 0.5\n")  # ADK's names are criteria in TOML too
+    assert "safety_v1" in load_collector_config(["--config", str(toml)], environ={}).eval_config.criteria
+
+
 def test_collector_process_exits_2_on_a_bad_test_config_json(eval_folder):
     (eval_folder / "test_config.json").write_text(json.dumps({"criteria": {"safety_v1": {"threshhold": 0.5}}}))
     run = subprocess.run([sys.executable, "-m", "otel_eval.cli", "collect", "--golden",
