@@ -99,6 +99,10 @@ CORPUS = [
         "threshold": 0.8, "rubrics": [_rubric("r1", "x", weight=2)]}}}, None),
     ("rubric-content-empty", {"criteria": {"rubric_based_final_response_quality_v1": {
         "threshold": 0.8, "rubrics": [{"rubric_id": "r1", "rubric_content": {}}]}}}, None),
+    ("rubric-description-only", {"criteria": {"rubric_based_final_response_quality_v1": {
+        "threshold": 0.8, "rubrics": [{"rubric_id": "r1", "rubric_content": {}, "description": "Be brief."}]}}}, None),
+    ("rubric-ids-camel-and-snake", {"criteria": {"rubric_based_tool_use_quality_v1": {
+        "threshold": 0.8, "rubrics": [{"rubricId": "a", "rubric_content": {"textProperty": "x"}, "type": "T"}]}}}, None),
     ("hallucinations-intermediate", {"criteria": {"hallucinations_v1": {
         "threshold": 0.8, "evaluateIntermediateNlResponses": True}}}, None),
     ("hallucinations-intermediate-word", {"criteria": {"hallucinations_v1": {
@@ -195,9 +199,9 @@ def _ours(criteria: dict[str, CriterionConfig]) -> list[dict]:
 def _adk(metrics: list[dict]) -> list[dict]:
     for m in metrics:
         for r in m.get("rubrics") or []:
-            r.pop("description", None)
-            if r["text"] is None and r.get("description"):
-                r["text"] = r["description"]
+            description = r.pop("description", None)
+            if r["text"] is None and description:  # otel-eval's rubric text falls back to ADK's description
+                r["text"] = description
     return metrics
 
 
