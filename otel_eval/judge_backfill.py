@@ -27,7 +27,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 from .errors import InputError
 from .golden import GoldenSets
 from .judging import jobs as J
-from .judging.budget import DAY
+from .judging.budget import DAY, Limits
 from .judging.pool import JudgePool
 from .models.evalset import EvalConfig
 from .read.sessions import scored_sessions
@@ -80,12 +80,15 @@ def judge_stored(db: Union[str, Path], config: Optional[EvalConfig] = None, sinc
                 work.append(job)
         outcomes: "queue.Queue[tuple[J.JudgeJob, list, dict, bool]]" = queue.Queue()
         options = {name: dict(c.options) for name, c in settings.config.criteria.items()}
+        for job in work:
+            job.criteria = J.with_live_options(job.criteria, lambda name: options.get(name, {}))
         pool = JudgePool(lambda job, results, usage, retry: outcomes.put((job, results, usage, retry)),
                          concurrency=settings.judge_concurrency, max_queue=max(1, len(work)),
                          deadline=max(settings.judge_deadline, 120.0),
                          breaker_threshold=settings.judge_breaker_failures,
                          breaker_cooldown=settings.judge_breaker_cooldown,
-                         secrets=lambda name: options.get(name, {}).get("api_key"), env=env).start()
+                         secrets=lambda name: options.get(name, {}).get("api_key"),
+                         limits=lambda name: Limits.from_options(options.get(name, {})), env=env).start()
         for criterion, at, calls, tokens in store.judge_usage_since(time.time() - DAY):
             pool.charge(criterion, at, calls, tokens)
         _run(store, pool, work, outcomes, settings.judge_concurrency * 2, progress, out)

@@ -416,6 +416,9 @@ def test_rescore_judge_only_backfills_within_the_budget_and_resumes(tmp_path, ca
         first = capsys.readouterr().out
         assert "judged 2 session(s); 0 skipped; 1 left for the next run" in first
         assert "judge budget exhausted (2 of 2 calls per hour)" in first
+        assert main(["rescore", "--db", str(db), "--config", str(toml), "--judge-only"]) == 0
+        again = capsys.readouterr().out  # the spend of the first run counts: still nothing left this hour
+        assert "judged 0 session(s); 2 skipped; 1 left for the next run" in again
         toml.write_text(toml.read_text().replace("max_calls_per_hour = 2", "max_calls_per_hour = 10"))
         assert main(["rescore", "--db", str(db), "--config", str(toml), "--judge-only", "--case", "tok*"]) == 0
         second = capsys.readouterr().out
@@ -436,3 +439,59 @@ def test_an_unknown_judge_option_exits_2_naming_the_closest(tmp_path, capsys):
     assert main(["rescore", "--db", str(db), "--config", str(toml), "--judge-only"]) == 2
     err = capsys.readouterr().err
     assert "sample_rat" in err and "did you mean 'sample_rate'" in err
+
+
+def test_kill_9_loses_no_judge_work_and_charges_each_judgment_once(tmp_path):
+    """A real collector process: sessions stored with their judge pending (the judge hangs), then
+    SIGKILL; the restarted collector judges every one of them, once."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from examples.weather_agent import run_session
+    from examples.weather_agent.agent import agent_resource
+    from tests.test_collector_process import CollectorProcess
+    from tests.test_metrics_prometheus import GOLDEN as EXAMPLE_GOLDEN
+
+    db = tmp_path / "eval.db"
+    with JudgeServer(mode="hang") as judge:
+        toml = tmp_path / "c.toml"
+        toml.write_text(f'[criteria.trajectory_match]\nthreshold = 0.8\n[criteria.llm_judge]\nthreshold = 0.7\n'
+                        f'[criteria.llm_judge.options]\nbase_url = "{judge.url}"\ntimeout = 60\n')
+        args = ["--db", str(db), "--config", str(toml), "--trace-quiet", "0.05", "--session-idle", "0.1",
+                *[a for g in EXAMPLE_GOLDEN for a in ("--golden", g)]]
+        collector = CollectorProcess(*args)
+        try:
+            provider = TracerProvider(resource=agent_resource("1.0.0"))
+            provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=collector.traces_url, timeout=10)))
+            for i in range(3):
+                run_session(provider, f"k{i}", ["What's the weather in Tokyo?"], version="1.0.0", mark_end=True)
+            provider.shutdown()
+
+            def queued():
+                conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+                try:
+                    return conn.execute("SELECT COUNT(*) FROM judge_jobs WHERE status = 'queued'").fetchone()[0] == 3
+                except sqlite3.OperationalError:
+                    return False
+                finally:
+                    conn.close()
+
+            wait_until(queued, timeout=20)
+            wait_until(lambda: len(judge.requests) == 3)
+        finally:
+            collector.proc.kill()  # SIGKILL while every judge call is out
+            collector.proc.wait(10)
+        assert all(latest(db, f"k{i}")[0]["judge_pending"] == 1 for i in range(3))
+        judge.mode = "ok"
+        restarted = CollectorProcess(*args)
+        try:
+            outcomes = [wait_until(lambda i=i: judge_outcome(db, f"k{i}"), timeout=30) for i in range(3)]
+        finally:
+            assert restarted.stop() == 0
+    for row, crit in outcomes:
+        assert crit["skipped"] == 0 and row["verdict"] == "passed" and row["revision"] == 2
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT SUM(calls) FROM judge_usage").fetchone()[0] == 3
+    assert conn.execute("SELECT status, COUNT(*) FROM judge_jobs GROUP BY status").fetchall() == [("done", 3)]
+    conn.close()

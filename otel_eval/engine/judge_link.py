@@ -71,15 +71,12 @@ class JudgeLink:
         self._submit(J.JudgeJob(evaluation_id, session_id, request["criteria"]))
 
     def _live(self, job: J.JudgeJob) -> J.JudgeJob:
-        """The job with the endpoint settings of this run's config (a job resumed after a restart
-        judges with the judge configured now; its messages and rubrics are the ones stored)."""
-        for criterion in job.criteria:
-            live = self._options(criterion["criterion"])
-            criterion["options"] = {**criterion.get("options", {}),
-                                    **{k: v for k, v in live.items() if k in J.CONNECTION_OPTIONS}}
+        job.criteria = J.with_live_options(job.criteria, self._options)
         return job
 
     def _submit(self, job: J.JudgeJob) -> None:
+        if self.pool is not None and self.pool.closing:
+            return  # shutting down: the job stays queued in the database, the next start sends it
         job = self._live(job)
         with self._lock:
             self._busy += 1

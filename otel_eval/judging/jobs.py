@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..models.results import CriterionResult
 
@@ -32,6 +32,18 @@ def public_options(options: dict[str, Any]) -> dict[str, Any]:
     """A criterion's options without secrets: what a stored job may carry (the pool looks the key
     up again in its own config, or the environment)."""
     return {k: v for k, v in options.items() if k not in SECRET_OPTIONS}
+
+
+def with_live_options(criteria: list[dict[str, Any]], live: Callable[[str], dict[str, Any]]) -> list[dict[str, Any]]:
+    """A stored job's criteria with the endpoint settings of this run's config (``live(name)``:
+    the criterion's options now): a job resumed after a restart is judged by the judge configured
+    now; its messages and rubrics stay the ones stored."""
+    out = []
+    for criterion in criteria:
+        now = live(criterion["criterion"])
+        out.append({**criterion, "options": {**criterion.get("options", {}),
+                                             **{k: v for k, v in now.items() if k in CONNECTION_OPTIONS}}})
+    return out
 
 
 @dataclass

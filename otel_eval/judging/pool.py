@@ -74,7 +74,8 @@ class JudgePool:
         self.deadline = float(deadline)
         self.breaker = Breaker(threshold=breaker_threshold, cooldown=breaker_cooldown)
         self._secrets = secrets or (lambda name: None)
-        self._limits = limits or (lambda name: Limits())
+        self._limits = limits
+        """Criterion name → its spend caps, from the config of this run (else a job's own options)."""
         self._env = os.environ if env is None else env
         self._wall = wall
         self._clock = clock
@@ -147,6 +148,10 @@ class JudgePool:
         """A judgment made before this start (its spend counts against the caps)."""
         with self._lock:
             self._budget(criterion).charge(at, calls, tokens)
+
+    @property
+    def closing(self) -> bool:
+        return self._closing
 
     def submit(self, job: J.JudgeJob) -> bool:
         """Queue a job; False when the queue is full (the caller records "judge queue full")."""
@@ -385,7 +390,7 @@ class JudgePool:
     def _budget(self, name: str, options: Optional[dict[str, Any]] = None) -> Budget:
         budget = self._budgets.get(name)
         if budget is None:
-            limits = Limits.from_options(options) if options is not None else self._limits(name)
+            limits = self._limits(name) if self._limits is not None else Limits.from_options(options or {})
             budget = self._budgets[name] = Budget(limits)
         return budget
 
