@@ -39,7 +39,7 @@ from .metrics.health import FLAG_LIMITS, LIMITS, health
 from .metrics.judge import DEFAULT_RUBRICS, ENV_BASE_URL, Judge
 from .judging import context as judge_context_
 from .judging.jobs import FILTERED, NOT_SAMPLED, PENDING, PENDING_REASON, UNAVAILABLE, public_options
-from .judging.selection import filtered_out, not_sampled_reason, option_problems, sampled
+from .judging.selection import filtered_out, judges_unmatched, not_sampled_reason, option_problems, sampled
 from .vertex_record import vertex_record
 from .metrics.layer1 import check_record
 from .metrics.response import adk_rouge1, contains, exact_match, regex_match, rouge1
@@ -584,12 +584,14 @@ def _run(name: str, kind: str, trajectory: Trajectory, case: EvalCase, cfg: Crit
     return _result(name, cfg, score, details, exact=_decides_as_adk(name, kind))
 
 
-def _deferred_judge(name: str, cfg: CriterionConfig, trajectory: Trajectory, case: EvalCase, verdict: str,
+def _deferred_judge(name: str, cfg: CriterionConfig, trajectory: Trajectory, case: Optional[EvalCase], verdict: str,
                     requests: list, context: Optional[dict[str, Any]]) -> CriterionResult:
     """A judge criterion left to the judge pool: filtered out, not sampled, or pending with its
-    request appended to ``requests`` (plain data: it is stored with the pending evaluation)."""
+    request appended to ``requests`` (plain data: it is stored with the pending evaluation).
+    ``case`` None: an unmatched session (``when.unmatched``), judged without a reference."""
     options = cfg.options
-    reason = filtered_out(options.get("when"), case_id=case.eval_id, agent_version=trajectory.agent_version,
+    reason = filtered_out(options.get("when"), case_id=case.eval_id if case else None,
+                          agent_version=trajectory.agent_version,
                           verdict=verdict, tool_errors=sum(1 for c in trajectory.calls if c.error))
     if reason is not None:
         return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True,
@@ -601,14 +603,15 @@ def _deferred_judge(name: str, cfg: CriterionConfig, trajectory: Trajectory, cas
     rubrics = list(cfg.rubrics) or DEFAULT_RUBRICS
     max_chars = int(options.get("max_context_chars", judge_context_.DEFAULT_MAX_CONTEXT_CHARS))
     turns = []
-    for i, inv in enumerate(case.conversation):
-        turn = _turn(trajectory, i)
+    pairs = ([(i, _turn(trajectory, i), inv) for i, inv in enumerate(case.conversation)] if case is not None
+             else [(i, turn, None) for i, turn in enumerate(trajectory.turns)])
+    for i, turn, inv in pairs:
         system, tools = (context or {}).get(turn.trace_id, (None, None))
-        messages = judge_context_.build_messages(
-            turn.user_input or inv.user_content.get_text(), turn.final_response,
-            inv.expected_final_response.get_text() if inv.expected_final_response else None, rubrics,
-            calls=turn.calls, system=system, tools=tools, max_chars=max_chars)
-        turns.append({"turn": i, "invocation": inv.invocation_id, "messages": messages})
+        question = turn.user_input or (inv.user_content.get_text() if inv is not None else None)
+        reference = inv.expected_final_response.get_text() if inv is not None and inv.expected_final_response else None
+        messages = judge_context_.build_messages(question, turn.final_response, reference, rubrics, calls=turn.calls,
+                                                 system=system, tools=tools, max_chars=max_chars)
+        turns.append({"turn": i, "invocation": inv.invocation_id if inv is not None else None, "messages": messages})
     if not turns:
         return _skipped(name, cfg, "the case has no turns to judge")
     requests.append({"criterion": name, "threshold": cfg.threshold, "judge_model": cfg.judge_model,
@@ -650,13 +653,20 @@ def score_session(trajectory: Trajectory, case: Optional[EvalCase], config: Eval
                 results.append(result)
                 continue
             results.append(_run(name, kind, trajectory, case, cfg, judge))
+    elif judge_requests is not None and judge is None:  # unmatched: judge criteria asked to judge it anyway
+        for name, cfg in config.criteria.items():
+            if (cfg.enabled and kinds[name] == "llm_judge" and judges_unmatched(cfg.options.get("when"))
+                    and not unknown_options("llm_judge", cfg.options) and not option_problems(cfg.options)
+                    and not _no_endpoint(cfg.options)):
+                deferred.append((len(results), name, cfg))
+                results.append(None)  # type: ignore[arg-type]  # filled in below
     if not health_cfgs:
         health_cfgs = {HEALTH: _HEALTH_DEFAULT}
     for name, cfg in health_cfgs.items():
         if cfg.enabled:
             results.append(_health_result(trajectory, cfg, name))
     if deferred:
-        assert case is not None and judge_requests is not None
+        assert judge_requests is not None
         verdict_now = verdict_of(r for r in results if r is not None)
         for at, name, cfg in deferred:
             results[at] = _deferred_judge(name, cfg, trajectory, case, verdict_now, judge_requests, judge_context)

@@ -149,7 +149,7 @@ def test_bad_judge_options_are_refused_with_the_closest_name():
 
 # --- the engine with a real judge -----------------------------------------------------------------
 
-def test_deterministic_verdict_first_then_the_judge_completes_it(tmp_path):
+def test_deterministic_verdict_first_then_the_judge_completes_it(tmp_path, capsys):
     db = tmp_path / "e.db"
     events, results = [], []
     with JudgeServer(delay=1.5) as judge:
@@ -163,6 +163,12 @@ def test_deterministic_verdict_first_then_the_judge_completes_it(tmp_path):
             assert row["judge_pending"] == 1 and row["verdict"] == "passed"
             assert crit["llm_judge"]["skipped"] == 1 and json.loads(crit["llm_judge"]["details"])["judge"] == "pending"
             assert crit["trajectory_match"]["passed"] == 1
+            # report says so, and which verdict it shows meanwhile.
+            from otel_eval.cli import main as cli
+
+            assert cli(["report", "--db", str(db)]) == 0
+            shown = capsys.readouterr().out
+            assert "PASS · judge pending" in shown and "1 session awaiting the judge" in shown
             row, judged = wait_until(lambda: judge_outcome(db), timeout=15)
             assert e.wait_idle(10)
         finally:
@@ -495,3 +501,23 @@ def test_kill_9_loses_no_judge_work_and_charges_each_judgment_once(tmp_path):
     assert conn.execute("SELECT SUM(calls) FROM judge_usage").fetchone()[0] == 3
     assert conn.execute("SELECT status, COUNT(*) FROM judge_jobs GROUP BY status").fetchall() == [("done", 3)]
     conn.close()
+
+
+def test_unmatched_sessions_are_judged_only_when_asked(tmp_path):
+    db = tmp_path / "e.db"
+    import dataclasses
+
+    other = lambda n: [dataclasses.replace(s, attributes={**s.attributes, "input.value": "Tell me a joke"})
+                       if s.parent_span_id is None else s for s in spans(n)]
+    with JudgeServer() as judge:
+        e = engine(db, judge.url, when={"unmatched": "only"})
+        try:
+            e.ingest(spans(0))
+            e.ingest(other(1))
+            wait_until(lambda: judge_outcome(db, "s0") and judge_outcome(db, "s1"), timeout=15)
+        finally:
+            e.close()
+    matched, unmatched = latest(db, "s0"), latest(db, "s1")
+    assert matched[0]["case_id"] == "tokyo" and "when.unmatched" in json.loads(matched[1]["llm_judge"]["details"])["reason"]
+    assert unmatched[0]["case_id"] is None and unmatched[1]["llm_judge"]["skipped"] == 0
+    assert "Reference answer" not in judge.requests[0]["messages"][1]["content"]

@@ -167,6 +167,9 @@ class Engine:
                                   stored=self._stored, given_up=self._given_up, released=self._release,
                                   judged=self._judge.committed)
         except BaseException:
+            if self._judge is not None:
+                self._judge.close(5)
+                self._judge = None
             _release_lock(self._lock_file)
             self._lock_file = None
             raise
@@ -175,6 +178,7 @@ class Engine:
         self._checkpointer = Checkpointer(self.db_path, restart=self._request_wal_restart).start()
         self._writer.start()
         self._score(pending)
+        self._judge.resume()
         if resumed:
             log.info("%d judge job(s) left pending at the last stop: resumed", resumed)
         return self
@@ -183,6 +187,9 @@ class Engine:
         writer = self._writer
         if writer is not None and writer.alive:
             writer.put(item)
+        elif self._judge is not None:  # stopped: the job stays queued in the database for the next start
+            item.info = None
+            self._judge.committed(item)
 
     def _judgment_stored(self, item: CompleteJudgment, event: Optional[EvaluationStored]) -> None:
         """A judge outcome committed (``event``: its revision, None when it completed nothing)."""

@@ -40,6 +40,7 @@ class JudgeLink:
         self._busy = 0
         """Jobs handed to the pool whose outcome is not committed yet."""
         self.pool: Optional[JudgePool] = None
+        self._resumed: list[J.JudgeJob] = []
 
     def _options(self, name: str) -> dict[str, Any]:
         cfg = self.settings.config.criteria.get(name)
@@ -49,7 +50,8 @@ class JudgeLink:
         return self._options(name).get("api_key")
 
     def start(self, store: Store) -> int:
-        """Start the pool, charge it with the spend of the last day, resume the jobs left pending."""
+        """Start the pool, charge it with the spend of the last day, and read the jobs left pending
+        (sent by :meth:`resume`, once the writer that records their outcomes runs)."""
         s = self.settings
         self.pool = JudgePool(self._outcome, concurrency=s.judge_concurrency, max_queue=s.judge_queue,
                               deadline=s.judge_deadline, breaker_threshold=s.judge_breaker_failures,
@@ -57,15 +59,21 @@ class JudgeLink:
                               limits=lambda name: Limits.from_options(self._options(name))).start()
         for criterion, at, calls, tokens in store.judge_usage_since(time.time() - DAY):
             self.pool.charge(criterion, at, calls, tokens)
-        resumed = 0
+        self._resumed = []
         for job_id, session_id, request, _created, backfill in store.judge_jobs_to_resume():
             job = J.JudgeJob(job_id, session_id, json.loads(request)["criteria"])
             if backfill:
                 self.pool.keep_for_backfill(self._live(job))
             else:
-                self._submit(job)  # a fresh deadline: the judge gets its full time after a restart
-                resumed += 1
-        return resumed
+                self._resumed.append(job)
+        return len(self._resumed)
+
+    def resume(self) -> None:
+        """Send the jobs :meth:`start` read, each with a fresh deadline (the judge gets its full
+        time after a restart)."""
+        jobs, self._resumed = self._resumed, []
+        for job in jobs:
+            self._submit(job)
 
     def submit(self, evaluation_id: int, session_id: str, request: dict[str, Any]) -> None:
         self._submit(J.JudgeJob(evaluation_id, session_id, request["criteria"]))

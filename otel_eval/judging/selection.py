@@ -9,6 +9,9 @@ rescore, a restart) samples the same sessions, and two judge criteria sample ind
     agent_versions = ["2.*"]        # ... on the agent version
     verdict = "failed"              # only sessions whose deterministic verdict is failed (or "passed")
     tool_errors = true              # only sessions with a tool error (false: only those without)
+    unmatched = true                # also judge sessions no golden case matched ("only": only them)
+
+An unmatched session has no reference answer: the judge sees its turns and tool calls only.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ import fnmatch
 import hashlib
 from typing import Any, Optional
 
-WHEN_KEYS = ("case_ids", "agent_versions", "verdict", "tool_errors")
+WHEN_KEYS = ("case_ids", "agent_versions", "verdict", "tool_errors", "unmatched")
+UNMATCHED_VALUES = (True, False, "only")
 VERDICT_FILTERS = ("passed", "failed")
 
 
@@ -47,7 +51,14 @@ def when_problems(when: Any) -> list[str]:
         problems.append(f"options.when.verdict must be one of {', '.join(VERDICT_FILTERS)} (got {when['verdict']!r})")
     if "tool_errors" in when and not isinstance(when["tool_errors"], bool):
         problems.append("options.when.tool_errors must be true or false")
+    if "unmatched" in when and not any(when["unmatched"] is v or when["unmatched"] == v for v in (True, False, "only")):
+        problems.append(f"options.when.unmatched must be true, false or \"only\" (got {when['unmatched']!r})")
     return problems
+
+
+def judges_unmatched(when: Optional[dict]) -> bool:
+    """Whether sessions no golden case matched are judged too (``when.unmatched``)."""
+    return bool(when) and when.get("unmatched") in (True, "only")
 
 
 def filtered_out(when: Optional[dict], *, case_id: Optional[str], agent_version: Optional[str],
@@ -55,8 +66,10 @@ def filtered_out(when: Optional[dict], *, case_id: Optional[str], agent_version:
     """Why the session is left out by the ``when`` filters, or None when it is judged."""
     if not when:
         return None
+    if when.get("unmatched") == "only" and case_id:
+        return "not judged: when.unmatched = \"only\" and the session matched a golden case"
     patterns = when.get("case_ids")
-    if patterns is not None and not any(fnmatch.fnmatchcase(case_id or "", p) for p in patterns):
+    if patterns is not None and case_id and not any(fnmatch.fnmatchcase(case_id, p) for p in patterns):
         return f"not judged: case {case_id!r} is not in when.case_ids"
     patterns = when.get("agent_versions")
     if patterns is not None and not any(fnmatch.fnmatchcase(agent_version or "", p) for p in patterns):

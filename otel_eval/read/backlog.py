@@ -49,12 +49,15 @@ class Backlog:
     next_session: Optional[str] = None
     """The open session due to end first."""
     next_due_ns: Optional[int] = None
+    awaiting_judge: int = 0
+    """Scored, with a judge criterion pending: the verdict shown is the deterministic one so far."""
 
     def merge(self, other: "Backlog") -> "Backlog":
         first = min((b for b in (self, other) if b.next_due_ns is not None),
                     key=lambda b: b.next_due_ns, default=None)  # type: ignore[arg-type, return-value]
         return Backlog(self.open + other.open, self.awaiting_scoring + other.awaiting_scoring,
-                       first.next_session if first else None, first.next_due_ns if first else None)
+                       first.next_session if first else None, first.next_due_ns if first else None,
+                       self.awaiting_judge + other.awaiting_judge)
 
     def due_in_s(self, now_ns: int) -> Optional[float]:
         """Seconds until the next open session ends; negative when it is overdue (nothing is
@@ -63,7 +66,8 @@ class Backlog:
 
     def to_dict(self, now_ns: int) -> dict[str, Any]:
         return {"open": self.open, "awaiting_scoring": self.awaiting_scoring,
-                "next_session": self.next_session, "next_due_in_s": self.due_in_s(now_ns)}
+                "next_session": self.next_session, "next_due_in_s": self.due_in_s(now_ns),
+                "awaiting_judge": self.awaiting_judge}
 
 
 def read_backlog(conn: sqlite3.Connection, timing: Timing) -> Backlog:
@@ -72,8 +76,9 @@ def read_backlog(conn: sqlite3.Connection, timing: Timing) -> Backlog:
     try:
         counts = dict(conn.execute(
             "SELECT status, COUNT(*) FROM sessions WHERE status IN (?, ?) GROUP BY status", (OPEN, ENDED)).fetchall())
+        judge = _awaiting_judge(conn)
         if not counts.get(OPEN):
-            return Backlog(0, counts.get(ENDED, 0))
+            return Backlog(0, counts.get(ENDED, 0), awaiting_judge=judge)
         sessions = {sid: (keyed_by, bool(end_requested), last or 0, []) for sid, keyed_by, end_requested, last in
                     conn.execute("SELECT session_id, keyed_by, end_requested, last_received_ns FROM sessions"
                                  " WHERE status = ?", (OPEN,))}
@@ -88,7 +93,19 @@ def read_backlog(conn: sqlite3.Connection, timing: Timing) -> Backlog:
     due = {sid: due_ns(keyed_by, end_requested, last, traces, timing)
            for sid, (keyed_by, end_requested, last, traces) in sessions.items()}
     first = min(due, key=lambda sid: (due[sid], sid))
-    return Backlog(len(sessions), counts.get(ENDED, 0), first, due[first])
+    return Backlog(len(sessions), counts.get(ENDED, 0), first, due[first], judge)
+
+
+def _awaiting_judge(conn: sqlite3.Connection) -> int:
+    """Current evaluations waiting for their judge's answer (a partial index would make this
+    cheaper; the judge_jobs table is small: its queued rows are exactly these)."""
+    try:
+        return conn.execute("SELECT COUNT(*) FROM judge_jobs j JOIN evaluations e ON e.id = j.evaluation_id"
+                            " WHERE j.status = 'queued' AND e.superseded = 0 AND e.judge_pending > 0").fetchone()[0]
+    except sqlite3.OperationalError as exc:
+        if missing_schema(exc):
+            return 0
+        raise
 
 
 def backlog_of(db_paths: Sequence[DbPath], timing: Timing) -> Backlog:
@@ -113,8 +130,13 @@ def describe(pending: dict[str, Any], timing: Timing) -> str:
     """One line for a person from :meth:`Backlog.to_dict`: what is waiting, when the next result
     comes, and why it takes that long. Empty when nothing is waiting."""
     opened, waiting, due = pending["open"], pending["awaiting_scoring"], pending["next_due_in_s"]
+    judge = pending.get("awaiting_judge") or 0
+    judged = (f"{judge} session{'s' if judge != 1 else ''} awaiting the judge (verdict so far from the "
+              "deterministic criteria)") if judge else ""
     if not opened and not waiting:
-        return ""
+        return judged
+    if judged:
+        return describe({**pending, "awaiting_judge": 0}, timing) + "; " + judged
     parts = []
     if opened:
         parts.append(f"{opened} session{'s' if opened != 1 else ''} open")
