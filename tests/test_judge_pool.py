@@ -521,3 +521,18 @@ def test_unmatched_sessions_are_judged_only_when_asked(tmp_path):
     assert matched[0]["case_id"] == "tokyo" and "when.unmatched" in json.loads(matched[1]["llm_judge"]["details"])["reason"]
     assert unmatched[0]["case_id"] is None and unmatched[1]["llm_judge"]["skipped"] == 0
     assert "Reference answer" not in judge.requests[0]["messages"][1]["content"]
+
+
+def test_a_retry_after_past_the_deadline_gives_up_at_once_with_the_429(tmp_path):
+    db = tmp_path / "e.db"
+    with JudgeServer(mode="429", retry_after="30") as judge:
+        e = engine(db, judge.url, settings=EngineSettings(judge_deadline=20.0), max_retries=3)
+        try:
+            started = time.monotonic()
+            e.ingest(spans(0))
+            _, crit = wait_until(lambda: judge_outcome(db), timeout=15)
+            took = time.monotonic() - started
+        finally:
+            e.close()
+    assert took < 10 and len(judge.requests) == 1  # no 30 s wait that the deadline would cut anyway
+    assert crit["error"].startswith("HTTP 429 from ") and "past the judge deadline" in crit["error"]

@@ -168,9 +168,11 @@ class JudgePool:
 
     def keep_for_backfill(self, job: J.JudgeJob) -> None:
         """A job whose judge was unavailable (now, or before a restart): tried once more when the
-        judge answers again."""
+        judge answers again. At most ``max_queue`` wait in memory; the others wait in the database
+        (``judge_jobs`` status retry) for the next start."""
         with self._lock:
-            self._backfill.append(job)
+            if len(self._backfill) < self.max_queue:
+                self._backfill.append(job)
 
     def _start_job(self, job: J.JudgeJob) -> None:
         task = asyncio.get_running_loop().create_task(self._job(job))
@@ -227,6 +229,7 @@ class JudgePool:
                 answer = J.TurnAnswer(turn["turn"], turn.get("invocation"))
                 for i in range(samples):
                     content = await self._call(name, base_url, model, options, turn["messages"], usage,
+                                               job.created + self.deadline,
                                                temperature=0 if samples == 1 else options.get("temperature", 1.0))
                     try:
                         scores = parse_scores(content, rubrics)
@@ -243,7 +246,8 @@ class JudgePool:
     # --- one call ---------------------------------------------------------------------------------
 
     async def _call(self, name: str, base_url: str, model: str, options: dict[str, Any],
-                    messages: list[dict[str, str]], usage: dict[str, list[int]], temperature: float = 0) -> str:
+                    messages: list[dict[str, str]], usage: dict[str, list[int]], deadline: float,
+                    temperature: float = 0) -> str:
         with self._lock:
             budget = self._budget(name, options)
             reason = budget.try_reserve(self._wall())
@@ -262,7 +266,8 @@ class JudgePool:
                 with self._lock:
                     self._in_flight += 1
                 try:
-                    content, tokens = await self._with_retries(name, base_url, model, options, messages, temperature)
+                    content, tokens = await self._with_retries(name, base_url, model, options, messages, temperature,
+                                                               deadline)
                 finally:
                     with self._lock:
                         self._in_flight -= 1
@@ -276,7 +281,10 @@ class JudgePool:
         return content
 
     async def _with_retries(self, name: str, base_url: str, model: str, options: dict[str, Any],
-                            messages: list[dict[str, str]], temperature: float) -> tuple[str, int]:
+                            messages: list[dict[str, str]], temperature: float, deadline: float) -> tuple[str, int]:
+        """One call with its retries, all before ``deadline`` (``time.time()`` clock): each
+        attempt's timeout is cut to what is left, and a wait (backoff, ``Retry-After``) that would
+        end past it is not waited: the call gives up with the last reason at once."""
         url = f"{base_url}/chat/completions"
         body: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature}
         if options.get("json_mode"):
@@ -292,11 +300,12 @@ class JudgePool:
         last = ""
         for attempt in range(max_retries + 1):
             started = self._clock()
+            attempt_timeout = max(0.05, min(timeout, deadline - self._wall()))
             try:
                 assert self._client is not None
-                response = await asyncio.wait_for(self._client.post(url, data, headers), timeout)
+                response = await asyncio.wait_for(self._client.post(url, data, headers), attempt_timeout)
             except asyncio.TimeoutError:
-                kind, last, retry_after = "timeout", f"timed out after {timeout:g}s calling {url}", None
+                kind, last, retry_after = "timeout", f"timed out after {attempt_timeout:g}s calling {url}", None
             except HttpError as exc:
                 kind, last, retry_after = "refused", f"{exc} ({url})", None
             else:
@@ -325,7 +334,10 @@ class JudgePool:
                     delay = max(delay, min(float(retry_after), 60.0))
                 except ValueError:
                     pass
-            await asyncio.sleep(delay)  # the job's deadline cancels a wait that would outlast it
+            if self._wall() + delay >= deadline:
+                last += f"; the next try ({delay:g} s later) would be past the judge deadline"
+                break
+            await asyncio.sleep(delay)
         raise _Fault("unavailable", f"{last} (gave up after {attempt + 1} attempt(s))")
 
     def _api_key(self, name: str, options: dict[str, Any]) -> Optional[str]:
