@@ -18,7 +18,7 @@ from .spans import LogEvent, SpanRecord
 def evaluate(
     inputs: Iterable[Union[str, Path, SpanRecord, LogEvent]],
     golden: Iterable[Union[str, Path, EvalSet]] = (),
-    config: Optional[EvalConfig] = None,
+    config: Union[EvalConfig, str, Path, None] = None,
     db: Optional[Union[str, Path]] = None,
     on_result: Optional[Callable[[EvalCaseResult], Any]] = None,
     progress: Optional[Callable[[int], Any]] = None,
@@ -43,6 +43,10 @@ def evaluate(
             logs.extend(read_log_events(item))
         else:
             spans.extend(read_spans(item))
+    if isinstance(config, (str, Path)):  # a TOML file or google-adk's test_config.json
+        from .adk_config import resolve_config
+
+        config = resolve_config(config).config
     results: list[EvalCaseResult] = []
     tmp = None
     if db is None:

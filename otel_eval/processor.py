@@ -46,7 +46,7 @@ class EvalSpanProcessor(SpanProcessor):
         self,
         db: Union[str, Path] = "otel-eval.db",
         golden: Union[str, Path, EvalSet, Iterable[Union[str, Path, EvalSet]]] = (),
-        config: Optional[EvalConfig] = None,
+        config: Union[EvalConfig, str, Path, None] = None,
         on_result: Optional[Callable[[EvalCaseResult], Any]] = None,
         trace_quiet: Optional[float] = None,
         session_idle: Optional[float] = None,
@@ -59,6 +59,10 @@ class EvalSpanProcessor(SpanProcessor):
         engine: Optional[Engine] = None,
         settings: Optional[EngineSettings] = None,
     ):
+        if isinstance(config, (str, Path)):  # a TOML file or google-adk's test_config.json
+            from .adk_config import resolve_config
+
+            config = resolve_config(config).config
         if engine is None:
             if isinstance(golden, (str, Path, EvalSet)):
                 golden = [golden]

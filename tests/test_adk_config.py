@@ -523,3 +523,17 @@ def test_test_json_files_are_looked_beside_too(tmp_path):
     resolved = resolve_config(None, [str(golden)])
     assert resolved.config.criteria["tool_trajectory_avg_score"].threshold == 0.9
     assert Path(resolved.source).name == "test_config.json"
+
+
+def test_python_entry_points_take_a_test_config_json_path(eval_folder, tmp_path):
+    from otel_eval import EvalSpanProcessor, evaluate
+
+    config = eval_folder / "test_config.json"
+    results = evaluate([CAPTURE], golden=[eval_folder / "weather.evalset.json"], config=str(config))
+    matched = [r for r in results if r.eval_id]
+    assert matched and all("safety_v1" in {c.criterion for c in r.criterion_results} for r in matched)
+    processor = EvalSpanProcessor(db=tmp_path / "p.db", config=config)
+    try:
+        assert processor.engine.settings.config.criteria["response_match_score"].threshold == 0.5
+    finally:
+        processor.shutdown()
