@@ -536,3 +536,25 @@ def test_a_retry_after_past_the_deadline_gives_up_at_once_with_the_429(tmp_path)
             e.close()
     assert took < 10 and len(judge.requests) == 1  # no 30 s wait that the deadline would cut anyway
     assert crit["error"].startswith("HTTP 429 from ") and "past the judge deadline" in crit["error"]
+
+
+def test_dashboard_marks_judge_pending_and_not_sampled_sessions(start_collector):
+    import httpx
+
+    from tests.test_metrics_prometheus import GOLDEN as EXAMPLE_GOLDEN, send_sessions
+
+    with JudgeServer(delay=2.0) as judge:
+        criteria = dict(EvalConfig.default().criteria)
+        criteria["llm_judge"] = CriterionConfig(threshold=0.7, options={"base_url": judge.url})
+        criteria["second_opinion"] = CriterionConfig(threshold=0.7, options={"kind": "llm_judge", "base_url": judge.url,
+                                                                             "sample_rate": 0})
+        collector = start_collector(golden=EXAMPLE_GOLDEN, eval_config=EvalConfig(criteria=criteria), ui=True)
+        send_sessions(collector, [("1.0.0", "d1", "What's the weather in Tokyo?")])
+        with httpx.Client(base_url=f"http://127.0.0.1:{collector.http_port}", timeout=10) as client:
+            pending = client.get("/ui/").text
+            wait_until(lambda: collector.engine.stats()["evaluations_judge_completed"] == 1, timeout=20)
+            done = client.get("/ui/").text
+            session = client.get("/ui/sessions/d1").text
+    assert 'class="badge j-pending">judge pending' in pending
+    assert "j-pending" not in done and 'class="badge j-not-sampled">not sampled' in done
+    assert "not sampled (sample_rate 0)" in session
