@@ -399,7 +399,7 @@ def _llm_judge(trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, 
             question=turn.user_input or inv.user_content.get_text(),
             response=turn.final_response,
             reference=inv.expected_final_response.get_text() if inv.expected_final_response else None,
-            rubrics=cfg.rubrics, threshold=cfg.threshold, criterion=name,
+            rubrics=cfg.rubrics, threshold=cfg.threshold, criterion=name, calls=turn.calls,
         )
         if result.skipped:
             raise _Skip(result.details.get("reason", "judge skipped"))

@@ -23,6 +23,8 @@ import urllib.request
 from collections import OrderedDict
 from typing import Any, Callable, Mapping, MutableMapping, Optional, Sequence
 
+from ..judging.context import SYSTEM_PROMPT  # noqa: F401  (re-exported: one prompt for both paths)
+from ..judging.context import build_messages as _context_messages
 from ..models.evalset import CriterionConfig, Rubric
 from ..models.results import CriterionResult
 
@@ -38,12 +40,6 @@ DEFAULT_RUBRICS = [
         scoring_guide="5=correct and complete, 3=partly correct or incomplete, 1=wrong or no answer",
     )
 ]
-
-SYSTEM_PROMPT = (
-    "You are a strict evaluator of an AI agent's answer. Score the answer on each rubric with an "
-    "integer from 1 (worst) to 5 (best), following each rubric's scoring guide. Reply with JSON only, "
-    'exactly in this form: {"scores": {"<rubric name>": {"score": <1-5>, "reason": "<one sentence>"}}}'
-)
 
 
 class JudgeError(Exception):
@@ -82,14 +78,10 @@ _SHARED_CACHE = LRUCache()
 
 
 def build_messages(question: str, response: Optional[str], reference: Optional[str],
-                   rubrics: Sequence[Rubric]) -> list[dict[str, str]]:
-    lines = [f"User request:\n{question or '(none)'}", ""]
-    if reference:
-        lines += [f"Reference answer:\n{reference}", ""]
-    lines += [f"Agent's answer:\n{response or '(no answer)'}", "", "Rubrics:"]
-    for rubric in rubrics:
-        lines.append(f"- {rubric.name}: {rubric.description} Scoring guide: {rubric.scoring_guide}")
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
+                   rubrics: Sequence[Rubric], calls: Sequence[Any] = ()) -> list[dict[str, str]]:
+    """The judge's messages: the same context the judge pool sends (:mod:`otel_eval.judging.context`),
+    the turn's tool calls included."""
+    return _context_messages(question, response, reference, rubrics, calls=calls)
 
 
 def parse_scores(content: str, rubrics: Sequence[Rubric]) -> dict[str, dict[str, Any]]:
@@ -259,6 +251,7 @@ class Judge:
         rubrics: Sequence[Rubric] = (),
         threshold: float = 0.7,
         criterion: str = "llm_judge",
+        calls: Sequence[Any] = (),
     ) -> CriterionResult:
         """Score one answer. Never raises: failures come back as an error result."""
         rubrics = list(rubrics) or DEFAULT_RUBRICS
@@ -268,7 +261,7 @@ class Judge:
                 criterion=criterion, score=0.0, passed=False, threshold=threshold, skipped=True,
                 details={"reason": f"no judge endpoint configured (set options.base_url or {ENV_BASE_URL})"},
             )
-        messages = build_messages(question, response, reference, rubrics)
+        messages = build_messages(question, response, reference, rubrics, calls)
         key = self._cache_key(messages)
         try:
             cached = self.cache.get(key)
