@@ -317,10 +317,12 @@ def test_num_samples_are_aggregated_with_their_spread(tmp_path):
         try:
             e.ingest(spans(0))
             _, crit = wait_until(lambda: judge_outcome(db), timeout=15)
+            opened = e.stats()["judge"]["connections_opened"]
         finally:
             e.close()
     details = json.loads(crit["details"])
     assert len(judge.requests) == 3 and details["num_samples"] == 3
+    assert opened == 1  # keep-alive: the three calls went over one connection
     assert details["per_turn"][0]["samples"]["scores"] == [1.0, 1.0, 1.0]
 
 

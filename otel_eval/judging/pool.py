@@ -436,6 +436,7 @@ class JudgePool:
                 "queue_capacity": self.max_queue,
                 "concurrency": self.concurrency,
                 "backfill_waiting": len(self._backfill),
+                "connections_opened": self._client.connections_opened if self._client is not None else 0,
                 "circuit_state": self.breaker.state,
                 "circuit_state_number": STATE_NUMBERS[self.breaker.state],
                 "budget_left": {name: b.left(now) for name, b in self._budgets.items() if not b.limits.unlimited},
