@@ -585,7 +585,7 @@ def _run(name: str, kind: str, trajectory: Trajectory, case: EvalCase, cfg: Crit
 
 
 def _deferred_judge(name: str, cfg: CriterionConfig, trajectory: Trajectory, case: Optional[EvalCase], verdict: str,
-                    requests: list, context: Optional[dict[str, Any]]) -> CriterionResult:
+                    requests: list, context: Optional[Callable[[], dict[str, Any]]]) -> CriterionResult:
     """A judge criterion left to the judge pool: filtered out, not sampled, or pending with its
     request appended to ``requests`` (plain data: it is stored with the pending evaluation).
     ``case`` None: an unmatched session (``when.unmatched``), judged without a reference."""
@@ -603,10 +603,11 @@ def _deferred_judge(name: str, cfg: CriterionConfig, trajectory: Trajectory, cas
     rubrics = list(cfg.rubrics) or DEFAULT_RUBRICS
     max_chars = int(options.get("max_context_chars", judge_context_.DEFAULT_MAX_CONTEXT_CHARS))
     turns = []
+    seen = context() if context is not None else {}  # built only for a session the judge will see
     pairs = ([(i, _turn(trajectory, i), inv) for i, inv in enumerate(case.conversation)] if case is not None
              else [(i, turn, None) for i, turn in enumerate(trajectory.turns)])
     for i, turn, inv in pairs:
-        system, tools = (context or {}).get(turn.trace_id, (None, None))
+        system, tools = seen.get(turn.trace_id, (None, None))
         question = turn.user_input or (inv.user_content.get_text() if inv is not None else None)
         reference = inv.expected_final_response.get_text() if inv is not None and inv.expected_final_response else None
         messages = judge_context_.build_messages(question, turn.final_response, reference, rubrics, calls=turn.calls,
@@ -623,12 +624,13 @@ def _deferred_judge(name: str, cfg: CriterionConfig, trajectory: Trajectory, cas
 
 def score_session(trajectory: Trajectory, case: Optional[EvalCase], config: EvalConfig,
                   judge: Optional[Judge] = None, judge_requests: Optional[list] = None,
-                  judge_context: Optional[dict[str, Any]] = None) -> EvalCaseResult:
+                  judge_context: Optional[Callable[[], dict[str, Any]]] = None) -> EvalCaseResult:
     """Score one session against its golden case (or health only, when unmatched).
 
     ``judge_requests``: a list to defer the judge criteria to (see the module's notes): they are
     decided after the deterministic ones, whose verdict their ``when`` filter may ask for.
-    ``judge_context``: trace id → (system instructions, tool definitions) the judge may see."""
+    ``judge_context``: returns trace id → (system instructions, tool definitions) the judge may
+    see; called only when a judge criterion is deferred."""
     started = time.perf_counter()
     results: list[CriterionResult] = []
     kinds = {n: criterion_kind(n, c) for n, c in config.criteria.items()}

@@ -74,7 +74,7 @@ def evaluate_mapped(session_id: str, mapped: list[MappedSpan], index: Any, confi
     case_config = config_for_case(config, eval_set)
     judge_requests: Any = [] if defer_judge and judge is None else None
     result = score_session(trajectory, match.case, case_config, judge=judge, judge_requests=judge_requests,
-                           judge_context=_judge_context(trace_records) if judge_requests is not None else None)
+                           judge_context=(lambda: _judge_context(trace_records)) if judge_requests is not None else None)
     result.session_id = session_id
     return Outcome(
         trajectory=trajectory,
