@@ -980,7 +980,9 @@ class Store:
             conn.execute("UPDATE judge_jobs SET status = ?, finished_at = ?, outcome_evaluation_id = ?,"
                          " backfilled = MAX(backfilled, ?) WHERE evaluation_id = ?",
                          ("retry" if retry else "done", now, evaluation_id, int(backfill), job_id))
-        return {"evaluation_id": evaluation_id, "revision": revision, "session_id": session_id,
+            traces = conn.execute("SELECT trace_id, root_span_id FROM traces WHERE session_id = ? ORDER BY start_ns",
+                                  (session_id,)).fetchall()
+        return {"trace_ids": tuple(t for t, _ in traces), "root_span_ids": tuple(r for _, r in traces if r),"evaluation_id": evaluation_id, "revision": revision, "session_id": session_id,
                 "verdict": verdict, "score": score, "case_id": evaluation["case_id"],
                 "agent_version": evaluation["agent_version"], "matched_by": evaluation["matched_by"],
                 "completes": row[0], "error": evaluation["error"], "criteria": criteria}

@@ -178,6 +178,8 @@ def test_deterministic_verdict_first_then_the_judge_completes_it(tmp_path, capsy
     # Listeners hear both revisions; only one counts; on_result hears the session once.
     assert [(ev.revision, ev.judge_pending, ev.completes, ev.counted) for ev in events] == [
         (1, 1, None, False), (2, 0, 1, True)]
+    assert events[1].trace_ids == events[0].trace_ids == (f"{1:032x}",) and events[1].evaluation_id > events[0].evaluation_id
+    assert events[1].result.criterion_results[-1].criterion == "health" and events[1].result.verdict == "passed"
     assert len(results) == 1 and results[0].criterion_results[-1].criterion in ("llm_judge", "health")
     stats = e.stats()
     assert stats["evaluations_total"] == 1 and stats["sessions_scored"] == 1

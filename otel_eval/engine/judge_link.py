@@ -110,7 +110,7 @@ class JudgeLink:
         if info is not None:
             event = EvaluationStored(
                 revision=info["revision"], evaluation_id=info["evaluation_id"], session_id=info["session_id"],
-                trace_ids=(), root_span_ids=(), agent_version=info["agent_version"],
+                trace_ids=info["trace_ids"], root_span_ids=info["root_span_ids"], agent_version=info["agent_version"],
                 matched=bool(info["case_id"]), matched_by=info["matched_by"] or "", score_seconds=0.0,
                 verdict=info["verdict"], case_id=info["case_id"], score=info["score"] or 0.0,
                 load_result=lambda: _result(info), judge_pending=0, completes=info["completes"],
