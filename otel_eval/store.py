@@ -947,8 +947,8 @@ class Store:
             row = conn.execute(f"SELECT revision, superseded, {names} FROM evaluations WHERE id = ?",
                                (source_id,)).fetchone()
             if row is None or row[1]:
-                conn.execute("UPDATE judge_jobs SET status = 'stale', finished_at = ? WHERE evaluation_id = ?",
-                             (now, job_id))
+                conn.execute("UPDATE judge_jobs SET status = 'stale', finished_at = ?, request = '{}'"
+                             " WHERE evaluation_id = ?", (now, job_id))
                 return None
             revision = row[0] + 1
             evaluation = dict(zip(EVALUATION_COLUMNS, row[2:]))
@@ -977,9 +977,12 @@ class Store:
                          (session_id, revision))
             conn.executemany(_INSERT_CRITERION, [(evaluation_id, *c) for c in criteria])
             conn.execute("UPDATE sessions SET revision = ? WHERE session_id = ?", (revision, session_id))
+            # A finished job's messages (a copy of what the spans hold) are dropped: the table stays
+            # the size of the work in progress. A job kept for its backfill keeps them.
             conn.execute("UPDATE judge_jobs SET status = ?, finished_at = ?, outcome_evaluation_id = ?,"
-                         " backfilled = MAX(backfilled, ?) WHERE evaluation_id = ?",
-                         ("retry" if retry else "done", now, evaluation_id, int(backfill), job_id))
+                         " backfilled = MAX(backfilled, ?), request = CASE WHEN ? THEN request ELSE '{}' END"
+                         " WHERE evaluation_id = ?",
+                         ("retry" if retry else "done", now, evaluation_id, int(backfill), int(retry), job_id))
             traces = conn.execute("SELECT trace_id, root_span_id FROM traces WHERE session_id = ? ORDER BY start_ns",
                                   (session_id,)).fetchall()
         return {"trace_ids": tuple(t for t, _ in traces), "root_span_ids": tuple(r for _, r in traces if r),"evaluation_id": evaluation_id, "revision": revision, "session_id": session_id,

@@ -347,7 +347,7 @@ def test_judge_work_pending_at_shutdown_resumes_after_a_restart_and_is_charged_o
         assert len(judge.requests) == 1
     assert crit["skipped"] == 0 and crit["score"] == 1.0
     conn = sqlite3.connect(db)
-    assert conn.execute("SELECT status FROM judge_jobs").fetchall() == [("done",)]
+    assert conn.execute("SELECT status, request FROM judge_jobs").fetchall() == [("done", "{}")]  # messages dropped
     assert conn.execute("SELECT SUM(calls), SUM(tokens) FROM judge_usage").fetchone() == (1, 30)
     conn.close()
 
