@@ -1014,6 +1014,12 @@ class Store:
             "SELECT evaluation_id, session_id, request, created_at, status FROM judge_jobs"
             " WHERE status = 'queued' OR (status = 'retry' AND backfilled = 0) ORDER BY evaluation_id")]
 
+    def forget_judge_usage(self, before: float) -> None:
+        """Drop the spend recorded before ``before`` (epoch seconds): kept a while as a record,
+        only the last day counts against the caps."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM judge_usage WHERE at < ?", (before,))
+
     def judge_usage_since(self, since: float) -> list[tuple[str, float, int, int]]:
         """``(criterion, at, calls, tokens)`` of the judge spend since ``since`` (epoch seconds)."""
         return self.conn.execute("SELECT criterion, at, calls, tokens FROM judge_usage WHERE at >= ? ORDER BY at",

@@ -29,6 +29,9 @@ from .writer import CompleteJudgment
 
 log = logging.getLogger("otel_eval.judge")
 
+USAGE_KEPT_DAYS = 30
+"""Days of judge spend kept in ``judge_usage`` (the caps read the last one)."""
+
 
 class JudgeLink:
     def __init__(self, settings: EngineSettings, put: Callable[[CompleteJudgment], None],
@@ -57,6 +60,7 @@ class JudgeLink:
                               deadline=s.judge_deadline, breaker_threshold=s.judge_breaker_failures,
                               breaker_cooldown=s.judge_breaker_cooldown, secrets=self._secret,
                               limits=lambda name: Limits.from_options(self._options(name))).start()
+        store.forget_judge_usage(time.time() - USAGE_KEPT_DAYS * DAY)
         for criterion, at, calls, tokens in store.judge_usage_since(time.time() - DAY):
             self.pool.charge(criterion, at, calls, tokens)
         self._resumed = []
