@@ -277,6 +277,7 @@ def test_budget_caps_calls_per_hour_across_a_restart(tmp_path):
             for i in range(3):
                 e.ingest(spans(i))
                 wait_until(lambda i=i: judge_outcome(db, f"s{i}"), timeout=15)
+            assert e.stats()["judge"]["connections_opened"] == 1  # keep-alive: one connection for both calls
         finally:
             e.close()
         e = engine(db, judge.url, max_calls_per_hour=2)  # the spend is remembered
@@ -324,7 +325,7 @@ def test_num_samples_are_aggregated_with_their_spread(tmp_path):
             e.close()
     details = json.loads(crit["details"])
     assert len(judge.requests) == 3 and details["num_samples"] == 3
-    assert opened == 1  # keep-alive: the three calls went over one connection
+    assert opened <= 3  # the three samples go at once
     assert details["per_turn"][0]["samples"]["scores"] == [1.0, 1.0, 1.0]
 
 

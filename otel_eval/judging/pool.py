@@ -187,7 +187,7 @@ class JudgePool:
                 results, retry = await asyncio.wait_for(self._judge_job(job, usage), max(0.0, remaining))
             except asyncio.TimeoutError:
                 reason = f"the judge gave no answer within {self.deadline:g} s"
-                self._counts["deadline"] += 1
+                self._count("deadline")
                 results = [J.not_evaluated(c, J.UNAVAILABLE, reason, error=True) for c in job.criteria]
                 retry = True
             except asyncio.CancelledError:
@@ -223,31 +223,39 @@ class JudgePool:
             return J.not_evaluated(criterion, J.UNAVAILABLE, "no judge endpoint configured"), False
         rubrics = [Rubric(**r) for r in criterion["rubrics"]]
         samples = int(options.get("num_samples", 1) or 1)
-        answers: list[J.TurnAnswer] = []
-        try:
-            for turn in criterion["turns"]:
-                answer = J.TurnAnswer(turn["turn"], turn.get("invocation"))
-                for i in range(samples):
-                    content = await self._call(name, base_url, model, options, turn["messages"], usage,
-                                               job.created + self.deadline,
-                                               temperature=0 if samples == 1 else options.get("temperature", 1.0))
-                    try:
-                        scores = parse_scores(content, rubrics)
-                        answer.samples.append(J.Sample(weighted_score(scores), scores))
-                    except JudgeError as exc:
-                        self._count("garbage")
-                        return J.not_evaluated(criterion, J.INVALID, str(exc), error=True), False
-                answers.append(answer)
-        except _Fault as fault:
-            state = J.BUDGET if fault.kind == "budget" else J.UNAVAILABLE
-            return J.not_evaluated(criterion, state, str(fault), error=state != J.BUDGET), state == J.UNAVAILABLE
+        temperature = 0 if samples == 1 else options.get("temperature", 1.0)
+        deadline = job.created + self.deadline
+
+        async def sample(messages: list[dict[str, str]]) -> J.Sample:
+            content = await self._call(name, base_url, model, options, messages, usage, deadline, temperature)
+            scores = parse_scores(content, rubrics)
+            return J.Sample(weighted_score(scores), scores)
+
+        # Every turn and sample at once (the semaphore bounds the calls in flight), so a long
+        # conversation waits for one answer's time, not one per turn.
+        turns = criterion["turns"]
+        outcomes = await asyncio.gather(*(sample(t["messages"]) for t in turns for _ in range(samples)),
+                                        return_exceptions=True)
+        faults = [o for o in outcomes if isinstance(o, _Fault)]
+        if faults:
+            state = J.BUDGET if faults[0].kind == "budget" else J.UNAVAILABLE
+            return J.not_evaluated(criterion, state, str(faults[0]), error=state != J.BUDGET), state == J.UNAVAILABLE
+        invalid = [o for o in outcomes if isinstance(o, JudgeError)]
+        if invalid:
+            self._count("garbage")
+            return J.not_evaluated(criterion, J.INVALID, str(invalid[0]), error=True), False
+        for o in outcomes:
+            if isinstance(o, BaseException):
+                raise o
+        answers = [J.TurnAnswer(t["turn"], t.get("invocation"), list(outcomes[i * samples:(i + 1) * samples]))
+                   for i, t in enumerate(turns)]  # type: ignore[arg-type]
         return J.aggregate(criterion, answers, model), False
 
     # --- one call ---------------------------------------------------------------------------------
 
     async def _call(self, name: str, base_url: str, model: str, options: dict[str, Any],
                     messages: list[dict[str, str]], usage: dict[str, list[int]], deadline: float,
-                    temperature: float = 0) -> str:
+                    temperature: Any = 0) -> str:
         with self._lock:
             budget = self._budget(name, options)
             reason = budget.try_reserve(self._wall())
@@ -383,7 +391,7 @@ class JudgePool:
     def _start_backfill(self, job: J.JudgeJob) -> asyncio.Task:
         job.backfill = True
         job.created = self._wall()
-        self._counts["backfill"] += 1
+        self._count("backfill")
         task = asyncio.get_running_loop().create_task(self._job(job))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
