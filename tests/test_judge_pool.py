@@ -563,3 +563,27 @@ def test_dashboard_marks_judge_pending_and_not_sampled_sessions(start_collector)
     assert 'class="badge j-pending">judge pending' in pending
     assert "j-pending" not in done and 'class="badge j-not-sampled">not sampled' in done
     assert "not sampled (sample_rate 0)" in session
+
+
+def test_late_spans_while_the_judge_is_pending_leave_the_old_job_stale_and_count_once(tmp_path):
+    import dataclasses
+
+    db = tmp_path / "e.db"
+    with JudgeServer(delay=1.5) as judge:
+        e = engine(db, judge.url)
+        try:
+            e.ingest(spans(0))
+            wait_until(lambda: latest(db)[0] and latest(db)[0]["judge_pending"])
+            late = dataclasses.replace(spans(0)[1], span_id="00000000000000ff", name="get_weather_again")
+            e.ingest([late])  # re-opens the session: scored again as revision 2, its own judge job
+            wait_until(lambda: judge_outcome(db) and judge_outcome(db)[0]["revision"] == 3, timeout=20)
+            assert e.wait_idle(10)
+            stats = e.stats()
+        finally:
+            e.close()
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT status FROM judge_jobs ORDER BY evaluation_id").fetchall() == [("stale",), ("done",)]
+    conn.close()
+    # The late call makes the trajectory fail its EXACT match: revision 2 is that scoring, pending.
+    assert [r[:3] for r in revisions(db)] == [(1, "passed", 1), (2, "failed", 1), (3, "failed", 0)]
+    assert stats["evaluations_total"] == 1  # the first scoring never completed: the session counts once
