@@ -20,7 +20,7 @@ def database_at_version(path: Path, version: int) -> Path:
     store.db = sqlite_utils.Database(store.conn)
     store._lock = threading.RLock()
     steps = [store._create_v1, store._migrate_v2, store._migrate_v3_golden, store._migrate_v4_shared_texts,
-             store._migrate_v5_rows_by_trace]
+             store._migrate_v5_rows_by_trace, store._migrate_v6_judge]
     try:
         with store.transaction():
             for step in steps[:version]:

@@ -587,3 +587,24 @@ def test_late_spans_while_the_judge_is_pending_leave_the_old_job_stale_and_count
     # The late call makes the trajectory fail its EXACT match: revision 2 is that scoring, pending.
     assert [r[:3] for r in revisions(db)] == [(1, "passed", 1), (2, "failed", 1), (3, "failed", 0)]
     assert stats["evaluations_total"] == 1  # the first scoring never completed: the session counts once
+
+
+def test_a_version_5_database_opens_its_evaluations_complete_and_gets_judged_from_now_on(tmp_path):
+    from tests.old_schema import database_at_version
+
+    db = database_at_version(tmp_path / "v5.db", 5)
+    conn = sqlite3.connect(db)
+    conn.execute("INSERT INTO sessions (session_id, status, revision) VALUES ('old', 'scored', 1)")
+    conn.execute("INSERT INTO evaluations (session_id, revision, case_id, passed, verdict, score, superseded)"
+                 " VALUES ('old', 1, 'tokyo', 1, 'passed', 1.0, 0)")
+    conn.commit()
+    conn.close()
+    with JudgeServer() as judge:
+        e = engine(db, judge.url)
+        try:
+            e.ingest(spans(0))
+            _, crit = wait_until(lambda: judge_outcome(db), timeout=15)
+        finally:
+            e.close()
+    assert latest(db, "old")[0]["judge_pending"] == 0 and latest(db, "old")[0]["verdict"] == "passed"
+    assert crit["skipped"] == 0
