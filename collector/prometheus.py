@@ -264,7 +264,7 @@ def _render_judge(judge: Mapping) -> list[str]:
         lines.append(f"# HELP {name} {help_text}")
         lines.append(f"# TYPE {name} {kind}")
 
-    counts = dict(judge.get("calls") or {})
+    counts = {"ok": 0, **dict(judge.get("calls") or {})}  # ok always has a sample, for dashboards
     family("otel_eval_judge_calls_total", "counter",
            "Judge calls by outcome: ok, timeout, refused, http_5xx, http_429, http_4xx, garbage (HTTP attempts); "
            "budget, circuit_open, queue_full, deadline (judgments not made or cut short).")
