@@ -2,6 +2,10 @@
 skipped criteria only with ``--forward-skipped``) and received spans passed on unchanged
 (``--forward-spans``).
 
+With an LLM judge, a session's criteria are forwarded as they are decided, each once: the
+deterministic ones when the session's evaluation is first stored (its judge pending), the judge's
+when its outcome is (:class:`JudgeAwareResults`).
+
 Spans are forwarded only once the local commit succeeded: a request the exporter must retry
 (queue full, shutting down) is not forwarded twice, and what the other endpoint gets is what
 this collector acknowledged.
@@ -34,6 +38,30 @@ class ForwardingReceiver:
 
     def __getattr__(self, name: str) -> Any:  # engine, metrics, commit_timeout, ...
         return getattr(self.inner, name)
+
+
+class JudgeAwareResults:
+    """The result forwarder as an ``EvaluationStored`` listener. A revision stored with its judge
+    pending sends its deterministic criteria (its verdict so far on each record); the revision
+    with the judge's outcome sends the judge criteria only (with the final verdict). No criterion
+    of a session's scoring is sent twice; a session without a judge is sent whole, as before."""
+
+    def __init__(self, forwarder: Any):
+        self.forwarder = forwarder
+
+    def __call__(self, event: Any) -> None:
+        try:
+            result = event.result
+            if event.judge_pending:
+                keep = [c for c in result.criterion_results if c.details.get("judge") != "pending"]
+            elif event.completes is not None:
+                keep = [c for c in result.criterion_results if "judge" in c.details]
+            else:
+                self.forwarder.emit(result)
+                return
+            self.forwarder.emit(result.model_copy(update={"criterion_results": keep}))
+        except Exception:  # a listener must never break scoring
+            log.exception("could not emit evaluation records for session %s", event.session_id)
 
 
 @dataclass
@@ -87,7 +115,7 @@ def install_forwarding(collector: Any) -> Forwarding:
     if results_url:
         forwarding.results = ResultForwarder(results_url, db=getattr(collector.engine, "db_path", config.db),
                                              forward_skipped=bool(getattr(config, "forward_skipped", False)))
-        collector.engine.add_listener(forwarding.results)
+        collector.engine.on_evaluation(JudgeAwareResults(forwarding.results))
     if spans_url:
         forwarding.spans = SpanForwarder(spans_url)
         collector.receiver = ForwardingReceiver(collector.receiver, forwarding.spans)

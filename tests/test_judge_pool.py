@@ -608,3 +608,35 @@ def test_a_version_5_database_opens_its_evaluations_complete_and_gets_judged_fro
             e.close()
     assert latest(db, "old")[0]["judge_pending"] == 0 and latest(db, "old")[0]["verdict"] == "passed"
     assert crit["skipped"] == 0
+
+
+def test_forwarding_sends_deterministic_criteria_first_and_the_judge_once(start_collector):
+    from concurrent import futures
+
+    import grpc
+    from opentelemetry.proto.collector.logs.v1 import logs_service_pb2_grpc
+
+    from tests.test_export_otel import LogSink, attrs
+    from tests.test_metrics_prometheus import GOLDEN as EXAMPLE_GOLDEN, send_sessions
+
+    sink = LogSink()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    logs_service_pb2_grpc.add_LogsServiceServicer_to_server(sink, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with JudgeServer(delay=2.0) as judge:
+            criteria = {n: c for n, c in EvalConfig.default().criteria.items() if n != "llm_judge"}
+            criteria["llm_judge"] = CriterionConfig(threshold=0.7, options={"base_url": judge.url})
+            collector = start_collector(golden=EXAMPLE_GOLDEN, eval_config=EvalConfig(criteria=criteria),
+                                        forward_results=f"grpc://127.0.0.1:{port}")
+            send_sessions(collector, [("1.0.0", "f1", "What's the weather in Tokyo?")])
+            early = [attrs(r[2]) for r in sink.wait_for(2)]
+            assert judge.requests and not any(a["gen_ai.evaluation.name"] == "llm_judge" for a in early)
+            wait_until(lambda: any(attrs(r[2])["gen_ai.evaluation.name"] == "llm_judge" for r in sink.records),
+                       timeout=20)
+            collector.forwarding.results.force_flush()
+        names = [attrs(r[2])["gen_ai.evaluation.name"] for r in sink.records]
+    finally:
+        server.stop(0)
+    assert names.count("llm_judge") == 1 and names.count("trajectory_match") == 1 and len(names) == len(set(names))
