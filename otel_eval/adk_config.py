@@ -577,12 +577,17 @@ def beside(golden: Sequence[Union[str, Path]]) -> list[tuple[Path, Path]]:
     return list(found.values())
 
 
-def _criteria_file_of_toml(path: Union[str, Path]) -> Optional[str]:
-    """The test_config.json a TOML file names with ``criteria_file`` (relative to the TOML file), if any."""
+def _toml_table(path: Union[str, Path]) -> dict[str, Any]:
+    """The part of a TOML config file that speaks about evaluation (its ``[evaluation]`` table, if any)."""
     from .criteria_file import read_toml
 
     data = read_toml(path)
-    table = data.get("evaluation", data) if isinstance(data.get("evaluation"), dict) else data
+    return data["evaluation"] if isinstance(data.get("evaluation"), dict) else data
+
+
+def _criteria_file_of_toml(path: Union[str, Path]) -> Optional[str]:
+    """The test_config.json a TOML file names with ``criteria_file`` (relative to the TOML file), if any."""
+    table = _toml_table(path)
     named = table.get("criteria_file", table.get("criteria-file"))
     if named is None:
         return None
@@ -622,7 +627,11 @@ def resolve_config(config_path: Optional[Union[str, Path]], golden: Sequence[Uni
                             read.warnings)
         if toml_loader is None:
             from .criteria_file import load_eval_config as toml_loader
-        return Resolved(toml_loader(config_path), str(config_path), f"criteria from {config_path}", [])
+        config = toml_loader(config_path)
+        if "criteria" in _toml_table(config_path) or not beside(golden):
+            return Resolved(config, str(config_path), f"criteria from {config_path}", [])
+        # A TOML file of settings only (a collector's): the criteria come from beside the golden
+        # eval set, as they do for `collect` with the same file.
     found = beside(golden)
     if len(found) > 1:
         listed = "; ".join(f"{c} (beside {g})" for c, g in found)

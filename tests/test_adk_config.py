@@ -463,6 +463,21 @@ def test_evaluate_reads_the_criteria_file_a_collector_toml_names(eval_folder):
     assert "safety_v1" in [c["criterion"] for c in session["criteria"]]
 
 
+def test_a_toml_file_of_settings_only_leaves_the_criteria_to_the_test_config_json_beside(eval_folder):
+    cwd = eval_folder.parent
+    (cwd / "collector.toml").write_text("session_idle = 30\n")
+    run = otel_eval("evaluate", CAPTURE, "--golden", "weather_agent/weather.evalset.json", "--config",
+                    "collector.toml", "--db", "e.db", "--json", cwd=cwd)
+    assert run.returncode == 0, run.stderr
+    assert "criteria from weather_agent/test_config.json (found beside" in run.stderr
+    (cwd / "collector.toml").write_text("[criteria.trajectory_match]\nthreshold = 0.5\n")
+    run = otel_eval("evaluate", CAPTURE, "--golden", "weather_agent/weather.evalset.json", "--config",
+                    "collector.toml", "--db", "e2.db", "--json", cwd=cwd)
+    assert run.returncode == 0 and run.stderr == ""  # its own criteria win
+    session = next(s for s in json.loads(run.stdout)["sessions"] if s["case_id"])
+    assert "trajectory_match" in [c["criterion"] for c in session["criteria"]]
+
+
 def test_collector_refuses_two_sources_of_criteria_and_bad_files(eval_folder, tmp_path):
     toml = tmp_path / "collector.toml"
     toml.write_text('criteria_file = "x.json"\n[criteria.trajectory_match]\nthreshold = 0.5\n')
