@@ -120,13 +120,13 @@ class JudgePool:
             self._client.close()
             loop.close()
 
-    def close(self, timeout: Optional[float] = None) -> list[J.JudgeJob]:
-        """Stop: jobs not finished are cancelled and left to the next start (they stay queued in
-        the database). Returns nothing of them: the database has them."""
+    def close(self, timeout: Optional[float] = None) -> None:
+        """Stop: jobs not finished are cancelled, with no outcome; their owner keeps them (the
+        engine's stay queued in the database for the next start)."""
         self._closing = True
         loop = self._loop
         if loop is None:
-            return []
+            return
 
         async def stop() -> None:
             for task in list(self._tasks):
@@ -140,7 +140,6 @@ class JudgePool:
             pass
         if self._thread is not None:
             self._thread.join(timeout)
-        return []
 
     # --- submitting -----------------------------------------------------------------------------
 
@@ -156,7 +155,9 @@ class JudgePool:
     def submit(self, job: J.JudgeJob) -> bool:
         """Queue a job; False when the queue is full (the caller records "judge queue full")."""
         with self._lock:
-            if self._closing or self._jobs >= self.max_queue:
+            if self._closing:
+                return False
+            if self._jobs >= self.max_queue:
                 self._counts["queue_full"] += 1
                 return False
             self._jobs += 1
