@@ -104,10 +104,11 @@ class Clock:
                 self.final[event.session_id] = now
 
 
-def run(db: Path, url: str | None, sample_rate: float, concurrency: int, sessions: int, rate: float | None):
+def run(db: Path, url: str | None, sample_rate: float, concurrency: int, sessions: int, rate: float | None,
+        deadline: float = 45.0):
     clock = Clock()
     settings = EngineSettings(config=config(url, sample_rate), trace_quiet=0.05, session_idle=60,
-                              judge_concurrency=concurrency)
+                              judge_concurrency=concurrency, judge_deadline=deadline)
     engine = Engine(db, golden=[GOLDEN], settings=settings)
     engine.on_evaluation(clock.stored, with_result=False)
     engine.start()
@@ -136,6 +137,8 @@ def run(db: Path, url: str | None, sample_rate: float, concurrency: int, session
         "verdict_p50_ms": 1000 * statistics.median(latencies),
         "verdict_p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))],
         "judge_calls_ok": judge.get("calls", {}).get("ok", 0),
+        "judge_calls": dict(judge.get("calls", {})),
+        "last_outcome_after_last_verdict_s": (finished - max(clock.first.values())) if clock.first else 0.0,
     }
 
 
@@ -147,6 +150,9 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=100.0, help="sessions/s of the latency part")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of the latency part")
     parser.add_argument("--part", choices=("throughput", "latency", "both"), default="both")
+    parser.add_argument("--sample-rate", type=float, default=0.1, help="judge sampling of the latency part")
+    parser.add_argument("--judge-deadline", type=float, default=45.0,
+                        help="EngineSettings.judge_deadline (with --judge-seconds 600: a judge that never answers)")
     args = parser.parse_args()
     server, url = fake_judge(args.judge_seconds)
     with tempfile.TemporaryDirectory() as tmp:
@@ -159,11 +165,13 @@ def main() -> None:
         if args.part in ("latency", "both"):
             n = int(args.rate * args.duration)
             off = run(Path(tmp) / "off.db", None, 0.0, args.concurrency, n, args.rate)
-            on = run(Path(tmp) / "on.db", url, 0.1, args.concurrency, n, args.rate)
-            for name, r in (("judge off", off), ("judge on, 10% sampled", on)):
+            on = run(Path(tmp) / "on.db", url, args.sample_rate, args.concurrency, n, args.rate, args.judge_deadline)
+            for name, r in (("judge off", off), (f"judge on, {args.sample_rate:.0%} sampled", on)):
                 print(f"{name:>22}: {n} sessions at {args.rate:g}/s: ingest {r['ingest_per_s']:.0f} sessions/s, "
                       f"end -> deterministic verdict p50 {r['verdict_p50_ms']:.0f} ms p99 {r['verdict_p99_ms']:.0f} ms, "
                       f"end to end {r['end_to_end_s']:.1f} s, judge calls {r['judge_calls_ok']}")
+            print(f"judge on: calls {on['judge_calls']}; last judge outcome {on['last_outcome_after_last_verdict_s']:.1f} s "
+                  "after the last deterministic verdict")
             print(f"ratios on/off: ingest {on['ingest_per_s'] / off['ingest_per_s']:.2f}, verdict p99 "
                   f"{on['verdict_p99_ms'] / off['verdict_p99_ms']:.2f}, end to end "
                   f"{on['end_to_end_s'] / off['end_to_end_s']:.2f} (the judged sessions' last answer comes "

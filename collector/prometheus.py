@@ -267,7 +267,7 @@ def _render_judge(judge: Mapping) -> list[str]:
     counts = {"ok": 0, **dict(judge.get("calls") or {})}  # ok always has a sample, for dashboards
     family("otel_eval_judge_calls_total", "counter",
            "Judge calls by outcome: ok, timeout, refused, http_5xx, http_429, http_4xx, garbage (HTTP attempts); "
-           "budget, circuit_open, queue_full, deadline (judgments not made or cut short).")
+           "budget, circuit_open, queue_full, no_slot, deadline (judgments not made or cut short).")
     for outcome in sorted(k for k in counts if k not in _JUDGE_EVENTS):
         lines.append(f'otel_eval_judge_calls_total{{outcome={_label(outcome)}}} {counts[outcome]}')
     family("otel_eval_judge_circuit_opened_total", "counter", "Times the judge's circuit breaker opened.")

@@ -39,6 +39,11 @@ log = logging.getLogger("otel_eval.judge")
 LATENCY_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0)
 DEFAULT_CONCURRENCY = 16
 BACKFILL_TICK = 1.0
+MIN_ATTEMPT = 1.0
+"""Seconds a call needs before its job's deadline to be worth making: a job that waited for a
+free slot until then gives up without calling (not the judge's failure: the breaker is not told)."""
+DEADLINE_MARGIN = 0.25
+"""Seconds before a job's deadline its last attempt times out (see :meth:`JudgePool._with_retries`)."""
 """Seconds between looks at the jobs waiting for backfill (:meth:`JudgePool._tick`)."""
 DEFAULT_QUEUE = 10_000
 DEFAULT_DEADLINE = 45.0
@@ -267,6 +272,10 @@ class JudgePool:
         assert self._semaphore is not None
         try:
             async with self._semaphore:
+                if deadline - self._wall() < MIN_ATTEMPT + DEADLINE_MARGIN:
+                    self._count("no_slot")
+                    raise _Fault("no_slot", f"no free judge slot before the judge deadline "
+                                            f"({self.concurrency} calls in flight)")
                 allowed, self.breaker = self.breaker.allows(self._clock())
                 if not allowed:
                     self._count("circuit_open")
@@ -309,7 +318,9 @@ class JudgePool:
         last = ""
         for attempt in range(max_retries + 1):
             started = self._clock()
-            attempt_timeout = max(0.05, min(timeout, deadline - self._wall()))
+            # The attempt ends a moment before the job's deadline, so a judge that does not answer
+            # is seen as one (a timeout, counted by the breaker), not only as a job out of time.
+            attempt_timeout = round(max(0.05, min(timeout, deadline - self._wall() - DEADLINE_MARGIN)), 3)
             try:
                 assert self._client is not None
                 response = await asyncio.wait_for(self._client.post(url, data, headers), attempt_timeout)
