@@ -68,7 +68,6 @@ def judge_stored(db: Union[str, Path], config: Optional[EvalConfig] = None, sinc
     since_ns = parse_since(since)
     out = JudgeBackfill()
     store = Store(db)
-    pool: Optional[JudgePool] = None
     try:
         index = golden_index(GoldenSets.stored(store).sets, settings)
         context = ScoringContext(index=index, config=settings.config, max_value_chars=settings.max_value_chars,
@@ -78,25 +77,42 @@ def judge_stored(db: Union[str, Path], config: Optional[EvalConfig] = None, sinc
             job = _job_for(store, session_id, cases, context, score_session, out)
             if job is not None:
                 work.append(job)
-        outcomes: "queue.Queue[tuple[J.JudgeJob, list, dict, bool]]" = queue.Queue()
-        options = {name: dict(c.options) for name, c in settings.config.criteria.items()}
-        for job in work:
-            job.criteria = J.with_live_options(job.criteria, lambda name: options.get(name, {}))
-        pool = JudgePool(lambda job, results, usage, retry: outcomes.put((job, results, usage, retry)),
-                         concurrency=settings.judge_concurrency, max_queue=max(1, len(work)),
-                         deadline=max(settings.judge_deadline, 120.0),
-                         breaker_threshold=settings.judge_breaker_failures,
-                         breaker_cooldown=settings.judge_breaker_cooldown,
-                         secrets=lambda name: options.get(name, {}).get("api_key"),
-                         limits=lambda name: Limits.from_options(options.get(name, {})), env=env).start()
-        for criterion, at, calls, tokens in store.judge_usage_since(time.time() - DAY):
-            pool.charge(criterion, at, calls, tokens)
-        _run(store, pool, work, outcomes, settings.judge_concurrency * 2, progress, out)
+        run_jobs(store, work, settings, progress, out, env)
         return out
     finally:
-        if pool is not None:
-            pool.close(5)
         store.close()
+
+
+def run_jobs(store: Store, work: list[J.JudgeJob], settings: Any, progress: Optional[ProgressCallback] = None,
+             out: Optional[JudgeBackfill] = None, env: Optional[dict[str, str]] = None,
+             record_faults: bool = False) -> JudgeBackfill:
+    """Judge stored jobs through a pool (``settings``: an EngineSettings; its config gives the
+    endpoint, key and caps) and record each answer in ``store``; shared by ``rescore`` and
+    ``rescore --judge-only``. A job the budget or an outage stops stays queued for the next run,
+    or, with ``record_faults`` (``rescore``, as the live engine does), is recorded not evaluated
+    with the reason (an outage's job kept for its one backfill). An interruption leaves the rest
+    queued."""
+    out = out if out is not None else JudgeBackfill()
+    if not work:
+        return out
+    outcomes: "queue.Queue[tuple[J.JudgeJob, list, dict, bool]]" = queue.Queue()
+    options = {name: dict(c.options) for name, c in settings.config.criteria.items()}
+    for job in work:
+        job.criteria = J.with_live_options(job.criteria, lambda name: options.get(name, {}))
+    pool = JudgePool(lambda job, results, usage, retry: outcomes.put((job, results, usage, retry)),
+                     concurrency=settings.judge_concurrency, max_queue=max(1, len(work)),
+                     deadline=max(settings.judge_deadline, 120.0),
+                     breaker_threshold=settings.judge_breaker_failures,
+                     breaker_cooldown=settings.judge_breaker_cooldown,
+                     secrets=lambda name: options.get(name, {}).get("api_key"),
+                     limits=lambda name: Limits.from_options(options.get(name, {})), env=env).start()
+    try:
+        for criterion, at, calls, tokens in store.judge_usage_since(time.time() - DAY):
+            pool.charge(criterion, at, calls, tokens)
+        _run(store, pool, work, outcomes, settings.judge_concurrency * 2, progress, out, record_faults)
+    finally:
+        pool.close(5)
+    return out
 
 
 def _job_for(store: Store, session_id: str, cases: Sequence[str], context: Any, score_session: Any,
@@ -110,12 +126,12 @@ def _job_for(store: Store, session_id: str, cases: Sequence[str], context: Any, 
     if cases and not any(fnmatch.fnmatchcase(case_id, c) for c in cases):
         out.skipped[session_id] = f"case {case_id} not asked for"
         return None
+    stored = store.judge_job(evaluation_id)
+    if stored is not None and stored[0] == "queued":  # left by an interrupted run or a rescore: resume it
+        return J.JudgeJob(evaluation_id, session_id, json.loads(stored[1])["criteria"])
     if pending:
         out.skipped[session_id] = "its judge answer is pending in the live engine"
         return None
-    stored = store.judge_job(evaluation_id)
-    if stored is not None and stored[0] == "queued":  # left by an interrupted run: resume it
-        return J.JudgeJob(evaluation_id, session_id, json.loads(stored[1])["criteria"])
     answered = {r[0] for r in store.conn.execute(
         "SELECT criterion FROM criterion_results WHERE evaluation_id = ? AND skipped = 0"
         " AND json_extract(details, '$.judge') = ?", (evaluation_id, J.ANSWERED))}
@@ -131,7 +147,7 @@ def _job_for(store: Store, session_id: str, cases: Sequence[str], context: Any, 
 
 
 def _run(store: Store, pool: JudgePool, work: list[J.JudgeJob], outcomes: "queue.Queue", window: int,
-         progress: Optional[ProgressCallback], out: JudgeBackfill) -> None:
+         progress: Optional[ProgressCallback], out: JudgeBackfill, record_faults: bool = False) -> None:
     total, done, sent, waiting = len(work), 0, 0, 0
     stop_sending = False
     if progress is not None:
@@ -145,12 +161,15 @@ def _run(store: Store, pool: JudgePool, work: list[J.JudgeJob], outcomes: "queue
             for job in work[sent:]:
                 out.left[job.session_id] = "judge budget exhausted"
             break
-        job, results, usage, _retry = outcomes.get()
+        job, results, usage, retry = outcomes.get()
         waiting -= 1
         done += 1
         spent = [(name, calls, tokens) for name, (calls, tokens) in usage.items()]
         states = {r.details.get("judge") for r in results}
-        if states & {J.BUDGET, J.UNAVAILABLE}:
+        if record_faults:
+            store.complete_judgment(job.evaluation_id, results, spent, retry=retry, backfill=False)
+            out.judged.append(job.session_id)
+        elif states & {J.BUDGET, J.UNAVAILABLE}:
             reason = next(str(r.details.get("reason")) for r in results if r.details.get("judge") in (J.BUDGET, J.UNAVAILABLE))
             out.left[job.session_id] = reason
             store.record_judge_usage(spent)

@@ -118,6 +118,8 @@ def rescore(
     """
     from .engine import EngineSettings
     from .engine.settings import golden_index
+    from .judge_backfill import run_jobs
+    from .judging.jobs import JudgeJob
     from .pipeline import ScoringContext, commit_evaluation, score_session
 
     if not Path(db).exists():
@@ -136,22 +138,45 @@ def rescore(
             sets = given_sets
             sets.save(store)  # the sets a rescore used become the stored golden, as the engine's do
         index = golden_index(sets.sets, settings)
+        # The judge criteria go through the judge pool, as the live engine's do: every session's
+        # deterministic criteria first, then the judge's answers, many at once, each recorded as
+        # the session's next revision (an injected ``judge`` object still judges in line).
         context = ScoringContext(index=index, config=settings.config, judge=settings.judge,
-                                 max_value_chars=settings.max_value_chars, config_hash=settings.config_hash)
+                                 max_value_chars=settings.max_value_chars, config_hash=settings.config_hash,
+                                 defer_judge=settings.judge is None)
         targets = scored_sessions(store.conn, store.path, since_ns, sessions)
         changes: list[RescoreChange] = []
+        jobs: list[Any] = []
         for done, session_id in enumerate(targets, 1):
             before = latest_evaluation(store.conn, session_id)
             finished = score_session(store, session_id, context, expected_status=SCORED,
                                      details={"rescored": {"previous_revision": before.revision if before else None}})
             if finished is not None:
-                _, revision = commit_evaluation(store, finished)
+                evaluation_id, revision = commit_evaluation(store, finished)
                 changes.append(_change(session_id, before, finished, revision))
+                if finished.rows.judge_job is not None:
+                    jobs.append(JudgeJob(evaluation_id, session_id, finished.rows.judge_job["criteria"]))
             if progress is not None:
                 progress(done, len(targets))
+        if jobs:
+            run_jobs(store, jobs, settings, record_faults=True)
+            changes = [_judged(store, c) for c in changes]
         return changes
     finally:
         store.close()
+
+
+def _judged(store: Store, change: RescoreChange) -> RescoreChange:
+    """The change as it stands after the judge: its session's latest revision (the judge's
+    outcome, when one was recorded)."""
+    from dataclasses import replace
+
+    latest = latest_evaluation(store.conn, change.session_id)
+    if latest is None or latest.revision == change.after_revision:
+        return change
+    return replace(change, after_revision=latest.revision, after_case=latest.case_id,
+                   after_verdict=verdict(latest.case_id, latest.verdict, latest.matched_by),
+                   after_score=latest.score if latest.score is not None else 0.0)
 
 
 def _change(session_id: str, before: Optional[LatestEvaluation], finished: Any, revision: int) -> RescoreChange:

@@ -590,6 +590,9 @@ def _deferred_judge(name: str, cfg: CriterionConfig, trajectory: Trajectory, cas
     request appended to ``requests`` (plain data: it is stored with the pending evaluation).
     ``case`` None: an unmatched session (``when.unmatched``), judged without a reference."""
     options = cfg.options
+    base_url = options.get("base_url") or os.environ.get(ENV_BASE_URL)
+    if not (base_url and str(base_url).rstrip("/")):  # nothing to defer to
+        return _skipped(name, cfg, _NO_JUDGE)
     reason = filtered_out(options.get("when"), case_id=case.eval_id if case else None,
                           agent_version=trajectory.agent_version,
                           verdict=verdict, tool_errors=sum(1 for c in trajectory.calls if c.error))

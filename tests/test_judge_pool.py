@@ -645,3 +645,30 @@ def test_forwarding_sends_deterministic_criteria_first_and_the_judge_once(start_
     finally:
         server.stop(0)
     assert names.count("llm_judge") == 1 and names.count("trajectory_match") == 1 and len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("mode", ["ok", "refuse"])
+def test_rescore_judges_through_the_pool_and_records_a_fault_as_not_evaluated(tmp_path, monkeypatch, mode):
+    from otel_eval.rescore import rescore
+
+    monkeypatch.delenv("OTEL_EVAL_JUDGE_BASE_URL", raising=False)
+    db = tmp_path / "e.db"
+    e = engine(db, "")
+    try:
+        for i in range(3):
+            e.ingest(spans(i))
+        wait_until(lambda: all(latest(db, f"s{i}")[0] for i in range(3)))
+    finally:
+        e.close()
+    with JudgeServer(delay=0.5) as judge:
+        url = judge.url if mode == "ok" else refusing_url()
+        started = time.monotonic()
+        changes = rescore(db, config=config(url, max_retries=0))
+        took = time.monotonic() - started
+    assert took < 10 and [c.after_revision for c in changes] == [3, 3, 3]  # rescored (2), then judged (3)
+    for i in range(3):
+        row, crit = latest(db, f"s{i}")
+        assert row["verdict"] == "passed" and row["judge_pending"] == 0
+        assert crit["llm_judge"]["skipped"] == (0 if mode == "ok" else 1)
+    if mode == "ok":
+        assert max(judge.max_in_flight, 1) >= 2  # judged at once, not one after another
