@@ -68,11 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("evaluate", help="evaluate span files offline (Noveum dataset.json, OTLP JSON / JSON lines / .pb)",
                         description="Run captured spans through the whole pipeline: every session in the files is "
                         "mapped, ended, matched to a golden case and scored; results go to --db.")
-    ev.add_argument("files", nargs="+", metavar="FILE", help="span files: Noveum dataset.json, OTLP JSON, JSON lines, or .pb captures")
+    ev.add_argument("files", nargs="+", metavar="FILE", help="span files: Noveum dataset.json, OTLP JSON, JSON lines, or .pb captures; OTLP logs "
+                    "captures (*.logs.pb, or JSON with resourceLogs) join their spans' content")
     ev.add_argument("--golden", action="append", default=[], metavar="PATH",
                     help="golden set (EvalSet, trajectory-golden, Big Sky or ADK format); repeatable")
     ev.add_argument("--db", default=DEFAULT_DB, help=f"SQLite file to store spans, AgentData and results (default {DEFAULT_DB})")
-    ev.add_argument("--config", metavar="TOML", help="TOML file with evaluation criteria ([criteria.NAME] tables)")
+    ev.add_argument("--config", metavar="FILE", help="evaluation criteria: a TOML file ([criteria.NAME] tables) or "
+                    "google-adk's test_config.json; without it, a test_config.json beside a --golden .evalset.json / "
+                    ".test.json is used, as adk eval does (see docs/adk.md)")
     ev.add_argument("--fuzzy-threshold", type=float, default=90.0, metavar="SCORE",
                     help="lowest rapidfuzz score (0-100) for a fuzzy query match to a golden case (default 90)")
     add_embedding_arguments(ev)
@@ -171,12 +174,12 @@ def _refuse_bad_golden(paths: Sequence[str]) -> None:
         load_golden_files(paths)
 
 
-def load_config(path: Optional[str]):
-    if not path:
-        return None
-    from .criteria_file import load_eval_config
+def load_config(path: Optional[str], golden: Sequence[str] = ()):
+    """TOML criteria or google-adk's test_config.json (``.json``); with no path, the
+    test_config.json beside a golden .evalset.json / .test.json, as adk eval does (docs/adk.md)."""
+    from .adk_config import config_for_command
 
-    return load_eval_config(path)
+    return config_for_command(path, golden)
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -186,23 +189,27 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from .engine.settings import EngineSettings
     from .mapping import use_identity_attributes
     from .offline import evaluate
-    from .readers import read_spans
+    from .readers import is_logs_file, read_log_events, read_spans
     from .read.evaluations import current_evaluations
     from .report import render_report, summarize
 
-    config = load_config(args.config)
+    config = load_config(args.config, args.golden)
     embed = embedding_backend(args)
     use_identity_attributes(args.session_attribute, args.user_attribute)
-    spans = []
-    for path in args.files:
-        spans.extend(read_spans(path))
+    spans: list = []
+    logs: list = []
+    for path in args.files:  # a logs capture holds content some instrumentations send as log events
+        if is_logs_file(path):
+            logs.extend(read_log_events(path))
+        else:
+            spans.extend(read_spans(path))
     err = Console(stderr=True)
     with Progress(TextColumn("ingesting spans"), BarColumn(), MofNCompleteColumn(), console=err,
                   transient=True, disable=args.json or not err.is_terminal) as progress:
         task = progress.add_task("spans", total=len(spans))
         settings = EngineSettings(session_attributes=tuple(args.session_attribute),
                                   user_attributes=tuple(args.user_attribute), fuzzy_threshold=args.fuzzy_threshold)
-        results = evaluate(spans, golden=args.golden, config=config, db=args.db, settings=settings,
+        results = evaluate([*logs, *spans], golden=args.golden, config=config, db=args.db, settings=settings,
                            embedding_threshold=args.embedding_threshold, embed=embed,
                            progress=lambda n: progress.advance(task, n))
     rows = [r for r in current_evaluations([args.db]) if r["session_id"] in {res.session_id for res in results}]
@@ -211,7 +218,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                          indent=2, default=str))
     else:
         out = Console()
-        out.print(f"{len(spans)} spans from {len(args.files)} file(s) → {args.db}")
+        with_logs = f" and {len(logs)} log records" if logs else ""
+        out.print(f"{len(spans)} spans{with_logs} from {len(args.files)} file(s) → {args.db}")
         render_report(rows, out)
     return 0
 
