@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,6 +31,10 @@ MODEL = "gpt-4o-mini"
 #: when the request offers that tool, and the history is read as smolagents writes it, with the
 #: tool calls as text (:func:`text_tools_state`).
 FINAL_ANSWER_TOOL_ENV = "SCRIPTED_FINAL_ANSWER_TOOL"
+#: Off by default. For DSPy's ``ReAct`` (its ChatAdapter text protocol, no native tool calls), set
+#: this variable or the request header ``x-scripted-dspy-react`` to any value: the answer is then
+#: text in ``[[ ## field ## ]]`` sections, see :func:`dspy_react_reply`.
+DSPY_REACT_ENV = "SCRIPTED_DSPY_REACT"
 USAGE = {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49}
 _counter = iter(range(1, 1_000_000))
 _counter_lock = threading.Lock()
@@ -112,6 +117,47 @@ def as_final_answer_call(step: Step, tool: Optional[str], body: dict[str, Any]) 
     if tool and step.answer is not None and not step.calls and tool in offered:
         return Step(calls=((tool, {"answer": step.answer}),))
     return step
+
+
+def one_call_at_a_time(user_text: str, calls_made: int) -> Step:
+    """:func:`decide` for a protocol that asks for one tool call per model response: a step of
+    parallel calls becomes that many steps, in order."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    previous, k = None, 0
+    while len(calls) < 50:
+        step = decide(user_text, len(calls))
+        if not step.calls:
+            break
+        k = k + 1 if step is previous else 0
+        calls.append(step.calls[min(k, len(step.calls) - 1)])
+        previous = step
+    if calls_made < len(calls):
+        return Step(calls=(calls[calls_made],))
+    return decide(user_text, len(calls))
+
+
+def dspy_react_reply(body: dict[str, Any]) -> tuple[Step, str]:
+    """(the decision, the reply text) for a DSPy ``ReAct`` request in ChatAdapter format (see
+    ``DSPY_REACT_ENV``). The newest user message holds ``[[ ## question ## ]]``, the trajectory so
+    far (``[[ ## tool_name_N ## ]]`` per call, ``finish`` last) and the output fields wanted. The
+    ReAct step wants ``next_thought`` / ``next_tool_name`` / ``next_tool_args``: the next call, one
+    at a time, then ``finish``; the extract step wants ``reasoning`` and the answer field(s)."""
+    user_text, _ = chat_state(body)
+    question, _, trajectory = user_text.partition("[[ ## trajectory ## ]]")
+    names = re.findall(r"\[\[ ## tool_name_\d+ ## \]\]\s*\n\s*(\S+)", trajectory)
+    calls_made = sum(1 for name in names if name != "finish")
+    wanted = [f for f in re.findall(r"`\[\[ ## (\w+) ## \]\]`", user_text.rsplit("Respond with", 1)[-1])
+              if f != "completed"]
+    step = one_call_at_a_time(question, calls_made)
+    if "next_tool_name" in wanted:
+        name, args = step.calls[0] if step.calls else ("finish", {})
+        values = {"next_thought": f"I should call {name}." if step.calls else "I have what I need to answer.",
+                  "next_tool_name": name, "next_tool_args": json.dumps(args)}
+    else:
+        step = one_call_at_a_time(question, 1_000)
+        values = {"reasoning": "The trajectory holds what the answer needs."}
+    text = "\n\n".join(f"[[ ## {f} ## ]]\n{values.get(f, step.answer or '')}" for f in wanted)
+    return step, text + "\n\n[[ ## completed ## ]]"
 
 
 def responses_state(body: dict[str, Any]) -> tuple[str, int]:
@@ -236,10 +282,16 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0].rstrip("/")
         model = body.get("model") or MODEL
         final_tool = self.headers.get("x-scripted-final-answer-tool") or os.environ.get(FINAL_ANSWER_TOOL_ENV)
+        dspy_react = self.headers.get("x-scripted-dspy-react") or os.environ.get(DSPY_REACT_ENV)
         if path.endswith("/chat/completions"):
-            user_text, calls = text_tools_state(body) if final_tool else chat_state(body)
-            step = as_final_answer_call(decide(user_text, calls), final_tool, body)
-            self._record(path, body, step)
+            if dspy_react:
+                decided, text = dspy_react_reply(body)
+                self._record(path, body, decided)
+                step = Step(answer=text)
+            else:
+                user_text, calls = text_tools_state(body) if final_tool else chat_state(body)
+                step = as_final_answer_call(decide(user_text, calls), final_tool, body)
+                self._record(path, body, step)
             if body.get("stream"):
                 include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
                 self._sse(chat_chunks(step, model, include_usage), done=True)

@@ -89,6 +89,7 @@ def _read_patterns(sources: Iterable[Iterable[str]]) -> tuple[set[str], list[re.
     patterns: dict[str, re.Pattern[str]] = {}
     for values in sources:
         for source in values:
+            exact.update(word.strip("()'\",") for word in str(source).split())  # keys without a dot: final_result
             for token in _SOURCE_KEY.findall(str(source)):
                 family = _family(token)
                 if family != token:
@@ -128,7 +129,8 @@ def _is_content(key: str, value: Any) -> bool:
     word = _CAMEL.sub("_", last).replace("-", "_").lower()
     if word in _METADATA_WORDS or word.endswith(("_id", "_type", "_name")):
         return False
-    return word in _CONTENT_WORDS or word.endswith(("_messages", "_input", "_output", "_args", "_result"))
+    return word in _CONTENT_WORDS or word.endswith(("_messages", "_input", "_inputs", "_output", "_outputs", "_args",
+                                                    "_result"))
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

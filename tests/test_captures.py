@@ -33,6 +33,31 @@ CHECKED = {"S1": {"trajectory_match", "response_match", "tool_selection"},
            "S6": {"trajectory_match", "response_match", "tool_selection"}}
 
 
+#: Captured, scored, and known to be read wrong: dialects issue 29 did not name, captured to
+#: find what real frameworks send. strict: each test fails as soon as its capture reads right,
+#: so the mark cannot outlive the fix.
+NOT_READ_YET = {
+    "openai_agents_logfire": "Logfire's own attributes (input / output / request_data, logfire.msg_template) "
+                             "have no reader",
+    "langfuse_openai": "Langfuse SDK's langfuse.observation.* attributes have no reader",
+    "mlflow_openai": "MLflow's mlflow.spanType / spanInputs / spanOutputs have no reader; session.id is JSON-quoted",
+    "dspy_openinference": "DSPy ReAct: the question is in the root's input_args, tools are <name>.__call__, "
+                          "its finish tool is no call",
+    "langchainjs_openllmetry": "OpenLLMetry JS's LangChain spans carry no tool calls or tool names; "
+                               "they are only in the chain outputs",
+}
+
+
+#: Of those, the ones whose wrong golden set already fails as it should (no calls read: trajectory 0).
+FAILS_THE_WRONG_SET_ALREADY = {"langchainjs_openllmetry"}
+
+
+def captured(names: list[str], wrong: bool = False) -> list:
+    known = {n for n in NOT_READ_YET if not (wrong and n in FAILS_THE_WRONG_SET_ALREADY)}
+    return [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=NOT_READ_YET[name]))
+            if name in known else name for name in names]
+
+
 def expected_calls(scenario: Scenario, turn: str, wrong: bool) -> list[ExpectedToolCall]:
     """The calls that succeeded in the turn (S5's failed first try is a retry, not a call)."""
     calls = [(name, args) for step in scenario.steps[turn] for name, args in step.calls
@@ -84,7 +109,7 @@ def test_there_are_captures_of_every_framework_the_issue_names():
     assert NAMES, f"no captures in {CAPTURES}"
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", captured(NAMES))
 def test_every_scenario_passes_the_right_golden_set_with_its_criteria_checked(name, tmp_path):
     results = scored(name, golden(wrong=False), tmp_path)
     for scenario in SCENARIOS:
@@ -99,7 +124,7 @@ def test_every_scenario_passes_the_right_golden_set_with_its_criteria_checked(na
         assert result.passed and not failed, (session, failed)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", captured(NAMES, wrong=True))
 def test_every_scenario_fails_a_wrong_golden_set(name, tmp_path):
     results = scored(name, golden(wrong=True), tmp_path)
     for scenario in SCENARIOS:
