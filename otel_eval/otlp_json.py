@@ -89,6 +89,15 @@ def read_trace_file(path: str | Path) -> list[ExportTraceServiceRequest]:
     Accepted: one JSON request, a JSON list of them, JSON lines (one request per line), or the
     length-prefixed protobuf capture (``[uint32 big-endian length][bytes]`` repeated, ``.pb``).
     """
+    return _read_requests(path, ExportTraceServiceRequest, parse_trace_request)
+
+
+def read_logs_file(path: str | Path) -> list[ExportLogsServiceRequest]:
+    """Log requests from a captured file, in the same forms as :func:`read_trace_file`."""
+    return _read_requests(path, ExportLogsServiceRequest, parse_logs_request)
+
+
+def _read_requests(path: str | Path, kind: Any, parse: Any) -> list[Any]:
     path = Path(path)
     source = str(path)
     try:
@@ -96,7 +105,7 @@ def read_trace_file(path: str | Path) -> list[ExportTraceServiceRequest]:
     except FileNotFoundError:
         raise InputError(source, "file not found") from None
     if path.suffix == ".pb":
-        return list(_read_length_prefixed(raw, source))
+        return list(_read_length_prefixed(raw, source, kind))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -114,44 +123,11 @@ def read_trace_file(path: str | Path) -> list[ExportTraceServiceRequest]:
                 item = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(source, f"invalid JSON on line {lineno}: {exc.msg}", f"line {lineno}") from None
-            requests.append(parse_trace_request(item, f"{source}:{lineno}"))
+            requests.append(parse(item, f"{source}:{lineno}"))
         return requests
     if isinstance(data, list):
-        return [parse_trace_request(item, f"{source}: $[{i}]") for i, item in enumerate(data)]
-    return [parse_trace_request(data, source)]
-
-
-def read_logs_file(path: str | Path) -> list[ExportLogsServiceRequest]:
-    """Log requests from a captured file: the length-prefixed protobuf capture (``.pb``), one
-    JSON request, a JSON list of them, or JSON lines (either JSON spelling)."""
-    path = Path(path)
-    source = str(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(source, "file not found") from None
-    if path.suffix == ".pb":
-        return list(_read_length_prefixed(raw, source, ExportLogsServiceRequest))
-    try:
-        text = raw.decode("utf-8")
-        data = json.loads(text)
-    except UnicodeDecodeError:
-        raise InputError(source, "not UTF-8 JSON (a protobuf capture must end in .pb)") from None
-    except json.JSONDecodeError:
-        data = None
-    if data is None:
-        out = []
-        for lineno, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    item = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(source, f"invalid JSON on line {lineno}: {exc.msg}", f"line {lineno}") from None
-                out.append(parse_logs_request(item, f"{source}:{lineno}"))
-        return out
-    if isinstance(data, list):
-        return [parse_logs_request(item, f"{source}: $[{i}]") for i, item in enumerate(data)]
-    return [parse_logs_request(data, source)]
+        return [parse(item, f"{source}: $[{i}]") for i, item in enumerate(data)]
+    return [parse(data, source)]
 
 
 def _read_length_prefixed(raw: bytes, source: str, kind: Any = ExportTraceServiceRequest) -> Iterator[Any]:

@@ -114,3 +114,15 @@ def test_every_subcommand_is_wired_on_a_real_database(tmp_path):
     assert inspect.returncode == 0, inspect.stderr
     assert inspect.stdout.count("gen_ai.tool.name") >= 1
     assert otel_eval("ui", "--help").returncode == 0
+
+
+def test_evaluate_joins_a_logs_capture_to_its_spans(tmp_path):
+    """Semantic Kernel sends its messages only as OTLP log records: a logs capture given beside
+    the spans is read as log records (not refused as a malformed trace file) and stored."""
+    captures = REPO / "tests" / "data" / "captures"
+    both = otel_eval("evaluate", captures / "semantic_kernel.traces.pb", captures / "semantic_kernel.logs.pb",
+                     "--db", tmp_path / "both.db")
+    assert both.returncode == 0, both.stderr
+    assert "38 spans and 132 log records from 2 file(s)" in both.stdout
+    conn = sqlite3.connect(tmp_path / "both.db")
+    assert conn.execute("SELECT COUNT(*) FROM log_events").fetchone()[0] > 0
