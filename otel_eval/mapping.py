@@ -76,13 +76,25 @@ def first_attribute(span: SpanRecord, keys: Sequence[str], resource_too: bool = 
     for key in keys:
         value = span.attributes.get(key)
         if value not in (None, ""):
-            return str(value)
+            return _unquoted(value) if type(value) is str and value[:1] == '"' else str(value)
     if resource_too:
         for key in keys:
             value = span.resource.get(key)
             if value not in (None, ""):
-                return str(value)
+                return _unquoted(value) if type(value) is str and value[:1] == '"' else str(value)
     return None
+
+
+def _unquoted(value: str) -> str:
+    """A JSON-quoted string (MLflow writes ``'"s1"'``) as the string it quotes; else unchanged."""
+    if len(value) > 1 and value[-1] == '"':
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return value
+        if type(decoded) is str:
+            return decoded
+    return value
 
 
 def session_id_of(span: SpanRecord, reading: Optional[Reading] = None, convention: Optional[str] = None) -> Optional[str]:

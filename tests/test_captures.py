@@ -39,8 +39,6 @@ CHECKED = {"S1": {"trajectory_match", "response_match", "tool_selection"},
 NOT_READ_YET = {
     "openai_agents_logfire": "Logfire's own attributes (input / output / request_data, logfire.msg_template) "
                              "have no reader",
-    "langfuse_openai": "Langfuse SDK's langfuse.observation.* attributes have no reader",
-    "mlflow_openai": "MLflow's mlflow.spanType / spanInputs / spanOutputs have no reader; session.id is JSON-quoted",
     "dspy_openinference": "DSPy ReAct: the question is in the root's input_args, tools are <name>.__call__, "
                           "its finish tool is no call",
     "langchainjs_openllmetry": "OpenLLMetry JS's LangChain spans carry no tool calls or tool names; "

@@ -6,7 +6,7 @@ program with its error, not be dropped so that its spans quietly read as another
 
 from __future__ import annotations
 
-from . import genai, google_adk, mastra, noveum, openinference, pydantic_ai, semantic_kernel, traceloop, vercel_ai
+from . import genai, google_adk, langfuse, mastra, mlflow, noveum, openinference, pydantic_ai, semantic_kernel, traceloop, vercel_ai
 from .base import Convention
 
 #: DESIGN §4 order, with each specific dialect ahead of the general one it builds on:
@@ -14,8 +14,10 @@ from .base import Convention
 #: Traceloop LLM spans carry gen_ai.prompt.N attributes next to traceloop.* ones; the Vercel AI
 #: SDK's model-call spans carry gen_ai.request.* / gen_ai.usage.* next to its ai.* keys, and
 #: Mastra's spans are GenAI spans with mastra.* keys that fill the gaps; Semantic Kernel's are
-#: GenAI spans (known by their scope) whose function names carry the plugin.
+#: GenAI spans (known by their scope) whose function names carry the plugin. Langfuse's own
+#: langfuse.observation.* spans go ahead of the general GenAI and Noveum readers, as do MLflow's
+#: mlflow.* ones.
 CONVENTIONS: list[Convention] = [openinference, pydantic_ai, google_adk, traceloop, vercel_ai, mastra,
-                                 semantic_kernel, genai, noveum]
+                                 semantic_kernel, langfuse, mlflow, genai, noveum]
 
 DETECTION_ORDER = tuple(module.NAME for module in CONVENTIONS)
