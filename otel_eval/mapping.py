@@ -40,6 +40,9 @@ USER_ATTRIBUTES = (
     "metadata.user_id",
 )
 CASE_ATTRIBUTES = ("otel_eval.case_id", "otel_eval.case")
+SESSION_END_ATTRIBUTE = "otel_eval.session.end"
+SESSION_END_EVENT = "session.end"
+VERSION_ATTRIBUTES = ("gen_ai.agent.version",)
 
 _session_keys: tuple[str, ...] = SESSION_ATTRIBUTES
 _user_keys: tuple[str, ...] = USER_ATTRIBUTES
@@ -58,9 +61,6 @@ def use_identity_attributes(session: Sequence[str] = (), user: Sequence[str] = (
 def identity_attributes() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The session and user keys in force, in precedence order."""
     return _session_keys, _user_keys
-SESSION_END_ATTRIBUTE = "otel_eval.session.end"
-SESSION_END_EVENT = "session.end"
-VERSION_ATTRIBUTES = ("gen_ai.agent.version",)
 
 
 @dataclass
@@ -101,7 +101,7 @@ def session_id_of(span: SpanRecord, reading: Optional[Reading] = None, conventio
     """The session id by DESIGN §4 precedence; None means "one trace = one session".
 
     The keys a user named and the built-in ones come first, then the keys of the span's own
-    dialect (``SESSION_KEYS`` of its convention module: the Vercel AI SDK's
+    dialect (``SESSION_ATTRIBUTES`` of its convention module: the Vercel AI SDK's
     ``ai.telemetry.metadata.sessionId``, ...), so ingest, which has no reading, keys the span
     as scoring will; then what the reading found."""
     found = first_attribute(span, _session_keys)
@@ -197,6 +197,7 @@ def with_log_events(span: SpanRecord, reading: Reading, events: Sequence[LogEven
     reading = apply_log_events(reading, events)
     finish = getattr(_BY_NAME.get(reading.convention), "finish", None)
     return finish(span, reading) if finish is not None else reading
+
 
 #: The attribute that states a span's type, per dialect, for ``inspect``'s "typed by".
 _TYPE_KEYS = ("openinference.span.kind", "gen_ai.operation.name", "traceloop.span.kind", "ai.operationId",

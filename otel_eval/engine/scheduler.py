@@ -19,7 +19,7 @@ from ..sessions import (
     SessionTracker,
     Timing,
 )
-from ..mapping import convention_name, session_id_of
+from ..mapping import session_id_of
 from ..span_rows import END_NS, ENDS_SESSION, NAMED_SESSION_ID, PARENT_SPAN_ID, SPAN_ID, START_NS, TRACE_ID, SpanRow
 from ..spans import SpanRecord
 from ..store import ENDED, OPEN, SCORED, Store
@@ -204,7 +204,7 @@ def nearest_root_session(stored: Sequence[SpanRecord], rows: Sequence[SpanRow], 
     naming: dict[str, tuple[str, int]] = {}
     for span in stored:
         parent_of[span.span_id] = span.parent_span_id
-        name = session_id_of(span, convention=convention_name(span))
+        name = session_id_of(span)  # detects the span's dialect for its own session keys
         if name:
             naming[span.span_id] = (name, span.start_ns)
     for row in rows:
