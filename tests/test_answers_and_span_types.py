@@ -125,3 +125,14 @@ def test_report_session_says_what_was_not_read(tmp_path):
     assert "not read" in run.stdout
     assert "attribute acme.agent_run.input on 1 span(s), e.g. 'invoke_agent helper'" in run.stdout
     assert "span event acme.tool.io" in run.stdout
+
+
+def test_inspect_names_a_message_it_could_not_parse():
+    """Malformed content: the span is still read, the field stays empty, and inspect says why."""
+    bad = span("b1", None, "chat gpt-4o-mini", 1, {
+        "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini",
+        "gen_ai.input.messages": '[{"role": "user", "parts": [{"type": "text", "content": "Weather?"'})
+    report = inspect_spans([bad])
+    problems = [u for u in report["sessions"][0]["unread"] if u["kind"] == "problem"]
+    assert problems and "gen_ai.input.messages" in problems[0]["name"], report["sessions"][0]["unread"]
+    assert report["sessions"][0]["trajectory"]["turns"][0]["user_input"] is None
