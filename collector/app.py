@@ -90,9 +90,14 @@ class Collector:
                     from otel_eval.ui import DashboardApp
 
                     ui = DashboardApp(self.engine.db_path, auth_token=config.auth_token)
+                from .gate_view import GateView
+
+                gate = GateView(str(self.engine.db_path), baseline=config.gate_baseline, margin=config.gate_margin,
+                                confidence=config.gate_confidence, min_sessions=config.gate_min_sessions)
                 app = OtlpHttpApp(self.receiver, self.metrics, auth_token=config.auth_token,
                                   max_request_bytes=config.max_request_bytes, stats=self.engine.stats, ui=ui,
-                                  hosts=HostPolicy(config.http.host, config.allowed_host), budget=self.budget)
+                                  hosts=HostPolicy(config.http.host, config.allowed_host), budget=self.budget,
+                                  gate=gate)
                 self.http = HttpServer(app, config.http, tls_cert=config.tls_cert, tls_key=config.tls_key,
                                          log_level="debug" if config.log_level == "debug" else "warning")
                 self.http.start()

@@ -92,6 +92,11 @@ class CollectorConfig:
     """Judge jobs queued or running at most."""
     judge_deadline: float = 45.0
     """Seconds from a session's evaluation to its judge outcome, at most."""
+    gate_baseline: Optional[str] = None
+    """Agent version the release gate's gauges compare the others against; None: no gauges."""
+    gate_margin: float = 0.10
+    gate_confidence: float = 0.95
+    gate_min_sessions: int = 30
 
     @property
     def tls(self) -> bool:
@@ -297,7 +302,31 @@ _SETTINGS.update({
                                         "(default: 45): retries, waiting for a free slot and a judge that never "
                                         "answers included; then the criterion is recorded not evaluated with the reason."),
 })
-_MORE_METAVARS = {"allowed_host": "HOST", "max_inflight_bytes": "BYTES", "sqlite_cache_mib": "MIB",
+def _fraction(low_open: bool):
+    """A number in [0, 1) (``low_open``: in (0, 1))."""
+    def convert(text: Any, source: str) -> float:
+        try:
+            value = float(text)
+        except (TypeError, ValueError):
+            raise InputError(source, f"expected a number between 0 and 1, got {text!r}") from None
+        if not ((0.0 < value) if low_open else (0.0 <= value)) or not value < 1.0:
+            raise InputError(source, f"expected a number {'above' if low_open else 'from'} 0 and below 1, got {text!r}")
+        return value
+    return convert
+
+
+# The release gate (issue 33): a gauge per candidate version and GET /gate, for Argo Rollouts / Flagger.
+_SETTINGS.update({
+    "gate_baseline": (_text, "Agent version the release gate compares every other version against: /metrics gets "
+                             "otel_eval_gate_decision{baseline,candidate} (1 promote, 0 not enough evidence, -1 roll "
+                             "back) and GET /gate answers without ?baseline= (docs/compare.md#release-gate)."),
+    "gate_margin": (_fraction(False), "Largest pass-rate drop the gate still promotes (default: 0.10)."),
+    "gate_confidence": (_fraction(True), "Confidence of the gate's decisions, all together (default: 0.95)."),
+    "gate_min_sessions": (_positive_int, "Sessions per version a golden case needs before the gate judges it on its "
+                                         "own (default: 30)."),
+})
+_MORE_METAVARS = {"gate_baseline": "VERSION", "gate_margin": "X", "gate_confidence": "C", "gate_min_sessions": "N",
+                  "allowed_host": "HOST", "max_inflight_bytes": "BYTES", "sqlite_cache_mib": "MIB",
                   "judge_concurrency": "N", "judge_queue": "N", "judge_deadline": "SECONDS",
                   "session_attribute": "KEY", "user_attribute": "KEY"}
 _LIST_SETTINGS = ("golden", "allowed_host", "session_attribute", "user_attribute")

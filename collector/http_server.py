@@ -45,6 +45,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .budget import ByteBudget, OverBudget, Reservation
 from .config import Endpoint
+from .gate_view import GateView
 from .hosts import HostPolicy
 from .prometheus import CollectorCounters
 from .receiver import RETRY_AFTER_SECONDS, Receiver, Unavailable
@@ -147,11 +148,13 @@ class OtlpHttpApp:
     def __init__(self, receiver: Receiver, metrics: CollectorCounters, *, auth_token: Optional[str] = None,
                  max_request_bytes: int = 16 * 1024 * 1024, stats: Callable[[], Mapping[str, float]] = dict,
                  ui: Optional[Callable[..., Any]] = None, hosts: Optional[HostPolicy] = None,
-                 budget: Optional[ByteBudget] = None, max_active_exports: int = 64, body_timeout: float = 60.0):
+                 budget: Optional[ByteBudget] = None, max_active_exports: int = 64, body_timeout: float = 60.0,
+                 gate: Optional[GateView] = None):
         """``ui``: the dashboard's ASGI app (``otel_eval.ui.DashboardApp``), given every ``/ui`` request;
         it checks the same bearer token itself, and also accepts its login cookie. ``hosts``: the
         Host names served (default: loopback only). ``budget``: request-body bytes held at once,
-        shared with the gRPC receiver. ``max_active_exports``: exports decoded or committed at once."""
+        shared with the gRPC receiver. ``max_active_exports``: exports decoded or committed at once.
+        ``gate``: the release gate, served at ``/gate`` and as gauges on ``/metrics``."""
         self.receiver = receiver
         self.ui = ui
         self.metrics = metrics
@@ -161,6 +164,7 @@ class OtlpHttpApp:
         self.budget = budget
         self.max_active_exports = max_active_exports
         self.body_timeout = body_timeout
+        self.gate = gate
         self.active_exports = 0
         self.draining = False
         self._expected_auth = f"Bearer {auth_token}".encode() if auth_token else None
@@ -208,8 +212,17 @@ class OtlpHttpApp:
                 return Response(405, b'{"error":"use GET"}', headers={"Allow": "GET, HEAD"})
             if not self._authorized(headers):
                 return self._unauthorized(JSON)
-            text = await asyncio.to_thread(lambda: self.metrics.render(self.stats()))
+            text = await asyncio.to_thread(self._metrics_text)
             return Response(200, text.encode(), PROMETHEUS)
+        if path == "/gate":
+            if method not in ("GET", "HEAD"):
+                return Response(405, b'{"error":"use GET"}', headers={"Allow": "GET, HEAD"})
+            if not self._authorized(headers):
+                return self._unauthorized(JSON)
+            if self.gate is None:
+                return Response(404, b'{"error":"the release gate is off (the collector has no database view)"}')
+            status, body = await asyncio.to_thread(self.gate.answer, scope.get("query_string", b"").decode("latin-1"))
+            return Response(status, json.dumps(body).encode())
         if path == "/ui" or path.startswith("/ui/"):
             return Response(404, b'{"error":"the dashboard is off; start the collector with --ui"}')
         if path not in _SIGNALS:
@@ -262,6 +275,14 @@ class OtlpHttpApp:
                 self.active_exports -= 1
         finally:
             reservation.close()
+
+    def _metrics_text(self) -> str:
+        text = self.metrics.render(self.stats())
+        if self.gate is not None:
+            lines = self.gate.metrics_lines()
+            if lines:
+                text = text.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
+        return text
 
     def _refused(self, signal: str, exc: Exception, content_type: str) -> Response:
         """The answer to a body refused while it was read or decoded, whichever step found it."""

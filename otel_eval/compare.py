@@ -26,13 +26,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence, Union
 
 from .errors import InputError
+from .gate import (DEFAULT_CONFIDENCE, DEFAULT_MARGIN, DEFAULT_MIN_SESSIONS, EXIT_CODES, NOT_ENOUGH_EVIDENCE, PROMOTE,
+                   ROLL_BACK, GateResult, gate)
 from .models.results import FAILED, NOT_EVALUATED, PASSED
 from .read.evaluations import current_evaluations
+from .read.verdicts import verdict_counts
 
 IMPROVED, REGRESSED, UNCHANGED = "improved", "regressed", "unchanged"
 ONLY_BASELINE, ONLY_CANDIDATE = "only_baseline", "only_candidate"
@@ -356,10 +360,76 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fail-on-regression", action="store_true",
                         help="exit with status 1 when any case regressed (for CI)")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON (docs/compare.md)")
+    gate = parser.add_argument_group(
+        "release gate", "--gate decides a rollout from the two versions' verdicts on the same golden cases, with "
+        "confidence sequences valid however often it is asked (docs/compare.md#release-gate). Exit 0 promote, "
+        "1 roll back, 3 not enough evidence yet.")
+    gate.add_argument("--gate", action="store_true", help="decide promote / roll back / wait instead of listing changes")
+    gate.add_argument("--margin", type=float, default=DEFAULT_MARGIN, metavar="X",
+                      help=f"largest pass-rate drop still acceptable (default {DEFAULT_MARGIN})")
+    gate.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, metavar="C",
+                      help=f"confidence of every decision together (default {DEFAULT_CONFIDENCE})")
+    gate.add_argument("--min-sessions", type=int, default=DEFAULT_MIN_SESSIONS, metavar="N",
+                      help="sessions per version a case needs to be judged on its own; smaller cases count "
+                      f"overall only (default {DEFAULT_MIN_SESSIONS})")
+
+
+def gate_main(args: argparse.Namespace, console: Any = None) -> int:
+    """``compare --gate``: the gate's decision as its exit code (0 promote, 1 roll back, 3 wait)."""
+    if not 0.0 < args.confidence < 1.0 or not 0.0 <= args.margin < 1.0 or args.min_sessions < 1:
+        raise InputError("--gate", "--confidence must be in (0, 1), --margin in [0, 1) and --min-sessions ≥ 1; got "
+                         f"{args.confidence}, {args.margin}, {args.min_sessions}", "options")
+    counts = verdict_counts(args.db or ["otel-eval.db"])
+    unknown = [v for v in (args.baseline, args.candidate) if v not in counts.sessions]
+    if unknown:  # for a gate, a version not seen yet is "wait", not a usage error
+        known = ", ".join(f"{v} ({n} sessions)" for v, n in counts.sessions.items()) or "none"
+        print(f"otel-eval: not enough evidence yet: no evaluations of agent version {' or '.join(map(repr, unknown))}; "
+              f"versions known: {known}", file=sys.stderr)
+        return EXIT_CODES[NOT_ENOUGH_EVIDENCE]
+    result = gate(counts, args.baseline, args.candidate, margin=args.margin, confidence=args.confidence,
+                  min_sessions=args.min_sessions)
+    if getattr(args, "json", False):
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        render_gate(result, console)
+    return result.exit_code
+
+
+def render_gate(result: GateResult, console: Any = None) -> None:
+    from rich.console import Console
+
+    from .tablefit import Column, fit_table
+
+    console = console or Console()
+    word, style = _GATE_WORDS[result.decision]
+    console.print(f"[bold {style}]{word}[/]: {result.candidate} against {result.baseline}. {result.reason}")
+    tests = [t for t in [result.overall, *result.cases] if t is not None]
+    if not tests:
+        return
+    columns = [Column("case", min_width=12), Column("baseline pass", justify="right"),
+               Column("candidate pass", justify="right"), Column("Δ pass", justify="right"),
+               Column("Δ interval", justify="right"), Column("decision")]
+    cells = []
+    for t in tests:
+        rate = lambda p, n: f"{p / n:.0%} ({p}/{n})" if n else "-"  # noqa: E731
+        diff = t.difference
+        decision = _GATE_WORDS[t.decision] if t.examined else (f"fewer than {result.min_sessions} sessions", "")
+        cells.append([t.key, rate(t.baseline_passed, t.baseline_total), rate(t.candidate_passed, t.candidate_total),
+                      "-" if diff is None else f"{diff:+.0%}", f"[{t.interval[0]:+.2f}, {t.interval[1]:+.2f}]",
+                      decision])
+    console.print(fit_table(f"Release gate ({result.confidence:.0%} confidence, margin {result.margin:.0%})",
+                            columns, cells, console.width, priority=[0, 5, 3, 4, 1, 2]))
+
+
+_GATE_WORDS = {PROMOTE: ("promote", "green"), ROLL_BACK: ("roll back", "red"),
+               NOT_ENOUGH_EVIDENCE: ("not enough evidence yet", "yellow")}
 
 
 def compare_main(args: argparse.Namespace, console: Any = None) -> int:
-    """Run ``otel-eval compare``; exit code 1 with --fail-on-regression and a regressed case, else 0."""
+    """Run ``otel-eval compare``; exit code 1 with --fail-on-regression and a regressed case, else 0.
+    With ``--gate``, the gate's exit code (:func:`gate_main`)."""
+    if getattr(args, "gate", False):
+        return gate_main(args, console)
     comparison = compare(args.db or ["otel-eval.db"], args.baseline, args.candidate,
                          getattr(args, "min_delta", 0.0))
     if getattr(args, "json", False):
