@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
-from .conventions.base import as_text, parse_json_maybe
+from .conventions.base import as_text, parse_json_maybe, span_error
 from .mapping import CASE_ATTRIBUTES, agent_version_of, first_attribute
 
 if TYPE_CHECKING:
@@ -378,7 +378,51 @@ def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any
                 inside_call=inside_call,
             )
         )
+    for r, delegate in _delegations(members, requests):
+        agent, depth, inside_call = _agent_of(r.mapped, by_id, root)
+        orders[delegate.span.span_id] = r.order
+        calls.append(
+            ActualToolCall(
+                name=r.call.name,
+                args=dict(r.call.arguments),
+                call_id=r.call.call_id,
+                result=delegate.reading.response,
+                error=span_error(delegate.span),
+                span_id=delegate.span.span_id,
+                start_ns=delegate.span.start_ns,
+                turn=turn,
+                group=r.group,
+                step=step_of(r.mapped, None),
+                agent=agent,
+                depth=depth,
+                inside_call=inside_call,
+            )
+        )
     return _parallel_in_request_order(calls, orders)
+
+
+def _delegations(members: list[Any], requests: list[_Request]) -> list[tuple[_Request, Any]]:
+    """Calls the model asked for that no tool span carried out but an agent of that name did:
+    a delegation with no tool span of its own (an ADK ``task``-mode sub-agent: the parent's call
+    ``booker(request=...)`` runs ``invoke_agent booker`` beside the parent, not inside a tool span).
+    Each pairs with the first agent span of that name that started after the request and no
+    other delegation took; a call no agent ran (a model asking for a tool that was never run) stays
+    out, as before."""
+    open_requests = [r for r in requests if not r.used]
+    if not open_requests:
+        return []
+    agents = [m for m in members if m.reading.span_type == "agent" and m.reading.agent_name]
+    found: list[tuple[_Request, Any]] = []
+    taken: set[str] = set()
+    for r in open_requests:
+        for m in agents:
+            if (m.reading.agent_name == r.call.name and m.span.span_id not in taken
+                    and m.span.start_ns >= r.mapped.span.start_ns):
+                taken.add(m.span.span_id)
+                r.used = True
+                found.append((r, m))
+                break
+    return found
 
 
 def _steps(members: list[Any], requests: list[_Request]) -> Callable[[Any, Any], Optional[int]]:

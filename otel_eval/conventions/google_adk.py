@@ -14,6 +14,9 @@ quirks are undone:
   description ``TOOL_ERROR``: the dict's text is the error.
 * Non-dict tool results are wrapped as ``{"result": value}``; the value is what the tool returned.
 * Tool spans carry placeholder ``llm_request``/``llm_response`` of ``"{}"``; ignored.
+* v2 names a model's function call that has no id (Gemini's never do) ``<tool>_<part index>`` in
+  ``gen_ai.output.messages``, while the call it runs gets ADK's own id (``adk-<uuid>``, on the
+  tool span): the placeholder names no call, so it is dropped and the call pairs by name.
 """
 
 from __future__ import annotations
@@ -53,12 +56,20 @@ def read(span: SpanRecord) -> Reading:
         _read_llm(attrs, reading)
     if reading.span_type == "tool":
         _read_tool(span, reading)
+    for call in reading.requested_calls:
+        if _stand_in_id(call.name, call.call_id):
+            call.call_id = None
 
     session = _text(attrs.get(PREFIX + "session_id"))
     if session is not None and reading.session_id is None:
         reading.session_id = session
         reading.sources["session_id"] = PREFIX + "session_id"
     return reading
+
+
+def _stand_in_id(name: str, call_id: Optional[str]) -> bool:
+    """ADK's id for a function call that had none: ``f"{name}_{index of the part}"``."""
+    return call_id is not None and call_id.startswith(name + "_") and call_id[len(name) + 1:].isdigit()
 
 
 def is_merged(span: SpanRecord) -> bool:
