@@ -96,6 +96,7 @@ def _set_gc(choice: str) -> str:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from otel_eval.golden import GoldenIndex, load_golden
     from otel_eval.models.evalset import EvalConfig
+    from otel_eval.read.session_rows import session_span_rows
     from otel_eval.store import Store
 
     results: dict[str, Any] = {"gc": _set_gc(args.gc)}
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     try:
         def baseline() -> None:
             for sid in session_ids:
-                for raw, _, _ in store.session_span_rows(sid):
+                for raw, _, _ in session_span_rows(store.conn, sid):
                     json.loads(raw)
 
         def mapping() -> None:

@@ -422,9 +422,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
     if args.page_size:
-        from otel_eval import store
+        from otel_eval.store import connection
 
-        store.PAGE_SIZE = args.page_size  # read when a Store creates a new file
+        connection.PAGE_SIZE = args.page_size  # read when a Store creates a new file
     if args.compare:
         return compare(args)
     workdir = Path(tempfile.mkdtemp(prefix="otel-eval-writer-"))

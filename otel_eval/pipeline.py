@@ -18,6 +18,7 @@ from .session_evaluation import apply_logs, evaluate_mapped, failed_outcome
 from .mapping import MappedSpan, map_spans
 from .models.evalset import EvalConfig
 from .models.results import EvalCaseResult
+from .read.session_rows import session_log_events, session_span_rows
 from .spans import LogEvent, SpanRecord, from_json
 from .store import ENDED, EvaluationRows, Store, agent_data_params
 from .truncation import DEFAULT_LIMIT
@@ -67,11 +68,11 @@ def map_session(spans: Sequence[SpanRecord], events: Sequence[LogEvent] = (), ma
 
 def load_session(store: Store, session_id: str, max_value_chars: int = DEFAULT_LIMIT) -> Optional[LoadedSession]:
     """A stored session, mapped; None when it has no spans."""
-    rows = store.session_span_rows(session_id)
+    rows = session_span_rows(store.conn, session_id)
     if not rows:
         return None
     spans = [from_json(raw) for raw, _, _ in rows]
-    events = store.session_log_events(session_id)
+    events = session_log_events(store.conn, session_id)
     mapped = map_session(spans, events, max_value_chars, conventions=[convention for _, convention, _ in rows])
     return LoadedSession(session_id, spans, events, mapped, [span_type for _, _, span_type in rows])
 

@@ -19,6 +19,7 @@ from otel_eval.export import SessionSelection, collect, export_sessions
 from otel_eval.export.evalset import expected_calls
 from otel_eval.golden import GoldenIndex, load_golden
 from otel_eval.models.evalset import EvalConfig
+from otel_eval.read.spans import stored_spans
 from otel_eval.store import Store
 from tests.paths import FIXTURES, REPO
 from tests.test_export_evalset import record_sessions
@@ -113,7 +114,7 @@ def test_adk_export_reads_back_and_every_session_passes_against_it(tmp_path):
     store = Store(db)
     try:
         for sid, passes in (("s-tokyo", True), ("s-follow", True), ("s-berlin", True), ("s-follow-v2", False)):
-            outcome = evaluate_session(sid, store.session_spans(sid), store.session_log_events(sid), index,
+            outcome = evaluate_session(sid, *stored_spans(store.conn, store.path, sid), index,
                                        EvalConfig.default())
             assert outcome.result.passed is passes, (sid, outcome.result.criterion_results)
     finally:

@@ -13,6 +13,7 @@ from otel_eval.session_evaluation import evaluate_session
 from otel_eval.export import SessionSelection, export_sessions
 from otel_eval.golden import GoldenIndex, load_golden
 from otel_eval.models.evalset import EvalConfig
+from otel_eval.read.spans import stored_spans
 from otel_eval.store import Store
 from tests.test_export_evalset import record_sessions
 
@@ -75,7 +76,8 @@ def test_bigsky_export_loads_back_and_passes(db, tmp_path):
 
     store = Store(db)
     try:
-        outcome = evaluate_session("s-compare", store.session_spans("s-compare"), [], GoldenIndex([eval_set]),
+        outcome = evaluate_session("s-compare", stored_spans(store.conn, store.path, "s-compare")[0], [],
+                                   GoldenIndex([eval_set]),
                                    EvalConfig.default())
     finally:
         store.close()
@@ -117,7 +119,7 @@ def test_the_same_query_from_several_sessions_is_one_example_and_every_session_m
     store = Store(db)
     try:
         for sid in ("s-follow", "s-follow-again", "s-tokyo"):
-            outcome = evaluate_session(sid, store.session_spans(sid), [], index, EvalConfig.default())
+            outcome = evaluate_session(sid, stored_spans(store.conn, store.path, sid)[0], [], index, EvalConfig.default())
             assert outcome.match.method != "ambiguous", (sid, outcome.match.evidence)
             assert outcome.result.eval_id == f"{'s-follow' if 'follow' in sid else sid}-1"
     finally:

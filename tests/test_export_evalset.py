@@ -18,6 +18,7 @@ from otel_eval.export import SessionSelection, export_sessions, select_sessions
 from otel_eval.golden import GoldenIndex
 from otel_eval.models.evalset import EvalConfig, EvalSet
 from otel_eval.processor import EvalSpanProcessor
+from otel_eval.read.spans import stored_spans
 from otel_eval.store import Store
 
 GOLDEN = Path(__file__).resolve().parent.parent / "examples" / "golden" / "weather.evalset.json"
@@ -114,8 +115,8 @@ def test_promoted_sessions_round_trip_and_all_pass(weather_db, tmp_path):
     try:
         for case in eval_set.eval_cases:
             session_id = case.metadata["session_id"]
-            outcome = evaluate_session(session_id, store.session_spans(session_id),
-                                       store.session_log_events(session_id), index, EvalConfig.default())
+            outcome = evaluate_session(session_id, *stored_spans(store.conn, store.path, session_id), index,
+                                       EvalConfig.default())
             assert outcome.match.case is not None and outcome.match.case.eval_id == case.eval_id, session_id
             failing = [c.criterion for c in outcome.result.criterion_results if not c.skipped and not c.passed]
             assert outcome.result.passed, (session_id, failing)
@@ -133,7 +134,8 @@ def test_a_regressed_session_fails_against_the_promoted_good_one(weather_db):
     eval_set = EvalSet.from_dict(json.loads(out.getvalue()))
     store = Store(weather_db)
     try:
-        outcome = evaluate_session("s-follow-v2", store.session_spans("s-follow-v2"), [], GoldenIndex([eval_set]),
+        outcome = evaluate_session("s-follow-v2", stored_spans(store.conn, store.path, "s-follow-v2")[0], [],
+                                   GoldenIndex([eval_set]),
                                    EvalConfig.default())
     finally:
         store.close()

@@ -7,6 +7,8 @@ from otel_eval.models.agent_data import AgentData, ToolCall, ToolSchema
 from otel_eval.models.results import CriterionResult, EvalCaseResult
 from otel_eval.span_rows import span_row
 from otel_eval.spans import SpanRecord
+from otel_eval.read.session_rows import session_span_rows
+from otel_eval.read.spans import stored_spans
 from otel_eval.store import ENDED, OPEN, SCHEMA_VERSION, SCORED, Store
 
 
@@ -53,7 +55,7 @@ def test_span_insert_is_idempotent_and_reports_new_rows(tmp_path):
     with store.transaction():
         assert store.insert_spans(rows + [(span_row(span("00000000000000a3")), "s1")], 11) == [False, False, True]
     assert store.counts()["spans"] == 3
-    assert [s.span_id for s in store.session_spans("s1")] == ["00000000000000a1", "00000000000000a2", "00000000000000a3"]
+    assert [s.span_id for s in stored_spans(store.conn, store.path, "s1")[0]] == ["00000000000000a1", "00000000000000a2", "00000000000000a3"]
 
 
 def test_agent_data_json_columns_and_trace_level_upsert(tmp_path):
@@ -174,8 +176,9 @@ def test_a_version_4_database_drops_the_session_indexes_and_still_reads_a_sessio
     conn.close()
     store = Store(db)
     try:
-        assert [(s.trace_id, s.span_id) for s in store.session_spans("s1")] == [("t1", "a"), ("t2", "b")]
-        assert [json.loads(raw)["span_id"] for raw, _, _ in store.session_span_rows("s2")] == ["c"]
+        spans, _ = stored_spans(store.conn, store.path, "s1")
+        assert [(s.trace_id, s.span_id) for s in spans] == [("t1", "a"), ("t2", "b")]
+        assert [json.loads(raw)["span_id"] for raw, _, _ in session_span_rows(store.conn, "s2")] == ["c"]
     finally:
         store.close()
 
@@ -276,8 +279,9 @@ def test_agent_rows_carry_the_prompt_digest_of_its_text_whether_remembered_or_no
     # The digest of a system prompt is remembered by its text (every LLM span repeats the
     # agent's prompt): a copy of the text, a prompt too long to remember, and one seen again
     # after the memo started over all give the text's own digest.
-    from otel_eval import store as store_module
-    from otel_eval.store import agent_data_params, text_digest
+    from otel_eval.store import agent_data_params
+    from otel_eval.store import agent_rows as store_module
+    from otel_eval.store.agent_rows import text_digest
 
     prompt = "You are a helpful agent. " * 10
     long_prompt = "x" * (store_module._CACHED_PROMPT + 1)
@@ -340,9 +344,9 @@ def test_a_writer_round_stored_together_leaves_what_one_by_one_leaves(tmp_path, 
     # a file where s2 was scored before (revision 2, the first superseded), s3 was re-opened
     # (it must stay open), s6's evaluation failed (no session fields), rows leave different
     # columns NULL and some share a prompt: every table ends up the same, ids and revisions too.
-    from otel_eval import store as store_module
+    from otel_eval.store import evaluations
 
-    monkeypatch.setattr(store_module, "_now_iso", lambda: "2026-11-25T12:00:00.000Z")
+    monkeypatch.setattr(evaluations, "now_iso", lambda: "2026-11-25T12:00:00.000Z")
     group = [(f"s{n}", _scored(n, fields=n != 6)) for n in range(8)]
     one, together = _store_with_sessions(tmp_path / "one.db", 8), _store_with_sessions(tmp_path / "together.db", 8)
     for store in (one, together):
@@ -364,9 +368,9 @@ def test_a_writer_round_stored_together_leaves_what_one_by_one_leaves(tmp_path, 
 def test_a_group_falls_back_to_one_by_one_where_order_decides(tmp_path, monkeypatch):
     # Two evaluations of one session in a round (a re-score asked for while the first waited):
     # the second is revision 2 and supersedes the first, exactly as one after the other.
-    from otel_eval import store as store_module
+    from otel_eval.store import evaluations
 
-    monkeypatch.setattr(store_module, "_now_iso", lambda: "2026-11-25T12:00:00.000Z")
+    monkeypatch.setattr(evaluations, "now_iso", lambda: "2026-11-25T12:00:00.000Z")
     group = [("s1", _scored(1)), ("s2", _scored(2)), ("s1", _scored(1, prompt="Another prompt."))]
     one, together = _store_with_sessions(tmp_path / "one.db", 3), _store_with_sessions(tmp_path / "together.db", 3)
     with one.transaction():

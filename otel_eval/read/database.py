@@ -1,8 +1,8 @@
 """Opening a database to read it: the one way every reader does it.
 
-Read-only (``mode=ro``, :func:`otel_eval.store.connect_read_only`), so a view can never write
-and never holds the writer up beyond what any WAL reader does; a file an older otel-eval wrote is
-migrated first (:func:`otel_eval.store.upgrade_if_older`), so every query here may assume the
+Read-only (``mode=ro``, :func:`otel_eval.store.connection.connect_read_only`), so a view can never
+write and never holds the writer up beyond what any WAL reader does; a file an older otel-eval wrote
+is migrated first (:func:`upgrade_if_older`), so every query here may assume the
 current schema; rows come back as :class:`sqlite3.Row` (by index or by column name).
 """
 
@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
 from ..errors import InputError
-from ..store import Store, connect_read_only, upgrade_if_older
+from ..store import SCHEMA_VERSION, Store
+from ..store.connection import connect_read_only
 
 DbPath = Union[str, Path]
 
@@ -50,6 +51,20 @@ def open_store(path: DbPath, timeout: float = READ_TIMEOUT_S) -> Store:
     the same checks and migration as :func:`open_database`."""
     open_database(path, timeout).close()
     return Store.open_read_only(path, timeout)
+
+
+def upgrade_if_older(conn: sqlite3.Connection, path: Union[str, Path]) -> None:
+    """Readers open the file read-only; a file an older otel-eval wrote (schema version below
+    :data:`SCHEMA_VERSION`) is migrated first, with one writable open. Version 0 (no schema yet:
+    the collector has not started) is left for the collector to create."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if not 0 < version < SCHEMA_VERSION:
+        return
+    try:
+        Store(path).close()
+    except sqlite3.Error as exc:
+        raise InputError(str(path), f"database schema version {version} is older than this otel-eval's "
+                                    f"({SCHEMA_VERSION}) and migrating it failed: {exc}") from None
 
 
 def named_rows(conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:

@@ -10,11 +10,12 @@ from typing import Any, Optional, Sequence
 from ..errors import InputError
 from ..pipeline import map_session
 from ..spans import LogEvent, SpanRecord, from_json
-from ..store import IN_SESSION_TRACES, session_log_events, session_span_rows
+from ..store.agent_rows import JSON_FIELDS
 from ..trajectory import build_trajectory
 from ..unread import unread_in_session
 from .database import DbPath, first_key_at_or_after, named_rows
 from .evaluations import parse_details
+from .session_rows import IN_SESSION_TRACES, session_log_events, session_span_rows
 
 
 def stored_spans(conn: sqlite3.Connection, path: DbPath, session_id: str) -> tuple[list[SpanRecord], list[LogEvent]]:
@@ -105,11 +106,6 @@ def build_tree(trace_id: str, members: Sequence[tuple[SpanRecord, Optional[str],
     return tree
 
 
-#: AgentData columns stored as JSON text.
-_JSON_COLUMNS = {"expected_tool_call", "tools_available", "tool_calls", "parameters_passed", "tool_call_results",
-                 "retrieval_query", "retrieved_context"}
-
-
 def session_agent_data(conn: sqlite3.Connection, session_id: str) -> dict[tuple[str, str, str], dict[str, Any]]:
     """AgentData rows keyed by (trace_id, span_id, level), with only the fields that hold something."""
     out: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -120,7 +116,7 @@ def session_agent_data(conn: sqlite3.Connection, session_id: str) -> dict[tuple[
             if key in ("id", "trace_id", "span_id", "session_id", "level"):
                 continue
             value = r[key]
-            if key in _JSON_COLUMNS and isinstance(value, str):
+            if key in JSON_FIELDS and isinstance(value, str):
                 value = parse_details(value)
             if key == "agent_exit":
                 value = bool(value)
