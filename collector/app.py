@@ -95,7 +95,7 @@ class Collector:
                 gate = GateView(str(self.engine.db_path), baseline=config.gate_baseline, margin=config.gate_margin,
                                 confidence=config.gate_confidence, min_sessions=config.gate_min_sessions)
                 app = OtlpHttpApp(self.receiver, self.metrics, auth_token=config.auth_token,
-                                  max_request_bytes=config.max_request_bytes, stats=self.engine.stats, ui=ui,
+                                  max_request_bytes=config.max_request_bytes, stats=self._stats, ui=ui,
                                   hosts=HostPolicy(config.http.host, config.allowed_host), budget=self.budget,
                                   gate=gate)
                 self.http = HttpServer(app, config.http, tls_cert=config.tls_cert, tls_key=config.tls_key,
@@ -105,6 +105,10 @@ class Collector:
             self.stop()
             raise
         return self
+
+    def _stats(self) -> dict:
+        """The engine's numbers for /metrics, with the golden cases loaded (coverage's denominator)."""
+        return {**self.engine.stats(), "golden_cases": sum(cases for _, _, cases in self.engine.golden_summary)}
 
     def _count_evaluation(self, stored: EvaluationStored) -> None:
         if not stored.counted:  # a revision whose judge is pending, or a backfill: the session counts once

@@ -42,6 +42,7 @@ _ENGINE_METRICS = (
     ("spans_dropped", "otel_eval_spans_dropped_total", "counter", "Spans the engine dropped."),
     ("queue_depth", "otel_eval_queue_depth", "gauge", "Spans waiting to be committed."),
     ("sessions_open", "otel_eval_sessions_open", "gauge", "Sessions receiving spans, not yet ended."),
+    ("golden_cases", "otel_eval_golden_cases", "gauge", "Golden cases loaded (see otel_eval_golden_cases_exercised)."),
     ("sessions_scored", "otel_eval_sessions_scored_total", "counter", "Sessions ended and scored."),
     ("sessions_scored_idle", "otel_eval_sessions_scored_idle_total", "counter",
      "Sessions the collector's own process scored beside its score workers, while sessions waited for "
@@ -130,6 +131,10 @@ class EvaluationCounters:
         self.cases: dict[str, _Tally] = {}
         self.versions: dict[str, _Tally] = {}
         self.scores: dict[str, Histogram] = {}
+        self.exercised: set[str] = set()
+        """Golden cases matched since the start (bounded by the golden sets, not by the traffic)."""
+        self.observed = 0
+        self.unmatched = 0
 
     def observe(self, case_id: Optional[str], agent_version: Optional[str], passed: bool, score: float,
                 verdict: Optional[str] = None) -> None:
@@ -138,9 +143,12 @@ class EvaluationCounters:
         with self._lock:
             version = self.version_label(agent_version or UNKNOWN_VERSION)
             by_version = self.versions.setdefault(version, _Tally())
+            self.observed += 1
             if not case_id:
                 by_version.unmatched += 1
+                self.unmatched += 1
                 return
+            self.exercised.add(case_id)
             by_case = self.cases.setdefault(self.case_label(case_id), _Tally())
             if verdict == NOT_EVALUATED:
                 by_case.not_evaluated += 1
@@ -351,6 +359,14 @@ def _render_evaluations(m: EvaluationCounters) -> list[str]:
             lines.append(f'otel_eval_score_bucket{{version={label},le="{le}"}} {count}')
         lines.append(f"otel_eval_score_sum{{version={label}}} {_number(round(hist.sum, 6))}")
         lines.append(f"otel_eval_score_count{{version={label}}} {hist.count}")
+    family("otel_eval_golden_cases_exercised", "gauge",
+           "Golden cases at least one session matched since the collector started (otel_eval_golden_cases: "
+           "how many are loaded; the difference were never exercised).")
+    lines.append(f"otel_eval_golden_cases_exercised {len(m.exercised)}")
+    family("otel_eval_unmatched_share", "gauge",
+           "Share of the sessions scored since the collector started that matched no golden case: the traffic "
+           "the golden set does not describe (otel-eval golden suggest drafts cases for it).")
+    lines.append(f"otel_eval_unmatched_share {_number(round(m.unmatched / m.observed, 6)) if m.observed else 'NaN'}")
     family("otel_eval_label_values_capped_total", "counter",
            f"Observations whose case or version label was replaced by \"{OTHER}\" (label cardinality cap).")
     lines.append(f'otel_eval_label_values_capped_total{{label="case"}} {m.case_label.capped}')

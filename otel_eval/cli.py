@@ -93,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"database file; repeat to aggregate several collectors (default {DEFAULT_DB})")
     rp.add_argument("--session", metavar="ID", help="show one session in detail")
     rp.add_argument("--json", action="store_true", help="print as JSON")
+    rp.add_argument("--since", metavar="ISO-TIME", help="golden coverage counts sessions scored since then (e.g. "
+                    "2025-01-31 or 2025-01-31T12:00:00Z; default: every stored session)")
     add_timing_arguments(rp)
 
     for name, module, help_text, description in SUBCOMMANDS:
@@ -233,7 +235,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .read.backlog import backlog_of, describe
     from .read.evaluations import current_evaluations, recent_sessions
     from .read.sessions import session_detail, session_state
-    from .report import render_report, render_session, summarize
+    from .read.coverage import coverage
+    from .read.times import iso_utc, parse_since
+    from .report import render_coverage, render_report, render_session, summarize
 
     dbs = args.db or [DEFAULT_DB]
     timing = session_timing(args)
@@ -247,14 +251,18 @@ def cmd_report(args: argparse.Namespace) -> int:
         else:
             render_session(row, Console())
         return 0
+    since_ns = parse_since(getattr(args, "since", None))
     rows = current_evaluations(dbs)
     backlog = backlog_of(dbs, timing)
+    cov = coverage(dbs, None if since_ns is None else iso_utc(since_ns / 1e9))
     now_ns = time.time_ns()
     if args.json:
         print(json.dumps({"dbs": dbs, "summary": summarize(rows), "pending": backlog.to_dict(now_ns),
-                          "sessions": rows}, indent=2, default=str))
+                          "coverage": cov.to_dict(), "sessions": rows}, indent=2, default=str))
     else:
-        render_report(rows, Console(), pending=describe(backlog.to_dict(now_ns), timing))
+        console = Console()
+        render_report(rows, console, pending=describe(backlog.to_dict(now_ns), timing))
+        render_coverage(cov, console)
     return 0
 
 

@@ -181,6 +181,37 @@ def render_report(rows: list[dict[str, Any]], console: Any = None, limit: int = 
         console.print(fit_table("Criteria", columns, cells, console.width, priority=[0, 1, 2, 3, 4, 5]))
 
 
+def coverage_line(cov: Any) -> str:
+    """One line: how much of the golden set live traffic exercises, and how much traffic no case
+    describes (:class:`otel_eval.read.coverage.Coverage`)."""
+    golden = [c for c in cov.cases if c.in_golden_set]
+    exercised = sum(1 for c in golden if c.sessions)
+    share = "-" if cov.unmatched_share is None else f"{cov.unmatched_share:.0%}"
+    window = f" since {cov.since}" if cov.since else ""
+    return (f"golden coverage{window}: {exercised} of {len(golden)} cases exercised, {len(golden) - exercised} never; "
+            f"unmatched {share} ({cov.unmatched} of {cov.sessions} sessions)")
+
+
+def render_coverage(cov: Any, console: Any, limit: int = 30) -> None:
+    """The coverage line, then the cases: sessions, per agent version, days seen, last seen;
+    cases never exercised are listed last, so the set's blind spots are in view."""
+    from .tablefit import Column, fit_table
+
+    console.print(coverage_line(cov), markup=False, highlight=False)
+    if not cov.cases:
+        return
+    shown = cov.exercised[:limit] + cov.never_exercised[:limit]
+    columns = [Column("case", min_width=12), Column("sessions", justify="right"),
+               Column("by version", min_width=12, is_list=True), Column("days", justify="right"),
+               Column("last seen"), Column("eval set", min_width=8)]
+    cells = [[c.eval_id, str(c.sessions) if c.sessions else ("never", "yellow"),
+              [f"{v} {n}" for v, n in sorted(c.by_version.items())] or ["-"], str(len(c.by_day)),
+              (c.last_seen or "-")[:16].replace("T", " "), c.eval_set_id or "-"] for c in shown]
+    hidden = len(cov.cases) - len(shown)
+    title = "Golden coverage" + (f" ({hidden} more in --json)" if hidden > 0 else "")
+    console.print(fit_table(title, columns, cells, console.width, priority=[0, 1, 2, 4, 3, 5]))
+
+
 #: Longest expected or actual response shown in ``report --session`` (the JSON has them whole).
 RESPONSE_CHARS = 300
 
