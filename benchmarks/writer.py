@@ -19,7 +19,7 @@ them in lock step, so both meet the same neighbours::
                  fresh copy of the database each run: ``unpickle`` (what the collector's process
                  pays to receive it) and ``commit`` (writer rounds of 64 evaluations, as the
                  engine's writer commits a backlog: one transaction, a savepoint each).
-                 As in the engine, a :class:`~otel_eval.engine.writer.Checkpointer` thread folds
+                 As in the engine, a :class:`~otel_eval.engine.checkpointer.Checkpointer` thread folds
                  the WAL back while the writer writes, so the WAL is reused rather than grown to
                  hundreds of MiB. Its CPU is not the writer's: it is printed apart, as
                  ``checkpoint`` (its thread's CPU clock, plus the copy of what it left at the end).
@@ -121,7 +121,7 @@ class _CheckpointerCPU:
 def _checkpointing(store: Any) -> Iterator[_CheckpointerCPU]:
     """The engine's checkpointer thread, running while the timed writes do; what it cost is
     reported apart (it is not the writer's CPU, but every page the writer commits is copied by it)."""
-    from otel_eval.engine.writer import Checkpointer
+    from otel_eval.engine.checkpointer import Checkpointer
 
     checkpointer = Checkpointer(store.path).start()
     clock = time.pthread_getcpuclockid(checkpointer._thread.ident)
@@ -207,7 +207,7 @@ class EvaluationsPart:
         return opened
 
     def commit_all(self, store: Any) -> None:
-        from otel_eval.engine.writer import StoreEvaluation
+        from otel_eval.engine.queue_items import StoreEvaluation
 
         writer = _writer(store)
         for at in range(0, len(self.received), GROUP):
@@ -283,7 +283,7 @@ class IngestPart:
         return _writer(store)
 
     def write_all(self, writer: Any) -> None:
-        from otel_eval.engine.writer import IngestBatch
+        from otel_eval.engine.queue_items import IngestBatch
 
         for spans in self.decoded:
             batch = IngestBatch(spans=spans)

@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Optional
 
-from otel_eval.engine.writer import Checkpointer
+from otel_eval.engine.checkpointer import Checkpointer
 from otel_eval.store import Store
 
 

@@ -6,7 +6,8 @@ import time
 
 from otel_eval.engine.scheduler import SessionScheduler
 from otel_eval.engine.stats import EngineStats
-from otel_eval.engine.writer import Barrier, RestartWal, Stop, StoreEvaluation, Writer, tune_writer_connection
+from otel_eval.engine.queue_items import Barrier, RestartWal, Stop, StoreEvaluation
+from otel_eval.engine.writer import Writer, tune_writer_connection
 from otel_eval.models.results import EvalCaseResult
 from otel_eval.pipeline import FinishedEvaluation
 from otel_eval.sessions import Timing

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import queue
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Any, Iterable, Optional, Sequence, TextIO, Union
 
 from ..golden import GoldenSets, GoldenSource
 from ..mapping import use_identity_attributes
@@ -30,18 +29,18 @@ from ..span_rows import span_row
 from ..spans import LogEvent, SpanRecord
 from ..store import Store
 from .api import EngineClosed, IngestResult, QueueFull
+from .checkpointer import Checkpointer
 from .events import EvaluationStored, EventListener, ResultCallback
+from .file_lock import exclusive_lock, release_lock
+from .judge_link import JudgeLink
+from .queue_items import Barrier, CompleteJudgment, EndSessions, IngestBatch, RestartWal, Stop, StoreEvaluation, Wake
 from .scheduler import SessionScheduler
-from .settings import EngineSettings, golden_index
+from .settings import UNSET, EngineSettings, golden_index, merged_settings
 from .stats import EngineStats
 from .workers import IdleScoring, ProcessWorkers, ScoreWorkers, ThreadWorkers
-from .writer import (Barrier, Checkpointer, CompleteJudgment, EndSessions, Health, IngestBatch, RestartWal,
-                     SpanSource, Stop, StoreEvaluation, Wake, Writer, tune_writer_connection)
-from .judge_link import JudgeLink
+from .writer import Health, SpanSource, Writer, tune_writer_connection
 
 log = logging.getLogger("otel_eval.engine")
-
-_UNSET: Any = object()
 
 #: Finished evaluations that may wait for the writer at once, in-process. A worker that would
 #: exceed it waits: a writer that falls behind then holds back scoring (sessions wait as ids, and
@@ -65,27 +64,24 @@ class Engine:
         db: Union[str, Path],
         golden: Iterable[GoldenSource] = (),
         config: Optional[EvalConfig] = None,
-        trace_quiet: float = _UNSET,
-        session_idle: float = _UNSET,
+        trace_quiet: float = UNSET,
+        session_idle: float = UNSET,
         on_result: Optional[ResultCallback] = None,
-        max_queue_spans: int = _UNSET,
-        fuzzy_threshold: float = _UNSET,
-        embedding_threshold: Optional[float] = _UNSET,
-        judge: Any = _UNSET,
-        embed: Any = _UNSET,
-        max_value_chars: int = _UNSET,
-        score_workers: int = _UNSET,
+        max_queue_spans: int = UNSET,
+        fuzzy_threshold: float = UNSET,
+        embedding_threshold: Optional[float] = UNSET,
+        judge: Any = UNSET,
+        embed: Any = UNSET,
+        max_value_chars: int = UNSET,
+        score_workers: int = UNSET,
         *,
         settings: Optional[EngineSettings] = None,
     ):
         """``settings`` holds every knob; the keyword arguments of the same names override it."""
-        overrides = {name: value for name, value in dict(
-            trace_quiet=trace_quiet, session_idle=session_idle, max_queue_spans=max_queue_spans,
+        self.settings = merged_settings(
+            settings, config, trace_quiet=trace_quiet, session_idle=session_idle, max_queue_spans=max_queue_spans,
             fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold, judge=judge, embed=embed,
-            max_value_chars=max_value_chars, score_workers=score_workers).items() if value is not _UNSET}
-        if config is not None:
-            overrides["config"] = config
-        self.settings = (settings or EngineSettings()).replace(**overrides)
+            max_value_chars=max_value_chars, score_workers=score_workers)
         use_identity_attributes(self.settings.session_attributes, self.settings.user_attributes)
         self.db_path = str(db)
         self.golden = GoldenSets.load(golden)
@@ -112,7 +108,7 @@ class Engine:
         self._checkpointer: Optional[Checkpointer] = None
         self._workers: Optional[ScoreWorkers] = None
         self._notifier: Optional[threading.Thread] = None
-        self._lock_file: Any = None
+        self._lock_file: Optional[TextIO] = None
         self._judge: Optional[JudgeLink] = None
         self._closing = False
         self._closed = False
@@ -153,7 +149,7 @@ class Engine:
     def start(self) -> "Engine":
         if self._writer is not None:
             return self
-        self._lock_file = _exclusive_lock(self.db_path)
+        self._lock_file = exclusive_lock(self.db_path)
         try:
             store = Store(self.db_path, cache_mib=self.settings.write_cache_mib)
             tune_writer_connection(store)
@@ -170,7 +166,7 @@ class Engine:
             if self._judge is not None:
                 self._judge.close(5)
                 self._judge = None
-            _release_lock(self._lock_file)
+            release_lock(self._lock_file)
             self._lock_file = None
             raise
         self._notifier = threading.Thread(target=self._notify_loop, name="otel-eval-notify", daemon=True)
@@ -365,7 +361,7 @@ class Engine:
             self._notifier.join(timeout)
         writer.store.close()
         self._scheduler.activity.flush()
-        _release_lock(self._lock_file)
+        release_lock(self._lock_file)
         self._lock_file = None
         self._closed = True
 
@@ -494,51 +490,3 @@ class Engine:
                 callback(event.result)
             except Exception:
                 log.exception("on_result callback failed for session %s", event.session_id)
-
-
-def _exclusive_lock(db_path: str) -> Any:
-    """Hold ``<db>.lock`` while running: two engines on one database would each end and score
-    the same sessions. Readers (report, watch, Datasette) need no lock."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX: no guard
-        return None
-    from ..errors import OtelEvalError
-
-    path = db_path + ".lock"
-    while True:
-        handle = open(path, "a+")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            handle.close()
-            raise OtelEvalError(f"{db_path}: already in use by {holder}; run one otel-eval engine per database "
-                                "(a second one would score sessions twice)") from None
-        try:
-            same_file = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
-        except FileNotFoundError:
-            same_file = False
-        if same_file:
-            break
-        # The engine that held it removed the file between our open and our lock: lock the new one.
-        handle.close()
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"otel-eval pid {os.getpid()}\n")
-    handle.flush()
-    return handle
-
-
-def _release_lock(handle: Any) -> None:
-    """Remove ``<db>.lock`` on a clean stop (a killed engine leaves it; the next start takes it
-    over, since the lock is the flock, not the file). Removed while still locked, so no other
-    engine can hold a lock on a file that is about to vanish (see the inode check above)."""
-    if handle is None:
-        return
-    try:
-        os.unlink(handle.name)
-    except OSError:
-        pass
-    handle.close()

@@ -25,7 +25,7 @@ from ..models.results import CriterionResult, EvalCaseResult
 from ..store import Store
 from .events import EvaluationStored
 from .settings import EngineSettings
-from .writer import CompleteJudgment
+from .queue_items import CompleteJudgment
 
 log = logging.getLogger("otel_eval.judge")
 

@@ -77,6 +77,22 @@ class EngineSettings:
         return config_hash(self.config)
 
 
+#: A keyword argument that was not given: None is a value too (``embedding_threshold=None`` turns
+#: the embedding step off).
+UNSET: Any = object()
+
+
+def merged_settings(settings: Optional[EngineSettings], config: Optional[EvalConfig] = None,
+                    **overrides: Any) -> EngineSettings:
+    """``settings`` (default: every default) with each keyword argument that was given (not
+    :data:`UNSET`) and ``config`` when it is not None: how the Engine's flat keyword arguments
+    override its ``settings``."""
+    given = {name: value for name, value in overrides.items() if value is not UNSET}
+    if config is not None:
+        given["config"] = config
+    return (settings or EngineSettings()).replace(**given)
+
+
 def config_hash(config: EvalConfig) -> str:
     return hashlib.sha256(config.model_dump_json().encode()).hexdigest()[:12]
 

@@ -1,6 +1,6 @@
 """The one writer: the only code that writes to the database while the engine runs.
 
-It drains one queue of typed items. Ingest batches and finished evaluations that are waiting
+It drains one queue of typed items (:mod:`.queue_items`). Ingest batches and finished evaluations that are waiting
 are committed together in one transaction (a group commit). Each batch is inside its own
 savepoint, and the round's evaluations are stored together in one more (one statement a table;
 one by one if that fails): a batch or an evaluation whose data SQLite refuses fails alone, and
@@ -22,14 +22,15 @@ import queue
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence, Union
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
 
 from ..pipeline import FinishedEvaluation, commit_evaluation, commit_evaluations
 from ..span_rows import SpanRow
-from ..spans import LogEvent
 from ..store import ENDED, Store
-from .api import IngestResult, StorageUnavailable
+from .api import StorageUnavailable
+from .queue_items import (Barrier, CompleteJudgment, EndSessions, IngestBatch, RestartWal, Stop, StoreEvaluation,
+                          WriterItem)
 from .scheduler import SessionScheduler, Staged
 from .stats import EngineStats
 
@@ -51,75 +52,6 @@ MAX_EVALUATION_ATTEMPTS = 5
 #: for a checkpoint pass in progress) before it gives up until the checkpointer asks again.
 RESTART_WAIT = 0.25
 
-
-@dataclass
-class IngestBatch:
-    spans: Sequence[SpanRow] = ()
-    """Read into rows on the caller's thread (:func:`otel_eval.span_rows.span_row`)."""
-    logs: Sequence[LogEvent] = ()
-    done: threading.Event = field(default_factory=threading.Event)
-    result: IngestResult = field(default_factory=IngestResult)
-    error: Optional[BaseException] = None
-    enqueued: float = field(default_factory=time.perf_counter)
-    unattended: bool = False
-    """Pulled from a span source: no caller waits for it, and it is not in the queue's count."""
-
-    @property
-    def size(self) -> int:
-        return len(self.spans) + len(self.logs)
-
-
-@dataclass
-class StoreEvaluation:
-    finished: FinishedEvaluation
-    attempts: int = 0
-
-
-@dataclass
-class CompleteJudgment:
-    """The judge pool's outcome for one job (:meth:`Store.complete_judgment`): committed with the
-    next group as the session's next revision."""
-
-    job: Any
-    results: list
-    usage: list
-    """``(criterion, calls, tokens)`` spent."""
-    retry: bool
-    info: Optional[dict] = None
-
-
-@dataclass
-class EndSessions:
-    session_id: Optional[str]
-    """None: every open session (shutdown with ``score_open``)."""
-    done: threading.Event = field(default_factory=threading.Event)
-    ended: int = 0
-
-
-@dataclass
-class Barrier:
-    """Acknowledged once everything queued before it is committed (``flush``)."""
-
-    done: threading.Event = field(default_factory=threading.Event)
-
-
-@dataclass
-class Stop:
-    pass
-
-
-@dataclass
-class Wake:
-    """A span source has something: start a round now rather than at the next tick."""
-
-
-@dataclass
-class RestartWal:
-    """The checkpointer has copied a large WAL back: start it over, from the writer's own
-    connection, before the next round (see :class:`Checkpointer`)."""
-
-
-WriterItem = Union[IngestBatch, StoreEvaluation, CompleteJudgment, EndSessions, Barrier, Stop, Wake, RestartWal]
 SpanSource = Callable[[], list[SpanRow]]
 """Returns (and forgets) the spans a producer buffered, as rows; called by the writer at every round."""
 
@@ -131,6 +63,8 @@ MAX_SOURCE_ROUNDS = 64
 
 @dataclass
 class Health:
+    """Whether the writer can store what it is sent (``/healthz``)."""
+
     ok: bool
     reason: str = ""
     fatal: bool = False
@@ -138,6 +72,8 @@ class Health:
 
 
 class Writer:
+    """The one writer thread: drains :attr:`queue` in rounds, each one group commit."""
+
     def __init__(self, store: Store, scheduler: SessionScheduler, stats: EngineStats, *,
                  ended: Callable[[list[str]], None],
                  stored: Callable[[FinishedEvaluation, int, int], None],
@@ -241,8 +177,8 @@ class Writer:
     def _restart_wal(self) -> None:
         """A RESTART checkpoint on this connection, between two rounds: what is left to copy is
         what was written since the checkpointer's last pass, and no other connection competes
-        for the write lock (see :class:`Checkpointer`). Readers get :data:`RESTART_WAIT` to leave
-        the old frames; if one stays, the WAL goes on growing until the checkpointer asks again."""
+        for the write lock (see :class:`~.checkpointer.Checkpointer`). Readers get :data:`RESTART_WAIT`
+        to leave the old frames; if one stays, the WAL goes on growing until the checkpointer asks again."""
         conn = self.store.conn
         try:
             conn.execute(f"PRAGMA busy_timeout={int(RESTART_WAIT * 1000)}")
@@ -476,7 +412,7 @@ class Writer:
 
 def tune_writer_connection(store: Store) -> None:
     """Settings of the writer's own connection, beyond those of every :class:`Store`."""
-    store.conn.execute("PRAGMA wal_autocheckpoint=0")  # the Checkpointer thread does it
+    store.conn.execute("PRAGMA wal_autocheckpoint=0")  # the Checkpointer thread does it (checkpointer.py)
     # SQLite copies each page that a savepoint (one per ingest batch) or a many-row statement
     # first changes to a sub-journal, which past 64 KiB is a temp file, created, written, unlinked
     # and closed again at every release: at full load as many bytes as the WAL got
@@ -484,113 +420,6 @@ def tune_writer_connection(store: Store) -> None:
     # the release. Only this connection: the writer runs its own bounded statements, where a
     # view's query or a migration's index build may sort more than fits in memory.
     store.conn.execute("PRAGMA temp_store=MEMORY")
-
-
-class Checkpointer:
-    """Copies the WAL back into the database file from its own thread and connection.
-
-    SQLite's automatic checkpoint runs inside the commit that crosses the WAL's size limit, so the
-    one writer would stop for the fsyncs of every checkpoint (on a busy disk, most of its time).
-    Here the writer's connection does not checkpoint; this thread runs a PASSIVE checkpoint (it
-    never waits for the writer or readers) every ``interval`` seconds, off the writer's path.
-
-    A PASSIVE checkpoint copies the frames written before it started, so under a steady load it
-    never catches up with the writer, and SQLite starts the WAL over only after one that did:
-    at ~5,000 spans/s the WAL grew to 4.7 GB in two and a half minutes, and its index (mapped
-    into the process) with it. So when a round's PASSIVE checkpoint finds more than
-    ``restart_bytes`` of frames in the WAL, the WAL is started over:
-
-    * First this thread catches up, still without holding anyone: more PASSIVE passes, each
-      copying what the writer wrote during the one before, until one finds at most
-      :data:`CATCH_UP_BYTES` of new frames (or after :data:`MAX_CATCH_UP_PASSES`).
-    * Then a RESTART checkpoint copies what is left and waits for readers to leave the old
-      frames, so that the next commit writes the WAL over from its first frame. A RESTART holds
-      the writer back while it runs, so it should have little left to copy.
-    * ``restart``, when given, runs it: the engine hands its writer a :class:`RestartWal`, and
-      the writer runs the RESTART from its own connection between two rounds. Run from this
-      thread instead, the RESTART raced the writer for the write lock through SQLite's busy
-      handler, whose sleeps grow to 100 ms, and the writer then slept through part of the
-      time it could have written: at full load one RESTART held the writer 1.25 s, and in a
-      20 s run the 15 of them held it 3.5 s in all, against 0.43 s for 18 caught-up RESTARTs
-      run by the writer (benchmarks/README.md, thirteenth pass). Without ``restart`` (a
-      checkpointer beside some other writer) this thread runs the RESTART itself.
-
-    RESTART, not TRUNCATE: the WAL file keeps its size (about ``restart_bytes``) and is written
-    over in place. Truncating it to nothing every ~0.6 s at full load made the file system free
-    and allocate its blocks again each time: 16% of a core in the kernel for the collector
-    against 13% (one run each), and 3-12% fewer spans stored a second in three alternating
-    rounds (benchmarks/README.md, twelfth pass). The WAL is truncated once, when the
-    checkpointer stops.
-
-    The test is the frames the WAL holds, not the size of its file: SQLite starts a WAL over in
-    place once every frame is copied and no reader needs them, and the file keeps the size it
-    once reached, so a large file may hold a handful of frames."""
-
-    def __init__(self, db_path: str, interval: float = 0.5, restart_bytes: int = 64 * 1024 * 1024,
-                 restart: Optional[Callable[[], None]] = None):
-        self.db_path = db_path
-        self.interval = interval
-        self.restart_bytes = restart_bytes
-        self.restart = restart
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="otel-eval-checkpoint", daemon=True)
-
-    def start(self) -> "Checkpointer":
-        self._thread.start()
-        return self
-
-    def _run(self) -> None:
-        conn = sqlite3.connect(self.db_path, timeout=1.0, isolation_level=None, check_same_thread=False)
-        try:
-            frame_bytes = conn.execute("PRAGMA page_size").fetchone()[0] + _WAL_FRAME_HEADER
-            while not self._stop.wait(self.interval):
-                mode = "PASSIVE"
-                try:
-                    # The WAL's frames since it last started over, not its file's size: SQLite
-                    # starts a WAL over in place once every frame is copied and no reader needs
-                    # them, and the file keeps the size it once reached.
-                    frames = _passive(conn)
-                    if frames * frame_bytes <= self.restart_bytes:
-                        continue
-                    for _ in range(MAX_CATCH_UP_PASSES):
-                        more = _passive(conn)
-                        fresh, frames = more - frames, more
-                        if fresh * frame_bytes <= CATCH_UP_BYTES:
-                            break
-                    if self.restart is not None:
-                        self.restart()
-                    else:
-                        mode = "RESTART"
-                        conn.execute("PRAGMA wal_checkpoint(RESTART)")
-                except sqlite3.Error as exc:  # busy or failing disk: the next round tries again
-                    log.debug("%s checkpoint of %s failed: %s", mode, self.db_path, exc)
-            try:
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # leave a small WAL behind
-            except sqlite3.Error:
-                pass
-        finally:
-            conn.close()
-
-    def stop(self, timeout: Optional[float] = None) -> None:
-        self._stop.set()
-        self._thread.join(timeout)
-
-
-def _passive(conn: sqlite3.Connection) -> int:
-    """A PASSIVE checkpoint; returns the frames the WAL held when it started."""
-    _busy, frames, _copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-    return frames
-
-
-#: A RESTART is left at most this much to copy (with the writer held) when the checkpointer has
-#: caught up: ~1/30 s of writes at full load.
-CATCH_UP_BYTES = 4 * 1024 * 1024
-#: PASSIVE passes at most after the one that found the WAL large: each copies what the writer
-#: wrote during the one before, so the passes shrink quickly unless the disk is slow.
-MAX_CATCH_UP_PASSES = 4
-
-#: Bytes a WAL frame adds to its page (SQLite's frame header).
-_WAL_FRAME_HEADER = 24
 
 
 def _is_storage_fault(exc: BaseException) -> bool:
