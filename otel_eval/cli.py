@@ -124,6 +124,14 @@ def build_parser() -> argparse.ArgumentParser:
     gc.add_argument("--to", choices=("evalset", "adk"), default="evalset",
                     help="evalset: otel-eval's EvalSet (default; keeps every otel-eval expectation); adk: "
                          "google-adk's EvalSet, for `adk eval` (see docs/exports.md)")
+    gs = gsub.add_parser("suggest", help="draft golden cases for the traffic no case describes (clusters of "
+                                         "unmatched sessions)",
+                         description="Cluster the queries of unmatched sessions and write one draft case per cluster "
+                         "of at least --min-sessions sessions, as a google-adk EvalSet: the most representative "
+                         "query, the most common tool path (arguments that vary across the cluster written as "
+                         "IGNORE), a representative answer, and example session ids in the case's metadata. Each "
+                         "draft is checked with the golden matcher: rescoring with it matches its sessions.")
+    _command_module("golden_suggest").add_suggest_arguments(gs)
     return parser
 
 
@@ -322,6 +330,8 @@ def cmd_golden(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             print(f"{len(errors)} problem(s) in {len(args.files)} file(s)"
                   + (f", {warnings} warning(s)" if warnings else ""))
         return 1 if errors else 0
+    if args.golden_command == "suggest":
+        return _command_module("golden_suggest").suggest_main(args)
     if args.golden_command == "convert":
         if getattr(args, "to", "evalset") == "adk":
             from .export.adk_eval_set import write_adk_file

@@ -68,6 +68,9 @@ _EVAL_CASE = Obj({
     "conversation_scenario": Obj({"starting_prompt": None, "conversation_plan": None, "user_persona": None}, camel=True),
     "session_input": Obj({"app_name": None, "user_id": None, "session_id": None, "state": None}, camel=True),
     "creation_timestamp": None, "rubrics": ListOf(_RUBRIC), "final_session_state": None,
+    # otel-eval's own: ADK's EvalCase allows extra keys, and `golden suggest` files a draft's
+    # cluster (size, phrasings, example sessions) here.
+    "metadata": None,
 }, camel=True)
 #: ADK's EvalSet. (ADK reads its top level in snake_case only; ``evalCases`` is accepted here too.)
 EVAL_SET_KEYS = Obj({"eval_set_id": None, "name": None, "description": None, "eval_cases": ListOf(_EVAL_CASE),
@@ -201,6 +204,10 @@ def _parse_case(raw: Any, path: str, log: ProblemLog) -> Optional[EvalCase]:
     for field in ("rubrics", "final_session_state"):
         if _get(raw, field):
             metadata[field] = _get(raw, field)
+    own = _get(raw, "metadata")
+    if own is not None:
+        own = log.object(own, child(path, _key(raw, "metadata") or "metadata"), "an object")
+        metadata.update(own or {})
     if len(log.problems) > before or not isinstance(eval_id, str):
         return None
     return EvalCase(eval_id=eval_id, conversation=invocations, session_input=session_input, metadata=metadata)
