@@ -1,5 +1,7 @@
 """A real OpenAI-compatible judge on 127.0.0.1 whose behaviour a test switches while it runs:
-answer (after ``delay`` seconds), 500, 429 with Retry-After, hang, garbage JSON. ``refusing_url()``
+answer (after ``delay`` seconds), 500, 429 with Retry-After, hang, garbage JSON, or ``script``:
+answers picked by the prompt (:func:`scripted_answer`, which google-adk's scripted judge in
+tests/reference/adk_judge_oracle.py uses too, so both sides answer alike). ``refusing_url()``
 gives a URL where nothing listens (connection refused)."""
 
 from __future__ import annotations
@@ -12,6 +14,21 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SCORES = {"scores": {"correctness": {"score": 5, "reason": "right"}}}
 
+Script = list  # [[needle or [needles], [answer, ...]], ...]
+
+
+def scripted_answer(script: Script, counts: dict, prompt: str) -> str:
+    """The answer to ``prompt``: the first rule whose needle (a string, or a list of strings that
+    must all occur) is in the prompt gives its answers in turn, the n-th time it matches the n-th
+    answer (cycling). No rule matching is an answer no parser reads, naming the prompt."""
+    for i, (needle, answers) in enumerate(script):
+        needles = [needle] if isinstance(needle, str) else list(needle)
+        if all(n in prompt for n in needles):
+            seen = counts.get(i, 0)
+            counts[i] = seen + 1
+            return answers[seen % len(answers)]
+    return "NO SCRIPTED ANSWER for a prompt starting " + prompt[:80]
+
 
 def completion(content: str, tokens: int = 30) -> bytes:
     return json.dumps({"id": "x", "object": "chat.completion",
@@ -20,8 +37,11 @@ def completion(content: str, tokens: int = 30) -> bytes:
 
 
 class JudgeServer:
-    def __init__(self, mode: str = "ok", delay: float = 0.0, score: int = 5, retry_after: str = "1"):
-        self.mode = mode
+    def __init__(self, mode: str = "ok", delay: float = 0.0, score: int = 5, retry_after: str = "1",
+                 script: Script = ()):
+        self.mode = "script" if script and mode == "ok" else mode
+        self.script = list(script)
+        self.counts: dict = {}
         self.delay = delay
         self.score = score
         self.retry_after = retry_after
@@ -35,9 +55,11 @@ class JudgeServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive
+            _body = None
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                self._body = body
                 with outer._lock:
                     outer.requests.append(body)
                     outer.times.append(time.monotonic())
@@ -64,6 +86,10 @@ class JudgeServer:
                 elif mode == "429":
                     status, payload = 429, b'{"error": "rate limited"}'
                     headers["Retry-After"] = outer.retry_after
+                elif mode == "script":
+                    with outer._lock:
+                        content = scripted_answer(outer.script, outer.counts, self._body["messages"][-1]["content"])
+                    status, payload = 200, completion(content)
                 elif mode == "garbage":
                     status, payload = 200, completion("I think the answer is fine, really! " * 20)
                 else:
@@ -87,6 +113,11 @@ class JudgeServer:
         self.server.block_on_close = False
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
+
+    def prompts(self) -> list[str]:
+        """The prompt (the last message) of every request received, in arrival order."""
+        with self._lock:
+            return [r["messages"][-1]["content"] for r in self.requests]
 
     def __enter__(self) -> "JudgeServer":
         self.thread.start()

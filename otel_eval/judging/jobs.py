@@ -6,6 +6,11 @@ Job JSON::
     {"session_id": ..., "criteria": [{"criterion": "llm_judge", "threshold": 0.7,
       "rubrics": [{"name", "description", "scoring_guide", "weight"}], "options": {...no secrets},
       "turns": [{"turn": 0, "invocation": "inv-1", "messages": [...]}]}]}
+
+A criterion with a ``protocol`` (a google-adk judge metric's name) is built, run and aggregated
+by that protocol (:mod:`otel_eval.judging.adk.protocol`, whose docstring shows its request); one
+without is otel-eval's own ``llm_judge`` (weighted 1-5 rubric scores, the mean over samples).
+Both are stored the same way, so a resumed job runs as it would have.
 """
 
 from __future__ import annotations
@@ -61,7 +66,10 @@ class JudgeJob:
 
     @property
     def calls_needed(self) -> int:
-        return sum(len(c["turns"]) * int(c.get("options", {}).get("num_samples", 1) or 1) for c in self.criteria)
+        """Judge calls the job makes at most: a protocol's request says (``calls``); otherwise one
+        per turn and sample."""
+        return sum(int(c.get("calls") or len(c["turns"]) * int(c.get("options", {}).get("num_samples", 1) or 1))
+                   for c in self.criteria)
 
     def to_json(self) -> dict[str, Any]:
         return {"session_id": self.session_id, "criteria": self.criteria}

@@ -30,6 +30,7 @@ from ..metrics.judge import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, JudgeError, pa
 from ..models.evalset import Rubric
 from ..models.results import CriterionResult
 from . import jobs as J
+from .adk import protocol as adk
 from .breaker import CLOSED, OPEN, STATE_NUMBERS, Breaker
 from .budget import Budget, Limits
 from .client import Client, HttpError
@@ -49,6 +50,9 @@ DEFAULT_QUEUE = 10_000
 DEFAULT_DEADLINE = 45.0
 """Seconds from queueing to the judge's outcome; with scoring's own latency, well within a minute
 of the session's end."""
+
+ENV_JUDGE_MODELS = "OTEL_EVAL_JUDGE_MODELS"
+"""``gemini-2.5-flash=gpt-4o-mini,gemini-2.5-pro=gpt-4o``: ADK judge model names → endpoint models."""
 
 Outcome = Callable[[J.JudgeJob, list[CriterionResult], dict[str, list[int]], bool], None]
 
@@ -71,7 +75,7 @@ class JudgePool:
                  breaker_threshold: int = 5, breaker_cooldown: float = 30.0,
                  secrets: Optional[Callable[[str], Optional[str]]] = None,
                  limits: Optional[Callable[[str], Limits]] = None,
-                 env: Optional[Mapping[str, str]] = None,
+                 env: Optional[Mapping[str, str]] = None, judge_models: Optional[Mapping[str, str]] = None,
                  wall: Callable[[], float] = time.time, clock: Callable[[], float] = time.monotonic):
         self.on_outcome = on_outcome
         self.concurrency = max(1, int(concurrency))
@@ -82,6 +86,9 @@ class JudgePool:
         self._limits = limits
         """Criterion name → its spend caps, from the config of this run (else a job's own options)."""
         self._env = os.environ if env is None else env
+        self._judge_models = {**adk.parse_model_map(self._env.get(ENV_JUDGE_MODELS, "")), **(judge_models or {})}
+        """google-adk judge model names (``gemini-2.5-flash``) → the endpoint's models: the
+        ``OTEL_EVAL_JUDGE_MODELS`` variable, then the run's ``judge_models`` setting."""
         self._wall = wall
         self._clock = clock
         self._lock = threading.Lock()
@@ -224,16 +231,20 @@ class JudgePool:
         options = criterion.get("options") or {}
         name = criterion["criterion"]
         base_url = (options.get("base_url") or self._env.get(ENV_BASE_URL) or "").rstrip("/")
-        model = options.get("model") or self._env.get(ENV_MODEL) or criterion.get("judge_model") or "gpt-4o-mini"
         if not base_url:
             return J.not_evaluated(criterion, J.UNAVAILABLE, "no judge endpoint configured"), False
+        protocol = criterion.get("protocol")
+        if protocol:
+            return await self._judge_protocol(job, criterion, usage, base_url)
+        model = options.get("model") or self._env.get(ENV_MODEL) or criterion.get("judge_model") or "gpt-4o-mini"
         rubrics = [Rubric(**r) for r in criterion["rubrics"]]
         samples = int(options.get("num_samples", 1) or 1)
         temperature = 0 if samples == 1 else options.get("temperature", 1.0)
         deadline = job.created + self.deadline
 
         async def sample(messages: list[dict[str, str]]) -> J.Sample:
-            content = await self._call(name, base_url, model, options, messages, usage, deadline, temperature)
+            content = await self._call(name, base_url, model, options, messages, usage, deadline,
+                                       {"temperature": temperature})
             scores = parse_scores(content, rubrics)
             return J.Sample(weighted_score(scores), scores)
 
@@ -257,11 +268,41 @@ class JudgePool:
                    for i, t in enumerate(turns)]  # type: ignore[arg-type]
         return J.aggregate(criterion, answers, model), False
 
+    async def _judge_protocol(self, job: J.JudgeJob, criterion: dict[str, Any], usage: dict[str, list[int]],
+                              base_url: str) -> tuple[CriterionResult, bool]:
+        """A google-adk judge metric: its calls (one per sample, or a segmenter then a validator
+        call per response for hallucinations_v1) each through the budget, the breaker and the
+        job's deadline, like any judge call; its parsing and aggregation are ADK's
+        (:mod:`otel_eval.judging.adk.protocol`)."""
+        options = criterion.get("options") or {}
+        name = criterion["criterion"]
+        if criterion["protocol"] not in adk.METRICS:
+            return J.not_evaluated(criterion, J.INVALID, f"unknown judge protocol {criterion['protocol']!r}",
+                                   error=True), False
+        model = adk.endpoint_model(criterion.get("judge_model") or adk.DEFAULT_JUDGE_MODEL, options,
+                                   self._judge_models, options.get("model") or self._env.get(ENV_MODEL))
+        params = adk.generation(options.get("judge_model_config"))
+        deadline = job.created + self.deadline
+
+        async def ask(messages: list[dict[str, str]]) -> str:
+            return await self._call(name, base_url, model, options, messages, usage, deadline, params)
+
+        try:
+            evaluation, unreadable = await adk.run(criterion, ask)
+        except _Fault as fault:
+            state = J.BUDGET if fault.kind == "budget" else J.UNAVAILABLE
+            return J.not_evaluated(criterion, state, str(fault), error=state != J.BUDGET), state == J.UNAVAILABLE
+        result = adk.result(criterion, evaluation, unreadable, model)
+        if result.skipped:
+            self._count("garbage")
+        return result, False
+
     # --- one call ---------------------------------------------------------------------------------
 
     async def _call(self, name: str, base_url: str, model: str, options: dict[str, Any],
                     messages: list[dict[str, str]], usage: dict[str, list[int]], deadline: float,
-                    temperature: Any = 0) -> str:
+                    params: Optional[dict[str, Any]] = None) -> str:
+        """One judge call (``params``: sampling parameters of the request body, e.g. temperature)."""
         with self._lock:
             budget = self._budget(name, options)
             reason = budget.try_reserve(self._wall())
@@ -284,8 +325,8 @@ class JudgePool:
                 with self._lock:
                     self._in_flight += 1
                 try:
-                    content, tokens = await self._with_retries(name, base_url, model, options, messages, temperature,
-                                                               deadline)
+                    content, tokens = await self._with_retries(name, base_url, model, options, messages,
+                                                               params or {}, deadline)
                 finally:
                     with self._lock:
                         self._in_flight -= 1
@@ -299,12 +340,13 @@ class JudgePool:
         return content
 
     async def _with_retries(self, name: str, base_url: str, model: str, options: dict[str, Any],
-                            messages: list[dict[str, str]], temperature: float, deadline: float) -> tuple[str, int]:
+                            messages: list[dict[str, str]], params: dict[str, Any],
+                            deadline: float) -> tuple[str, int]:
         """One call with its retries, all before ``deadline`` (``time.time()`` clock): each
         attempt's timeout is cut to what is left, and a wait (backoff, ``Retry-After``) that would
         end past it is not waited: the call gives up with the last reason at once."""
         url = f"{base_url}/chat/completions"
-        body: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature}
+        body: dict[str, Any] = {"model": model, "messages": messages, **params}
         if options.get("json_mode"):
             body["response_format"] = {"type": "json_object"}
         data = json.dumps(body).encode("utf-8")

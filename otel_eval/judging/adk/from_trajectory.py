@@ -1,0 +1,166 @@
+"""A session's turns and its golden case as the ADK invocations ADK's judge prompts read.
+
+``adk eval`` judges invocations it builds from the agent's events
+(``EvaluationGenerator.convert_events_to_eval_invocations``); otel-eval has the agent's spans.
+From a turn it builds the same shape:
+
+* ``user_content``: the turn's user input (else the golden invocation's);
+* ``final_response``: the turn's final answer;
+* ``intermediate_data.invocation_events``: per model step, one event with its function calls
+  (calls of one model response together, as ADK records them), then one event with their
+  responses; the author is the (sub-)agent that made the calls. Calls made inside another tool
+  call (an ``AgentTool``'s agent) are left out, as ADK's invocation leaves them out. A tool's
+  result is its response as ADK records a function tool's: a JSON object as is, anything else as
+  ``{"result": value}``, an error as ``{"error": message}``;
+* ``app_details``: the agent's system instructions and tool definitions, when the spans recorded
+  them (each tool as a genai ``FunctionDeclaration`` with its JSON schema as
+  ``parameters_json_schema``, all in one ``Tool``, as ADK declares function tools);
+* ``rubrics``: the case's and the golden invocation's rubrics, as ADK copies them onto the
+  actual invocation.
+
+What spans do not carry — the texts a model wrote *between* tool calls, grounding metadata, the
+instructions of sub-agents other than the first — is missing from these invocations (docs/adk.md
+lists it).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional, Sequence
+
+from .invocation import (AgentDetails, AppDetails, Content, FunctionCall, FunctionResponse, Invocation,
+                         InvocationEvent, InvocationEvents, Part, Rubric, RubricContent)
+
+DEFAULT_AUTHOR = "agent"
+"""The author of events whose agent the spans do not name."""
+
+
+def _response(call: Any) -> dict[str, Any]:
+    if call.error:
+        return {"error": str(call.error)}
+    result = call.result
+    if isinstance(result, str) and result.lstrip().startswith("{"):
+        try:
+            parsed = json.loads(result)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            return parsed
+    if isinstance(result, dict):
+        return result
+    return {"result": result}
+
+
+def _steps(calls: Sequence[Any]) -> list[list[Any]]:
+    """Calls grouped as the model issued them: consecutive calls of one model step (or one
+    parallel group) by one agent together."""
+    out: list[list[Any]] = []
+    for call in calls:
+        if out:
+            last = out[-1][-1]
+            same_step = call.step is not None and call.step == last.step
+            same_group = call.step is None and call.group is not None and call.group == last.group
+            if (same_step or same_group) and call.agent == last.agent:
+                out[-1].append(call)
+                continue
+        out.append([call])
+    return out
+
+
+def events_of(calls: Sequence[Any], author: str = DEFAULT_AUTHOR) -> list[InvocationEvent]:
+    """The invocation events of a turn's tool calls (see the module's notes)."""
+    events = []
+    for step in _steps([c for c in calls if not c.inside_call]):
+        who = step[0].agent or author
+        events.append(InvocationEvent(author=who, content=Content(role="model", parts=[
+            Part(function_call=FunctionCall(id=c.call_id, args=dict(c.args or {}), name=c.name)) for c in step])))
+        events.append(InvocationEvent(author=who, content=Content(role="user", parts=[
+            Part(function_response=FunctionResponse(id=c.call_id, name=c.name, response=_response(c)))
+            for c in step])))
+    return events
+
+
+def tool_declaration(tools: Sequence[Any]) -> list[dict[str, Any]]:
+    """The spans' tool definitions as one genai ``Tool`` of function declarations."""
+    declarations = []
+    for tool in tools:
+        if not isinstance(tool, dict):
+            continue
+        function = tool.get("function") if isinstance(tool.get("function"), dict) else tool  # OpenAI's wrapper
+        name = function.get("name")
+        if not name:
+            continue
+        declaration: dict[str, Any] = {}
+        if function.get("description") is not None:
+            declaration["description"] = function["description"]
+        declaration["name"] = name
+        schema = next((function[k] for k in ("args_schema", "parameters", "input_schema", "parameters_json_schema")
+                       if isinstance(function.get(k), dict)), None)
+        if schema is not None:
+            declaration["parameters_json_schema"] = schema
+        declarations.append(declaration)
+    return [{"function_declarations": declarations}] if declarations else []
+
+
+def rubrics_of(raw: Any) -> list[Rubric]:
+    """ADK rubric objects (``{rubric_id, rubric_content: {text_property}, type}``, either key
+    spelling) from a golden file's ``rubrics``; others are left out."""
+    out = []
+    for item in raw or ():
+        if not isinstance(item, dict):
+            continue
+        rid = item.get("rubric_id", item.get("rubricId"))
+        content = item.get("rubric_content", item.get("rubricContent")) or {}
+        text = content.get("text_property", content.get("textProperty")) if isinstance(content, dict) else None
+        if isinstance(rid, str):
+            out.append(Rubric(rubric_id=rid, rubric_content=RubricContent(text_property=text),
+                              description=item.get("description"), type=item.get("type")))
+    return out
+
+
+def invocation_rubrics(case: Any, index: int) -> list[Rubric]:
+    """The rubrics ADK copies onto actual invocation ``index``: the case's, then the golden
+    invocation's; a rubric id given by both is ADK's error."""
+    rubrics = rubrics_of((case.metadata or {}).get("rubrics")) if case is not None else []
+    if case is not None and index < len(case.conversation):
+        seen = {r.rubric_id for r in rubrics}
+        for rubric in rubrics_of((case.conversation[index].metadata or {}).get("rubrics")):
+            if rubric.rubric_id in seen:
+                raise ValueError(f"Rubric with rubric_id '{rubric.rubric_id}' already exists.")
+            rubrics.append(rubric)
+            seen.add(rubric.rubric_id)
+    return rubrics
+
+
+def actual_invocation(turn: Any, *, invocation_id: str = "", user_text: Optional[str] = None,
+                      system: Optional[str] = None, tools: Optional[Sequence[Any]] = None,
+                      rubrics: Sequence[Rubric] = ()) -> Invocation:
+    """A turn (``otel_eval.trajectory.Turn``) as the invocation ``adk eval`` would have built."""
+    events = events_of(turn.calls) if turn is not None else []
+    authors = list(dict.fromkeys(e.author for e in events)) or [DEFAULT_AUTHOR]
+    app = None
+    if system or tools:
+        declared = tool_declaration(tools or [])
+        app = AppDetails(agent_details={
+            name: AgentDetails(name=name, instructions=(system or "") if i == 0 else "",
+                               tool_declarations=declared if i == 0 else [])
+            for i, name in enumerate(authors)})
+    text = (turn.user_input if turn is not None else None) or user_text or ""
+    answer = turn.final_response if turn is not None else None
+    return Invocation(invocation_id=invocation_id, user_content=Content.of_text(text, "user"),
+                      final_response=Content.of_text(answer, "model") if answer else None,
+                      intermediate_data=InvocationEvents(invocation_events=events),
+                      rubrics=list(rubrics) or None, app_details=app)
+
+
+def expected_invocation(invocation: Any) -> Invocation:
+    """A golden invocation (``otel_eval.models.evalset.Invocation``) as ADK's expected one: its
+    user content, intermediate responses (as events) and final response."""
+    events = [InvocationEvent(author=(m.metadata or {}).get("author") or DEFAULT_AUTHOR,
+                              content=Content.of_text(m.get_text(), "model"))
+              for m in invocation.expected_intermediate_responses if m.get_text()]
+    final = invocation.expected_final_response
+    return Invocation(invocation_id=invocation.invocation_id,
+                      user_content=Content.of_text(invocation.user_content.get_text(), "user"),
+                      final_response=Content.of_text(final.get_text(), "model") if final is not None else None,
+                      intermediate_data=InvocationEvents(invocation_events=events))

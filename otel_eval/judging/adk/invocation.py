@@ -1,0 +1,208 @@
+"""ADK's ``Invocation`` as its judge prompts read it, and ADK's helpers that turn it into text.
+
+The models are the part of google-adk 2.13's ``Invocation`` (``evaluation/eval_case.py``) and
+genai's ``Content`` / ``Part`` / ``FunctionCall`` / ``FunctionResponse`` that the judge metrics
+read, with the same field names and the same JSON shape: an :class:`Invocation` dumped with
+``exclude_none`` is a JSON google-adk's own ``Invocation.model_validate`` takes (the differential
+tests hand google-adk exactly that). Fields are declared in genai's order, because ADK's prompts
+print them in declaration order.
+
+The text helpers mirror ``llm_as_judge_utils.py`` (``get_text_from_content``,
+``get_tool_calls_and_responses_as_json_str``, ``get_tool_declarations_as_json_str``,
+``get_grounding_metadata_as_json_str``). ADK prints those JSON blocks with pydantic's serializer
+(``model_dump_json(indent=2)``), whose number and non-ASCII spelling differ from ``json.dumps``
+(``1e-7``, not ``1e-07``; ``é``, not ``\\u00e9``), so they are printed with pydantic's serializer
+here too (:func:`pydantic_json`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import pydantic_core
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class FunctionCall(_Model):
+    id: Optional[str] = None
+    args: Optional[dict[str, Any]] = None
+    name: Optional[str] = None
+
+
+class FunctionResponse(_Model):
+    id: Optional[str] = None
+    name: Optional[str] = None
+    response: Optional[dict[str, Any]] = None
+
+
+class Part(_Model):
+    function_call: Optional[FunctionCall] = None
+    function_response: Optional[FunctionResponse] = None
+    text: Optional[str] = None
+
+
+class Content(_Model):
+    parts: Optional[list[Part]] = None
+    role: Optional[str] = None
+
+    @classmethod
+    def of_text(cls, text: str, role: str) -> "Content":
+        return cls(parts=[Part(text=text)], role=role)
+
+
+class InvocationEvent(_Model):
+    author: str
+    content: Optional[Content] = None
+
+
+class InvocationEvents(_Model):
+    invocation_events: list[InvocationEvent] = Field(default_factory=list)
+
+
+class AgentDetails(_Model):
+    name: str
+    instructions: str = ""
+    tool_declarations: list[Any] = Field(default_factory=list)
+    """genai ``Tool`` objects as dicts: ``{"function_declarations": [{"description", "name",
+    "parameters_json_schema"}]}`` (the keys in genai's order; see :func:`tool_dict`)."""
+
+
+class AppDetails(_Model):
+    agent_details: dict[str, AgentDetails] = Field(default_factory=dict)
+
+
+class RubricContent(_Model):
+    text_property: Optional[str] = None
+
+
+class Rubric(_Model):
+    rubric_id: str
+    rubric_content: RubricContent
+    description: Optional[str] = None
+    type: Optional[str] = None
+
+    @property
+    def text(self) -> Optional[str]:
+        return self.rubric_content.text_property
+
+
+class Invocation(_Model):
+    invocation_id: str = ""
+    user_content: Content
+    final_response: Optional[Content] = None
+    intermediate_data: Optional[InvocationEvents] = None
+    rubrics: Optional[list[Rubric]] = None
+    app_details: Optional[AppDetails] = None
+
+    @property
+    def events(self) -> list[InvocationEvent]:
+        return self.intermediate_data.invocation_events if self.intermediate_data else []
+
+    def to_adk_json(self) -> dict[str, Any]:
+        """The JSON google-adk's ``Invocation.model_validate`` reads as this invocation."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+# --- ADK's text helpers (llm_as_judge_utils.py) --------------------------------------------------
+
+def pydantic_json(value: Any) -> str:
+    """``value`` printed as pydantic's ``model_dump_json(indent=2)`` prints it."""
+    return pydantic_core.to_json(value, indent=2).decode("utf-8")
+
+
+def text_of(content: Optional[Content]) -> Optional[str]:
+    """``get_text_from_content`` of a Content: its text parts joined by newlines (empty texts left
+    out); None without content or parts."""
+    if content is not None and content.parts:
+        return "\n".join(p.text for p in content.parts if p.text)
+    return None
+
+
+def response_text(invocation: Invocation, include_intermediate: bool = False) -> Optional[str]:
+    """``get_text_from_content`` of an Invocation: its final response's text; with
+    ``include_intermediate_responses_in_final``, the texts of its intermediate events first."""
+    if not include_intermediate:
+        return text_of(invocation.final_response)
+    parts = [text for text in (text_of(e.content) for e in invocation.events) if text]
+    final = text_of(invocation.final_response)
+    if final:
+        parts.append(final)
+    return "\n".join(parts) if parts else None
+
+
+def _dump(model: BaseModel) -> dict[str, Any]:
+    """A genai model as ``model_dump_json(exclude_unset, exclude_defaults, exclude_none)`` keeps it:
+    the fields that have a value, in declaration order."""
+    return model.model_dump(mode="json", exclude_none=True)
+
+
+def tool_calls(invocation: Invocation) -> list[FunctionCall]:
+    return [p.function_call for e in invocation.events if e.content and e.content.parts
+            for p in e.content.parts if p.function_call is not None]
+
+
+def tool_responses(invocation: Invocation) -> list[FunctionResponse]:
+    return [p.function_response for e in invocation.events if e.content and e.content.parts
+            for p in e.content.parts if p.function_response is not None]
+
+
+def tool_calls_and_responses_json(invocation: Invocation) -> str:
+    """``get_tool_calls_and_responses_as_json_str``: each call with the response of the same id
+    (ADK's dictionary by id: calls without an id share the last response without one)."""
+    by_id = {r.id: r for r in tool_responses(invocation)}
+    calls = tool_calls(invocation)
+    if not calls:
+        return "No intermediate steps were taken."
+    steps = []
+    for step, call in enumerate(calls):
+        response = by_id.get(call.id)
+        steps.append({"step": step, "tool_call": _dump(call),
+                      "tool_response": _dump(response) if response is not None else "None"})
+    return pydantic_json({"tool_calls_and_response": steps})
+
+
+_TOOL_KEYS = ("retrieval", "computer_use", "file_search", "google_search", "google_maps", "code_execution",
+              "enterprise_web_search", "function_declarations", "google_search_retrieval", "parallel_ai_search",
+              "url_context", "mcp_servers", "exa_ai_search")
+_DECLARATION_KEYS = ("description", "name", "parameters", "parameters_json_schema", "response",
+                     "response_json_schema", "behavior")
+"""genai 2.x's ``Tool`` and ``FunctionDeclaration`` fields, in declaration order (pydantic prints
+them in that order, whatever order a dict gave them in)."""
+
+
+def tool_dict(tool: Any) -> Any:
+    """A tool declaration as genai's ``Tool`` prints: its keys and its function declarations' keys
+    in genai's order, their nulls left out (the values inside, a JSON schema, are kept as given)."""
+    if not isinstance(tool, dict):
+        return tool
+    ordered = {k: tool[k] for k in _TOOL_KEYS if tool.get(k) is not None}
+    ordered.update({k: v for k, v in tool.items() if k not in ordered and v is not None})
+    declarations = ordered.get("function_declarations")
+    if isinstance(declarations, list):
+        ordered["function_declarations"] = [
+            {**{k: d[k] for k in _DECLARATION_KEYS if d.get(k) is not None},
+             **{k: v for k, v in d.items() if k not in _DECLARATION_KEYS and v is not None}}
+            if isinstance(d, dict) else d for d in declarations]
+    return ordered
+
+
+def tool_declarations_json(app_details: AppDetails) -> str:
+    """``get_tool_declarations_as_json_str``: every agent's tool declarations, by agent name."""
+    return pydantic_json({"tool_declarations": {name: [tool_dict(t) for t in details.tool_declarations]
+                                                for name, details in app_details.agent_details.items()}})
+
+
+NO_GROUNDING = "No grounding metadata was provided."
+"""``get_grounding_metadata_as_json_str`` without grounding metadata: spans carry none, so this is
+what every otel-eval judge prompt shows where ADK's may show a model's search grounding."""
+
+
+def developer_instructions(app_details: AppDetails, agent_name: str) -> str:
+    """``AppDetails.get_developer_instructions``: an unknown agent is an error, as in ADK."""
+    if agent_name not in app_details.agent_details:
+        raise ValueError(f"`{agent_name}` not found in the agentic system.")
+    return app_details.agent_details[agent_name].instructions
