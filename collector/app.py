@@ -108,7 +108,8 @@ class Collector:
 
     def _stats(self) -> dict:
         """The engine's numbers for /metrics, with the golden cases loaded (coverage's denominator)."""
-        return {**self.engine.stats(), "golden_cases": sum(cases for _, _, cases in self.engine.golden_summary)}
+        return {**self.engine.stats(), **self.forwarding.stats(),
+                "golden_cases": sum(cases for _, _, cases in self.engine.golden_summary)}
 
     def _count_evaluation(self, stored: EvaluationStored) -> None:
         if not stored.counted:  # a revision whose judge is pending, or a backfill: the session counts once

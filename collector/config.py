@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from otel_eval.adk_config import is_test_config, resolve_config
 from otel_eval.errors import InputError
+from otel_eval.models.suggest import unknown_name
 from otel_eval.listen_address import Endpoint, host_problem, parse_endpoint
 from otel_eval.models.evalset import EvalConfig, json_path
 
@@ -92,6 +93,8 @@ class CollectorConfig:
     """Judge jobs queued or running at most."""
     judge_deadline: float = 45.0
     """Seconds from a session's evaluation to its judge outcome, at most."""
+    forward_when: list[str] = field(default_factory=list)
+    """Outcomes whose sessions' spans are forwarded after scoring; empty: every span on receipt."""
     gate_baseline: Optional[str] = None
     """Agent version the release gate's gauges compare the others against; None: no gauges."""
     gate_margin: float = 0.10
@@ -315,6 +318,25 @@ def _fraction(low_open: bool):
     return convert
 
 
+def _outcome_list(value: Any, source: str) -> list[str]:
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+        raise InputError(source, f"expected outcomes separated by commas, got {value!r}")
+    from .forward import OUTCOMES
+
+    outcomes = [v.strip() for v in items if v.strip()]
+    for outcome in outcomes:
+        if outcome not in OUTCOMES:
+            raise InputError(source, unknown_name("outcome", outcome, OUTCOMES))
+    return outcomes
+
+
+_SETTINGS["forward_when"] = (
+    _outcome_list, "With --forward-spans, forward a session's spans only after it is scored, and only when its "
+                   "outcome is listed: passed, failed, not_evaluated, unmatched (comma-separated, e.g. "
+                   "failed,unmatched): tail sampling by verdict. Without it every span is forwarded on receipt.")
+
+
 # The release gate (issue 33): a gauge per candidate version and GET /gate, for Argo Rollouts / Flagger.
 _SETTINGS.update({
     "gate_baseline": (_text, "Agent version the release gate compares every other version against: /metrics gets "
@@ -325,11 +347,12 @@ _SETTINGS.update({
     "gate_min_sessions": (_positive_int, "Sessions per version a golden case needs before the gate judges it on its "
                                          "own (default: 30)."),
 })
-_MORE_METAVARS = {"gate_baseline": "VERSION", "gate_margin": "X", "gate_confidence": "C", "gate_min_sessions": "N",
+_MORE_METAVARS = {"forward_when": "OUTCOMES", "gate_baseline": "VERSION", "gate_margin": "X", "gate_confidence": "C", "gate_min_sessions": "N",
                   "allowed_host": "HOST", "max_inflight_bytes": "BYTES", "sqlite_cache_mib": "MIB",
                   "judge_concurrency": "N", "judge_queue": "N", "judge_deadline": "SECONDS",
                   "session_attribute": "KEY", "user_attribute": "KEY"}
 _LIST_SETTINGS = ("golden", "allowed_host", "session_attribute", "user_attribute")
+# --forward-when takes one comma-separated value (a repeated flag would read as a list of lists).
 
 
 def build_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:
@@ -514,6 +537,9 @@ def _check(config: CollectorConfig, values: Mapping[str, tuple[Any, str]]) -> No
     if config.embedding_url and not (config.embedding_model and config.embedding_threshold):
         missing = "--embedding-model" if not config.embedding_model else "--embedding-threshold"
         raise InputError(where("embedding_url"), f"an embedding URL needs {missing} too")
+    if config.forward_when and not config.forward_spans:
+        raise InputError(where("forward_when"), "--forward-when chooses which sessions' spans --forward-spans "
+                                                "sends: give --forward-spans URL too")
     if config.embedding_model and not config.embedding_url:
         raise InputError(where("embedding_model"), "--embedding-model needs --embedding-url (the built-in "
                                                    "n-gram embedding has no model to choose)")

@@ -98,3 +98,65 @@ def test_an_unreachable_endpoint_counts_failures_after_retries():
     assert wait_until(lambda: forwarder.stats.spans_failed == 3)
     forwarder.close()
     assert forwarder.stats.spans_forwarded == 0
+
+
+def test_forward_when_sends_only_the_sessions_whose_outcome_is_listed(start_collector, tmp_path):
+    """Tail sampling by verdict: the failed and the unmatched session reach the second collector,
+    whole and as stored; the passing one does not. Counted in /metrics."""
+    import json
+    import sqlite3
+
+    import httpx
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from examples.weather_agent import agent_resource, run_session
+    from tests.test_compare import GOLDEN_FILES
+
+    second = start_collector(db=str(tmp_path / "second.db"))
+    first = start_collector(db=str(tmp_path / "first.db"), golden=[str(p) for p in GOLDEN_FILES],
+                            forward_spans=f"http://127.0.0.1:{second.http_port}", forward_when=["failed", "unmatched"])
+    assert any("after scoring, for sessions failed or unmatched" in line for line in first.banner())
+    for version, session_id, query in (("1.0.0", "passes", "What's the weather in Tokyo?"),
+                                       ("2.0.0", "fails", "What's the weather in Tokyo?"),  # 2.0.0's mistake
+                                       ("1.0.0", "unmatched", "Tell me a joke")):
+        provider = TracerProvider(resource=agent_resource(version))
+        provider.add_span_processor(SimpleSpanProcessor(
+            OTLPSpanExporter(endpoint=f"http://127.0.0.1:{first.http_port}/v1/traces")))
+        run_session(provider, session_id, [query], version=version, mark_end=True)
+        provider.shutdown()
+
+    def forwarded():
+        metrics = httpx.get(f"http://127.0.0.1:{first.http_port}/metrics").text.splitlines()
+        return ("otel_eval_forward_sessions_total 2" in metrics
+                and "otel_eval_forward_sessions_filtered_total 1" in metrics)
+
+    wait_until(forwarded, timeout=30)
+
+    def spans(db, session_id):
+        conn = sqlite3.connect(db)
+        try:
+            return {(t, s): json.loads(r) for t, s, r in conn.execute(
+                "SELECT trace_id, span_id, raw FROM spans WHERE trace_id IN"
+                " (SELECT trace_id FROM traces WHERE session_id = ?)", (session_id,))}
+        finally:
+            conn.close()
+
+    for session_id in ("fails", "unmatched"):
+        sent = spans(tmp_path / "first.db", session_id)
+        assert sent and wait_until(lambda: spans(tmp_path / "second.db", session_id) == sent)
+    assert spans(tmp_path / "second.db", "passes") == {}
+
+
+def test_forward_when_needs_forward_spans_and_known_outcomes(tmp_path):
+    from collector.config import load_config
+    from otel_eval.errors import InputError
+
+    with pytest.raises(InputError, match="give --forward-spans URL too"):
+        load_config(["--db", str(tmp_path / "x.db"), "--forward-when", "failed"], environ={})
+    with pytest.raises(InputError, match="unknown outcome 'faild'.*failed"):
+        load_config(["--db", str(tmp_path / "x.db"), "--forward-spans", "http://127.0.0.1:1",
+                     "--forward-when", "faild"], environ={})
+    config = load_config(["--db", str(tmp_path / "x.db"), "--forward-spans", "http://127.0.0.1:1",
+                          "--forward-when", "failed, unmatched"], environ={})
+    assert config.forward_when == ["failed", "unmatched"]
