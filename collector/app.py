@@ -207,7 +207,7 @@ def engine_settings(config: CollectorConfig) -> EngineSettings:
         score_workers=config.score_workers, write_cache_mib=config.sqlite_cache_mib or None,
         score_when_idle=not config.no_idle_scoring,
         judge_concurrency=config.judge_concurrency, judge_queue=config.judge_queue,
-        judge_deadline=config.judge_deadline,
+        judge_deadline=config.judge_deadline, judge_models=tuple(config.judge_models.items()),
         session_attributes=tuple(config.session_attribute), user_attributes=tuple(config.user_attribute),
     )
 

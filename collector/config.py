@@ -93,6 +93,8 @@ class CollectorConfig:
     """Judge jobs queued or running at most."""
     judge_deadline: float = 45.0
     """Seconds from a session's evaluation to its judge outcome, at most."""
+    judge_models: dict[str, str] = field(default_factory=dict)
+    """google-adk judge model names (``gemini-2.5-flash``) → the judge endpoint's models."""
     forward_when: list[str] = field(default_factory=list)
     """Outcomes whose sessions' spans are forwarded after scoring; empty: every span on receipt."""
     gate_baseline: Optional[str] = None
@@ -205,6 +207,28 @@ def _key_list(value: Any, source: str) -> list[str]:
     return keys
 
 
+def _model_map(value: Any, source: str) -> dict[str, str]:
+    """NAME=MODEL pairs: a TOML table, a repeated flag, or comma-separated text (env)."""
+    if isinstance(value, dict):
+        pairs = list(value.items())
+    else:
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+            raise InputError(source, f"expected NAME=MODEL pairs, got {value!r}")
+        pairs = []
+        for item in (v.strip() for v in items if v.strip()):
+            name, sep, model = item.partition("=")
+            if not sep:
+                raise InputError(source, f"expected NAME=MODEL (e.g. gemini-2.5-flash=gpt-4o-mini), got {item!r}")
+            pairs.append((name.strip(), model.strip()))
+    out = {}
+    for name, model in pairs:
+        if not isinstance(name, str) or not name or not isinstance(model, str) or not model:
+            raise InputError(source, f"expected a judge model name and an endpoint model, got {name!r} = {model!r}")
+        out[name] = model
+    return out
+
+
 def _golden_list(value: Any, source: str) -> list[str]:
     if isinstance(value, str):
         # One variable holds several paths the way PATH does.
@@ -304,6 +328,10 @@ _SETTINGS.update({
     "judge_deadline": (_positive_float, "Seconds from a session's evaluation to its judge outcome, at most "
                                         "(default: 45): retries, waiting for a free slot and a judge that never "
                                         "answers included; then the criterion is recorded not evaluated with the reason."),
+    "judge_models": (_model_map, "Map a google-adk judge_model name to a model of the judge endpoint, NAME=MODEL "
+                                 "(e.g. gemini-2.5-flash=gpt-4o-mini; repeat for several; a [judge_models] table in "
+                                 "TOML; NAME=MODEL,NAME=MODEL in the environment). Unmapped names ask the endpoint for "
+                                 "OTEL_EVAL_JUDGE_MODEL (else the name itself), logged once."),
 })
 def _fraction(low_open: bool):
     """A number in [0, 1) (``low_open``: in (0, 1))."""
@@ -349,10 +377,9 @@ _SETTINGS.update({
 })
 _MORE_METAVARS = {"forward_when": "OUTCOMES", "gate_baseline": "VERSION", "gate_margin": "X", "gate_confidence": "C", "gate_min_sessions": "N",
                   "allowed_host": "HOST", "max_inflight_bytes": "BYTES", "sqlite_cache_mib": "MIB",
-                  "judge_concurrency": "N", "judge_queue": "N", "judge_deadline": "SECONDS",
+                  "judge_concurrency": "N", "judge_queue": "N", "judge_deadline": "SECONDS", "judge_models": "NAME=MODEL",
                   "session_attribute": "KEY", "user_attribute": "KEY"}
-_LIST_SETTINGS = ("golden", "allowed_host", "session_attribute", "user_attribute")
-# --forward-when takes one comma-separated value (a repeated flag would read as a list of lists).
+_LIST_SETTINGS = ("golden", "allowed_host", "session_attribute", "user_attribute", "judge_models")
 
 
 def build_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:

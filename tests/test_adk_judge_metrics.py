@@ -409,3 +409,20 @@ def test_a_stored_request_is_judged_the_same_after_a_restart(adk_answers):
         result = run_job(json.loads(stored)["criteria"][0])
     assert result.score == adk_answers[index]["score"] == 0.75
     assert not result.passed
+
+
+def test_the_collector_maps_judge_models_from_its_toml_flags_and_environment(tmp_path):
+    from collector.app import engine_settings
+    from collector.config import load_config
+    from otel_eval.errors import InputError
+
+    toml = tmp_path / "collector.toml"
+    toml.write_text('[judge_models]\n"gemini-2.5-flash" = "gpt-4o-mini"\n"gemini-2.5-pro" = "gpt-4o"\n')
+    assert engine_settings(load_config(["--config", str(toml)], environ={})).judge_models == (
+        ("gemini-2.5-flash", "gpt-4o-mini"), ("gemini-2.5-pro", "gpt-4o"))
+    assert load_config(["--judge-models", "gemini-2.5-flash=llama3", "--judge-models", "a=b"],
+                       environ={}).judge_models == {"gemini-2.5-flash": "llama3", "a": "b"}
+    assert load_config([], environ={"OTEL_EVAL_JUDGE_MODELS": "gemini-2.5-flash=qwen, x=y"}).judge_models == {
+        "gemini-2.5-flash": "qwen", "x": "y"}
+    with pytest.raises(InputError, match="expected NAME=MODEL"):
+        load_config(["--judge-models", "gemini-2.5-flash"], environ={})

@@ -59,6 +59,7 @@ class JudgeLink:
         self.pool = JudgePool(self._outcome, concurrency=s.judge_concurrency, max_queue=s.judge_queue,
                               deadline=s.judge_deadline, breaker_threshold=s.judge_breaker_failures,
                               breaker_cooldown=s.judge_breaker_cooldown, secrets=self._secret,
+                              judge_models=dict(s.judge_models),
                               limits=lambda name: Limits.from_options(self._options(name))).start()
         store.forget_judge_usage(time.time() - USAGE_KEPT_DAYS * DAY)
         for criterion, at, calls, tokens in store.judge_usage_since(time.time() - DAY):

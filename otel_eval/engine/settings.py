@@ -48,6 +48,9 @@ class EngineSettings:
     judge_deadline: float = 45.0
     """Seconds from a session's evaluation to its judge outcome, at most: an answer, or the reason
     there is none (retries, waits for a free slot and a hanging judge included)."""
+    judge_models: tuple[tuple[str, str], ...] = ()
+    """google-adk judge model names → the judge endpoint's models (``("gemini-2.5-flash",
+    "gpt-4o-mini")`` pairs), for the ADK judge metrics; ``OTEL_EVAL_JUDGE_MODELS`` adds to them."""
     judge_breaker_failures: int = 5
     """Consecutive failed judge calls that open the circuit breaker."""
     judge_breaker_cooldown: float = 30.0

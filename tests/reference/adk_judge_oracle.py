@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, AsyncGenerator
@@ -104,6 +105,30 @@ def evaluate(case: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def adk_run(request: dict[str, Any]) -> dict[str, Any]:
+    """A scenario of captures/python/adk_multiagent/run.py run as ``adk eval`` runs it (its
+    scripted agent model, ADK's telemetry on): the run's spans as OTLP/JSON, ADK's invocations
+    (``convert_events_to_eval_invocations``, with their app details) as JSON, and each metric of
+    ``request["metrics"]`` evaluated on those invocations (as ``expected`` too) with the scripted judge."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "adk_multiagent_run", Path(__file__).resolve().parents[2] / "captures" / "python" / "adk_multiagent" / "run.py")
+    run = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(run)
+    run._register_model()
+    run._scenario = request["scenario"]
+    run._cursor.clear()
+    exporter = run._capture_spans()
+    invocations, _ = asyncio.run(run._invocations(request["scenario"]))
+    as_json = [i.model_dump(mode="json", exclude_none=True) for i in invocations]
+    results = {name: evaluate({"metric": name, "criterion": criterion, "actual": as_json, "expected": as_json,
+                               "script": request.get("script") or []})
+               for name, criterion in (request.get("metrics") or {}).items()}
+    return {"otlp": run.otlp_json(list(exporter.get_finished_spans())), "invocations": as_json, "results": results}
+
+
 def templates() -> dict[str, str]:
     from google.adk.evaluation import final_response_match_v2, hallucinations_v1
     from google.adk.evaluation import rubric_based_final_response_quality_v1 as final_quality
@@ -132,6 +157,10 @@ def main() -> None:
         return
     _import_registry()
     _register_scripted_judge()
+    if sys.argv[1:] == ["--adk-run"]:
+        os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
+        json.dump(adk_run(json.load(sys.stdin)), sys.stdout)
+        return
     cases = json.load(sys.stdin)
     json.dump([evaluate(case) for case in cases], sys.stdout)
 
