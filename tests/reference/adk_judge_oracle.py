@@ -2,7 +2,9 @@
 tests of ``otel_eval.judging.adk`` (tests/test_adk_judge_metrics.py).
 
 Runs under ``.venv-reference``. With ``--templates``: google-adk's prompt templates by otel-eval's
-names. Otherwise reads one JSON list of cases on stdin; writes one JSON list of answers on stdout.
+names. With ``--adk-run``: real ADK runs and ADK's judges on ADK's own invocations of them (see
+:func:`adk_runs`). Otherwise reads one JSON list of cases on stdin; writes one JSON list of
+answers on stdout.
 
 A case: ``{"metric": name, "criterion": {...the metric's criterion as test_config.json writes
 it...}, "actual": [Invocation JSON], "expected": [Invocation JSON] | null, "script": [[needle,
@@ -105,11 +107,13 @@ def evaluate(case: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def adk_run(request: dict[str, Any]) -> dict[str, Any]:
-    """A scenario of captures/python/adk_multiagent/run.py run as ``adk eval`` runs it (its
-    scripted agent model, ADK's telemetry on): the run's spans as OTLP/JSON, ADK's invocations
+def adk_runs(request: dict[str, Any]) -> dict[str, Any]:
+    """Scenarios of captures/python/adk_multiagent/run.py (``request["scenarios"]``) run as
+    ``adk eval`` runs them (its scripted agent model, ADK's GenAI telemetry with message content):
+    per scenario, the run's spans as OTLP/JSON, ADK's invocations
     (``convert_events_to_eval_invocations``, with their app details) as JSON, and each metric of
-    ``request["metrics"]`` evaluated on those invocations (as ``expected`` too) with the scripted judge."""
+    ``request["metrics"]`` evaluated on those invocations (as ``expected`` too) with the scripted
+    judge (``request["script"]``)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
@@ -118,15 +122,19 @@ def adk_run(request: dict[str, Any]) -> dict[str, Any]:
     assert spec.loader is not None
     spec.loader.exec_module(run)
     run._register_model()
-    run._scenario = request["scenario"]
-    run._cursor.clear()
-    exporter = run._capture_spans()
-    invocations, _ = asyncio.run(run._invocations(request["scenario"]))
-    as_json = [i.model_dump(mode="json", exclude_none=True) for i in invocations]
-    results = {name: evaluate({"metric": name, "criterion": criterion, "actual": as_json, "expected": as_json,
-                               "script": request.get("script") or []})
-               for name, criterion in (request.get("metrics") or {}).items()}
-    return {"otlp": run.otlp_json(list(exporter.get_finished_spans())), "invocations": as_json, "results": results}
+    out = {}
+    for scenario in request["scenarios"]:
+        run._scenario = scenario
+        run._cursor.clear()
+        exporter = run._capture_spans()
+        invocations, _ = asyncio.run(run._invocations(scenario))
+        as_json = [i.model_dump(mode="json", exclude_none=True) for i in invocations]
+        results = {name: evaluate({"metric": name, "criterion": criterion, "actual": as_json, "expected": as_json,
+                                   "script": request.get("script") or []})
+                   for name, criterion in (request.get("metrics") or {}).items()}
+        out[scenario] = {"otlp": run.otlp_json(list(exporter.get_finished_spans())), "invocations": as_json,
+                         "results": results}
+    return out
 
 
 def templates() -> dict[str, str]:
@@ -159,7 +167,7 @@ def main() -> None:
     _register_scripted_judge()
     if sys.argv[1:] == ["--adk-run"]:
         os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
-        json.dump(adk_run(json.load(sys.stdin)), sys.stdout)
+        json.dump(adk_runs(json.load(sys.stdin)), sys.stdout)
         return
     cases = json.load(sys.stdin)
     json.dump([evaluate(case) for case in cases], sys.stdout)

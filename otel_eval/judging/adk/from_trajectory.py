@@ -67,16 +67,74 @@ def _steps(calls: Sequence[Any]) -> list[list[Any]]:
     return out
 
 
-def events_of(calls: Sequence[Any], author: str = DEFAULT_AUTHOR) -> list[InvocationEvent]:
-    """The invocation events of a turn's tool calls (see the module's notes)."""
-    events = []
-    for step in _steps([c for c in calls if not c.inside_call]):
+def _model_event(author: str, calls: Sequence[Any], text: Optional[str] = None) -> InvocationEvent:
+    """A model response's event: its text, then its function calls."""
+    parts = ([Part(text=text)] if text else []) + [
+        Part(function_call=FunctionCall(id=c.call_id, args=dict(c.args or {}), name=c.name)) for c in calls]
+    return InvocationEvent(author=author, content=Content(role="model", parts=parts))
+
+
+def _responses_event(author: str, calls: Sequence[Any]) -> Optional[InvocationEvent]:
+    if not calls:
+        return None
+    return InvocationEvent(author=author, content=Content(role="user", parts=[
+        Part(function_response=FunctionResponse(id=c.call_id, name=c.name, response=_response(c))) for c in calls]))
+
+
+def events_of(calls: Sequence[Any], responses: Sequence[dict[str, Any]] = (), final: bool = False,
+              tool_ends: Optional[dict[str, int]] = None, author: str = DEFAULT_AUTHOR) -> list[InvocationEvent]:
+    """The invocation events of a turn, in the order ADK yields them (see the module's notes).
+
+    ``responses``: the model's responses (:func:`otel_eval.judging.adk.trace_view.trace_view`).
+    Each group of calls goes in the event of the response that asked for it (the latest one of
+    the calls' agent that started before the group's first call: a model span may end after the
+    calls it asked for started), with that response's text; the other responses' texts are events
+    of their own. A response's event is placed at its start, the event of its calls' responses at
+    the end of the last of those calls (``tool_ends``: tool span id → end time): so the branches
+    of a parallel agent interleave, and a sub-agent run as a tool answers after its own events,
+    as in ADK. The last response with text only is the final answer: as ADK does, its event is
+    kept without content (its text is the invocation's final response). A call no tool span ran
+    (a delegation to a task agent) has no response event, as in ADK. ``final``: the turn has a
+    final answer (its event is added at the end when no response shows it)."""
+    steps = _steps([c for c in calls if not c.inside_call])
+    final_index = next((i for i in range(len(responses) - 1, -1, -1)
+                        if responses[i]["text"] and not responses[i]["calls"]), None) if final else None
+    assigned: dict[int, list[Any]] = {}
+    timeline: list[tuple[tuple[int, int, int], InvocationEvent]] = []
+
+    def answered(group: Sequence[Any]) -> list[Any]:
+        if tool_ends is None:
+            return list(group)
+        return [c for c in group if c.span_id in tool_ends]
+
+    def ended(group: Sequence[Any], started: int) -> int:
+        ends = [tool_ends[c.span_id] for c in group if tool_ends is not None and c.span_id in tool_ends]
+        return max(ends) if ends else started
+
+    for j, step in enumerate(steps):
+        started = min((c.start_ns for c in step if c.start_ns), default=0)
+        asking = [i for i, r in enumerate(responses) if r["calls"] and (not started or r["start_ns"] <= started)]
+        same_agent = [i for i in asking if responses[i]["agent"] == (step[0].agent or responses[i]["agent"])]
+        chosen = (same_agent or asking or [None])[-1]
         who = step[0].agent or author
-        events.append(InvocationEvent(author=who, content=Content(role="model", parts=[
-            Part(function_call=FunctionCall(id=c.call_id, args=dict(c.args or {}), name=c.name)) for c in step])))
-        events.append(InvocationEvent(author=who, content=Content(role="user", parts=[
-            Part(function_response=FunctionResponse(id=c.call_id, name=c.name, response=_response(c)))
-            for c in step])))
+        if chosen is None:
+            timeline.append(((started, 0, j), _model_event(who, step)))
+        else:
+            assigned.setdefault(chosen, []).extend(step)
+            who = responses[chosen]["agent"]
+        reply = _responses_event(who, answered(step))
+        if reply is not None:
+            timeline.append(((ended(step, started), 1, j), reply))
+    for i, response in enumerate(responses):
+        if i == final_index:
+            timeline.append(((response["start_ns"], 0, -1), InvocationEvent(author=response["agent"], content=None)))
+            continue
+        asked = assigned.get(i, [])
+        if asked or response["text"]:
+            timeline.append(((response["start_ns"], 0, -1), _model_event(response["agent"], asked, response["text"])))
+    events = [e for _, e in sorted(timeline, key=lambda item: item[0])]
+    if final and final_index is None:
+        events.append(InvocationEvent(author=events[-1].author if events else author, content=None))
     return events
 
 
@@ -134,19 +192,32 @@ def invocation_rubrics(case: Any, index: int) -> list[Rubric]:
 
 def actual_invocation(turn: Any, *, invocation_id: str = "", user_text: Optional[str] = None,
                       system: Optional[str] = None, tools: Optional[Sequence[Any]] = None,
-                      rubrics: Sequence[Rubric] = ()) -> Invocation:
-    """A turn (``otel_eval.trajectory.Turn``) as the invocation ``adk eval`` would have built."""
-    events = events_of(turn.calls) if turn is not None else []
-    authors = list(dict.fromkeys(e.author for e in events)) or [DEFAULT_AUTHOR]
+                      view: Optional[dict[str, Any]] = None, rubrics: Sequence[Rubric] = ()) -> Invocation:
+    """A turn (``otel_eval.trajectory.Turn``) as the invocation ``adk eval`` would have built.
+    ``view``: the trace's agents and model responses (:func:`~.trace_view.trace_view`); without
+    it, the trace's system instructions and tool definitions (``system``, ``tools``) are the
+    first agent's."""
+    answer = turn.final_response if turn is not None else None
+    responses = (view or {}).get("responses") or []
+    events = events_of(turn.calls if turn is not None else [], responses, final=bool(answer),
+                       tool_ends=(view or {}).get("tool_ends") if view is not None else None)
+    agents = (view or {}).get("agents") or {}
     app = None
-    if system or tools:
+    if agents:
+        app = AppDetails(agent_details={
+            name: AgentDetails(name=name, instructions=agent.get("instructions") or "",
+                               tool_declarations=tool_declaration(agent.get("tools") or []))
+            for name, agent in agents.items()})
+        for author in dict.fromkeys(e.author for e in events):  # an author the LLM spans did not show
+            app.agent_details.setdefault(author, AgentDetails(name=author))
+    elif system or tools:
+        authors = list(dict.fromkeys(e.author for e in events)) or [DEFAULT_AUTHOR]
         declared = tool_declaration(tools or [])
         app = AppDetails(agent_details={
             name: AgentDetails(name=name, instructions=(system or "") if i == 0 else "",
                                tool_declarations=declared if i == 0 else [])
             for i, name in enumerate(authors)})
     text = (turn.user_input if turn is not None else None) or user_text or ""
-    answer = turn.final_response if turn is not None else None
     return Invocation(invocation_id=invocation_id, user_content=Content.of_text(text, "user"),
                       final_response=Content.of_text(answer, "model") if answer else None,
                       intermediate_data=InvocationEvents(invocation_events=events),
