@@ -22,6 +22,7 @@ examples:
   otel-eval collect --golden cases.evalset.json          # OTLP on 127.0.0.1:4317 (gRPC) and :4318 (HTTP)
   otel-eval report --db otel-eval.db
   otel-eval report --session my-session-42
+  otel-eval label my-session-42 disagree --note "the refund amount is wrong"
   otel-eval golden validate cases.json
   otel-eval datasette-metadata prod.db > metadata.json && datasette prod.db -m metadata.json
 """
@@ -45,6 +46,12 @@ SUBCOMMANDS = (
      "criteria, unmatched and unhealthy sessions, and ingest rate; refreshed from the SQLite file(s)."),
     ("ui", "ui", "serve the web dashboard over a database (the collector serves it with --ui)",
      "The dashboard on its own HTTP server, reading a database file read-only."),
+    ("label", "labels", "mark a session's verdict right (agree) or wrong (disagree), with a note",
+     "A reviewer's label of a session's current verdict, stored with who and when; report and the dashboard "
+     "show how often each criterion agrees with the labels (judge calibration)."),
+    ("criteria", "criteria_listing", "list every criterion a config may name, with what it measures",
+     "Every criterion (and google-adk metric name) a config may name: its one-line description, default "
+     "threshold, what it needs from a golden case and its options. docs/metrics.md describes each."),
 )
 
 
@@ -244,8 +251,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .read.evaluations import current_evaluations, recent_sessions
     from .read.sessions import session_detail, session_state
     from .read.coverage import coverage
+    from .read.labels import calibration
     from .read.times import iso_utc, parse_since
-    from .report import render_coverage, render_report, render_session, summarize
+    from .report import render_calibration, render_coverage, render_report, render_session, summarize
 
     dbs = args.db or [DEFAULT_DB]
     timing = session_timing(args)
@@ -263,14 +271,17 @@ def cmd_report(args: argparse.Namespace) -> int:
     rows = current_evaluations(dbs)
     backlog = backlog_of(dbs, timing)
     cov = coverage(dbs, None if since_ns is None else iso_utc(since_ns / 1e9))
+    cal = calibration(dbs)
     now_ns = time.time_ns()
     if args.json:
         print(json.dumps({"dbs": dbs, "summary": summarize(rows), "pending": backlog.to_dict(now_ns),
-                          "coverage": cov.to_dict(), "sessions": rows}, indent=2, default=str))
+                          "coverage": cov.to_dict(), "calibration": cal.to_dict(), "sessions": rows},
+                         indent=2, default=str))
     else:
         console = Console()
         render_report(rows, console, pending=describe(backlog.to_dict(now_ns), timing))
         render_coverage(cov, console)
+        render_calibration(cal, console)
     return 0
 
 

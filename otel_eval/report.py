@@ -212,6 +212,44 @@ def render_coverage(cov: Any, console: Any, limit: int = 30) -> None:
     console.print(fit_table(title, columns, cells, console.width, priority=[0, 1, 2, 4, 3, 5]))
 
 
+def _share(part: int, whole: int) -> str:
+    return f"{part} of {whole} ({part / whole:.0%})" if whole else "-"
+
+
+def calibration_line(cal: Any) -> str:
+    """One line: how many sessions people labelled, and how often the verdict agrees with them
+    (:class:`otel_eval.read.labels.Calibration`)."""
+    if not cal.labelled_sessions:
+        return "human labels: none yet (otel-eval label SESSION agree|disagree, or the dashboard's session page)"
+    apart = f", {cal.without_verdict} without a pass/fail verdict" if cal.without_verdict else ""
+    agreeing = _share(cal.verdict.agree, cal.verdict.sessions)
+    return (f"human labels: {cal.labelled_sessions} session(s) labelled ({cal.agree} agree, {cal.disagree} disagree"
+            f"{apart}); the current verdict agrees with the labels in {agreeing}")
+
+
+def render_calibration(cal: Any, console: Any) -> None:
+    """The labels line, then per criterion how often its pass/fail agrees with the human-corrected
+    verdict (judge calibration), then the user feedback per verdict."""
+    from .tablefit import Column, fit_table
+
+    console.print(calibration_line(cal), markup=False, highlight=False)
+    if cal.criteria:
+        columns = [Column("criterion", min_width=12), Column("labelled", justify="right"),
+                   Column("agree", justify="right"), Column("agreement", justify="right"),
+                   Column("passed, should fail", justify="right"),
+                   Column("failed, should pass", justify="right")]
+        cells = [[c.criterion, str(c.sessions), str(c.agree), "-" if c.rate is None else f"{c.rate:.0%}",
+                  str(c.false_pass), str(c.false_fail)] for c in cal.criteria]
+        console.print(fit_table("Judge calibration (each criterion against the human labels)", columns, cells,
+                                console.width, priority=[0, 3, 1, 2, 4, 5]))
+    if cal.feedback:
+        columns = [Column("verdict"), Column("feedback", min_width=10), Column("value", min_width=6),
+                   Column("count", justify="right")]
+        cells = [[f.outcome, f.name, f.value, str(f.count)] for f in cal.feedback]
+        console.print(fit_table(f"User feedback by verdict ({cal.feedback_total} records)", columns, cells,
+                                console.width, priority=[0, 2, 3, 1]))
+
+
 #: Longest expected or actual response shown in ``report --session`` (the JSON has them whole).
 RESPONSE_CHARS = 300
 

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Iterator, Mapping, Optional
 
 from . import json_text
 from .errors import InputError
+from .user_feedback import is_user_feedback
 
 STATUS_OK, STATUS_ERROR, STATUS_UNSET = "ok", "error", "unset"
 #: SQLite stores integers as signed 64-bit. OTLP timestamps are fixed64, so a well-formed request can
@@ -402,7 +403,8 @@ def flatten(value: Mapping[str, Any], prefix: str) -> Iterator[tuple[str, Any]]:
 @dataclass(frozen=True, slots=True)
 class LogEvent:
     """An OTLP log record tied to a span: some instrumentations put GenAI content only here
-    (``gen_ai.user.message``, ``gen_ai.choice``, ... events), so it must reach that span's AgentData."""
+    (``gen_ai.user.message``, ``gen_ai.choice``, ... events), so it must reach that span's AgentData.
+    User feedback may have no span (``span_id`` ``""``) or trace (``trace_id`` ``""``)."""
 
     trace_id: str
     span_id: str
@@ -440,27 +442,34 @@ class LogsDecodeResult:
 
 def decode_logs(resource_logs: Iterable[Any]) -> LogsDecodeResult:
     """Log records that carry a trace and span id; the others are counted as ignored (without
-    ids they cannot be attached to a span), records that cannot be stored as rejected."""
+    ids they cannot be attached to a span), records that cannot be stored as rejected. User
+    feedback (:func:`otel_eval.user_feedback.is_user_feedback`) is kept without ids too (``""``):
+    it may name only its session."""
     result = LogsDecodeResult(events=[])
     for rl in resource_logs:
         resource = key_values(rl.resource.attributes)
         for sl in rl.scope_logs:
             for rec in sl.log_records:
+                attributes = None
                 if len(rec.trace_id) != 16 or len(rec.span_id) != 8 or not any(rec.span_id):
-                    result.ignored += 1
-                    continue
+                    # User feedback may name only its session or trace (otel_eval.user_feedback).
+                    attributes = key_values(rec.attributes)
+                    if not is_user_feedback(getattr(rec, "event_name", ""), attributes):
+                        result.ignored += 1
+                        continue
                 time_ns = rec.time_unix_nano or rec.observed_time_unix_nano
                 problem = _time_problem(time_ns, "time_unix_nano" if rec.time_unix_nano else "observed_time_unix_nano")
                 if problem:
                     result.rejected += 1
                     result.errors.append(f"log record of span {rec.span_id.hex()}: {problem}")
                     continue
-                attributes = key_values(rec.attributes)
+                if attributes is None:
+                    attributes = key_values(rec.attributes)
                 name = getattr(rec, "event_name", "") or str(attributes.get("event.name", ""))
                 result.events.append(
                     LogEvent(
-                        trace_id=rec.trace_id.hex(),
-                        span_id=rec.span_id.hex(),
+                        trace_id=rec.trace_id.hex() if len(rec.trace_id) == 16 and any(rec.trace_id) else "",
+                        span_id=rec.span_id.hex() if len(rec.span_id) == 8 and any(rec.span_id) else "",
                         time_ns=time_ns,
                         event_name=name,
                         body=any_value(rec.body) if rec.HasField("body") else None,

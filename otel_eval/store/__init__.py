@@ -10,6 +10,8 @@
     agent_rows.py   AgentData rows, their shared texts stored once
     evaluations.py  EvaluationRows and their commit, one by one or a round's together
     judge.py        judge jobs and judge spend
+    labels.py       human labels of verdicts
+    feedback.py     user feedback sent as gen_ai.evaluation.result log records
     golden.py       golden sets and cases
 
 sqlite-utils creates and migrates the schema; the ingest path writes spans, traces and sessions
@@ -29,6 +31,7 @@ from .agent_rows import agent_data_params
 from .evaluations import EvaluationRows, Evaluations
 from .golden import GoldenRows
 from .judge import JudgeJobs
+from .labels import Labels
 from .schema import SCHEMA_VERSION
 from .sessions import ENDED, OPEN, SCORED, Sessions
 from .spans import Spans
@@ -36,7 +39,7 @@ from .spans import Spans
 __all__ = ["ENDED", "OPEN", "SCHEMA_VERSION", "SCORED", "EvaluationRows", "Store", "agent_data_params"]
 
 
-class Store(Spans, Sessions, Evaluations, JudgeJobs, GoldenRows):
+class Store(Spans, Sessions, Evaluations, JudgeJobs, GoldenRows, Labels):
     """One SQLite file through one connection. Not shared across threads: open one Store per
     thread. A writable Store migrates an older file when it opens it."""
 

@@ -18,7 +18,7 @@ from .agent_rows import AGENT_DATA_COLUMNS, AGENT_DATA_FIELDS, AGENT_ROW_COLUMNS
 from .evaluations import health_details
 from .sessions import OPEN
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 def outdated_version(conn: sqlite3.Connection, path: str) -> Optional[int]:
@@ -198,6 +198,34 @@ def _migrate_v6_judge(conn: sqlite3.Connection, db: sqlite_utils.Database) -> No
     conn.execute("CREATE INDEX IF NOT EXISTS idx_judge_usage_at ON judge_usage (at)")
 
 
+def _migrate_v7_labels(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
+    """Human labels and user feedback (issue 33.5), and room for a session's tool path.
+
+    ``labels``: a reviewer's word on a session's verdict, ``agree`` or ``disagree``, with a note,
+    who and when, and what was labelled (the evaluation, its revision, verdict and case); every
+    label is kept, the latest of a session counts (otel_eval.read.labels). ``feedback``: the
+    ``gen_ai.evaluation.result`` log records an application sent about its sessions
+    (otel_eval.user_feedback), with the semantic-convention fields in columns and every attribute
+    kept; ``session_id`` is the one the record named, else the session is found through
+    ``trace_id``; a retried export is stored once. ``evaluations.tool_path``: the session's
+    sequence of tool calls, written by the scorer (NULL until then and for older rows)."""
+    conn.execute(
+        "CREATE TABLE labels (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, evaluation_id INTEGER,"
+        " revision INTEGER, verdict TEXT NOT NULL, case_id TEXT,"
+        " label TEXT NOT NULL CHECK (label IN ('agree', 'disagree')), note TEXT, who TEXT NOT NULL,"
+        " source TEXT NOT NULL, created_at TEXT NOT NULL)")
+    conn.execute("CREATE INDEX idx_labels_session_id ON labels (session_id, id)")
+    conn.execute(
+        "CREATE TABLE feedback (id INTEGER PRIMARY KEY, session_id TEXT, trace_id TEXT NOT NULL DEFAULT '',"
+        " span_id TEXT NOT NULL DEFAULT '', name TEXT, score REAL, label TEXT, explanation TEXT, response_id TEXT,"
+        " time_ns INTEGER NOT NULL, received_ns INTEGER NOT NULL, attributes TEXT, body TEXT)")
+    conn.execute("CREATE UNIQUE INDEX idx_feedback_record ON feedback"
+                 " (trace_id, span_id, time_ns, COALESCE(name, ''), COALESCE(session_id, ''))")
+    conn.execute("CREATE INDEX idx_feedback_session_id ON feedback (session_id)")
+    conn.execute("CREATE INDEX idx_feedback_trace_id ON feedback (trace_id)")
+    conn.execute("ALTER TABLE evaluations ADD COLUMN tool_path TEXT")
+
+
 def _create_views(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
     """The views at this schema version, replacing older definitions."""
     for view in ("trajectory_evaluations", "daily_pass_rate", "agent_data"):
@@ -249,7 +277,7 @@ def _create_views(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
 #: historical definition of its version, so a test can build a file as an older otel-eval wrote it.
 STEPS: tuple[Callable[[sqlite3.Connection, sqlite_utils.Database], None], ...] = (
     _create_v1, _migrate_v2, _migrate_v3_golden, _migrate_v4_shared_texts, _migrate_v5_rows_by_trace,
-    _migrate_v6_judge)
+    _migrate_v6_judge, _migrate_v7_labels)
 assert len(STEPS) == SCHEMA_VERSION
 
 

@@ -13,6 +13,7 @@ from typing import Iterable, Optional, Sequence
 from ..span_rows import TRACE_ID, SpanRow
 from ..spans import LogEvent, SpanRecord, from_json
 from .connection import StoreConnection
+from .feedback import insert_feedback, split_feedback
 from .statements import RowsInsert, pairs, stored_json
 
 
@@ -45,13 +46,19 @@ class Spans(StoreConnection):
         return set(map(tuple, pairs(self.conn, "trace_id, span_id", "spans", "trace_id", trace_ids)))
 
     def insert_log_events(self, events: Sequence[LogEvent], received_ns: int) -> int:
+        """Store log records; user feedback among them goes to ``feedback`` (:mod:`.feedback`).
+        Returns how many were new."""
+        feedback, events = split_feedback(events)
+        stored = insert_feedback(self.conn, feedback, received_ns) if feedback else 0
+        if not events:
+            return stored
         cur = self.conn.executemany(
             "INSERT OR IGNORE INTO log_events (trace_id, span_id, time_ns, event_name, body, attributes, received_ns)"
             " VALUES (?,?,?,?,?,?,?)",
             [(e.trace_id, e.span_id, e.time_ns, e.event_name, stored_json(e.body), stored_json(dict(e.attributes)),
               received_ns) for e in events],
         )
-        return cur.rowcount
+        return stored + cur.rowcount
 
     def trace_sessions(self, trace_ids: Iterable[str]) -> dict[str, str]:
         """trace id → session id of the given traces that are stored."""

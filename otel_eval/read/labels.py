@@ -1,0 +1,238 @@
+"""Human labels and user feedback, read back: a session's labels and feedback, the latest labels,
+and **judge calibration**: how often the automatic verdicts agree with what people said.
+
+A label says the verdict it was given on was right (``agree``) or wrong (``disagree``). Every
+label is kept; a session's latest one counts. The *human-corrected verdict* of a labelled
+session is the labelled verdict when the reviewer agreed and the opposite one when they did not;
+only a ``passed`` or ``failed`` verdict has an opposite, so labels of ``not_evaluated`` or
+unmatched sessions are kept (their notes matter) but counted apart. Calibration compares that
+corrected verdict with the session's **current** evaluation, so a rescore with a new judge or new
+thresholds is measured against the same human answers:
+
+* per criterion: of the labelled sessions where it ran (not skipped, no error, not an
+  informational value), how many times its pass/fail equals the corrected verdict, and how it
+  missed when it did not (passed where people say the session failed, failed where they say it
+  passed);
+* the verdict as a whole, the same way.
+
+User feedback (:mod:`otel_eval.user_feedback`) is counted per the current outcome of the session
+it names (by attribute, else through its trace), per feedback name and value (its label, else
+its score): how users' thumbs line up with the verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+from ..models.results import FAILED, PASSED
+from .database import DbPath, missing_schema, named_rows, open_database
+from .evaluations import UNSCORED, criteria_of, outcome
+
+_OPPOSITE = {PASSED: FAILED, FAILED: PASSED}
+
+
+def corrected_verdict(labelled_verdict: str, label: str) -> Optional[str]:
+    """The verdict people say is right: the labelled one (agree) or its opposite (disagree);
+    None when the labelled verdict has no opposite (not_evaluated, unmatched)."""
+    if labelled_verdict not in _OPPOSITE:
+        return None
+    return labelled_verdict if label == "agree" else _OPPOSITE[labelled_verdict]
+
+
+@dataclass
+class CriterionAgreement:
+    criterion: str
+    sessions: int = 0
+    """Labelled sessions (with a corrected verdict) where the criterion ran."""
+    agree: int = 0
+    false_pass: int = 0
+    """It passed; people say the session failed."""
+    false_fail: int = 0
+    """It failed; people say the session passed."""
+
+    @property
+    def rate(self) -> Optional[float]:
+        return self.agree / self.sessions if self.sessions else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"criterion": self.criterion, "sessions": self.sessions, "agree": self.agree,
+                "agreement": None if self.rate is None else round(self.rate, 4),
+                "false_pass": self.false_pass, "false_fail": self.false_fail}
+
+
+@dataclass
+class FeedbackCount:
+    outcome: str
+    """The session's current outcome: passed, failed, not_evaluated, unmatched, or unscored (no
+    evaluation yet, or no session of that id or trace is stored)."""
+    name: str
+    value: str
+    count: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"outcome": self.outcome, "name": self.name, "value": self.value, "count": self.count}
+
+
+@dataclass
+class Calibration:
+    labels: int = 0
+    """Labels stored, every one (a session labelled twice counts twice)."""
+    labelled_sessions: int = 0
+    agree: int = 0
+    """Labelled sessions whose latest label agrees with the verdict it was given on."""
+    disagree: int = 0
+    without_verdict: int = 0
+    """Labelled sessions whose labelled verdict was not_evaluated or unmatched: no pass/fail to correct."""
+    rescored_since: int = 0
+    """Labelled sessions scored again since (their current revision is not the one labelled)."""
+    verdict: CriterionAgreement = field(default_factory=lambda: CriterionAgreement("verdict"))
+    """The current verdict against the corrected one (sessions whose current verdict is pass/fail)."""
+    criteria: list[CriterionAgreement] = field(default_factory=list)
+    feedback: list[FeedbackCount] = field(default_factory=list)
+
+    @property
+    def feedback_total(self) -> int:
+        return sum(f.count for f in self.feedback)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"labels": self.labels, "labelled_sessions": self.labelled_sessions, "agree": self.agree,
+                "disagree": self.disagree, "without_verdict": self.without_verdict,
+                "rescored_since": self.rescored_since,
+                "verdict": self.verdict.to_dict(), "criteria": [c.to_dict() for c in self.criteria],
+                "feedback_total": self.feedback_total, "feedback": [f.to_dict() for f in self.feedback]}
+
+
+def calibration(db_paths: Sequence[DbPath]) -> Calibration:
+    """Judge calibration and feedback counts over every database (see the module's notes)."""
+    out = Calibration()
+    criteria: dict[str, CriterionAgreement] = {}
+    feedback: dict[tuple[str, str, str], int] = {}
+    for path in db_paths:
+        with closing(open_database(path)) as conn:
+            try:
+                _add_labels(conn, out, criteria)
+                _add_feedback(conn, feedback)
+            except sqlite3.OperationalError as exc:
+                if not missing_schema(exc):
+                    raise
+    out.criteria = sorted(criteria.values(), key=lambda c: (c.rate if c.rate is not None else 2.0, c.criterion))
+    out.feedback = [FeedbackCount(o, n, v, c) for (o, n, v), c in
+                    sorted(feedback.items(), key=lambda item: (_OUTCOME_ORDER.get(item[0][0], 9), item[0]))]
+    return out
+
+
+_OUTCOME_ORDER = {PASSED: 0, FAILED: 1, "not_evaluated": 2, "unmatched": 3, UNSCORED: 4}
+
+
+def _add_labels(conn: sqlite3.Connection, out: Calibration, criteria: dict[str, CriterionAgreement]) -> None:
+    out.labels += conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0]
+    rows = list(named_rows(conn, _LATEST_LABELS + " ORDER BY l.id"))
+    ran = criteria_of(conn, [r["current_id"] for r in rows if r["current_id"] is not None])
+    for r in rows:
+        out.labelled_sessions += 1
+        out.agree += r["label"] == "agree"
+        out.disagree += r["label"] == "disagree"
+        out.rescored_since += r["current_id"] is not None and r["current_revision"] != r["revision"]
+        truth = corrected_verdict(r["verdict"], r["label"])
+        if truth is None:
+            out.without_verdict += 1
+            continue
+        if r["current_case"] and r["current_verdict"] in _OPPOSITE:
+            _count(out.verdict, r["current_verdict"] == PASSED, truth)
+        for c in ran.get(r["current_id"], []) if r["current_id"] is not None else []:
+            if c["skipped"] or c["error"] or (c.get("details") or {}).get("informational") is True:
+                continue
+            _count(criteria.setdefault(c["criterion"], CriterionAgreement(c["criterion"])), c["passed"], truth)
+
+
+def _count(into: CriterionAgreement, passed: bool, truth: str) -> None:
+    into.sessions += 1
+    if passed == (truth == PASSED):
+        into.agree += 1
+    elif passed:
+        into.false_pass += 1
+    else:
+        into.false_fail += 1
+
+
+#: Each labelled session's latest label, with its current evaluation.
+_LATEST_LABELS = (
+    "SELECT l.*, e.id AS current_id, e.revision AS current_revision, e.case_id AS current_case,"
+    " e.verdict AS current_verdict FROM labels l"
+    " JOIN (SELECT session_id, MAX(id) AS id FROM labels GROUP BY session_id) latest ON latest.id = l.id"
+    " LEFT JOIN evaluations e ON e.session_id = l.session_id AND e.superseded = 0")
+
+
+def _add_feedback(conn: sqlite3.Connection, into: dict[tuple[str, str, str], int]) -> None:
+    for case_id, verdict, name, label, score, count in conn.execute(
+        "SELECT e.case_id, e.verdict, f.name, f.label, f.score, COUNT(*) FROM feedback f"
+        " LEFT JOIN traces t ON f.session_id IS NULL AND t.trace_id = f.trace_id"
+        " LEFT JOIN evaluations e ON e.session_id = COALESCE(f.session_id, t.session_id) AND e.superseded = 0"
+        " GROUP BY 1, 2, 3, 4, 5"
+    ):
+        key = (outcome(case_id, verdict), name or "(unnamed)", feedback_value(label, score))
+        into[key] = into.get(key, 0) + count
+
+
+def feedback_value(label: Optional[str], score: Optional[float]) -> str:
+    """What a feedback record said, in one word: its label, else its score, else ``-``."""
+    if label:
+        return label
+    if score is not None:
+        return f"{score:g}"
+    return "-"
+
+
+# --- one session ------------------------------------------------------------------------------
+
+def session_labels(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
+    """Every label of the session, newest first (the first is the one that counts)."""
+    return [dict(r) for r in named_rows(
+        conn, "SELECT id, evaluation_id, revision, verdict, case_id, label, note, who, source, created_at"
+        " FROM labels WHERE session_id = ? ORDER BY id DESC", (session_id,))]
+
+
+def session_feedback(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
+    """The user feedback about the session (named by attribute, or through one of its traces),
+    oldest first, ``attributes`` parsed."""
+    rows = named_rows(
+        conn, "SELECT * FROM (SELECT * FROM feedback WHERE session_id = ?"
+        " UNION ALL SELECT f.* FROM feedback f JOIN traces t ON t.trace_id = f.trace_id"
+        " WHERE f.session_id IS NULL AND t.session_id = ?) ORDER BY time_ns, id", (session_id, session_id))
+    out = []
+    for r in rows:
+        item = dict(r)
+        item["attributes"] = json.loads(item["attributes"]) if item.get("attributes") else {}
+        item["body"] = json.loads(item["body"]) if item.get("body") else None
+        item["value"] = feedback_value(item.get("label"), item.get("score"))
+        out.append(item)
+    return out
+
+
+def recent_labels(conn: sqlite3.Connection, limit: int = 50) -> list[dict[str, Any]]:
+    """The latest labels across sessions, newest first, with the session's current outcome."""
+    rows = [dict(r) for r in named_rows(
+        conn, "SELECT l.session_id, l.revision, l.verdict, l.case_id, l.label, l.note, l.who, l.source, l.created_at,"
+        " e.case_id AS current_case, e.verdict AS current_verdict, e.revision AS current_revision FROM labels l"
+        " LEFT JOIN evaluations e ON e.session_id = l.session_id AND e.superseded = 0"
+        " ORDER BY l.id DESC LIMIT ?", (limit,))]
+    for r in rows:
+        r["corrected"] = corrected_verdict(r["verdict"], r["label"])
+        r["current"] = outcome(r.pop("current_case"), r.pop("current_verdict"))
+    return rows
+
+
+def label_stamp(conn: sqlite3.Connection) -> str:
+    """Changes whenever a label or a feedback record is stored (the dashboard polls it)."""
+    try:
+        row = conn.execute("SELECT (SELECT COALESCE(MAX(id), 0) FROM labels),"
+                           " (SELECT COALESCE(MAX(id), 0) FROM feedback)").fetchone()
+    except sqlite3.OperationalError as exc:
+        if not missing_schema(exc):
+            raise
+        return "0-0"
+    return f"{row[0]}-{row[1]}"
