@@ -6,7 +6,10 @@ A rule watches one number over a sliding window of current evaluations:
 * ``unmatched_share`` of all sessions (optionally of one version) ``above`` X;
 * a health metric (``tool_error_rate``, ``repeated_calls``, ``steps``, ...) ``above`` X:
   ``tool_error_rate`` is tool errors / tool calls over all sessions of the window, the others
-  are the mean per session.
+  are the mean per session;
+* ``kind = "drift"``: a version's tool paths through a golden case differ from the ``baseline``
+  version's over the window (:mod:`otel_eval.drift`: chi-square per case, significant by
+  Benjamini-Hochberg at ``fdr``); ``min_sessions`` is then per version and case.
 
 ``case = "*"`` / ``version = "*"`` evaluate the rule separately for every case / version seen.
 A rule needs ``min_sessions`` sessions in its window before it decides anything; with fewer it
@@ -40,6 +43,7 @@ from .read.times import iso_utc
 log = logging.getLogger("otel_eval.alerts")
 
 PASS_RATE = "pass_rate"
+DRIFT = "drift"
 UNMATCHED_SHARE = "unmatched_share"
 HEALTH_METRICS = tuple(dict.fromkeys(LIMITS.values()))
 METRICS = (PASS_RATE, UNMATCHED_SHARE, *HEALTH_METRICS)
@@ -50,6 +54,7 @@ DEFAULT_MIN_SESSIONS = 5
 FIRING, RESOLVED = "firing", "resolved"
 
 _KEYS = ("name", "metric", "below", "above", "case", "version", "window_minutes", "min_sessions", "webhook")
+_DRIFT_KEYS = ("name", "kind", "baseline", "case", "version", "window_minutes", "min_sessions", "fdr", "webhook")
 
 
 @dataclass(frozen=True)
@@ -65,15 +70,22 @@ class AlertRule:
     window_s: float = DEFAULT_WINDOW_MINUTES * 60
     min_sessions: int = DEFAULT_MIN_SESSIONS
     webhook: Optional[str] = None
+    baseline: Optional[str] = None
+    """``kind = "drift"``: the version whose paths the others are compared with."""
 
     @classmethod
     def from_dict(cls, table: Mapping[str, Any], source: str = "alerts", location: str = "$.alerts[0]") -> "AlertRule":
         """Validate one table; errors name ``source`` (the TOML file) and the key's JSON path."""
         if not isinstance(table, Mapping):
             raise InputError(source, f"expected an [[alerts]] table, got {type(table).__name__}", location)
+        kind = table.get("kind", "threshold")
+        if kind not in ("threshold", DRIFT):
+            raise InputError(source, f"unknown alert kind {kind!r} (known: threshold, drift)", f"{location}.kind")
+        known = _DRIFT_KEYS if kind == DRIFT else _KEYS
         for key in table:
-            if key not in _KEYS:
-                raise InputError(source, f"unknown alert key {key!r} (known: {', '.join(_KEYS)})", f"{location}.{key}")
+            if key not in known and not (key == "kind" and kind == "threshold"):
+                raise InputError(source, f"unknown {'drift ' if kind == DRIFT else ''}alert key {key!r} "
+                                 f"(known: {', '.join(known)})", f"{location}.{key}")
 
         def text(key: str, required: bool = False) -> Optional[str]:
             value = table.get(key)
@@ -96,6 +108,8 @@ class AlertRule:
                 raise InputError(source, f"must be {bound}, got {value!r}", f"{location}.{key}")
             return float(value)
 
+        if kind == DRIFT:
+            return cls._drift(table, text, number, source, location)
         metric = text("metric", required=True)
         assert metric is not None
         if metric not in METRICS:
@@ -134,7 +148,34 @@ class AlertRule:
                    window_s=(window if window is not None else DEFAULT_WINDOW_MINUTES) * 60.0,
                    min_sessions=min_sessions, webhook=webhook)
 
+    @classmethod
+    def _drift(cls, table: Mapping[str, Any], text: Callable[..., Optional[str]], number: Callable[..., Optional[float]],
+               source: str, location: str) -> "AlertRule":
+        from .drift import DEFAULT_FDR, DEFAULT_MIN_SESSIONS as DRIFT_MIN_SESSIONS
+
+        baseline = text("baseline", required=True)
+        window = number("window_minutes", 0.0)
+        if window is not None and window <= 0:
+            raise InputError(source, f"must be greater than 0, got {table['window_minutes']!r}",
+                             f"{location}.window_minutes")
+        fdr = number("fdr", 0.0, 1.0)
+        min_sessions = table.get("min_sessions", DRIFT_MIN_SESSIONS)
+        if isinstance(min_sessions, bool) or not isinstance(min_sessions, int) or min_sessions < 1:
+            raise InputError(source, f"expected a whole number of at least 1, got {min_sessions!r}",
+                             f"{location}.min_sessions")
+        webhook = text("webhook")
+        if webhook is not None and not webhook.startswith(("http://", "https://")):
+            raise InputError(source, f"expected an http:// or https:// URL, got {webhook!r}", f"{location}.webhook")
+        version = text("version") or EACH
+        case = text("case") or EACH
+        return cls(name=text("name") or f"drift against {baseline}", metric=DRIFT,
+                   threshold=fdr if fdr is not None else DEFAULT_FDR, comparison="above", case=case, version=version,
+                   window_s=(window if window is not None else DEFAULT_WINDOW_MINUTES) * 60.0,
+                   min_sessions=min_sessions, webhook=webhook, baseline=baseline)
+
     def breached(self, value: float) -> bool:
+        if self.metric == DRIFT:  # value: 1.0 when the case's change is significant (drift_values)
+            return value > 0.5
         return value < self.threshold if self.comparison == "below" else value > self.threshold
 
 
@@ -170,6 +211,12 @@ class AlertEvent:
     def message(self) -> str:
         where = ", ".join(f"{k} {v}" for k, v in self.scope.items()) or "all sessions"
         minutes = f"{self.rule.window_s / 60:g} min"
+        if self.rule.metric == DRIFT:
+            what = (f"tool paths of {where} differ from version {self.rule.baseline}'s"
+                    if self.status == FIRING else f"tool paths of {where} no longer differ significantly from "
+                    f"version {self.rule.baseline}'s")
+            return (f"alert {self.rule.name!r} {self.status}: {what} over the last {minutes} "
+                    f"({self.sessions} sessions)")
         if self.status == FIRING:
             return (f"alert {self.rule.name!r} firing: {self.rule.metric} of {where} is {self.value:.4g}, "
                     f"{self.rule.comparison} {self.rule.threshold:g} over the last {minutes} ({self.sessions} sessions)")
@@ -183,6 +230,7 @@ class AlertEvent:
             "value": round(self.value, 6), "comparison": self.rule.comparison, "threshold": self.rule.threshold,
             "window_s": self.rule.window_s, "sessions": self.sessions, "at": iso_utc(self.at),
             "message": self.message,
+            **({"baseline": self.rule.baseline} if self.rule.metric == DRIFT else {}),
         }
 
 
@@ -214,6 +262,8 @@ def row_from_result(result: Any, agent_version: Optional[str] = None, now: Optio
 def rule_values(rule: AlertRule, rows: Iterable[EvaluationRow], now: float) -> dict[tuple[tuple[str, str], ...], tuple[float, int]]:
     """Per scope (``(("case", id), ("version", v))``): ``(value, sessions)`` over the rule's window.
     Scopes with fewer than ``min_sessions`` sessions are left out. Pure."""
+    if rule.metric == DRIFT:
+        return drift_values(rule, rows, now)
     cutoff = now - rule.window_s
     groups: dict[tuple[tuple[str, str], ...], list[EvaluationRow]] = {}
     for row in rows:
@@ -239,6 +289,36 @@ def rule_values(rule: AlertRule, rows: Iterable[EvaluationRow], now: float) -> d
             continue
         out[scope] = (_value(rule.metric, members), len(members))
     return out
+
+
+def drift_values(rule: AlertRule, rows: Iterable[EvaluationRow], now: float) -> dict[tuple[tuple[str, str], ...], tuple[float, int]]:
+    """``kind = "drift"``: per (case, candidate version) with ``min_sessions`` in both versions,
+    1.0 when its tool-path change is significant across all of them (Benjamini-Hochberg at the
+    rule's ``fdr``), else 0.0; with the sessions compared."""
+    from .drift import compare_paths, benjamini_hochberg
+
+    cutoff = now - rule.window_s
+    counts: dict[tuple[str, str], dict[str, int]] = {}
+    for row in rows:
+        if not (cutoff <= row.created_s <= now and row.case_id and row.tool_path):
+            continue
+        if rule.case not in (None, EACH) and row.case_id != rule.case:
+            continue
+        version = row.agent_version or "unknown"
+        if version != rule.baseline and rule.version not in (None, EACH) and version != rule.version:
+            continue
+        per = counts.setdefault((row.case_id, version), {})
+        per[row.tool_path] = per.get(row.tool_path, 0) + 1
+    tests = []
+    for (case, version), candidate in counts.items():
+        if version == rule.baseline or (case, rule.baseline) not in counts:
+            continue
+        result = compare_paths(case, counts[(case, rule.baseline)], candidate, rule.min_sessions)
+        if result.dof or result.reason.startswith("one path"):  # one shared path: no difference (p = 1)
+            tests.append(((("case", case), ("version", version)), 1.0 if result.p_value is None else result.p_value,
+                          sum(candidate.values()) + sum(counts[(case, rule.baseline)].values())))
+    flags = benjamini_hochberg([p for _, p, _ in tests], rule.threshold)
+    return {scope: (1.0 if flagged else 0.0, sessions) for (scope, _, sessions), flagged in zip(tests, flags)}
 
 
 def _value(metric: str, rows: list[EvaluationRow]) -> float:

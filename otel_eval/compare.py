@@ -31,6 +31,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence, Union
 
+from .drift import TEST as DRIFT_TEST
+from .drift import DriftResult, drift
 from .errors import InputError
 from .gate import (DEFAULT_CONFIDENCE, DEFAULT_MARGIN, DEFAULT_MIN_SESSIONS, EXIT_CODES, NOT_ENOUGH_EVIDENCE, PROMOTE,
                    ROLL_BACK, GateResult, gate)
@@ -133,6 +135,8 @@ class Comparison:
     cases: list[Delta]
     criteria: list[Delta]
     min_delta: float = 0.0
+    drift: list[DriftResult] = field(default_factory=list)
+    """Per case both versions ran: did the candidate change its tool paths? (:mod:`otel_eval.drift`)"""
 
     def counts(self, of: str = "cases") -> dict[str, int]:
         items = self.cases if of == "cases" else self.criteria
@@ -149,6 +153,7 @@ class Comparison:
             "counts": {"cases": self.counts("cases"), "criteria": self.counts("criteria")},
             "cases": [d.to_dict() for d in self.cases],
             "criteria": [d.to_dict() for d in self.criteria],
+            "drift": {"test": DRIFT_TEST, "cases": [d.to_dict() for d in self.drift]},
         }
 
 
@@ -259,8 +264,19 @@ def compare_rows(rows: Sequence[dict[str, Any]], baseline: str, candidate: str, 
     return Comparison(
         baseline=baseline, candidate=candidate, min_delta=min_delta,
         summary={role: _summary(v, by_role[role]) for role, v in (("baseline", baseline), ("candidate", candidate))},
-        cases=case_deltas, criteria=criterion_deltas,
+        cases=case_deltas, criteria=criterion_deltas, drift=drift(path_counts(by_role)),
     )
+
+
+def path_counts(by_role: dict[str, list[dict[str, Any]]]) -> dict[str, tuple[dict[str, int], dict[str, int]]]:
+    """Case → (baseline, candidate) tool-path counts of matched sessions with a stored path."""
+    out: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
+    for slot, role in enumerate(("baseline", "candidate")):
+        for row in by_role[role]:
+            if row.get("case_id") and row.get("tool_path"):
+                counts = out.setdefault(row["case_id"], ({}, {}))[slot]
+                counts[row["tool_path"]] = counts.get(row["tool_path"], 0) + 1
+    return {case: pair for case, pair in out.items() if pair[0] and pair[1]}
 
 
 def compare(db_paths: Sequence[Union[str, Path]], baseline: str, candidate: str, min_delta: float = 0.0) -> Comparison:
@@ -341,6 +357,29 @@ def render_comparison(comparison: Comparison, console: Any = None) -> None:
                           [x.key for x in d.criteria if x.status == REGRESSED] or ["-"]])
         priority = [0, 7, 3, 6, 8, 2, 5, 1, 4] if show_set else [0, 7, 3, 6, 2, 5, 1, 4]
         console.print(fit_table(title, columns, cells, console.width, priority=priority))
+    render_drift(comparison.drift, console)
+
+
+def render_drift(results: Sequence[DriftResult], console: Any) -> None:
+    """The cases whose tool paths changed significantly, with the path that moved most."""
+    from .tablefit import Column, fit_table
+
+    changed = [r for r in results if r.significant]
+    tested = sum(1 for r in results if r.p_value is not None)
+    if not results:
+        return
+    console.print(f"Tool paths: {len(changed)} of {tested} case(s) tested changed significantly "
+                  "(chi-square, Benjamini-Hochberg 5% FDR)", markup=False, highlight=False)
+    if not changed:
+        return
+    columns = [Column("case", min_width=12), Column("p", justify="right"),
+               Column("path that moved most", min_width=16), Column("share", justify="right")]
+    cells = []
+    for r in changed:
+        top = r.changed_paths[0]
+        share = f"{top['baseline_share'] or 0:.0%} → {top['candidate_share'] or 0:.0%}"
+        cells.append([r.key, f"{r.p_value:.1e}", top["path"], share])
+    console.print(fit_table("Path changes", columns, cells, console.width, priority=[0, 3, 2, 1]))
 
 
 _STATUS_WORDS = {IMPROVED: ("improved", "green"), REGRESSED: ("regressed", "red"), UNCHANGED: ("unchanged", ""),

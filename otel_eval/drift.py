@@ -1,7 +1,7 @@
 """Trajectory drift: did a new agent version change the path it takes through a golden case?
 
 Per case, each version's sessions are counted by *tool path* (the sequence of tool calls, turn by
-turn, as ``evaluations.tool_path`` stores it). Two versions' path distributions are compared with
+turn, as ``evaluations.tool_path`` stores it: :func:`otel_eval.metrics.alignment.tool_path`). Two versions' path distributions are compared with
 **Pearson's chi-square test of homogeneity** on the 2 × K table of path counts. Paths expected
 fewer than :data:`MIN_EXPECTED` times in either version are pooled into one "other" column first,
 so the chi-square approximation holds (Cochran's rule); a table left with one column has no
@@ -27,12 +27,6 @@ OTHER = "(other paths)"
 
 PathCounts = Mapping[str, int]
 """tool path → sessions that took it."""
-
-
-def path_text(turns: Sequence[Sequence[str]]) -> str:
-    """The stored form of a session's tool path: calls joined by "→", turns by " | "; "(no tools)"
-    for a turn without a call."""
-    return " | ".join(" → ".join(calls) if calls else "(no tools)" for calls in turns) or "(no turns)"
 
 
 def _upper_gamma_regularized(a: float, x: float) -> float:

@@ -32,10 +32,11 @@ from typing import Any, Optional, Sequence
 from .errors import InputError
 from .export import load_sessions
 from .export.adk_eval_set import adk_eval_set
-from .export.evalset import expected_calls, session_case
+from .export.evalset import session_case
 from .golden.clusters import DEFAULT_SIMILARITY, Embed, cluster_queries
 from .golden.matcher import GoldenIndex
 from .golden.text import normalize_query
+from .metrics.alignment import expected_calls
 from .models.arguments import IGNORE
 from .models.evalset import EvalCase, EvalSet, ExpectedToolCall, Invocation, MessageContent
 from .read.database import DbPath

@@ -16,6 +16,7 @@ from typing import Any, Optional, Sequence
 
 from .session_evaluation import apply_logs, evaluate_mapped, failed_outcome
 from .mapping import MappedSpan, map_spans
+from .metrics.alignment import tool_path
 from .models.evalset import EvalConfig
 from .models.results import EvalCaseResult
 from .read.session_rows import session_log_events, session_span_rows
@@ -158,6 +159,7 @@ def score_loaded(loaded: LoadedSession, ctx: ScoringContext, expected_status: st
                for trace_id, data in outcome.trace_records.items()]),
         span_types=_changed_span_types(mapped, loaded),
         judge_job={"session_id": session_id, "criteria": outcome.judge_requests} if outcome.judge_requests else None,
+        tool_path=tool_path(outcome.trajectory.turns),
     )
     trace_ids = tuple(dict.fromkeys(s.trace_id for s in loaded.spans))
     roots = tuple(s.span_id for s in loaded.spans if s.is_root)

@@ -136,7 +136,7 @@ def test_cli_json_shape_and_exit_code_on_regression(dbs, capsys):
     argv = ["--baseline", "1.0.0", "--candidate", "2.0.0", "--db", str(dbs[0]), "--db", str(dbs[1]), "--json"]
     assert compare_main(_args(argv)) == 0
     data = json.loads(capsys.readouterr().out)
-    assert sorted(data) == ["baseline", "candidate", "cases", "counts", "criteria", "min_delta", "summary"]
+    assert sorted(data) == ["baseline", "candidate", "cases", "counts", "criteria", "drift", "min_delta", "summary"]
     assert data["counts"]["cases"] == {"regressed": 2, "improved": 0, "unchanged": 1, "only_baseline": 1,
                                        "only_candidate": 1}
     tokyo = next(c for c in data["cases"] if c["key"] == "weather_tokyo")

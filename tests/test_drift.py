@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from otel_eval.drift import benjamini_hochberg, chi_square_sf, compare_paths, drift, path_text
+from otel_eval.drift import benjamini_hochberg, chi_square_sf, compare_paths, drift
 
 
 @pytest.mark.parametrize("statistic, dof, p", [  # printed chi-square tables (upper tail)
@@ -62,6 +62,102 @@ def test_across_many_unchanged_cases_few_are_flagged_by_chance():
     assert results[0].key == "moved" and results[0].significant
 
 
-def test_path_text_names_every_turn():
-    assert path_text([["get_weather"], [], ["get_forecast", "get_weather"]]) == \
-        "get_weather | (no tools) | get_forecast → get_weather"
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory):
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from examples.weather_agent import run_session
+    from otel_eval import EvalSpanProcessor
+
+    from .test_compare import GOLDEN_FILES
+
+    path = tmp_path_factory.mktemp("drift") / "live.db"
+    for version in ("1.0.0", "2.0.0"):  # 2.0.0 asks for a forecast where the weather was asked for
+        provider = TracerProvider(resource=Resource.create({"service.name": "weather-agent",
+                                                            "service.version": version}))
+        provider.add_span_processor(EvalSpanProcessor(db=path, golden=GOLDEN_FILES, trace_quiet=60, session_idle=60))
+        for i in range(12):
+            run_session(provider, f"tokyo-{version}-{i}", ["What's the weather in Tokyo?"], version=version)
+            run_session(provider, f"refund-{version}-{i}", ["What is your refund policy?"], version=version)
+        provider.shutdown()
+    return path
+
+
+def test_compare_shows_the_case_whose_path_changed(db, capsys):
+    import argparse
+    import json
+
+    from rich.console import Console
+
+    from otel_eval.compare import add_compare_arguments, compare, compare_main, render_comparison
+
+    parser = argparse.ArgumentParser()
+    add_compare_arguments(parser)
+    assert compare_main(parser.parse_args(["--baseline", "1.0.0", "--candidate", "2.0.0", "--db", str(db),
+                                           "--json"])) == 0
+    data = json.loads(capsys.readouterr().out)["drift"]
+    assert data["test"].startswith("Pearson's chi-square")
+    by_case = {d["key"]: d for d in data["cases"]}
+    tokyo, refund = by_case["weather_tokyo"], by_case["refund_policy"]
+    assert tokyo["significant"] and tokyo["p_value"] < 1e-4
+    assert tokyo["baseline"] == {"get_weather": 12} and tokyo["candidate"] == {"get_forecast": 12}
+    assert not refund["significant"] and "one path" in refund["reason"]
+    console = Console(record=True, width=80)
+    render_comparison(compare([db], "1.0.0", "2.0.0"), console)
+    text = console.export_text()
+    assert "Tool paths: 1 of 1 case(s) tested changed significantly" in text
+    line = next(line for line in text.splitlines() if "weather_tokyo" in line and "→" in line)
+    assert "100% → 0%" in line or "0% → 100%" in line
+
+
+def _row(n: int, version: str, case: str, path: str, at: float):
+    from otel_eval.read.feed import EvaluationRow
+    from otel_eval.read.times import iso_utc
+
+    return EvaluationRow(id=n, db="d", session_id=f"s{n}", revision=1, case_id=case, agent_version=version,
+                         passed=True, score=1.0, created_at=iso_utc(at), tool_path=path)
+
+
+def test_a_drift_alert_fires_for_the_changed_case_and_resolves_when_it_leaves_the_window():
+    from otel_eval.alerts import AlertEvaluator, load_rules
+
+    [rule] = load_rules([{"kind": "drift", "baseline": "1.0", "window_minutes": 10, "min_sessions": 10}])
+    evaluator = AlertEvaluator([rule])
+    now = 1_800_000_000.0
+    rows, n = [], 0
+    for version, paths in (("1.0", ["get_weather"] * 20), ("2.0", ["get_forecast"] * 15 + ["get_weather"] * 5)):
+        for path in paths:
+            n += 1
+            rows.append(_row(n, version, "weather_tokyo", path, now - 60))
+    for version in ("1.0", "2.0"):  # an unchanged case
+        for path in ["refund_lookup"] * 12:
+            n += 1
+            rows.append(_row(n, version, "refund_policy", path, now - 60))
+    evaluator.observe_many(rows)
+    [event] = evaluator.evaluate(now)
+    assert (event.status, event.scope) == ("firing", {"case": "weather_tokyo", "version": "2.0"})
+    assert "tool paths of case weather_tokyo, version 2.0 differ from version 1.0's" in event.message
+    assert event.payload()["baseline"] == "1.0" and event.sessions == 40
+    assert evaluator.evaluate(now + 1) == []  # fires once
+    # Ten minutes on, none of those sessions is in the window: too few to decide, so no change...
+    assert evaluator.evaluate(now + 600) == []
+    # ...until the candidate's paths are back to the baseline's.
+    for version in ("1.0", "2.0"):
+        for path in ["get_weather"] * 12:
+            n += 1
+            evaluator.observe(_row(n, version, "weather_tokyo", path, now + 600))
+    [event] = evaluator.evaluate(now + 601)
+    assert event.status == "resolved"
+
+
+def test_a_drift_rule_names_its_mistakes():
+    from otel_eval.alerts import load_rules
+    from otel_eval.errors import InputError
+
+    with pytest.raises(InputError, match="missing required key 'baseline'"):
+        load_rules([{"kind": "drift"}])
+    with pytest.raises(InputError, match="unknown drift alert key 'below'"):
+        load_rules([{"kind": "drift", "baseline": "1.0", "below": 0.5}])
+    with pytest.raises(InputError, match="unknown alert kind 'drfit'"):
+        load_rules([{"kind": "drfit", "baseline": "1.0"}])

@@ -18,9 +18,9 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ..golden.matcher import normalize_query
 from ..metrics.sql import sql_and_tables
-from ..metrics.alignment import split_retries
+from ..metrics.alignment import expected_calls
 from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent, ExpectedToolCall
-from ..trajectory import ActualToolCall, Trajectory, Turn
+from ..trajectory import Trajectory
 from ..vertex_record import title_of
 
 SOURCE = "otel-eval export"
@@ -39,14 +39,6 @@ class Skipped:
 class Promotion:
     eval_set: EvalSet
     skipped: list[Skipped] = field(default_factory=list)
-
-
-def expected_calls(turn: Turn) -> list[ActualToolCall]:
-    """The calls of a turn a golden trajectory should list: retried failures dropped, and only
-    the top-level agent's calls when it made any (sub-agent calls are its implementation)."""
-    effective, _ = split_retries(turn.calls)
-    top = [c for c in effective if c.depth == 0]
-    return top if top else effective
 
 
 def session_case(trajectory: Trajectory, eval_id: Optional[str] = None,

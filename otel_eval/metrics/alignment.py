@@ -56,6 +56,21 @@ def retried_by(calls: Sequence[ActualToolCall]) -> dict[int, int]:
     return out
 
 
+def expected_calls(turn: Any) -> list[ActualToolCall]:
+    """The calls of a turn a golden trajectory lists, and its tool path: retried failures dropped,
+    and only the top-level agent's calls when it made any (sub-agent calls are its implementation)."""
+    effective, _ = split_retries(turn.calls)
+    top = [c for c in effective if c.depth == 0]
+    return top if top else effective
+
+
+def tool_path(turns: Sequence[Any]) -> str:
+    """A session's tool path as ``evaluations.tool_path`` stores it (what trajectory drift
+    compares): each turn's :func:`expected_calls` joined by "→", turns by " | "; "(no tools)" for
+    a turn without a call."""
+    return " | ".join(" → ".join(c.name for c in expected_calls(t)) or "(no tools)" for t in turns) or "(no turns)"
+
+
 def split_retries(calls: Sequence[ActualToolCall]) -> tuple[list[ActualToolCall], list[dict[str, Any]]]:
     """The calls without retried failed attempts, and those attempts (for exports that describe
     what the agent ended up doing; scoring pairs attempts first, see :func:`align`)."""

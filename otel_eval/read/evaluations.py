@@ -93,6 +93,7 @@ def current_evaluations(db_paths: Sequence[DbPath]) -> list[dict[str, Any]]:
                     "score": e["score"],
                     "agent_version": e["agent_version"], "query": e["query"], "created_at": e["created_at"],
                     "error": e["error"], "user_id": e["user_id"], "end_reason": e["end_reason"],
+                    "tool_path": e["tool_path"],
                     "criteria": criteria.get(e["id"], []),
                 })
     return rows

@@ -62,6 +62,8 @@ class EvaluationRow:
     judge_pending: bool = False
     """A judge criterion awaits its answer: the verdict is the deterministic one so far, and a
     later revision (which supersedes this one) completes it."""
+    tool_path: Optional[str] = None
+    """The session's tool path (``evaluations.tool_path``), for trajectory drift."""
     created_s: float = field(init=False, default=0.0)
     """``created_at`` as epoch seconds, parsed once (windows compare it on every refresh)."""
 
@@ -160,7 +162,8 @@ class EvaluationFeed:
             try:
                 rows = conn.execute(
                     "SELECT id, session_id, revision, case_id, agent_version, passed, score, created_at, query,"
-                    " matched_by, error, superseded, verdict, judge_pending FROM evaluations WHERE id > ? ORDER BY id",
+                    " matched_by, error, superseded, verdict, judge_pending, tool_path FROM evaluations"
+                    " WHERE id > ? ORDER BY id",
                     (self.last_id,),
                 ).fetchall()
                 criteria = conn.execute(
@@ -182,7 +185,7 @@ class EvaluationFeed:
             by_id[r[0]] = EvaluationRow(
                 id=r[0], db=self.path, session_id=r[1], revision=r[2], case_id=r[3] or None, agent_version=r[4],
                 passed=bool(r[5]), score=float(r[6] or 0.0), created_at=r[7], query=r[8], matched_by=r[9],
-                error=r[10], superseded=bool(r[11]), verdict=r[12], judge_pending=bool(r[13]),
+                error=r[10], superseded=bool(r[11]), verdict=r[12], judge_pending=bool(r[13]), tool_path=r[14],
             )
         for evaluation_id, criterion, passed, skipped, error, details in criteria:
             row = by_id.get(evaluation_id)

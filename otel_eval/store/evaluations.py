@@ -52,7 +52,7 @@ class EvaluationRows:
               details: dict[str, Any], session_fields: Optional[dict[str, Any]] = None,
               expected_status: str = ENDED, agent_params: Optional["AgentDataParams"] = None,
               span_types: Sequence[tuple[str, str, str]] = (),
-              judge_job: Optional[dict[str, Any]] = None) -> "EvaluationRows":
+              judge_job: Optional[dict[str, Any]] = None, tool_path: Optional[str] = None) -> "EvaluationRows":
         pending = [c.criterion for c in result.criterion_results if c.skipped and c.details.get("judge") == "pending"]
         if pending:
             details = {**details, "judge": {"pending": pending}}
@@ -64,6 +64,7 @@ class EvaluationRows:
             "config_hash": config_hash, "agent_version": agent_version, "query": query,
             **{name: columns.get(name) for name in _EVALUATION_COLUMN_FIELDS},
             "error": result.error, "details": stored_json(details), "judge_pending": len(pending),
+            "tool_path": tool_path,
         }
         criteria = [criterion_row(c) for c in result.criterion_results]
         return cls(evaluation, criteria, dict(session_fields or {}), agent_params or AgentDataParams(),
@@ -74,7 +75,7 @@ class EvaluationRows:
 _EVALUATION_COLUMN_FIELDS = ("expected_tool", "actual_tool", "expected_table", "actual_table", "sql_generated")
 EVALUATION_COLUMNS = ("case_id", "eval_set_id", "matched_by", "match_score", "passed", "verdict", "score",
                       "config_hash", "agent_version", "query", *_EVALUATION_COLUMN_FIELDS, "error", "details",
-                      "judge_pending")
+                      "judge_pending", "tool_path")
 CRITERION_COLUMNS = ("criterion", "score", "passed", "threshold", "skipped", "error", "details")
 #: Positional parameters: ``session_id, revision, created_at, *EVALUATION_COLUMNS values`` (named
 #: ones cost the sqlite3 module a string built and looked up per parameter).
