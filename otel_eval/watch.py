@@ -23,10 +23,12 @@ from typing import Any, Optional, Sequence
 from .errors import InputError
 from .models.results import FAILED, NOT_EVALUATED, PASSED
 from .read.backlog import Backlog, describe, read_backlog
+from .read.coverage import CaseCoverage, Coverage
 from .read.database import DbPath, missing_schema
 from .read.feed import EvaluationFeed, EvaluationRow
 from .read.spans import spans_received_between
 from .read.times import iso_utc
+from .report import coverage_line
 from .sessions import Timing
 
 DEFAULT_WINDOW_MINUTES = 60.0
@@ -91,9 +93,16 @@ class Watcher:
             self.refresh(now)
             rows = self.current(now)
             databases, ingest, sessions = self._database_stats(now)
+            golden = self._golden_cases()
         out = summarize_window(rows, limit=self.limit)
+        cov = window_coverage(rows, golden, iso_utc(now - self.window_s))
         out.update(
             generated_at=iso_utc(now), window_s=self.window_s, databases=databases,
+            coverage={"golden_cases": len(golden), "exercised": len(cov.exercised) - _retired(cov),
+                      "never_exercised": len(cov.never_exercised), "sessions": cov.sessions,
+                      "unmatched": cov.unmatched,
+                      "unmatched_share": None if cov.unmatched_share is None else round(cov.unmatched_share, 4),
+                      "line": coverage_line(cov)},
             sessions={"open": sessions.open, "ended": sessions.awaiting_scoring,
                       "next_session": sessions.next_session, "next_due_in_s": sessions.due_in_s(int(now * 1e9)),
                       "trace_quiet_s": self.timing.trace_quiet, "session_idle_s": self.timing.session_idle},
@@ -101,6 +110,21 @@ class Watcher:
                     "spans_per_s": round(ingest / self.rate_window_s, 3)},
         )
         return out
+
+    def _golden_cases(self) -> list[tuple[str, str]]:
+        """``(eval_set_id, eval_id)`` of the golden cases stored in the databases (a small table)."""
+        found: dict[tuple[str, str], None] = {}
+        for feed in self.feeds.values():
+            conn = feed.connection()
+            if conn is None:
+                continue
+            try:
+                found.update(dict.fromkeys((s or "", e) for s, e in conn.execute(
+                    "SELECT eval_set_id, eval_id FROM golden_cases ORDER BY eval_set_id, eval_id")))
+            except sqlite3.OperationalError as exc:
+                if not missing_schema(exc):
+                    raise
+        return list(found)
 
     def _database_stats(self, now: float) -> tuple[list[dict[str, Any]], int, Backlog]:
         databases: list[dict[str, Any]] = []
@@ -199,6 +223,38 @@ def summarize_window(rows: Sequence[EvaluationRow], limit: int = LIST_LIMIT) -> 
     }
 
 
+def window_coverage(rows: Sequence[EvaluationRow], golden: Sequence[tuple[str, str]], since: str) -> Coverage:
+    """Golden coverage over the window's evaluations (pure): the refresh reads no more than the
+    window it already holds and the golden cases, where ``report``'s coverage scans every
+    evaluation. A window row names its case by ``eval_id`` only; two sets sharing an id count
+    once, under the first."""
+    cov = Coverage(since=since)
+    cases = {key: CaseCoverage(*key) for key in golden}
+    by_id: dict[str, CaseCoverage] = {}
+    for case in cases.values():
+        by_id.setdefault(case.eval_id, case)
+    for r in rows:
+        cov.sessions += 1
+        if not r.case_id:
+            cov.unmatched += 1
+            continue
+        case = by_id.get(r.case_id)
+        if case is None:  # matched a case no stored golden set has any more
+            case = by_id[r.case_id] = cases[("", r.case_id)] = CaseCoverage("", r.case_id, in_golden_set=False)
+        case.sessions += 1
+        version = r.agent_version or "unknown"
+        case.by_version[version] = case.by_version.get(version, 0) + 1
+        day = r.created_at[:10]
+        case.by_day[day] = case.by_day.get(day, 0) + 1
+    cov.cases = sorted(cases.values(), key=lambda c: (-c.sessions, c.eval_set_id, c.eval_id))
+    return cov
+
+
+def _retired(cov: Coverage) -> int:
+    """Exercised cases that no stored golden set has any more (not part of "n of N cases")."""
+    return sum(1 for c in cov.exercised if not c.in_golden_set)
+
+
 #: Stored verdict → the word of the ``latest`` list (pass and fail as before; the new one as is).
 _VERDICT_WORDS = {PASSED: "pass", FAILED: "fail", NOT_EVALUATED: "not_evaluated"}
 
@@ -280,6 +336,8 @@ def frame_parts(snap: dict[str, Any], width: int) -> list[Any]:
                        Timing(sessions.get("trace_quiet_s", 5.0), sessions.get("session_idle_s", 60.0)))
     header.append("; " + (waiting or "no session open or awaiting scoring"),
                   style="yellow" if waiting else "")
+    if snap.get("coverage"):
+        header.append("\n" + snap["coverage"]["line"])
     for db in snap["databases"]:
         if db["status"] != "ok":
             header.append(f"\n{db['path']}: {db['status']} (waiting for the collector to create it)", style="yellow")

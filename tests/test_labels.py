@@ -230,14 +230,15 @@ def test_a_label_is_written_while_the_collector_writes_the_same_file(db, start_c
 
 # --- user feedback, over OTLP, to a real collector ---------------------------------------------------
 
-def feedback_logger(port: int):
+def feedback_logger(port: int, headers: dict[str, str] | None = None):
+    """An app's OpenTelemetry logger exporting over OTLP/HTTP to the collector on ``port``."""
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
     from opentelemetry.sdk._logs import LoggerProvider
     from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 
     provider = LoggerProvider(resource=Resource.create({"service.name": "weather-app"}))
     provider.add_log_record_processor(SimpleLogRecordProcessor(
-        OTLPLogExporter(endpoint=f"http://127.0.0.1:{port}/v1/logs")))
+        OTLPLogExporter(endpoint=f"http://127.0.0.1:{port}/v1/logs", headers=headers)))
     return provider, provider.get_logger("weather-app.feedback")
 
 

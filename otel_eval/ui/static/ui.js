@@ -43,7 +43,17 @@
       });
   }
 
+  function editing() {
+    // A reviewer typing a label's note keeps the page: new data waits for the next tick after.
+    var form = document.querySelector("main form.label-form");
+    if (!form) return false;
+    if (form.contains(document.activeElement)) return true;
+    return Array.prototype.some.call(form.querySelectorAll("textarea, input[name=by]"),
+                                     function (field) { return field.value !== ""; });
+  }
+
   function tick() {
+    if (editing()) { window.setTimeout(tick, every); return; }
     fetch(stampUrl, { cache: "no-store", credentials: "same-origin" })
       .then(function (response) {
         if (!response.ok) throw new Error("HTTP " + response.status);
