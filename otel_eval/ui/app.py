@@ -395,7 +395,7 @@ class DashboardApp:
 #: Smallest cluster the Unmatched clusters page lists unless ``?min=`` says otherwise.
 DEFAULT_CLUSTER_MIN = 2
 #: Unmatched sessions the clusters page reads at most (the most recent), so it stays a page.
-MAX_CLUSTERED = 2000
+MAX_CLUSTERED = 1000
 
 
 def _one(params: dict[str, list[str]], name: str) -> str:
