@@ -96,7 +96,7 @@ def _set_gc(choice: str) -> str:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from otel_eval.golden import GoldenIndex, load_golden
     from otel_eval.models.evalset import EvalConfig
-    from otel_eval.read.session_rows import session_span_rows
+    from otel_eval.store.session_rows import session_span_rows
     from otel_eval.store import Store
 
     results: dict[str, Any] = {"gc": _set_gc(args.gc)}

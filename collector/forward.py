@@ -109,7 +109,7 @@ class VerdictSpanForwarder:
     def _run(self) -> None:
         from otel_eval.export.otlp_spans import trace_request
         from otel_eval.read.database import open_database
-        from otel_eval.read.session_rows import session_span_rows
+        from otel_eval.store.session_rows import session_span_rows
         from otel_eval.spans import from_json
 
         conn = None

@@ -9,6 +9,7 @@ events and maps them; ``score_session`` evaluates it and builds the record the w
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from .mapping import MappedSpan, map_spans
 from .metrics.alignment import tool_path
 from .models.evalset import EvalConfig
 from .models.results import EvalCaseResult
-from .read.session_rows import session_log_events, session_span_rows
+from .store.session_rows import session_log_events, session_span_rows
 from .spans import LogEvent, SpanRecord, from_json
 from .store import ENDED, EvaluationRows, Store, agent_data_params
 from .truncation import DEFAULT_LIMIT
@@ -43,9 +44,12 @@ class ScoringContext:
 
     def __post_init__(self) -> None:
         if not self.config_hash:
-            from .engine.settings import config_hash
-
             self.config_hash = config_hash(self.config)
+
+
+def config_hash(config: EvalConfig) -> str:
+    """Groups evaluations made with the same criteria (stored with every evaluation)."""
+    return hashlib.sha256(config.model_dump_json().encode()).hexdigest()[:12]
 
 
 @dataclass

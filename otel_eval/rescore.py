@@ -85,7 +85,7 @@ def verdict(case_id: Optional[str], stored: str, matched_by: Optional[str]) -> s
 
 def config_hash(config: EvalConfig) -> str:
     """As the engine computes it, so rescored rows group with live ones of the same config."""
-    from .engine.settings import config_hash as engine_config_hash
+    from .pipeline import config_hash as engine_config_hash
 
     return engine_config_hash(config)
 

@@ -114,3 +114,53 @@ def test_nothing_imports_upward():
                     if module == low or module.startswith(low + ".")
                     for target in targets if target == high or target.startswith(high + "."))
     assert upward == []
+
+
+LAYERS = (
+    ("foundation", ("otel_eval.errors", "otel_eval.json_text", "otel_eval.listen_address", "otel_eval.tablefit",
+                    "otel_eval.models")),
+    ("spans", ("otel_eval.spans", "otel_eval.otlp_json", "otel_eval.readers", "otel_eval.user_feedback")),
+    ("conventions", ("otel_eval.conventions",)),
+    ("mapping", ("otel_eval.mapping", "otel_eval.truncation", "otel_eval.span_rows", "otel_eval.unread")),
+    ("trajectory", ("otel_eval.sessions", "otel_eval.trajectory", "otel_eval.vertex_record")),
+    ("golden/criteria", ("otel_eval.golden", "otel_eval.metrics", "otel_eval.criteria", "otel_eval.judging",
+                         "otel_eval.drift")),
+    ("scoring", ("otel_eval.scoring", "otel_eval.session_evaluation", "otel_eval.adk_config",
+                 "otel_eval.criteria_file")),
+    ("store", ("otel_eval.store",)),
+    ("pipeline", ("otel_eval.pipeline",)),
+    ("engine", ("otel_eval.engine", "otel_eval.processor", "otel_eval.offline")),
+    ("read", ("otel_eval.read",)),
+    ("views", ("otel_eval.report", "otel_eval.watch", "otel_eval.inspection", "otel_eval.compare", "otel_eval.gate",
+               "otel_eval.rescore", "otel_eval.alerts", "otel_eval.ui", "otel_eval.export", "otel_eval.golden_suggest",
+               "otel_eval.labels", "otel_eval.judge_backfill", "otel_eval.criteria_listing", "otel_eval.hosts",
+               "otel_eval.datasette", "otel_eval.embedding_options")),
+    ("cli/collector", ("otel_eval.cli", "otel_eval", "collector")),
+)
+"""DESIGN.md §2's layer order, lowest first: a module imports only its own layer and those before
+it. The pipeline sits above the store (it loads sessions from it and records into it) and below
+the engine that drives it; the package root re-exports the public API, so it is at the top."""
+
+
+def layer_of(module: str) -> int:
+    """The layer of the longest prefix naming the module; a module no prefix names is an error."""
+    best = None
+    for number, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > best[1]):
+                best = (number, len(prefix))
+    if best is None:
+        raise AssertionError(f"{module} is in no layer of LAYERS: add it where DESIGN.md §2 puts it")
+    return best[0]
+
+
+def test_every_import_follows_the_layer_order():
+    upward = sorted(f"{module} ({LAYERS[layer_of(module)][0]}) imports {target} ({LAYERS[layer_of(target)][0]})"
+                    for module, targets in _graph().items() for target in targets
+                    if layer_of(target) > layer_of(module))
+    assert upward == []
+
+
+def test_the_layer_check_sees_an_upward_import():
+    assert layer_of("otel_eval.models.results") < layer_of("otel_eval.store.schema") < layer_of("collector.app")
+    assert layer_of("otel_eval.read.coverage") > layer_of("otel_eval.pipeline")

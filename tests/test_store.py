@@ -7,7 +7,7 @@ from otel_eval.models.agent_data import AgentData, ToolCall, ToolSchema
 from otel_eval.models.results import CriterionResult, EvalCaseResult
 from otel_eval.span_rows import span_row
 from otel_eval.spans import SpanRecord
-from otel_eval.read.session_rows import session_span_rows
+from otel_eval.store.session_rows import session_span_rows
 from otel_eval.read.spans import stored_spans
 from otel_eval.store import ENDED, OPEN, SCHEMA_VERSION, SCORED, Store
 

@@ -4,11 +4,11 @@ Engine, EvalSpanProcessor, the collector, ``evaluate()`` and ``rescore()``."""
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..models.evalset import EvalConfig
+from ..pipeline import config_hash
 from ..sessions import Timing
 from ..truncation import DEFAULT_LIMIT
 
@@ -94,10 +94,6 @@ def merged_settings(settings: Optional[EngineSettings], config: Optional[EvalCon
     if config is not None:
         given["config"] = config
     return (settings or EngineSettings()).replace(**given)
-
-
-def config_hash(config: EvalConfig) -> str:
-    return hashlib.sha256(config.model_dump_json().encode()).hexdigest()[:12]
 
 
 def golden_index(eval_sets: Any, settings: EngineSettings) -> Any:

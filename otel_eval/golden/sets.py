@@ -23,14 +23,20 @@ import hashlib
 import json
 import time
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, NamedTuple, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Protocol, Sequence, Union
 
 from ..models.evalset import EvalSet
 from .load import load_golden_files
 from .matcher import GoldenIndex
 
-if TYPE_CHECKING:
-    from ..store import Store
+
+class GoldenStore(Protocol):
+    """What a database must offer to hold golden sets (``otel_eval.store.Store`` does; the golden
+    layer sits below the store and names only this)."""
+
+    def stored_eval_sets(self) -> list[EvalSet]: ...
+
+    def save_golden(self, sets: list[dict[str, Any]], cases: list[dict[str, Any]]) -> Any: ...
 
 GoldenSource = Union[str, Path, EvalSet]
 
@@ -66,11 +72,11 @@ class GoldenSets:
         return cls(sets)
 
     @classmethod
-    def stored(cls, store: "Store") -> "GoldenSets":
+    def stored(cls, store: GoldenStore) -> "GoldenSets":
         """Every set stored in the database (by this run or earlier ones), criteria included."""
         return cls(store.stored_eval_sets())
 
-    def save(self, store: "Store") -> None:
+    def save(self, store: GoldenStore) -> None:
         """Store the sets (``golden_sets``) and their cases (``golden_cases``), so reports can show
         a case and ``rescore`` can rebuild the sets exactly as they were loaded."""
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -15,7 +15,7 @@ from ..trajectory import build_trajectory
 from ..unread import unread_in_session
 from .database import DbPath, first_key_at_or_after, named_rows
 from .evaluations import parse_details
-from .session_rows import IN_SESSION_TRACES, session_log_events, session_span_rows
+from ..store.session_rows import IN_SESSION_TRACES, session_log_events, session_span_rows
 
 
 def stored_spans(conn: sqlite3.Connection, path: DbPath, session_id: str) -> tuple[list[SpanRecord], list[LogEvent]]:

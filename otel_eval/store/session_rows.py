@@ -1,8 +1,8 @@
 """A session's rows as stored: its spans (raw JSON, the convention and span type detected at
 ingest) and its span-linked log records. The two reads every path to a stored session starts
 from: the scorer (:func:`otel_eval.pipeline.load_session`, on a score worker's read-only Store)
-and the views (:mod:`.spans`). It imports nothing above :mod:`otel_eval.spans`, so the pipeline,
-below the views, can use it."""
+and the views (:mod:`otel_eval.read.spans`). The store's own query of its tables, so both the
+pipeline (above the store) and the views (above the pipeline) use it."""
 
 from __future__ import annotations
 
