@@ -8,7 +8,6 @@ monitor are views over these modules; none of them opens the file or writes SQL 
 * :mod:`.evaluations`: each session's current evaluation with its criteria, revisions, outcomes;
 * :mod:`.sessions`: the filtered, paged session list, one session's overview, which sessions
   ``export`` and ``rescore`` take;
-* :mod:`.session_rows`: a session's span rows and log records as stored (the scorer reads them too);
 * :mod:`.spans`: a session's stored spans as trees, AgentData rows and turns;
 * :mod:`.backlog`: what is not scored yet and when it will be;
 * :mod:`.feed`: new evaluations, incrementally (``watch`` and the alert monitor follow it).
