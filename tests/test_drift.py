@@ -161,3 +161,25 @@ def test_a_drift_rule_names_its_mistakes():
         load_rules([{"kind": "drift", "baseline": "1.0", "below": 0.5}])
     with pytest.raises(InputError, match="unknown alert kind 'drfit'"):
         load_rules([{"kind": "drfit", "baseline": "1.0"}])
+
+
+def test_the_dashboard_release_page_shows_the_gate_and_the_changed_path(db, start_collector):
+    import re
+
+    import httpx
+
+    collector = start_collector(db=str(db), ui=True, grpc=None)
+    base = f"http://127.0.0.1:{collector.http_port}"
+    page = httpx.get(f"{base}/ui/release", params={"baseline": "1.0.0", "candidate": "2.0.0"}).text
+    # 2.0.0 fails Tokyo 12 times out of 12, passes the refund case as 1.0.0 does: 12 of 24 against 24 of 24
+    # cannot yet rule out either answer at 95% over a confidence sequence.
+    assert 'data-decision="not_enough_evidence"' in page
+    gate_row = re.search(r'<tr data-case="weather_tokyo">(.*?)</tr>', page).group(1)
+    assert "100% (12/12)" in gate_row and "0% (0/12)" in gate_row and "fewer than 30 sessions" in gate_row
+    tokyo = re.search(r'<tr data-drift="weather_tokyo">(.*?)</tr>', page).group(1)
+    assert "get_forecast" in tokyo or "get_weather" in tokyo
+    assert "100% → 0%" in tokyo or "0% → 100%" in tokyo
+    assert 'data-drift="refund_policy"' not in page
+    # Without parameters: the two versions with most sessions.
+    default = httpx.get(f"{base}/ui/release").text
+    assert re.search(r'<option value="1.0.0" selected>', default) and 'data-decision=' in default

@@ -85,7 +85,8 @@ def test_every_page_is_in_the_navigation(dashboard):
     _, client = dashboard
     home = client.get("/ui/").text
     nav = dict(re.findall(r'<a href="([^"]*)" data-nav="(\w+)"', home))
-    assert nav == {"/ui/": "sessions", "/ui/coverage": "coverage", "/ui/clusters": "clusters", "/ui/labels": "labels"}
+    assert nav == {"/ui/": "sessions", "/ui/coverage": "coverage", "/ui/clusters": "clusters", "/ui/labels": "labels",
+                   "/ui/release": "release"}
     for href, key in nav.items():
         page = client.get(href)
         assert page.status_code == 200

@@ -11,6 +11,7 @@ Mounted by the collector under ``/ui`` on its HTTP port (``--ui``), or served on
 ``/coverage``             golden coverage: cases with sessions per day and version, never exercised, unmatched share
 ``/clusters``             unmatched sessions clustered by query, most sessions first
 ``/labels``               human labels: judge calibration per criterion, user feedback per verdict, latest labels
+``/release``              the release gate and trajectory drift of two agent versions (``baseline``, ``candidate``)
 ``/static/ui.css|ui.js``  the only assets; nothing is loaded from another host
 ``/login``                POST ``token=...``: a browser's way to present the bearer token
 ``/label``                POST: a reviewer's label of a session's verdict (the session page's form)
@@ -46,7 +47,12 @@ from ..errors import InputError
 from ..hosts import HostPolicy
 from ..listen_address import parse_endpoint
 from ..read import evaluations, labels, sessions, spans
+from ..drift import drift
+from ..gate import gate
 from ..read.coverage import coverage
+from ..read.paths import path_counts
+from ..read.verdicts import verdict_counts
+from .release_page import release_page
 from ..read.database import open_database
 from ..read.times import iso_utc, parse_since
 from ..read.unmatched import unmatched_queries
@@ -321,6 +327,8 @@ class DashboardApp:
                 return self._clusters(conn, params)
             if route == "/labels":
                 return self._labels(conn)
+            if route == "/release":
+                return self._release(params)
             for base, api in (("/sessions/", False), ("/api/sessions/", True)):
                 if route.startswith(base) and len(route) > len(base):
                     return self._session(conn, route[len(base):], api, csrf)
@@ -386,6 +394,17 @@ class DashboardApp:
         # No live refresh: clustering is the one page that costs more than a few queries.
         return Reply(200, pages.layout(self.links, "unmatched clusters", main, current="clusters").encode())
 
+    def _release(self, params: dict[str, list[str]]) -> Reply:
+        counts = verdict_counts([self.db])
+        baseline, candidate = _release_versions(counts, params)
+        result = drift_results = None
+        if baseline and candidate and baseline != candidate:
+            result = gate(counts, baseline, candidate)
+            drift_results = drift(path_counts([self.db], baseline, candidate))
+        main = release_page(self.links, counts.sessions, baseline, candidate, result, drift_results or [])
+        return Reply(200, pages.layout(self.links, "release", main, poll_seconds=self.poll_seconds,
+                                       current="release").encode())
+
     def _labels(self, conn: sqlite3.Connection) -> Reply:
         main = pages.labels_page(self.links, labels.calibration([self.db]), labels.recent_labels(conn))
         return Reply(200, pages.layout(self.links, "human labels", main, stamp=self._stamp(conn),
@@ -396,6 +415,15 @@ class DashboardApp:
 DEFAULT_CLUSTER_MIN = 2
 #: Unmatched sessions the clusters page reads at most (the most recent), so it stays a page.
 MAX_CLUSTERED = 1000
+
+
+def _release_versions(counts: Any, params: dict[str, list[str]]) -> tuple[str, str]:
+    """The page's two versions: as asked, else the two with most sessions, the one seen with fewer
+    sessions as the candidate (a canary takes a share of the traffic)."""
+    ranked = sorted(counts.sessions, key=lambda v: (-counts.sessions[v], v))
+    baseline = _one(params, "baseline") or (ranked[0] if ranked else "")
+    candidate = _one(params, "candidate") or next((v for v in ranked if v != baseline), "")
+    return baseline, candidate
 
 
 def _one(params: dict[str, list[str]], name: str) -> str:

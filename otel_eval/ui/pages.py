@@ -97,12 +97,13 @@ class Links:
 
 
 #: The pages in the header's navigation: (key a page passes as ``current``, link text).
-NAV = (("sessions", "Sessions"), ("coverage", "Coverage"), ("clusters", "Unmatched clusters"), ("labels", "Labels"))
+NAV = (("sessions", "Sessions"), ("coverage", "Coverage"), ("clusters", "Unmatched clusters"), ("labels", "Labels"),
+       ("release", "Release"))
 
 
 def _nav(links: Links, current: str) -> str:
     targets = {"sessions": links.home(), "coverage": links.coverage(), "clusters": links.clusters(),
-               "labels": links.labels()}
+               "labels": links.labels(), "release": f"{links.prefix}/release"}
     items = []
     for key, text in NAV:
         mark = ' aria-current="page"' if key == current else ""
