@@ -313,7 +313,8 @@ def _num(value: Optional[float], fmt: str = "{:.2f}") -> str:
 def render_comparison(comparison: Comparison, console: Any = None) -> None:
     """Per-version summary, then cases (regressions first) and criteria, for a terminal."""
     from rich.console import Console
-    from rich.table import Table
+
+    from .tablefit import Column, boxed_frame, fit_table, middle_ellipsis
 
     console = console or Console()
     b, c = comparison.summary["baseline"], comparison.summary["candidate"]
@@ -321,9 +322,6 @@ def render_comparison(comparison: Comparison, console: Any = None) -> None:
     console.print(f"[bold]{comparison.baseline}[/] (baseline) → [bold]{comparison.candidate}[/] (candidate): "
                   f"[red]{counts[REGRESSED]} regressed[/], [green]{counts[IMPROVED]} improved[/], "
                   f"{counts[UNCHANGED]} unchanged, {counts[ONLY_BASELINE] + counts[ONLY_CANDIDATE]} in one version only")
-    summary = Table(title="Versions")
-    for col in ("", comparison.baseline, comparison.candidate):
-        summary.add_column(col)
     rows = [
         ("sessions", str(b.sessions), str(c.sessions)),
         ("matched a case", str(b.matched), str(c.matched)),
@@ -334,17 +332,18 @@ def render_comparison(comparison: Comparison, console: Any = None) -> None:
         ("mean tokens", _num(b.mean_total_tokens, "{:.1f}"), _num(c.mean_total_tokens, "{:.1f}")),
         ("mean steps", _num(b.mean_steps, "{:.1f}"), _num(c.mean_steps, "{:.1f}")),
     ]
-    for r in rows:
-        summary.add_row(*r)
-    console.print(summary)
-    from .tablefit import Column, fit_table, middle_ellipsis
-
+    # The headers are the versions (whole in the line above): long ones keep both ends, so that
+    # 1.4.2-build-0815 and 1.4.3-build-0815 stay apart, in half the room the row names leave.
+    room = max(12, (console.width - max(len(r[0]) for r in rows) - boxed_frame(3)) // 2)
+    columns = [Column(""), Column(middle_ellipsis(comparison.baseline, room)),
+               Column(middle_ellipsis(comparison.candidate, room))]
+    console.print(fit_table("Versions", columns, rows, console.width))
     for title, deltas, show_set in (("Cases", comparison.cases, True), ("Criteria", comparison.criteria, False)):
         if not deltas:
             continue
         # Narrow terminals keep the key, the status and the deltas; whole rates and scores come
         # with the room for them (never a status or a number cut in half).
-        columns = [Column("case" if show_set else "criterion", min_width=12, shorten=middle_ellipsis),
+        columns = [Column("case" if show_set else "criterion", min_width=12, shorten=middle_ellipsis, max_width=30),
                    Column("baseline pass", justify="right"), Column("candidate pass", justify="right"),
                    Column("Δ pass", justify="right"), Column("baseline score", justify="right"),
                    Column("candidate score", justify="right"), Column("Δ score", justify="right"),
@@ -362,7 +361,7 @@ def render_comparison(comparison: Comparison, console: Any = None) -> None:
 
 def render_drift(results: Sequence[DriftResult], console: Any) -> None:
     """The cases whose tool paths changed significantly, with the path that moved most."""
-    from .tablefit import Column, fit_table
+    from .tablefit import Column, fit_table, middle_ellipsis
 
     changed = [r for r in results if r.significant]
     tested = sum(1 for r in results if r.p_value is not None)
@@ -372,7 +371,7 @@ def render_drift(results: Sequence[DriftResult], console: Any) -> None:
                   "(chi-square, Benjamini-Hochberg 5% FDR)", markup=False, highlight=False)
     if not changed:
         return
-    columns = [Column("case", min_width=12), Column("p", justify="right"),
+    columns = [Column("case", min_width=12, shorten=middle_ellipsis, max_width=30), Column("p", justify="right"),
                Column("path that moved most", min_width=16), Column("share", justify="right")]
     cells = []
     for r in changed:
@@ -437,7 +436,7 @@ def gate_main(args: argparse.Namespace, console: Any = None) -> int:
 def render_gate(result: GateResult, console: Any = None) -> None:
     from rich.console import Console
 
-    from .tablefit import Column, fit_table
+    from .tablefit import Column, fit_table, middle_ellipsis
 
     console = console or Console()
     word, style = _GATE_WORDS[result.decision]
@@ -445,7 +444,8 @@ def render_gate(result: GateResult, console: Any = None) -> None:
     tests = [t for t in [result.overall, *result.cases] if t is not None]
     if not tests:
         return
-    columns = [Column("case", min_width=12), Column("baseline pass", justify="right"),
+    columns = [Column("case", min_width=12, shorten=middle_ellipsis, max_width=30),
+               Column("baseline pass", justify="right"),
                Column("candidate pass", justify="right"), Column("Δ pass", justify="right"),
                Column("Δ interval", justify="right"), Column("decision")]
     cells = []

@@ -431,7 +431,6 @@ def render_inspection(report: dict[str, Any], console: Any) -> None:
     """Draw the report: per session a span tree with each span's found and empty fields, then the
     session id's source and the trajectory."""
     from rich.console import Group
-    from rich.table import Table
     from rich.text import Text
     from rich.tree import Tree
 
@@ -452,14 +451,15 @@ def render_inspection(report: dict[str, Any], console: Any) -> None:
                 parent = parents.get(depth - 1)
                 if parent is None:  # an ancestor was cut by --span / --limit: hang it under the deepest shown
                     parent = parents[max(d for d in parents if d < depth)]
-                node = parent.add(Group(_span_label(span, Text), _span_fields(span, Table, Text)))
+                room = console.width - TREE_INDENT * (depth + 1)
+                node = parent.add(Group(_span_label(span, Text), _span_fields(span, room)))
                 parents = {d: n for d, n in parents.items() if d < depth}
                 parents[depth] = node
             console.print(tree)
         if session["trajectory_error"]:
             console.print(Text(f"trajectory could not be built: {session['trajectory_error']}", style="red"))
         elif session["trajectory"] is not None:
-            _render_trajectory(session["trajectory"], console, Table, Text)
+            _render_trajectory(session["trajectory"], console, Text)
         render_unread(session.get("unread") or [], console)
 
 
@@ -488,44 +488,50 @@ def _span_label(span: dict[str, Any], Text: Any) -> Any:
     return label
 
 
-def _span_fields(span: dict[str, Any], Table: Any, Text: Any) -> Any:
-    # Field names never wrap; value and source fold when a deep span leaves little width.
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="cyan", no_wrap=True)
-    grid.add_column(overflow="fold")
-    grid.add_column(style="dim", overflow="fold")
+#: Cells a rich ``Tree`` indents each level by ("├── ").
+TREE_INDENT = 4
+
+
+def _span_fields(span: dict[str, Any], width: int) -> Any:
+    """The span's fields as a grid: field name (whole), value and source, both wrapped between
+    words in the ``width`` the tree leaves at the span's depth."""
+    from .tablefit import NO_BREAK_SPACE as NBSP, Column, fit_grid, middle_ellipsis
+
+    columns = [Column("", style="cyan"), Column("", min_width=16, wrap=True),
+               Column("", min_width=20, wrap=True, shorten=middle_ellipsis, style="dim")]
+    rows: list[list[Any]] = []
     tool = span["tool"]
     if tool is not None:
-        grid.add_row("tool", Text(tool["name"], style="green"), f"← {tool['name_source']}")
+        rows.append(["tool", (tool["name"], "green"), f"←{NBSP}{tool['name_source']}"])
         if tool["error"]:
-            grid.add_row("tool error", Text(tool["error"], style="red"), "")
+            rows.append(["tool error", (tool["error"], "red"), ""])
     for name, field in span["fields"].items():
         if name in _MAPPER_SOURCES:
             continue  # trace/span id, role and status are the span's own (label, trace header); --json has them
-        grid.add_row(name, field["value"], f"← {field['source']}")
+        rows.append([name, field["value"], f"←{NBSP}{field['source']}"])  # the arrow stays with its source
     if span["empty_fields"]:
-        grid.add_row(Text("empty", style="yellow"), Text(", ".join(span["empty_fields"]), style="yellow"), "")
-    return grid
+        rows.append([("empty", "yellow"), (", ".join(span["empty_fields"]), "yellow"), ""])
+    return fit_grid(columns, rows, width)
 
 
-def _render_trajectory(trajectory: dict[str, Any], console: Any, Table: Any, Text: Any) -> None:
+def _render_trajectory(trajectory: dict[str, Any], console: Any, Text: Any) -> None:
+    from .tablefit import Column, fit_grid
+
     console.print(Text(f"Trajectory: {len(trajectory['turns'])} turn(s)", style="bold"))
     for turn in trajectory["turns"]:
-        table = Table.grid(padding=(0, 1))
-        table.add_column(no_wrap=True)
-        table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
-        table.add_row(Text(f"turn {turn['index'] + 1}", style="bold"), Text(f"trace {turn['trace_id']}", style="dim"))
-        table.add_row("  user", turn["user_input"] or Text("(none found)", style="yellow"))
+        # One line per row, shortened at the end: the label column is never cut.
+        rows: list[list[Any]] = [[(f"turn {turn['index'] + 1}", "bold"), (f"trace {turn['trace_id']}", "dim")],
+                                 ["  user", turn["user_input"] or ("(none found)", "yellow")]]
         for number, call in enumerate(turn["calls"], 1):
             args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in call["args"].items())
-            table.add_row(f"  call {number}", Text(f"{call['name']}({args})", style="green"))
+            rows.append([f"  call {number}", (f"{call['name']}({args})", "green")])
             if call["error"]:
-                table.add_row("", Text(f"✗ {call['error']}", style="red"))
+                rows.append(["", (f"✗ {call['error']}", "red")])
             elif call["result"] is not None:
-                table.add_row("", f"→ {call['result']}")
+                rows.append(["", f"→ {call['result']}"])
         if not turn["calls"]:
-            table.add_row("  calls", Text("(none)", style="dim"))
-        table.add_row("  final", turn["final_response"] or Text("(none found)", style="yellow"))
+            rows.append(["  calls", ("(none)", "dim")])
+        rows.append(["  final", turn["final_response"] or ("(none found)", "yellow")])
         if turn.get("answer_source"):
-            table.add_row("", Text(f"read from the {turn['answer_source']}", style="dim"))
-        console.print(table)
+            rows.append(["", (f"read from the {turn['answer_source']}", "dim")])
+        console.print(fit_grid([Column(""), Column("", min_width=12)], rows, console.width, gap=1))

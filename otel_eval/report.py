@@ -154,7 +154,7 @@ def render_report(rows: list[dict[str, Any]], console: Any = None, limit: int = 
     a CI log included). ``pending`` says what is not scored yet (:func:`otel_eval.read.backlog.describe`)."""
     from rich.console import Console
 
-    from .tablefit import Column, fit_table
+    from .tablefit import Column, fit_table, middle_ellipsis
 
     console = console or Console()
     summary = summarize(rows)
@@ -171,7 +171,8 @@ def render_report(rows: list[dict[str, Any]], console: Any = None, limit: int = 
         return
     console.print(sessions_table(rows[-limit:], console.width))
     if summary["criteria"]:
-        columns = [Column("criterion", min_width=12), Column("pass rate", justify="right"),
+        columns = [Column("criterion", min_width=12, shorten=middle_ellipsis, max_width=32),
+                   Column("pass rate", justify="right"),
                    Column("avg score", justify="right"), Column("evaluated", justify="right"),
                    Column("passed", justify="right"), Column("skipped", justify="right")]
         cells = [[name, "-" if s["pass_rate"] is None else f"{s['pass_rate']:.0%}",
@@ -195,15 +196,15 @@ def coverage_line(cov: Any) -> str:
 def render_coverage(cov: Any, console: Any, limit: int = 30) -> None:
     """The coverage line, then the cases: sessions, per agent version, days seen, last seen;
     cases never exercised are listed last, so the set's blind spots are in view."""
-    from .tablefit import Column, fit_table
+    from .tablefit import Column, fit_table, middle_ellipsis
 
     console.print(coverage_line(cov), markup=False, highlight=False)
     if not cov.cases:
         return
     shown = cov.exercised[:limit] + cov.never_exercised[:limit]
-    columns = [Column("case", min_width=12), Column("sessions", justify="right"),
+    columns = [Column("case", min_width=12, shorten=middle_ellipsis, max_width=30), Column("sessions", justify="right"),
                Column("by version", min_width=12, is_list=True), Column("days", justify="right"),
-               Column("last seen"), Column("eval set", min_width=8)]
+               Column("last seen"), Column("eval set", min_width=8, shorten=middle_ellipsis, max_width=24)]
     cells = [[c.eval_id, str(c.sessions) if c.sessions else ("never", "yellow"),
               [f"{v} {n}" for v, n in sorted(c.by_version.items())] or ["-"], str(len(c.by_day)),
               (c.last_seen or "-")[:16].replace("T", " "), c.eval_set_id or "-"] for c in shown]
@@ -230,11 +231,12 @@ def calibration_line(cal: Any) -> str:
 def render_calibration(cal: Any, console: Any) -> None:
     """The labels line, then per criterion how often its pass/fail agrees with the human-corrected
     verdict (judge calibration), then the user feedback per verdict."""
-    from .tablefit import Column, fit_table
+    from .tablefit import Column, fit_table, middle_ellipsis
 
     console.print(calibration_line(cal), markup=False, highlight=False)
     if cal.criteria:
-        columns = [Column("criterion", min_width=12), Column("labelled", justify="right"),
+        columns = [Column("criterion", min_width=12, shorten=middle_ellipsis, max_width=32),
+                   Column("labelled", justify="right"),
                    Column("agree", justify="right"), Column("agreement", justify="right"),
                    Column("passed, should fail", justify="right"),
                    Column("failed, should pass", justify="right")]
@@ -243,7 +245,8 @@ def render_calibration(cal: Any, console: Any) -> None:
         console.print(fit_table("Judge calibration (each criterion against the human labels)", columns, cells,
                                 console.width, priority=[0, 3, 1, 2, 4, 5]))
     if cal.feedback:
-        columns = [Column("verdict"), Column("feedback", min_width=10), Column("value", min_width=6),
+        columns = [Column("verdict"), Column("feedback", min_width=10, max_width=30),
+                   Column("value", min_width=6, max_width=30),
                    Column("count", justify="right")]
         cells = [[f.outcome, f.name, f.value, str(f.count)] for f in cal.feedback]
         console.print(fit_table(f"User feedback by verdict ({cal.feedback_total} records)", columns, cells,
@@ -259,7 +262,8 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
     with the expected and actual text), and per turn the user message and aligned trajectory."""
     from rich.console import Console
     from rich.markup import escape
-    from rich.table import Table
+
+    from .tablefit import Column, fit_table
 
     console = console or Console()
     console.print(f"[bold]session {escape(row['session_id'])}[/] (revision {row['revision']}): {verdict_markup(row)}")
@@ -300,14 +304,12 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
                 continue
             shown.append((turn.get("turn"), rows))
             user_says(int(turn.get("turn", 0)))
-            table = Table(title=f"{c['criterion']} · turn {turn.get('turn', 0) + 1}: expected vs actual",
-                          show_header=True)
-            for col in ("", "expected", "actual", "note"):
-                table.add_column(col, overflow="fold")
-            for r in rows:
-                table.add_row(r["mark"], escape(_call_text(r["expected"])), escape(_call_text(r["actual"])),
-                              escape(r["note"]))
-            console.print(table)
+            # Calls keep their arguments whole, over several lines, broken between words.
+            columns = [Column(""), Column("expected", min_width=16, wrap=True), Column("actual", min_width=16, wrap=True),
+                       Column("note", min_width=10, max_width=24, wrap=True)]
+            cells = [[r["mark"], _call_text(r["expected"]), _call_text(r["actual"]), r["note"]] for r in rows]
+            console.print(fit_table(f"{c['criterion']} · turn {turn.get('turn', 0) + 1}: expected vs actual",
+                                    columns, cells, console.width, priority=[0, 1, 2, 3]))
     for turn in sorted(inputs):  # turns no trajectory was compared for still say what the user asked
         user_says(turn)
     for t in row.get("turns") or []:
@@ -410,8 +412,9 @@ def measure_label(details: Any) -> str:
     return f"{measure} ({details['match_type']})" if details.get("match_type") else measure
 
 
-_MARKS = {"match": "[green]✓[/]", "order": "[yellow]↕[/]", "args": "[red]≠[/]", "missing": "[red]✗[/]",
-          "extra": "[yellow]+[/]", "retry": "[dim]↻[/]", "passed_over": "[dim]·[/]"}
+#: Row kind → (symbol, rich style) of the mark column.
+_MARKS = {"match": ("✓", "green"), "order": ("↕", "yellow"), "args": ("≠", "red"), "missing": ("✗", "red"),
+          "extra": ("+", "yellow"), "retry": ("↻", "dim"), "passed_over": ("·", "dim")}
 
 
 def trajectory_rows(turn: dict[str, Any]) -> list[dict[str, Any]]:

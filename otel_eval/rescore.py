@@ -316,7 +316,7 @@ def _judge_only_main(args: argparse.Namespace, config: Optional[EvalConfig], con
 
 def render_changes(changes: Sequence[RescoreChange], console: Any) -> None:
     """The before/after summary: totals, then every session whose verdict or case changed."""
-    from rich.table import Table
+    from .tablefit import Column, fit_table, middle_ellipsis
 
     summary = summarize_changes(changes)
     console.print(f"rescored [bold]{summary['rescored']}[/] session(s); "
@@ -327,15 +327,20 @@ def render_changes(changes: Sequence[RescoreChange], console: Any) -> None:
     changed = [c for c in changes if c.changed]
     if not changed:
         return
-    table = Table(title="Changed sessions")
-    for col in ("session", "version", "case before", "case after", "before", "after", "score"):
-        table.add_column(col, overflow="fold")
+    # Session ids and case names share long prefixes: both ends kept. At 80 columns the session,
+    # the verdicts and the score come first; the cases and the version join as room allows.
+    columns = [Column("session", min_width=12, shorten=middle_ellipsis, max_width=24),
+               Column("version", min_width=8, shorten=middle_ellipsis, max_width=16),
+               Column("case before", min_width=10, shorten=middle_ellipsis, max_width=20),
+               Column("case after", min_width=10, shorten=middle_ellipsis, max_width=20),
+               Column("before"), Column("after"), Column("score")]
+    cells = []
     for c in changed:
         before_score = "-" if c.before_score is None else f"{c.before_score:.2f}"
-        table.add_row(c.session_id, c.agent_version or "-", c.before_case or "-", c.after_case or "-",
-                      _styled(c.before_verdict), _styled(c.after_verdict), f"{before_score} → {c.after_score:.2f}")
-    console.print(table)
+        cells.append([c.session_id, c.agent_version or "-", c.before_case or "-", c.after_case or "-",
+                      _styled(c.before_verdict), _styled(c.after_verdict), f"{before_score} → {c.after_score:.2f}"])
+    console.print(fit_table("Changed sessions", columns, cells, console.width, priority=[0, 5, 4, 6, 3, 2, 1]))
 
 
-def _styled(v: str) -> str:
-    return {PASS: "[green]PASS[/]", FAIL: "[red]FAIL[/]"}.get(v, f"[yellow]{v}[/]")
+def _styled(v: str) -> tuple[str, str]:
+    return {PASS: ("PASS", "green"), FAIL: ("FAIL", "red")}.get(v, (v, "yellow"))

@@ -6,13 +6,20 @@ per width, which columns to show and how wide each is: columns are kept in order
 while their narrowest useful width fits, the room left goes to the most important ones first,
 and each cell is shortened by its column's own rule (a session id keeps both ends, a list keeps
 whole items and says how many more). A column whose ``min_width`` is ``None`` is never narrowed
-below its content: the verdicts PASS / FAIL / NOT EVALUATED are always whole.
+below its content: the verdicts PASS / FAIL / NOT EVALUATED are always whole. A ``wrap`` column
+(a tool call with its arguments, a field's value) keeps all its text on as many lines as it needs,
+broken between words; only a word wider than the column is shortened, with an ellipsis.
+
+Every command that prints a table builds it here (:func:`fit_table`, or :func:`fit_grid` for the
+borderless label/value grids of ``inspect``), so that ``tests/test_tables_fit.py`` can hold them
+all to one promise: every line fits, no word is split across lines.
 
 Pure: text in, a rich ``Table`` out; nothing here reads the database.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence, Union
 
@@ -22,6 +29,8 @@ ELLIPSIS = "…"
 #: Columns of a table with borders: one separator per column plus one, and one space each side.
 BORDER_PER_COLUMN = 3
 BORDER_FIXED = 1
+#: Spaces between the columns of a :func:`fit_grid`.
+GRID_GAP = 2
 
 
 def end_ellipsis(text: str, width: int) -> str:
@@ -64,6 +73,30 @@ def list_text(items: Sequence[str], width: Optional[int] = None, separator: str 
     return end_ellipsis(items[0], max(1, width - cell_len(more))) + more
 
 
+NO_BREAK_SPACE = "\u00a0"
+_WORD_BREAK = re.compile(r"[ \t]+")
+
+
+def wrap_words(text: str, width: int, shorten: Callable[[str, int], str] = end_ellipsis) -> list[str]:
+    """``text`` broken into lines of at most ``width`` cells, between words only; a word wider
+    than ``width`` alone is shortened (by ``shorten``) rather than split over two lines. A
+    no-break space (:data:`NO_BREAK_SPACE`) joins what it stands between into one word."""
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        line = ""
+        for word in _WORD_BREAK.split(paragraph.strip(" \t")):
+            if cell_len(word) > width:
+                word = shorten(word, width)
+            if line and cell_len(line) + 1 + cell_len(word) <= width:
+                line += " " + word
+                continue
+            if line:
+                lines.append(line)
+            line = word
+        lines.append(line)
+    return lines
+
+
 def _take(text: str, cells: int) -> str:
     out, used = [], 0
     for ch in text:
@@ -96,6 +129,10 @@ class Column:
     max_width: Optional[int] = None
     """The width it claims while columns are chosen (a long session id must not push the score
     out); it grows past it only into room no chosen column needs."""
+    wrap: bool = False
+    """Cells keep all their text, broken between words onto more lines (see :func:`wrap_words`)."""
+    style: str = ""
+    """The rich style of the whole column (a cell's own style comes with the cell)."""
 
 
 def _text(cell: Any) -> str:
@@ -104,28 +141,45 @@ def _text(cell: Any) -> str:
     return cell
 
 
+def boxed_frame(count: int) -> int:
+    """Cells a bordered table (rich's default box, one space of padding) takes besides its columns."""
+    return BORDER_FIXED + BORDER_PER_COLUMN * count
+
+
+def grid_frame(count: int, gap: int = GRID_GAP) -> int:
+    """Cells a :func:`fit_grid` takes besides its columns: the gaps between them."""
+    return gap * max(count - 1, 0)
+
+
 def fit_widths(columns: Sequence[Column], rows: Sequence[Sequence[Any]], width: int,
-               priority: Sequence[int]) -> dict[int, int]:
+               priority: Sequence[int], frame: Callable[[int], int] = boxed_frame) -> dict[int, int]:
     """Which columns to show at ``width`` and how wide: ``{column index: width}``.
 
     ``priority`` lists column indexes, most important first. A column joins when the columns
     already in, at their full (content) width, leave room for its narrowest useful width: the
     more important columns stay whole and less important ones are dropped before anything is
     abbreviated. Room left over goes back, in the same order, to columns whose ``max_width``
-    held them under their content. The first column in ``priority`` always shows."""
-    content, want = [], []
+    held them under their content, then evenly to the ``wrap`` columns, which claim only their
+    ``max_width`` (else their narrowest) while columns are chosen: a long call wraps beside the
+    other rather than pushing it out. The first column in ``priority`` always shows. ``frame``:
+    the cells borders and gaps take for a number of columns."""
+    content, want, narrowest = [], [], []
     for i, col in enumerate(columns):
-        content.append(max([cell_len(col.header), *(_cell_width(col, r[i]) for r in rows)]))
-        want.append(content[i] if col.max_width is None else min(content[i], max(col.max_width, cell_len(col.header))))
-    narrowest = [want[i] if col.min_width is None else min(want[i], max(col.min_width, cell_len(col.header)))
-                 for i, col in enumerate(columns)]
+        header = cell_len(col.header)
+        content.append(max([header, *(_cell_width(col, r[i]) for r in rows)]))
+        least = content[i] if col.min_width is None else min(content[i], max(col.min_width, header))
+        if col.max_width is not None:
+            want.append(min(content[i], max(col.max_width, header)))
+        else:
+            want.append(least if col.wrap else content[i])
+        narrowest.append(min(least, want[i]))
     chosen: list[int] = []
     for i in priority:
-        needed = sum(want[j] for j in chosen) + narrowest[i] + BORDER_FIXED + BORDER_PER_COLUMN * (len(chosen) + 1)
+        needed = sum(want[j] for j in chosen) + narrowest[i] + frame(len(chosen) + 1)
         if not chosen or needed <= width:
             chosen.append(i)
     widths = {i: want[i] for i in chosen}
-    excess = sum(widths.values()) + BORDER_FIXED + BORDER_PER_COLUMN * len(chosen) - width
+    excess = sum(widths.values()) + frame(len(chosen)) - width
     for i in reversed(chosen):  # only the last to join can be short of room, and the first if alone
         if excess <= 0:
             break
@@ -135,13 +189,26 @@ def fit_widths(columns: Sequence[Column], rows: Sequence[Sequence[Any]], width: 
     for i in chosen:  # room left over: columns that asked for less than their content get it back
         if excess >= 0:
             break
+        if columns[i].wrap:
+            continue
         grow = min(-excess, content[i] - widths[i])
         widths[i] += grow
         excess += grow
+    growing = [i for i in chosen if columns[i].wrap and widths[i] < content[i]]
+    while excess < 0 and growing:  # then shared among the wrap columns, none past its content
+        share = max(1, -excess // len(growing))
+        for i in list(growing):
+            grow = min(share, -excess, content[i] - widths[i])
+            widths[i] += grow
+            excess += grow
+            if widths[i] >= content[i]:
+                growing.remove(i)
     return widths
 
 
 def _cell_width(col: Column, cell: Any) -> int:
+    if col.is_list and col.wrap:
+        return cell_len(col.separator.join(cell))
     if col.is_list:
         return cell_len(list_text(list(cell), separator=col.separator))
     return max((cell_len(line) for line in _text(cell).split("\n")), default=0)
@@ -152,24 +219,45 @@ def fit_table(title: Optional[str], columns: Sequence[Column], rows: Sequence[Se
     """A rich ``Table`` no wider than ``width`` (see :func:`fit_widths`), every cell already cut to
     its column, so rich has nothing left to shrink or fold."""
     from rich.table import Table
+
+    return _filled(Table(title=title, **table_options), columns, rows, width, priority, boxed_frame)
+
+
+def fit_grid(columns: Sequence[Column], rows: Sequence[Sequence[Any]], width: int,
+             priority: Optional[Sequence[int]] = None, gap: int = GRID_GAP) -> Any:
+    """A borderless, headerless grid (label, value, ...) no wider than ``width``, filled as
+    :func:`fit_table` fills a table; columns are ``gap`` spaces apart."""
+    from rich.table import Table
+
+    return _filled(Table.grid(padding=(0, gap)), columns, rows, width, priority,
+                   lambda count: grid_frame(count, gap))
+
+
+def _filled(table: Any, columns: Sequence[Column], rows: Sequence[Sequence[Any]], width: int,
+            priority: Optional[Sequence[int]], frame: Callable[[int], int]) -> Any:
     from rich.text import Text
 
     order = list(priority) if priority is not None else list(range(len(columns)))
-    widths = fit_widths(columns, rows, width, order)
+    widths = fit_widths(columns, rows, width, order, frame)
     shown = [i for i in range(len(columns)) if i in widths]
-    table = Table(title=title, **table_options)
     for i in shown:
         col = columns[i]
-        table.add_column(col.header, width=widths[i], no_wrap=True, overflow="ellipsis", justify=col.justify)
+        table.add_column(col.header, width=widths[i], no_wrap=True, overflow="ellipsis", justify=col.justify,
+                         style=col.style or None)
     for row in rows:
         cells = []
         for i in shown:
             col, cell, w = columns[i], row[i], widths[i]
-            if col.is_list:
+            if col.is_list and not col.wrap:
                 cells.append(Text(list_text(list(cell), w, col.separator)))
                 continue
+            if col.is_list:
+                cell = col.separator.join(cell)
             text, style = (cell if isinstance(cell, tuple) else (cell, ""))
-            text = "\n".join(col.shorten(line, w) for line in text.split("\n"))
+            if col.wrap:  # the no-break spaces did their job: printed as plain ones, for grep and copy
+                text = "\n".join(wrap_words(text, w, col.shorten)).replace(NO_BREAK_SPACE, " ")
+            else:
+                text = "\n".join(col.shorten(line, w) for line in text.split("\n"))
             cells.append(Text(text, style=style) if style else Text(text))
         table.add_row(*cells)
     return table
