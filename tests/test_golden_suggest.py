@@ -102,3 +102,35 @@ def test_nothing_to_suggest_is_one_line_and_success(db, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.strip() == "nothing to suggest: no cluster of at least 50 unmatched sessions"
     assert not draft.exists()
+
+
+def test_an_embedding_model_clusters_paraphrases_the_n_grams_keep_apart(tmp_path, capsys):
+    from .test_embedding_openai import EmbeddingServer
+
+    db = tmp_path / "live.db"
+    provider = TracerProvider(resource=Resource.create({"service.name": "weather-agent", "service.version": "1.0.0"}))
+    provider.add_span_processor(EvalSpanProcessor(db=db, golden=GOLDEN_FILES, trace_quiet=60, session_idle=60))
+    for i, query in enumerate(["What's the weather in New York?"] * 3 + ["How hot is it in New York right now"] * 3):
+        run_session(provider, f"p{i}", [query])
+    provider.shutdown()
+    draft = tmp_path / "draft.evalset.json"
+    # Offline n-grams: two phrasings of three sessions each, neither reaches --min-sessions 5.
+    assert main(["golden", "suggest", "--db", str(db), "--min-sessions", "5", "-o", str(draft)]) == 0
+    assert "nothing to suggest" in capsys.readouterr().err
+    server = EmbeddingServer()
+    try:
+        model = ["--embedding-url", server.url, "--embedding-model", "toy-embed", "--embedding-threshold", "80"]
+        assert main(["golden", "suggest", "--db", str(db), "--min-sessions", "5", "--similarity", "0.8",
+                     "-o", str(draft), *model]) == 0
+        [case] = json.loads(draft.read_text())["eval_cases"]
+        assert case["metadata"]["sessions"] == 6
+        assert {p["query"] for p in case["metadata"]["phrasings"]} == {
+            "What's the weather in New York?", "How hot is it in New York right now"}
+        assert any(r["model"] == "toy-embed" for r in server.requests)
+        # Rescored with the draft and the same model, every one of the six matches it.
+        golden = [a for p in GOLDEN_FILES for a in ("--golden", str(p))]
+        assert main(["rescore", "--db", str(db), *golden, "--golden", str(draft), *model]) == 0
+        rows = current_evaluations([db])
+        assert {r["case_id"] for r in rows} == {case["eval_id"]}
+    finally:
+        server.close()
