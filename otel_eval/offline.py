@@ -29,7 +29,8 @@ def evaluate(
 ) -> list[EvalCaseResult]:
     """Evaluate captured spans offline: files (Noveum ``dataset.json``, OTLP JSON/JSON lines/.pb,
     and OTLP logs captures such as ``*.logs.pb`` for content sent as log events), SpanRecords or
-    LogEvents. Every session found is ended and scored; results are also stored in ``db``.
+    LogEvents. Every session found is ended and scored, its judge criteria answered (each within
+    the judge deadline); results are also stored in ``db``.
     ``settings`` (an :class:`otel_eval.engine.EngineSettings`) gives every other knob; the
     session timers are set long here, since every session is ended at the end anyway."""
     spans: list[SpanRecord] = []
@@ -71,7 +72,7 @@ def evaluate(
             if progress:
                 progress(len(chunk))
     finally:
-        engine.close(score_open=True)
+        engine.close(score_open=True, wait_judge=True)
         if tmp is not None:
             tmp.cleanup()
     return results

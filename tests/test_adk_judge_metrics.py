@@ -426,3 +426,25 @@ def test_the_collector_maps_judge_models_from_its_toml_flags_and_environment(tmp
         "gemini-2.5-flash": "qwen", "x": "y"}
     with pytest.raises(InputError, match="expected NAME=MODEL"):
         load_config(["--judge-models", "gemini-2.5-flash"], environ={})
+
+
+def test_offline_evaluate_returns_each_session_with_its_judge_outcome():
+    """``evaluate`` (and ``otel-eval evaluate``) end every session at the end of the files: the
+    result they return is the judged one, not a pending one lost when the engine closes."""
+    from otel_eval import evaluate
+    from otel_eval.models import EvalCase, EvalSet, Invocation as GoldenInvocation, MessageContent
+    from otel_eval.models.evalset import CriterionConfig, EvalConfig
+    from otel_eval.spans import SpanRecord
+
+    golden = EvalSet(eval_set_id="w", eval_cases=[EvalCase(eval_id="tokyo", conversation=[GoldenInvocation(
+        invocation_id="t1", user_content=MessageContent.user("Weather in Tokyo?"),
+        expected_final_response=MessageContent.assistant("Sunny."))])])
+    root = SpanRecord("ab" * 16, "cd" * 8, None, "agent.invoke", 1_000, 9_000, attributes={
+        "session.id": "s1", "openinference.span.kind": "AGENT", "input.value": "Weather in Tokyo?",
+        "output.value": "Sunny."})
+    with JudgeServer(score=2) as server:
+        config = EvalConfig(criteria={"llm_judge": CriterionConfig(threshold=0.7, options={"base_url": server.url})})
+        [result] = evaluate([root], golden=[golden], config=config)
+    [judged] = [c for c in result.criterion_results if c.criterion == "llm_judge"]
+    assert judged.details["judge"] == J.ANSWERED and judged.score == 0.25 and not judged.passed
+    assert result.verdict == "failed"

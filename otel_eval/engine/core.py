@@ -329,8 +329,10 @@ class Engine:
                 self._idle.wait(remaining if remaining is not None else 0.5)
         return self.flush(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
-    def close(self, score_open: bool = False, timeout: Optional[float] = None) -> None:
-        """Stop accepting, commit what is queued; ``score_open`` also ends and scores open sessions."""
+    def close(self, score_open: bool = False, timeout: Optional[float] = None, wait_judge: bool = False) -> None:
+        """Stop accepting, commit what is queued; ``score_open`` also ends and scores open sessions;
+        ``wait_judge`` also waits for their judge outcomes (offline runs, whose database may be
+        temporary: no next start would resume the judge work)."""
         if self._closed:
             return
         writer, workers = self._writer, self._workers
@@ -342,7 +344,7 @@ class Engine:
             request = EndSessions(None)
             writer.put(request)
             request.done.wait(timeout)
-            self._wait_idle(timeout, judge=False)  # judge work left persists: the next start resumes it
+            self._wait_idle(timeout, judge=wait_judge)  # else judge work left persists: the next start resumes it
         self._closing = True
         if self._judge is not None:
             self._judge.close(timeout)
