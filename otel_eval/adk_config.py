@@ -31,9 +31,10 @@ from typing import Annotated, Any, Literal, Mapping, NamedTuple, Optional, Seque
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel, to_snake
 
+from .criteria.adk_not_run import CustomMetric
+from .criteria.registry import REGISTRY
 from .criteria_file import ConfigError
 from .errors import InputError
-from .metrics import adk_metrics
 from .models.evalset import CriterionConfig, EvalConfig, MatchType, Rubric
 from .models.suggest import closest_key, unknown_name
 
@@ -179,7 +180,7 @@ CRITERION_TYPES: dict[str, type[BaseCriterion]] = {
     "rubric_based_multi_turn_trajectory_quality_v1": RubricsBasedCriterion,
     "hallucinations_v1": HallucinationsCriterion,
     "per_turn_user_simulator_quality_v1": LlmBackedUserSimulatorCriterion,
-    **{name: BaseCriterion for name in adk_metrics.VERTEX},
+    **{name: BaseCriterion for name in REGISTRY.adk_metrics("vertex")},
 }
 """Metric → the criterion type its google-adk evaluator validates the criterion with."""
 
@@ -441,7 +442,7 @@ def _otel_eval_criterion(name: str, value: Any) -> CriterionConfig:
 def read_test_config(text: str, source: str = TEST_CONFIG) -> TestConfig:
     """A test_config.json's text as otel-eval criteria. Raises :class:`ConfigError` (every problem
     with its JSON path) for a file google-adk would refuse, and for the stricter checks above."""
-    from .scoring import CRITERIA, config_problems  # the scorer knows which criteria exist
+    from .scoring import config_problems  # the scorer knows which criteria and options exist
 
     try:
         data = json.loads(text)
@@ -466,11 +467,14 @@ def read_test_config(text: str, source: str = TEST_CONFIG) -> TestConfig:
     raw_criteria = data.get("criteria") or {}
     custom = adk.custom_metrics or {}
     criteria: dict[str, CriterionConfig] = {}
-    otel_eval_names = [n for n in CRITERIA if n not in adk_metrics.CRITERIA]
+    # otel-eval's own criteria, which a test_config.json may name too (health, reported for every
+    # session, is configured in otel-eval's TOML only)
+    otel_eval_names = [c.kind for c in REGISTRY if c.adk in (None, "deterministic") and not c.reference_free]
+    informational = REGISTRY.adk_metrics("informational")
     for name, criterion in adk.criteria.items():
         value = raw_criteria.get(name)
         where = f"$.criteria.{name}"
-        if name in adk_metrics.INFORMATIONAL:
+        if name in informational:
             problems.append((where, f"{name} does not support a threshold: it reports a value and never passes or "
                                     "fails. Remove it from criteria; it is reported automatically (google-adk refuses "
                                     "it too)"))
@@ -482,7 +486,7 @@ def read_test_config(text: str, source: str = TEST_CONFIG) -> TestConfig:
                 problems.append(problem)
                 continue
             criteria[name] = CriterionConfig(threshold=threshold, options={
-                "kind": adk_metrics.CUSTOM, "function": custom[name].code_config.name})
+                "kind": CustomMetric.kind, "function": custom[name].code_config.name})
             continue
         model = CRITERION_TYPES.get(name)
         if model is None:
@@ -495,7 +499,7 @@ def read_test_config(text: str, source: str = TEST_CONFIG) -> TestConfig:
                     else:
                         problems.append((where, str(exc)))
                 continue
-            problems.append((where, unknown_name("metric", name, [*adk_metrics.ADK_METRICS, *otel_eval_names])))
+            problems.append((where, unknown_name("metric", name, [*REGISTRY.adk_metrics(), *otel_eval_names])))
             continue
         base = criterion if isinstance(criterion, BaseCriterion) else BaseCriterion(threshold=criterion)
         try:  # ADK's second step: the evaluator validates the criterion as its own type
@@ -511,7 +515,7 @@ def read_test_config(text: str, source: str = TEST_CONFIG) -> TestConfig:
         if problem:
             problems.append(problem)
             continue
-        if typed.include_intermediate_responses_in_final and name in adk_metrics.DETERMINISTIC:
+        if typed.include_intermediate_responses_in_final and name in REGISTRY.adk_metrics("deterministic"):
             warnings.append(f"at {where}.include_intermediate_responses_in_final: has no effect on {name} "
                             "(google-adk ignores it there too)")
         if isinstance(typed, ToolTrajectoryCriterion):
@@ -527,8 +531,8 @@ def read_test_config(text: str, source: str = TEST_CONFIG) -> TestConfig:
                         "runs no user simulator")
     if adk.live_model_config is not None:
         warnings.append("at $.live_model_config: ignored; otel-eval does not run the agent")
-    for name in adk_metrics.INFORMATIONAL:  # reported for every case, as google-adk does
-        criteria.setdefault(name, CriterionConfig(threshold=0.0))
+    for name in informational:  # reported for every case, as google-adk does
+        criteria.setdefault(name, CriterionConfig(threshold=REGISTRY[name].default_threshold))
     config = EvalConfig(criteria=criteria)
     if not problems:
         problems += config_problems(config)

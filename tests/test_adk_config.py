@@ -521,8 +521,9 @@ def test_resolve_config_says_which_defaults_apply_without_a_file(tmp_path):
 
 
 def test_docs_name_every_metric_google_adk_registers():
-    from otel_eval.metrics.adk_metrics import ADK_METRICS
+    from otel_eval.criteria.registry import REGISTRY
 
+    ADK_METRICS = REGISTRY.adk_metrics()
     run = subprocess.run([str(reference_python()), str(ORACLE), "--registered"], capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 0, run.stderr

@@ -267,7 +267,7 @@ class CriterionConfig(_StrictSettings):
     """For trajectory criteria: compare arguments as well as tool names."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Criterion-specific settings (argument modes, per-tool overrides, regex patterns, ...);
-    which names each criterion knows is :data:`otel_eval.scoring.CRITERION_OPTIONS`."""
+    which names each criterion knows is its ``Options`` model (:mod:`otel_eval.criteria`)."""
 
     also_known: ClassVar[tuple[str, ...]] = ("kind",)
 
