@@ -5,11 +5,18 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-import time
 from typing import Optional
 
+import otel_eval.engine.checkpointer as checkpointer_module
 from otel_eval.engine.checkpointer import Checkpointer
 from otel_eval.store import Store
+from tests.polling import wait_until
+
+#: Bytes each commit of :func:`_steady_writer` adds to the WAL (50 rows of 4,000 characters).
+COMMIT_BYTES = 50 * 4000
+#: What the writers below write before the WAL is judged: many times the 2 MB threshold, so that a
+#: PASSIVE-only checkpointer would let the WAL grow to most of it.
+ENOUGH = 64 * 1024 * 1024
 
 
 def _steady_writer(db: str, stop: threading.Event, sizes: list[int], asked: Optional[threading.Event] = None,
@@ -52,12 +59,14 @@ def test_a_writer_that_never_pauses_still_gets_its_wal_started_over(tmp_path):
     checkpointer = Checkpointer(db, interval=0.05, restart_bytes=2 * 1024 * 1024).start()
     writer = threading.Thread(target=_steady_writer, args=(db, stop, sizes))
     writer.start()
-    time.sleep(3.0)  # ~100 MB written: a PASSIVE-only checkpointer lets the WAL grow to most of it
-    stop.set()
-    writer.join()
-    checkpointer.stop()
-    written = sum(1 for _ in sizes) * 50 * 4000
-    assert written > 20 * 1024 * 1024, "the writer wrote too little to tell"
+    try:
+        wait_until(lambda: len(sizes) * COMMIT_BYTES > ENOUGH, timeout=120,
+                   what=lambda: f"{ENOUGH >> 20} MB written; {len(sizes) * COMMIT_BYTES >> 20} MB so far")
+    finally:
+        stop.set()
+        writer.join()
+        checkpointer.stop()
+    written = len(sizes) * COMMIT_BYTES
     # Started over again and again: never far past the threshold, and small at the end.
     assert max(sizes[len(sizes) // 2:]) < 16 * 1024 * 1024, (max(sizes), written)
     # ... in place: the file is written over, never truncated while the writer runs (freeing
@@ -67,7 +76,7 @@ def test_a_writer_that_never_pauses_still_gets_its_wal_started_over(tmp_path):
     assert not os.path.exists(db + "-wal") or os.path.getsize(db + "-wal") < 1024 * 1024
 
 
-def test_a_large_wal_file_holding_few_frames_is_left_alone(tmp_path):
+def test_a_large_wal_file_holding_few_frames_is_left_alone(tmp_path, monkeypatch):
     # SQLite starts a WAL over in place once every frame is copied: the file keeps its size but
     # holds a handful of frames. Truncating it would hold the writer back for nothing (and, at
     # every round, for as long as readers take to leave), so the checkpointer judges the frames.
@@ -84,12 +93,18 @@ def test_a_large_wal_file_holding_few_frames_is_left_alone(tmp_path):
     conn.execute("INSERT INTO filler (body) VALUES ('small')")  # starts the WAL over in place
     full_size = os.path.getsize(db + "-wal")
     assert full_size > 6 * 1024 * 1024
+    rounds: list[int] = []  # the frames each of the checkpointer's PASSIVE checkpoints found
+    passive = checkpointer_module._passive
+    monkeypatch.setattr(checkpointer_module, "_passive", lambda c: rounds.append(passive(c)) or rounds[-1])
     checkpointer = Checkpointer(db, interval=0.05, restart_bytes=2 * 1024 * 1024).start()
     sizes = []
     try:
-        for _ in range(10):  # ten rounds
-            time.sleep(0.05)
+        def ten_rounds() -> bool:
             sizes.append(os.path.getsize(db + "-wal"))
+            return len(rounds) >= 10
+
+        wait_until(ten_rounds, what=lambda: f"ten checkpoint rounds; {len(rounds)} so far")
+        sizes.append(os.path.getsize(db + "-wal"))
     finally:
         checkpointer.stop()  # (leaves the WAL small: a TRUNCATE when it stops)
     assert min(sizes) == full_size
@@ -108,21 +123,24 @@ def test_given_a_restart_callback_the_checkpointer_never_holds_the_writer_back(t
     store.conn.execute("CREATE TABLE filler (body TEXT)")
     store.close()
     asked = threading.Event()
-    asked_times: list[float] = []
+    asks: list[None] = []
 
     def restart() -> None:
-        asked_times.append(time.monotonic())
+        asks.append(None)
         asked.set()
 
     stop, sizes, locked = threading.Event(), [], []
     checkpointer = Checkpointer(db, interval=0.05, restart_bytes=2 * 1024 * 1024, restart=restart).start()
     thread = threading.Thread(target=_steady_writer, args=(db, stop, sizes, asked, locked))
     thread.start()
-    time.sleep(3.0)
-    stop.set()
-    thread.join()
-    checkpointer.stop()
-    assert sum(1 for _ in sizes) * 50 * 4000 > 20 * 1024 * 1024, "the writer wrote too little to tell"
+    try:
+        wait_until(lambda: len(sizes) * COMMIT_BYTES > ENOUGH and len(asks) >= 2, timeout=120,
+                   what=lambda: f"{ENOUGH >> 20} MB written and two restarts asked for; "
+                                f"{len(sizes) * COMMIT_BYTES >> 20} MB and {len(asks)} so far")
+    finally:
+        stop.set()
+        thread.join()
+        checkpointer.stop()
     assert locked == []
-    assert len(asked_times) >= 2
+    assert len(asks) >= 2
     assert max(sizes[len(sizes) // 2:]) < 16 * 1024 * 1024, max(sizes)

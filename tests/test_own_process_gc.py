@@ -33,7 +33,7 @@ SCRIPT = textwrap.dedent("""
     full = FullCollections(every=0.2)
     full.due()  # not due yet
     before = sum(r() is not None for r in refs)
-    time.sleep(0.25)
+    time.sleep(0.25)  # the behaviour under test: the 0.2 s between full collections passing
     full.due()
     after = sum(r() is not None for r in refs)
     print(alive, before, after)

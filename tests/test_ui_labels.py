@@ -27,6 +27,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from examples.weather_agent import run_session
 
+from .polling import wait_until
 from .test_labels import feedback_logger
 from .test_ui import GOLDEN, TOKEN, wait_for_scored
 
@@ -244,6 +245,15 @@ def test_user_feedback_shows_on_the_session_page_and_per_verdict(dashboard):
                      r'<td class="num">1</td></tr>', counts)
 
 
+def _answers(url: str) -> bool:
+    """Does a server answer at ``url`` (whatever its status)?"""
+    try:
+        httpx.get(url, timeout=2)
+    except httpx.TransportError:
+        return False
+    return True
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -260,14 +270,7 @@ def test_the_standalone_dashboard_refuses_a_rebound_host_and_takes_a_token_less_
                                f"127.0.0.1:{port}"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                httpx.get(f"{base}/ui/static/ui.css", timeout=2)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "otel-eval ui did not start"
-                time.sleep(0.1)
+        wait_until(lambda: _answers(f"{base}/ui/static/ui.css"), timeout=20, what="otel-eval ui to start")
         rebound = httpx.get(f"{base}/ui/", headers={"Host": f"attacker.example:{port}"})
         assert rebound.status_code == 403 and "DNS rebinding" in rebound.text
         with httpx.Client(base_url=base, timeout=20) as client:
