@@ -401,14 +401,15 @@ class Engine:
 
     # --- scoring -------------------------------------------------------------------------------
 
-    def _score(self, session_ids: list[str]) -> None:
-        """Sessions the writer committed as ended: to the workers."""
-        if not session_ids or self._workers is None:
+    def _score(self, sessions: list[tuple[str, int]]) -> None:
+        """Sessions the writer committed as ended, with their span counts: to the workers (the
+        count chooses the lane, see :data:`~.workers.BIG_SESSION_SPANS`)."""
+        if not sessions or self._workers is None:
             return
         with self._idle:
-            self._outstanding += len(session_ids)
-        for session_id in session_ids:
-            self._workers.submit(session_id)
+            self._outstanding += len(sessions)
+        for session_id, spans in sessions:
+            self._workers.submit(session_id, spans)
 
     def _deliver(self, finished: FinishedEvaluation) -> None:
         """A worker's finished record: to the writer, committed with the next group. Waits while

@@ -23,6 +23,7 @@ from ..mapping import session_id_of
 from ..span_rows import END_NS, ENDS_SESSION, NAMED_SESSION_ID, PARENT_SPAN_ID, SPAN_ID, START_NS, TRACE_ID, SpanRow
 from ..spans import SpanRecord
 from ..store import ENDED, OPEN, SCORED, Store
+from ..store.statements import pairs
 from .activity import ActivityLog
 
 log = logging.getLogger("otel_eval.engine")
@@ -76,9 +77,9 @@ class SessionScheduler:
         """How often the writer looks for ended sessions when nothing else wakes it."""
         return min(0.5, max(0.01, min(self.timing.trace_quiet, self.timing.session_idle) / 5))
 
-    def resume(self, store: Store) -> list[str]:
+    def resume(self, store: Store) -> list[tuple[str, int]]:
         """Rebuild the timers of open sessions from the database; returns the ended sessions
-        still waiting to be scored."""
+        still waiting to be scored, with their sizes (:func:`with_span_counts`)."""
         opened = store.sessions_with_status(OPEN)
         for row in opened:
             self.tracker.resume(row.session_id, row.keyed_by, row.end_requested, store.traces_of(row.session_id))
@@ -86,7 +87,7 @@ class SessionScheduler:
         if opened or pending:
             log.info("resumed %d open session(s) and %d awaiting scoring from %s", len(opened), len(pending),
                      store.path)
-        return pending
+        return with_span_counts(store, pending)
 
     # --- ingest (inside the writer's transaction) ----------------------------------------------
 
@@ -188,6 +189,14 @@ class SessionScheduler:
 
     def end_failed(self, ended: list[tuple[str, str]]) -> None:
         self._retry_ends.extend(ended)
+
+
+def with_span_counts(store: Store, session_ids: Sequence[str]) -> list[tuple[str, int]]:
+    """``(session_id, spans stored)`` of each session, in the order given: the size the score
+    workers choose a session's lane by (:data:`~.workers.BIG_SESSION_SPANS`). One statement for
+    them all, on the caller's connection (the writer's)."""
+    counts = dict(pairs(store.conn, "session_id, span_count", "sessions", "session_id", session_ids))
+    return [(session_id, int(counts.get(session_id) or 0)) for session_id in session_ids]
 
 
 def nearest_root_session(stored: Sequence[SpanRecord], rows: Sequence[SpanRow], trace_id: str) -> str:

@@ -3,10 +3,13 @@ them and hand the finished records to the writer. They never write, so nothing t
 the writer for SQLite's lock, and a worker outliving its engine cannot store anything.
 
 ``score_workers=0`` scores in one thread of this process; ``N`` starts N worker processes (more
-cores). A worker process is a plain ``python -m otel_eval.engine.worker_process`` child talking
-over its stdin/stdout pipes: no multiprocessing machinery (no resource tracker, no semaphores),
-and it exits as soon as its parent is gone (the kernel's parent-death signal, and end-of-file on
-its stdin). Beside worker processes, this process may score too, only while sessions wait for
+cores). Sessions of :data:`BIG_SESSION_SPANS` spans or more take a lane of their own: one more
+thread, or one more worker process started at the first of them. A session of 32,000 spans takes
+seconds to score, and the small sessions that end after it must not wait that long behind it
+(benchmarks/README.md, "Issue 34.2"). A worker process is a plain
+``python -m otel_eval.engine.worker_process`` child talking over its stdin/stdout pipes: no
+multiprocessing machinery (no resource tracker, no semaphores), and it exits as soon as its
+parent is gone (the kernel's parent-death signal, and end-of-file on its stdin). Beside worker processes, this process may score too, only while sessions wait for
 them and no spans arrive (:class:`IdleScoring`).
 """
 
@@ -42,6 +45,15 @@ IN_FLIGHT = 2
 #: How often the idle scorer looks for waiting sessions and an idle ingest (:class:`IdleScoring`).
 IDLE_POLL_SECONDS = 0.02
 
+#: Sessions of at least this many spans are scored in the big sessions' lane. Scoring costs
+#: 0.1-0.25 ms a span (32,000 spans: 3-8 s on this machine), so the small lane never holds a
+#: session longer than a few hundred milliseconds, while a realistic session (5-20 spans, a
+#: long one a few hundred) never leaves it.
+BIG_SESSION_SPANS = 1000
+#: The big sessions' worker process stops after this many seconds without one: it is started
+#: again (a second or two) at the next, and the memory a giant left in it goes back meanwhile.
+BIG_LANE_IDLE_SECONDS = 30.0
+
 Deliver = Callable[[FinishedEvaluation], None]
 Skip = Callable[[str], None]
 WantsResults = Callable[[], bool]
@@ -60,40 +72,51 @@ class IdleScoring:
 
 
 class ScoreWorkers:
-    """A queue of ended sessions and the workers that drain it."""
+    """Two queues of ended sessions, small and big (:data:`BIG_SESSION_SPANS`), and the workers
+    that drain them: a session waits only behind sessions of its own lane."""
 
     def __init__(self, deliver: Deliver, skip: Skip, wants_results: WantsResults = lambda: True):
         self._deliver = deliver
         self._skip = skip
         self._wants_results = wants_results
         self.queue: "queue.Queue[Optional[str]]" = queue.Queue()
+        """The small sessions' lane."""
+        self.big_queue: "queue.Queue[Optional[str]]" = queue.Queue()
+        """The big sessions' lane."""
         self._threads: list[threading.Thread] = []
+        """The small lane's threads (each takes an end-of-work marker, None, from :attr:`queue`)."""
+        self._big_threads: list[threading.Thread] = []
+        """The big lane's (from :attr:`big_queue`)."""
         self.scored_idle = 0
         """Sessions this process scored itself beside its worker processes, while no spans
         arrived (:class:`IdleScoring`; always 0 for threads)."""
 
-    def submit(self, session_id: str) -> None:
-        self.queue.put(session_id)
+    def submit(self, session_id: str, spans: int = 0) -> None:
+        """Queue an ended session of ``spans`` spans in its lane."""
+        (self.big_queue if spans >= BIG_SESSION_SPANS else self.queue).put(session_id)
 
     def waiting(self) -> int:
-        return self.queue.qsize()
+        return self.queue.qsize() + self.big_queue.qsize()
 
     def drop_waiting(self) -> int:
         """Forget the sessions not started yet (they stay 'ended' in the database)."""
         dropped = 0
-        while True:
-            try:
-                item = self.queue.get_nowait()
-            except queue.Empty:
-                return dropped
-            if item is not None:
-                dropped += 1
-                self._skip(item)
+        for lane in (self.queue, self.big_queue):
+            while True:
+                try:
+                    item = lane.get_nowait()
+                except queue.Empty:
+                    break
+                if item is not None:
+                    dropped += 1
+                    self._skip(item)
+        return dropped
 
     def close(self, timeout: Optional[float] = None) -> None:
-        for _ in self._threads:
-            self.queue.put(None)
-        for thread in self._threads:
+        for lane, threads in ((self.queue, self._threads), (self.big_queue, self._big_threads)):
+            for _ in threads:
+                lane.put(None)
+        for thread in self._threads + self._big_threads:
             thread.join(timeout)
 
     def pids(self) -> list[int]:
@@ -101,27 +124,36 @@ class ScoreWorkers:
 
 
 class ThreadWorkers(ScoreWorkers):
+    """Scoring in threads of this process: ``threads`` for small sessions, one for big ones.
+    The two lanes share the GIL, a switch interval (5 ms) each in turn: a small session scored
+    beside a giant takes about twice its time instead of waiting for the giant's seconds. What
+    stays is the cyclic GC's full collections that a giant's millions of objects bring on, which
+    hold every thread of the process (0.1-0.4 s each for 32,000 spans; benchmarks/README.md)."""
+
     def __init__(self, db_path: str, context: ScoringContext, deliver: Deliver, skip: Skip,
                  wants_results: WantsResults = lambda: True, threads: int = 1):
         super().__init__(deliver, skip, wants_results)
         self._db_path = db_path
         self._context = context
-        self._threads = [threading.Thread(target=self._run, name=f"otel-eval-scorer-{i}", daemon=True)
-                         for i in range(threads)]
+        self._threads = [threading.Thread(target=self._run, args=(self.queue,), name=f"otel-eval-scorer-{i}",
+                                          daemon=True) for i in range(threads)]
+        self._big_threads = [threading.Thread(target=self._run, args=(self.big_queue,),
+                                              name="otel-eval-scorer-big", daemon=True)]
 
     def start(self) -> "ThreadWorkers":
-        for thread in self._threads:
+        for thread in self._threads + self._big_threads:
             thread.start()
         return self
 
-    def _run(self) -> None:
+    def _run(self, lane: "queue.Queue[Optional[str]]") -> None:
+        session_id = lane.get()  # the connection is opened at the lane's first session: most never see a big one
+        if session_id is None:
+            return
         store = Store.open_read_only(self._db_path)
         try:
-            while True:
-                session_id = self.queue.get()
-                if session_id is None:
-                    return
+            while session_id is not None:
                 _score_here(store, session_id, self._context, self._deliver, self._skip, self._wants_results)
+                session_id = lane.get()
         finally:
             store.close()
 
@@ -147,9 +179,14 @@ class ProcessWorkers(ScoreWorkers):
                  wants_results: WantsResults = lambda: True, idle: Optional[IdleScoring] = None):
         super().__init__(deliver, skip, wants_results)
         self._init = pickle.dumps(init, protocol=pickle.HIGHEST_PROTOCOL)
-        self._children: list[Optional[subprocess.Popen]] = [None] * processes
+        # One slot a worker process: ``processes`` for the small lane, then the big lane's, whose
+        # process is started at its first session and stopped when idle (BIG_LANE_IDLE_SECONDS).
+        self._children: list[Optional[subprocess.Popen]] = [None] * (processes + 1)
+        self._big_slot = processes
         self._threads = [threading.Thread(target=self._feed, args=(i,), name=f"otel-eval-scorer-{i}", daemon=True)
                          for i in range(processes)]
+        self._big_threads = [threading.Thread(target=self._feed, args=(self._big_slot,),
+                                              name="otel-eval-scorer-big", daemon=True)]
         self._closing = False
         self._idle = idle
         self._idle_stop = threading.Event()
@@ -157,9 +194,9 @@ class ProcessWorkers(ScoreWorkers):
 
     def start(self) -> "ProcessWorkers":
         # Start the children here, so a broken worker fails the engine's start, not a session later.
-        for i in range(len(self._children)):
+        for i in range(self._big_slot):
             self._children[i] = self._spawn()
-        for thread in self._threads:
+        for thread in self._threads + self._big_threads:
             thread.start()
         if self._idle is not None:
             self._idle_thread.start()
@@ -215,14 +252,19 @@ class ProcessWorkers(ScoreWorkers):
         # finishes one. This thread needs the collector's GIL to take answers and send work, and
         # under a busy ingest it waits for it: sending one batch at a time left the worker idle
         # meanwhile (a third of the time at full load: benchmarks/README.md, sixth pass).
+        # The big lane sends one session at a time, none ahead: a giant waiting behind another
+        # stays in the queue, where a stop can leave it to the next start.
+        big = slot == self._big_slot
+        lane, batch_size, ahead = (self.big_queue, 1, 1) if big else (self.queue, PROCESS_BATCH, IN_FLIGHT)
         in_flight: deque[list[str]] = deque()  # sent, oldest first; answers come back in order
         answered = 0  # answers received for in_flight[0]
         closing = False
         while True:
             child = self._children[slot]
             try:
-                while not closing and len(in_flight) < IN_FLIGHT:
-                    batch, closing = self._next_batch(wait=not in_flight)
+                while not closing and len(in_flight) < ahead:
+                    batch, closing = self._next_batch(lane, batch_size, wait=not in_flight,
+                                                      timeout=BIG_LANE_IDLE_SECONDS if big else None)
                     if not batch:
                         break
                     in_flight.append(batch)  # first: if starting or sending fails, these are skipped below
@@ -232,6 +274,9 @@ class ProcessWorkers(ScoreWorkers):
                 if not in_flight:
                     if closing:
                         break
+                    if big and child is not None:  # idle for BIG_LANE_IDLE_SECONDS: give its memory back
+                        _stop(child)
+                        self._children[slot] = None
                     continue
                 assert child is not None
                 for answer in pickle.loads(_receive(child)):  # at least every FLUSH_SECONDS while it works
@@ -256,14 +301,16 @@ class ProcessWorkers(ScoreWorkers):
         _stop(self._children[slot])
         self._children[slot] = None
 
-    def _next_batch(self, wait: bool) -> tuple[list[str], bool]:
-        """Up to PROCESS_BATCH waiting sessions (waiting for the first only when ``wait``), and
-        whether the end-of-work marker (None) came: this thread's cue to stop once its batches
-        are answered."""
+    @staticmethod
+    def _next_batch(lane: "queue.Queue[Optional[str]]", size: int, wait: bool,
+                    timeout: Optional[float] = None) -> tuple[list[str], bool]:
+        """Up to ``size`` sessions waiting in ``lane`` (waiting for the first only when ``wait``,
+        for ``timeout`` seconds at most: then none), and whether the end-of-work marker (None)
+        came: this thread's cue to stop once its batches are answered."""
         batch: list[str] = []
-        while len(batch) < PROCESS_BATCH:
+        while len(batch) < size:
             try:
-                item = self.queue.get() if wait and not batch else self.queue.get_nowait()
+                item = lane.get(timeout=timeout) if wait and not batch else lane.get_nowait()
             except queue.Empty:
                 break
             if item is None:

@@ -7,7 +7,8 @@ one by one if that fails): a batch or an evaluation whose data SQLite refuses fa
 the rest of the group still commits. Evaluations are committed at most every
 :data:`EVALUATION_WAIT`, so a stream of them shares its commits. Only after the commit are
 callers acknowledged, counters updated and the session timers told; then the sessions whose
-timers ran out are marked ended and handed to the score workers.
+timers ran out are marked ended and handed to the score workers, each with its size (the spans
+stored), by which the workers choose its lane.
 
 The thread never dies of a database error. A failed commit (disk full, locked past the timeout,
 an I/O error) answers every batch of the group with :class:`StorageUnavailable` (retryable), puts
@@ -31,7 +32,7 @@ from ..store import ENDED, Store
 from .api import StorageUnavailable
 from .queue_items import (Barrier, CompleteJudgment, EndSessions, IngestBatch, RestartWal, Stop, StoreEvaluation,
                           WriterItem)
-from .scheduler import SessionScheduler, Staged
+from .scheduler import SessionScheduler, Staged, with_span_counts
 from .stats import EngineStats
 
 log = logging.getLogger("otel_eval.engine")
@@ -75,7 +76,7 @@ class Writer:
     """The one writer thread: drains :attr:`queue` in rounds, each one group commit."""
 
     def __init__(self, store: Store, scheduler: SessionScheduler, stats: EngineStats, *,
-                 ended: Callable[[list[str]], None],
+                 ended: Callable[[list[tuple[str, int]]], None],
                  stored: Callable[[FinishedEvaluation, int, int], None],
                  given_up: Callable[[FinishedEvaluation], None],
                  released: Callable[[int], None],
@@ -387,6 +388,7 @@ class Writer:
             with self.store.transaction():
                 for session_id, reason in ended:
                     self.store.set_session_status(session_id, ENDED, reason, now_ns)
+                sized = with_span_counts(self.store, [session_id for session_id, _ in ended])
         except Exception as exc:
             self._failed(exc)
             self.scheduler.end_failed(ended)
@@ -394,7 +396,7 @@ class Writer:
         self._succeeded()
         for session_id, reason in ended:
             log.debug("session %s ended (%s)", session_id, reason)
-        self._ended([session_id for session_id, _ in ended])
+        self._ended(sized)
 
     def _failed(self, exc: BaseException) -> None:
         self._failures += 1
