@@ -5,7 +5,9 @@ are committed together in one transaction (a group commit). Each batch is inside
 savepoint, and the round's evaluations are stored together in one more (one statement a table;
 one by one if that fails): a batch or an evaluation whose data SQLite refuses fails alone, and
 the rest of the group still commits. Evaluations are committed at most every
-:data:`EVALUATION_WAIT`, so a stream of them shares its commits. Only after the commit are
+:data:`EVALUATION_WAIT`, so a stream of them shares its commits. A big session's agent rows are
+written a slice a round (:data:`AGENT_ROWS_PER_ROUND`), the last slice with its evaluation, so
+that one giant does not hold every other commit back. Only after the commit are
 callers acknowledged, counters updated and the session timers told; then the sessions whose
 timers ran out are marked ended and handed to the score workers, each with its size (the spans
 stored), by which the workers choose its lane.
@@ -29,6 +31,7 @@ from typing import Callable, Optional, Sequence
 from ..pipeline import FinishedEvaluation, commit_evaluation, commit_evaluations
 from ..span_rows import SpanRow
 from ..store import ENDED, Store
+from ..store.agent_rows import AgentDataParams
 from .api import StorageUnavailable
 from .queue_items import (Barrier, CompleteJudgment, EndSessions, IngestBatch, RestartWal, Stop, StoreEvaluation,
                           WriterItem)
@@ -49,6 +52,15 @@ EVALUATION_WAIT = 0.05
 #: A finished evaluation whose commit keeps failing for our reasons is retried this often, then
 #: left to the next start (its session stays 'ended' in the database).
 MAX_EVALUATION_ATTEMPTS = 5
+#: Agent rows of one evaluation a round writes at most. An evaluation with more (a session of
+#: thousands of spans: 32,000 spans make 40,000 rows) is written in slices, one a round beside
+#: the round's ingest batches and other evaluations, and the last slice in one transaction with
+#: the evaluation itself. In one piece those 40,000 rows held the writer 0.3-0.45 s, and every
+#: ingest acknowledgement and every small session's verdict waited behind them (benchmarks/README.md,
+#: "Issue 34.2"). Until the last slice the session stays 'ended': a reader sees its new agent rows
+#: before its verdict, and a stop or crash in between leaves it to be scored again at the next
+#: start, which writes the same rows again (an upsert).
+AGENT_ROWS_PER_ROUND = 4096
 #: Seconds the writer's RESTART checkpoint waits for readers to leave the WAL's old frames (and
 #: for a checkpoint pass in progress) before it gives up until the checkpointer asks again.
 RESTART_WAIT = 0.25
@@ -60,6 +72,32 @@ SpanSource = Callable[[], list[SpanRow]]
 SOURCE_ROUND = 8192
 #: Source rounds one flush takes at most (a source holds at most ``max_queue_spans``).
 MAX_SOURCE_ROUNDS = 64
+
+
+@dataclass
+class Slices:
+    """An evaluation whose agent rows are written a slice a round (:data:`AGENT_ROWS_PER_ROUND`)."""
+
+    item: StoreEvaluation
+    written: int = 0
+    """Agent rows committed so far (they come first in ``agent_params.rows``)."""
+
+    @property
+    def params(self) -> AgentDataParams:
+        return self.item.finished.rows.agent_params
+
+    def next_slice(self) -> AgentDataParams:
+        params = self.params
+        return AgentDataParams(params.rows[self.written:self.written + AGENT_ROWS_PER_ROUND], params.texts,
+                               params.null_columns)
+
+    def rest(self) -> StoreEvaluation:
+        """The evaluation with the rows not written yet, to be committed like any other."""
+        params = self.params
+        if self.written:
+            self.item.finished.rows.agent_params = AgentDataParams(params.rows[self.written:], params.texts,
+                                                                   params.null_columns)
+        return self.item
 
 
 @dataclass
@@ -105,6 +143,10 @@ class Writer:
         """When the last evaluations were committed (``time.monotonic()``)."""
         self._committing: list[StoreEvaluation] = []
         """The evaluations the current round commits."""
+        self._sliced: list[Slices] = []
+        """Evaluations whose agent rows are being written a slice a round, oldest first."""
+        self._slicing: Optional[Slices] = None
+        """The one whose slice the current round writes."""
 
     def add_source(self, source: SpanSource) -> None:
         self._sources.append(source)
@@ -139,6 +181,8 @@ class Writer:
             timeout = tick
             if self._held:  # wake when they may be committed
                 timeout = max(0.0, min(tick, self._evaluations_committed_at + EVALUATION_WAIT - time.monotonic()))
+            if self._sliced:  # the next slice now
+                timeout = 0.0
             try:
                 first = self.queue.get(timeout=timeout)
             except queue.Empty:
@@ -151,6 +195,7 @@ class Writer:
                     break
             self._settled = set()
             self._committing = []
+            self._slicing = None
             try:
                 if any(isinstance(item, RestartWal) for item in items):
                     self._restart_wal()
@@ -167,6 +212,9 @@ class Writer:
                     item.info = None  # its job stays queued in the database: the next start judges it
                     self._judged(item)
                 self._judgments = []
+                if self._slicing is not None:  # a slice that fails this way would fail every round
+                    self._sliced.remove(self._slicing)
+                    self._committing.append(self._slicing.item)
                 for item in self._committing:
                     if id(item) not in self._settled:
                         # Its session stays 'ended' and is scored at the next start; the engine
@@ -210,7 +258,12 @@ class Writer:
         if any(isinstance(i, Stop) for i in items):
             self._stopped = True
         self._judgments = [i for i in items if isinstance(i, CompleteJudgment)]
-        if batches or evaluations or self._judgments:
+        if self._sliced and self._stopped:  # the last round: the rest of every one, whole
+            evaluations.extend(sliced.rest() for sliced in self._sliced)
+            self._sliced = []
+        elif self._sliced:
+            self._slicing = self._sliced[0]
+        if batches or evaluations or self._judgments or self._slicing:
             self._commit_group(batches, evaluations)
         ended = [pair for request in ends for pair in self._take_requested(request)]
         ended += self.scheduler.take_due(time.time_ns())
@@ -222,8 +275,16 @@ class Writer:
 
     def _evaluations_due(self, items: list[WriterItem]) -> list[StoreEvaluation]:
         """The evaluations to commit this round: every one held, oldest first, or none while they
-        wait for company (see :data:`EVALUATION_WAIT`)."""
-        self._held.extend(item for item in items if isinstance(item, StoreEvaluation))
+        wait for company (see :data:`EVALUATION_WAIT`). Those with more agent rows than a round
+        writes go to :attr:`_sliced` instead; each joins the held ones when its last slice is due."""
+        for item in items:
+            if isinstance(item, StoreEvaluation):
+                if len(item.finished.rows.agent_params.rows) > AGENT_ROWS_PER_ROUND:
+                    self._sliced.append(Slices(item))
+                else:
+                    self._held.append(item)
+        if self._sliced and len(self._sliced[0].params.rows) - self._sliced[0].written <= AGENT_ROWS_PER_ROUND:
+            self._held.append(self._sliced.pop(0).rest())
         if not self._held:
             return []
         now = time.monotonic()
@@ -278,6 +339,8 @@ class Writer:
                     kept.append((batch, spans_stored, logs_stored))
                 if evaluations:
                     self._write_evaluations(evaluations, written)
+                if self._slicing is not None:
+                    self._write_slice(self._slicing)
                 for judgment in judgments:
                     self._write_judgment(judgment)
         except Exception as exc:  # BEGIN or COMMIT failed: nothing of this round is stored
@@ -291,10 +354,14 @@ class Writer:
                 batch.error = error
             for item, _, _ in written:
                 self._evaluation_failed(item, exc)
+            if self._slicing is not None and self._slicing in self._sliced:
+                self._slice_failed(self._slicing)
             kept, written = [], []
             staged = None
         else:
             self._succeeded()
+            if self._slicing is not None and self._slicing in self._sliced:
+                self._slicing.written += len(self._slicing.next_slice().rows)
         if staged is not None:
             staged.apply(self.scheduler.tracker)
         spans_stored = logs_stored = duplicates = 0
@@ -322,6 +389,33 @@ class Writer:
             self._stored(item.finished, evaluation_id, revision)
         for judgment in judgments:
             self._judged(judgment)
+
+    def _slice_failed(self, sliced: Slices) -> None:
+        """The round that wrote a slice did not commit (our side: disk, lock): tried again next
+        round, up to :data:`MAX_EVALUATION_ATTEMPTS` in a row, as any evaluation."""
+        sliced.item.attempts += 1
+        if sliced.item.attempts < MAX_EVALUATION_ATTEMPTS:
+            return
+        log.error("storing the agent rows of session %s failed %d times; it stays 'ended' and is scored at the next "
+                  "start", sliced.item.finished.session_id, sliced.item.attempts)
+        self._sliced.remove(sliced)
+        self._given_up(sliced.item.finished)
+
+    def _write_slice(self, sliced: Slices) -> None:
+        """The next slice of a big evaluation's agent rows, in a savepoint of its own. A fault
+        on our side (disk full, locked) fails the round as a failed commit does: tried again
+        after the writer's back-off. If SQLite refuses the data, the evaluation goes on whole,
+        as any other: it then fails alone (:meth:`_write_evaluations`)."""
+        try:
+            with self.store.transaction():
+                self.store.upsert_agent_data_params(sliced.next_slice())
+        except Exception as exc:
+            if not self.store.conn.in_transaction or _is_storage_fault(exc):
+                raise
+            log.warning("storing agent rows of session %s failed (%s); storing its evaluation whole",
+                        sliced.item.finished.session_id, exc)
+            self._sliced.remove(sliced)
+            self._held.append(sliced.rest())
 
     def _write_judgment(self, item: CompleteJudgment) -> None:
         job = item.job

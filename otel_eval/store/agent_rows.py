@@ -218,9 +218,11 @@ class AgentRows(StoreConnection):
         self.upsert_agent_data_params(agent_data_params(rows))
 
     def upsert_agent_data_params(self, params: AgentDataParams) -> None:
-        """Rows already turned into SQL parameters by :func:`agent_data_params` (in a score worker)."""
+        """Rows already turned into SQL parameters by :func:`agent_data_params` (in a score worker),
+        in multi-row statements (see :class:`~.statements.RowsInsert`: a big session's thousands of
+        rows, one ``executemany`` step each, waited for the GIL at every step beside busy threads)."""
         self._store_new_texts(params.texts)
-        self.conn.executemany(agent_data_upsert(params.null_columns).text(1), params.rows)
+        agent_data_upsert(params.null_columns).run(self.conn, params.rows)
 
     def _store_new_texts(self, texts: Iterable[tuple[bytes, str]]) -> None:
         """The shared texts ``(digest, text)`` this connection has not stored before.
