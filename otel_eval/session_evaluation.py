@@ -9,6 +9,7 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
+from .judging.adk import trace_view as adk_trace_view
 from .mapping import MappedSpan, aggregate_trace, map_spans, to_agent_data, with_log_events
 from .metrics.sql import sql_and_tables
 from .models.agent_data import AgentData
@@ -74,7 +75,8 @@ def evaluate_mapped(session_id: str, mapped: list[MappedSpan], index: Any, confi
     case_config = config_for_case(config, eval_set)
     judge_requests: Any = [] if defer_judge and judge is None else None
     result = score_session(trajectory, match.case, case_config, judge=judge, judge_requests=judge_requests,
-                           judge_context=(lambda: _judge_context(trace_records)) if judge_requests is not None else None)
+                           judge_context=(lambda: _judge_context(trace_records, per_trace))
+                           if judge_requests is not None else None)
     result.session_id = session_id
     return Outcome(
         trajectory=trajectory,
@@ -96,13 +98,17 @@ def evaluate_mapped(session_id: str, mapped: list[MappedSpan], index: Any, confi
     )
 
 
-def _judge_context(trace_records: dict[str, AgentData]) -> dict[str, Any]:
-    """Per turn (trace id): the system instructions and tool definitions a judge may see."""
+def _judge_context(trace_records: dict[str, AgentData], per_trace: dict[str, list[MappedSpan]]) -> dict[str, Any]:
+    """Per turn (trace id): the system instructions and tool definitions a judge may see; and, at
+    ``(adk_trace_view.CONTEXT_KEY, trace id)``, the trace as google-adk's judge metrics read it
+    (each agent's instructions and tools, the model's responses: :func:`adk_trace_view.trace_view`)."""
     out: dict[str, Any] = {}
     for trace_id, data in trace_records.items():
         tools = [t.model_dump(exclude_none=True) if hasattr(t, "model_dump") else t for t in data.tools_available or []]
         if data.system_prompt or tools:
             out[trace_id] = (data.system_prompt, tools or None)
+    for trace_id, members in per_trace.items():
+        out[(adk_trace_view.CONTEXT_KEY, trace_id)] = adk_trace_view.trace_view(members)
     return out
 
 

@@ -296,15 +296,20 @@ def test_token_usage_without_counts_is_not_available_rather_than_zero():
     assert by["token_usage_v1"].skipped and "n/a" in by["token_usage_v1"].details["reason"]
 
 
-def test_judge_metrics_with_an_endpoint_still_never_pass(monkeypatch):
+def test_judge_metrics_whose_judge_refuses_are_not_evaluated_never_pass(monkeypatch):
+    """Judged in line (no judge pool), against an endpoint that refuses: not evaluated with the
+    reason, never a pass; the rubric metrics without rubrics: google-adk's own refusal.
+    (tests/test_adk_judge_metrics.py compares the judged results with google-adk's.)"""
     monkeypatch.setenv("OTEL_EVAL_JUDGE_BASE_URL", "http://127.0.0.1:9/v1")
-    names = ["final_response_match_v2", "rubric_based_final_response_quality_v1", "rubric_based_tool_use_quality_v1",
-             "rubric_based_multi_turn_trajectory_quality_v1", "hallucinations_v1"]
-    config = read_test_config(_text({"criteria": {n: 0.5 for n in names}})).config
+    answered = ["final_response_match_v2", "hallucinations_v1"]
+    rubric_based = ["rubric_based_final_response_quality_v1", "rubric_based_tool_use_quality_v1",
+                    "rubric_based_multi_turn_trajectory_quality_v1"]
+    config = read_test_config(_text({"criteria": {n: 0.5 for n in answered + rubric_based}})).config
     by = _by_name(score_session(_session(), CASE, config))
-    for name in names:
-        assert by[name].skipped and not by[name].passed and by[name].error is None
-        assert "does not run google-adk's" in by[name].details["reason"]
+    for name in answered:
+        assert by[name].skipped and not by[name].passed and "cannot reach" in by[name].error, by[name]
+    for name in rubric_based:
+        assert by[name].skipped and not by[name].passed and "Rubrics are required" in by[name].details["reason"]
 
 
 def test_custom_metrics_are_not_evaluated_with_the_function_named():

@@ -448,3 +448,156 @@ def test_offline_evaluate_returns_each_session_with_its_judge_outcome():
     [judged] = [c for c in result.criterion_results if c.criterion == "llm_judge"]
     assert judged.details["judge"] == J.ANSWERED and judged.score == 0.25 and not judged.passed
     assert result.verdict == "failed"
+
+
+# --- real google-adk runs: their spans through otel-eval, their own invocations through google-adk ----
+
+SCENARIOS = ["transfer", "agent_tool", "sequential", "parallel", "loop", "workflow", "single_turn"]
+"""captures/python/adk_multiagent/run.py's scenarios whose invocations otel-eval reads from the
+spans as ADK builds them from its events. Not compared: ``task`` and ``task_asks_user``, where
+google-adk's invocation has an empty user content and the delegation's call id, and (asking the
+user) one invocation for two messages (docs/adk.md, "Every difference")."""
+
+RUN_RUBRIC = "The agent answers what the user asked."
+RUN_METRICS = {
+    "final_response_match_v2": {"threshold": 0.5, "include_intermediate_responses_in_final": True,
+                                **judge_options(3)},
+    "rubric_based_final_response_quality_v1": {"threshold": 0.5, "include_intermediate_responses_in_final": True,
+                                               **judge_options(3), "rubrics": [rubric("asked", RUN_RUBRIC)]},
+    "rubric_based_tool_use_quality_v1": {"threshold": 0.5, **judge_options(1),
+                                         "rubrics": [rubric("tools", R_TOOL)]},
+    "rubric_based_multi_turn_trajectory_quality_v1": {"threshold": 0.5, **judge_options(1),
+                                                      "rubrics": [rubric("asked", RUN_RUBRIC)]},
+    "hallucinations_v1": {"threshold": 0.6, "evaluate_intermediate_nl_responses": True, **judge_options(1)},
+}
+RUN_SCRIPT = [
+    [SEGMENT, [segmented("A first claim.", "A second claim.")]],
+    [[VALIDATE, "tool_outputs"], [validated(("A first claim.", "supported"), ("A second claim.", "unsupported"))]],
+    [VALIDATE, [validated(("A first claim.", "not_applicable"), ("A second claim.", "supported"))]],
+    ["<conversation_history>", [verdicts(("asked", RUN_RUBRIC, "yes")), verdicts(("asked", RUN_RUBRIC, "no"))]],
+    [["is_the_agent_response_valid", "rain in Oslo"], [INVALID, VALID, INVALID]],
+    ["is_the_agent_response_valid", [VALID]],
+    [["<final_answer>", "Paris"], [verdicts(("asked", RUN_RUBRIC, "no"))]],
+    ["<final_answer>", [verdicts(("asked", RUN_RUBRIC, "yes")), verdicts(("asked", RUN_RUBRIC, "no")),
+                        verdicts(("asked", RUN_RUBRIC, "yes"))]],
+    [["<response>", '"name": "get_weather"'], [verdicts(("tools", R_TOOL, "yes"))]],
+    ["<response>", [verdicts(("tools", R_TOOL, "no"))]],
+]
+
+
+@pytest.fixture(scope="module")
+def adk_runs() -> dict[str, Any]:
+    run = subprocess.run([str(reference_python()), "-W", "ignore", str(ORACLE), "--adk-run"],
+                         input=json.dumps({"scenarios": SCENARIOS, "metrics": RUN_METRICS, "script": RUN_SCRIPT}),
+                         capture_output=True, text=True, timeout=600, cwd=REPO)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout)
+
+
+def golden_of(scenario: str, invocations: list[dict[str, Any]]) -> dict[str, Any]:
+    """An ADK eval set whose one case's conversation is google-adk's own invocations of the run
+    (what ``adk eval`` compares with: its expected invocations)."""
+    return {"eval_set_id": f"adk_{scenario}", "eval_cases": [{"eval_id": scenario, "conversation": invocations}]}
+
+
+def test_real_adk_runs_are_judged_from_their_spans_as_google_adk_judges_its_events(adk_runs, tmp_path, monkeypatch):
+    """For each run: otel-eval reads the spans ADK's telemetry emitted (evaluate, the judge pool)
+    and asks the judge exactly what google-adk's own evaluators ask it of ADK's invocations of
+    the same run, and gets ADK's scores and verdicts."""
+    from otel_eval import evaluate
+
+    config = read_test_config(json.dumps({"criteria": RUN_METRICS})).config
+    for scenario in SCENARIOS:
+        run = adk_runs[scenario]
+        spans = tmp_path / f"{scenario}.otlp.json"
+        spans.write_text(json.dumps(run["otlp"]))
+        golden = tmp_path / f"{scenario}.evalset.json"
+        golden.write_text(json.dumps(golden_of(scenario, run["invocations"])))
+        with JudgeServer(script=RUN_SCRIPT) as server:
+            monkeypatch.setenv("OTEL_EVAL_JUDGE_BASE_URL", server.url)
+            [result] = evaluate([spans], golden=[golden], config=config)
+            prompts = server.prompts()
+        by_name = {c.criterion: c for c in result.criterion_results}
+        expected_prompts = []
+        for metric, adk in run["results"].items():
+            assert "error" not in adk, (scenario, metric, adk)
+            ours = by_name[metric]
+            assert status_of(ours) == adk["status"], (scenario, metric, ours, adk["status"])
+            assert (ours.score if not ours.skipped else None) == adk["score"], (scenario, metric)
+            expected_prompts += adk["prompts"]
+        assert sorted(prompts) == sorted(expected_prompts), scenario
+
+
+def test_an_adk_eval_folder_through_otel_eval_evaluate_gives_adks_verdicts(adk_runs, tmp_path):
+    """``otel-eval evaluate --golden my_agent/x.evalset.json spans.json``, with the
+    test_config.json beside the eval set naming two judge metrics, and the judge endpoint in the
+    environment, as a user coming from ``adk eval`` would run it."""
+    import os
+    import sys
+
+    run = adk_runs["transfer"]
+    folder = tmp_path / "my_agent"
+    folder.mkdir()
+    (folder / "weather.evalset.json").write_text(json.dumps(golden_of("transfer", run["invocations"])))
+    chosen = ("final_response_match_v2", "rubric_based_final_response_quality_v1")
+    (folder / "test_config.json").write_text(json.dumps({"criteria": {m: RUN_METRICS[m] for m in chosen}}))
+    spans = tmp_path / "transfer.otlp.json"
+    spans.write_text(json.dumps(run["otlp"]))
+    with JudgeServer(script=RUN_SCRIPT) as server:
+        done = subprocess.run([sys.executable, "-m", "otel_eval.cli", "evaluate", "--golden",
+                               str(folder / "weather.evalset.json"), "--db", str(tmp_path / "e.db"), "--json",
+                               str(spans)], capture_output=True, text=True, timeout=300, cwd=REPO,
+                              env={**os.environ, "OTEL_EVAL_JUDGE_BASE_URL": server.url})
+    assert done.returncode in (0, 1), done.stderr
+    assert "criteria from" in done.stderr and "test_config.json" in done.stderr
+    report = json.loads(done.stdout)
+    [case] = report["sessions"]
+    by_name = {c["criterion"]: c for c in case["criteria"]}
+    for metric in chosen:
+        adk = run["results"][metric]
+        ours = by_name[metric]
+        assert ours["score"] == adk["score"] and ("PASSED" if ours["passed"] else "FAILED") == adk["status"], metric
+    verdict = "passed" if all(run["results"][m]["status"] == "PASSED" for m in chosen) else "failed"
+    assert case["verdict"] == verdict
+
+
+def test_a_collector_judges_adk_metrics_through_its_judge_pool(adk_runs, start_collector, tmp_path, monkeypatch):
+    """The same run sent to a running collector over OTLP/HTTP: the deterministic verdict first
+    (judge pending), then the judge pool's outcome, ADK's scores."""
+    import sqlite3
+    import urllib.request
+
+    from otel_eval.adk_config import load_test_config
+    from tests.polling import wait_until
+
+    run = adk_runs["transfer"]
+    golden = tmp_path / "weather.evalset.json"
+    golden.write_text(json.dumps(golden_of("transfer", run["invocations"])))
+    chosen = ("final_response_match_v2", "rubric_based_multi_turn_trajectory_quality_v1", "hallucinations_v1")
+    (tmp_path / "test_config.json").write_text(json.dumps({"criteria": {m: RUN_METRICS[m] for m in chosen}}))
+    with JudgeServer(script=RUN_SCRIPT) as server:
+        monkeypatch.setenv("OTEL_EVAL_JUDGE_BASE_URL", server.url)
+        collector = start_collector(golden=[str(golden)],
+                                    eval_config=load_test_config(tmp_path / "test_config.json").config,
+                                    judge_models={"gemini-2.5-flash": "endpoint-model"})
+        request = urllib.request.Request(f"http://127.0.0.1:{collector.http_port}/v1/traces", data=json.dumps(run["otlp"]).encode(),
+                                         headers={"Content-Type": "application/json"}, method="POST")
+        assert urllib.request.urlopen(request, timeout=10).status == 200
+
+        def judged():
+            conn = sqlite3.connect(collector.config.db)
+            try:
+                rows = conn.execute("SELECT c.criterion, c.score, c.passed, c.skipped FROM criterion_results c JOIN "
+                                    "evaluations e ON e.id = c.evaluation_id WHERE e.superseded = 0 "
+                                    "AND e.judge_pending = 0").fetchall()
+            finally:
+                conn.close()
+            return {r[0]: r[1:] for r in rows} if any(r[0] in chosen for r in rows) else None
+
+        outcome = wait_until(judged, timeout=60)
+        models = {r["model"] for r in server.requests}
+    for metric in chosen:
+        adk = run["results"][metric]
+        score, passed, skipped = outcome[metric]
+        assert not skipped and score == adk["score"] and ("PASSED" if passed else "FAILED") == adk["status"], metric
+    assert models == {"endpoint-model"}

@@ -1,22 +1,38 @@
-"""google-adk's LLM-judge metrics (``final_response_match_v2``, the ``rubric_based_*`` metrics,
-``hallucinations_v1``), accepted under ADK's names with ADK's options. Without a judge endpoint
-each is skipped with the reason, never an error. ADK's judge prompts are not run yet: with an
-endpoint they are skipped too, saying so. (A judge metric that is run defines
-:meth:`~otel_eval.criteria.base.Criterion.judge_request`, as ``llm_judge`` does.)"""
+"""What google-adk's LLM-judge metrics share (``final_response_match_v2``, the ``rubric_based_*``
+metrics, ``hallucinations_v1``; one module each): ADK's options, when they are skipped, how a
+session and its golden case become the ADK invocations ADK's prompts read, the judge pool's
+request, and judging in line when a judge is given.
+
+The metric itself (ADK's prompts, its parsing of the judge's answers, its aggregation over
+``num_samples`` and over invocations, its threshold rule) is :mod:`otel_eval.judging.adk`; the
+judge is the user's OpenAI-compatible endpoint (a Gemini ``judge_model`` maps to one of its
+models through ``judge_models``). Without a judge endpoint the metric is skipped with the reason,
+never an error; a judge that is down is *not evaluated*, never a FAIL.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import asyncio
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, ClassVar, Optional
 
+from ..judging.adk import from_trajectory as adk_invocations
+from ..judging.adk import protocol
+from ..judging.adk.trace_view import CONTEXT_KEY
+from ..judging.jobs import public_options
+from ..judging.pool import ENV_JUDGE_MODELS
+from ..judging.selection import judges_unmatched, option_problems
+from ..metrics.judge import ENV_MODEL, Judge, JudgeError
 from ..models.evalset import CriterionConfig, EvalCase
+from ..models.results import CriterionResult
 from ..trajectory import Trajectory
+from ._invocations import turn_at
+from .base import CriterionOptions, JudgeFailed, Skip
 from .judge_base import JudgeCriterion, endpoint_configured
-from .base import CriterionOptions, Skip
 
 _NO_JUDGE_REASON = ("{name} needs an LLM judge: no judge endpoint configured (set OTEL_EVAL_JUDGE_BASE_URL to an "
                     "OpenAI-compatible endpoint)")
-_JUDGE_PENDING_REASON = ("otel-eval does not run google-adk's {name} judge prompt yet, so it is not evaluated "
-                         "(the judge endpoint is configured)")
 
 
 class AdkJudgeOptions(CriterionOptions):
@@ -24,42 +40,144 @@ class AdkJudgeOptions(CriterionOptions):
     and ``rubrics`` (CriterionConfig fields), in snake_case."""
 
     num_samples: Optional[int] = None
-    """judge_model_options.num_samples: judge samples per invocation."""
+    """judge_model_options.num_samples: judge samples per invocation (google-adk's default: 5)."""
     parallelism_limit: Optional[int] = None
+    """Accepted; the judge pool's concurrency bounds the calls instead."""
     judge_model_config: Optional[dict[str, Any]] = None
+    """genai's GenerateContentConfig: temperature, top_p, max_output_tokens, seed, stop_sequences,
+    presence/frequency_penalty and system_instruction reach the endpoint."""
     rubric_types: Optional[dict[str, str]] = None
-    """The rubrics' ``type``, by rubric id."""
+    """The criterion rubrics' ``type``, by rubric id."""
     include_intermediate_responses_in_final: Optional[bool] = None
     evaluate_intermediate_nl_responses: Optional[bool] = None
     base_url: Optional[str] = None
 
 
-class AdkJudgeMetric(JudgeCriterion):
-    """An ADK judge metric whose judge prompt otel-eval does not run yet: not evaluated, with the reason."""
+class AdkJudgeMetricOptions(AdkJudgeOptions):
+    """ADK's options, and the judge pool's, as ``llm_judge`` takes them."""
 
-    Options = AdkJudgeOptions
+    judge_models: Optional[dict[str, str]] = None
+    """judge_model name → the endpoint's model, for this criterion."""
+    model: Optional[str] = None
+    """The endpoint's model when ``judge_model`` is not mapped (else OTEL_EVAL_JUDGE_MODEL)."""
+    api_key: Optional[str] = None
+    api_key_env: Optional[str] = None
+    timeout: float = 30.0
+    max_retries: int = 3
+    backoff: float = 0.5
+    sample_rate: float = 1.0
+    when: Optional[dict[str, Any]] = None
+    max_calls_per_hour: Optional[int] = None
+    max_calls_per_day: Optional[int] = None
+    max_tokens_per_hour: Optional[int] = None
+    max_tokens_per_day: Optional[int] = None
+
+
+def _map_problems(options: dict[str, Any]) -> list[str]:
+    value = options.get("judge_models")
+    if value is None:
+        return []
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) and v
+                                              for k, v in value.items()):
+        return [f"options.judge_models must map judge model names to endpoint models (got {value!r})"]
+    return []
+
+
+def _run_in_line(request: dict[str, Any], judge: Judge) -> tuple[Any, list[str]]:
+    """The protocol with ``judge`` answering each call (its retries; ``JudgeError`` when it fails),
+    on a thread of its own: the caller may be inside an event loop."""
+
+    async def ask(messages: list[dict[str, str]]) -> str:
+        return await asyncio.to_thread(judge.complete, messages)
+
+    with ThreadPoolExecutor(max_workers=1) as runner:
+        return runner.submit(asyncio.run, protocol.run(request, ask)).result()
+
+
+class AdkJudgeMetric(JudgeCriterion):
+    """A google-adk judge metric (:attr:`kind` is ADK's metric name)."""
+
+    Options = AdkJudgeMetricOptions
     adk = "judge"
+    decides_as_adk = True
+    needs_reference: ClassVar[bool] = False
+    """It compares with the golden invocation (``final_response_match_v2``): a session no case
+    matched is never judged."""
+
+    def option_value_problems(self, options: dict[str, Any]) -> list[str]:
+        return option_problems(options) + _map_problems(options)
+
+    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: Any) -> Optional[str]:
+        if judge is None and not endpoint_configured(cfg.options):
+            return _NO_JUDGE_REASON.format(name=self.kind)
+        return None
+
+    def judges_unmatched(self, cfg: CriterionConfig) -> bool:
+        options = cfg.options
+        return (not self.needs_reference and judges_unmatched(options.get("when"))
+                and not self.unknown_options(options) and not self.option_value_problems(options)
+                and endpoint_configured(options))
+
+    # --- the request ------------------------------------------------------------------------
+
+    def judge_request(self, name: str, cfg: CriterionConfig, trajectory: Trajectory, case: Optional[EvalCase],
+                      context: Optional[Callable[[], dict[str, Any]]]) -> dict[str, Any]:
+        """The case's invocations as ADK's (from the turns, the golden case, and what the spans
+        recorded of the agents: ``context()``), rendered into ADK's prompts. Where google-adk's
+        evaluator raises (no rubrics, no reference), the metric is skipped with that reason:
+        ``adk eval`` records it NOT_EVALUATED."""
+        seen = context() if context is not None else {}
+        if case is not None:
+            pairs = [(i, turn_at(trajectory, i), inv) for i, inv in enumerate(case.conversation)]
+        else:
+            pairs = [(i, turn, None) for i, turn in enumerate(trajectory.turns)]
+        if not pairs:
+            raise Skip("the case has no turns to judge")
+        actual, expected = [], []
+        try:
+            for i, turn, inv in pairs:
+                system, tools = seen.get(turn.trace_id, (None, None))
+                actual.append(adk_invocations.actual_invocation(
+                    turn, invocation_id=inv.invocation_id if inv is not None else "",
+                    user_text=inv.user_content.get_text() if inv is not None else None, system=system, tools=tools,
+                    view=seen.get((CONTEXT_KEY, turn.trace_id)), rubrics=adk_invocations.invocation_rubrics(case, i)))
+                expected.append(adk_invocations.expected_invocation(inv) if inv is not None else None)
+            return protocol.build(self.kind, name=name, threshold=cfg.threshold, judge_model=cfg.judge_model,
+                                  options=public_options(cfg.options),
+                                  rubrics=protocol.criterion_rubrics(cfg.rubrics, cfg.options.get("rubric_types")),
+                                  actual=actual, expected=expected, turns=[i for i, _, _ in pairs])
+        except ValueError as exc:
+            raise Skip(f"{self.kind}: {exc} (google-adk's evaluator refuses it too: NOT_EVALUATED)") from None
+
+    # --- in line ----------------------------------------------------------------------------
 
     def score(self, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Any = None,
               name: str = "") -> tuple[float, dict[str, Any]]:
-        if not (judge is not None and getattr(judge, "configured", True)) and not endpoint_configured(cfg.options):
+        """Judged in line (``score_session`` given a ``judge``, or without the judge pool): the
+        same request, each call through ``judge.complete`` (the judge's own model and retries;
+        without one, a judge built from the options, its model mapped as the pool maps it)."""
+        name = name or self.kind
+        options = cfg.options
+        if judge is None:
+            if not endpoint_configured(options):
+                raise Skip(_NO_JUDGE_REASON.format(name=name))
+            model = protocol.endpoint_model(cfg.judge_model, options,
+                                            protocol.parse_model_map(os.environ.get(ENV_JUDGE_MODELS, "")),
+                                            options.get("model") or os.environ.get(ENV_MODEL))
+            judge = Judge.from_config(cfg.model_copy(update={"options": {**options, "model": model}}))
+        if not getattr(judge, "configured", True):
             raise Skip(_NO_JUDGE_REASON.format(name=name))
-        raise Skip(_JUDGE_PENDING_REASON.format(name=name))
+        request = self.judge_request(name, cfg, trajectory, case, None)
+        model = getattr(judge, "model", None) or cfg.judge_model
+        try:
+            evaluation, unreadable = _run_in_line(request, judge)
+        except JudgeError as exc:
+            raise JudgeFailed(str(exc), {"metric": self.kind, "model": model}) from None
+        result = protocol.result(request, evaluation, unreadable, model)
+        return result.score, {**result.details, "_result": result}
 
-
-def _adk_judge_metric(class_name: str, kind: str, judges: str) -> type[AdkJudgeMetric]:
-    description = f"google-adk's judge of {judges} (not run yet: skipped, with the reason)"
-    return type(class_name, (AdkJudgeMetric,), {"kind": kind, "description": description, "__module__": __name__})
-
-
-FinalResponseMatchV2 = _adk_judge_metric("FinalResponseMatchV2", "final_response_match_v2",
-                                         "the final answer against the expected one")
-RubricBasedFinalResponseQuality = _adk_judge_metric("RubricBasedFinalResponseQuality",
-                                                    "rubric_based_final_response_quality_v1",
-                                                    "the final answer against rubrics")
-RubricBasedToolUseQuality = _adk_judge_metric("RubricBasedToolUseQuality", "rubric_based_tool_use_quality_v1",
-                                              "the tool use against rubrics")
-RubricBasedMultiTurnTrajectoryQuality = _adk_judge_metric("RubricBasedMultiTurnTrajectoryQuality",
-                                                          "rubric_based_multi_turn_trajectory_quality_v1",
-                                                          "the multi-turn trajectory against rubrics")
-Hallucinations = _adk_judge_metric("Hallucinations", "hallucinations_v1", "unsupported claims in the answers")
+    def result(self, name: str, cfg: CriterionConfig, score: float, details: dict[str, Any]) -> CriterionResult:
+        made = details.pop("_result", None)
+        if isinstance(made, CriterionResult):
+            return made
+        return super().result(name, cfg, score, details)

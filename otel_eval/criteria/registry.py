@@ -14,15 +14,18 @@ from typing import Iterator, Optional
 from ..models.evalset import CriterionConfig
 from ..models.suggest import unknown_name
 from .adk_efficiency import InferenceCallCount, InvocationDuration, TokenUsage, ToolCallCount
-from .adk_judge import (FinalResponseMatchV2, Hallucinations, RubricBasedFinalResponseQuality,
-                        RubricBasedMultiTurnTrajectoryQuality, RubricBasedToolUseQuality)
 from .adk_not_run import (CustomMetric, MultiTurnTaskSuccess, MultiTurnToolUseQuality, MultiTurnTrajectoryQuality,
                           PerTurnUserSimulatorQuality, ResponseEvaluationScore, Safety)
 from .base import Criterion
+from .final_response_match_v2 import FinalResponseMatchV2
+from .hallucinations_v1 import Hallucinations
 from .health import Health
 from .layer1 import Layer1
 from .llm_judge import LlmJudge
 from .response_match import ResponseMatch
+from .rubric_based_final_response_quality_v1 import RubricBasedFinalResponseQuality
+from .rubric_based_multi_turn_trajectory_quality_v1 import RubricBasedMultiTurnTrajectoryQuality
+from .rubric_based_tool_use_quality_v1 import RubricBasedToolUseQuality
 from .single_tool_use import SingleToolUse
 from .sql_generation import SqlGeneration
 from .table_usage import TableUsage
