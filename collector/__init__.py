@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .receiver import Receiver, Unavailable
+from .receiver import Receiver, RetryLater
 
-__all__ = ["Receiver", "Unavailable", "main"]
+__all__ = ["Receiver", "RetryLater", "main"]
 
 
 def main(argv: Optional[list[str]] = None) -> int:

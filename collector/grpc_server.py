@@ -30,7 +30,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from .budget import ByteBudget, OverBudget, Reservation
 from .config import Endpoint
 from .prometheus import CollectorCounters
-from .receiver import RETRY_AFTER_SECONDS, Receiver, Unavailable
+from .receiver import RETRY_AFTER_SECONDS, Receiver, RetryLater
 
 log = logging.getLogger("otel_eval.collector")
 
@@ -62,7 +62,7 @@ def _export(handle: Callable[[Any], Any], request: Any, context: grpc.ServicerCo
             metrics: CollectorCounters, signal: str) -> Any:
     try:
         response = handle(request)
-    except Unavailable as exc:
+    except RetryLater as exc:
         metrics.request("grpc", signal, "unavailable")
         _abort_unavailable(context, exc.reason, exc.retry_after)
     except Exception:

@@ -48,7 +48,7 @@ from .config import Endpoint
 from .gate_view import GateView
 from .hosts import HostPolicy
 from .prometheus import CollectorCounters
-from .receiver import RETRY_AFTER_SECONDS, Receiver, Unavailable
+from .receiver import RETRY_AFTER_SECONDS, Receiver, RetryLater
 
 log = logging.getLogger("otel_eval.collector")
 
@@ -336,7 +336,7 @@ class OtlpHttpApp:
         handle = self.receiver.export_traces if signal == "traces" else self.receiver.export_logs
         try:
             response = handle(request)
-        except Unavailable as exc:
+        except RetryLater as exc:
             self.metrics.request("http", signal, "unavailable")
             return _error(503, _UNAVAILABLE, exc.reason, content_type, {"Retry-After": str(exc.retry_after)})
         except Exception:

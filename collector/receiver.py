@@ -24,21 +24,23 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from otel_eval.engine import EngineClosed, EngineUnavailable, IngestTarget, QueueFull
-from otel_eval.errors import StorageUnavailable
+from otel_eval.engine import EngineClosed, EngineUnavailable, IngestTarget, QueueFull, StorageUnavailable
 from otel_eval.spans import decode_logs, from_otlp
 
 from .prometheus import CollectorCounters
 
-__all__ = ["Receiver", "Unavailable"]
+__all__ = ["Receiver", "RetryLater"]
 
 #: Seconds an exporter is told to wait after a full queue (HTTP Retry-After, gRPC RetryInfo).
 RETRY_AFTER_SECONDS = 1
 
 
-class Unavailable(Exception):
-    """The batch was not committed but may be retried unchanged (full queue, commit timeout,
-    shutting down). Safe to retry because the engine stores each (trace_id, span_id) once."""
+class RetryLater(Exception):
+    """The receiver's answer to the sender: the batch was not committed, send it again in
+    ``retry_after`` seconds (HTTP 503 + Retry-After, gRPC UNAVAILABLE + RetryInfo). Every kind of
+    :class:`~otel_eval.engine.EngineUnavailable` (a full queue, shutting down, storage
+    unavailable) and a commit timeout become one; a retry is safe because the engine stores each
+    (trace_id, span_id) once."""
 
     def __init__(self, reason: str, retry_after: int = RETRY_AFTER_SECONDS):
         super().__init__(reason)
@@ -65,7 +67,7 @@ class Receiver:
 
         Spans with invalid ids are left out and reported through ``partial_success``, as the
         OTLP spec asks, so one bad span does not make the exporter retry (or drop) the rest.
-        Raises :class:`Unavailable` when the engine cannot take the batch now.
+        Raises :class:`RetryLater` when the engine cannot take the batch now.
         """
         started = time.perf_counter()
         decoded = from_otlp(request.resource_spans)
@@ -109,20 +111,20 @@ class Receiver:
             ingest(items, wait=True, timeout=self.commit_timeout)
         except QueueFull as exc:
             retry_after = max(1, math.ceil(exc.retry_after))
-            raise Unavailable(f"{exc or 'ingest queue full'}; retry later", retry_after) from None
+            raise RetryLater(f"{exc or 'ingest queue full'}; retry later", retry_after) from None
         except EngineClosed:
-            raise Unavailable("collector is shutting down; retry later") from None
+            raise RetryLater("collector is shutting down; retry later") from None
         except (StorageUnavailable, sqlite3.Error) as exc:
             # Our fault, not the sender's (disk full, database locked, failed commit): the batch was
             # not stored, and a retry is harmless. StorageUnavailable is the engine's word for it;
             # sqlite3.Error covers SQLite's own errors should one get through.
             self.write_failure = f"cannot write to the database: {str(exc).removesuffix('; retry later')}"
             retry_after = max(1, math.ceil(getattr(exc, "retry_after", RETRY_AFTER_SECONDS)))
-            raise Unavailable(f"{self.write_failure}; retry later", retry_after) from None
+            raise RetryLater(f"{self.write_failure}; retry later", retry_after) from None
         except EngineUnavailable as exc:  # any other retryable refusal of the engine
-            raise Unavailable(str(exc) or "could not store the batch; retry later",
+            raise RetryLater(str(exc) or "could not store the batch; retry later",
                               max(1, math.ceil(exc.retry_after))) from None
         except TimeoutError:
             # The batch stays queued and will be stored; a retry is harmless (idempotent ids).
-            raise Unavailable(f"not committed within {self.commit_timeout} s; retry later") from None
+            raise RetryLater(f"not committed within {self.commit_timeout} s; retry later") from None
         self.write_failure = None

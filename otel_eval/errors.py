@@ -20,10 +20,3 @@ class InputError(OtelEvalError):
         self.reason = reason
         super().__init__(f"{source}: at {location}: {reason}")
 
-
-class StorageUnavailable(OtelEvalError):
-    """The database cannot take this batch now, through no fault of the sender: disk full, locked
-    past the deadline, a failed commit. The batch was not stored and may be retried unchanged, so
-    receivers answer HTTP 503 + Retry-After / gRPC UNAVAILABLE (exporters retry those)."""
-
-    retry_after: float = 1.0

@@ -33,10 +33,11 @@ class EngineClosed(EngineUnavailable):
     """The engine is shutting down (or not started) and accepts no more spans."""
 
 
-class StorageUnavailable(EngineUnavailable, errors.StorageUnavailable):
+class StorageUnavailable(EngineUnavailable, errors.OtelEvalError):
     """Our side failed to commit: disk full, database locked past its deadline, an I/O error.
-    Nothing of the batch was stored. (Also an :class:`otel_eval.errors.StorageUnavailable`, the
-    name the receivers catch.)"""
+    Nothing of the batch was stored, through no fault of the sender, and it may be retried
+    unchanged. (An :class:`~otel_eval.errors.OtelEvalError` too: a command that meets it, such as
+    ``otel-eval evaluate``, prints it as one line.)"""
 
 
 class IngestTarget(Protocol):
