@@ -601,3 +601,58 @@ def test_a_collector_judges_adk_metrics_through_its_judge_pool(adk_runs, start_c
         score, passed, skipped = outcome[metric]
         assert not skipped and score == adk["score"] and ("PASSED" if passed else "FAILED") == adk["status"], metric
     assert models == {"endpoint-model"}
+
+
+def test_adk_judge_work_pending_at_shutdown_is_judged_after_a_restart(adk_runs, tmp_path):
+    """A hallucinations_v1 job (two calls in sequence per response) left waiting when the engine
+    stopped is stored in judge_jobs with its protocol; the next start judges it as google-adk
+    judges the run."""
+    import sqlite3
+
+    from otel_eval import Engine, EngineSettings
+    from otel_eval.readers import read_spans
+    from tests.polling import wait_until
+
+    run = adk_runs["transfer"]
+    golden = tmp_path / "transfer.evalset.json"
+    golden.write_text(json.dumps(golden_of("transfer", run["invocations"])))
+    spans_file = tmp_path / "transfer.otlp.json"
+    spans_file.write_text(json.dumps(run["otlp"]))
+    spans = read_spans(spans_file)
+    db = tmp_path / "e.db"
+
+    def start(url: str) -> Engine:
+        criterion = {**RUN_METRICS["hallucinations_v1"]}
+        config = read_test_config(json.dumps({"criteria": {"hallucinations_v1": criterion}})).config
+        config.criteria["hallucinations_v1"].options["base_url"] = url
+        settings = EngineSettings(config=config, trace_quiet=0.05, session_idle=0.1)
+        return Engine(db, golden=[golden], settings=settings).start()
+
+    def outcome():
+        conn = sqlite3.connect(db)
+        try:
+            return conn.execute("SELECT c.score, c.passed, c.skipped FROM criterion_results c JOIN evaluations e ON "
+                                "e.id = c.evaluation_id WHERE e.superseded = 0 AND e.judge_pending = 0 AND "
+                                "c.criterion = 'hallucinations_v1'").fetchone()
+        finally:
+            conn.close()
+
+    with JudgeServer(mode="hang") as judge:
+        engine = start(judge.url)
+        engine.ingest(spans)
+        wait_until(lambda: judge.requests)
+        engine.close()
+    conn = sqlite3.connect(db)
+    [(status, request)] = conn.execute("SELECT status, request FROM judge_jobs").fetchall()
+    conn.close()
+    assert status == "queued" and json.loads(request)["criteria"][0]["protocol"] == "hallucinations_v1"
+    with JudgeServer(script=RUN_SCRIPT) as judge:
+        engine = start(judge.url)
+        try:
+            score, passed, skipped = wait_until(outcome, timeout=30)
+        finally:
+            engine.close()
+        asked = judge.prompts()
+    adk = run["results"]["hallucinations_v1"]
+    assert not skipped and score == adk["score"] and ("PASSED" if passed else "FAILED") == adk["status"]
+    assert sorted(asked) == sorted(adk["prompts"])
