@@ -49,7 +49,10 @@ class SessionSelection:
 
 
 @dataclass
-class LoadedSession:
+class SessionForExport:
+    """One stored session as every exporter takes it: its trajectory, intermediate data and
+    current result (``pipeline.LoadedSession`` is its spans, as loaded for scoring)."""
+
     db: str
     session_id: str
     trajectory: Trajectory
@@ -91,7 +94,7 @@ def select_sessions(db: DbPath, selection: SessionSelection) -> list[str]:
     return chosen
 
 
-def load_sessions(db: DbPath, session_ids: Sequence[str], max_value_chars: int = 65536) -> list[LoadedSession]:
+def load_sessions(db: DbPath, session_ids: Sequence[str], max_value_chars: int = 65536) -> list[SessionForExport]:
     """Each session's trajectory (and the LLM texts between tool calls), as the scorer builds it."""
     store = open_store(db)
     try:
@@ -100,7 +103,7 @@ def load_sessions(db: DbPath, session_ids: Sequence[str], max_value_chars: int =
         for session_id in session_ids:
             loaded = load_session(store, session_id, max_value_chars)
             mapped = loaded.mapped if loaded is not None else []
-            out.append(LoadedSession(
+            out.append(SessionForExport(
                 db=str(db), session_id=session_id, trajectory=build_trajectory(session_id, mapped),
                 intermediate=intermediate_texts(mapped),
                 created_ns=min((m.span.start_ns for m in mapped), default=None),
@@ -111,8 +114,8 @@ def load_sessions(db: DbPath, session_ids: Sequence[str], max_value_chars: int =
         store.close()
 
 
-def collect(dbs: Sequence[DbPath], selection: SessionSelection) -> list[LoadedSession]:
-    sessions: list[LoadedSession] = []
+def collect(dbs: Sequence[DbPath], selection: SessionSelection) -> list[SessionForExport]:
+    sessions: list[SessionForExport] = []
     for db in dbs:
         sessions.extend(load_sessions(db, select_sessions(db, selection)))
     return sessions
@@ -255,6 +258,6 @@ def export_main(args: argparse.Namespace) -> int:
 
 
 __all__ = [
-    "FORMATS", "ExportResult", "LoadedSession", "SessionSelection", "add_export_arguments", "collect",
+    "FORMATS", "ExportResult", "SessionForExport", "SessionSelection", "add_export_arguments", "collect",
     "export_main", "export_sessions", "load_sessions", "select_sessions",
 ]
