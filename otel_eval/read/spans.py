@@ -56,7 +56,10 @@ def session_reading(conn: sqlite3.Connection, session_id: str) -> tuple[list[dic
 
 
 @dataclass
-class SpanRow:
+class TreeRow:
+    """One span of a :class:`TraceTree`, at its depth (the writer's row of a span is
+    :data:`otel_eval.span_rows.SpanRow`)."""
+
     span: SpanRecord
     depth: int
     convention: Optional[str]
@@ -68,7 +71,7 @@ class TraceTree:
     trace_id: str
     start_ns: int
     end_ns: int
-    rows: list[SpanRow] = field(default_factory=list)
+    rows: list[TreeRow] = field(default_factory=list)
 
 
 def session_traces(conn: sqlite3.Connection, session_id: str) -> list[TraceTree]:
@@ -96,13 +99,13 @@ def build_tree(trace_id: str, members: Sequence[tuple[SpanRecord, Optional[str],
         if span.span_id in seen:  # a parent cycle in hostile input must not loop forever
             continue
         seen.add(span.span_id)
-        tree.rows.append(SpanRow(span, depth, convention, span_type))
+        tree.rows.append(TreeRow(span, depth, convention, span_type))
         kids = sorted(children.get(span.span_id, []), key=lambda m: m[0].start_ns)
         stack.extend((k, depth + 1) for k in reversed(kids))
     for span, convention, span_type in members:  # spans only reachable through a cycle
         if span.span_id not in seen:
             seen.add(span.span_id)
-            tree.rows.append(SpanRow(span, 0, convention, span_type))
+            tree.rows.append(TreeRow(span, 0, convention, span_type))
     return tree
 
 
