@@ -30,9 +30,9 @@ from .api import (
 from .core import Engine
 from .events import EvaluationStored
 from .settings import EngineSettings
-from .writer import Health
+from .writer import EngineHealth
 
 __all__ = [
-    "Engine", "EngineClosed", "EngineSettings", "EngineUnavailable", "EvaluationStored", "Health",
+    "Engine", "EngineClosed", "EngineHealth", "EngineSettings", "EngineUnavailable", "EvaluationStored",
     "IngestResult", "IngestTarget", "QueueFull", "StorageUnavailable",
 ]

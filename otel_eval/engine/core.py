@@ -7,7 +7,7 @@ Contract used by the collector and the in-process processor::
     engine.ingest_logs(events, wait=True, timeout=None) -> IngestResult
     engine.end_session(session_id); engine.flush(timeout); engine.wait_idle(timeout)
     engine.close(score_open=False)   # True: end and score open sessions first (processor shutdown)
-    engine.stats() -> dict; engine.health() -> Health
+    engine.stats() -> dict; engine.health() -> EngineHealth
     engine.add_listener(fn(EvalCaseResult)); engine.on_evaluation(fn(EvaluationStored))
 """
 
@@ -38,7 +38,7 @@ from .scheduler import SessionScheduler
 from .settings import UNSET, EngineSettings, golden_index, merged_settings
 from .stats import EngineStats
 from .workers import IdleScoring, ProcessWorkers, ScoreWorkers, ThreadWorkers
-from .writer import Health, SpanSource, Writer, tune_writer_connection
+from .writer import EngineHealth, SpanSource, Writer, tune_writer_connection
 
 log = logging.getLogger("otel_eval.engine")
 
@@ -369,10 +369,10 @@ class Engine:
 
     # --- health and stats ----------------------------------------------------------------------
 
-    def health(self) -> Health:
+    def health(self) -> EngineHealth:
         """Whether the engine can store what it is sent (for /healthz)."""
         if self._writer is None:
-            return Health(False, "engine not started")
+            return EngineHealth(False, "engine not started")
         return self._writer.health()
 
     def health_problem(self) -> Optional[str]:

@@ -101,7 +101,7 @@ class Slices:
 
 
 @dataclass
-class Health:
+class EngineHealth:
     """Whether the writer can store what it is sent (``/healthz``)."""
 
     ok: bool
@@ -168,12 +168,12 @@ class Writer:
     def put(self, item: WriterItem) -> None:
         self.queue.put(item)
 
-    def health(self) -> Health:
+    def health(self) -> EngineHealth:
         if self._thread is not None and not self._thread.is_alive() and not self._stopped:
-            return Health(False, "the writer thread stopped", fatal=True)
+            return EngineHealth(False, "the writer thread stopped", fatal=True)
         if self._failures:
-            return Health(False, f"cannot write to {self.store.path}: {self._last_error}")
-        return Health(True)
+            return EngineHealth(False, f"cannot write to {self.store.path}: {self._last_error}")
+        return EngineHealth(True)
 
     def _run(self) -> None:
         tick = self.scheduler.tick
