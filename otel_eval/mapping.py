@@ -248,7 +248,7 @@ def to_agent_data(span: SpanRecord, reading: Reading) -> AgentData:
     if kind in ("chain",):
         kind = "agent"
     tool_calls = [
-        _tool_call({"tool_name": call.name, "parameters": call.arguments, "call_id": call.call_id or span.span_id})
+        _tool_call({"tool_name": call.name, "parameters": call.args, "call_id": call.call_id or span.span_id})
         for call in reading.requested_calls
     ] if reading.requested_calls else []  # (most spans request none: no comprehension call)
     results: list[ToolResult] = []
@@ -364,7 +364,7 @@ def aggregate_trace(mapped: Sequence[MappedSpan]) -> AgentData:
         if reading.tool is not None and not reading.is_wrapper:
             tool = reading.tool
             call_id = tool.call_id or m.span.span_id
-            calls.append(_tool_call({"tool_name": tool.name, "parameters": tool.arguments, "call_id": call_id}))
+            calls.append(_tool_call({"tool_name": tool.name, "parameters": tool.args, "call_id": call_id}))
             results.extend(data.tool_call_results)
         if data.retrieval_query:
             queries.extend(data.retrieval_query)

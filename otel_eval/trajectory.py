@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 
 @dataclass
 class ActualToolCall:
-    """One tool call the agent made, as executed."""
+    """One tool call the agent made, as executed: a tool span's :class:`ExecutedToolCall` paired
+    with the :class:`RequestedToolCall` that asked for it (the roles of every tool-call class:
+    :class:`~otel_eval.conventions.base.RequestedToolCall`)."""
 
     name: str
     args: dict[str, Any] = field(default_factory=dict)
@@ -324,7 +326,7 @@ def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any
             fallback.append(
                 ActualToolCall(
                     name=r.call.name,
-                    args=dict(r.call.arguments),
+                    args=dict(r.call.args),
                     call_id=r.call.call_id,
                     result=observations.get(r.mapped.span.span_id),
                     span_id=r.mapped.span.span_id,
@@ -344,7 +346,7 @@ def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any
     for m in tools:
         tool = m.reading.tool
         request = _match(m, requests, claimed_ids)
-        args = dict(tool.arguments)
+        args = dict(tool.args)
         call_id = tool.call_id
         result, group, asked_by = tool.result, None, None
         if request is not None:
@@ -353,8 +355,8 @@ def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any
             orders[m.span.span_id] = request.order
             call_id = call_id or request.call.call_id
             group = request.group
-            if _bare(args, request.call.arguments):
-                args = dict(request.call.arguments)
+            if _bare(args, request.call.args):
+                args = dict(request.call.args)
         if _has_hook(m):
             result = observations.get(request.mapped.span.span_id) if request is not None else None
         error = tool.error
@@ -384,7 +386,7 @@ def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any
         calls.append(
             ActualToolCall(
                 name=r.call.name,
-                args=dict(r.call.arguments),
+                args=dict(r.call.args),
                 call_id=r.call.call_id,
                 result=delegate.reading.response,
                 error=span_error(delegate.span),
@@ -509,7 +511,7 @@ def _match(m: Any, requests: list[_Request], claimed_ids: set[str]) -> Optional[
     # Parallel calls of one tool without call ids: the request that asked for these arguments,
     # else the earliest (tool spans of one response may start in any order).
     before.sort(key=lambda r: (r.call.call_id in claimed_ids if r.call.call_id else False,
-                               not _same_call(tool.arguments, r.call.arguments)))
+                               not _same_call(tool.args, r.call.args)))
     return before[0] if before else None
 
 

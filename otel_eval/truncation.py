@@ -102,12 +102,12 @@ def truncate_reading(reading: Reading, limit: int = DEFAULT_LIMIT) -> Reading:
     out.trace = _opt_text(reading.trace, limit)
     out.parameters = _cut_value(reading.parameters, limit)
     out.requested_calls = [
-        RequestedToolCall(call.name, _cut_value(call.arguments, limit), call.call_id) for call in reading.requested_calls
+        RequestedToolCall(call.name, _cut_value(call.args, limit), call.call_id) for call in reading.requested_calls
     ]
     if reading.tool is not None:
         out.tool = ExecutedToolCall(
             name=reading.tool.name,
-            arguments=_cut_value(reading.tool.arguments, limit),
+            args=_cut_value(reading.tool.args, limit),
             call_id=reading.tool.call_id,
             result=_cut_value(reading.tool.result, limit),
             error=_opt_text(reading.tool.error, limit),
@@ -128,7 +128,7 @@ def _fits(reading: Reading, limit: int) -> bool:
         if text is not None and len(text) > limit:
             return False
     tool = reading.tool
-    structured = [call.arguments for call in reading.requested_calls]
+    structured = [call.args for call in reading.requested_calls]
     if reading.parameters:
         structured.append(reading.parameters)
     if reading.retrieval_query is not None or reading.retrieved_documents is not None:
@@ -136,7 +136,7 @@ def _fits(reading: Reading, limit: int) -> bool:
     if tool is not None:
         if tool.error is not None and len(tool.error) > limit:
             return False
-        structured += [tool.arguments, tool.result]
+        structured += [tool.args, tool.result]
     if not structured:
         return True
     try:

@@ -37,7 +37,7 @@ def spans_of(scenario: str) -> list[SpanRecord]:
 
 def tool_calls(scenario: str) -> list[tuple]:
     return [
-        (m.reading.tool.name, m.reading.tool.arguments, m.reading.tool.call_id, m.reading.tool.error)
+        (m.reading.tool.name, m.reading.tool.args, m.reading.tool.call_id, m.reading.tool.error)
         for m in map_spans(spans_of(scenario))
         if m.reading.tool is not None and not m.reading.is_wrapper
     ]
@@ -208,7 +208,7 @@ def test_v2_schema_workflow_agent_generate_content_and_tools(adk_tracer):
     assert llm.requested_calls == [RequestedToolCall("get_weather", {"city": "Berln"}, "fc-1")]
     assert llm.session_id == "sess-7"
     failed = readings["execute_tool get_weather"].tool
-    assert (failed.arguments, failed.call_id, failed.error) == ({"city": "Berln"}, "fc-1", "ValueError: Unknown city")
+    assert (failed.args, failed.call_id, failed.error) == ({"city": "Berln"}, "fc-1", "ValueError: Unknown city")
     assert readings["execute_tool get_time"].tool.result == "12:00"
     merged = readings["execute_tool (merged)"]
     assert (merged.is_wrapper, merged.tool) == (True, None)

@@ -39,7 +39,7 @@ def tool_calls(scenario: str) -> list[tuple]:
     for m in map_spans(spans_of(scenario)):
         if m.reading.tool is not None:
             t = m.reading.tool
-            out.append((t.name, t.arguments, t.call_id, t.error))
+            out.append((t.name, t.args, t.call_id, t.error))
     return out
 
 
@@ -66,7 +66,7 @@ def test_s1_tool_call_with_parsed_args_call_id_and_result():
     tool_spans = [s for s in spans_of("s1-weather") if s.name == "execute_tool get_weather"]
     reading = read_span(tool_spans[0])
     assert reading.tool.name == "get_weather"
-    assert reading.tool.arguments == {"city": "Tokyo"}
+    assert reading.tool.args == {"city": "Tokyo"}
     assert reading.tool.call_id == "call_5d9603777a7458189ecea4b8"
     assert reading.tool.result == {"city": "Tokyo", "temperature_c": 22, "condition": "sunny"}
     assert reading.tool.error is None
@@ -317,7 +317,7 @@ def test_odd_attributes_never_raise(attributes):
 def test_odd_values_are_read_as_far_as_they_go():
     tool = genai.read(SpanRecord("a" * 32, "b" * 16, None, "execute_tool t", 1, 2, attributes={
         "gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.arguments": "[1,2]"}))
-    assert tool.tool.arguments == {"input": [1, 2]}
+    assert tool.tool.args == {"input": [1, 2]}
     retrieval = genai.read(SpanRecord("a" * 32, "b" * 16, None, "retrieval", 1, 2, attributes={
         "gen_ai.operation.name": "retrieval", "gen_ai.retrieval.documents": '{"id": 1}'}))
     assert retrieval.retrieved_documents == ['{"id": 1}']

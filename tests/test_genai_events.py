@@ -248,7 +248,7 @@ def test_malformed_event_bodies_leave_the_field_empty_and_say_why():
     readings = {m.span.name: m.reading for m in map_spans(spans)}
     chat, tool, agent_reading = readings["chat"], readings["execute_tool f"], readings["invoke_agent a"]
     assert chat.response is None and any("does not parse" in reason for reason in chat.unread)
-    assert tool.tool.arguments == {} and any("does not parse" in reason for reason in tool.unread)
+    assert tool.tool.args == {} and any("does not parse" in reason for reason in tool.unread)
     # a result of no known block shape is the result as it came, not dropped
     assert tool.tool.result == [{"hologram": {"x": 1}}]
     # an unknown block among an answer's blocks is kept as text, and named

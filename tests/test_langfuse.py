@@ -63,7 +63,7 @@ def test_generation_reads_messages_tools_calls_model_and_usage():
     assert reading.user_input == "Weather in Tokyo?"
     assert reading.system_prompt == "Be brief."
     assert [t.name for t in reading.tools_available] == ["get_weather"]
-    assert [(c.name, c.arguments, c.call_id) for c in reading.requested_calls] == [("get_weather", {"city": "Tokyo"}, "call_1")]
+    assert [(c.name, c.args, c.call_id) for c in reading.requested_calls] == [("get_weather", {"city": "Tokyo"}, "call_1")]
     assert reading.model == "gpt-4o-mini"
     assert (reading.input_tokens, reading.output_tokens) == (42, 7)
 
@@ -83,7 +83,7 @@ def test_tool_span_reads_name_arguments_and_result():
         "tool", {"args": [], "kwargs": {"city": "Tokyo"}}, "It is 22°C and sunny in Tokyo.")))
     assert reading.span_type == "tool"
     assert reading.tool.name == "get_weather"
-    assert reading.tool.arguments == {"city": "Tokyo"}
+    assert reading.tool.args == {"city": "Tokyo"}
     assert reading.tool.result == "It is 22°C and sunny in Tokyo."
     assert reading.tool.error is None
 

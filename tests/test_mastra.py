@@ -168,7 +168,7 @@ def test_a_step_shows_the_request_and_the_calls_it_asked_for():
     run(rec)
     first = next(read_span(s) for s in rec.spans() if s.attributes.get("mastra.model_step.step_index") == 0)
     assert first.user_input == "Compare the weather in Paris and Atlantis" and first.system_prompt == SYSTEM
-    assert [(c.name, c.arguments, c.call_id) for c in first.requested_calls] == [
+    assert [(c.name, c.args, c.call_id) for c in first.requested_calls] == [
         ("get_weather", {"city": "Paris"}, "call_1"), ("get_weather", {"city": "Atlantis"}, "call_2")]
 
 

@@ -262,7 +262,7 @@ def test_property_the_reader_never_raises(value, as_text, role):
     for message in read:
         fields = (message.texts, message.calls, message.responses, message.reasoning, message.unread)
         assert all(isinstance(text, str) for text in message.texts)
-        assert all(isinstance(call.arguments, dict) for call in message.calls)
+        assert all(isinstance(call.args, dict) for call in message.calls)
         # the safety net caught nothing: every shape was read by a rule
         assert not any(reason.startswith(("message not read", "content not read")) for reason in fields[4]), fields
     result_value(value)

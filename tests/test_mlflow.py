@@ -40,7 +40,7 @@ def test_chat_model_span_reads_messages_and_requested_calls():
     assert reading.user_input == "Weather in Oslo?"
     assert reading.system_prompt == "Be brief."
     assert [t.name for t in reading.tools_available] == ["get_weather"]
-    assert [(c.name, c.arguments, c.call_id) for c in reading.requested_calls] == [("get_weather", {"city": "Oslo"}, "c1")]
+    assert [(c.name, c.args, c.call_id) for c in reading.requested_calls] == [("get_weather", {"city": "Oslo"}, "c1")]
     assert (reading.model, reading.input_tokens, reading.output_tokens) == ("gpt-4o-mini", 3, 4)
 
 
@@ -54,7 +54,7 @@ def test_tool_span_reads_args_result_and_error():
     ok = mlflow.read(_span("get_weather", {"mlflow.spanType": "TOOL", "mlflow.spanInputs": {"city": "Oslo"},
                                            "mlflow.spanOutputs": "Cold."}))
     assert ok.span_type == "tool"
-    assert (ok.tool.name, ok.tool.arguments, ok.tool.result, ok.tool.error) == ("get_weather", {"city": "Oslo"}, "Cold.", None)
+    assert (ok.tool.name, ok.tool.args, ok.tool.result, ok.tool.error) == ("get_weather", {"city": "Oslo"}, "Cold.", None)
     failed = mlflow.read(_span("get_weather", {"mlflow.spanType": "TOOL", "mlflow.spanInputs": {"city": "Berln"}},
                                status="error", events=(SpanEvent("exception", 1, {
                                    "exception.type": "ValueError", "exception.message": "Unknown city"}),)))

@@ -50,9 +50,9 @@ def test_react_tool_list_stops_at_the_end_of_the_list():
 def test_react_action_and_question():
     assert noveum.react_question(PROMPT) == "weather in Oslo?"
     call = noveum.react_action('I must.\nAction: escalate_to_human\nAction Input: reason="Too hard"')
-    assert (call.name, call.arguments) == ("escalate_to_human", {"input": 'reason="Too hard'})
+    assert (call.name, call.args) == ("escalate_to_human", {"input": 'reason="Too hard'})
     call = noveum.react_action('Action: langchain_retriever\nAction Input: "fun fact"')
-    assert call.arguments == {"input": "fun fact"}
+    assert call.args == {"input": "fun fact"}
     assert noveum.react_action("Thought: done\nFinal Answer: 42") is None
     assert noveum.react_action("This is a greeting.\nAction: None") is None
 
@@ -74,7 +74,7 @@ def test_span_types_by_identity_not_by_agent_keys():
     reading = read_span(tool)
     assert reading.convention == "noveum"
     assert reading.requested_calls == [] and reading.retrieval_query is None
-    assert (reading.tool.name, reading.tool.arguments, reading.tool.result) == ("user_input", {"input": "more?"}, "FINAL")
+    assert (reading.tool.name, reading.tool.args, reading.tool.result) == ("user_input", {"input": "more?"}, "FINAL")
     assert reading.parameters == {"input_str": "more?", "argument_count": 1, "expression": "more?"}
     assert reading.sources["tool_calls"] == "tool.name, tool.input.*"
     llm_reading = read_span(llm)
@@ -105,7 +105,7 @@ def test_agent_reading_events_and_first_action():
                   "agent.output.finish.return_values": {"output": "done"}}, parent=None, events=events)
     reading = read_span(span)
     assert (reading.span_type, reading.user_input, reading.response, reading.agent_exit) == ("agent", "find it", "done", True)
-    assert [(c.name, c.arguments) for c in reading.requested_calls] == [("langchain_retriever", {"input": "it"})]
+    assert [(c.name, c.args) for c in reading.requested_calls] == [("langchain_retriever", {"input": "it"})]
     assert reading.retrieval_query == ["it"]
     assert reading.trace == (
         '[{"name": "agent_action", "timestamp": "2025-09-11T15:55:05.277839+00:00", "attributes": '

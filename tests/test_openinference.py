@@ -57,7 +57,7 @@ def test_llm_span_messages_tools_tokens(spans):
     )
     assert reading.user_input == "What's the weather in Tokyo?"
     assert reading.response is None
-    assert [(c.name, c.arguments, c.call_id) for c in reading.requested_calls] == [
+    assert [(c.name, c.args, c.call_id) for c in reading.requested_calls] == [
         ("get_weather", {"city": "Tokyo"}, "call_dad3c5cf233d87f80e761a3f")
     ]
     assert [t.name for t in reading.tools_available] == ["get_weather", "get_forecast", "call_db_agent", "search_docs"]
@@ -70,7 +70,7 @@ def test_bare_tool_input_and_tool_message_output(spans):
     reading = read_span(_one(spans, "get_weather", "e500bda0"))
     assert reading.span_type == "tool"
     tool = reading.tool
-    assert (tool.name, tool.arguments, tool.call_id, tool.error) == (
+    assert (tool.name, tool.args, tool.call_id, tool.error) == (
         "get_weather", {"input": "Tokyo"}, "call_dad3c5cf233d87f80e761a3f", None)
     assert tool.result == {"city": "Tokyo", "temperature_c": 22, "condition": "sunny"}
     data = map_span(_one(spans, "get_weather", "e500bda0"))
@@ -85,7 +85,7 @@ def test_bare_tool_input_and_tool_message_output(spans):
 
 def test_json_tool_input_is_the_arguments(spans):
     tool = read_span(_one(spans, "get_forecast")).tool
-    assert tool.arguments == {"city": "Paris", "days": 1}
+    assert tool.args == {"city": "Paris", "days": 1}
     assert tool.result["forecast"] == [{"day": "tomorrow", "temperature_c": 20, "condition": "sunny"}]
 
 
@@ -104,7 +104,7 @@ def test_failed_tool_span_gives_one_line_error(spans):
     span = _one(spans, "get_weather", "db765060", 0)
     reading = read_span(span)
     assert reading.tool.error == "ValueError: Unknown city: 'Berln'. Check the spelling and try again."
-    assert reading.tool.result is None and reading.tool.arguments == {"input": "Berln"}
+    assert reading.tool.result is None and reading.tool.args == {"input": "Berln"}
     assert map_span(span).tool_call_results[0].success is False
 
 
@@ -165,7 +165,7 @@ def test_spec_llm_contents_parts_and_tool_definitions(tracer):
         })
     reading = read_span(_records(exporter)["llm"])
     assert (reading.system_prompt, reading.user_input, reading.response) == ("Be brief.", "What is in this image?", "Checking.")
-    assert [(c.name, c.arguments, c.call_id) for c in reading.requested_calls] == [
+    assert [(c.name, c.args, c.call_id) for c in reading.requested_calls] == [
         ("lookup", {"q": "cat"}, "c1"), ("lookup", {"q": "dog"}, "c2")]
     assert [t.model_dump() for t in reading.tools_available] == [{
         "name": "lookup", "description": "Find.",
@@ -195,10 +195,10 @@ def test_spec_tool_span_with_tool_id_and_parameters_definition(tracer):
     records = _records(exporter)
     reading = read_span(records["tool"])
     tool = reading.tool
-    assert (tool.name, tool.arguments, tool.call_id, tool.result, tool.error) == ("lookup", {"q": "cat"}, "c7", "a small feline", None)
+    assert (tool.name, tool.args, tool.call_id, tool.result, tool.error) == ("lookup", {"q": "cat"}, "c7", "a small feline", None)
     assert reading.tools_available[0].args_schema == {"type": "object", "properties": {"q": {"type": "string"}}}
     broken = read_span(records["broken"]).tool
-    assert (broken.call_id, broken.error, broken.arguments) == ("c8", "TimeoutError: upstream timed out", {})
+    assert (broken.call_id, broken.error, broken.args) == ("c8", "TimeoutError: upstream timed out", {})
 
 
 def test_spec_retriever_reranker_and_other_kinds(tracer):
@@ -249,4 +249,4 @@ def test_unparseable_values_do_not_raise(tracer):
                              "input.mime_type": "application/json", "output.value": "[1, 2",
                              "output.mime_type": "application/json", "llm.input_messages.x.message.role": "user"})
     tool = read_span(_records(exporter)["odd"]).tool
-    assert (tool.arguments, tool.result) == ({"input": "{not json"}, "[1, 2")
+    assert (tool.args, tool.result) == ({"input": "{not json"}, "[1, 2")

@@ -126,13 +126,13 @@ def test_chat_span_tool_call_arguments_are_json_inside_json(tracer):
 def test_model_retry_is_a_failed_call_with_the_retry_prompt_as_result(tracer):
     spans = run_agent(tracer)
     failed = read_span(spans["execute_tool get_weather"]).tool
-    assert failed.arguments == {"city": "Berln"}
+    assert failed.args == {"city": "Berln"}
     assert failed.call_id == "call_a"
     assert failed.error == "pydantic_ai.exceptions.ToolRetryError: Unknown city: 'Berln'"
     assert failed.result == "Unknown city: 'Berln'\n\nFix the errors and try again."
     assert map_span(spans["execute_tool get_weather"]).tool_call_results[0].success is False
     ok = read_span(spans["execute_tool get_weather#2"]).tool
-    assert (ok.arguments, ok.result, ok.error) == ({"city": "Berlin"}, {"city": "Berlin", "temperature_c": 16}, None)
+    assert (ok.args, ok.result, ok.error) == ({"city": "Berlin"}, {"city": "Berlin", "temperature_c": 16}, None)
 
 
 def test_empty_conversation_id_means_no_session(tracer):
@@ -162,6 +162,6 @@ def test_data_format_v2_span_names_and_tool_attributes(tracer):
     assert (agent.convention, agent.span_type, agent.agent_name) == ("pydantic_ai", "agent", "agent")
     assert (agent.user_input, agent.response) == ("hello", "hi")
     tool = read_span(spans["running tool"])
-    assert (tool.span_type, tool.tool.name, tool.tool.arguments, tool.tool.result) == ("tool", "echo", {"text": "x"}, "x")
+    assert (tool.span_type, tool.tool.name, tool.tool.args, tool.tool.result) == ("tool", "echo", {"text": "x"}, "x")
     assert tool.sources["parameters_passed"] == "tool_arguments"
     assert session_id_of(spans["agent run"], agent) is None

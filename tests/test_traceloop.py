@@ -88,7 +88,7 @@ def test_llm_span_reads_indexed_prompts_completions_and_functions(spans):
 
 def test_tool_spans_arguments_results_and_errors(spans):
     ok = read_span(spans["get_weather.tool"]).tool
-    assert (ok.name, ok.arguments, ok.result, ok.error) == ("get_weather", {"city": "Oslo"},
+    assert (ok.name, ok.args, ok.result, ok.error) == ("get_weather", {"city": "Oslo"},
                                                             {"city": "Oslo", "temperature_c": 4}, None)
     failed = map_span(spans["get_forecast.tool"])
     assert failed.parameters_passed == {"input": "Oslo"}

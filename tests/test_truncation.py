@@ -88,10 +88,10 @@ def _walked(reading: Reading, limit: int) -> Reading:
     return Reading(
         convention=reading.convention, user_input=_cut_value(reading.user_input, limit),
         parameters=_cut_value(reading.parameters, limit),
-        requested_calls=[RequestedToolCall(c.name, _cut_value(c.arguments, limit), c.call_id)
+        requested_calls=[RequestedToolCall(c.name, _cut_value(c.args, limit), c.call_id)
                          for c in reading.requested_calls],
         tool=None if reading.tool is None else ExecutedToolCall(
-            reading.tool.name, _cut_value(reading.tool.arguments, limit), reading.tool.call_id,
+            reading.tool.name, _cut_value(reading.tool.args, limit), reading.tool.call_id,
             _cut_value(reading.tool.result, limit), _cut_value(reading.tool.error, limit)),
         retrieved_documents=_cut_value(reading.retrieved_documents, limit),
     )

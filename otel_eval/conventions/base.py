@@ -52,19 +52,33 @@ class Convention(Protocol):
 
 @dataclass
 class RequestedToolCall:
-    """A tool call an LLM response (or an agent action) asked for."""
+    """A tool call an LLM response (or an agent action) asked for.
+
+    One call, four roles, one spelling of its arguments (``args``, as the EvalSet's and ADK's
+    ``FunctionCall``), except where a spec fixes another name:
+
+    - :class:`RequestedToolCall` (asked for) and :class:`ExecutedToolCall` (a tool span's run):
+      what a convention reads from one span;
+    - :class:`otel_eval.trajectory.ActualToolCall`: the call the agent made, in the session's
+      trajectory (the two above, paired by call id);
+    - :class:`otel_eval.models.evalset.ExpectedToolCall`: the call a golden case expects;
+    - :class:`otel_eval.models.agent_data.ToolCall`: AgentData's, whose fields the AgentData spec
+      names ``tool_name``, ``parameters`` and ``call_id`` (mapping.py fills them from ``name``,
+      ``args`` and ``call_id``).
+    """
 
     name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
+    args: dict[str, Any] = field(default_factory=dict)
     call_id: Optional[str] = None
 
 
 @dataclass
 class ExecutedToolCall:
-    """What a tool span did: the call as executed, and its outcome."""
+    """What a tool span did: the call as executed, and its outcome (the roles of the other
+    tool-call classes: :class:`RequestedToolCall`)."""
 
     name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
+    args: dict[str, Any] = field(default_factory=dict)
     call_id: Optional[str] = None
     result: Any = None
     error: Optional[str] = None

@@ -171,11 +171,11 @@ def read_as(span: SpanRecord, convention: str) -> Reading:
     if kind == "tool":
         reading.tool = tool_invocation(span, target)
         args_key, result_key = "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"
-        if span.events and (not reading.tool.arguments or reading.tool.result is None):
+        if span.events and (not reading.tool.args or reading.tool.result is None):
             events = [_span_event_as_log(span, e) for e in span.events if e.name.startswith("gen_ai.")]
             found = tool_from_events(reading, events, "event:")
             args_key, result_key = found.get("arguments", args_key), found.get("result", result_key)
-        reading.parameters = dict(reading.tool.arguments)
+        reading.parameters = dict(reading.tool.args)
         tool_sources(reading, args_key, result_key)
         if reading.response is None and reading.tool.result is not None:
             reading.response = as_text(reading.tool.result)
@@ -234,7 +234,7 @@ def tool_invocation(span: SpanRecord, target: Optional[str] = None) -> ExecutedT
     name, _ = first_text(attrs, "gen_ai.tool.name")
     return ExecutedToolCall(
         name=name or target or "unknown",
-        arguments=as_arguments(attrs.get("gen_ai.tool.call.arguments")),
+        args=as_arguments(attrs.get("gen_ai.tool.call.arguments")),
         call_id=str_or_none(attrs.get("gen_ai.tool.call.id")),
         result=result_value(attrs.get("gen_ai.tool.call.result")),
         error=span_error(span),
@@ -287,9 +287,9 @@ def apply_log_events(reading: Reading, events: Iterable[LogEvent]) -> Reading:
         return result
     relevant.sort(key=lambda e: e.time_ns)
     if result.span_type == "tool" and result.tool is not None:
-        if not result.tool.arguments or result.tool.result is None:
+        if not result.tool.args or result.tool.result is None:
             found = tool_from_events(result, relevant, "log:")
-            result.parameters = dict(result.tool.arguments)
+            result.parameters = dict(result.tool.args)
             if "arguments" in found:
                 result.sources["parameters_passed"] = found["arguments"]
             if "result" in found:
@@ -387,7 +387,7 @@ def tool_from_events(reading: Reading, events: Sequence[LogEvent], prefix: str) 
     tool = reading.tool
     assert tool is not None
     found: dict[str, str] = {}
-    want_args, want_result = not tool.arguments, tool.result is None
+    want_args, want_result = not tool.args, tool.result is None
     has_choice = any(e.event_name == CHOICE_EVENT for e in events)
     for event in events:
         name = event.event_name
@@ -412,7 +412,7 @@ def tool_from_events(reading: Reading, events: Sequence[LogEvent], prefix: str) 
                     want_result, found["result"] = False, where
             elif isinstance(value, Mapping) or has_choice:
                 if want_args:
-                    tool.arguments = as_arguments(value)
+                    tool.args = as_arguments(value)
                     want_args, found["arguments"] = False, where
             elif want_result:
                 tool.result = result_value(value)
@@ -506,7 +506,7 @@ def _own_call(message: Message, name: Optional[str]) -> Any:
 
 
 def _take_call(tool: ExecutedToolCall, call: Any) -> None:
-    tool.arguments = dict(call.arguments)
+    tool.args = dict(call.args)
     if tool.name == "unknown":
         tool.name = call.name
     if tool.call_id is None:

@@ -140,8 +140,8 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
     tool = reading.tool or ExecutedToolCall(name=str(attrs.get("gen_ai.tool.name") or "unknown"))
     args_key = "gen_ai.tool.call.arguments"
     raw_args = attrs.get(PREFIX + "tool_call_args")
-    if raw_args is not None and raw_args not in _PLACEHOLDERS[2:] and not tool.arguments:
-        tool.arguments = as_arguments(raw_args)
+    if raw_args is not None and raw_args not in _PLACEHOLDERS[2:] and not tool.args:
+        tool.args = as_arguments(raw_args)
         args_key = PREFIX + "tool_call_args"
     result_key = "gen_ai.tool.call.result"
     raw_result = attrs.get(PREFIX + "tool_response")
@@ -156,7 +156,7 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
     elif span.status == "error" and tool.error is None:
         tool.error = span_error(span)
     reading.tool = tool
-    reading.parameters = dict(tool.arguments)
+    reading.parameters = dict(tool.args)
     reading.response = as_text(tool.result) if tool.result is not None else None
     genai.tool_sources(reading, args_key, result_key)
 

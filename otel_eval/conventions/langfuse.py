@@ -238,7 +238,7 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
     if error in (None, "error") and (error is not None or str(attrs.get(LEVEL, "")).upper() == "ERROR"):
         message = attrs.get(STATUS_MESSAGE)  # the SDK's own record, when the span status has no description
         error = str(message).strip().splitlines()[0] if message not in (None, "") and str(message).strip() else "error"
-    reading.tool = ExecutedToolCall(name=span.name or "unknown", arguments=arguments, result=result, error=error)
+    reading.tool = ExecutedToolCall(name=span.name or "unknown", args=arguments, result=result, error=error)
     reading.parameters = dict(arguments)
     reading.sources["tool_calls"] = "span.name"
     if INPUT in attrs:

@@ -216,10 +216,10 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
     if tool is None:
         return
     args_key, result_key = "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"
-    if not tool.arguments:  # the first exporter: gen_ai.tool.input / input
+    if not tool.args:  # the first exporter: gen_ai.tool.input / input
         for key in ("gen_ai.tool.input", "input"):
             if attrs.get(key) is not None:
-                tool.arguments = as_arguments(attrs[key])
+                tool.args = as_arguments(attrs[key])
                 args_key = key
                 break
     if tool.result is None:
@@ -230,6 +230,6 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
                 break
     if tool.error is not None and str(attrs.get("error.type")) == "unknown" and tool.error.startswith("unknown: "):
         tool.error = tool.error[len("unknown: "):]  # Mastra's "no error id", not a type
-    reading.parameters = dict(tool.arguments)
+    reading.parameters = dict(tool.args)
     reading.response = as_text(tool.result) if tool.result is not None else None
     genai.tool_sources(reading, args_key, result_key)

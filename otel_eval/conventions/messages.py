@@ -819,7 +819,7 @@ def output_text(messages: Sequence[Message]) -> Optional[str]:
 
 def output_calls(messages: Sequence[Message]) -> list[RequestedToolCall]:
     # Each reading gets calls of its own, built directly: copy.copy's generic path costs ~1 µs a call.
-    return [RequestedToolCall(call.name, call.arguments, call.call_id)
+    return [RequestedToolCall(call.name, call.args, call.call_id)
             for message in messages if message.role != "user" for call in message.calls]
 
 

@@ -176,9 +176,9 @@ def _read_llm(attrs: Mapping[str, Any], reading: Reading, inputs: Any, outputs: 
 
 def _read_tool(span: SpanRecord, reading: Reading, inputs: Any, outputs: Any) -> None:
     name = span.name or _value(span.attributes, "mlflow.spanFunctionName") or "unknown"
-    tool = ExecutedToolCall(name=str(name), arguments=as_arguments(inputs), result=outputs, error=span_error(span))
+    tool = ExecutedToolCall(name=str(name), args=as_arguments(inputs), result=outputs, error=span_error(span))
     reading.tool = tool
-    reading.parameters = dict(tool.arguments)
+    reading.parameters = dict(tool.args)
     reading.sources["tool_calls"] = "span name" if span.name else "mlflow.spanFunctionName"
     reading.sources["parameters_passed"] = "mlflow.spanInputs"
     if outputs is not None:

@@ -108,7 +108,7 @@ def _read_agent(span: SpanRecord, reading: Reading) -> None:
     tool = attrs.get("agent.output.action.tool")
     if tool:
         tool_input = attrs.get("agent.output.action.tool_input")
-        reading.requested_calls = [RequestedToolCall(name=str(tool), arguments={"input": tool_input})]
+        reading.requested_calls = [RequestedToolCall(name=str(tool), args={"input": tool_input})]
         reading.parameters = {"input": tool_input}
         reading.sources["tool_calls"] = "agent.output.action.tool, agent.output.action.tool_input"
         reading.sources["parameters_passed"] = "agent.output.action.tool_input"
@@ -153,7 +153,7 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
     inputs = {key[len(_TOOL_INPUT_PREFIX):]: value for key, value in attrs.items() if key.startswith(_TOOL_INPUT_PREFIX)}
     reading.parameters = dict(inputs)
     reading.sources["parameters_passed"] = "tool.input.*"
-    invocation = ExecutedToolCall(name=name, arguments=tool_arguments(inputs))
+    invocation = ExecutedToolCall(name=name, args=tool_arguments(inputs))
     reading.sources["tool_calls"] = "tool.name, tool.input.*"
     if "tool.output.output" in attrs:
         invocation.result = attrs["tool.output.output"]
@@ -284,7 +284,7 @@ def react_action(text: str) -> Optional[RequestedToolCall]:
     tool_input = match.group(2).strip(" ").strip('"')
     if not tool:
         return None
-    return RequestedToolCall(name=tool, arguments={"input": tool_input})
+    return RequestedToolCall(name=tool, args={"input": tool_input})
 
 
 def react_question(prompt: str) -> Optional[str]:

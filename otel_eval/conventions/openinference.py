@@ -160,10 +160,10 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
     reading.sources["tool_calls"] = "tool.name" if attrs.get("tool.name") else "span name"
     definition = parse_json_maybe(attrs.get("tool.parameters"))
     if "input.value" in attrs:
-        invocation.arguments = as_arguments(_io_value(attrs, "input"))
+        invocation.args = as_arguments(_io_value(attrs, "input"))
         reading.sources["parameters_passed"] = "input.value"
     elif isinstance(definition, dict) and not _is_schema(definition):
-        invocation.arguments = dict(definition)  # some tracers put the call's values here
+        invocation.args = dict(definition)  # some tracers put the call's values here
         reading.sources["parameters_passed"] = "tool.parameters"
     if isinstance(definition, dict) and _is_schema(definition):
         reading.tools_available = [
@@ -182,7 +182,7 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
     if error is not None:
         invocation.error = error
     reading.tool = invocation
-    reading.parameters = dict(invocation.arguments)
+    reading.parameters = dict(invocation.args)
     reading.response = as_text(invocation.result)
     if reading.response is not None:
         reading.sources["agent_response"] = "output.value"
@@ -504,7 +504,7 @@ def _indexed_messages(grouped: dict[int, dict[str, Any]], with_calls: bool = Tru
             calls.append(
                 RequestedToolCall(
                     name=str(name),
-                    arguments=as_arguments(call.get("tool_call.function.arguments")),
+                    args=as_arguments(call.get("tool_call.function.arguments")),
                     call_id=_str(call.get("tool_call.id")),
                 )
             )
@@ -512,7 +512,7 @@ def _indexed_messages(grouped: dict[int, dict[str, Any]], with_calls: bool = Tru
             calls.append(
                 RequestedToolCall(
                     name=str(fields["message.function_call_name"]),
-                    arguments=as_arguments(fields.get("message.function_call_arguments_json")),
+                    args=as_arguments(fields.get("message.function_call_arguments_json")),
                 )
             )
         messages.append(

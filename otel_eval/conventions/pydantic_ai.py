@@ -91,8 +91,8 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
     attrs = span.attributes
     tool = reading.tool or ExecutedToolCall(name=str(attrs.get("gen_ai.tool.name") or "unknown"))
     args_key, result_key = "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"
-    if not tool.arguments and attrs.get("tool_arguments") is not None:
-        tool.arguments = as_arguments(attrs["tool_arguments"])
+    if not tool.args and attrs.get("tool_arguments") is not None:
+        tool.args = as_arguments(attrs["tool_arguments"])
         args_key = "tool_arguments"
     if tool.result is None and attrs.get("tool_response") is not None:
         tool.result = parse_json_maybe(attrs["tool_response"])
@@ -102,7 +102,7 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
         # exception message says why the tool failed.
         tool.error = _retry_message(span) or tool.error
     reading.tool = tool
-    reading.parameters = dict(tool.arguments)
+    reading.parameters = dict(tool.args)
     reading.response = as_text(tool.result) if tool.result is not None else None
     genai.tool_sources(reading, args_key, result_key)
 

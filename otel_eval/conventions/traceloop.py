@@ -85,7 +85,7 @@ def _read_entity(span: SpanRecord, reading: Reading, kind: str) -> None:
         arguments = entity_arguments(raw_input)
         reading.tool = ExecutedToolCall(
             name=str(name),
-            arguments=arguments,
+            args=arguments,
             call_id=None,
             result=output,
             error=span_error(span),

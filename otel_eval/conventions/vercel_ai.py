@@ -257,14 +257,14 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
     result_key = "ai.toolCall.result" if "ai.toolCall.result" in attrs else "ai.toolCall.output"
     tool = ExecutedToolCall(
         name=str(name) if name not in (None, "") else (known.name if known is not None else "unknown"),
-        arguments=as_arguments(parsed_attribute(reading, attrs, args_key)) if args_key in attrs else (
-            known.arguments if known else {}),
+        args=as_arguments(parsed_attribute(reading, attrs, args_key)) if args_key in attrs else (
+            known.args if known else {}),
         call_id=_str(attrs.get("ai.toolCall.id")) or (known.call_id if known is not None else None),
         result=parsed_attribute(reading, attrs, result_key) if result_key in attrs else (known.result if known else None),
         error=span_error(span),
     )
     reading.tool = tool
-    reading.parameters = dict(tool.arguments)
+    reading.parameters = dict(tool.args)
     reading.response = as_text(tool.result) if tool.result is not None else None
     reading.sources.update({"tool_calls": "ai.toolCall.name" if name not in (None, "") else "gen_ai.tool.name",
                             "parameters_passed": args_key if args_key in attrs else "gen_ai.tool.call.arguments"})

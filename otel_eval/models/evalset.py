@@ -59,6 +59,9 @@ class MessageContent(_Golden):
 
 
 class ExpectedToolCall(_Golden):
+    """A tool call a golden case expects (``args``: one spelling for every tool-call class but
+    AgentData's ``ToolCall``, see :class:`otel_eval.conventions.base.RequestedToolCall`)."""
+
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
     call_id: Optional[str] = None
