@@ -83,13 +83,6 @@ def verdict(case_id: Optional[str], stored: str, matched_by: Optional[str]) -> s
     return _WORDS[stored]
 
 
-def config_hash(config: EvalConfig) -> str:
-    """As the engine computes it, so rescored rows group with live ones of the same config."""
-    from .pipeline import config_hash as engine_config_hash
-
-    return engine_config_hash(config)
-
-
 def rescore(
     db: PathLike,
     golden: Optional[Iterable[Union[PathLike, EvalSet]]] = None,
