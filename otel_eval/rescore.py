@@ -76,7 +76,7 @@ class RescoreChange:
         return {**asdict(self), "changed": self.changed, "verdict_changed": self.verdict_changed}
 
 
-def verdict(case_id: Optional[str], stored: str, matched_by: Optional[str]) -> str:
+def _outcome(case_id: Optional[str], stored: str, matched_by: Optional[str]) -> str:
     """``stored``: the evaluation's verdict (passed, failed, not_evaluated)."""
     if not case_id:
         return matched_by or "unmatched"
@@ -168,7 +168,7 @@ def _judged(store: Store, change: RescoreChange) -> RescoreChange:
     if latest is None or latest.revision == change.after_revision:
         return change
     return replace(change, after_revision=latest.revision, after_case=latest.case_id,
-                   after_verdict=verdict(latest.case_id, latest.verdict, latest.matched_by),
+                   after_verdict=_outcome(latest.case_id, latest.verdict, latest.matched_by),
                    after_score=latest.score if latest.score is not None else 0.0)
 
 
@@ -181,8 +181,8 @@ def _change(session_id: str, before: Optional[LatestEvaluation], finished: Any, 
         after_revision=revision,
         before_case=before.case_id if before else None,
         after_case=result.eval_id or None,
-        before_verdict=verdict(before.case_id, before.verdict, before.matched_by) if before else NONE,
-        after_verdict=verdict(result.eval_id, result.verdict, finished.matched_by),
+        before_verdict=_outcome(before.case_id, before.verdict, before.matched_by) if before else NONE,
+        after_verdict=_outcome(result.eval_id, result.verdict, finished.matched_by),
         before_score=before.score if before else None,
         after_score=result.score,
         matched_by=finished.matched_by,
