@@ -64,7 +64,9 @@ _SIGNALS = {
 
 
 @dataclass
-class Response:
+class HttpResponse:
+    """What the HTTP receiver answers one request with."""
+
     status: int
     body: bytes = b""
     content_type: str = JSON
@@ -124,12 +126,12 @@ def _status_body(code: int, message: str, content_type: str) -> bytes:
 
 
 def _error(http_status: int, rpc_code: int, message: str, content_type: str,
-           headers: Optional[dict[str, str]] = None) -> Response:
+           headers: Optional[dict[str, str]] = None) -> HttpResponse:
     content_type = content_type if content_type in (PROTOBUF, JSON) else JSON
-    return Response(http_status, _status_body(rpc_code, message, content_type), content_type, headers or {})
+    return HttpResponse(http_status, _status_body(rpc_code, message, content_type), content_type, headers or {})
 
 
-async def _send(send: Callable, scope: dict, response: Response) -> None:
+async def _send(send: Callable, scope: dict, response: HttpResponse) -> None:
     headers = [(b"content-type", response.content_type.encode()),
                (b"content-length", str(len(response.body)).encode())]
     headers += [(k.lower().encode(), v.encode()) for k, v in response.headers.items()]
@@ -181,7 +183,7 @@ class OtlpHttpApp:
                     break
             if not self.hosts.allows(host):
                 # DNS rebinding: a page whose name now points at us must not read or write anything.
-                await _send(send, scope, Response(403, json.dumps({
+                await _send(send, scope, HttpResponse(403, json.dumps({
                     "error": f"Host {host!r} is not served here (DNS rebinding protection); allowed: "
                              f"{self.hosts.describe()}. Add it with --allowed-host."}).encode()))
                 return
@@ -195,38 +197,38 @@ class OtlpHttpApp:
             return
         await _send(send, scope, response)
 
-    async def _route(self, scope: dict, receive: Callable) -> Response:
+    async def _route(self, scope: dict, receive: Callable) -> HttpResponse:
         path, method = scope["path"], scope["method"]
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         if path == "/healthz":
             if method not in ("GET", "HEAD"):
-                return Response(405, b'{"error":"use GET"}', headers={"Allow": "GET, HEAD"})
+                return HttpResponse(405, b'{"error":"use GET"}', headers={"Allow": "GET, HEAD"})
             if self.draining:
-                return Response(503, b'{"status":"draining"}')
+                return HttpResponse(503, b'{"status":"draining"}')
             problem = self.receiver.health_problem()
             if problem:
-                return Response(503, json.dumps({"status": "unhealthy", "reason": problem}).encode())
-            return Response(200, b'{"status":"ok"}')
+                return HttpResponse(503, json.dumps({"status": "unhealthy", "reason": problem}).encode())
+            return HttpResponse(200, b'{"status":"ok"}')
         if path == "/metrics":
             if method not in ("GET", "HEAD"):
-                return Response(405, b'{"error":"use GET"}', headers={"Allow": "GET, HEAD"})
+                return HttpResponse(405, b'{"error":"use GET"}', headers={"Allow": "GET, HEAD"})
             if not self._authorized(headers):
                 return self._unauthorized(JSON)
             text = await asyncio.to_thread(self._metrics_text)
-            return Response(200, text.encode(), PROMETHEUS)
+            return HttpResponse(200, text.encode(), PROMETHEUS)
         if path == "/gate":
             if method not in ("GET", "HEAD"):
-                return Response(405, b'{"error":"use GET"}', headers={"Allow": "GET, HEAD"})
+                return HttpResponse(405, b'{"error":"use GET"}', headers={"Allow": "GET, HEAD"})
             if not self._authorized(headers):
                 return self._unauthorized(JSON)
             if self.gate is None:
-                return Response(404, b'{"error":"the release gate is off (the collector has no database view)"}')
+                return HttpResponse(404, b'{"error":"the release gate is off (the collector has no database view)"}')
             status, body = await asyncio.to_thread(self.gate.answer, scope.get("query_string", b"").decode("latin-1"))
-            return Response(status, json.dumps(body).encode())
+            return HttpResponse(status, json.dumps(body).encode())
         if path == "/ui" or path.startswith("/ui/"):
-            return Response(404, b'{"error":"the dashboard is off; start the collector with --ui"}')
+            return HttpResponse(404, b'{"error":"the dashboard is off; start the collector with --ui"}')
         if path not in _SIGNALS:
-            return Response(404, json.dumps({"error": f"no such path {path}; OTLP uses /v1/traces and /v1/logs"}).encode())
+            return HttpResponse(404, json.dumps({"error": f"no such path {path}; OTLP uses /v1/traces and /v1/logs"}).encode())
         signal = _SIGNALS[path][0]
         content_type = _media_type(headers.get("content-type", ""))
         if method != "POST":
@@ -284,7 +286,7 @@ class OtlpHttpApp:
                 text = text.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
         return text
 
-    def _refused(self, signal: str, exc: Exception, content_type: str) -> Response:
+    def _refused(self, signal: str, exc: Exception, content_type: str) -> HttpResponse:
         """The answer to a body refused while it was read or decoded, whichever step found it."""
         if isinstance(exc, BodyTooLarge):
             self.metrics.request("http", signal, "too_large")
@@ -301,7 +303,7 @@ class OtlpHttpApp:
         # Constant-time: the comparison must not reveal how much of a guess was right.
         return hmac.compare_digest(headers.get("authorization", "").encode("latin-1"), self._expected_auth)
 
-    def _unauthorized(self, content_type: str) -> Response:
+    def _unauthorized(self, content_type: str) -> HttpResponse:
         return _error(401, _UNAUTHENTICATED, "missing or wrong bearer token", content_type,
                       {"WWW-Authenticate": 'Bearer realm="otel-eval"'})
 
@@ -324,7 +326,7 @@ class OtlpHttpApp:
                 return b"".join(chunks)
 
     def export(self, path: str, content_type: str, encoding: str, body: bytes,
-               reservation: Optional[Reservation] = None) -> Response:
+               reservation: Optional[Reservation] = None) -> HttpResponse:
         """Decode one export request, commit it and build the OTLP answer (runs on a worker thread)."""
         signal, request_type, parse_json = _SIGNALS[path]
         try:
@@ -345,8 +347,8 @@ class OtlpHttpApp:
             return _error(500, _INTERNAL, "internal error while storing the batch (see collector log)", content_type)
         self.metrics.request("http", signal, "ok")
         if content_type == PROTOBUF:
-            return Response(200, response.SerializeToString(), PROTOBUF)
-        return Response(200, json.dumps(json_format.MessageToDict(response)).encode(), JSON)
+            return HttpResponse(200, response.SerializeToString(), PROTOBUF)
+        return HttpResponse(200, json.dumps(json_format.MessageToDict(response)).encode(), JSON)
 
     @staticmethod
     def _decode(body: bytes, content_type: str, request_type: type, parse_json: Callable) -> Any:
