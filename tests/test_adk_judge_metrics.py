@@ -7,11 +7,18 @@ it) and the same scripted judge answers go to both sides: to google-adk's own ev
 127.0.0.1 (tests/judge_server.py) scripted with the same texts. Both must give the same score,
 verdict, per-invocation scores and per-rubric verdicts, and ask the judge the same prompts.
 
+Then real multi-agent google-adk runs (captures/python/adk_multiagent/run.py): otel-eval reads
+their spans (``evaluate``, the CLI on an ADK eval folder, a collector) and must ask the judge what
+google-adk asks it of its own invocations of the same run, and give ADK's verdicts.
+
 What cannot be the same, and is not compared: ADK sends a ``GenerateContentConfig`` (its retry
 options, automatic function calling off) to Gemini, otel-eval a chat-completions body to the
 user's endpoint (only the sampling settings of ``judge_model_config`` carry over, checked below);
-and which of several samples arrives first (the pool sends them at once), so prompts are compared
-as multisets, and of equal votes the rationale kept may differ (scores cannot).
+which of several samples arrives first (the pool sends them at once), so prompts are compared as
+multisets, and of equal votes the rationale kept may differ (scores cannot); a judge outage (ADK
+drops the invocation, otel-eval the whole metric until backfill); and, from spans, a ``task``
+sub-agent's invocation (ADK's has an empty user content and the delegation's call id) and
+grounding metadata (not on spans). docs/adk.md lists them for users.
 """
 
 from __future__ import annotations
