@@ -191,18 +191,11 @@ def _refuse_bad_golden(paths: Sequence[str]) -> None:
         load_golden_files(paths)
 
 
-def load_config(path: Optional[str], golden: Sequence[str] = ()):
-    """TOML criteria or google-adk's test_config.json (``.json``); with no path, the
-    test_config.json beside a golden .evalset.json / .test.json, as adk eval does (docs/adk.md)."""
-    from .adk_config import config_for_command
-
-    return config_for_command(path, golden)
-
-
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    from .adk_config import config_for_command
     from .engine.settings import EngineSettings
     from .mapping import use_identity_attributes
     from .offline import evaluate
@@ -210,7 +203,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from .read.evaluations import current_evaluations
     from .report import render_report, summarize
 
-    config = load_config(args.config, args.golden)
+    # TOML criteria or google-adk's test_config.json; with no --config, the test_config.json beside
+    # a golden .evalset.json / .test.json, as adk eval does (docs/adk.md).
+    config = config_for_command(args.config, args.golden)
     embed = embedding_backend(args)
     use_identity_attributes(args.session_attribute, args.user_attribute)
     spans: list = []
