@@ -32,7 +32,7 @@ from .receiver import Receiver
 log = logging.getLogger("otel_eval.collector")
 
 
-def embedding_backend(config: CollectorConfig) -> Any:
+def embedding_model_of(config: CollectorConfig) -> Any:
     """``--embedding-url``: a real model for the embedding match step; None keeps the n-grams."""
     if not config.embedding_url:
         return None
@@ -203,7 +203,7 @@ def engine_settings(config: CollectorConfig) -> EngineSettings:
         config=config.eval_config or EvalConfig.default(), trace_quiet=config.trace_quiet,
         session_idle=config.session_idle, max_queue_spans=config.queue_spans,
         max_value_chars=config.max_value_chars, fuzzy_threshold=config.fuzzy_threshold,
-        embedding_threshold=config.embedding_threshold, embed=embedding_backend(config),
+        embedding_threshold=config.embedding_threshold, embed=embedding_model_of(config),
         score_workers=config.score_workers, write_cache_mib=config.sqlite_cache_mib or None,
         score_when_idle=not config.no_idle_scoring,
         judge_concurrency=config.judge_concurrency, judge_queue=config.judge_queue,
@@ -212,7 +212,7 @@ def engine_settings(config: CollectorConfig) -> EngineSettings:
     )
 
 
-def describe(exc: Exception) -> str:
+def _describe(exc: Exception) -> str:
     """An error for the operator: ``source: reason``, with the JSON path only when there is one."""
     if isinstance(exc, InputError):
         where = f" at {exc.location}" if exc.location not in ("", "$") else ""
@@ -224,10 +224,10 @@ def describe_all(exc: Exception) -> list[str]:
     """One line per problem: a bad golden file (``GoldenFileError``) lists several."""
     problems = getattr(exc, "problems", None)
     if problems and isinstance(exc, InputError) and all(isinstance(p, tuple) for p in problems):
-        return [describe(InputError(exc.source, reason, location)) for location, reason in problems]  # ConfigError
+        return [_describe(InputError(exc.source, reason, location)) for location, reason in problems]  # ConfigError
     if problems:
-        return [describe(InputError(p.source, p.reason, p.location)) for p in problems]
-    return [describe(exc)]
+        return [_describe(InputError(p.source, p.reason, p.location)) for p in problems]
+    return [_describe(exc)]
 
 
 def _host_for_url(host: str) -> str:
@@ -242,7 +242,7 @@ def _configure_logging(level: str) -> None:
     )
 
 
-def run(config: CollectorConfig, *, ready: Optional[Callable[[Collector], None]] = None,
+def serve(config: CollectorConfig, *, ready: Optional[Callable[[Collector], None]] = None,
         stop_event: Optional[threading.Event] = None) -> int:
     """Run until SIGTERM/SIGINT (or ``stop_event``), then drain, commit and return 0."""
     stop = stop_event or threading.Event()
@@ -304,7 +304,7 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "otel-eval collect") 
         return 2
     _configure_logging(config.log_level)
     try:
-        return run(config)
+        return serve(config)
     except OtelEvalError as exc:  # a bad golden file, found when the engine loads it
         for line in describe_all(exc):
             log.error("%s", line)

@@ -382,7 +382,8 @@ _MORE_METAVARS = {"forward_when": "OUTCOMES", "gate_baseline": "VERSION", "gate_
 _LIST_SETTINGS = ("golden", "allowed_host", "session_attribute", "user_attribute", "judge_models")
 
 
-def build_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:
+def collect_parser(prog: str = "otel-eval collect") -> argparse.ArgumentParser:
+    """The ``otel-eval collect`` command line (``otel-eval``'s own is :func:`otel_eval.cli.build_parser`)."""
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Receive OpenTelemetry traces over OTLP (gRPC and HTTP) and evaluate agent sessions live. "
@@ -425,7 +426,7 @@ def load_config(argv: Optional[Sequence[str]] = None, environ: Optional[Mapping[
     Raises :class:`InputError` for bad values; argparse itself exits with status 2 on unknown flags.
     """
     environ = os.environ if environ is None else environ
-    args = build_parser(prog).parse_args(list(argv) if argv is not None else None)
+    args = collect_parser(prog).parse_args(list(argv) if argv is not None else None)
     values: dict[str, tuple[Any, str]] = {}  # name -> (raw value, where it came from)
 
     config_file = args.config or environ.get(ENV_PREFIX + "CONFIG") or None

@@ -33,17 +33,19 @@ def check(config: CollectorConfig) -> None:
     """Every start-up check, cheapest first. Raises :class:`StartupError`."""
     for endpoint, what in ((config.grpc, "gRPC"), (config.http, "HTTP")):
         if endpoint is not None:
-            check_bindable(endpoint, what)
+            check_port(endpoint, what)
     if config.tls_cert and config.tls_key:
         check_tls(config.tls_cert, config.tls_key)
     check_database(config.db)
 
 
-def check_bindable(endpoint: Endpoint, what: str) -> None:
-    from .grpc_server import check_bindable as bind_or_raise
+def check_port(endpoint: Endpoint, what: str) -> None:
+    """Can the collector listen on ``endpoint``? (:func:`collector.grpc_server.check_bindable`,
+    its failure as a :class:`StartupError`.)"""
+    from .grpc_server import check_bindable
 
     try:
-        bind_or_raise(endpoint, what)
+        check_bindable(endpoint, what)
     except OSError as exc:
         raise StartupError(str(exc)) from None
 

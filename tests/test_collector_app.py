@@ -73,7 +73,7 @@ def test_a_collector_whose_writer_died_says_so_and_exits_1(tmp_path, caplog):
     this stands in for a bug that would kill it)."""
     import threading
 
-    from collector.app import run
+    from collector.app import serve
     from collector.config import CollectorConfig
 
     class WriterKilled(BaseException):
@@ -89,7 +89,7 @@ def test_a_collector_whose_writer_died_says_so_and_exits_1(tmp_path, caplog):
     config = CollectorConfig(db=str(tmp_path / "eval.db"), grpc=Endpoint("127.0.0.1", 0),
                              http=Endpoint("127.0.0.1", 0), score_workers=0)
     outcome = []
-    runner = threading.Thread(target=lambda: outcome.append(run(config, ready=ready, stop_event=threading.Event())))
+    runner = threading.Thread(target=lambda: outcome.append(serve(config, ready=ready, stop_event=threading.Event())))
     caplog.set_level(logging.ERROR, logger="otel_eval.collector")
     runner.start()
     assert started.wait(30)

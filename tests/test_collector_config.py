@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from collector.config import Endpoint, build_parser, load_config, parse_endpoint
+from collector.config import Endpoint, collect_parser, load_config, parse_endpoint
 from otel_eval.errors import InputError
 from otel_eval.models.evalset import MatchType
 
@@ -137,7 +137,7 @@ def test_ipv6_endpoint():
 
 
 def test_help_explains_every_flag_and_its_variable():
-    text = build_parser().format_help()
+    text = collect_parser().format_help()
     for flag, env in [("--db", "OTEL_EVAL_DB"), ("--golden", "OTEL_EVAL_GOLDEN"), ("--grpc", "OTEL_EVAL_GRPC"),
                       ("--http", "OTEL_EVAL_HTTP"), ("--trace-quiet", "OTEL_EVAL_TRACE_QUIET"),
                       ("--session-idle", "OTEL_EVAL_SESSION_IDLE"), ("--auth-token", "OTEL_EVAL_AUTH_TOKEN"),
@@ -179,4 +179,4 @@ def test_the_collector_scores_a_backlog_itself_while_idle_unless_told_not_to(tmp
     config_file = tmp_path / "c.toml"
     config_file.write_text("no_idle_scoring = true\n")
     assert engine_settings(load_config(["--config", str(config_file)], environ={})).score_when_idle is False
-    assert "--no-idle-scoring" in build_parser().format_help()
+    assert "--no-idle-scoring" in collect_parser().format_help()

@@ -211,19 +211,19 @@ def test_the_engine_matches_with_the_model_and_stores_why_when_it_cannot(server,
 
 
 def test_collector_settings_for_the_backend(tmp_path, server):
-    from collector.app import embedding_backend
+    from collector.app import embedding_model_of
     from collector.config import load_config
 
     env = {"OTEL_EVAL_EMBEDDING_API_KEY": "sk-env"}
     config = load_config(["--embedding-url", server.url, "--embedding-model", "toy-embed",
                           "--embedding-threshold", "80", "--embedding-timeout", "3"], environ=env)
-    embed = embedding_backend(config)
+    embed = embedding_model_of(config)
     assert (embed.url, embed.model, embed.api_key, embed.timeout) == (server.url + "/embeddings", "toy-embed",
                                                                        "sk-env", 3.0)
     toml = tmp_path / "c.toml"
     toml.write_text(f'embedding_url = "{server.url}"\nembedding_model = "toy-embed"\nembedding_threshold = 75\n')
-    assert embedding_backend(load_config(["--config", str(toml)], environ={})).model == "toy-embed"
-    assert embedding_backend(load_config([], environ={})) is None  # n-grams stay the default
+    assert embedding_model_of(load_config(["--config", str(toml)], environ={})).model == "toy-embed"
+    assert embedding_model_of(load_config([], environ={})) is None  # n-grams stay the default
     with pytest.raises(InputError, match="--embedding-model"):
         load_config(["--embedding-url", server.url, "--embedding-threshold", "80"], environ={})
     with pytest.raises(InputError, match="--embedding-threshold"):
