@@ -71,12 +71,12 @@ def test_label_form_and_narrow_pages_in_a_real_browser(tmp_path):
 
                 # A phone's width: the header wraps, tables scroll in their box, the page does not.
                 page.set_viewport_size({"width": 375, "height": 800})
-                for path in ("/ui/", "/ui/coverage", "/ui/clusters?min=1", "/ui/labels",
+                for path in ("/ui/", "/ui/coverage", "/ui/clusters?min=1", "/ui/labels", "/ui/release",
                              "/ui/sessions/browser-fail", f"/ui/sessions/{long_id}"):
                     page.goto(f"{base}{path}")
                     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
                     assert overflow <= 0, f"{path} scrolls sideways by {overflow}px at 375px"
-                assert page.locator("nav.site a").count() == 4
+                assert page.locator("nav.site a").count() == 5
                 assert problems == [], f"browser console errors: {problems}"
             finally:
                 browser.close()
