@@ -158,7 +158,7 @@ def _hex_id(value: Optional[str], length: int) -> Optional[int]:
 
 # --- exporters -----------------------------------------------------------------------------------
 
-def parse_endpoint(url: str) -> tuple[str, str]:
+def parse_export_url(url: str) -> tuple[str, str]:
     """``grpc://host:port`` → ("grpc", "host:port"); ``http(s)://host:port[/path]`` → ("http", url)."""
     parts = urlsplit(url)
     if parts.scheme == "grpc" and parts.netloc:
@@ -190,7 +190,7 @@ def log_exporter_for(endpoint: Optional[str] = None, headers: Optional[dict[str,
         from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcExporter
 
         return GrpcExporter()
-    kind, target = parse_endpoint(endpoint)
+    kind, target = parse_export_url(endpoint)
     if kind == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcExporter
 
@@ -313,7 +313,7 @@ class SpanForwarder:
 
     def __init__(self, endpoint: str, max_queue: int = 1000, timeout: float = 10.0, retries: int = 3,
                  backoff: float = 0.2, headers: Optional[dict[str, str]] = None):
-        self.kind, self.target = parse_endpoint(endpoint)
+        self.kind, self.target = parse_export_url(endpoint)
         self.endpoint = endpoint
         self.timeout = timeout
         self.retries = retries

@@ -31,7 +31,8 @@ def _id(text: str, length: int) -> bytes:
     return value
 
 
-def any_value(value: Any) -> AnyValue:
+def to_any_value(value: Any) -> AnyValue:
+    """A Python value as an OTLP ``AnyValue`` (the reverse of :func:`otel_eval.spans.any_value`)."""
     if isinstance(value, bool):
         return AnyValue(bool_value=value)
     if isinstance(value, int) and -2**63 <= value < 2**63:
@@ -42,19 +43,20 @@ def any_value(value: Any) -> AnyValue:
         return AnyValue(string_value=value)
     if isinstance(value, (list, tuple)):
         out = AnyValue()
-        out.array_value.values.extend(any_value(v) for v in value)
+        out.array_value.values.extend(to_any_value(v) for v in value)
         return out
     if isinstance(value, Mapping):
         out = AnyValue()
-        out.kvlist_value.values.extend(key_values(value))
+        out.kvlist_value.values.extend(to_key_values(value))
         return out
     if isinstance(value, bytes):
         return AnyValue(bytes_value=value)
     return AnyValue(string_value=json.dumps(value, default=str))
 
 
-def key_values(attributes: Mapping[str, Any]) -> list[KeyValue]:
-    return [KeyValue(key=str(k), value=any_value(v)) for k, v in attributes.items() if v is not None]
+def to_key_values(attributes: Mapping[str, Any]) -> list[KeyValue]:
+    """Attributes as OTLP ``KeyValue``s, None values left out (the reverse of :func:`otel_eval.spans.key_values`)."""
+    return [KeyValue(key=str(k), value=to_any_value(v)) for k, v in attributes.items() if v is not None]
 
 
 def trace_request(records: Iterable[SpanRecord]) -> tuple[ExportTraceServiceRequest, int]:
@@ -73,7 +75,7 @@ def trace_request(records: Iterable[SpanRecord]) -> tuple[ExportTraceServiceRequ
         resource_key = json.dumps(dict(r.resource), sort_keys=True, default=str)
         if resource_key not in resources:
             rs = request.resource_spans.add()
-            rs.resource.attributes.extend(key_values(r.resource))
+            rs.resource.attributes.extend(to_key_values(r.resource))
             resources[resource_key] = rs
         scope_key = (resource_key, r.scope)
         if scope_key not in scopes:
@@ -83,10 +85,10 @@ def trace_request(records: Iterable[SpanRecord]) -> tuple[ExportTraceServiceRequ
         span = scopes[scope_key].spans.add(trace_id=trace_id, span_id=span_id, parent_span_id=parent, name=r.name,
                                            kind=_KINDS.get(r.kind, Span.SPAN_KIND_INTERNAL),
                                            start_time_unix_nano=r.start_ns, end_time_unix_nano=r.end_ns)
-        span.attributes.extend(key_values(r.attributes))
+        span.attributes.extend(to_key_values(r.attributes))
         for e in r.events:
             event = span.events.add(name=e.name, time_unix_nano=e.time_ns)
-            event.attributes.extend(key_values(e.attributes))
+            event.attributes.extend(to_key_values(e.attributes))
         if r.status in _STATUS:
             span.status.code = _STATUS[r.status]
             span.status.message = r.status_message or ""
