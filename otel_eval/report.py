@@ -305,8 +305,8 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
             shown.append((turn.get("turn"), rows))
             user_says(int(turn.get("turn", 0)))
             # Calls keep their arguments whole, over several lines, broken between words.
-            columns = [Column(""), Column("expected", min_width=16, wrap=True), Column("actual", min_width=16, wrap=True),
-                       Column("note", min_width=10, max_width=24, wrap=True)]
+            columns = [Column(""), Column("expected", min_width=16, wrap=True),
+                       Column("actual", min_width=16, wrap=True), Column("note", min_width=10, max_width=24, wrap=True)]
             cells = [[r["mark"], _call_text(r["expected"]), _call_text(r["actual"]), r["note"]] for r in rows]
             console.print(fit_table(f"{c['criterion']} · turn {turn.get('turn', 0) + 1}: expected vs actual",
                                     columns, cells, console.width, priority=[0, 1, 2, 3]))
