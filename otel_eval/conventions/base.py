@@ -161,13 +161,13 @@ def parse_json_maybe(value: Any) -> Any:
         text = value.strip()
         if text[:1] in ("{", "[", '"') or text in ("true", "false", "null") or _looks_numeric(text):
             try:
-                return loads(text)
+                return json_value(text)
             except (ValueError, RecursionError):  # RecursionError: nested deeper than Python can go
                 return value
     return value
 
 
-def loads(text: str) -> Any:
+def json_value(text: str) -> Any:
     """``json.loads(text)``: the same value, or the same error. The C scanner is called
     directly; ``json.loads``'s Python wrapping costs about as much as decoding a short value."""
     if not text or text[0] in _JSON_SPACE or text[-1] in _JSON_SPACE:

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import Any, Iterable, Optional, Sequence
 
 from ..spans import LogEvent, SpanEvent, SpanRecord
-from .base import (Reading, SpanType, ExecutedToolCall, as_arguments, as_text, loads, may_have_key_starting,
+from .base import (Reading, SpanType, ExecutedToolCall, as_arguments, as_text, json_value, may_have_key_starting,
                    note_unread, parse_json_maybe, span_error)
 from .messages import (
     as_list,
@@ -102,7 +102,7 @@ def detect(span: SpanRecord) -> bool:
     return any(event.name.startswith("gen_ai.") for event in span.events)
 
 
-def span_type_of(span: SpanRecord, operation: Optional[str]) -> SpanType:
+def _span_type_of(span: SpanRecord, operation: Optional[str]) -> SpanType:
     if operation in OPERATION_TYPES:
         return OPERATION_TYPES[operation]
     attrs = span.attributes
@@ -126,14 +126,14 @@ def read(span: SpanRecord) -> Reading:
 
 def quick_span_type(span: SpanRecord) -> SpanType:
     """The span type :func:`read` gives, without reading the content (stored at ingest)."""
-    return span_type_of(span, operation_of(span))
+    return _span_type_of(span, operation_of(span))
 
 
 def read_as(span: SpanRecord, convention: str) -> Reading:
     """The GenAI reading of a span, labelled with the dialect that asked for it."""
     attrs = span.attributes
     operation = operation_of(span)
-    kind = span_type_of(span, operation)
+    kind = _span_type_of(span, operation)
     reading = Reading(convention, kind)
     target = span.name.split(" ", 1)[1].strip() if " " in span.name else None
 
@@ -470,7 +470,7 @@ def _event_payload(body: Any, keys: tuple[str, ...], reading: Reading, where: st
         text = value.strip()
         if text[:1] in ("{", "["):
             try:
-                return loads(text)
+                return json_value(text)
             except (ValueError, RecursionError):
                 note_unread(reading, f"{where}: {keys[0]} looks like JSON but does not parse")
                 return _NOTHING

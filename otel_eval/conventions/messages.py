@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from ..models.agent_data import ToolSchema
-from .base import Reading, RequestedToolCall, as_arguments, as_text, loads, note_unread, parse_json_maybe, tool_schema
+from .base import (Reading, RequestedToolCall, as_arguments, as_text, json_value, note_unread, parse_json_maybe,
+                   tool_schema)
 
 _ROLE_ALIASES = {"model": "assistant", "ai": "assistant", "human": "user", "developer": "system", "function": "tool"}
 _PROMPT_KEY = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
@@ -154,7 +155,7 @@ def _message_items(value: Any, default_role: str) -> Any:
         text = value.strip()
         if text[:1] in ("[", "{"):
             try:
-                parsed = loads(text)
+                parsed = json_value(text)
             except (ValueError, RecursionError):
                 return Message(normalise_role(default_role), unread=["messages are not valid JSON"])
         elif text:  # text, where a message list belongs: not taken for a message
@@ -486,7 +487,7 @@ def _json_blocks(text: str) -> Any:
     if text[:1] not in _JSON_FIRST or not _JSON_LOOKING.match(text):
         return None
     try:
-        parsed = loads(text.strip())
+        parsed = json_value(text.strip())
     except (ValueError, RecursionError):
         return text
     if isinstance(parsed, list):

@@ -336,10 +336,10 @@ def observation_after(prompt: str, log: str) -> Optional[str]:
 def events_json(events: Sequence[SpanEvent]) -> str:
     """The span's events as NovaEval's ``trace`` field: ``json.dumps`` of
     ``[{"name", "timestamp" (ISO 8601, microseconds, +00:00), "attributes"}]``."""
-    return json.dumps([{"name": e.name, "timestamp": iso_time(e.time_ns), "attributes": dict(e.attributes)} for e in events])
+    return json.dumps([{"name": e.name, "timestamp": _iso_time(e.time_ns), "attributes": dict(e.attributes)} for e in events])
 
 
-def iso_time(time_ns: int) -> str:
+def _iso_time(time_ns: int) -> str:
     seconds, rest = divmod(int(time_ns), 1_000_000_000)
     moment = datetime.fromtimestamp(seconds, tz=timezone.utc).replace(microsecond=rest // 1000)
     return moment.isoformat(timespec="microseconds")

@@ -32,7 +32,7 @@ from .base import (
     as_arguments,
     as_int,
     as_text,
-    loads,
+    json_value,
     may_have_key_starting,
     parse_json_maybe,
     span_error,
@@ -68,20 +68,17 @@ def detect(span: SpanRecord) -> bool:
     return KIND_KEY in span.attributes
 
 
-def span_type_of(span: SpanRecord) -> SpanType:
+def quick_span_type(span: SpanRecord) -> SpanType:
+    """The span type :func:`read` gives, without reading the content (stored at ingest)."""
     kind = str(span.attributes.get(KIND_KEY) or "").upper()
     if span.attributes.get("tool.name") and kind not in ("LLM", "RETRIEVER", "RERANKER", "EMBEDDING"):
         return "tool"  # LangChain marks tools named "*agent*" as AGENT (call_db_agent)
     return KIND_TYPES.get(kind, "unknown")
 
 
-quick_span_type = span_type_of
-"""The span type :func:`read` gives, without reading the content (stored at ingest)."""
-
-
 def read(span: SpanRecord) -> Reading:
     attrs = span.attributes
-    span_type = span_type_of(span)
+    span_type = quick_span_type(span)
     reading = Reading(NAME, span_type)
     _read_identity(attrs, reading)
     if span_type == "llm":
@@ -240,7 +237,7 @@ def _io_value(attrs: Mapping[str, Any], which: str) -> Any:
     value = attrs.get(f"{which}.value")
     if isinstance(value, str) and str(attrs.get(f"{which}.mime_type") or "").startswith(_JSON_MIME):
         try:
-            return loads(value)
+            return json_value(value)
         except ValueError:
             return value
     return value
@@ -261,7 +258,7 @@ def message_role_text(message: Any) -> tuple[Optional[str], Optional[str], list[
 _NO_ROLE = "(no role)"
 
 
-def content_text(content: Any) -> Optional[str]:
+def _content_text(content: Any) -> Optional[str]:
     """Message content as text: strings as is, content-part lists joined (their texts; a block
     the shared reader cannot read is kept as its JSON), any other value as JSON."""
     if content is None:
@@ -351,7 +348,7 @@ def unwrap_tool_message(value: Any) -> tuple[Any, Optional[str], bool]:
         return parse_json_maybe(value), None, False
     result = body.get("content")
     if isinstance(result, list):
-        result = content_text(result)
+        result = _content_text(result)
     return parse_json_maybe(result), _str(body.get("tool_call_id")), body.get("status") == "error"
 
 
@@ -463,11 +460,6 @@ _llm_groups = _IndexedGroups("llm.input_messages", "llm.output_messages", "llm.t
 _message_groups = _IndexedGroups("message.contents", "message.tool_calls")
 
 
-def indexed_messages(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
-    """``llm.input_messages`` / ``llm.output_messages`` as [{role, text, tool_calls, tool_call_id}]."""
-    return _indexed_messages(_group_indexed(attrs, prefix))
-
-
 _ROLE_ALIASES = {"human": "user", "ai": "assistant", "model": "assistant"}
 _FLAT_MESSAGE_KEYS = frozenset({"message.role", "message.content", "message.name", "message.tool_call_id",
                                 "message.function_call_name", "message.function_call_arguments_json"})
@@ -524,12 +516,6 @@ def _indexed_messages(grouped: dict[int, dict[str, Any]], with_calls: bool = Tru
             }
         )
     return messages
-
-
-def indexed_tool_schemas(attrs: Mapping[str, Any]) -> list[ToolSchema]:
-    """``llm.tools.N.tool.json_schema`` (OpenAI function format or a bare definition), else
-    ``llm.tools.N.tool.{name,description,parameters}``."""
-    return _tool_schemas(_group_indexed(attrs, "llm.tools"))
 
 
 def _tool_schemas(grouped: dict[int, dict[str, Any]]) -> list[ToolSchema]:

@@ -74,7 +74,7 @@ def detect(span: SpanRecord) -> bool:
     return any_key_starts(attrs, "ai.")
 
 
-def operation_of(span: SpanRecord) -> Optional[str]:
+def _operation_of(span: SpanRecord) -> Optional[str]:
     operation = span.attributes.get("ai.operationId")
     if isinstance(operation, str) and operation:
         return operation
@@ -99,7 +99,7 @@ def span_type_of_operation(operation: Optional[str]) -> Optional[SpanType]:
 
 def quick_span_type(span: SpanRecord) -> SpanType:
     """The span type :func:`read` gives, without reading the content (stored at ingest)."""
-    return span_type_of_operation(operation_of(span)) or genai.quick_span_type(span)
+    return span_type_of_operation(_operation_of(span)) or genai.quick_span_type(span)
 
 
 # --- read ----------------------------------------------------------------------------------------
