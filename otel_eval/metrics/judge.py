@@ -24,7 +24,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Mapping, MutableMapping, Optional, Sequence
 
 from ..judging.context import SYSTEM_PROMPT  # noqa: F401  (re-exported: one prompt for both paths)
-from ..judging.context import build_messages as _context_messages
+from ..judging.context import build_messages
 from ..models.evalset import CriterionConfig, Rubric
 from ..models.results import CriterionResult
 
@@ -75,13 +75,6 @@ class LRUCache(MutableMapping):
 
 
 _SHARED_CACHE = LRUCache()
-
-
-def build_messages(question: str, response: Optional[str], reference: Optional[str],
-                   rubrics: Sequence[Rubric], calls: Sequence[Any] = ()) -> list[dict[str, str]]:
-    """The judge's messages: the same context the judge pool sends (:mod:`otel_eval.judging.context`),
-    the turn's tool calls included."""
-    return _context_messages(question, response, reference, rubrics, calls=calls)
 
 
 def parse_scores(content: str, rubrics: Sequence[Rubric]) -> dict[str, dict[str, Any]]:
@@ -261,7 +254,8 @@ class Judge:
                 criterion=criterion, score=0.0, passed=False, threshold=threshold, skipped=True,
                 details={"reason": f"no judge endpoint configured (set options.base_url or {ENV_BASE_URL})"},
             )
-        messages = build_messages(question, response, reference, rubrics, calls)
+        # The same context the judge pool sends, the turn's tool calls included.
+        messages = build_messages(question, response, reference, rubrics, calls=calls)
         key = self._cache_key(messages)
         try:
             cached = self.cache.get(key)
