@@ -264,11 +264,11 @@ def compare_rows(rows: Sequence[dict[str, Any]], baseline: str, candidate: str, 
     return Comparison(
         baseline=baseline, candidate=candidate, min_delta=min_delta,
         summary={role: _summary(v, by_role[role]) for role, v in (("baseline", baseline), ("candidate", candidate))},
-        cases=case_deltas, criteria=criterion_deltas, drift=drift(path_counts(by_role)),
+        cases=case_deltas, criteria=criterion_deltas, drift=drift(_path_counts(by_role)),
     )
 
 
-def path_counts(by_role: dict[str, list[dict[str, Any]]]) -> dict[str, tuple[dict[str, int], dict[str, int]]]:
+def _path_counts(by_role: dict[str, list[dict[str, Any]]]) -> dict[str, tuple[dict[str, int], dict[str, int]]]:
     """Case → (baseline, candidate) tool-path counts of matched sessions with a stored path."""
     out: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
     for slot, role in enumerate(("baseline", "candidate")):
