@@ -209,7 +209,7 @@ def _span_report(m: MappedSpan, depth: int, width: Optional[int]) -> dict[str, A
         if _is_empty(value):
             empty.append(name)
             continue
-        fields[name] = {"value": shorten(_field_text(name, value), width), "source": field_source(m, name)}
+        fields[name] = {"value": one_line(_field_text(name, value), width), "source": field_source(m, name)}
     tool = None
     if m.reading.tool is not None:
         t = m.reading.tool
@@ -218,7 +218,7 @@ def _span_report(m: MappedSpan, depth: int, width: Optional[int]) -> dict[str, A
             "name_source": m.reading.sources.get("tool_calls", "-"),
             "arguments_source": m.reading.sources.get("parameters_passed", "-"),
             "call_id": t.call_id,
-            "error": shorten(t.error, width) if t.error else None,
+            "error": one_line(t.error, width) if t.error else None,
         }
     return {
         "span_id": m.span.span_id,
@@ -288,7 +288,7 @@ def _args_text(args: dict[str, Any]) -> str:
     return ", ".join(f"{key}={json.dumps(val, ensure_ascii=False, default=str)}" for key, val in args.items())
 
 
-def shorten(text: Optional[str], width: Optional[int] = DEFAULT_VALUE_WIDTH) -> Optional[str]:
+def one_line(text: Optional[str], width: Optional[int] = DEFAULT_VALUE_WIDTH) -> Optional[str]:
     """One line of at most ``width`` characters (whitespace runs collapsed, "…" marks a cut)."""
     if text is None or width is None:
         return text
@@ -300,8 +300,8 @@ def trajectory_report(session_id: str, mapped: Sequence[MappedSpan], width: Opti
     """What the scorer sees of a session: ``build_trajectory`` as a JSON-ready dict."""
     trajectory = build_trajectory(session_id, list(mapped))
     return {
-        "query": shorten(trajectory.query, width),
-        "final_response": shorten(trajectory.final_response, width),
+        "query": one_line(trajectory.query, width),
+        "final_response": one_line(trajectory.final_response, width),
         "user_id": trajectory.user_id,
         "agent_version": trajectory.agent_version,
         "service_name": trajectory.service_name,
@@ -310,8 +310,8 @@ def trajectory_report(session_id: str, mapped: Sequence[MappedSpan], width: Opti
             {
                 "index": turn.index,
                 "trace_id": turn.trace_id,
-                "user_input": shorten(turn.user_input, width),
-                "final_response": shorten(turn.final_response, width),
+                "user_input": one_line(turn.user_input, width),
+                "final_response": one_line(turn.final_response, width),
                 "answer_source": turn.answer_source,
                 "llm_calls": turn.llm_calls,
                 "span_count": turn.span_count,
@@ -321,8 +321,8 @@ def trajectory_report(session_id: str, mapped: Sequence[MappedSpan], width: Opti
                         "name": call.name,
                         "args": call.args,
                         "call_id": call.call_id,
-                        "result": shorten(as_text(call.result), width),
-                        "error": shorten(call.error, width),
+                        "result": one_line(as_text(call.result), width),
+                        "error": one_line(call.error, width),
                         "span_id": call.span_id,
                         "group": call.group,
                         "agent": call.agent,

@@ -20,8 +20,8 @@ from otel_eval.inspection import (
     inspect_main,
     inspect_session,
     inspect_spans,
+    one_line,
     render_inspection,
-    shorten,
 )
 from otel_eval.readers import read_spans
 from otel_eval.spans import from_sdk_span
@@ -242,8 +242,8 @@ def test_full_values_are_not_shortened():
     report = inspect_file(GENAI, limit=1, value_width=None)
     prompt = all_spans(report)[0]["fields"]["system_prompt"]["value"]
     assert len(prompt) > 80 and not prompt.endswith("…")
-    assert shorten("a\n  b   c", 80) == "a b c"
-    assert shorten("x" * 100, 10) == "xxxxxxxxx…"
+    assert one_line("a\n  b   c", 80) == "a b c"
+    assert one_line("x" * 100, 10) == "xxxxxxxxx…"
 
 
 class _Collect(SpanExporter):
