@@ -201,7 +201,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from .offline import evaluate
     from .readers import is_logs_file, read_log_events, read_spans
     from .read.evaluations import current_evaluations
-    from .report import render_report, summarize
+    from .report import render_report, summarize_sessions
 
     # TOML criteria or google-adk's test_config.json; with no --config, the test_config.json beside
     # a golden .evalset.json / .test.json, as adk eval does (docs/adk.md).
@@ -226,7 +226,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                            progress=lambda n: progress.advance(task, n))
     rows = [r for r in current_evaluations([args.db]) if r["session_id"] in {res.session_id for res in results}]
     if args.json:
-        print(json.dumps({"db": args.db, "spans": len(spans), "summary": summarize(rows), "sessions": rows},
+        print(json.dumps({"db": args.db, "spans": len(spans), "summary": summarize_sessions(rows),
+                          "sessions": rows},
                          indent=2, default=str))
     else:
         out = Console()
@@ -248,7 +249,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .read.coverage import coverage
     from .read.labels import calibration
     from .read.times import iso_utc, parse_since
-    from .report import render_calibration, render_coverage, render_report, render_session, summarize
+    from .report import render_calibration, render_coverage, render_report, render_session, summarize_sessions
 
     dbs = args.db or [DEFAULT_DB]
     timing = session_timing(args)
@@ -269,7 +270,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     cal = calibration(dbs)
     now_ns = time.time_ns()
     if args.json:
-        print(json.dumps({"dbs": dbs, "summary": summarize(rows), "pending": backlog.to_dict(now_ns),
+        print(json.dumps({"dbs": dbs, "summary": summarize_sessions(rows), "pending": backlog.to_dict(now_ns),
                           "coverage": cov.to_dict(), "calibration": cal.to_dict(), "sessions": rows},
                          indent=2, default=str))
     else:

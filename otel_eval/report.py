@@ -34,7 +34,7 @@ def _finish(tally: dict[str, Any]) -> dict[str, Any]:
     return tally
 
 
-def summarize(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
+def summarize_sessions(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Totals, per-criterion and per-case aggregates over current evaluations.
 
     Sessions matched to a case are passed, failed or not_evaluated (nothing checked); the pass
@@ -157,7 +157,7 @@ def render_report(rows: list[dict[str, Any]], console: Any = None, limit: int = 
     from .tablefit import Column, fit_table, middle_ellipsis
 
     console = console or Console()
-    summary = summarize(rows)
+    summary = summarize_sessions(rows)
     rate = "-" if summary["pass_rate"] is None else f"{summary['pass_rate']:.0%}"
     console.print(
         f"[bold]{summary['sessions']}[/] sessions, {summary['matched']} matched a golden case, "

@@ -34,7 +34,7 @@ from otel_eval.compare import compare
 from otel_eval.export import SessionSelection, export_sessions
 from otel_eval.models.results import CriterionResult, verdict_of
 from otel_eval.read.evaluations import current_evaluations
-from otel_eval.report import render_report, render_session, summarize
+from otel_eval.report import render_report, render_session, summarize_sessions
 from otel_eval.store import SCHEMA_VERSION
 from otel_eval.watch import add_watch_arguments, watch_main
 from tests.polling import wait_until
@@ -126,7 +126,7 @@ def test_the_stored_verdict_of_a_case_that_checks_nothing_is_not_evaluated(world
 def test_report_counts_not_evaluated_apart_and_shows_a_dash_for_skipped_criteria(world, capsys):
     _, db, _ = world
     rows = current_evaluations([db])
-    summary = summarize(rows)
+    summary = summarize_sessions(rows)
     assert {k: summary[k] for k in ("sessions", "matched", "passed", "failed", "not_evaluated", "unmatched",
                                     "pass_rate")} == {"sessions": 5, "matched": 4, "passed": 1, "failed": 1,
                                                       "not_evaluated": 2, "unmatched": 1, "pass_rate": 0.5}
@@ -311,7 +311,7 @@ def test_a_v1_database_migrates_its_passed_nothing_checked_session_to_not_evalua
         "joke-1": ("joke", "not_evaluated", False), "revenue-2": (None, "not_evaluated", False)}
     assert rows["joke-1"]["score"] is None and rows["tokyo-2"]["score"] == 0.3125
     assert all(c["score"] is None for c in rows["joke-1"]["criteria"] if c["skipped"])
-    assert summarize(rows.values())["pass_rate"] == 0.5
+    assert summarize_sessions(rows.values())["pass_rate"] == 0.5
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("SELECT case_id, not_evaluated, pass_rate FROM daily_pass_rate WHERE case_id = 'joke'"

@@ -28,7 +28,7 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator
 
 from examples.weather_agent import agent_resource, run_session
 from otel_eval.read.evaluations import current_evaluations
-from otel_eval.report import summarize
+from otel_eval.report import summarize_sessions
 from tests.polling import wait_until
 from tests.test_export_evalset import GOLDEN
 
@@ -150,7 +150,7 @@ def run_split(start_collector, tmp_path, load, key_of, name):
     dbs = [c.config.db for c in collectors.values()]
     wait_until(lambda: settled(dbs + [single_db]) and _count(dbs) >= len({s for s, _, _ in load}), timeout=20,
                what="every session scored")
-    return summarize(current_evaluations(dbs)), summarize(current_evaluations([single_db])), routed
+    return summarize_sessions(current_evaluations(dbs)), summarize_sessions(current_evaluations([single_db])), routed
 
 
 def _count(dbs) -> int:
