@@ -126,7 +126,7 @@ def is_old_eval_set(items: list) -> bool:
     return any(key in own or closest_key(str(key), own) for entry in entries for key in entry)
 
 
-def parse(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
+def parse_adk_eval_set(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
     if isinstance(data, list):
         if is_old_eval_set(data):
             check_keys(data, ListOf(OLD_EVAL_SET_ENTRY_KEYS), "$", log)

@@ -176,7 +176,7 @@ def _build(entry: dict, path: str, log: ProblemLog) -> Optional[list[tuple[str, 
     return builder(args, log, path)
 
 
-def parse(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
+def parse_bigsky(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
     data = log.object(data, "$", "a Big Sky dataset object")
     if data is None:
         return EvalSet(eval_set_id=eval_set_id)

@@ -20,7 +20,7 @@ from ..models.keys import check_keys, model_spec
 from ..models.problems import ProblemLog, child, log_validation_errors
 
 
-def parse(data: Any, log: ProblemLog, default_eval_set_id: str) -> EvalSet:
+def parse_evalset_json(data: Any, log: ProblemLog, default_eval_set_id: str) -> EvalSet:
     """Validate ``data`` as an EvalSet; returns what could be read (possibly empty)."""
     check_keys(data, model_spec(EvalSet), "$", log)
     try:

@@ -23,10 +23,10 @@ from .common import eval_set_id_from_source
 FORMATS = ("evalset", "trajectory", "bigsky", "adk")
 
 _PARSERS = {
-    "evalset": evalset_json.parse,
-    "trajectory": trajectory_golden.parse,
-    "bigsky": bigsky.parse,
-    "adk": adk_eval_set.parse,
+    "evalset": evalset_json.parse_evalset_json,
+    "trajectory": trajectory_golden.parse_trajectory_golden,
+    "bigsky": bigsky.parse_bigsky,
+    "adk": adk_eval_set.parse_adk_eval_set,
 }
 
 #: Keys that only trajectory-golden items carry.

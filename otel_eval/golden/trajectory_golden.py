@@ -63,7 +63,7 @@ def key_spec(data: Any) -> Spec:
     return Obj({container: items, "name": None, "description": None, "metadata": None})
 
 
-def parse(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
+def parse_trajectory_golden(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
     items, base, container = items_of(data)
     if items is None:
         log.add("$", "expected a JSON array of test cases (or an object with one under "
