@@ -117,13 +117,13 @@ class JudgeModelOptions(_Forbid):
     parallelism_limit: int = Field(default=1, ge=1)
 
 
-class RubricContent(_Forbid):
+class AdkRubricContent(_Forbid):
     text_property: Optional[str] = None
 
 
 class AdkRubric(_Forbid):
     rubric_id: str
-    rubric_content: RubricContent
+    rubric_content: AdkRubricContent
     description: Optional[str] = None
     type: Optional[str] = None
 
@@ -344,7 +344,7 @@ def _problems(exc: ValidationError, data: Any, prefix: str = "$") -> list[tuple[
 _KNOWN_AT: dict[str, type[BaseModel]] = {
     "judge_model_options": JudgeModelOptions, "judgeModelOptions": JudgeModelOptions,
     "judge_model_config": GenerateContentConfig, "judgeModelConfig": GenerateContentConfig,
-    "rubric_content": RubricContent, "rubricContent": RubricContent,
+    "rubric_content": AdkRubricContent, "rubricContent": AdkRubricContent,
     "metric_info": MetricInfo, "metricInfo": MetricInfo, "metric_value_info": MetricValueInfo,
     "metricValueInfo": MetricValueInfo, "interval": Interval, "code_config": CodeConfig, "codeConfig": CodeConfig,
     "rubrics": AdkRubric,
