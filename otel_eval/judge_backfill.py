@@ -34,6 +34,7 @@ from .read.sessions import scored_sessions
 from .read.times import parse_since
 from .store import Store
 
+#: ``progress(done, total)`` after each session (rescore's too).
 ProgressCallback = Callable[[int, int], Any]
 
 

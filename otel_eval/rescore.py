@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, U
 from .embedding_options import add_embedding_arguments, embedding_backend
 from .errors import InputError
 from .golden import GoldenSets
+from .golden.load import PathLike
+from .judge_backfill import ProgressCallback
 from .models.evalset import EvalConfig, EvalSet
 from .models.results import FAILED, NOT_EVALUATED, PASSED
 from .read.evaluations import LatestEvaluation, latest_evaluation
@@ -34,10 +36,6 @@ from .store import SCORED, Store
 
 if TYPE_CHECKING:
     from .engine.settings import EngineSettings
-
-PathLike = Union[str, Path]
-#: ``progress(done, total)`` after each session.
-ProgressCallback = Callable[[int, int], Any]
 
 PASS, FAIL, NONE = "pass", "fail", "none"
 #: Stored verdict → the word a change shows (not_evaluated: matched, but nothing was checked).

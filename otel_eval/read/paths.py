@@ -8,14 +8,13 @@ from __future__ import annotations
 from contextlib import closing
 from typing import Sequence
 
+from ..drift import PathCounts
 from .database import DbPath, open_database
-
-PathCounts = dict[str, int]
 
 
 def path_counts(db_paths: Sequence[DbPath], baseline: str, candidate: str) -> dict[str, tuple[PathCounts, PathCounts]]:
     """Case id → (baseline's, candidate's) sessions per tool path, for the cases both versions ran."""
-    out: dict[str, tuple[PathCounts, PathCounts]] = {}
+    out: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
     for path in db_paths:
         with closing(open_database(path)) as conn:
             for version, case_id, tool_path, n in conn.execute(
