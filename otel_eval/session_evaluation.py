@@ -23,7 +23,7 @@ log = logging.getLogger("otel_eval.scoring")
 
 
 @dataclass
-class SessionOutcome:
+class SessionEvaluation:
     """One session evaluated: its trajectory, golden match and result, and per trace the
     aggregated AgentData record."""
 
@@ -54,14 +54,14 @@ def apply_logs(mapped: list[MappedSpan], events: Sequence[LogEvent]) -> None:
 
 
 def evaluate_session(session_id: str, spans: Sequence[SpanRecord], events: Sequence[LogEvent], index: Any,
-                     config: EvalConfig, judge: Any = None, max_value_chars: int = 65536) -> SessionOutcome:
+                     config: EvalConfig, judge: Any = None, max_value_chars: int = 65536) -> SessionEvaluation:
     mapped = map_spans(spans, max_value_chars)
     apply_logs(mapped, events)
     return evaluate_mapped(session_id, mapped, index, config, judge)
 
 
 def evaluate_mapped(session_id: str, mapped: list[MappedSpan], index: Any, config: EvalConfig,
-                    judge: Any = None, defer_judge: bool = False) -> SessionOutcome:
+                    judge: Any = None, defer_judge: bool = False) -> SessionEvaluation:
     """A session's mapped spans → trajectory → golden match → scores (see :mod:`otel_eval.pipeline`)."""
 
     trajectory = build_trajectory(session_id, mapped)
@@ -81,7 +81,7 @@ def evaluate_mapped(session_id: str, mapped: list[MappedSpan], index: Any, confi
                            judge_context=(lambda: _judge_context(trace_records, per_trace))
                            if judge_requests is not None else None)
     result.session_id = session_id
-    return SessionOutcome(
+    return SessionEvaluation(
         trajectory=trajectory,
         match=match,
         result=result,
@@ -139,14 +139,14 @@ def _warn_no_content_once() -> None:
         log.warning("a session could not be matched to a golden case: %s", NO_CONTENT_REASON)
 
 
-def failed_outcome(session_id: str, exc: Exception) -> SessionOutcome:
+def failed_outcome(session_id: str, exc: Exception) -> SessionEvaluation:
     """What is stored when evaluating a session raised: an evaluation that says why."""
     from types import SimpleNamespace
 
     match = SimpleNamespace(case=None, eval_set_id=None, method="error", score=0.0, evidence={})
     result = EvalCaseResult(eval_id="", passed=False, session_id=session_id,
                             error=f"evaluation failed: {type(exc).__name__}: {exc}")
-    return SessionOutcome(trajectory=Trajectory(session_id=session_id), match=match, result=result,
+    return SessionEvaluation(trajectory=Trajectory(session_id=session_id), match=match, result=result,
                    details={"match": {"method": "error"}})
 
 
