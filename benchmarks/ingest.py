@@ -831,7 +831,7 @@ def _serve(role: str, argv: list[str]) -> int:
     if role == "collector":
         import logging
 
-        from collector.app import run
+        from collector.app import serve
         from collector.config import load_config
 
         config = load_config([*argv, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"], prog="benchmarks.ingest")
@@ -841,7 +841,7 @@ def _serve(role: str, argv: list[str]) -> int:
         def ready(collector: Any) -> None:
             print(json.dumps({"grpc": collector.grpc_port, "http": collector.http_port}), flush=True)
 
-        return run(config, ready=ready)
+        return serve(config, ready=ready)
     if role == "baseline":
         parser = argparse.ArgumentParser(prog="benchmarks.ingest baseline")
         parser.add_argument("--db", required=True)
