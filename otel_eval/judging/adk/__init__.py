@@ -2,7 +2,7 @@
 
     invocation.py        ADK's Invocation (the part the judges read) and its text helpers
     from_trajectory.py   a session's turns and golden case → those invocations
-    prompts.py           ADK's prompt templates, verbatim
+    prompts/             ADK's prompt templates, verbatim, one module per metric
     final_response_match_v2.py, rubrics.py, rubric_based_*.py, hallucinations_v1.py
                          per metric: the prompt, ADK's answer parsing, ADK's aggregation (pure)
     results.py           ADK's per-invocation and overall results, its pass rule
