@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from pydantic import ValidationError
 
-from otel_eval.adk_config import is_test_config, resolve_config
+from otel_eval.adk_config.resolve import is_test_config, resolve_config
 from otel_eval.errors import InputError
 from otel_eval.models.suggest import unknown_name
 from otel_eval.listen_address import Endpoint, host_problem, parse_endpoint

@@ -195,7 +195,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from .adk_config import config_for_command
+    from .adk_config.resolve import config_for_command
     from .engine.settings import EngineSettings
     from .mapping import use_identity_attributes
     from .offline import evaluate

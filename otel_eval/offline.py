@@ -45,7 +45,7 @@ def evaluate(
         else:
             spans.extend(read_spans(item))
     if isinstance(config, (str, Path)):  # a TOML file or google-adk's test_config.json
-        from .adk_config import resolve_config
+        from .adk_config.resolve import resolve_config
 
         config = resolve_config(config).config
     results: list[EvalCaseResult] = []

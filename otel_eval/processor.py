@@ -60,7 +60,7 @@ class EvalSpanProcessor(SpanProcessor):
         settings: Optional[EngineSettings] = None,
     ):
         if isinstance(config, (str, Path)):  # a TOML file or google-adk's test_config.json
-            from .adk_config import resolve_config
+            from .adk_config.resolve import resolve_config
 
             config = resolve_config(config).config
         if engine is None:

@@ -245,7 +245,7 @@ def add_rescore_arguments(parser: argparse.ArgumentParser) -> None:
 
 def rescore_main(args: argparse.Namespace, console: Any = None) -> int:
     """Run ``otel-eval rescore`` from parsed arguments; returns the exit code (0)."""
-    from .adk_config import config_for_command
+    from .adk_config.resolve import config_for_command
 
     golden = list(getattr(args, "golden", None) or []) or None
     # TOML or google-adk's test_config.json; with neither, a test_config.json beside a --golden eval set

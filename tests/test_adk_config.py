@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 
 from collector.config import load_config as load_collector_config
-from otel_eval.adk_config import GenerateContentConfig, read_test_config, resolve_config
+from otel_eval.adk_config.models import GenerateContentConfig
+from otel_eval.adk_config.reading import read_test_config
+from otel_eval.adk_config.resolve import resolve_config
 from otel_eval.errors import InputError
 from otel_eval.models.evalset import CriterionConfig, EvalCase, EvalConfig, Invocation, MessageContent
 from otel_eval.models.results import NOT_EVALUATED, PASSED

@@ -30,7 +30,7 @@ from typing import Any, Optional
 
 import pytest
 
-from otel_eval.adk_config import read_test_config
+from otel_eval.adk_config.reading import read_test_config
 from otel_eval.judging import jobs as J
 from otel_eval.judging.adk import prompts, protocol
 from otel_eval.judging.adk.invocation import Invocation
@@ -574,7 +574,7 @@ def test_a_collector_judges_adk_metrics_through_its_judge_pool(adk_runs, start_c
     import sqlite3
     import urllib.request
 
-    from otel_eval.adk_config import load_test_config
+    from otel_eval.adk_config.reading import load_test_config
     from tests.polling import wait_until
 
     run = adk_runs["transfer"]

@@ -1,0 +1,223 @@
+"""Mirrors of google-adk 2.13's pydantic models of ``test_config.json`` (``google.adk.evaluation.*``).
+
+Same fields, aliases, defaults and extra-key rules as ADK's own, so a file validates here exactly
+as it does in ADK (tests/test_adk_config.py checks that against the installed google-adk).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+from ..criteria.registry import REGISTRY
+
+
+class _Forbid(BaseModel):
+    """ADK's ``EvalBaseModel``: camelCase aliases, snake_case names, unknown keys refused."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class _Allow(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+
+class _Ignore(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+
+class GenerateContentConfig(_Forbid):
+    """google-genai's ``GenerateContentConfig`` (``judge_model_options.judge_model_config``): every
+    key it defines, the scalar ones typed as genai types them; nested objects are passed on
+    unchecked (tests/test_adk_config.py checks the key list against the installed google-genai)."""
+
+    http_options: Any = None
+    should_return_http_response: Optional[bool] = None
+    system_instruction: Any = None
+    temperature: Optional[float] = None
+    top_p: Optional[float] = None
+    top_k: Optional[float] = None
+    candidate_count: Optional[int] = None
+    max_output_tokens: Optional[int] = None
+    stop_sequences: Optional[list[str]] = None
+    response_logprobs: Optional[bool] = None
+    logprobs: Optional[int] = None
+    presence_penalty: Optional[float] = None
+    frequency_penalty: Optional[float] = None
+    seed: Optional[int] = None
+    response_mime_type: Optional[str] = None
+    response_schema: Any = None
+    response_json_schema: Any = None
+    routing_config: Any = None
+    model_selection_config: Any = None
+    safety_settings: Optional[list[Any]] = None
+    tools: Optional[list[Any]] = None
+    tool_config: Any = None
+    labels: Optional[dict[str, str]] = None
+    cached_content: Optional[str] = None
+    response_modalities: Optional[list[str]] = None
+    media_resolution: Any = None
+    speech_config: Any = None
+    audio_timestamp: Optional[bool] = None
+    automatic_function_calling: Any = None
+    thinking_config: Any = None
+    image_config: Any = None
+    enable_enhanced_civic_answers: Optional[bool] = None
+    model_armor_config: Any = None
+    service_tier: Any = None
+    audio_transcription_config: Any = None
+    continuation_token: Any = None
+    automatic_continuation: Optional[bool] = None
+    generation_output_config: Any = None
+    store: Optional[bool] = None
+
+
+class JudgeModelOptions(_Forbid):
+    judge_model: str = "gemini-2.5-flash"
+    judge_model_config: Optional[GenerateContentConfig] = None
+    num_samples: int = Field(default=5, ge=1)
+    parallelism_limit: int = Field(default=1, ge=1)
+
+
+class AdkRubricContent(_Forbid):
+    text_property: Optional[str] = None
+
+
+class AdkRubric(_Forbid):
+    rubric_id: str
+    rubric_content: AdkRubricContent
+    description: Optional[str] = None
+    type: Optional[str] = None
+
+
+class BaseCriterion(_Allow):
+    threshold: float
+    include_intermediate_responses_in_final: bool = False
+
+
+class AdkMatchType(Enum):
+    EXACT = 0
+    IN_ORDER = 1
+    ANY_ORDER = 2
+
+
+class ToolTrajectoryCriterion(BaseCriterion):
+    match_type: AdkMatchType = AdkMatchType.EXACT
+    ignore_args: bool = False
+
+    @field_validator("match_type", mode="before")
+    @classmethod
+    def _coerce_match_type(cls, value: object) -> object:  # as google-adk coerces it
+        if isinstance(value, str):
+            normalized = value.strip().upper().replace("-", "_").replace(" ", "_")
+            if normalized in AdkMatchType.__members__:
+                return AdkMatchType[normalized]
+        return value
+
+
+class LlmAsAJudgeCriterion(BaseCriterion):
+    judge_model_options: JudgeModelOptions = Field(default_factory=JudgeModelOptions)
+
+
+class RubricsBasedCriterion(BaseCriterion):
+    judge_model_options: JudgeModelOptions = Field(default_factory=JudgeModelOptions)
+    rubrics: list[AdkRubric] = Field(default_factory=list)
+
+
+class HallucinationsCriterion(BaseCriterion):
+    judge_model_options: JudgeModelOptions = Field(default_factory=JudgeModelOptions)
+    evaluate_intermediate_nl_responses: bool = False
+
+
+class LlmBackedUserSimulatorCriterion(LlmAsAJudgeCriterion):
+    stop_signal: str = "</finished>"
+
+
+CRITERION_TYPES: dict[str, type[BaseCriterion]] = {
+    "tool_trajectory_avg_score": ToolTrajectoryCriterion,
+    "response_match_score": BaseCriterion,
+    "final_response_match_v2": LlmAsAJudgeCriterion,
+    "rubric_based_final_response_quality_v1": RubricsBasedCriterion,
+    "rubric_based_tool_use_quality_v1": RubricsBasedCriterion,
+    "rubric_based_multi_turn_trajectory_quality_v1": RubricsBasedCriterion,
+    "hallucinations_v1": HallucinationsCriterion,
+    "per_turn_user_simulator_quality_v1": LlmBackedUserSimulatorCriterion,
+    **{name: BaseCriterion for name in REGISTRY.adk_metrics("vertex")},
+}
+"""Metric → the criterion type its google-adk evaluator validates the criterion with."""
+
+
+class CodeConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+
+
+class Interval(_Forbid):
+    min_value: float
+    open_at_min: bool = False
+    max_value: float
+    open_at_max: bool = False
+
+
+class MetricValueInfo(_Forbid):
+    interval: Optional[Interval] = None
+
+
+class MetricInfo(_Forbid):
+    metric_name: str
+    description: Optional[str] = None
+    metric_value_info: MetricValueInfo
+    requires_threshold: bool = True
+
+
+class CustomMetricConfig(_Ignore):
+    code_config: CodeConfig
+    metric_info: Optional[MetricInfo] = None
+    description: str = ""
+
+
+class LiveModelConfig(_Ignore):
+    timeout_seconds: int = 300
+
+
+class _UserSimulatorConfig(_Allow):
+    model: str = "gemini-2.5-flash"
+    model_configuration: GenerateContentConfig = Field(default_factory=GenerateContentConfig)
+    max_allowed_invocations: int = 20
+    custom_instructions: Optional[str] = None
+    include_function_calls: bool = False
+
+
+class LlmBackedUserSimulatorConfig(_UserSimulatorConfig):
+    type: Literal["llm_backed"] = "llm_backed"
+
+
+class LlmAudioUserSimulatorConfig(_UserSimulatorConfig):
+    type: Literal["llm_audio"] = "llm_audio"
+    audio_model: str = "cloud_tts"
+    audio_model_configuration: GenerateContentConfig = Field(default_factory=GenerateContentConfig)
+    include_text_with_audio: bool = True
+
+
+class AdkEvalConfig(_Ignore):
+    """google-adk's ``EvalConfig``: unknown top-level keys are ignored, as ADK ignores them."""
+
+    criteria: dict[str, Union[float, BaseCriterion]] = Field(default_factory=dict)
+    custom_metrics: Optional[dict[str, CustomMetricConfig]] = None
+    user_simulator_config: Optional[Annotated[Union[LlmBackedUserSimulatorConfig, LlmAudioUserSimulatorConfig],
+                                              Field(discriminator="type")]] = None
+    live_model_config: Optional[LiveModelConfig] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_user_simulator_type(cls, values: Any) -> Any:  # ADK's _inject_default_user_simulator_type
+        if not isinstance(values, dict):
+            return values
+        for key in ("user_simulator_config", "userSimulatorConfig"):
+            inner = values.get(key)
+            if isinstance(inner, dict) and inner.get("type") is None:
+                values = {**values, key: {**inner, "type": "llm_backed"}}
+        return values
