@@ -35,7 +35,9 @@ from otel_eval.read.sessions import session_detail
 from otel_eval.report import render_report, render_session
 from otel_eval.sessions import KEYED_BY_ATTRIBUTE, KEYED_BY_TRACE, SessionTracker, Timing
 from otel_eval.tablefit import end_ellipsis, list_text, middle_ellipsis
-from otel_eval.ui import pages
+from otel_eval.ui.markup import SESSION_ID_CHARS, Links
+from otel_eval.ui.session_page import session_page
+from otel_eval.ui.sessions_page import sessions_page
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = [ROOT / "examples/golden/weather.evalset.json", ROOT / "examples/golden/weather.trajectory.json"]
@@ -222,8 +224,8 @@ def test_dashboard_explains_response_criteria_with_user_messages(db: Path):
     conn = open_database(db)
     try:
         overview = sessions.session_overview(conn, "tokyo-bad")
-        page = pages.session_page(pages.Links("/ui"), overview, spans.session_traces(conn, "tokyo-bad"),
-                                  spans.session_agent_data(conn, "tokyo-bad"))
+        page = session_page(Links("/ui"), overview, spans.session_traces(conn, "tokyo-bad"),
+                            spans.session_agent_data(conn, "tokyo-bad"))
     finally:
         conn.close()
     for name in ("response_match", "response_match_score", "answer_exact"):
@@ -244,8 +246,8 @@ def test_dashboard_session_list_has_a_time_column_and_ellipsized_ids(db: Path):
     try:
         f = sessions.SessionFilter()
         rows, total = sessions.list_sessions(conn, f)
-        page = pages.sessions_page(pages.Links("/ui"), f, rows, total, sessions.result_counts(conn, f),
-                                   sessions.filter_options(conn), {})
+        page = sessions_page(Links("/ui"), f, rows, total, sessions.result_counts(conn, f),
+                             sessions.filter_options(conn), {})
         last = dict(conn.execute("SELECT session_id, last_received_ns FROM sessions"))
     finally:
         conn.close()
@@ -257,8 +259,8 @@ def test_dashboard_session_list_has_a_time_column_and_ellipsized_ids(db: Path):
         link = re.search(r'<td class="sid"><a href="([^"]*)" title="([^"]*)">([^<]*)</a>', row)
         assert link.group(2) == sid and link.group(1).endswith(sid)
         shown = link.group(3)
-        assert shown == sid if len(sid) <= pages.SESSION_ID_CHARS else (
-            len(shown) == pages.SESSION_ID_CHARS and "…" in shown and shown.endswith(sid[-6:]))
+        assert shown == sid if len(sid) <= SESSION_ID_CHARS else (
+            len(shown) == SESSION_ID_CHARS and "…" in shown and shown.endswith(sid[-6:]))
 
 
 # --- sessions not scored yet -----------------------------------------------------------------------

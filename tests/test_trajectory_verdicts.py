@@ -357,7 +357,8 @@ def test_trajectory_match_agrees_with_adk_where_their_rules_coincide(reference_o
 def test_report_and_dashboard_name_each_measure_and_show_a_retry_once(tmp_path):
     import re
 
-    from otel_eval.ui.pages import Links, session_page
+    from otel_eval.ui.markup import Links
+    from otel_eval.ui.session_page import session_page
     from otel_eval.read.database import open_database
     from otel_eval.read.sessions import session_overview
     from tests.test_cli import GOLDEN, otel_eval

@@ -58,7 +58,10 @@ from ..read.times import iso_utc, parse_since
 from ..read.unmatched import unmatched_queries
 from ..store import Store
 from ..store.labels import LABELS, MAX_NOTE_CHARS, UnlabellableSession
-from . import pages
+from .markup import Links, layout, message_page
+from .session_page import session_page
+from .sessions_page import sessions_page
+from .summary_pages import clusters_page, coverage_page, labels_page
 
 HTML = "text/html; charset=utf-8"
 JSON = "application/json"
@@ -110,7 +113,7 @@ class DashboardApp:
                  hosts: Optional[Callable[[Optional[str]], bool]] = None):
         self.db = str(db)
         self.prefix = prefix.rstrip("/")
-        self.links = pages.Links(self.prefix)
+        self.links = Links(self.prefix)
         self.poll_seconds = poll_seconds
         self.hosts = hosts
         self._bearer = f"Bearer {auth_token}".encode() if auth_token else None
@@ -146,7 +149,7 @@ class DashboardApp:
         headers = {"WWW-Authenticate": 'Bearer realm="otel-eval"'}
         if api:
             return Reply(401, json.dumps({"error": "missing or wrong bearer token"}).encode(), JSON, headers)
-        page = pages.message_page(self.links, "Token required", message, login=True)
+        page = message_page(self.links, "Token required", message, login=True)
         return Reply(401, page.encode(), HTML, headers)
 
     async def _login(self, scope: dict, receive: Callable) -> Reply:
@@ -235,8 +238,8 @@ class DashboardApp:
         except ValueError as exc:
             return self._refused(400, "Bad label", str(exc))
         except sqlite3.Error as exc:  # the collector's writer held the file past the timeout, disk full, ...
-            return Reply(503, pages.message_page(self.links, "Label not stored",
-                                                 f"database {self.db}: {exc}; try again").encode(),
+            return Reply(503, message_page(self.links, "Label not stored",
+                                           f"database {self.db}: {exc}; try again").encode(),
                          headers={"Retry-After": "2"})
         return Reply(303, b"", HTML, {"Location": self.links.session(session_id) + "#labels"})
 
@@ -249,7 +252,7 @@ class DashboardApp:
             store.close()
 
     def _refused(self, status: int, title: str, message: str) -> Reply:
-        return Reply(status, pages.message_page(self.links, title, message).encode())
+        return Reply(status, message_page(self.links, title, message).encode())
 
     # --- routing -----------------------------------------------------------------------------
 
@@ -296,12 +299,12 @@ class DashboardApp:
             if route.startswith("/api/"):
                 return _json_reply({"error": message}, 400 if exc.source == "query string" else 503)
             status = 400 if exc.source == "query string" else 503
-            return Reply(status, pages.message_page(self.links, "Cannot show this page", message).encode())
+            return Reply(status, message_page(self.links, "Cannot show this page", message).encode())
         except sqlite3.Error as exc:
             message = f"database {self.db}: {exc}"
             if route.startswith("/api/"):
                 return _json_reply({"error": message}, 503)
-            return Reply(503, pages.message_page(self.links, "Database unavailable", message).encode(),
+            return Reply(503, message_page(self.links, "Database unavailable", message).encode(),
                          headers={"Retry-After": "2"})
 
     def _static(self, name: str) -> Reply:
@@ -334,7 +337,7 @@ class DashboardApp:
                     return self._session(conn, route[len(base):], api, csrf)
             if route.startswith("/api/"):
                 return _json_reply({"error": f"no such API route {route}"}, 404)
-            return Reply(404, pages.message_page(self.links, "Not found", f"no page at {self.prefix}{route}").encode())
+            return Reply(404, message_page(self.links, "Not found", f"no page at {self.prefix}{route}").encode())
         finally:
             conn.close()
 
@@ -351,33 +354,33 @@ class DashboardApp:
         if api:
             return _json_reply({"stamp": stamp, "total": total, "page": f.page, "page_size": f.page_size,
                                 "counts": counts, "sessions": rows})
-        main = pages.sessions_page(self.links, f, rows, total, counts, sessions.filter_options(conn),
-                                   evaluations.pass_rate_points(conn, f.case or None))
-        return Reply(200, pages.layout(self.links, "sessions", main, stamp=stamp,
-                                       poll_seconds=self.poll_seconds, current="sessions").encode())
+        main = sessions_page(self.links, f, rows, total, counts, sessions.filter_options(conn),
+                             evaluations.pass_rate_points(conn, f.case or None))
+        return Reply(200, layout(self.links, "sessions", main, stamp=stamp,
+                                 poll_seconds=self.poll_seconds, current="sessions").encode())
 
     def _session(self, conn: sqlite3.Connection, session_id: str, api: bool, csrf: str = "") -> Reply:
         overview = sessions.session_overview(conn, session_id)
         if overview is None:
             if api:
                 return _json_reply({"error": f"no session {session_id!r}"}, 404)
-            return Reply(404, pages.message_page(self.links, "Session not found",
-                                                 f"no session {session_id!r} in {self.db}").encode())
+            return Reply(404, message_page(self.links, "Session not found",
+                                           f"no session {session_id!r} in {self.db}").encode())
         overview["labels"] = labels.session_labels(conn, session_id)
         overview["feedback"] = labels.session_feedback(conn, session_id)
         if api:
             return _json_reply(overview)
         stamp = self._stamp(conn)
-        main = pages.session_page(self.links, overview, spans.session_traces(conn, session_id),
-                                  spans.session_agent_data(conn, session_id), csrf=csrf)
-        return Reply(200, pages.layout(self.links, f"session {session_id}", main, stamp=stamp,
-                                       poll_seconds=self.poll_seconds).encode())
+        main = session_page(self.links, overview, spans.session_traces(conn, session_id),
+                            spans.session_agent_data(conn, session_id), csrf=csrf)
+        return Reply(200, layout(self.links, f"session {session_id}", main, stamp=stamp,
+                                 poll_seconds=self.poll_seconds).encode())
 
     def _coverage(self, conn: sqlite3.Connection, params: dict[str, list[str]]) -> Reply:
         since = _since(params)
-        main = pages.coverage_page(self.links, coverage([self.db], since), _one(params, "since"))
-        return Reply(200, pages.layout(self.links, "golden coverage", main, stamp=self._stamp(conn),
-                                       poll_seconds=self.poll_seconds, current="coverage").encode())
+        main = coverage_page(self.links, coverage([self.db], since), _one(params, "since"))
+        return Reply(200, layout(self.links, "golden coverage", main, stamp=self._stamp(conn),
+                                 poll_seconds=self.poll_seconds, current="coverage").encode())
 
     def _clusters(self, conn: sqlite3.Connection, params: dict[str, list[str]]) -> Reply:
         from ..golden_suggest import UnmatchedSession, cluster_sessions
@@ -390,9 +393,9 @@ class DashboardApp:
         found = unmatched_queries(conn, since, MAX_CLUSTERED)
         pool = [UnmatchedSession(self.db, sid, query, created_at) for sid, query, created_at in found.sessions]
         clusters = cluster_sessions(pool, least)
-        main = pages.clusters_page(self.links, clusters, found, least, _one(params, "since"))
+        main = clusters_page(self.links, clusters, found, least, _one(params, "since"))
         # No live refresh: clustering is the one page that costs more than a few queries.
-        return Reply(200, pages.layout(self.links, "unmatched clusters", main, current="clusters").encode())
+        return Reply(200, layout(self.links, "unmatched clusters", main, current="clusters").encode())
 
     def _release(self, params: dict[str, list[str]]) -> Reply:
         counts = verdict_counts([self.db])
@@ -402,13 +405,13 @@ class DashboardApp:
             result = gate(counts, baseline, candidate)
             drift_results = drift(path_counts([self.db], baseline, candidate))
         main = release_page(self.links, counts.sessions, baseline, candidate, result, drift_results or [])
-        return Reply(200, pages.layout(self.links, "release", main, poll_seconds=self.poll_seconds,
-                                       current="release").encode())
+        return Reply(200, layout(self.links, "release", main, poll_seconds=self.poll_seconds,
+                                 current="release").encode())
 
     def _labels(self, conn: sqlite3.Connection) -> Reply:
-        main = pages.labels_page(self.links, labels.calibration([self.db]), labels.recent_labels(conn))
-        return Reply(200, pages.layout(self.links, "human labels", main, stamp=self._stamp(conn),
-                                       poll_seconds=self.poll_seconds, current="labels").encode())
+        main = labels_page(self.links, labels.calibration([self.db]), labels.recent_labels(conn))
+        return Reply(200, layout(self.links, "human labels", main, stamp=self._stamp(conn),
+                                 poll_seconds=self.poll_seconds, current="labels").encode())
 
 
 #: Smallest cluster the Unmatched clusters page lists unless ``?min=`` says otherwise.

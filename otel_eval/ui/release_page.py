@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 
 from ..drift import DriftResult
 from ..gate import METHOD, NOT_ENOUGH_EVIDENCE, PROMOTE, ROLL_BACK, GateResult
-from .pages import Links, esc
+from .markup import Links, esc
 
 _DECISION = {PROMOTE: ("promote", "pass"), ROLL_BACK: ("roll back", "fail"),
              NOT_ENOUGH_EVIDENCE: ("not enough evidence yet", "none")}
