@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
+from .conventions import google_adk
 from .conventions.base import as_text, parse_json_maybe, span_error
 from .mapping import CASE_ATTRIBUTES, agent_version_of, first_attribute
 
@@ -55,10 +56,12 @@ class ActualToolCall:
 
 @dataclass
 class Turn:
-    """One user turn: one trace, in start order."""
+    """One user turn: one trace, in start order; for google-adk, one ADK invocation (the traces
+    whose model spans share its invocation id: a task agent's question and the user's answer)."""
 
     index: int
     trace_id: str
+    """The turn's (first) trace."""
     user_input: Optional[str] = None
     final_response: Optional[str] = None
     answer_source: Optional[str] = None
@@ -68,9 +71,19 @@ class Turn:
     end_ns: int = 0
     retrieved_documents: list[str] = field(default_factory=list)
     llm_calls: int = 0
+    """Model calls: one per call, however many spans show it (ADK's legacy ``call_llm`` span and
+    the ``generate_content`` span inside it are one call)."""
     input_tokens: int = 0
     output_tokens: int = 0
+    llm_calls_inside_calls: int = 0
+    """Of ``llm_calls``, those made inside a tool call (by an agent run as a tool: ADK's
+    ``AgentTool`` runs it in a session of its own, so its model calls are no part of the
+    invocation ADK's efficiency metrics count; or by a tool's own model call)."""
+    input_tokens_inside_calls: int = 0
+    output_tokens_inside_calls: int = 0
     span_count: int = 0
+    trace_ids: list[str] = field(default_factory=list)
+    """Every trace of the turn, in start order (one, but for an ADK invocation resumed in another trace)."""
 
     def sql_sources(self) -> list[str]:
         """Where this turn's SQL may be, as text: tool-call arguments (``execute_sql(query=...)``,
@@ -171,17 +184,18 @@ def build_trajectory(session_id: str, mapped: Sequence["MappedSpan"]) -> Traject
             continue
         members = sorted(spans.values(), key=_START_ORDER)
         roots = _roots(members)
-        traces.append((roots[0].span.start_ns, trace_id, members, roots))
+        llms = [m for m in members if m.reading.span_type == "llm"]
+        traces.append((roots[0].span.start_ns, trace_id, members, roots, llms))
     traces.sort(key=lambda t: (t[0], t[1]))
 
     trajectory = Trajectory(session_id=session_id)
-    for index, (_, trace_id, members, roots) in enumerate(traces):
-        trajectory.turns.append(_build_turn(index, trace_id, members, roots))
+    for index, parts in enumerate(_turns_of(traces)):
+        trajectory.turns.append(_build_turn(index, parts))
 
     # The session's attributes: the first span that has each, roots first, turn by turn. One
     # pass over the spans for all four, stopping once each is found.
     user_id = agent_version = service_name = case_hint = None
-    for _, _, members, roots in traces:
+    for _, _, members, roots, _ in traces:
         if len(roots) == 1:
             root = roots[0]
             ordered = [root, *(x for x in members if x is not root)]
@@ -227,24 +241,90 @@ def _roots(members: list[Any]) -> list[Any]:
     return roots or members[:1]
 
 
-def _build_turn(index: int, trace_id: str, members: list[Any], roots: list[Any]) -> Turn:
+_Trace = tuple[int, str, list[Any], list[Any], list[Any]]
+"""(root start, trace id, members in start order, roots, model spans) of one trace."""
+
+
+def _turns_of(traces: list[_Trace]) -> list[list[_Trace]]:
+    """The traces of each turn, turns in start order: one trace each, except that traces of one
+    google-adk invocation are one turn, as ``adk eval`` lists invocations (grouped by invocation id
+    in order of first appearance): a ``task`` agent that asks the user is resumed by the answer,
+    in a new trace under the same invocation id. Traces without ADK's invocation id are turns
+    of their own."""
+    turns: list[list[_Trace]] = []
+    by_invocation: dict[str, list[_Trace]] = {}
+    for trace in traces:
+        invocation = _adk_invocation(trace[2], trace[4])
+        if invocation is None:
+            turns.append([trace])
+        elif invocation in by_invocation:
+            by_invocation[invocation].append(trace)
+        else:
+            by_invocation[invocation] = [trace]
+            turns.append(by_invocation[invocation])
+    return turns
+
+
+def _adk_invocation(members: list[Any], llms: list[Any]) -> Optional[str]:
+    """The ADK invocation id of a trace's own model calls: the model span nearest the root that
+    carries one (an ``AgentTool``'s agent, deeper inside a tool call, runs an invocation of its own);
+    None for a trace no model span of which carries one (every framework but ADK)."""
+    found = []
+    key = google_adk.INVOCATION_ID
+    for m in llms:
+        if m.span.attributes.get(key):  # asked of every model span: google_adk's reader only for ADK's
+            found.append((m, google_adk.invocation_id(m.span)))
+    if len(found) <= 1:
+        return found[0][1] if found else None
+    by_id = {m.span.span_id: m for m in members}
+
+    def depth(m: Any) -> int:
+        n, seen, parent = 0, {m.span.span_id}, m.span.parent_span_id
+        while parent in by_id and parent not in seen:
+            seen.add(parent)
+            n, parent = n + 1, by_id[parent].span.parent_span_id
+        return n
+
+    return min(found, key=lambda pair: depth(pair[0]))[1]  # min keeps the first of equal depths
+
+
+def _build_turn(index: int, parts: list[_Trace]) -> Turn:
+    """One turn of one trace or more (an ADK invocation resumed in another trace): the first
+    trace's user input, every trace's calls in order, the last trace's answer."""
+    if len(parts) == 1:
+        _, trace_id, members, roots, llms = parts[0]
+        user_input = _user_input(roots, llms, members)
+        final_response, answer_source = _final_response(roots, llms)
+    else:
+        trace_id = parts[0][1]
+        members = [m for part in parts for m in part[2]]
+        roots = [r for part in parts for r in part[3]]
+        llms = [m for part in parts for m in part[4]]
+        user_input = next((found for _, _, trace_members, trace_roots, trace_llms in parts
+                           for found in (_user_input(trace_roots, trace_llms, trace_members),) if found), None)
+        final_response = answer_source = None
+        for _, _, _, trace_roots, trace_llms in reversed(parts):
+            final_response, answer_source = _final_response(trace_roots, trace_llms)
+            if final_response is not None:
+                break
     root = roots[0]
     turn = Turn(
         index=index,
         trace_id=trace_id,
+        trace_ids=[part[1] for part in parts],
         start_ns=min(m.span.start_ns for m in members),
         end_ns=max(m.span.end_ns for m in members),
         span_count=len(members),
+        user_input=user_input,
+        final_response=final_response,
+        answer_source=answer_source,
     )
-    llms = [m for m in members if m.reading.span_type == "llm"]
-    turn.llm_calls = len(llms)
-    turn.input_tokens = sum(m.reading.input_tokens or 0 for m in llms)
-    turn.output_tokens = sum(m.reading.output_tokens or 0 for m in llms)
-    turn.user_input = _user_input(roots, llms, members)
-    turn.final_response, turn.answer_source = _final_response(roots, llms)
+    by_id = {m.span.span_id: m for m in members}
+    tools = [m for m in members if _is_call(m)]
+    _count_model_calls(turn, llms, tools, by_id)
 
     observations = _observations(members)
-    turn.calls = _calls(index, members, root, observations)
+    turn.calls = _calls(index, members, root, observations, by_id, tools)
     hooked = {m.span.span_id for m in members if _has_hook(m)}  # a span id names one member (deduplicated)
     recovered = {call.span_id: call.result for call in turn.calls if call.span_id in hooked} if hooked else {}
     for m in members:
@@ -256,6 +336,54 @@ def _build_turn(index: int, trace_id: str, members: list[Any], roots: list[Any])
             documents = [text] if text else []
         turn.retrieved_documents.extend(documents)
     return turn
+
+
+def _count_model_calls(turn: Turn, llms: list[Any], tools: list[Any], by_id: dict[str, Any]) -> None:
+    """The turn's model calls and tokens, each call once: model spans of one ADK event (the legacy
+    schema's ``call_llm`` and the ``generate_content`` span inside it) are one call, its tokens
+    counted once. Of them, those made inside a tool call (``tools``) are counted apart too."""
+    calls: dict[Any, list[Any]] = {}  # one key per call → [span, input tokens, output tokens]
+    event_key = google_adk.EVENT_ID
+    for m in llms:
+        event = m.span.attributes.get(event_key)  # google_adk.model_call_id, inline: asked of every model span
+        key = ("adk event", event) if event else m.span.span_id
+        call = calls.get(key)
+        if call is None:
+            calls[key] = [m, m.reading.input_tokens, m.reading.output_tokens]
+        else:  # another span of the same call: counts it carried that the first did not
+            call[1] = call[1] if call[1] is not None else m.reading.input_tokens
+            call[2] = call[2] if call[2] is not None else m.reading.output_tokens
+    input_tokens = output_tokens = 0
+    for call in calls.values():
+        input_tokens += call[1] or 0
+        output_tokens += call[2] or 0
+    turn.llm_calls, turn.input_tokens, turn.output_tokens = len(calls), input_tokens, output_tokens
+    if not tools or not calls:
+        return
+    tool_calls = None
+    for m, input_tokens, output_tokens in calls.values():
+        span = m.span
+        # Only a model span within a tool span's time can be inside it: the parents are walked for those.
+        if not any(t.span.start_ns <= span.start_ns and span.end_ns <= t.span.end_ns for t in tools):
+            continue
+        if tool_calls is None:
+            tool_calls = {t.span.span_id for t in tools}
+        if _inside(m, tool_calls, by_id):
+            turn.llm_calls_inside_calls += 1
+            turn.input_tokens_inside_calls += input_tokens or 0
+            turn.output_tokens_inside_calls += output_tokens or 0
+
+
+def _inside(m: Any, span_ids: set[str], by_id: dict[str, Any]) -> bool:
+    """Is one of the span's ancestors one of ``span_ids``?"""
+    seen, parent = {m.span.span_id}, m.span.parent_span_id
+    while parent and parent not in seen:
+        if parent in span_ids:
+            return True
+        seen.add(parent)
+        ancestor = by_id.get(parent)
+        parent = ancestor.span.parent_span_id if ancestor is not None else None
+    return False
 
 
 def _user_input(roots: list[Any], llms: list[Any], members: list[Any]) -> Optional[str]:
@@ -314,11 +442,11 @@ def looks_like_object_dump(text: str) -> bool:
     return _REPR.match(stripped) is not None
 
 
-def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any]) -> list[ActualToolCall]:
-    by_id = {m.span.span_id: m for m in members}
+def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any], by_id: dict[str, Any],
+           tools: list[Any]) -> list[ActualToolCall]:
+    """The turn's calls; ``by_id``: its members by span id, ``tools``: those that are tool calls."""
     requests = _requests(members)
     step_of = _steps(members, requests)
-    tools = [m for m in members if _is_call(m)]
     if not tools:  # nothing executed was traced: what the model asked for is the best record
         fallback = []
         for r in requests:

@@ -1,5 +1,6 @@
 """``tool_trajectory_avg_score`` counts what google-adk's own invocations list, for every kind of
-multi-agent ADK app (issue 31, item 4).
+multi-agent ADK app (issue 31, item 4), and ADK's efficiency metrics count what ADK's evaluators
+count on those invocations.
 
 ``tests/data/captures/adk_multiagent/`` holds real google-adk 2.13 runs with a scripted model
 (``captures/python/adk_multiagent/run.py``): a transfer to a chat sub-agent, an ``AgentTool``, a
@@ -7,7 +8,8 @@ multi-agent ADK app (issue 31, item 4).
 ``single_turn`` and ``task`` sub-agents, each in ADK's GenAI telemetry and in its legacy schema.
 Beside each capture's spans (``<name>.traces.pb``) is ADK's side of the same run
 (``<name>.adk.json``): its invocations' tool calls as ``convert_events_to_eval_invocations`` and
-``get_all_tool_calls`` list them, as ``adk eval`` reads them.
+``get_all_tool_calls`` list them, as ``adk eval`` reads them, and the values google-adk's efficiency
+evaluators give those invocations.
 
 The captures are checked against ADK itself: the scenarios are run again under the reference
 environment (ADK's side must be what it was when the capture was made), and otel-eval reads both
@@ -27,6 +29,7 @@ from otel_eval import evaluate
 from otel_eval.models.evalset import (CriterionConfig, EvalCase, EvalConfig, EvalSet, ExpectedToolCall, Invocation,
                                       MatchType, MessageContent)
 from otel_eval.models.results import CriterionResult
+from otel_eval.readers import read_spans
 from tests.paths import REPO
 from tests.reference.client import reference_python
 
@@ -36,11 +39,7 @@ RUN = REPO / "captures" / "python" / "adk_multiagent" / "run.py"
 
 Call = dict[str, Any]
 
-#: A task agent that asks the user a question: the user's answer resumes the invocation the task
-#: started in, so ADK lists one invocation for two user messages (and ``adk eval`` refuses a case
-#: that has one invocation per message). otel-eval keeps one turn per user message: these
-#: captures are compared per user message, and their calls in total, not invocation by invocation.
-ONE_INVOCATION_FOR_SEVERAL_MESSAGES = {"task_asks_user", "task_asks_user-legacy"}
+EFFICIENCY = ("tool_call_count_v1", "inference_call_count_v1", "token_usage_v1")
 
 
 def _side(name: str) -> dict[str, Any]:
@@ -67,20 +66,27 @@ def live(tmp_path_factory) -> dict[str, dict[str, Any]]:
 
 
 def _golden(name: str, side: dict[str, Any], expected: list[list[Call]]) -> EvalSet:
-    """One case, one invocation per user message (what the spans' turns are), each expecting ``expected[i]``."""
+    """One case, one invocation per ADK invocation, each expecting ``expected[i]``. Invocation *i*
+    says the *i*-th user message (the session is matched to the case by the first): where one ADK
+    invocation takes two messages (a task agent asking the user), it is the captures' last."""
     return EvalSet(eval_set_id="adk_multiagent", eval_cases=[EvalCase(eval_id=name, conversation=[
         Invocation(invocation_id=f"{name}-{i}", user_content=MessageContent.user(message),
                    expected_tool_trajectory=[ExpectedToolCall(name=c["name"], args=c["args"]) for c in calls])
         for i, (message, calls) in enumerate(zip(side["user_messages"], expected))])])
 
 
+def _evaluated(path: Path, name: str, side: dict[str, Any], expected: list[list[Call]],
+               match_type: str = "EXACT", also: tuple[str, ...] = ()) -> dict[str, CriterionResult]:
+    criteria = {"tool_trajectory_avg_score": CriterionConfig(threshold=1.0, match_type=MatchType(match_type)),
+                **{metric: CriterionConfig(threshold=0.0) for metric in also}}
+    [result] = evaluate([path], golden=[_golden(name, side, expected)], config=EvalConfig(criteria=criteria))
+    assert result.eval_id == name, f"{name}: the session must match its case by the first user message"
+    return {c.criterion: c for c in result.criterion_results}
+
+
 def _scored(path: Path, name: str, side: dict[str, Any], expected: list[list[Call]],
             match_type: str = "EXACT") -> CriterionResult:
-    config = EvalConfig(criteria={"tool_trajectory_avg_score": CriterionConfig(
-        threshold=1.0, match_type=MatchType(match_type))})
-    [result] = evaluate([path], golden=[_golden(name, side, expected)], config=config)
-    assert result.eval_id == name, f"{name}: the session must match its case by the first user message"
-    [criterion] = [c for c in result.criterion_results if c.criterion == "tool_trajectory_avg_score"]
+    criterion = _evaluated(path, name, side, expected, match_type)["tool_trajectory_avg_score"]
     assert not criterion.skipped, criterion.details
     return criterion
 
@@ -113,34 +119,62 @@ def test_the_runs_show_what_the_comparison_relies_on():
     task_spans = (CAPTURES / "task.traces.pb").read_bytes()
     assert b"invoke_agent booker" in task_spans and b"execute_tool booker" not in task_spans
     assert adk_calls("task")[0] == "booker"
+    asks = _side("task_asks_user")  # the user's answer resumes the task's invocation
+    assert len(asks["invocations"]) == 1 and len(asks["user_messages"]) == 2
+    def names(capture: str) -> list[str]:
+        return [span.name.split(" ")[0] for span in read_spans(CAPTURES / f"{capture}.traces.pb")]
+
+    legacy = names("transfer-legacy")  # each model call shown by two spans, one inside the other
+    assert legacy.count("call_llm") == legacy.count("generate_content") == 6
+    assert _side("transfer-legacy")["adk_efficiency"]["inference_call_count_v1"]["per_invocation"] == [4, 2]
+    # the AgentTool's agent's model calls are spans of the turn, not model events of ADK's invocation
+    assert names("agent_tool").count("generate_content") == 4
+    assert _side("agent_tool")["adk_efficiency"]["inference_call_count_v1"]["per_invocation"] == [2]
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_adk_lists_today_what_the_capture_recorded(name, live):
     """ADK run again lists the same calls and scores the same: the stored side is still ADK's."""
     stored, now = _side(name), live[name]
-    for key in ("user_messages", "invocations", "calls_per_user_message", "adk_scores"):
+    for key in ("user_messages", "invocations", "calls_per_user_message", "adk_scores", "adk_efficiency"):
         assert now[key] == stored[key], f"{name}: {key} changed; rebuild with captures/python/adk_multiagent/build.py"
 
 
 @pytest.mark.parametrize("source", ["stored", "live"])
 @pytest.mark.parametrize("name", NAMES)
 def test_each_turn_lists_the_calls_adk_lists(name, source, live):
-    """The calls compared in each turn are, in order and with their arguments, the calls ADK's
-    events show for that user message; where ADK makes one invocation of each user message
-    (every capture but the task that asks the user), exactly its invocations' calls."""
+    """The session has one turn per ADK invocation, and the calls compared in each are, in order
+    and with their arguments, that invocation's calls; a task agent that asks the user included
+    (the user's answer resumes its invocation: one turn for the two messages)."""
     side = _side(name) if source == "stored" else live[name]
     path = CAPTURES / f"{name}.traces.pb" if source == "stored" else live[name]["path"]
-    per_message = side["calls_per_user_message"]
-    criterion = _scored(path, name, side, per_message)
-    ours = _compared(criterion)
-    assert ours == per_message, json.dumps({"otel-eval": ours, "google-adk": per_message}, indent=1)
     invocations = [inv["calls"] for inv in side["invocations"]]
-    if name in ONE_INVOCATION_FOR_SEVERAL_MESSAGES:
-        assert len(invocations) < len(side["user_messages"])
-        assert [c for turn in ours for c in turn] == [c for calls in invocations for c in calls]
-    else:
-        assert ours == invocations
+    ours = _compared(_scored(path, name, side, invocations))
+    assert ours == invocations, json.dumps({"otel-eval": ours, "google-adk": invocations}, indent=1)
+
+
+@pytest.mark.parametrize("source", ["stored", "live"])
+@pytest.mark.parametrize("name", NAMES)
+def test_efficiency_metrics_are_what_adks_evaluators_give_its_invocations(name, source, live):
+    """``tool_call_count_v1``, ``inference_call_count_v1`` and ``token_usage_v1``, per invocation
+    (and token_usage_v1's input and output tokens) and overall, are the values google-adk's own
+    efficiency evaluators give ADK's invocations of the same run: in the legacy schema, whose
+    ``call_llm`` span has a ``generate_content`` span inside, each model call and its tokens once;
+    an ``AgentTool``'s agent's model calls left out (it runs in a session of its own)."""
+    side = _side(name) if source == "stored" else live[name]
+    path = CAPTURES / f"{name}.traces.pb" if source == "stored" else live[name]["path"]
+    by_name = _evaluated(path, name, side, [inv["calls"] for inv in side["invocations"]], also=EFFICIENCY)
+    ours, theirs = {}, {}
+    for metric in EFFICIENCY:
+        criterion, adk = by_name[metric], side["adk_efficiency"][metric]
+        assert criterion.passed and criterion.details["informational"] is True, criterion.details
+        ours[metric] = {"score": criterion.score, "per_invocation": [t["value"] for t in criterion.details["per_turn"]]}
+        theirs[metric] = {"score": adk["score"], "per_invocation": adk["per_invocation"]}
+    ours["tokens"] = [{k: t[k] for k in ("input_tokens", "output_tokens")}
+                      for t in by_name["token_usage_v1"].details["per_turn"]]
+    theirs["tokens"] = [{k: t[k] for k in ("input_tokens", "output_tokens")}
+                        for t in side["adk_efficiency"]["token_usage_v1"]["per_invocation_tokens"]]
+    assert ours == theirs, json.dumps({"otel-eval": ours, "google-adk": theirs}, indent=1)
 
 
 def _expectations(calls: list[Call]) -> list[list[Call]]:
@@ -152,10 +186,7 @@ def _expectations(calls: list[Call]) -> list[list[Call]]:
     return out
 
 
-SCORED = [name for name in NAMES if name not in ONE_INVOCATION_FOR_SEVERAL_MESSAGES]
-
-
-@pytest.mark.parametrize("name", SCORED)
+@pytest.mark.parametrize("name", NAMES)
 def test_tool_trajectory_avg_score_gives_adks_score_and_verdict(name, reference_oracle):
     """The capture's recorded expectations (one met, one not) and variants of ADK's calls, per
     match type: otel-eval's score, per-turn scores and verdict are google-adk's
@@ -239,3 +270,21 @@ def test_a_requested_call_counts_when_an_agent_of_its_name_ran_it_and_only_then(
         span("h", "r", "invoke_agent helper", 0, 1, **{"gen_ai.operation.name": "invoke_agent",
                                                       "gen_ai.agent.name": "helper"})]
     assert [c.name for c in build_trajectory("s", map_spans(before)).calls] == ["lookup"]  # ran before it was asked
+
+
+def test_traces_are_one_turn_only_when_their_model_spans_name_one_adk_invocation():
+    """The task that asks the user is one turn because its two traces' model spans carry one ADK
+    invocation id; the same spans without that attribute are two turns, one per trace, as for
+    every other framework."""
+    from otel_eval.mapping import map_spans
+    from otel_eval.trajectory import build_trajectory
+
+    spans = read_spans(CAPTURES / "task_asks_user.traces.pb")
+    [turn] = build_trajectory("s", map_spans(spans)).turns
+    assert len(turn.trace_ids) == 2 and turn.trace_id == turn.trace_ids[0]
+    assert (turn.user_input, turn.final_response) == ("Book me a table.", "Your table is booked.")
+    for span in spans:
+        span.attributes.pop("gcp.vertex.agent.invocation_id", None)
+    turns = build_trajectory("s", map_spans(spans)).turns
+    assert [t.user_input for t in turns] == ["Book me a table.", "Friday, for two."]
+    assert [[c.name for c in t.calls] for t in turns] == [["booker"], ["book_table", "finish_task"]]

@@ -67,6 +67,26 @@ def read(span: SpanRecord) -> Reading:
     return reading
 
 
+INVOCATION_ID = PREFIX + "invocation_id"
+EVENT_ID = PREFIX + "event_id"
+
+
+def invocation_id(span: SpanRecord) -> Optional[str]:
+    """The ADK invocation a model span ran in (``gcp.vertex.agent.invocation_id``, on the model
+    spans of both telemetry schemas). One invocation is one turn of ``adk eval``, even over several
+    traces: a ``task`` agent that asks the user something is resumed by the user's answer, in a
+    trace of its own, under the same invocation id. An ``AgentTool``'s agent runs an invocation of
+    its own (another id) inside the caller's trace."""
+    return _text(span.attributes.get(INVOCATION_ID))
+
+
+def model_call_id(span: SpanRecord) -> Optional[str]:
+    """The ADK event a model span produced (``gcp.vertex.agent.event_id``): the legacy schema
+    wraps each model call in a ``call_llm`` span with a ``generate_content`` span inside, both
+    carrying the same event id: one model call, as ADK counts it (one model event)."""
+    return _text(span.attributes.get(EVENT_ID))
+
+
 def _stand_in_id(name: str, call_id: Optional[str]) -> bool:
     """ADK's id for a function call that had none: ``f"{name}_{index of the part}"``."""
     return call_id is not None and call_id.startswith(name + "_") and call_id[len(name) + 1:].isdigit()

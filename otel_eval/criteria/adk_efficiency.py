@@ -1,6 +1,6 @@
 """google-adk's efficiency metrics (``tool_call_count_v1``, ``inference_call_count_v1``,
 ``token_usage_v1``, ``invocation_duration_v1``): informational. A value per invocation (turn),
-averaged over the turns that have one; reported, never passing or failing (ADK's INFORMATIONAL),
+averaged over the turns that have one (``token_usage_v1``: over every turn, as google-adk); reported, never passing or failing (ADK's INFORMATIONAL),
 and no part of the case's score. A session with no value at all (no model call reported token
 counts) reports it skipped, n/a."""
 
@@ -24,6 +24,9 @@ class EfficiencyMetric(Criterion):
     unit: ClassVar[str]
     missing: ClassVar[str] = ""
     """Why no turn may have a value, added to the skip reason."""
+    over_every_turn: ClassVar[bool] = False
+    """Average over every turn once one has a value (a turn without one counts 0), not over the
+    turns that have one."""
 
     def value(self, turn: Turn) -> Any:
         """The turn's value: a number, a dict with ``total_tokens`` and its parts, or None (n/a)."""
@@ -45,7 +48,7 @@ class EfficiencyMetric(Criterion):
                 values.append(float(value))
         if not values:
             raise Skip(f"{self.kind}: n/a, no turn of the session reported it{self.missing}")
-        return sum(values) / len(values), {"informational": True, "measure": self.unit, "per_turn": per_turn,
+        return sum(values) / (len(per_turn) if self.over_every_turn else len(values)), {"informational": True, "measure": self.unit, "per_turn": per_turn,
                                            "reason": "informational: reported, never passes or fails"}
 
     def decide(self, name: str, cfg: CriterionConfig, score: float, details: dict[str, Any]) -> CriterionResult:
@@ -71,7 +74,10 @@ class InferenceCallCount(EfficiencyMetric):
     unit = "model calls per turn"
 
     def value(self, turn: Turn) -> Any:
-        return float(turn.llm_calls)
+        """The model calls ADK's invocation has events of: each call once (a legacy ``call_llm``
+        span and the ``generate_content`` span inside it are one), none made inside a tool call
+        (an ``AgentTool``'s agent runs in a session of its own), as ``tool_call_count_v1``."""
+        return float(turn.llm_calls - turn.llm_calls_inside_calls)
 
 
 class TokenUsage(EfficiencyMetric):
@@ -79,12 +85,18 @@ class TokenUsage(EfficiencyMetric):
     description = "google-adk's tokens per turn (input, output, total), averaged (informational: never passes or fails)"
     unit = "tokens per turn"
     missing = " (no model call carried token counts)"
+    # As google-adk's token_usage_v1 averages: a backend leaves a count out of a call that spent
+    # none, so a turn without counts is 0 tokens once another turn reported some.
+    over_every_turn = True
 
     def value(self, turn: Turn) -> Any:
-        if not (turn.input_tokens or turn.output_tokens):
+        """The tokens of the model calls ``inference_call_count_v1`` counts, each call's once."""
+        input_tokens = turn.input_tokens - turn.input_tokens_inside_calls
+        output_tokens = turn.output_tokens - turn.output_tokens_inside_calls
+        if not (input_tokens or output_tokens):
             return None  # no model call reported a count: n/a, not zero
-        return {"total_tokens": float(turn.input_tokens + turn.output_tokens),
-                "input_tokens": float(turn.input_tokens), "output_tokens": float(turn.output_tokens)}
+        return {"total_tokens": float(input_tokens + output_tokens),
+                "input_tokens": float(input_tokens), "output_tokens": float(output_tokens)}
 
 
 class InvocationDuration(EfficiencyMetric):

@@ -322,6 +322,35 @@ def _adk_scores(invocations: list[dict[str, Any]], expected: list[list[dict[str,
             "per_invocation": [r.score for r in result.per_invocation_results]}
 
 
+#: google-adk's efficiency metrics whose values the spans can show (``invocation_duration_v1`` is
+#: measured while ADK runs the agent and is noise, not an outcome: not recorded).
+EFFICIENCY_METRICS = ("tool_call_count_v1", "inference_call_count_v1", "token_usage_v1")
+
+
+def _adk_efficiency(adk_invocations: list[Any]) -> dict[str, Any]:
+    """google-adk's efficiency evaluators (the classes its metric registry registers for these names;
+    the registry module itself needs pandas, for Vertex AI, which the reference environment does not
+    have) on ADK's own invocations: per metric ``{"score": overall, "per_invocation": [value]}``,
+    and for ``token_usage_v1`` also ``"per_invocation_tokens"``: each invocation's
+    ``{"input_tokens", "output_tokens", "total_tokens"}``."""
+    from google.adk.evaluation import _efficiency_evaluators as efficiency
+
+    evaluators = {"tool_call_count_v1": efficiency._ToolCallCountV1Evaluator,
+                  "inference_call_count_v1": efficiency._InferenceCallCountV1Evaluator,
+                  "token_usage_v1": efficiency._TokenUsageV1Evaluator}
+    out: dict[str, Any] = {}
+    for metric in EFFICIENCY_METRICS:
+        evaluator = evaluators[metric]()
+        result = evaluator.evaluate_invocations(adk_invocations)
+        assert result.overall_eval_status.name == "INFORMATIONAL", (metric, result.overall_eval_status)
+        out[metric] = {"score": result.overall_score, "per_invocation": [r.score for r in result.per_invocation_results]}
+        if metric == "token_usage_v1":
+            out[metric]["per_invocation_tokens"] = [
+                {key: getattr(r.token_usage_details, key) for key in ("input_tokens", "output_tokens", "total_tokens")}
+                for r in result.per_invocation_results]
+    return out
+
+
 def run(scenario: str, schema: int = 2) -> dict[str, Any]:
     """One scenario, with ADK's telemetry in schema ``schema`` (2: GenAI semantic conventions,
     ADK's default; 1: the legacy ``invocation`` / ``call_llm`` spans): ``{"scenario",
@@ -329,7 +358,8 @@ def run(scenario: str, schema: int = 2) -> dict[str, Any]:
     [{"query", "calls": [{"name", "args"}], "final_response"}] (each ADK invocation, its calls as
     ``get_all_tool_calls`` lists them), "calls_per_user_message": [[{"name", "args"}]] (the
     calls of the events each user message's run yielded), "adk_scores": {"matching",
-    "non_matching"}: TrajectoryEvaluator's {expected, score, status, per_invocation}}``."""
+    "non_matching"}: TrajectoryEvaluator's {expected, score, status, per_invocation}}, "adk_efficiency":
+    ADK's efficiency metrics on its invocations (:func:`_adk_efficiency`)}``."""
     import logging
 
     from google.adk.evaluation.eval_case import get_all_tool_calls
@@ -368,6 +398,7 @@ def run(scenario: str, schema: int = 2) -> dict[str, Any]:
             "matching": _adk_scores(invocations, [inv["calls"] for inv in invocations]),
             "non_matching": _adk_scores(invocations, _non_matching(invocations)),
         },
+        "adk_efficiency": _adk_efficiency(adk_invocations),
     }
 
 
