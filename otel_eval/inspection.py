@@ -17,7 +17,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
-from .conventions.base import as_text
+from .json_text import as_text
 from .errors import InputError
 from .mapping import MappedSpan, identity_attributes
 from .models.agent_data import AgentData

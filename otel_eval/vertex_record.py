@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
-from .conventions.base import as_text
+from .json_text import as_text
 from .trajectory import ActualToolCall, Trajectory
 
 if TYPE_CHECKING:

@@ -273,7 +273,7 @@ _OTHER_VALUES = st.recursive(
 def test_property_a_value_is_searched_as_its_json_text(values):
     """Tool arguments and results reach the finder as values (Turn.sql_values), not encoded: the
     statements and tables must be those of their JSON texts (Turn.sql_sources)."""
-    from otel_eval.conventions.base import as_text
+    from otel_eval.json_text import as_text
 
     texts = [v if isinstance(v, str) else as_text(v) for v in values]
     assert sql_and_tables(values) == sql_and_tables(texts)

@@ -11,12 +11,14 @@ looks at raw attributes, so a new dialect is one new module.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from itertools import repeat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Protocol, Sequence, runtime_checkable
 
+# as_text: also still imported from here by trajectory.py and google_adk.py (files other work
+# holds now); their home is json_text.
+from ..json_text import as_text, parse_json_maybe  # noqa: F401
 from ..models.agent_data import ToolSchema
 
 SpanType = Literal["agent", "llm", "tool", "retriever", "chain", "unknown"]
@@ -153,46 +155,6 @@ def may_have_key_starting(attributes: Mapping[str, Any], *prefixes: str) -> bool
     return False
 
 
-def parse_json_maybe(value: Any) -> Any:
-    """A JSON string parsed, anything else unchanged; text that is not JSON stays text."""
-    if value is None or type(value) is dict or type(value) is list:  # already parsed: the usual case
-        return value
-    if isinstance(value, str):
-        text = value.strip()
-        if text[:1] in ("{", "[", '"') or text in ("true", "false", "null") or _looks_numeric(text):
-            try:
-                return json_value(text)
-            except (ValueError, RecursionError):  # RecursionError: nested deeper than Python can go
-                return value
-    return value
-
-
-def json_value(text: str) -> Any:
-    """``json.loads(text)``: the same value, or the same error. The C scanner is called
-    directly; ``json.loads``'s Python wrapping costs about as much as decoding a short value."""
-    if not text or text[0] in _JSON_SPACE or text[-1] in _JSON_SPACE:
-        return json.loads(text)
-    try:
-        value, end = _scan_once(text, 0)
-    except (StopIteration, ValueError):
-        return json.loads(text)  # raises what json.loads raises
-    if end != len(text):
-        return json.loads(text)
-    return value
-
-
-_scan_once = json.JSONDecoder().scan_once
-_JSON_SPACE = frozenset(" \t\n\r")
-
-
-def _looks_numeric(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def as_arguments(value: Any, single_key: str = "input") -> dict[str, Any]:
     """Tool arguments as a dict, by the one rule every dialect shares (docs/conventions-table.md):
     JSON strings parsed; a call wrapper unwrapped (:func:`unwrap_call_input`); a bare value
@@ -266,19 +228,6 @@ def as_int(value: Any) -> Optional[int]:
         return int(value)
     except (TypeError, ValueError):
         return None
-
-
-def as_text(value: Any) -> Optional[str]:
-    """A value as display text: strings unchanged, structures as compact JSON."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    return _as_json(value)
-
-
-_as_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
-"""``json.dumps(value, ensure_ascii=False, default=str)`` without building an encoder per call."""
 
 
 def span_error(span: "SpanRecord") -> Optional[str]:

@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from typing import Any, Iterable, Optional, Sequence
 
 from ..spans import LogEvent, SpanEvent, SpanRecord
-from .base import (Reading, SpanType, ExecutedToolCall, as_arguments, as_text, json_value, may_have_key_starting,
-                   note_unread, parse_json_maybe, span_error)
+from ..json_text import as_text, json_value, parse_json_maybe
+from .base import Reading, SpanType, ExecutedToolCall, as_arguments, may_have_key_starting, note_unread, span_error
 from .messages import (
     as_list,
     fill_from_messages,

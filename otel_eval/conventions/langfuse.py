@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from ..spans import SpanRecord
-from .base import (ExecutedToolCall, Reading, SpanType, any_key_starts, as_arguments, as_int, as_text,
-                   note_unread, parse_json_maybe, span_error)
+from ..json_text import as_text, parse_json_maybe
+from .base import ExecutedToolCall, Reading, SpanType, any_key_starts, as_arguments, as_int, note_unread, span_error
 from .messages import (last_user_text, note_unread_messages, output_calls, output_text, parse_messages,
                        system_text, tool_schemas)
 

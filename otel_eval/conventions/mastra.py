@@ -31,7 +31,8 @@ from typing import Any, Optional
 
 from ..spans import SpanRecord
 from . import genai
-from .base import Reading, SpanType, any_key_starts, as_arguments, as_text, parse_json_maybe, tool_schema
+from ..json_text import as_text, parse_json_maybe
+from .base import Reading, SpanType, any_key_starts, as_arguments, tool_schema
 from .messages import Message, last_user_text, note_unread_messages, system_text
 from .vercel_ai import messages_of, parsed_attribute, requested_calls
 

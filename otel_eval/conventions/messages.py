@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from ..models.agent_data import ToolSchema
-from .base import (Reading, RequestedToolCall, as_arguments, as_text, json_value, note_unread, parse_json_maybe,
-                   tool_schema)
+from ..json_text import as_text, json_value, parse_json_maybe
+from .base import Reading, RequestedToolCall, as_arguments, note_unread, tool_schema
 
 _ROLE_ALIASES = {"model": "assistant", "ai": "assistant", "human": "user", "developer": "system", "function": "tool"}
 _PROMPT_KEY = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from ..spans import SpanRecord
-from .base import (ExecutedToolCall, Reading, RequestedToolCall, SpanType, as_arguments, as_int, as_text,
-                   note_unread, parse_json_maybe, span_error)
+from ..json_text import as_text, parse_json_maybe
+from .base import ExecutedToolCall, Reading, RequestedToolCall, SpanType, as_arguments, as_int, note_unread, span_error
 from .messages import last_user_text, parse_messages, system_text, tool_schemas
 
 NAME = "mlflow"

@@ -27,7 +27,8 @@ from typing import Any, Optional, Sequence
 
 from ..models.agent_data import ToolSchema
 from ..spans import SpanEvent, SpanRecord
-from .base import Reading, RequestedToolCall, SpanType, ExecutedToolCall, as_int, as_text, parse_json_maybe, span_error
+from ..json_text import as_text, parse_json_maybe
+from .base import Reading, RequestedToolCall, SpanType, ExecutedToolCall, as_int, span_error
 
 NAME = "noveum"
 quick_span_type = None  # the span type is known only once the span is read

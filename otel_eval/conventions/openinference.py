@@ -24,20 +24,9 @@ from typing import Any, Optional
 from ..models.agent_data import ToolSchema
 from ..spans import SpanRecord
 from .messages import parse_message, read_content
-from .base import (
-    Reading,
-    RequestedToolCall,
-    SpanType,
-    ExecutedToolCall,
-    as_arguments,
-    as_int,
-    as_text,
-    json_value,
-    may_have_key_starting,
-    parse_json_maybe,
-    span_error,
-    tool_schema,
-)
+from ..json_text import as_text, json_value, parse_json_maybe
+from .base import (Reading, RequestedToolCall, SpanType, ExecutedToolCall, as_arguments, as_int, may_have_key_starting,
+                   span_error, tool_schema)
 
 NAME = "openinference"
 tool_observations = None  # tool spans are believed

@@ -21,7 +21,8 @@ from typing import Any
 from ..spans import SpanRecord
 from . import genai
 from .messages import last_user_text, parse_messages, system_text
-from .base import Reading, ExecutedToolCall, as_arguments, as_int, as_text, parse_json_maybe, any_key_starts
+from ..json_text import as_text, parse_json_maybe
+from .base import Reading, ExecutedToolCall, as_arguments, as_int, any_key_starts
 
 NAME = "pydantic_ai"
 quick_span_type = None  # the span type is known only once the span is read

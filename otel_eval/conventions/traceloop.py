@@ -20,8 +20,8 @@ from typing import Any, Optional
 from ..spans import SpanRecord
 from . import genai
 from .messages import indexed_tool_schemas, last_user_text, parse_messages, token_count
-from .base import (Reading, SpanType, ExecutedToolCall, any_key_starts, as_arguments, as_text, parse_json_maybe,
-                   span_error)
+from ..json_text import as_text, parse_json_maybe
+from .base import Reading, SpanType, ExecutedToolCall, any_key_starts, as_arguments, span_error
 
 NAME = "traceloop"
 quick_span_type = None  # the span type is known only once the span is read

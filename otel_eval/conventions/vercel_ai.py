@@ -41,8 +41,9 @@ from typing import Any, Optional
 from ..models.agent_data import ToolSchema
 from ..spans import SpanRecord
 from . import genai
-from .base import (ExecutedToolCall, Reading, RequestedToolCall, SpanType, any_key_starts, as_arguments,
-                   as_int, as_text, note_unread, parse_json_maybe, span_error, tool_schema)
+from ..json_text import as_text, parse_json_maybe
+from .base import (ExecutedToolCall, Reading, RequestedToolCall, SpanType, any_key_starts, as_arguments, as_int,
+                   note_unread, span_error, tool_schema)
 from .messages import Message, last_user_text, note_unread_messages, parse_messages, system_text
 
 NAME = "vercel_ai"

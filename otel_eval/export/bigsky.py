@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
-from ..conventions.base import as_text
+from ..json_text import as_text
 from ..golden.matcher import normalize_query
 from ..trajectory import Trajectory, Turn
 from .evalset import Skipped, expected_calls

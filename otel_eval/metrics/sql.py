@@ -20,7 +20,7 @@ import re
 import threading
 from typing import Any, Iterable, NamedTuple, Optional, Sequence
 
-from ..conventions.base import as_text
+from ..json_text import as_text
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
 _SQL_FENCE_LANGS = {"sql", "bigquery", "googlesql", "postgres", "postgresql", "psql", "mysql", "sqlite",
@@ -407,7 +407,7 @@ def _cached_statements(text: str) -> tuple[str, ...]:
 
 def _statements_of_value(value: Any) -> Sequence[str]:
     """The statements in a tool's arguments or result as found in its JSON text
-    (:func:`otel_eval.conventions.base.as_text`), without encoding a value that is what parsing
+    (:func:`otel_eval.json_text.as_text`), without encoding a value that is what parsing
     JSON gives only to parse that text back: its strings are searched where they are."""
     if isinstance(value, (dict, list)):
         out: list[str] = []
