@@ -36,6 +36,7 @@ from tests.reference.client import reference_python
 CAPTURES = Path(__file__).parent / "data" / "captures" / "adk_multiagent"
 NAMES = sorted(p.name[: -len(".adk.json")] for p in CAPTURES.glob("*.adk.json"))
 RUN = REPO / "captures" / "python" / "adk_multiagent" / "run.py"
+EFFICIENCY_ORACLE = REPO / "tests" / "reference" / "adk_efficiency_oracle.py"
 
 Call = dict[str, Any]
 
@@ -75,11 +76,13 @@ def _golden(name: str, side: dict[str, Any], expected: list[list[Call]]) -> Eval
         for i, (message, calls) in enumerate(zip(side["user_messages"], expected))])])
 
 
-def _evaluated(path: Path, name: str, side: dict[str, Any], expected: list[list[Call]],
+def _evaluated(path: Any, name: str, side: dict[str, Any], expected: list[list[Call]],
                match_type: str = "EXACT", also: tuple[str, ...] = ()) -> dict[str, CriterionResult]:
+    """``path``: a capture file, or the spans themselves (a list)."""
     criteria = {"tool_trajectory_avg_score": CriterionConfig(threshold=1.0, match_type=MatchType(match_type)),
                 **{metric: CriterionConfig(threshold=0.0) for metric in also}}
-    [result] = evaluate([path], golden=[_golden(name, side, expected)], config=EvalConfig(criteria=criteria))
+    [result] = evaluate(path if isinstance(path, list) else [path], golden=[_golden(name, side, expected)],
+                        config=EvalConfig(criteria=criteria))
     assert result.eval_id == name, f"{name}: the session must match its case by the first user message"
     return {c.criterion: c for c in result.criterion_results}
 
@@ -174,6 +177,41 @@ def test_efficiency_metrics_are_what_adks_evaluators_give_its_invocations(name, 
                       for t in by_name["token_usage_v1"].details["per_turn"]]
     theirs["tokens"] = [{k: t[k] for k in ("input_tokens", "output_tokens")}
                         for t in side["adk_efficiency"]["token_usage_v1"]["per_invocation_tokens"]]
+    assert ours == theirs, json.dumps({"otel-eval": ours, "google-adk": theirs}, indent=1)
+
+
+@pytest.mark.parametrize("name", ["transfer", "transfer-legacy"])
+def test_token_usage_counts_a_turn_without_token_counts_as_adk_does(name):
+    """The second invocation's model calls reported no token counts (stripped from its spans):
+    n/a for that turn, and the average over every turn, as google-adk's evaluator gives
+    invocations whose model events carry no usage metadata (its model calls still count)."""
+    side = _side(name)
+    spans = read_spans(CAPTURES / f"{name}.traces.pb")
+    first_trace = min(spans, key=lambda s: s.start_ns).trace_id
+    for span in spans:
+        if span.trace_id == first_trace:
+            continue
+        for key in ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"):
+            span.attributes.pop(key, None)
+        if "gcp.vertex.agent.llm_response" in span.attributes:  # the legacy schema has them here too
+            response = json.loads(span.attributes["gcp.vertex.agent.llm_response"])
+            response.pop("usage_metadata", None)
+            span.attributes["gcp.vertex.agent.llm_response"] = json.dumps(response)
+    by_name = _evaluated(spans, name, side, [inv["calls"] for inv in side["invocations"]], also=EFFICIENCY)
+    ours = {metric: {"score": by_name[metric].score,
+                     "per_invocation": [t["value"] for t in by_name[metric].details["per_turn"]]}
+            for metric in ("inference_call_count_v1", "token_usage_v1")}
+    # ADK's side: each invocation's model events, the first's with the usage ADK recorded per call
+    efficiency = side["adk_efficiency"]
+    first_calls = int(efficiency["inference_call_count_v1"]["per_invocation"][0])
+    first_tokens = efficiency["token_usage_v1"]["per_invocation_tokens"][0]
+    per_call = {k: first_tokens[k] // first_calls for k in ("input_tokens", "output_tokens")}
+    events = [[per_call] * first_calls, [None] * int(efficiency["inference_call_count_v1"]["per_invocation"][1])]
+    done = subprocess.run([str(reference_python()), "-W", "ignore", str(EFFICIENCY_ORACLE)], input=json.dumps(events),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    theirs = json.loads(done.stdout)
+    assert theirs["token_usage_v1"]["per_invocation"][1] is None  # what is compared: a turn without counts
     assert ours == theirs, json.dumps({"otel-eval": ours, "google-adk": theirs}, indent=1)
 
 

@@ -1,7 +1,7 @@
 """google-adk's efficiency metrics (``tool_call_count_v1``, ``inference_call_count_v1``,
 ``token_usage_v1``, ``invocation_duration_v1``): informational. A value per invocation (turn),
-averaged over the turns that have one (``token_usage_v1``: over every turn, as google-adk); reported, never passing or failing (ADK's INFORMATIONAL),
-and no part of the case's score. A session with no value at all (no model call reported token
+averaged over the turns that have one (``token_usage_v1``: over every turn, as google-adk);
+reported, never passing or failing (ADK's INFORMATIONAL), and no part of the case's score. A session with no value at all (no model call reported token
 counts) reports it skipped, n/a."""
 
 from __future__ import annotations
@@ -48,8 +48,9 @@ class EfficiencyMetric(Criterion):
                 values.append(float(value))
         if not values:
             raise Skip(f"{self.kind}: n/a, no turn of the session reported it{self.missing}")
-        return sum(values) / (len(per_turn) if self.over_every_turn else len(values)), {"informational": True, "measure": self.unit, "per_turn": per_turn,
-                                           "reason": "informational: reported, never passes or fails"}
+        average = sum(values) / (len(per_turn) if self.over_every_turn else len(values))
+        return average, {"informational": True, "measure": self.unit, "per_turn": per_turn,
+                         "reason": "informational: reported, never passes or fails"}
 
     def decide(self, name: str, cfg: CriterionConfig, score: float, details: dict[str, Any]) -> CriterionResult:
         """Reported, never failing: a value, not a verdict."""

@@ -343,7 +343,8 @@ def _adk_efficiency(adk_invocations: list[Any]) -> dict[str, Any]:
         evaluator = evaluators[metric]()
         result = evaluator.evaluate_invocations(adk_invocations)
         assert result.overall_eval_status.name == "INFORMATIONAL", (metric, result.overall_eval_status)
-        out[metric] = {"score": result.overall_score, "per_invocation": [r.score for r in result.per_invocation_results]}
+        out[metric] = {"score": result.overall_score,
+                       "per_invocation": [r.score for r in result.per_invocation_results]}
         if metric == "token_usage_v1":
             out[metric]["per_invocation_tokens"] = [
                 {key: getattr(r.token_usage_details, key) for key in ("input_tokens", "output_tokens", "total_tokens")}
