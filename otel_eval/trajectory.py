@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from .conventions import google_adk
-from .conventions.base import as_text, parse_json_maybe, span_error
+from .conventions.base import span_error
+from .json_text import as_text, parse_json_maybe
 from .mapping import CASE_ATTRIBUTES, agent_version_of, first_attribute
 
 if TYPE_CHECKING:
@@ -89,8 +90,6 @@ class Turn:
         """Where this turn's SQL may be, as text: tool-call arguments (``execute_sql(query=...)``,
         as JSON, so values under "sql"/"query" keys are found), tool results (a sub-agent answers
         as a tool result) and the final response. :meth:`sql_values` without the encoding."""
-        from .conventions.base import as_text
-
         return [text for text in map(as_text, self.sql_values()) if text]
 
     def sql_values(self) -> list[Any]:
