@@ -13,39 +13,33 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
-from .conventions import CONVENTIONS
-from .conventions.base import Reading
-from .conventions.genai import apply_log_events
+from .conventions import CONVENTIONS, merge_logs_of_unrecognised
+from .conventions.base import OTEL_IDENTITY, Reading
 from .models.agent_data import AgentData, ToolCall, ToolResult
 from .spans import LogEvent, SpanRecord
 from .truncation import DEFAULT_LIMIT, truncate_reading
 
 log = logging.getLogger("otel_eval.mapping")
 
-#: DESIGN §4: the first of these span attributes that is set names the session.
-SESSION_ATTRIBUTES = (
-    "session.id",
-    "gen_ai.conversation.id",
-    "gcp.vertex.agent.session_id",
-    "traceloop.association.properties.session_id",
-    "langfuse.session.id",
-    "metadata.session_id",
-)
-USER_ATTRIBUTES = (
-    "user.id",
-    "enduser.id",
-    "gen_ai.user.id",
-    "traceloop.association.properties.user_id",
-    "langfuse.user.id",
-    "metadata.user_id",
-)
 CASE_ATTRIBUTES = ("otel_eval.case_id", "otel_eval.case")
 SESSION_END_ATTRIBUTE = "otel_eval.session.end"
 SESSION_END_EVENT = "session.end"
 VERSION_ATTRIBUTES = ("gen_ai.agent.version",)
 
-_session_keys: tuple[str, ...] = SESSION_ATTRIBUTES
-_user_keys: tuple[str, ...] = USER_ATTRIBUTES
+
+def _shared_keys(which: str) -> tuple[str, ...]:
+    """OpenTelemetry's keys, then every dialect's keys read on any span, in detection order (DESIGN
+    §4 precedence: :class:`otel_eval.conventions.base.IdentityKeys`), each once."""
+    keys = [*getattr(OTEL_IDENTITY, which)]
+    for convention in CONVENTIONS:
+        keys.extend(getattr(convention.IDENTITY_KEYS, which))
+    return tuple(dict.fromkeys(keys))
+
+
+_BUILT_IN_SESSION_KEYS = _shared_keys("session")
+_BUILT_IN_USER_KEYS = _shared_keys("user")
+_session_keys: tuple[str, ...] = _BUILT_IN_SESSION_KEYS
+_user_keys: tuple[str, ...] = _BUILT_IN_USER_KEYS
 
 
 def use_identity_attributes(session: Sequence[str] = (), user: Sequence[str] = ()) -> None:
@@ -54,12 +48,13 @@ def use_identity_attributes(session: Sequence[str] = (), user: Sequence[str] = (
     metadata key of its own then needs no code change. Process-wide, like a logging config: the
     engine sets it at start, and each score worker process from its settings."""
     global _session_keys, _user_keys
-    _session_keys = (*dict.fromkeys(k for k in session if k not in SESSION_ATTRIBUTES), *SESSION_ATTRIBUTES)
-    _user_keys = (*dict.fromkeys(k for k in user if k not in USER_ATTRIBUTES), *USER_ATTRIBUTES)
+    _session_keys = (*dict.fromkeys(k for k in session if k not in _BUILT_IN_SESSION_KEYS), *_BUILT_IN_SESSION_KEYS)
+    _user_keys = (*dict.fromkeys(k for k in user if k not in _BUILT_IN_USER_KEYS), *_BUILT_IN_USER_KEYS)
 
 
 def identity_attributes() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The session and user keys in force, in precedence order."""
+    """The session and user keys read on every span, in precedence order: the user's, then the
+    built-in ones (a span's own dialect may add keys of its own after these)."""
     return _session_keys, _user_keys
 
 
@@ -100,31 +95,31 @@ def _unquoted(value: str) -> str:
 def session_id_of(span: SpanRecord, reading: Optional[Reading] = None, convention: Optional[str] = None) -> Optional[str]:
     """The session id by DESIGN §4 precedence; None means "one trace = one session".
 
-    The keys a user named and the built-in ones come first, then the keys of the span's own
-    dialect (``SESSION_ATTRIBUTES`` of its convention module: the Vercel AI SDK's
-    ``ai.telemetry.metadata.sessionId``, ...), so ingest, which has no reading, keys the span
-    as scoring will; then what the reading found."""
+    The keys a user named and those every dialect shares come first (on the span, then on its
+    resource), then the keys of the span's own dialect (``IDENTITY_KEYS.own_session`` of its
+    convention: the Vercel AI SDK's ``ai.telemetry.metadata.sessionId``, ...), so ingest, which
+    has no reading, keys the span as scoring will; then what the reading found."""
     found = first_attribute(span, _session_keys)
     if found is None:
-        found = _dialect_attribute(span, "SESSION_ATTRIBUTES", reading, convention)
+        found = _own_attribute(span, "own_session", reading, convention)
     if found is None and reading is not None and reading.session_id:
         found = reading.session_id
     return found
 
 
-def _dialect_attribute(span: SpanRecord, which: str, reading: Optional[Reading], convention: Optional[str]) -> Optional[str]:
-    """The first of the span's dialect's own keys (``SESSION_ATTRIBUTES`` / ``USER_ATTRIBUTES``
-    of its convention module) that is set; the dialect is detected when not given."""
+def _own_attribute(span: SpanRecord, which: str, reading: Optional[Reading], convention: Optional[str]) -> Optional[str]:
+    """The first of the span's dialect's own keys (``own_session`` / ``own_user`` of its
+    ``IDENTITY_KEYS``) that is set; the dialect is detected when not given."""
     name = convention or (reading.convention if reading is not None else None)
     module = _BY_NAME.get(name) if name is not None else next((c for c in CONVENTIONS if c.detect(span)), None)
-    keys = getattr(module, which, ()) if module is not None else ()
+    keys = getattr(module.IDENTITY_KEYS, which) if module is not None else ()
     return first_attribute(span, keys, resource_too=False) if keys else None
 
 
 def user_id_of(span: SpanRecord, reading: Optional[Reading] = None) -> Optional[str]:
     found = first_attribute(span, _user_keys)
     if found is None:
-        found = _dialect_attribute(span, "USER_ATTRIBUTES", reading, None)
+        found = _own_attribute(span, "own_user", reading, None)
     if found is None and reading is not None and reading.user_id:
         found = reading.user_id
     return found
@@ -191,12 +186,11 @@ _BY_NAME = {c.NAME: c for c in CONVENTIONS}
 
 
 def with_log_events(span: SpanRecord, reading: Reading, events: Sequence[LogEvent]) -> Reading:
-    """The reading with the content its span's log records carry (span attributes win), and the
-    dialect's last word on it (``finish`` of its convention module, where it has one: Semantic
-    Kernel's plugin-qualified names arrive in the log records too)."""
-    reading = apply_log_events(reading, events)
-    finish = getattr(_BY_NAME.get(reading.convention), "finish", None)
-    return finish(span, reading) if finish is not None else reading
+    """The reading with the content its span's log records carry (span attributes win), merged by
+    the span's dialect (``merge_logs`` of its convention)."""
+    module = _BY_NAME.get(reading.convention)
+    merge = module.merge_logs if module is not None else merge_logs_of_unrecognised
+    return merge(span, reading, events)
 
 
 #: The attribute that states a span's type, per dialect, for ``inspect``'s "typed by".

@@ -21,3 +21,7 @@ CONVENTIONS: list[Convention] = [openinference, pydantic_ai, google_adk, tracelo
                                  semantic_kernel, langfuse, mlflow, genai, noveum]
 
 DETECTION_ORDER = tuple(module.NAME for module in CONVENTIONS)
+
+#: ``merge_logs`` for a span no dialect recognises: log records in the GenAI event form, which any
+#: instrumentation may send beside its spans, still fill its reading.
+merge_logs_of_unrecognised = genai.merge_logs

@@ -24,7 +24,7 @@ from ..models.agent_data import ToolSchema
 SpanType = Literal["agent", "llm", "tool", "retriever", "chain", "unknown"]
 
 if TYPE_CHECKING:
-    from ..spans import SpanRecord
+    from ..spans import LogEvent, SpanRecord
 
 
 @runtime_checkable
@@ -50,6 +50,42 @@ class Convention(Protocol):
 
     SEQUENTIAL_NESTING: bool
     """True: parent links chain consecutive steps instead of meaning "called from inside"."""
+
+    IDENTITY_KEYS: "IdentityKeys"
+    """The attributes that name a span's session and user in this dialect."""
+
+    def merge_logs(self, span: "SpanRecord", reading: "Reading", events: Sequence["LogEvent"]) -> "Reading":
+        """A copy of ``reading`` with the content its span's OTLP log records carry merged in
+        (span attributes win). Log records in the GenAI event form may come beside any
+        instrumentation's spans, so every dialect merges those (``genai.merge_logs``); one whose
+        names differ from what the records say (Semantic Kernel's plugin prefix) fixes them after."""
+
+
+@dataclass(frozen=True)
+class IdentityKeys:
+    """Which span attributes name the session and the user, as one dialect writes them.
+
+    :mod:`otel_eval.mapping` takes a span's session (and user) from the first key set, in this
+    order (DESIGN §4): the keys a user named (``--session-attribute``); :data:`OTEL_IDENTITY`;
+    every dialect's ``session`` keys, in detection order; each of those on the span's resource;
+    then the span's own dialect's ``own_session`` keys; then what the dialect's reader found.
+    """
+
+    session: tuple[str, ...] = ()
+    """Read on spans of *every* dialect: an SDK stamps them on spans another dialect may read
+    (Traceloop's association properties on an OpenAI client's span; ADK's session on a span
+    OpenInference's ADK instrumentation also marks)."""
+    user: tuple[str, ...] = ()
+    own_session: tuple[str, ...] = ()
+    """Read only on this dialect's own spans (its metadata spellings), after every shared key."""
+    own_user: tuple[str, ...] = ()
+
+
+#: OpenTelemetry's own keys, ahead of any dialect's: ``session.id`` and ``user.id`` /
+#: ``enduser.id`` of the general semantic conventions, and the GenAI spellings that most
+#: dialects here build on.
+OTEL_IDENTITY = IdentityKeys(session=("session.id", "gen_ai.conversation.id"),
+                             user=("user.id", "enduser.id", "gen_ai.user.id"))
 
 
 @dataclass

@@ -28,7 +28,8 @@ from typing import Any, Iterable, Optional, Sequence
 
 from ..spans import LogEvent, SpanEvent, SpanRecord
 from ..json_text import as_text, json_value, parse_json_maybe
-from .base import Reading, SpanType, ExecutedToolCall, as_arguments, may_have_key_starting, note_unread, span_error
+from .base import (ExecutedToolCall, IdentityKeys, Reading, SpanType, as_arguments, may_have_key_starting, note_unread,
+                   span_error)
 from .messages import (
     as_list,
     fill_from_messages,
@@ -53,6 +54,7 @@ from .messages import (
 NAME = "genai"
 tool_observations = None  # tool spans are believed
 SEQUENTIAL_NESTING = False
+IDENTITY_KEYS = IdentityKeys()  # its keys are OpenTelemetry's own (base.OTEL_IDENTITY), read for every dialect
 
 #: ``gen_ai.operation.name`` → span type. ``create_agent`` and ``invoke_workflow`` organise work
 #: but are not the agent answering a user, so they are chains.
@@ -276,6 +278,12 @@ def document_text(document: Any) -> str:
 
 
 # --- events: span events and OTLP log records --------------------------------------------------
+
+def merge_logs(span: SpanRecord, reading: Reading, events: Sequence[LogEvent]) -> Reading:
+    """The convention hook (``Convention.merge_logs``) of every dialect that has no names of its
+    own to fix: :func:`apply_log_events`."""
+    return apply_log_events(reading, events)
+
 
 def apply_log_events(reading: Reading, events: Iterable[LogEvent]) -> Reading:
     """A copy of ``reading`` with content that only reached the backend as OTLP log records

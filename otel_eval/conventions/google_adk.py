@@ -28,12 +28,16 @@ from ..spans import SpanRecord
 from . import genai
 from .messages import (as_list, fill_from_messages, instructions_text, parse_messages, token_count,
                        tool_schemas)
-from .base import Reading, ExecutedToolCall, any_key_starts, as_arguments, as_text, parse_json_maybe, span_error
+from .base import (ExecutedToolCall, IdentityKeys, Reading, any_key_starts, as_arguments, as_text, parse_json_maybe,
+                   span_error)
 
 NAME = "adk"
 quick_span_type = None  # the span type is known only once the span is read
 tool_observations = None  # tool spans are believed
 SEQUENTIAL_NESTING = False
+#: Read on every span: ADK stamps it on spans that OpenInference's ADK instrumentation types too.
+IDENTITY_KEYS = IdentityKeys(session=("gcp.vertex.agent.session_id",))
+merge_logs = genai.merge_logs  # log records in the GenAI event form
 SCOPE = "gcp.vertex.agent"
 PREFIX = "gcp.vertex.agent."
 MERGED_TOOL_NAME = "(merged tools)"

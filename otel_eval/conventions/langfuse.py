@@ -21,13 +21,16 @@ from typing import Any, Optional
 
 from ..spans import SpanRecord
 from ..json_text import as_text, parse_json_maybe
-from .base import ExecutedToolCall, Reading, SpanType, any_key_starts, as_arguments, as_int, note_unread, span_error
+from . import genai
+from .base import (ExecutedToolCall, IdentityKeys, Reading, SpanType, any_key_starts, as_arguments, as_int, note_unread,
+                   span_error)
 from .messages import (last_user_text, note_unread_messages, output_calls, output_text, parse_messages,
                        system_text, tool_schemas)
 
 NAME = "langfuse"
 tool_observations = None  # tool spans are believed
 SEQUENTIAL_NESTING = False
+merge_logs = genai.merge_logs  # log records in the GenAI event form
 
 _PREFIX = "langfuse.observation."
 TYPE = "langfuse.observation.type"
@@ -42,6 +45,10 @@ STATUS_MESSAGE = "langfuse.observation.status_message"
 #: ``langfuse.*`` spellings are older / other exporters' forms.
 SESSION_ATTRIBUTES = ("session.id", "langfuse.session.id", "langfuse.trace.session_id")
 USER_ATTRIBUTES = ("user.id", "langfuse.user.id", "langfuse.trace.user_id")
+#: ``langfuse.session.id`` / ``langfuse.user.id`` are read on every span: other exporters put them
+#: on spans of any instrumentation.
+IDENTITY_KEYS = IdentityKeys(session=("langfuse.session.id",), user=("langfuse.user.id",),
+                             own_session=SESSION_ATTRIBUTES, own_user=USER_ATTRIBUTES)
 
 _TYPES: dict[str, SpanType] = {
     "agent": "agent", "generation": "llm", "embedding": "llm", "tool": "tool", "retriever": "retriever",

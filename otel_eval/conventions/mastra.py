@@ -30,15 +30,16 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from ..spans import SpanRecord
-from . import genai
 from ..json_text import as_text, parse_json_maybe
-from .base import Reading, SpanType, any_key_starts, as_arguments, tool_schema
+from . import genai
+from .base import IdentityKeys, Reading, SpanType, any_key_starts, as_arguments, tool_schema
 from .messages import Message, last_user_text, note_unread_messages, system_text
 from .vercel_ai import messages_of, parsed_attribute, requested_calls
 
 NAME = "mastra"
 tool_observations = None  # tool spans are believed
 SEQUENTIAL_NESTING = False
+merge_logs = genai.merge_logs  # log records in the GenAI event form
 
 #: ``mastra.span.type`` → span type, where ``gen_ai.operation.name`` does not settle it (the model
 #: call is whichever span the exporter made ``chat``; any other model span groups it).
@@ -61,6 +62,7 @@ SPAN_TYPES: dict[str, SpanType] = {
 SESSION_ATTRIBUTES = ("mastra.metadata.sessionId", "mastra.metadata.session_id", "mastra.metadata.threadId",
                 "mastra.metadata.conversationId")
 USER_ATTRIBUTES = ("mastra.metadata.userId", "mastra.metadata.user_id", "mastra.metadata.resourceId")
+IDENTITY_KEYS = IdentityKeys(own_session=SESSION_ATTRIBUTES, own_user=USER_ATTRIBUTES)
 
 
 def detect(span: SpanRecord) -> bool:

@@ -12,12 +12,16 @@ from typing import Any, Optional
 
 from ..spans import SpanRecord
 from ..json_text import as_text, parse_json_maybe
-from .base import ExecutedToolCall, Reading, RequestedToolCall, SpanType, as_arguments, as_int, note_unread, span_error
+from . import genai
+from .base import (ExecutedToolCall, IdentityKeys, Reading, RequestedToolCall, SpanType, as_arguments, as_int,
+                   note_unread, span_error)
 from .messages import last_user_text, parse_messages, system_text, tool_schemas
 
 NAME = "mlflow"
 tool_observations = None  # tool spans are believed
 SEQUENTIAL_NESTING = False
+IDENTITY_KEYS = IdentityKeys()  # session.id / user.id: OpenTelemetry's own
+merge_logs = genai.merge_logs  # log records in the GenAI event form
 
 _TYPES: dict[str, SpanType] = {"AGENT": "agent", "CHAT_MODEL": "llm", "LLM": "llm", "TOOL": "tool",
                                "RETRIEVER": "retriever"}

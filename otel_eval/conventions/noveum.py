@@ -28,7 +28,8 @@ from typing import Any, Optional, Sequence
 from ..models.agent_data import ToolSchema
 from ..spans import SpanEvent, SpanRecord
 from ..json_text import as_text, parse_json_maybe
-from .base import Reading, RequestedToolCall, SpanType, ExecutedToolCall, as_int, span_error
+from . import genai
+from .base import IdentityKeys, Reading, RequestedToolCall, SpanType, ExecutedToolCall, as_int, span_error
 
 NAME = "noveum"
 quick_span_type = None  # the span type is known only once the span is read
@@ -36,6 +37,10 @@ quick_span_type = None  # the span type is known only once the span is read
 #: Parent links of this SDK chain consecutive steps; the trajectory builder must not read a tool
 #: span below another tool span as a sub-agent call.
 SEQUENTIAL_NESTING = True
+#: The SDK's ``metadata`` (flattened); read on every span, as spans of other SDKs may carry a
+#: ``metadata`` object too.
+IDENTITY_KEYS = IdentityKeys(session=("metadata.session_id",), user=("metadata.user_id",))
+merge_logs = genai.merge_logs  # log records in the GenAI event form
 
 RETRIEVER_TOOL = "langchain_retriever"
 #: LangChain's stand-in tool for an LLM output the ReAct parser rejected (``handle_parsing_errors``).

@@ -23,14 +23,18 @@ from typing import Any, Optional
 
 from ..models.agent_data import ToolSchema
 from ..spans import SpanRecord
-from .messages import parse_message, read_content
 from ..json_text import as_text, json_value, parse_json_maybe
-from .base import (Reading, RequestedToolCall, SpanType, ExecutedToolCall, as_arguments, as_int, may_have_key_starting,
-                   span_error, tool_schema)
+from . import genai
+from .messages import parse_message, read_content
+from .base import (ExecutedToolCall, IdentityKeys, Reading, RequestedToolCall, SpanType, as_arguments, as_int,
+                   may_have_key_starting, span_error, tool_schema)
 
 NAME = "openinference"
 tool_observations = None  # tool spans are believed
 SEQUENTIAL_NESTING = False
+#: The spec's ``session.id`` / ``user.id`` (OpenTelemetry's own keys, too).
+IDENTITY_KEYS = IdentityKeys(session=("session.id",), user=("user.id",))
+merge_logs = genai.merge_logs  # log records in the GenAI event form
 KIND_KEY = "openinference.span.kind"
 
 #: OpenInference kinds → span types. Kinds that neither answer the user, call a model for text,

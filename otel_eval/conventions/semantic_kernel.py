@@ -14,15 +14,16 @@ records SK sends its content as, the messages); what is SK's own:
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import Any, Sequence
 
-from ..spans import SpanRecord
+from ..spans import LogEvent, SpanRecord
 from . import genai
-from .base import Reading, SpanType
+from .base import IdentityKeys, Reading, SpanType
 
 NAME = "semantic_kernel"
 tool_observations = None  # tool spans are believed
 SEQUENTIAL_NESTING = False
+IDENTITY_KEYS = IdentityKeys()  # gen_ai.conversation.id: OpenTelemetry's own
 _SCOPE = "semantic_kernel"
 _CHAIN_SPANS = frozenset({"AutoFunctionInvocationLoop"})
 
@@ -44,9 +45,14 @@ def read(span: SpanRecord) -> Reading:
     return finish(span, reading)
 
 
+def merge_logs(span: SpanRecord, reading: Reading, events: Sequence[LogEvent]) -> Reading:
+    """The GenAI log records merged in (SK sends its content as log records), then :func:`finish`
+    again: the model's calls they carry name functions with their plugin."""
+    return finish(span, genai.merge_logs(span, reading, events))
+
+
 def finish(span: SpanRecord, reading: Reading) -> Reading:
-    """The function names without their plugin, and a repr result as the value it shows.
-    Run again after the span's log records joined the reading (they carry the model's calls)."""
+    """The function names without their plugin, and a repr result as the value it shows."""
     if reading.tool is not None:
         reading.tool.name = function_name(reading.tool.name)
         reading.tool.result = _repr_value(reading.tool.result)

@@ -18,15 +18,20 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from ..spans import SpanRecord
+from ..json_text import as_text, parse_json_maybe
 from . import genai
 from .messages import indexed_tool_schemas, last_user_text, parse_messages, token_count
-from ..json_text import as_text, parse_json_maybe
-from .base import Reading, SpanType, ExecutedToolCall, any_key_starts, as_arguments, span_error
+from .base import IdentityKeys, Reading, SpanType, ExecutedToolCall, any_key_starts, as_arguments, span_error
 
 NAME = "traceloop"
 quick_span_type = None  # the span type is known only once the span is read
 tool_observations = None  # tool spans are believed
 SEQUENTIAL_NESTING = False
+#: The Traceloop SDK stamps its association properties on every span of the context, whichever
+#: instrumentation made it.
+IDENTITY_KEYS = IdentityKeys(session=("traceloop.association.properties.session_id",),
+                             user=("traceloop.association.properties.user_id",))
+merge_logs = genai.merge_logs  # log records in the GenAI event form
 KIND = "traceloop.span.kind"
 ENTITY_NAME = "traceloop.entity.name"
 ENTITY_INPUT = "traceloop.entity.input"

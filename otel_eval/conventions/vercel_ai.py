@@ -40,15 +40,16 @@ from typing import Any, Optional
 
 from ..models.agent_data import ToolSchema
 from ..spans import SpanRecord
-from . import genai
 from ..json_text import as_text, parse_json_maybe
-from .base import (ExecutedToolCall, Reading, RequestedToolCall, SpanType, any_key_starts, as_arguments, as_int,
-                   note_unread, span_error, tool_schema)
+from . import genai
+from .base import (ExecutedToolCall, IdentityKeys, Reading, RequestedToolCall, SpanType, any_key_starts, as_arguments,
+                   as_int, note_unread, span_error, tool_schema)
 from .messages import Message, last_user_text, note_unread_messages, parse_messages, system_text
 
 NAME = "vercel_ai"
 tool_observations = None  # tool spans are believed
 SEQUENTIAL_NESTING = False
+merge_logs = genai.merge_logs  # log records in the GenAI event form
 
 #: ``ai.operationId`` of a function call that runs the model (possibly over several steps).
 RUN_OPERATIONS = frozenset({"ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject"})
@@ -61,9 +62,10 @@ SESSION_KEYS = ("sessionId", "session_id", "session.id", "sessionID", "conversat
 USER_KEYS = ("userId", "user_id", "user.id", "userID", "endUserId")
 _CONTEXT_PREFIXES = ("ai.telemetry.metadata.", "ai.settings.context.")
 #: The attribute keys that name a span's session / user, in precedence order: what ingest needs to
-#: key a session before any span is read (``mapping.SESSION_ATTRIBUTES``).
+#: key a session before any span is read.
 SESSION_ATTRIBUTES = tuple(prefix + name for prefix in _CONTEXT_PREFIXES for name in SESSION_KEYS)
 USER_ATTRIBUTES = tuple(prefix + name for prefix in _CONTEXT_PREFIXES for name in USER_KEYS)
+IDENTITY_KEYS = IdentityKeys(own_session=SESSION_ATTRIBUTES, own_user=USER_ATTRIBUTES)
 
 
 # --- detect / span type ------------------------------------------------------------------------
