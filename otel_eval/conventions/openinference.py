@@ -21,13 +21,14 @@ import re
 from collections.abc import Mapping
 from typing import Any, Optional
 
+from ..json_text import as_text, json_value, parse_json_maybe
 from ..models.agent_data import ToolSchema
 from ..spans import SpanRecord
-from ..json_text import as_text, json_value, parse_json_maybe
 from . import genai
-from .messages import parse_message, read_content
-from .base import (ExecutedToolCall, IdentityKeys, Reading, RequestedToolCall, SpanType, as_arguments, as_int,
-                   may_have_key_starting, span_error, tool_schema)
+from .base import (ExecutedToolCall, IdentityKeys, Reading, SpanType, as_arguments, as_int, may_have_key_starting,
+                   span_error, tool_schema)
+from .messages import (IndexedGroups, last_text_from, last_user_text, openinference_messages, read_content,
+                       state_messages, system_text)
 
 NAME = "openinference"
 tool_observations = None  # tool spans are believed
@@ -51,8 +52,6 @@ KIND_TYPES: dict[str, SpanType] = {
     "EVALUATOR": "chain",
     "PROMPT": "chain",
 }
-_USER_ROLES = {"user", "human"}
-_ASSISTANT_ROLES = {"assistant", "ai", "model"}
 _JSON_MIME = "application/json"
 _INDEXED = re.compile(r"^(\d+)\.(.+)$")
 
@@ -105,22 +104,22 @@ def _read_identity(attrs: Mapping[str, Any], reading: Reading) -> None:
 def _read_llm(span: SpanRecord, reading: Reading) -> None:
     attrs = span.attributes
     groups = _llm_groups(attrs)  # one pass over the keys for every list below
-    inputs = _indexed_messages(groups.get("llm.input_messages", {}), with_calls=False)  # roles and texts only
-    outputs = _indexed_messages(groups.get("llm.output_messages", {}))
-    system = [m["text"] for m in inputs if m["role"] == "system" and m["text"]]
-    if system:
-        reading.system_prompt = "\n".join(system)
+    inputs = openinference_messages(groups.get("llm.input_messages", {}), with_calls=False)  # roles and texts only
+    outputs = openinference_messages(groups.get("llm.output_messages", {}))
+    system = system_text(inputs)
+    if system is not None:
+        reading.system_prompt = system
         reading.sources["system_prompt"] = "llm.input_messages.*.message.content (role system)"
-    users = [m["text"] for m in inputs if m["role"] in _USER_ROLES and m["text"]]
-    if users:
-        reading.user_input = users[-1]
+    user = last_user_text(inputs)
+    if user is not None:
+        reading.user_input = user
         reading.sources["agent_task"] = "llm.input_messages.*.message.content (last role user)"
     else:
         prompts = _values(groups.get("llm.prompts", {}), "prompt.text")
         if prompts:
             reading.user_input = str(prompts[-1])
             reading.sources["agent_task"] = "llm.prompts.*.prompt.text"
-    texts = [m["text"] for m in outputs if m["text"]]
+    texts = [m.text for m in outputs if m.texts]
     if texts:
         reading.response = "\n".join(texts)
         reading.sources["agent_response"] = "llm.output_messages.*.message.content"
@@ -130,7 +129,7 @@ def _read_llm(span: SpanRecord, reading: Reading) -> None:
             reading.response = str(choices[0])
             reading.sources["agent_response"] = "llm.choices.0.completion.text"
     for message in outputs:
-        reading.requested_calls.extend(message["tool_calls"])
+        reading.requested_calls.extend(message.calls)
     if reading.requested_calls:
         reading.sources["tool_calls"] = "llm.output_messages.*.message.tool_calls.*.tool_call.*"
     reading.tools_available = _tool_schemas(groups.get("llm.tools", {}))
@@ -208,10 +207,10 @@ def _read_agent_or_chain(span: SpanRecord, reading: Reading) -> None:
         reading.user_input = user
         reading.sources["agent_task"] = "input.value"
     else:
-        inputs = _indexed_messages(_group_indexed(attrs, "llm.input_messages"), with_calls=False)
-        users = [m["text"] for m in inputs if m["role"] in _USER_ROLES and m["text"]]
-        if users:
-            reading.user_input = users[-1]
+        inputs = openinference_messages(_group_indexed(attrs, "llm.input_messages"), with_calls=False)
+        user = last_user_text(inputs)
+        if user is not None:
+            reading.user_input = user
             reading.sources["agent_task"] = "llm.input_messages.*.message.content (last role user)"
     answer = answer_text(_io_value(attrs, "output"))
     if answer is not None:
@@ -236,46 +235,6 @@ def _io_value(attrs: Mapping[str, Any], which: str) -> Any:
     return value
 
 
-def message_role_text(message: Any) -> tuple[Optional[str], Optional[str], list[RequestedToolCall]]:
-    """(role, text, tool calls) of a chat message in any shape the shared reader knows
-    (:mod:`.messages`): LangChain's ``{"role","content"}``, ``{"type":"human","data":{...}}`` and
-    ``lc`` constructor forms among them. Role None: the message names none."""
-    if not isinstance(message, dict):
-        return None, None, []
-    parsed = parse_message(message, _NO_ROLE)
-    if parsed is None:
-        return None, None, []
-    return (None if parsed.role == _NO_ROLE else parsed.role), parsed.text, parsed.calls
-
-
-_NO_ROLE = "(no role)"
-
-
-def _content_text(content: Any) -> Optional[str]:
-    """Message content as text: strings as is, content-part lists joined (their texts; a block
-    the shared reader cannot read is kept as its JSON), any other value as JSON."""
-    if content is None:
-        return None
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return read_content(content).text
-    return as_text(content)
-
-
-def _messages_of(value: Any) -> Optional[list[Any]]:
-    if isinstance(value, dict) and isinstance(value.get("messages"), list):
-        messages = value["messages"]
-        if messages and isinstance(messages[0], list):  # LangChain LLM input: a batch of lists
-            messages = messages[-1]
-        return messages
-    if isinstance(value, list) and value and isinstance(value[0], dict) and (
-        "role" in value[0] or "lc" in value[0] or "data" in value[0]
-    ):
-        return value
-    return None
-
-
 def user_text(value: Any) -> Optional[str]:
     """The user's request in an agent/chain input: plain text, the last user message of a
     ``messages`` state, or a conventional ``input``/``question``/``query``/``task`` field. Text
@@ -289,22 +248,13 @@ def user_text(value: Any) -> Optional[str]:
             if isinstance(parsed, dict):
                 return user_text(parsed) or value
         return value
-    messages = _messages_of(value)
+    messages = state_messages(value)
     if messages is not None:
-        return _last_text(messages, "user")
+        return last_text_from(messages, "user")
     if isinstance(value, dict):
         for key in ("input", "question", "query", "user_input", "prompt", "task"):
             if isinstance(value.get(key), str) and value[key]:
                 return value[key]
-    return None
-
-
-def _last_text(messages: list[Any], role: str) -> Optional[str]:
-    """The text of the last message from ``role`` that has text (a state's latest user turn or answer)."""
-    for message in reversed(messages):
-        message_role, text, _ = message_role_text(message)
-        if message_role == role and text:
-            return text
     return None
 
 
@@ -315,15 +265,15 @@ def answer_text(value: Any) -> Optional[str]:
         return None
     if isinstance(value, str):
         return value
-    messages = _messages_of(value)
+    messages = state_messages(value)
     if messages is not None:
-        return _last_text(messages, "assistant")
+        return last_text_from(messages, "assistant")
     if isinstance(value, dict):
         for key in ("output", "answer", "result", "final_output", "content"):
             if isinstance(value.get(key), str) and value[key]:
                 return value[key]
-        role, text, _ = message_role_text(value)
-        if role == "assistant" and text:
+        text = last_text_from([value], "assistant")  # the state is itself the AI message
+        if text is not None:
             return text
     return as_text(value)
 
@@ -340,8 +290,8 @@ def unwrap_tool_message(value: Any) -> tuple[Any, Optional[str], bool]:
     if body is None:
         return parse_json_maybe(value), None, False
     result = body.get("content")
-    if isinstance(result, list):
-        result = _content_text(result)
+    if isinstance(result, list):  # content blocks: their texts (a block it cannot read, as its JSON)
+        result = read_content(result).text
     return parse_json_maybe(result), _str(body.get("tool_call_id")), body.get("status") == "error"
 
 
@@ -403,112 +353,7 @@ def _values(grouped: dict[int, dict[str, Any]], leaf: str) -> list[Any]:
     return [grouped[i][leaf] for i in sorted(grouped) if grouped[i].get(leaf) not in (None, "")]
 
 
-class _IndexedGroups:
-    """Groups the ``prefix.N.rest`` keys of a fixed set of prefixes in one pass over the keys,
-    with the result :func:`_group_indexed` gives for each prefix (which scans every key once per
-    prefix). Which keys match, and how they split, is remembered per key sequence."""
-
-    _MAX_REMEMBERED = 1024
-    """Attribute names are the sender's choice: past this many key sequences, start afresh."""
-
-    def __init__(self, *prefixes: str) -> None:
-        self._match = re.compile(rf"({'|'.join(map(re.escape, prefixes))})\.(\d+)\.(.+)$").match
-        self._plans: dict[tuple[str, ...], list[tuple[str, list[tuple[int, list[tuple[str, str]]]]]]] = {}
-
-    def __call__(self, attrs: Mapping[str, Any]) -> dict[str, dict[int, dict[str, Any]]]:
-        """``{prefix: {N: {rest: value}}}``."""
-        # Plain loops, not nested comprehensions: each comprehension is a call of its own (before
-        # Python 3.12), one per prefix and per index, which cost more than the dicts they fill.
-        out: dict[str, dict[int, dict[str, Any]]] = {}
-        for prefix, indexes in self._plan(attrs):
-            out[prefix] = group = {}
-            for index, fields in indexes:
-                group[index] = found = {}
-                for rest, key in fields:
-                    found[rest] = attrs[key]
-        return out
-
-    def _plan(self, attrs: Mapping[str, Any]) -> list[tuple[str, list[tuple[int, list[tuple[str, str]]]]]]:
-        """The shape of the result: ``[(prefix, [(N, [(rest, key), ...]), ...]), ...]`` in the order
-        the keys come. Spans of one kind carry the same keys in the same order, so the shape is
-        remembered per key sequence."""
-        keys = tuple(attrs)
-        plan = self._plans.get(keys)
-        if plan is None:
-            shape: dict[str, dict[int, list[tuple[str, str]]]] = {}
-            for key in keys:
-                found = self._match(key)
-                if found is not None:
-                    fields = shape.setdefault(found.group(1), {}).setdefault(int(found.group(2)), [])
-                    fields.append((found.group(3), key))
-            plan = [(prefix, list(indexes.items())) for prefix, indexes in shape.items()]
-            if len(keys) <= 256:  # a span with more attributes than that is not worth remembering
-                if len(self._plans) >= self._MAX_REMEMBERED:
-                    self._plans.clear()
-                self._plans[keys] = plan
-        return plan
-
-
-_llm_groups = _IndexedGroups("llm.input_messages", "llm.output_messages", "llm.tools", "llm.prompts", "llm.choices")
-_message_groups = _IndexedGroups("message.contents", "message.tool_calls")
-
-
-_ROLE_ALIASES = {"human": "user", "ai": "assistant", "model": "assistant"}
-_FLAT_MESSAGE_KEYS = frozenset({"message.role", "message.content", "message.name", "message.tool_call_id",
-                                "message.function_call_name", "message.function_call_arguments_json"})
-_NOTHING_NESTED: dict[str, dict[int, dict[str, Any]]] = {}
-
-
-def _indexed_messages(grouped: dict[int, dict[str, Any]], with_calls: bool = True) -> list[dict[str, Any]]:
-    """The messages of ``{N: {rest: value}}`` (one prefix's group), in index order;
-    ``with_calls=False``: role and text only (``tool_calls`` left empty), for the input history."""
-    messages = []
-    for _, fields in sorted(grouped.items()):
-        role = str(fields.get("message.role") or "").lower() or None
-        role = _ROLE_ALIASES.get(role or "", role)
-        text = fields.get("message.content")
-        if not with_calls and text not in (None, ""):
-            messages.append({"role": role, "text": str(text), "tool_calls": [], "tool_call_id": None})
-            continue
-        # Most messages are a role and a text: no indexed contents or tool calls to group.
-        nested = _NOTHING_NESTED if fields.keys() <= _FLAT_MESSAGE_KEYS else _message_groups(fields)
-        contents = nested.get("message.contents")
-        if text in (None, "") and contents:
-            parts = [
-                str(c["message_content.text"])
-                for _, c in sorted(contents.items())
-                if c.get("message_content.text") not in (None, "")
-                and str(c.get("message_content.type") or "text") == "text"
-            ]
-            text = "\n".join(parts) if parts else None
-        calls = []
-        for _, call in sorted(nested.get("message.tool_calls", {}).items() if with_calls else ()):
-            name = call.get("tool_call.function.name")
-            if not name:
-                continue
-            calls.append(
-                RequestedToolCall(
-                    name=str(name),
-                    args=as_arguments(call.get("tool_call.function.arguments")),
-                    call_id=_str(call.get("tool_call.id")),
-                )
-            )
-        if with_calls and not calls and fields.get("message.function_call_name"):
-            calls.append(
-                RequestedToolCall(
-                    name=str(fields["message.function_call_name"]),
-                    args=as_arguments(fields.get("message.function_call_arguments_json")),
-                )
-            )
-        messages.append(
-            {
-                "role": role,
-                "text": str(text) if text not in (None, "") else None,
-                "tool_calls": calls,
-                "tool_call_id": _str(fields.get("message.tool_call_id")) if with_calls else None,
-            }
-        )
-    return messages
+_llm_groups = IndexedGroups("llm.input_messages", "llm.output_messages", "llm.tools", "llm.prompts", "llm.choices")
 
 
 def _tool_schemas(grouped: dict[int, dict[str, Any]]) -> list[ToolSchema]:

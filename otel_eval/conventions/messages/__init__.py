@@ -20,8 +20,9 @@ A message may come as
 * a choice wrapper (``{"message": ...}``, where the message may also be a plain string or a list
   of content blocks), a bare string, or a bare list of content blocks;
 
-or as flattened ``gen_ai.prompt.N.*`` attributes. Tool definitions come as OpenAI function
-schemas, Gemini declarations or flattened ``llm.request.functions.N.*``.
+or as flattened attributes (``gen_ai.prompt.N.*``, OpenInference's ``llm.input_messages.N.*``).
+Tool definitions come as OpenAI function schemas, Gemini declarations or flattened
+``llm.request.functions.N.*``.
 
 The reader never raises. A part it cannot read is kept as text (its JSON) and named in the
 message's ``unread``, as is anything it skipped (an image, a call without a name, content that
@@ -39,8 +40,8 @@ from __future__ import annotations
 
 from .calls import result_value
 from .envelopes import parse_message
-from .flattened import indexed_messages, set_path
-from .lists import parse_history, parse_messages, unread_of
+from .flattened import IndexedGroups, indexed_messages, openinference_messages, set_path
+from .lists import last_text_from, parse_history, parse_messages, state_messages, unread_of
 from .model import MAX_NOTES, Message, ToolResponse, as_list, normalise_role, str_or_none
 from .parts import all_parts, instructions_text, is_part, read_content
 from .readings import (fill_from_messages, last_user_text, note_unread_messages, output_calls, output_text,
@@ -48,9 +49,9 @@ from .readings import (fill_from_messages, last_user_text, note_unread_messages,
 from .tools import first_text, indexed_tool_schemas, token_count, tool_schemas
 
 __all__ = [
-    "MAX_NOTES", "Message", "ToolResponse", "all_parts", "as_list", "fill_from_messages", "first_text",
-    "indexed_messages", "indexed_tool_schemas", "instructions_text", "is_part", "last_user_text", "normalise_role",
-    "note_unread_messages", "output_calls", "output_text", "parse_history", "parse_message", "parse_messages",
-    "read_content", "result_value", "set_path", "str_or_none", "system_text", "token_count", "tool_schemas",
-    "unread_of",
+    "IndexedGroups", "MAX_NOTES", "Message", "ToolResponse", "all_parts", "as_list", "fill_from_messages",
+    "first_text", "indexed_messages", "indexed_tool_schemas", "instructions_text", "is_part", "last_text_from",
+    "last_user_text", "normalise_role", "note_unread_messages", "openinference_messages", "output_calls",
+    "output_text", "parse_history", "parse_message", "parse_messages", "read_content", "result_value", "set_path",
+    "state_messages", "str_or_none", "system_text", "token_count", "tool_schemas", "unread_of",
 ]

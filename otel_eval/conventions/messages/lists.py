@@ -136,3 +136,36 @@ def unread_of(message: Message) -> Sequence[str]:
     if type(message) is _LazyMessage and "_loaded" not in message.__dict__:
         return ()
     return message.unread
+
+
+def state_messages(value: Any) -> Optional[list[Any]]:
+    """The messages of a conversation state, unread: ``{"messages": [...]}`` (of a batch of lists,
+    as LangChain passes a model its input, the last), or a list of messages (objects with a role,
+    or LangChain's serialized forms). None: the value holds no message list."""
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+        messages = value["messages"]
+        if messages and isinstance(messages[0], list):
+            messages = messages[-1]
+        return messages
+    if isinstance(value, list) and value and isinstance(value[0], dict) and (
+        "role" in value[0] or "lc" in value[0] or "data" in value[0]
+    ):
+        return value
+    return None
+
+
+def last_text_from(items: Sequence[Any], role: str) -> Optional[str]:
+    """The text of the last of ``items`` (messages, unread) from ``role`` that has text: a state's
+    latest user turn, or its answer. Items are read from the last, and only until one is found;
+    an item that is not an object, or a message that names no role, is nobody's."""
+    for item in reversed(items):
+        if not isinstance(item, dict):
+            continue
+        message = parse_message(item, _NO_ROLE)
+        if message is not None and message.role == role and message.text:
+            return message.text
+    return None
+
+
+_NO_ROLE = "(no role)"
+"""The default role of an item that names none: no role a caller asks for."""
