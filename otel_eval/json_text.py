@@ -87,7 +87,7 @@ def json_value(text: str) -> Any:
     return value
 
 
-_scan_once = json.JSONDecoder().scan_once
+_scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in __init__, not declared
 _JSON_SPACE = frozenset(" \t\n\r")
 
 

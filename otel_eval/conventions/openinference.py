@@ -119,7 +119,7 @@ def _read_llm(span: SpanRecord, reading: Reading) -> None:
         if prompts:
             reading.user_input = str(prompts[-1])
             reading.sources["agent_task"] = "llm.prompts.*.prompt.text"
-    texts = [m.text for m in outputs if m.texts]
+    texts = [text for m in outputs for text in m.texts]  # every output message's text
     if texts:
         reading.response = "\n".join(texts)
         reading.sources["agent_response"] = "llm.output_messages.*.message.content"

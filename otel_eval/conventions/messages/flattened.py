@@ -68,6 +68,8 @@ class IndexedGroups:
         # Plain loops, not nested comprehensions: each comprehension is a call of its own (before
         # Python 3.12), one per prefix and per index, which cost more than the dicts they fill.
         out: dict[str, dict[int, dict[str, Any]]] = {}
+        group: dict[int, dict[str, Any]]
+        found: dict[str, Any]
         for prefix, indexes in self._plan(attrs):
             out[prefix] = group = {}
             for index, fields in indexes:
