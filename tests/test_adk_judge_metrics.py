@@ -462,8 +462,10 @@ def test_offline_evaluate_returns_each_session_with_its_judge_outcome():
 SCENARIOS = ["transfer", "agent_tool", "sequential", "parallel", "loop", "workflow", "single_turn"]
 """captures/python/adk_multiagent/run.py's scenarios whose invocations otel-eval reads from the
 spans as ADK builds them from its events. Not compared: ``task`` and ``task_asks_user``, where
-google-adk's invocation has an empty user content and the delegation's call id, and (asking the
-user) one invocation for two messages (docs/adk.md, "Every difference")."""
+google-adk's invocation has an empty user content and the delegation's call id (docs/adk.md,
+"Every difference"); otel-eval's turns do follow ADK's invocations there (one turn per
+``gcp.vertex.agent.invocation_id``), but the judge's context for a turn made of several traces
+is read from its first trace."""
 
 RUN_RUBRIC = "The agent answers what the user asked."
 RUN_METRICS = {
