@@ -16,7 +16,7 @@ matchings prefer, among the largest ones, those that pair the most non-candidate
 left unpaired is then *neutral*: a retried attempt, neither expected nor extra.
 
 **Partial credit** (precision, recall, F1, in-order F1) is a property of the alignment too; the
-criteria in ``otel_eval.scoring`` decide which number a config asked for, and name it.
+criteria (``otel_eval.criteria``, one module each) decide which number a config asked for, and name it.
 """
 
 from __future__ import annotations
