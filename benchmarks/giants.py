@@ -5,7 +5,7 @@ hand, not in CI::
     .venv/bin/python -m benchmarks.giants --repeat 5 --score-workers 0    # the in-process way: scoring in a thread
     .venv/bin/python -m benchmarks.giants --turns 2000 --repeat 1         # a smaller giant, a quicker look
 
-Each phase starts its own collector process (``benchmarks.ingest``'s :class:`ServerProcess`:
+Each phase starts its own collector process (:class:`~benchmarks.ingest_parts.server_process.ServerProcess`:
 ``collector.config.load_config`` + ``collector.app.run``, i.e. ``otel-eval collect``) on free
 ports with its own SQLite file, and talks to it over OTLP/gRPC with pre-encoded requests:
 
@@ -43,8 +43,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from . import ingest
-from .ingest import RawTemplate, ServerProcess, SessionSpec, encode_template, percentile, scored_sessions
+from .ingest_parts.agent_spans import SpanSpec, turn_builder
+from .ingest_parts.golden import GoldenCase, follow_up, golden_evalset, make_golden_cases
+from .ingest_parts.server_process import ServerProcess
+from .ingest_parts.sessions import SessionSpec, make_sessions, session_id_of_index
+from .ingest_parts.stats import percentile
+from .ingest_parts.stored import scored_sessions, session_status_counts
+from .ingest_parts.templates import TRACE_EXPORT_METHOD, RawTemplate, encode_template
 
 #: The explicit end every session of this benchmark carries on its last turn's root span.
 END_ATTRIBUTE = "otel_eval.session.end"
@@ -67,7 +72,7 @@ def ended_explicitly(session: SessionSpec) -> SessionSpec:
     return replace(session, spans=spans)
 
 
-def giant_session(cases: Sequence[ingest.GoldenCase], turns: int, seed: int,
+def giant_session(cases: Sequence[GoldenCase], turns: int, seed: int,
                   convention: str = "openinference") -> SessionSpec:
     """One conversation of ``turns`` turns, one tool call each (4 spans a turn): a golden case's
     turns, then follow-ups. Each LLM span carries the system prompt and the last two turns (a
@@ -77,10 +82,10 @@ def giant_session(cases: Sequence[ingest.GoldenCase], turns: int, seed: int,
     case = rng.choice([c for c in cases if all(len(t.steps) == 1 for t in c.turns)])
     plan = list(case.turns)
     while len(plan) < turns:
-        plan.append(ingest._follow_up(rng, plan[-1]))
-    session_id = ingest.session_id_of_index(GIANT_INDEX)
-    build = ingest._openinference_turn if convention == "openinference" else ingest._genai_turn
-    spans: list[ingest.SpanSpec] = []
+        plan.append(follow_up(rng, plan[-1]))
+    session_id = session_id_of_index(GIANT_INDEX)
+    build = turn_builder(convention)
+    spans: list[SpanSpec] = []
     history: list[dict] = []
     offset = 0
     for trace_no, turn in enumerate(plan[:turns], start=1):
@@ -94,7 +99,7 @@ def giant_session(cases: Sequence[ingest.GoldenCase], turns: int, seed: int,
 def giant_requests(giant: SessionSpec, spans_per_request: int, now_ns: int) -> list[RawTemplate]:
     """The giant in requests of whole turns (a trace's spans in one request), every request with
     the same clock (one session, one timeline)."""
-    by_trace: dict[int, list[ingest.SpanSpec]] = {}
+    by_trace: dict[int, list[SpanSpec]] = {}
     for span in giant.spans:
         by_trace.setdefault(span.trace_no, []).append(span)
     begin = now_ns - giant.duration
@@ -118,12 +123,12 @@ class Workload:
 
 
 def build_workload(args: argparse.Namespace, workdir: Path) -> Workload:
-    cases = ingest.make_golden_cases(args.golden_cases, args.seed)
+    cases = make_golden_cases(args.golden_cases, args.seed)
     golden_path = workdir / "golden.evalset.json"
-    golden_path.write_text(json.dumps(ingest.golden_evalset(cases)))
+    golden_path.write_text(json.dumps(golden_evalset(cases)))
     giant = giant_session(cases, args.turns, args.seed + 1, args.convention)
     now = time.time_ns()
-    small = [ended_explicitly(s) for s in ingest.make_sessions(cases, args.small, args.seed + 2)]
+    small = [ended_explicitly(s) for s in make_sessions(cases, args.small, args.seed + 2)]
     sizes = [len(s.spans) for s in small]
     return Workload(golden_path, giant_requests(giant, args.spans_per_request, now), len(giant.spans),
                     [encode_template([s], now) for s in small], (min(sizes), max(sizes)))
@@ -149,7 +154,7 @@ def _send(export: Any, template: RawTemplate, epoch: int) -> None:
 
 
 def _counts(db: Path) -> dict[str, int]:
-    return ingest.session_status_counts(db) if db.exists() else {}
+    return session_status_counts(db) if db.exists() else {}
 
 
 @dataclass
@@ -181,7 +186,7 @@ def run_phase(name: str, with_giant: bool, args: argparse.Namespace, workdir: Pa
     try:
         with grpc.insecure_channel(f"127.0.0.1:{server.ports['grpc']}",
                                    options=[("grpc.max_send_message_length", 64 << 20)]) as channel:
-            export = channel.unary_unary(ingest.TRACE_EXPORT_METHOD)
+            export = channel.unary_unary(TRACE_EXPORT_METHOD)
             if with_giant:
                 began = time.monotonic()
                 for template in workload.giant:
@@ -202,7 +207,7 @@ def run_phase(name: str, with_giant: bool, args: argparse.Namespace, workdir: Pa
             time.sleep(0.25)
     finally:
         server.stop()
-    giant_id = ingest.session_id_of_index(GIANT_INDEX).replace("zzzzzzzz", f"{giant_epoch:08x}")
+    giant_id = session_id_of_index(GIANT_INDEX).replace("zzzzzzzz", f"{giant_epoch:08x}")
     sessions = scored_sessions(db)
     giant = [s for s in sessions if s.session_id == giant_id]
     small = [s for s in sessions if s.session_id != giant_id]

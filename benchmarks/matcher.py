@@ -32,6 +32,7 @@ from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Indel
 
 from . import ingest as load
+from .ingest_parts.sessions import variant_turns
 
 
 class FullScan:
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     cases = load.make_golden_cases(args.golden_cases, args.seed)
     eval_set = EvalSet.model_validate(load.golden_evalset(cases))
     rng = random.Random(args.seed + 2)
-    queries = [load._variant_turns(rng, rng.choice(cases))[1][0].query for _ in range(args.sessions)]
+    queries = [variant_turns(rng, rng.choice(cases))[1][0].query for _ in range(args.sessions)]
     index = GoldenIndex([eval_set])
     misses = [q for q in queries if index.match(q).method not in ("exact", "case_id")]
     tables = {
