@@ -65,8 +65,10 @@ AGENT_ROWS_PER_ROUND = 4096
 #: for a checkpoint pass in progress) before it gives up until the checkpointer asks again.
 RESTART_WAIT = 0.25
 
-SpanSource = Callable[[], list[SpanRow]]
-"""Returns (and forgets) the spans a producer buffered, as rows; called by the writer at every round."""
+SpanSource = Callable[[bool], list[SpanRow]]
+"""Returns (and forgets) the spans a producer buffered, as rows; called by the writer at every
+round, with True when something waits on the round (a flush, the end of sessions, the stop): then
+the source first converts every span it was handed so far."""
 
 #: Spans a source hands over per round (the rest wait for the next round, a moment later).
 SOURCE_ROUND = 8192
@@ -250,7 +252,7 @@ class Writer:
         # worth; bounded, as an agent may end spans as fast as they are taken.
         waited_on = any(isinstance(i, (Barrier, EndSessions, Stop)) for i in items)
         for _ in range(MAX_SOURCE_ROUNDS if waited_on else 1):
-            pulled = self._pull_sources()
+            pulled = self._pull_sources(waited_on)
             if pulled is None:
                 break
             batches.append(pulled)
@@ -295,11 +297,11 @@ class Writer:
             return due
         return []
 
-    def _pull_sources(self) -> Optional[IngestBatch]:
+    def _pull_sources(self, waited_on: bool) -> Optional[IngestBatch]:
         spans: list[SpanRow] = []
         for source in self._sources:
             try:
-                spans.extend(source())
+                spans.extend(source(waited_on))
             except Exception:
                 log.exception("a span source failed")
         if not spans:
