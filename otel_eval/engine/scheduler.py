@@ -93,16 +93,26 @@ class SessionScheduler:
 
     def store_spans(self, store: Store, rows: Sequence[SpanRow], now_ns: int, staged: Staged) -> int:
         """Insert a batch's spans with their session; returns how many were new."""
-        named: dict[str, str] = {}  # a session id on any span of a trace names the whole trace's session
+        # One pass over the rows: each trace's rows (in the order traces first appear), and the
+        # session id any span of a trace names (it names the whole trace's session). Per-row
+        # work here holds the GIL, in-process the agent's (benchmarks/README.md, "Issue 34.1").
+        by_trace: dict[str, list[SpanRow]] = {}
+        named: dict[str, str] = {}
         for row in rows:
+            trace_id = row[TRACE_ID]
+            members = by_trace.get(trace_id)
+            if members is None:
+                by_trace[trace_id] = [row]
+            else:
+                members.append(row)
             found = row[NAMED_SESSION_ID]
             if found:
-                first = named.setdefault(row[TRACE_ID], found)
+                first = named.setdefault(trace_id, found)
                 if first != found:  # two sessions named inside one trace: settled below
-                    self._contested.add(row[TRACE_ID])
-        known: dict[str, Optional[str]] = {}
-        for trace_id in dict.fromkeys(row[TRACE_ID] for row in rows):
-            known[trace_id] = staged.session_of_trace(trace_id) or self.tracker.session_of_trace(trace_id)
+                    self._contested.add(trace_id)
+        tracked = self.tracker.session_of_trace
+        known: dict[str, Optional[str]] = {
+            trace_id: staged.session_of_trace(trace_id) or tracked(trace_id) for trace_id in by_trace}
         unknown = [trace_id for trace_id, session in known.items() if session is None]
         if unknown:  # traces this process has not seen since it started: maybe stored before
             known.update(store.trace_sessions(unknown))
@@ -115,31 +125,44 @@ class SessionScheduler:
         resolved = {trace_id: self._resolve(store, trace_id, session, named.get(trace_id), staged)
                     for trace_id, session in known.items()}
         fresh = store.insert_spans([(row, resolved[row[TRACE_ID]][0]) for row in rows], now_ns)
-        per_trace: dict[str, list[SpanRow]] = {}
-        for row, is_new in zip(rows, fresh):
-            if is_new:
-                per_trace.setdefault(row[TRACE_ID], []).append(row)
-        per_session: dict[str, tuple[str, list[SpanRow]]] = {}
-        session_ends: dict[str, bool] = {}
+        if all(fresh):
+            per_trace = by_trace
+        else:  # some were stored before (a retried export): only the new ones count
+            per_trace = {}
+            for row, is_new in zip(rows, fresh):
+                if is_new:
+                    per_trace.setdefault(row[TRACE_ID], []).append(row)
+        per_session: dict[str, list] = {}  # session id → [keyed_by, new spans, an explicit end among them]
         trace_rows = []
+        observed = []
         for trace_id, members in per_trace.items():
             session_id, keyed_by = resolved[trace_id]
-            roots = [row for row in members if not row[PARENT_SPAN_ID]]
-            ends = any(row[ENDS_SESSION] for row in members)
-            trace_rows.append((trace_id, session_id, roots[0][SPAN_ID] if roots else None,
-                               min(row[START_NS] for row in members), max(row[END_NS] for row in members),
-                               len(members)))
-            per_session.setdefault(session_id, (keyed_by, []))[1].extend(members)
-            session_ends[session_id] = session_ends.get(session_id, False) or ends
-            staged.changes.append(
-                lambda t, s=session_id, k=keyed_by, tr=trace_id, r=bool(roots), e=ends: t.observe(s, k, tr, r, now_ns, e))
+            if len(members) == 1:  # most traces of a batch, in-process: one span each
+                row = members[0]
+                root = None if row[PARENT_SPAN_ID] else row[SPAN_ID]
+                ends = bool(row[ENDS_SESSION])
+                start_ns, end_ns = row[START_NS], row[END_NS]
+            else:
+                roots = [row[SPAN_ID] for row in members if not row[PARENT_SPAN_ID]]
+                root = roots[0] if roots else None
+                ends = any(row[ENDS_SESSION] for row in members)
+                start_ns, end_ns = min(row[START_NS] for row in members), max(row[END_NS] for row in members)
+            trace_rows.append((trace_id, session_id, root, start_ns, end_ns, len(members)))
+            entry = per_session.get(session_id)
+            if entry is None:
+                per_session[session_id] = [keyed_by, len(members), ends]
+            else:
+                entry[1] += len(members)
+                entry[2] = entry[2] or ends
+            observed.append((session_id, keyed_by, trace_id, root is not None, ends))
+        if observed:  # one change for the batch's traces, applied in order once committed
+            staged.changes.append(lambda t: _observe(t, observed, now_ns))
         store.touch_traces(trace_rows, now_ns)
         previous = store.touch_sessions(
-            [(session_id, keyed_by, len(members), session_ends[session_id])
-             for session_id, (keyed_by, members) in per_session.items()], now_ns)
-        for session_id, (keyed_by, members) in per_session.items():
+            [(session_id, keyed_by, count, ends) for session_id, (keyed_by, count, ends) in per_session.items()], now_ns)
+        for session_id, (keyed_by, count, _) in per_session.items():
             if previous.get(session_id) in (SCORED, ENDED):
-                log.info("session %s re-opened by %d late span(s); it will be scored again", session_id, len(members))
+                log.info("session %s re-opened by %d late span(s); it will be scored again", session_id, count)
             elif session_id not in previous:  # said once committed: a rolled-back batch opened nothing
                 staged.changes.append(lambda t, s=session_id, k=keyed_by: self.activity.opened(s, k))
         return sum(fresh)
@@ -189,6 +212,13 @@ class SessionScheduler:
 
     def end_failed(self, ended: list[tuple[str, str]]) -> None:
         self._retry_ends.extend(ended)
+
+
+def _observe(tracker: SessionTracker, observed: list[tuple[str, str, str, bool, bool]], now_ns: int) -> None:
+    """The tracker hears of a committed batch's traces: ``(session, keyed_by, trace, root seen, end)``."""
+    observe = tracker.observe
+    for session_id, keyed_by, trace_id, root_seen, ends in observed:
+        observe(session_id, keyed_by, trace_id, root_seen, now_ns, ends)
 
 
 def with_span_counts(store: Store, session_ids: Sequence[str]) -> list[tuple[str, int]]:
