@@ -76,9 +76,19 @@ def ended_parts(span: Any, resources: Resources) -> Union[SpanParts, Any]:
             resources.of(resource), scope.name if scope is not None else "")
 
 
-def _plain(attrs: Optional[Mapping[str, Any]]) -> dict[str, Any]:
-    # As spans._plain: SDK attribute sequences are tuples; lists keep JSON round trips equal.
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in (attrs or {}).items()}
+_NO_TUPLES = frozenset({str, int, float, bool, type(None), list})
+"""Value types ``_plain`` keeps as they are."""
+
+
+def _plain(attrs: Optional[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """As ``spans._plain``: SDK attribute sequences are tuples, lists keep JSON round trips
+    equal. A dict without one (most spans of most dialects) is kept as it is, not copied: the SDK
+    froze it when the span ended, and the types are checked in C, where the copy ran a Python loop."""
+    if not attrs:
+        return {}
+    if type(attrs) is dict and _NO_TUPLES.issuperset(map(type, attrs.values())):
+        return attrs
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.items()}
 
 
 def record_of_parts(parts: SpanParts) -> SpanRecord:
