@@ -132,6 +132,9 @@ def test_the_converter_process_starts_only_when_processes_are_allowed_and_stops_
                                 settings=EngineSettings(score_workers=1))
     pid = workers.converter_pid()
     assert pid is not None and pid != os.getpid() and pid not in workers.engine.worker_pids()
+    # Below the agent's priority: when every core is busy, the kernel runs the agent's thread first.
+    wait_until(lambda: os.getpriority(os.PRIO_PROCESS, pid) > os.getpriority(os.PRIO_PROCESS, 0),
+               what="the converter process lowering its priority once started")
     not_wanted = EvalSpanProcessor(db=tmp_path / "c.db", trace_quiet=3600, session_idle=3600,
                                    settings=EngineSettings(score_workers=1), convert_process=False)
     assert not_wanted.converter_pid() is None
