@@ -88,18 +88,25 @@ class ConverterProcess:
             if not self._failed:
                 try:
                     payload = pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL)
-                except Exception:  # a value pickle cannot take: this batch here, the next ones there
+                except Exception:  # a value pickle cannot take: this batch here, after those sent
                     log.debug("a batch of spans could not be pickled; converting it here", exc_info=True)
-                    self._drain_pending_here()
-                    self._fallback(items)
-                    return
-                with self._answered:
-                    self._pending.append(items)
-                try:
-                    self._write(payload)
-                    return
-                except (OSError, ValueError) as exc:
-                    self._fail(f"writing to it failed: {exc}")
+                    with self._answered:
+                        self._answered.wait_for(lambda: not self._pending or self._failed, ANSWER_TIMEOUT)
+                    if not self._failed and not self._pending:
+                        self._fallback(items)
+                        return
+                    self._fail("no answer while a batch waited to be converted here")
+                else:
+                    with self._answered:
+                        self._pending.append(items)
+                    try:
+                        self._write(payload)
+                        return
+                    except (OSError, ValueError) as exc:
+                        self._fail(f"writing to it failed: {exc}")
+                        self._drain_pending_here()  # this batch among them, in order
+                        return
+            self._drain_pending_here()  # the child died: what it was sent first, then these
             self._fallback(items)
 
     def wait_answered(self, timeout: float = ANSWER_TIMEOUT) -> None:
