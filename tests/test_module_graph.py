@@ -121,7 +121,8 @@ LAYERS = (
                     "otel_eval.models")),
     ("spans", ("otel_eval.spans", "otel_eval.otlp_json", "otel_eval.readers", "otel_eval.user_feedback")),
     ("conventions", ("otel_eval.conventions",)),
-    ("mapping", ("otel_eval.mapping", "otel_eval.truncation", "otel_eval.span_rows", "otel_eval.unread")),
+    ("mapping", ("otel_eval.mapping", "otel_eval.truncation", "otel_eval.span_rows", "otel_eval.sdk_rows",
+                 "otel_eval.unread")),
     ("trajectory", ("otel_eval.sessions", "otel_eval.trajectory", "otel_eval.vertex_record")),
     ("golden/criteria", ("otel_eval.golden", "otel_eval.metrics", "otel_eval.criteria", "otel_eval.judging",
                          "otel_eval.drift")),
@@ -129,7 +130,8 @@ LAYERS = (
                  "otel_eval.criteria_file")),
     ("store", ("otel_eval.store",)),
     ("pipeline", ("otel_eval.pipeline",)),
-    ("engine", ("otel_eval.engine", "otel_eval.processor", "otel_eval.offline")),
+    ("engine", ("otel_eval.engine", "otel_eval.processor", "otel_eval.offline", "otel_eval.convert_process",
+                "otel_eval.convert_worker")),
     ("read", ("otel_eval.read",)),
     ("views", ("otel_eval.report", "otel_eval.watch", "otel_eval.inspection", "otel_eval.compare", "otel_eval.gate",
                "otel_eval.rescore", "otel_eval.alerts", "otel_eval.ui", "otel_eval.export", "otel_eval.golden_suggest",
@@ -147,7 +149,9 @@ def layer_of(module: str) -> int:
     best = None
     for number, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:
-            if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > best[1]):
+            # the package root names itself only, so a new module no layer names is an error, not "top"
+            covers = module == prefix or (prefix != "otel_eval" and module.startswith(prefix + "."))
+            if covers and (best is None or len(prefix) > best[1]):
                 best = (number, len(prefix))
     if best is None:
         raise AssertionError(f"{module} is in no layer of LAYERS: add it where DESIGN.md §2 puts it")
@@ -159,6 +163,13 @@ def test_every_import_follows_the_layer_order():
                     for module, targets in _graph().items() for target in targets
                     if layer_of(target) > layer_of(module))
     assert upward == []
+
+
+def test_a_module_no_layer_names_is_an_error():
+    import pytest
+
+    with pytest.raises(AssertionError, match="in no layer"):
+        layer_of("otel_eval.some_new_module")
 
 
 def test_the_layer_check_sees_an_upward_import():
