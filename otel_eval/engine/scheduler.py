@@ -134,7 +134,7 @@ class SessionScheduler:
                     per_trace.setdefault(row[TRACE_ID], []).append(row)
         per_session: dict[str, list] = {}  # session id → [keyed_by, new spans, an explicit end among them]
         trace_rows = []
-        observed = []
+        observed: list[tuple[str, str, str, bool, bool]] = []
         for trace_id, members in per_trace.items():
             session_id, keyed_by = resolved[trace_id]
             if len(members) == 1:  # most traces of a batch, in-process: one span each
