@@ -30,7 +30,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import httpx
 
@@ -42,13 +42,32 @@ PB = {"Content-Type": "application/x-protobuf"}
 class Server:
     """``python -m collector`` with its ports read from the banner."""
 
-    def __init__(self, folder: Path, *args: str, db: Optional[Path] = None):
+    def __init__(self, folder: Path, *args: str, db: Path | None = None):
         self.db = db or folder / "attack.db"
         env = dict(os.environ, PYTHONPATH=str(REPO))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "collector", "--db", str(self.db), "--grpc", "127.0.0.1:0", "--http",
-             "127.0.0.1:0", "--trace-quiet", "1", "--session-idle", "2", *args],
-            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env, cwd=REPO)
+            [
+                sys.executable,
+                "-m",
+                "collector",
+                "--db",
+                str(self.db),
+                "--grpc",
+                "127.0.0.1:0",
+                "--http",
+                "127.0.0.1:0",
+                "--trace-quiet",
+                "1",
+                "--session-idle",
+                "2",
+                *args,
+            ],
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+            env=env,
+            cwd=REPO,
+        )
         self.lines: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
         self.http = int(self.wait_for(r"OTLP/HTTP listening on http://127\.0\.0\.1:(\d+)").group(1))
@@ -109,8 +128,14 @@ def make_request(n_spans: int, rng: random.Random, size: int = 200) -> tuple[Any
     ids = set()
     now = time.time_ns()
     for i in range(n_spans):
-        span = spans.add(trace_id=trace, span_id=rng.randbytes(8), name=f"op {i}", kind=1 + i % 5,
-                         start_time_unix_nano=now, end_time_unix_nano=now + 1000)
+        span = spans.add(
+            trace_id=trace,
+            span_id=rng.randbytes(8),
+            name=f"op {i}",
+            kind=1 + i % 5,
+            start_time_unix_nano=now,
+            end_time_unix_nano=now + 1000,
+        )
         span.attributes.add(key="gen_ai.operation.name").value.string_value = "chat"
         span.attributes.add(key="payload").value.string_value = "x" * size
         ids.add((trace.hex(), span.span_id.hex()))
@@ -174,6 +199,7 @@ class GoodClient(threading.Thread):
 
 # --- fuzzing -------------------------------------------------------------------------------
 
+
 def fuzz_bodies(rng: random.Random, count: int) -> list[tuple[str, bytes, dict]]:
     """``(protocol, body, headers)``: valid requests mangled at the byte level and at the field level."""
     out = []
@@ -203,7 +229,7 @@ def fuzz_bodies(rng: random.Random, count: int) -> list[tuple[str, bytes, dict]]
                 if op == 0 and data:
                     data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
                 elif op == 1 and data:
-                    del data[rng.randrange(len(data)):]
+                    del data[rng.randrange(len(data)) :]
                 else:
                     pos = rng.randrange(len(data) + 1)
                     data[pos:pos] = rng.randbytes(rng.randint(1, 16))
@@ -221,18 +247,37 @@ def fuzz_bodies(rng: random.Random, count: int) -> list[tuple[str, bytes, dict]]
 
 
 def _json_poison(rng: random.Random, i: int) -> bytes:
-    span = {"traceId": "%032x" % (i + 1), "spanId": "%016x" % (i + 1), "name": "j",
-            "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000000000000001"}
-    field, value = rng.choice([
-        ("kind", "1e400"), ("kind", "-1e400"), ("kind", "NaN"), ("kind", "2.5"), ("kind", '"SPAN_KIND_NOPE"'),
-        ("startTimeUnixNano", '"18446744073709551615"'), ("startTimeUnixNano", '"99999999999999999999999"'),
-        ("endTimeUnixNano", "1e30"), ("status", '{"code": 1e400}'), ("attributes", '[{"key":"a","value":{"intValue":"1e400"}}]'),
-        ("attributes", '[{"key":"a","value":{"doubleValue":1e400}}]'), ("name", '"\\ud800"'), ("traceId", '"zz"'),
-        ("events", '[{"timeUnixNano":"18446744073709551615","name":"e"}]'),
-    ])
+    span = {
+        "traceId": "%032x" % (i + 1),
+        "spanId": "%016x" % (i + 1),
+        "name": "j",
+        "startTimeUnixNano": "1700000000000000000",
+        "endTimeUnixNano": "1700000000000000001",
+    }
+    field, value = rng.choice(
+        [
+            ("kind", "1e400"),
+            ("kind", "-1e400"),
+            ("kind", "NaN"),
+            ("kind", "2.5"),
+            ("kind", '"SPAN_KIND_NOPE"'),
+            ("startTimeUnixNano", '"18446744073709551615"'),
+            ("startTimeUnixNano", '"99999999999999999999999"'),
+            ("endTimeUnixNano", "1e30"),
+            ("status", '{"code": 1e400}'),
+            ("attributes", '[{"key":"a","value":{"intValue":"1e400"}}]'),
+            ("attributes", '[{"key":"a","value":{"doubleValue":1e400}}]'),
+            ("name", '"\\ud800"'),
+            ("traceId", '"zz"'),
+            ("events", '[{"timeUnixNano":"18446744073709551615","name":"e"}]'),
+        ]
+    )
     text = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
-    text = text.replace('"name": "j"', f'"name": "j", "{field}": {value}', 1) if field != "name" else \
-        text.replace('"name": "j"', f'"name": {value}', 1)
+    text = (
+        text.replace('"name": "j"', f'"name": "j", "{field}": {value}', 1)
+        if field != "name"
+        else text.replace('"name": "j"', f'"name": {value}', 1)
+    )
     return text.encode()
 
 
@@ -257,7 +302,9 @@ def attack_fuzz(folder: Path, bodies: int, seed: int) -> dict:
                     answers[f"grpc {exc.code().name}"] += 1
             else:
                 try:
-                    answers[f"http {client.post(server.url + '/v1/traces', content=body, headers=headers).status_code}"] += 1
+                    answers[
+                        f"http {client.post(server.url + '/v1/traces', content=body, headers=headers).status_code}"
+                    ] += 1
                 except httpx.HTTPError as exc:
                     answers[f"http {type(exc).__name__}"] += 1
     elapsed = time.perf_counter() - started
@@ -266,15 +313,25 @@ def attack_fuzz(folder: Path, bodies: int, seed: int) -> dict:
     alive = httpx.get(server.url + "/healthz").status_code
     server.stop()
     lost = good.acked - stored(server.db)
-    return {"attack": "fuzz", "bodies": bodies, "seconds": round(elapsed, 1), "answers": dict(sorted(answers.items())),
-            "server errors (500/INTERNAL/UNKNOWN)": sum(v for k, v in answers.items()
-                                                       if k.endswith(("500", "INTERNAL", "UNKNOWN"))),
-            "healthz after": alive, "good client acked spans": len(good.acked), "good client failures":
-            dict(good.failures), "good client retries": good.retries, "acked but not stored": len(lost),
-            "collector ERROR lines": len(server.errors())}
+    return {
+        "attack": "fuzz",
+        "bodies": bodies,
+        "seconds": round(elapsed, 1),
+        "answers": dict(sorted(answers.items())),
+        "server errors (500/INTERNAL/UNKNOWN)": sum(
+            v for k, v in answers.items() if k.endswith(("500", "INTERNAL", "UNKNOWN"))
+        ),
+        "healthz after": alive,
+        "good client acked spans": len(good.acked),
+        "good client failures": dict(good.failures),
+        "good client retries": good.retries,
+        "acked but not stored": len(lost),
+        "collector ERROR lines": len(server.errors()),
+    }
 
 
 # --- kill -9 under load --------------------------------------------------------------------
+
 
 def attack_kill9(folder: Path, rounds: int, seed: int) -> dict:
     db = folder / "kill9.db"
@@ -297,18 +354,28 @@ def attack_kill9(folder: Path, rounds: int, seed: int) -> dict:
     ok = httpx.get(final.url + "/healthz").status_code
     final.stop()
     lost = acked - stored(db)
-    return {"attack": "kill9", "rounds": rounds, "acked spans": len(acked), "acked but not stored": len(lost),
-            "healthz after restart": ok, "client failures (expected: the kills)": dict(failures)}
+    return {
+        "attack": "kill9",
+        "rounds": rounds,
+        "acked spans": len(acked),
+        "acked but not stored": len(lost),
+        "healthz after restart": ok,
+        "client failures (expected: the kills)": dict(failures),
+    }
 
 
 # --- slow sockets ----------------------------------------------------------------------------
+
 
 def _exports(server: Server, count: int, rng: random.Random) -> tuple[int, float]:
     ok, started = 0, time.perf_counter()
     with httpx.Client(timeout=30) as client:
         for _ in range(count):
             request, _ = make_request(20, rng)
-            ok += client.post(server.url + "/v1/traces", content=request.SerializeToString(), headers=PB).status_code == 200
+            ok += (
+                client.post(server.url + "/v1/traces", content=request.SerializeToString(), headers=PB).status_code
+                == 200
+            )
     return ok, (time.perf_counter() - started) / count
 
 
@@ -319,9 +386,12 @@ def attack_slow(folder: Path, sockets: int, seed: int) -> dict:
     slow = []
     for i in range(sockets):
         sock = socket.create_connection(("127.0.0.1", server.http))
-        sock.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " if i % 2 else
-                     b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-protobuf\r\n"
-                     b"Content-Length: 100000\r\n\r\nabc")
+        sock.sendall(
+            b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
+            if i % 2
+            else b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-protobuf\r\n"
+            b"Content-Length: 100000\r\n\r\nabc"
+        )
         slow.append(sock)
     ok, latency = _exports(server, 50, rng)
     health = httpx.get(server.url + "/healthz").status_code
@@ -339,20 +409,28 @@ def attack_slow(folder: Path, sockets: int, seed: int) -> dict:
             closed += 1
         sock.close()
     server.stop()
-    return {"attack": "slow", "slow sockets": sockets, "exports ok without them": f"{base_ok}/50",
-            "exports ok with them": f"{ok}/50", "latency ratio with/without": round(latency / base_latency, 2),
-            "healthz": health, "metrics": metrics, "closed by the server after 11 s": closed,
-            "collector ERROR lines": len(server.errors())}
+    return {
+        "attack": "slow",
+        "slow sockets": sockets,
+        "exports ok without them": f"{base_ok}/50",
+        "exports ok with them": f"{ok}/50",
+        "latency ratio with/without": round(latency / base_latency, 2),
+        "healthz": health,
+        "metrics": metrics,
+        "closed by the server after 11 s": closed,
+        "collector ERROR lines": len(server.errors()),
+    }
 
 
 # --- memory burst ----------------------------------------------------------------------------
+
 
 def _big_body(mb: int) -> bytes:
     request, _ = make_request(mb * 1024 * 1024 // 2100, random.Random(mb), size=2000)
     return request.SerializeToString()
 
 
-def attack_memory(folder: Path, http_clients: int, grpc_clients: int, mb: int, budget: Optional[int]) -> dict:
+def attack_memory(folder: Path, http_clients: int, grpc_clients: int, mb: int, budget: int | None) -> dict:
     import grpc
 
     args = ["--max-request-bytes", str((mb + 1) * 1024 * 1024)]
@@ -374,8 +452,9 @@ def attack_memory(folder: Path, http_clients: int, grpc_clients: int, mb: int, b
             answers[f"http {status}"] += 1
 
     def grpc_send() -> None:
-        channel = grpc.insecure_channel(f"127.0.0.1:{server.grpc}",
-                                        options=[("grpc.max_send_message_length", 64 * 1024 * 1024)])
+        channel = grpc.insecure_channel(
+            f"127.0.0.1:{server.grpc}", options=[("grpc.max_send_message_length", 64 * 1024 * 1024)]
+        )
         try:
             channel.unary_unary(EXPORT)(body, timeout=300)
             status = "OK"
@@ -396,28 +475,39 @@ def attack_memory(folder: Path, http_clients: int, grpc_clients: int, mb: int, b
     time.sleep(5)
     settled, _ = server.rss()
     server.stop()
-    return {"attack": "memory", "budget": budget or "default", "bodies": f"{http_clients} HTTP + {grpc_clients} gRPC x {len(body) / 2**20:.1f} MiB",
-            "answers": dict(sorted(answers.items())), "RSS idle MiB": idle_rss, "peak RSS (VmHWM) MiB": hwm,
-            "RSS right after MiB": after_burst, "RSS 5 s later MiB": settled}
+    return {
+        "attack": "memory",
+        "budget": budget or "default",
+        "bodies": f"{http_clients} HTTP + {grpc_clients} gRPC x {len(body) / 2**20:.1f} MiB",
+        "answers": dict(sorted(answers.items())),
+        "RSS idle MiB": idle_rss,
+        "peak RSS (VmHWM) MiB": hwm,
+        "RSS right after MiB": after_burst,
+        "RSS 5 s later MiB": settled,
+    }
 
 
 ATTACKS = ("fuzz", "kill9", "slow", "memory")
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     # Checked below, not with ``choices``: Python 3.11's argparse checks an empty "*" positional
     # (and a list default) against the choices as one value and rejects it, so a bare run (every
     # attack) failed.
-    parser.add_argument("attacks", nargs="*", metavar="{" + ",".join(ATTACKS) + "}",
-                        help="the attacks to run (default: all)")
+    parser.add_argument(
+        "attacks", nargs="*", metavar="{" + ",".join(ATTACKS) + "}", help="the attacks to run (default: all)"
+    )
     parser.add_argument("--bodies", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--sockets", type=int, default=500)
     parser.add_argument("--seed", type=int, default=12)
-    parser.add_argument("--memory-budgets", default="1000000000000,default",
-                        help="comma-separated --max-inflight-bytes values for the memory attack "
-                             "('default' = the collector's default; a huge number = no bound)")
+    parser.add_argument(
+        "--memory-budgets",
+        default="1000000000000,default",
+        help="comma-separated --max-inflight-bytes values for the memory attack "
+        "('default' = the collector's default; a huge number = no bound)",
+    )
     args = parser.parse_args(argv)
     attacks = args.attacks or list(ATTACKS)
     unknown = [name for name in attacks if name not in ATTACKS]
@@ -433,8 +523,10 @@ def main(argv: Optional[list[str]] = None) -> int:
             elif attack == "slow":
                 results = [attack_slow(folder, args.sockets, args.seed)]
             else:
-                results = [attack_memory(folder, 64, 16, 16, None if b == "default" else int(b))
-                           for b in args.memory_budgets.split(",")]
+                results = [
+                    attack_memory(folder, 64, 16, 16, None if b == "default" else int(b))
+                    for b in args.memory_budgets.split(",")
+                ]
             for result in results:
                 print(json.dumps(result), flush=True)
     return 0

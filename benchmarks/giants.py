@@ -39,9 +39,10 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from .ingest_parts.agent_spans import SpanSpec, turn_builder
 from .ingest_parts.golden import GoldenCase, follow_up, golden_evalset, make_golden_cases
@@ -67,13 +68,16 @@ _EPOCHS = itertools.count(1)
 def ended_explicitly(session: SessionSpec) -> SessionSpec:
     """The session with ``otel_eval.session.end=true`` on its last turn's root span."""
     last = max(span.trace_no for span in session.spans)
-    spans = [replace(span, attributes={**span.attributes, END_ATTRIBUTE: True})
-             if span.trace_no == last and span.parent_no == 0 else span for span in session.spans]
+    spans = [
+        replace(span, attributes={**span.attributes, END_ATTRIBUTE: True})
+        if span.trace_no == last and span.parent_no == 0
+        else span
+        for span in session.spans
+    ]
     return replace(session, spans=spans)
 
 
-def giant_session(cases: Sequence[GoldenCase], turns: int, seed: int,
-                  convention: str = "openinference") -> SessionSpec:
+def giant_session(cases: Sequence[GoldenCase], turns: int, seed: int, convention: str = "openinference") -> SessionSpec:
     """One conversation of ``turns`` turns, one tool call each (4 spans a turn): a golden case's
     turns, then follow-ups. Each LLM span carries the system prompt and the last two turns (a
     long conversation's framework trims its history; the whole of it would make span sizes grow
@@ -130,8 +134,13 @@ def build_workload(args: argparse.Namespace, workdir: Path) -> Workload:
     now = time.time_ns()
     small = [ended_explicitly(s) for s in make_sessions(cases, args.small, args.seed + 2)]
     sizes = [len(s.spans) for s in small]
-    return Workload(golden_path, giant_requests(giant, args.spans_per_request, now), len(giant.spans),
-                    [encode_template([s], now) for s in small], (min(sizes), max(sizes)))
+    return Workload(
+        golden_path,
+        giant_requests(giant, args.spans_per_request, now),
+        len(giant.spans),
+        [encode_template([s], now) for s in small],
+        (min(sizes), max(sizes)),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -162,7 +171,7 @@ class Phase:
     name: str
     small_end_to_stored_ms: list[float]
     small_due_to_stored_ms: list[float]
-    giant_end_to_stored_ms: Optional[float]
+    giant_end_to_stored_ms: float | None
     in_flight_due_to_stored_ms: list[float]
     """due→stored of the small sessions due while the giant was in flight (ended, not stored)."""
     send_giant_s: float
@@ -174,18 +183,30 @@ def run_phase(name: str, with_giant: bool, args: argparse.Namespace, workdir: Pa
     import grpc
 
     db = workdir / f"{name}.db"
-    server = ServerProcess("collector", ["--db", str(db), "--golden", str(workload.golden_path),
-                                         "--trace-quiet", str(args.trace_quiet), "--session-idle", "600",
-                                         "--log-level", "warning",
-                                         *(["--score-workers", str(args.score_workers)]
-                                           if args.score_workers is not None else [])],
-                           workdir / f"{name}.log")
+    server = ServerProcess(
+        "collector",
+        [
+            "--db",
+            str(db),
+            "--golden",
+            str(workload.golden_path),
+            "--trace-quiet",
+            str(args.trace_quiet),
+            "--session-idle",
+            "600",
+            "--log-level",
+            "warning",
+            *(["--score-workers", str(args.score_workers)] if args.score_workers is not None else []),
+        ],
+        workdir / f"{name}.log",
+    )
     giant_epoch = next(_EPOCHS)
     small_epochs = [next(_EPOCHS) for _ in workload.small]
     send_giant = 0.0
     try:
-        with grpc.insecure_channel(f"127.0.0.1:{server.ports['grpc']}",
-                                   options=[("grpc.max_send_message_length", 64 << 20)]) as channel:
+        with grpc.insecure_channel(
+            f"127.0.0.1:{server.ports['grpc']}", options=[("grpc.max_send_message_length", 64 << 20)]
+        ) as channel:
             export = channel.unary_unary(TRACE_EXPORT_METHOD)
             if with_giant:
                 began = time.monotonic()
@@ -219,7 +240,9 @@ def run_phase(name: str, with_giant: bool, args: argparse.Namespace, workdir: Pa
         small_due_to_stored_ms=[(s.stored_ns - s.last_received_ns - quiet_ns) / 1e6 for s in small],
         giant_end_to_stored_ms=(giant[0].stored_ns - giant[0].ended_ns) / 1e6 if giant else None,
         in_flight_due_to_stored_ms=[(s.stored_ns - s.last_received_ns - quiet_ns) / 1e6 for s in in_flight],
-        send_giant_s=send_giant, scored=len(sessions), expected=len(workload.small) + int(with_giant),
+        send_giant_s=send_giant,
+        scored=len(sessions),
+        expected=len(workload.small) + int(with_giant),
     )
 
 
@@ -228,12 +251,12 @@ def run_phase(name: str, with_giant: bool, args: argparse.Namespace, workdir: Pa
 # --------------------------------------------------------------------------------------------
 
 
-def summary(values: Sequence[float]) -> tuple[Optional[float], Optional[float], Optional[float]]:
+def summary(values: Sequence[float]) -> tuple[float | None, float | None, float | None]:
     """(p50, p99, max), nearest rank."""
     return percentile(values, 50), percentile(values, 99), (max(values) if values else None)
 
 
-def _ms(value: Optional[float]) -> str:
+def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
 
@@ -245,12 +268,17 @@ def print_round(number: int, alone: Phase, giant: Phase) -> dict[str, float]:
         extra = ""
         if phase.giant_end_to_stored_ms is not None:
             f50, _, fmax = summary(phase.in_flight_due_to_stored_ms)
-            extra = (f"; giant sent in {phase.send_giant_s:.1f} s, its end→stored "
-                     f"{_ms(phase.giant_end_to_stored_ms)} ms; {len(phase.in_flight_due_to_stored_ms)} small "
-                     f"due while it was in flight: due→stored p50 {_ms(f50)} max {_ms(fmax)} ms")
-        print(f"  round {number} {phase.name:>5}: {phase.scored}/{phase.expected} scored; small end→stored "
-              f"p50 {_ms(e50)} p99 {_ms(e99)} max {_ms(emax)} ms; due→stored p50 {_ms(d50)} p99 {_ms(d99)} "
-              f"max {_ms(dmax)} ms{extra}", flush=True)
+            extra = (
+                f"; giant sent in {phase.send_giant_s:.1f} s, its end→stored "
+                f"{_ms(phase.giant_end_to_stored_ms)} ms; {len(phase.in_flight_due_to_stored_ms)} small "
+                f"due while it was in flight: due→stored p50 {_ms(f50)} max {_ms(fmax)} ms"
+            )
+        print(
+            f"  round {number} {phase.name:>5}: {phase.scored}/{phase.expected} scored; small end→stored "
+            f"p50 {_ms(e50)} p99 {_ms(e99)} max {_ms(emax)} ms; due→stored p50 {_ms(d50)} p99 {_ms(d99)} "
+            f"max {_ms(dmax)} ms{extra}",
+            flush=True,
+        )
         for key, value in (("e50", e50), ("e99", e99), ("emax", emax), ("d50", d50), ("d99", d99), ("dmax", dmax)):
             out[f"{phase.name}_{key}"] = value if value is not None else float("nan")
     out["giant_ms"] = giant.giant_end_to_stored_ms or float("nan")
@@ -267,34 +295,56 @@ def print_summary(rounds: list[dict[str, float]]) -> None:
     print(f"{'':>22} {'p50':>8} {'p99':>8} {'max':>8}")
     for phase in ("alone", "giant"):
         for kind, label in (("e", "end→stored"), ("d", "due→stored")):
-            print(f"{phase + ' ' + label:>22} {med(f'{phase}_{kind}50'):>8,.0f} {med(f'{phase}_{kind}99'):>8,.0f} "
-                  f"{med(f'{phase}_{kind}max'):>8,.0f}")
-    print(f"giant end→stored {med('giant_ms'):,.0f} ms (sent in {med('send_giant_s'):.1f} s); small sessions due "
-          f"while it was in flight, due→stored max {med('in_flight_max'):,.0f} ms")
+            print(
+                f"{phase + ' ' + label:>22} {med(f'{phase}_{kind}50'):>8,.0f} {med(f'{phase}_{kind}99'):>8,.0f} "
+                f"{med(f'{phase}_{kind}max'):>8,.0f}"
+            )
+    print(
+        f"giant end→stored {med('giant_ms'):,.0f} ms (sent in {med('send_giant_s'):.1f} s); small sessions due "
+        f"while it was in flight, due→stored max {med('in_flight_max'):,.0f} ms"
+    )
     waits = [r["giant_dmax"] - r["alone_dmax"] for r in rounds]
-    print("wait behind the giant (giant − alone, due→stored max, per round): "
-          + ", ".join(f"{w:,.0f}" for w in waits) + f" ms; median {statistics.median(waits):,.0f} ms")
-    print("ratios giant/alone (median of rounds): end→stored p99 "
-          f"{statistics.median(r['giant_e99'] / r['alone_e99'] for r in rounds):.2f}, due→stored max "
-          f"{statistics.median(r['giant_dmax'] / r['alone_dmax'] for r in rounds):.2f}")
+    print(
+        "wait behind the giant (giant − alone, due→stored max, per round): "
+        + ", ".join(f"{w:,.0f}" for w in waits)
+        + f" ms; median {statistics.median(waits):,.0f} ms"
+    )
+    print(
+        "ratios giant/alone (median of rounds): end→stored p99 "
+        f"{statistics.median(r['giant_e99'] / r['alone_e99'] for r in rounds):.2f}, due→stored max "
+        f"{statistics.median(r['giant_dmax'] / r['alone_dmax'] for r in rounds):.2f}"
+    )
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.giants", description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=8000, help="turns of the giant, 4 spans each (default 8000)")
-    parser.add_argument("--small", type=int, default=200,
-                        help="small sessions sent after it (default 200: at --interval 0.05, 10 s of them, past "
-                             "the giant's verdict, so those ending while it is scored, handed over and committed count)")
-    parser.add_argument("--interval", type=float, default=0.05,
-                        help="seconds between two small sessions (default 0.05: a steady trickle, so the collector "
-                             "never counts its ingest as idle; 0: all at once)")
+    parser.add_argument(
+        "--small",
+        type=int,
+        default=200,
+        help="small sessions sent after it (default 200: at --interval 0.05, 10 s of them, past "
+        "the giant's verdict, so those ending while it is scored, handed over and committed count)",
+    )
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=0.05,
+        help="seconds between two small sessions (default 0.05: a steady trickle, so the collector "
+        "never counts its ingest as idle; 0: all at once)",
+    )
     parser.add_argument("--convention", choices=("openinference", "genai"), default="openinference")
     parser.add_argument("--spans-per-request", type=int, default=512)
     parser.add_argument("--golden-cases", type=int, default=1000)
     parser.add_argument("--trace-quiet", type=float, default=0.5, help="collector --trace-quiet (default 0.5 s)")
-    parser.add_argument("--score-workers", type=int, default=None, metavar="N",
-                        help="collector --score-workers (default: the collector's own; 0 scores in a thread, "
-                             "as EvalSpanProcessor does)")
+    parser.add_argument(
+        "--score-workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="collector --score-workers (default: the collector's own; 0 scores in a thread, "
+        "as EvalSpanProcessor does)",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="rounds, each alone then giant (default 3)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds a phase waits for its verdicts")
     parser.add_argument("--seed", type=int, default=11)
@@ -303,17 +353,20 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="otel-eval-giants-"))
     try:
         started = time.monotonic()
         workload = build_workload(args, workdir)
         size = sum(len(t.data) for t in workload.giant)
-        print(f"workload: a giant of {workload.giant_spans:,} spans ({args.turns:,} turns, {args.convention}, "
-              f"{size / workload.giant_spans / 1024:.1f} KiB/span encoded, {len(workload.giant)} requests), "
-              f"{len(workload.small)} small sessions of {workload.small_spans[0]}-{workload.small_spans[1]} spans, "
-              f"{args.golden_cases} golden cases; built in {time.monotonic() - started:.1f} s", flush=True)
+        print(
+            f"workload: a giant of {workload.giant_spans:,} spans ({args.turns:,} turns, {args.convention}, "
+            f"{size / workload.giant_spans / 1024:.1f} KiB/span encoded, {len(workload.giant)} requests), "
+            f"{len(workload.small)} small sessions of {workload.small_spans[0]}-{workload.small_spans[1]} spans, "
+            f"{args.golden_cases} golden cases; built in {time.monotonic() - started:.1f} s",
+            flush=True,
+        )
         rounds = []
         for number in range(1, max(1, args.repeat) + 1):
             folder = workdir / f"round-{number}"
@@ -323,8 +376,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             rounds.append(print_round(number, alone, giant))
         print_summary(rounds)
         if args.json:
-            args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "rounds": rounds},
-                                            indent=2))
+            args.json.write_text(
+                json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "rounds": rounds}, indent=2)
+            )
     finally:
         if args.keep:
             print(f"databases and logs kept in {workdir}")

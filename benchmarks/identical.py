@@ -21,8 +21,9 @@ import json
 import sqlite3
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from . import scoring
 
@@ -34,21 +35,32 @@ def dump_database(db: Path) -> dict[str, Any]:
     conn = sqlite3.connect(db)
     conn.row_factory = sqlite3.Row
     try:
+
         def rows(sql: str, drop: Sequence[str] = ()) -> list[dict[str, Any]]:
             out = [{k: r[k] for k in r.keys() if k not in drop} for r in conn.execute(sql)]
             return sorted(out, key=lambda d: json.dumps(d, sort_keys=True, default=str))
 
         evaluations = rows("SELECT * FROM evaluations", drop=("id", "created_at"))
-        criteria = rows("SELECT e.session_id, e.revision, c.* FROM criterion_results c"
-                        " JOIN evaluations e ON e.id = c.evaluation_id", drop=("id", "evaluation_id"))
+        criteria = rows(
+            "SELECT e.session_id, e.revision, c.* FROM criterion_results c"
+            " JOIN evaluations e ON e.id = c.evaluation_id",
+            drop=("id", "evaluation_id"),
+        )
         agent = rows("SELECT * FROM agent_data", drop=("id",))
-        sessions = rows("SELECT session_id, status, keyed_by, end_requested, revision, span_count, trace_count,"
-                        " user_id, agent_version, service_name, query FROM sessions")
+        sessions = rows(
+            "SELECT session_id, status, keyed_by, end_requested, revision, span_count, trace_count,"
+            " user_id, agent_version, service_name, query FROM sessions"
+        )
         spans = rows("SELECT trace_id, span_id, session_id, convention, span_type FROM spans")
     finally:
         conn.close()
-    return {"evaluations": evaluations, "criterion_results": criteria, "agent_data": agent,
-            "sessions": sessions, "spans": spans}
+    return {
+        "evaluations": evaluations,
+        "criterion_results": criteria,
+        "agent_data": agent,
+        "sessions": sessions,
+        "spans": spans,
+    }
 
 
 def benchmark_dump(sessions: int, golden_cases: int, seed: int, workdir: Path) -> dict[str, Any]:
@@ -96,14 +108,18 @@ def fixture_dumps(fixtures: Path, workdir: Path) -> dict[str, Any]:
     golden_dir = REPO / "tests" / "data" / "golden"
     golden = [golden_dir / "seed_weather.evalset.json", golden_dir / "seed_revenue.trajectory.json"]
     out: dict[str, Any] = {}
-    files = sorted(fixtures.glob("realclients/*.otlp.json")) + [p for p in sorted(fixtures.glob("noveum/dataset*.json"))]
+    files = sorted(fixtures.glob("realclients/*.otlp.json")) + [
+        p for p in sorted(fixtures.glob("noveum/dataset*.json"))
+    ]
     for path in files:
         db = workdir / f"{path.stem}.db"
         results = evaluate([path], golden=golden, db=db)
         out[str(path.relative_to(fixtures))] = {
-            "results": sorted((r.model_dump(mode="json") for r in results),
-                              key=lambda d: json.dumps(d, sort_keys=True, default=str)),
-            **dump_database(db)}
+            "results": sorted(
+                (r.model_dump(mode="json") for r in results), key=lambda d: json.dumps(d, sort_keys=True, default=str)
+            ),
+            **dump_database(db),
+        }
     return out
 
 
@@ -127,7 +143,7 @@ def _scrub(value: Any) -> Any:
     return value
 
 
-def first_difference(a: Any, b: Any, path: str = "") -> Optional[str]:
+def first_difference(a: Any, b: Any, path: str = "") -> str | None:
     if type(a) is not type(b):
         return f"{path}: {a!r:.200} != {b!r:.200}"
     if isinstance(a, dict):
@@ -149,7 +165,7 @@ def first_difference(a: Any, b: Any, path: str = "") -> Optional[str]:
     return None if a == b else f"{path}: {a!r:.300} != {b!r:.300}"
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.identical", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--golden-cases", type=int, default=10_000)

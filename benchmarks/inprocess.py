@@ -50,8 +50,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from . import ingest as load
 
@@ -105,7 +106,7 @@ def _loop_spans(count: int, seed: int) -> list[tuple[str, str]]:
     """(session id, prompt) of each span of the ``loop`` agent, made before the timed loop."""
     rng = random.Random(seed)
     words = "the weather in Tokyo today is sunny with a light breeze and a chance of rain later".split()
-    text = " ".join(rng.choice(words) for _ in range(PROMPT_BYTES // 3))[:PROMPT_BYTES - 16]
+    text = " ".join(rng.choice(words) for _ in range(PROMPT_BYTES // 3))[: PROMPT_BYTES - 16]
     sessions = [f"loop-{rng.getrandbits(64):016x}" for _ in range(count // LOOP_SESSION_SPANS + 1)]
     return [(sessions[i // LOOP_SESSION_SPANS], f"{i:>15} {text}") for i in range(count)]
 
@@ -160,9 +161,9 @@ def _agent(workload: str, tracer: Any, spans: Sequence[Any], rate: float) -> flo
 
     def burst(at: int, size: int) -> None:
         if workload == "loop":
-            _issue_loop(tracer, spans[at:at + size], at)
+            _issue_loop(tracer, spans[at : at + size], at)
         else:
-            replay(spans[at:at + size])
+            replay(spans[at : at + size])
 
     if rate <= 0:
         started = time.perf_counter()
@@ -221,8 +222,13 @@ class Setup:
     """What a setup adds to the provider: ``flush()`` stores every span, ``finish()`` stops it
     (EvalSpanProcessor: ends, scores and stores every session), ``pids()`` its worker processes."""
 
-    def __init__(self, processor: Any = None, flush: Callable[[], Any] = lambda: None,
-                 finish: Callable[[], Any] = lambda: None, pids: Callable[[], list[int]] = lambda: []):
+    def __init__(
+        self,
+        processor: Any = None,
+        flush: Callable[[], Any] = lambda: None,
+        finish: Callable[[], Any] = lambda: None,
+        pids: Callable[[], list[int]] = lambda: [],
+    ):
         self.processor, self.flush, self.finish, self.pids = processor, flush, finish, pids
 
 
@@ -251,19 +257,29 @@ def _run(workload: str, spans: Sequence[Any], make: Callable[[Any], Setup], rate
     return {"wall": wall / n, "agent_cpu": thread_cpu / n, "flushed": flushed / n, "scored": scored / n}
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.inprocess", description=__doc__.split("\n\n")[0])
     parser.add_argument("--workload", choices=("loop", "replay", "both"), default="both")
     parser.add_argument("--spans", type=int, default=20_000)
     parser.add_argument("--golden-cases", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=5, help="rounds, setups taking turns in each; medians reported")
-    parser.add_argument("--score-workers", type=int, default=1, metavar="N",
-                        help="score worker processes of the eval+procs setup (0: leave that setup out)")
+    parser.add_argument(
+        "--score-workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="score worker processes of the eval+procs setup (0: leave that setup out)",
+    )
     parser.add_argument("--setups", help="comma-separated subset of the setups (batch+noop is always run)")
-    parser.add_argument("--agent-rate", type=float, default=0.0, metavar="SPANS_PER_S",
-                        help="pace the agent at this many spans a second, in bursts every 10 ms (default 0: a tight "
-                             "loop); wall then counts the bursts only, not the sleeps between them")
+    parser.add_argument(
+        "--agent-rate",
+        type=float,
+        default=0.0,
+        metavar="SPANS_PER_S",
+        help="pace the agent at this many spans a second, in bursts every 10 ms (default 0: a tight "
+        "loop); wall then counts the bursts only, not the sleeps between them",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
 
@@ -315,26 +331,37 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
         # A queue as long as the run, as issue 11 measured it: the exporter is slower than the
         # loop, and the defaults would drop spans, which would flatter it.
-        processor = BatchSpanProcessor(OTLPSpanExporter(endpoint=f"http://127.0.0.1:{port}/v1/traces"),
-                                       max_queue_size=args.spans + 1)
+        processor = BatchSpanProcessor(
+            OTLPSpanExporter(endpoint=f"http://127.0.0.1:{port}/v1/traces"), max_queue_size=args.spans + 1
+        )
         provider.add_span_processor(processor)
         return Setup(processor, processor.force_flush)
 
     def evaluating(score_workers: int) -> Callable[[Any], Setup]:
         def setup(provider: Any) -> Setup:
-            processor = EvalSpanProcessor(db=workdir / f"eval-{time.monotonic_ns()}.db", golden=[golden],
-                                          trace_quiet=3600, session_idle=3600,
-                                          settings=EngineSettings(score_workers=score_workers))
+            processor = EvalSpanProcessor(
+                db=workdir / f"eval-{time.monotonic_ns()}.db",
+                golden=[golden],
+                trace_quiet=3600,
+                session_idle=3600,
+                settings=EngineSettings(score_workers=score_workers),
+            )
             provider.add_span_processor(processor)
 
             def pids() -> list[int]:
                 converter = getattr(processor, "converter_pid", lambda: None)()  # None before issue 34.1
                 return [pid for pid in [converter, *processor.engine.worker_pids()] if pid]
+
             return Setup(processor, processor.force_flush, processor.shutdown, pids)
+
         return setup
 
     setups: dict[str, Callable[[Any], Setup]] = {
-        "none": none, "batch+noop": batch_noop, "batch+otlp": batch_otlp, "eval": evaluating(0)}
+        "none": none,
+        "batch+noop": batch_noop,
+        "batch+otlp": batch_otlp,
+        "eval": evaluating(0),
+    }
     if args.score_workers:
         setups["eval+procs"] = evaluating(args.score_workers)
     if args.setups:
@@ -350,21 +377,35 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     exported = NoopExporter.exported
                     measured = _run(workload, spans[workload], make, args.agent_rate)
                     if name == "batch+noop" and NoopExporter.exported - exported < len(spans[workload]) + 1:
-                        print(f"  (batch+noop dropped {len(spans[workload]) + 1 - NoopExporter.exported + exported} "
-                              "spans in this run)", file=sys.stderr)
+                        print(
+                            f"  (batch+noop dropped {len(spans[workload]) + 1 - NoopExporter.exported + exported} "
+                            "spans in this run)",
+                            file=sys.stderr,
+                        )
                     runs[workload][name].append(measured)
-                    print(f"  round {round_ + 1} {workload} {name}: " + ", ".join(
-                        f"{k} {v:.1f}" for k, v in measured.items()) + " us/span", file=sys.stderr, flush=True)
+                    print(
+                        f"  round {round_ + 1} {workload} {name}: "
+                        + ", ".join(f"{k} {v:.1f}" for k, v in measured.items())
+                        + " us/span",
+                        file=sys.stderr,
+                        flush=True,
+                    )
     finally:
         sink.kill()
         sink.wait()
         shutil.rmtree(workdir, ignore_errors=True)  # the golden set and a database per eval run
     load_after = os.getloadavg()
-    results: dict[str, Any] = {"spans": args.spans, "repeat": args.repeat, "load_average": [load_before, load_after],
-                               "runs": runs}
+    results: dict[str, Any] = {
+        "spans": args.spans,
+        "repeat": args.repeat,
+        "load_average": [load_before, load_after],
+        "runs": runs,
+    }
     pace = f"paced at {args.agent_rate:g} spans/s, wall counting its bursts" if args.agent_rate > 0 else "a tight loop"
-    print(f"{args.spans} spans a run, one agent thread ({pace}), {args.repeat} rounds (setups in turn); "
-          f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after")
+    print(
+        f"{args.spans} spans a run, one agent thread ({pace}), {args.repeat} rounds (setups in turn); "
+        f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after"
+    )
     for workload in workloads:
         results[workload] = _report(workload, runs[workload])
     if args.json:
@@ -396,8 +437,11 @@ def _report(workload: str, runs: dict[str, list[dict[str, float]]]) -> dict[str,
         print(f"{name:<11} {cells[0]:>22} {cells[1]:>10} {cells[2]:>22} {cells[3]:>9}")
     for name in (n for n in runs if n.startswith("eval")):
         row = out[name]
-        print(f"{name}: wall {row['wall_ratio']:.2f}x batch+noop (target <= 1.2x), process CPU until stored "
-              f"{row['flushed_ratio']:.2f}x (target <= 2x)", end="")
+        print(
+            f"{name}: wall {row['wall_ratio']:.2f}x batch+noop (target <= 1.2x), process CPU until stored "
+            f"{row['flushed_ratio']:.2f}x (target <= 2x)",
+            end="",
+        )
         if "batch+otlp" in out:
             print(f"; until scored {row['scored'] / out['batch+otlp']['scored']:.2f}x batch+otlp (issue 11: <= 2x)")
         else:

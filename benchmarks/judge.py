@@ -32,15 +32,39 @@ from otel_eval.models import EvalCase, EvalSet, ExpectedToolCall, Invocation, Me
 from otel_eval.models.evalset import CriterionConfig, EvalConfig
 from otel_eval.spans import SpanRecord
 
-GOLDEN = EvalSet(eval_set_id="weather", eval_cases=[EvalCase(
-    eval_id="tokyo", conversation=[Invocation(
-        invocation_id="t1", user_content=MessageContent.user("What's the weather in Tokyo?"),
-        expected_tool_trajectory=[ExpectedToolCall(name="get_weather", args={"city": "Tokyo"})],
-        expected_final_response=MessageContent.assistant("It is 22°C and sunny in Tokyo."))])])
+GOLDEN = EvalSet(
+    eval_set_id="weather",
+    eval_cases=[
+        EvalCase(
+            eval_id="tokyo",
+            conversation=[
+                Invocation(
+                    invocation_id="t1",
+                    user_content=MessageContent.user("What's the weather in Tokyo?"),
+                    expected_tool_trajectory=[ExpectedToolCall(name="get_weather", args={"city": "Tokyo"})],
+                    expected_final_response=MessageContent.assistant("It is 22°C and sunny in Tokyo."),
+                )
+            ],
+        )
+    ],
+)
 
-ANSWER = json.dumps({"id": "x", "object": "chat.completion", "usage": {"total_tokens": 300},
-                     "choices": [{"index": 0, "message": {"role": "assistant", "content": json.dumps(
-                         {"scores": {"correctness": {"score": 5, "reason": "right"}}})}}]}).encode()
+ANSWER = json.dumps(
+    {
+        "id": "x",
+        "object": "chat.completion",
+        "usage": {"total_tokens": 300},
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": json.dumps({"scores": {"correctness": {"score": 5, "reason": "right"}}}),
+                },
+            }
+        ],
+    }
+).encode()
 
 
 def fake_judge(seconds: float) -> tuple[ThreadingHTTPServer, str]:
@@ -68,13 +92,37 @@ def fake_judge(seconds: float) -> tuple[ThreadingHTTPServer, str]:
 def session(n: int) -> list[SpanRecord]:
     trace = f"{n + 1:032x}"
     common = {"session.id": f"s{n}"}
-    root = SpanRecord(trace, f"{n + 1:016x}", None, "agent.invoke", 1_000, 9_000, attributes={
-        **common, "openinference.span.kind": "AGENT", "input.value": "What's the weather in Tokyo?",
-        "output.value": "It is 22°C and sunny in Tokyo.", "otel_eval.session.end": True})
-    tool = SpanRecord(trace, f"{n + 1:08x}{0xabc:08x}", root.span_id, "get_weather", 2_000, 3_000, attributes={
-        **common, "openinference.span.kind": "TOOL", "tool.name": "get_weather",
-        "input.value": json.dumps({"city": "Tokyo"}), "input.mime_type": "application/json",
-        "output.value": "22°C and sunny in Tokyo"})
+    root = SpanRecord(
+        trace,
+        f"{n + 1:016x}",
+        None,
+        "agent.invoke",
+        1_000,
+        9_000,
+        attributes={
+            **common,
+            "openinference.span.kind": "AGENT",
+            "input.value": "What's the weather in Tokyo?",
+            "output.value": "It is 22°C and sunny in Tokyo.",
+            "otel_eval.session.end": True,
+        },
+    )
+    tool = SpanRecord(
+        trace,
+        f"{n + 1:08x}{0xABC:08x}",
+        root.span_id,
+        "get_weather",
+        2_000,
+        3_000,
+        attributes={
+            **common,
+            "openinference.span.kind": "TOOL",
+            "tool.name": "get_weather",
+            "input.value": json.dumps({"city": "Tokyo"}),
+            "input.mime_type": "application/json",
+            "output.value": "22°C and sunny in Tokyo",
+        },
+    )
     return [root, tool]
 
 
@@ -82,8 +130,9 @@ def config(url: str | None, sample_rate: float) -> EvalConfig:
     base = EvalConfig.default().criteria
     criteria = {n: c for n, c in base.items() if n in ("trajectory_match", "response_match")}
     if url:
-        criteria["llm_judge"] = CriterionConfig(threshold=0.7, options={"base_url": url, "sample_rate": sample_rate,
-                                                                        "timeout": 30})
+        criteria["llm_judge"] = CriterionConfig(
+            threshold=0.7, options={"base_url": url, "sample_rate": sample_rate, "timeout": 30}
+        )
     return EvalConfig(criteria=criteria)
 
 
@@ -104,11 +153,23 @@ class Clock:
                 self.final[event.session_id] = now
 
 
-def run(db: Path, url: str | None, sample_rate: float, concurrency: int, sessions: int, rate: float | None,
-        deadline: float = 45.0):
+def run(
+    db: Path,
+    url: str | None,
+    sample_rate: float,
+    concurrency: int,
+    sessions: int,
+    rate: float | None,
+    deadline: float = 45.0,
+):
     clock = Clock()
-    settings = EngineSettings(config=config(url, sample_rate), trace_quiet=0.05, session_idle=60,
-                              judge_concurrency=concurrency, judge_deadline=deadline)
+    settings = EngineSettings(
+        config=config(url, sample_rate),
+        trace_quiet=0.05,
+        session_idle=60,
+        judge_concurrency=concurrency,
+        judge_deadline=deadline,
+    )
     engine = Engine(db, golden=[GOLDEN], settings=settings)
     engine.on_evaluation(clock.stored, with_result=False)
     engine.start()
@@ -132,7 +193,9 @@ def run(db: Path, url: str | None, sample_rate: float, concurrency: int, session
         engine.close()
     latencies = sorted(clock.first[s] - clock.committed[s] for s in clock.first if s in clock.committed)
     return {
-        "sessions": sessions, "final": len(clock.final), "ingest_per_s": sessions / ingest_seconds,
+        "sessions": sessions,
+        "final": len(clock.final),
+        "ingest_per_s": sessions / ingest_seconds,
         "end_to_end_s": finished - started,
         "verdict_p50_ms": 1000 * statistics.median(latencies),
         "verdict_p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))],
@@ -151,31 +214,43 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of the latency part")
     parser.add_argument("--part", choices=("throughput", "latency", "both"), default="both")
     parser.add_argument("--sample-rate", type=float, default=0.1, help="judge sampling of the latency part")
-    parser.add_argument("--judge-deadline", type=float, default=45.0,
-                        help="EngineSettings.judge_deadline (with --judge-seconds 600: a judge that never answers)")
+    parser.add_argument(
+        "--judge-deadline",
+        type=float,
+        default=45.0,
+        help="EngineSettings.judge_deadline (with --judge-seconds 600: a judge that never answers)",
+    )
     args = parser.parse_args()
     server, url = fake_judge(args.judge_seconds)
     with tempfile.TemporaryDirectory() as tmp:
         if args.part in ("throughput", "both"):
             r = run(Path(tmp) / "t.db", url, 1.0, args.concurrency, args.sessions, None)
-            print(f"throughput: {r['final']}/{r['sessions']} sessions judged in {r['end_to_end_s']:.1f} s = "
-                  f"{r['final'] / r['end_to_end_s']:.1f} judged sessions/s with {args.concurrency} in flight "
-                  f"(judge answers in {args.judge_seconds:g} s; {r['judge_calls_ok']} calls); deterministic "
-                  f"verdict p50 {r['verdict_p50_ms']:.0f} ms, p99 {r['verdict_p99_ms']:.0f} ms")
+            print(
+                f"throughput: {r['final']}/{r['sessions']} sessions judged in {r['end_to_end_s']:.1f} s = "
+                f"{r['final'] / r['end_to_end_s']:.1f} judged sessions/s with {args.concurrency} in flight "
+                f"(judge answers in {args.judge_seconds:g} s; {r['judge_calls_ok']} calls); deterministic "
+                f"verdict p50 {r['verdict_p50_ms']:.0f} ms, p99 {r['verdict_p99_ms']:.0f} ms"
+            )
         if args.part in ("latency", "both"):
             n = int(args.rate * args.duration)
             off = run(Path(tmp) / "off.db", None, 0.0, args.concurrency, n, args.rate)
             on = run(Path(tmp) / "on.db", url, args.sample_rate, args.concurrency, n, args.rate, args.judge_deadline)
             for name, r in (("judge off", off), (f"judge on, {args.sample_rate:.0%} sampled", on)):
-                print(f"{name:>22}: {n} sessions at {args.rate:g}/s: ingest {r['ingest_per_s']:.0f} sessions/s, "
-                      f"end -> deterministic verdict p50 {r['verdict_p50_ms']:.0f} ms p99 {r['verdict_p99_ms']:.0f} ms, "
-                      f"end to end {r['end_to_end_s']:.1f} s, judge calls {r['judge_calls_ok']}")
-            print(f"judge on: calls {on['judge_calls']}; last judge outcome {on['last_outcome_after_last_verdict_s']:.1f} s "
-                  "after the last deterministic verdict")
-            print(f"ratios on/off: ingest {on['ingest_per_s'] / off['ingest_per_s']:.2f}, verdict p99 "
-                  f"{on['verdict_p99_ms'] / off['verdict_p99_ms']:.2f}, end to end "
-                  f"{on['end_to_end_s'] / off['end_to_end_s']:.2f} (the judged sessions' last answer comes "
-                  f"{args.judge_seconds:g} s after their verdict)")
+                print(
+                    f"{name:>22}: {n} sessions at {args.rate:g}/s: ingest {r['ingest_per_s']:.0f} sessions/s, "
+                    f"end -> deterministic verdict p50 {r['verdict_p50_ms']:.0f} ms p99 {r['verdict_p99_ms']:.0f} ms, "
+                    f"end to end {r['end_to_end_s']:.1f} s, judge calls {r['judge_calls_ok']}"
+                )
+            print(
+                f"judge on: calls {on['judge_calls']}; last judge outcome {on['last_outcome_after_last_verdict_s']:.1f} s "
+                "after the last deterministic verdict"
+            )
+            print(
+                f"ratios on/off: ingest {on['ingest_per_s'] / off['ingest_per_s']:.2f}, verdict p99 "
+                f"{on['verdict_p99_ms'] / off['verdict_p99_ms']:.2f}, end to end "
+                f"{on['end_to_end_s'] / off['end_to_end_s']:.2f} (the judged sessions' last answer comes "
+                f"{args.judge_seconds:g} s after their verdict)"
+            )
     server.shutdown()
 
 

@@ -66,11 +66,13 @@ def _sketch_table(queries: list[str]) -> Any:
             at: Any = range(lo, hi)
             if cutoff > 0.0:
                 most = int((1.0 - cutoff / 100.0) * (len(query) + self._lengths[hi - 1]) + _SLACK)
-                near = process.extract(query.translate(sketch), self._sketches[lo:hi], scorer=Indel.distance,
-                                       score_cutoff=most, limit=None)
+                near = process.extract(
+                    query.translate(sketch), self._sketches[lo:hi], scorer=Indel.distance, score_cutoff=most, limit=None
+                )
                 at = [lo + i for _, _, i in near]
-            hits = process.extract(query, [self._by_length[i] for i in at], scorer=fuzz.ratio,
-                                   score_cutoff=cutoff, limit=None)
+            hits = process.extract(
+                query, [self._by_length[i] for i in at], scorer=fuzz.ratio, score_cutoff=cutoff, limit=None
+            )
             found = [(choice, score, self._position[at[i]]) for choice, score, i in hits]
             found.sort(key=lambda hit: (-hit[1], hit[2]))
             return tuple(found)
@@ -112,8 +114,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     methods: dict[str, int] = {}
     for method, *_ in answers["old"]:
         methods[method] = methods.get(method, 0) + 1
-    return {"sessions": len(queries), "misses": len(misses), "distinct_misses": len(set(misses)),
-            "methods": methods, "seconds": seconds}
+    return {
+        "sessions": len(queries),
+        "misses": len(misses),
+        "distinct_misses": len(set(misses)),
+        "methods": methods,
+        "seconds": seconds,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,8 +130,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     result = run(parser.parse_args(argv))
     misses = result["misses"]
-    print(f"{result['sessions']} sessions, {misses} miss the exact index ({result['distinct_misses']} distinct): "
-          + ", ".join(f"{k} {v}" for k, v in sorted(result["methods"].items())))
+    print(
+        f"{result['sessions']} sessions, {misses} miss the exact index ({result['distinct_misses']} distinct): "
+        + ", ".join(f"{k} {v}" for k, v in sorted(result["methods"].items()))
+    )
     old = result["seconds"]["old"]
     print(f"{'way':<12} {'CPU s':>8} {'ms/miss':>9} {'x old':>7}")
     for name, secs in result["seconds"].items():

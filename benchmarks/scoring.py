@@ -39,8 +39,9 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from . import ingest as load
 
@@ -58,7 +59,7 @@ def build_database(db: Path, sessions: int, golden_cases: int, seed: int) -> tup
     engine = Engine(db, golden=[golden], trace_quiet=3600, session_idle=3600).start()
     try:
         for start in range(0, len(records), 512):
-            engine.ingest(records[start:start + 512])
+            engine.ingest(records[start : start + 512])
     finally:
         engine.close(score_open=False)
     from otel_eval.store import Store
@@ -96,16 +97,18 @@ def _set_gc(choice: str) -> str:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from otel_eval.golden import GoldenIndex, load_golden
     from otel_eval.models.evalset import EvalConfig
-    from otel_eval.store.session_rows import session_span_rows
     from otel_eval.store import Store
+    from otel_eval.store.session_rows import session_span_rows
 
     results: dict[str, Any] = {"gc": _set_gc(args.gc)}
     workdir = Path(tempfile.mkdtemp(prefix="otel-eval-scoring-"))
     db = workdir / "bench.db"
     built = time.perf_counter()
     golden, session_ids, span_count = build_database(db, args.sessions, args.golden_cases, args.seed)
-    print(f"stored {len(session_ids)} sessions, {span_count} spans in {time.perf_counter() - built:.1f} s ({db})",
-          file=sys.stderr)
+    print(
+        f"stored {len(session_ids)} sessions, {span_count} spans in {time.perf_counter() - built:.1f} s ({db})",
+        file=sys.stderr,
+    )
     # The loaded set is not kept, as the engine does not keep it: its ~350k objects (10,000 cases)
     # would make every full pass of the cyclic GC walk them, ~0.3 s a pass, where the engine's
     # heap after loading the index holds ~85k in all (its cases are kept as numbers).
@@ -115,6 +118,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     store = Store(db)
     results.update(sessions=len(session_ids), spans=span_count)
     try:
+
         def baseline() -> None:
             for sid in session_ids:
                 for raw, _, _ in session_span_rows(store.conn, sid):
@@ -132,7 +136,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             group = max(1, args.commit_group)
             for start in range(0, len(session_ids), group):
                 with store.transaction():
-                    scorer.commit_group(store, session_ids[start:start + group])
+                    scorer.commit_group(store, session_ids[start : start + group])
 
         baseline()  # warm the page cache and the interpreter's caches for every phase alike
         # A live engine has imported and set up everything scoring uses before its first session
@@ -198,7 +202,7 @@ def _forget_caches() -> None:
 class _Scorer:
     """The three steps timed, through whatever the code under test offers."""
 
-    def __init__(self, load: Callable, score: Callable, commit: Callable, commit_group: Optional[Callable] = None):
+    def __init__(self, load: Callable, score: Callable, commit: Callable, commit_group: Callable | None = None):
         self.load, self.score, self.commit = load, score, commit
         self.commit_group = commit_group or (lambda store, sids: [commit(store, sid) for sid in sids])
 
@@ -225,8 +229,12 @@ def _scorer(index: Any, config: Any) -> _Scorer:
             scored = [pipeline.score_session(store, sid, settings) for sid in sids]
             pipeline.commit_evaluations(store, [finished for finished in scored if finished is not None])
 
-        return _Scorer(lambda store, sid: pipeline.load_session(store, sid),
-                       lambda store, sid: pipeline.score_session(store, sid, settings), commit, commit_group)
+        return _Scorer(
+            lambda store, sid: pipeline.load_session(store, sid),
+            lambda store, sid: pipeline.score_session(store, sid, settings),
+            commit,
+            commit_group,
+        )
     # Before the pipeline module existed: the engine's own functions.
     from otel_eval.engine import prepare_evaluation
     from otel_eval.mapping import map_spans
@@ -265,30 +273,54 @@ def print_report(results: dict[str, Any]) -> None:
         print(results["profile"])
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.scoring", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=2000, help="sessions to store and score (default 2000)")
     parser.add_argument("--golden-cases", type=int, default=10_000, help="cases in the golden set (default 10000)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--profile", type=int, default=0, metavar="N",
-                        help="print the top N functions of a cProfile of the --profile-phase phase")
-    parser.add_argument("--profile-phase", choices=("map", "score", "commit"), default="commit",
-                        help="the phase --profile profiles (default commit)")
-    parser.add_argument("--profile-sort", default="cumulative", help="pstats sort key (default cumulative; e.g. tottime)")
-    parser.add_argument("--commit-group", type=int, default=_writer_group(),
-                        help="records per transaction in the commit phase (default: the writer's MAX_GROUP)")
-    parser.add_argument("--gc", choices=("sidecar", "agent"), default="sidecar",
-                        help="the cyclic GC's settings: the collector's and its score workers' (default), or "
-                             "Python's defaults, as in an agent's process")
+    parser.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="print the top N functions of a cProfile of the --profile-phase phase",
+    )
+    parser.add_argument(
+        "--profile-phase",
+        choices=("map", "score", "commit"),
+        default="commit",
+        help="the phase --profile profiles (default commit)",
+    )
+    parser.add_argument(
+        "--profile-sort", default="cumulative", help="pstats sort key (default cumulative; e.g. tottime)"
+    )
+    parser.add_argument(
+        "--commit-group",
+        type=int,
+        default=_writer_group(),
+        help="records per transaction in the commit phase (default: the writer's MAX_GROUP)",
+    )
+    parser.add_argument(
+        "--gc",
+        choices=("sidecar", "agent"),
+        default="sidecar",
+        help="the cyclic GC's settings: the collector's and its score workers' (default), or "
+        "Python's defaults, as in an agent's process",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the benchmark's database (its path is printed)")
-    parser.add_argument("--repeat", type=int, default=1, metavar="N",
-                        help="run every phase N times and report the fastest (default 1; the commit phase "
-                             "then stores N revisions of each session)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run every phase N times and report the fastest (default 1; the commit phase "
+        "then stores N revisions of each session)",
+    )
     parser.add_argument("--json", type=Path, help="also write the results to this JSON file")
     return parser.parse_args(argv)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     results = run(args)
     print_report(results)

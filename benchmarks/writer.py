@@ -51,12 +51,13 @@ import shutil
 import sqlite3
 import statistics
 import sys
-import threading
 import tempfile
+import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any
 
 from . import ingest as load
 from . import scoring
@@ -156,8 +157,15 @@ def _writer(store: Any) -> Any:
 
     # Timers far out: nothing ends (and nothing is scored) while the benchmark writes.
     scheduler = SessionScheduler(Timing(trace_quiet=3600, session_idle=3600))
-    return Writer(store, scheduler, EngineStats(), ended=lambda ids: None, stored=lambda *a: None,
-                  given_up=lambda f: None, released=lambda n: None)
+    return Writer(
+        store,
+        scheduler,
+        EngineStats(),
+        ended=lambda ids: None,
+        stored=lambda *a: None,
+        given_up=lambda f: None,
+        released=lambda n: None,
+    )
 
 
 class EvaluationsPart:
@@ -184,12 +192,16 @@ class EvaluationsPart:
         # As a collector's worker sends them when no listener reads full results (its default:
         # /metrics and alerts read only the event's fields).
         finished = [f.without_result() for f in finished if f is not None]
-        self.payloads = [pickle.dumps(finished[at:at + WORKER_BATCH], protocol=pickle.HIGHEST_PROTOCOL)
-                         for at in range(0, len(finished), WORKER_BATCH)]
+        self.payloads = [
+            pickle.dumps(finished[at : at + WORKER_BATCH], protocol=pickle.HIGHEST_PROTOCOL)
+            for at in range(0, len(finished), WORKER_BATCH)
+        ]
         _settle(self.pristine)
         self.received = self.unpickle()
-        self.facts = {"evaluations": len(self.received),
-                      "pickle_bytes": sum(map(len, self.payloads)) / len(self.received)}
+        self.facts = {
+            "evaluations": len(self.received),
+            "pickle_bytes": sum(map(len, self.payloads)) / len(self.received),
+        }
 
     def unpickle(self) -> list[Any]:
         return [item for payload in self.payloads for item in pickle.loads(payload)]
@@ -211,7 +223,7 @@ class EvaluationsPart:
 
         writer = _writer(store)
         for at in range(0, len(self.received), GROUP):
-            writer._round([StoreEvaluation(item) for item in self.received[at:at + GROUP]])
+            writer._round([StoreEvaluation(item) for item in self.received[at : at + GROUP]])
 
     def run_once(self) -> dict[str, float]:
         """CPU µs per evaluation of one unpickle and one commit of them all (fresh database)."""
@@ -258,8 +270,11 @@ class IngestPart:
         self.requests = [templates[n % len(templates)].render(n + 1, args.random_ids) for n in range(args.requests)]
         self.span_count = sum(templates[n % len(templates)].spans for n in range(args.requests))
         self.decoded = self.decode()
-        self.facts = {"requests": len(self.requests), "spans": self.span_count,
-                      "bytes_per_span": sum(map(len, self.requests)) / self.span_count}
+        self.facts = {
+            "requests": len(self.requests),
+            "spans": self.span_count,
+            "bytes_per_span": sum(map(len, self.requests)) / self.span_count,
+        }
 
     def decode(self) -> list[list[Any]]:
         from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -268,8 +283,10 @@ class IngestPart:
         from otel_eval.spans import from_otlp
 
         # As Engine.ingest on a receiver's thread: each span read into the row the writer stores.
-        return [[span_row(span) for span in from_otlp(ExportTraceServiceRequest.FromString(body).resource_spans).spans]
-                for body in self.requests]
+        return [
+            [span_row(span) for span in from_otlp(ExportTraceServiceRequest.FromString(body).resource_spans).spans]
+            for body in self.requests
+        ]
 
     def fresh_writer(self) -> Any:
         from otel_eval.engine.writer import tune_writer_connection
@@ -300,8 +317,11 @@ class IngestPart:
                 write, wall = _cpu_and_wall(lambda: self.write_all(writer), self.busy)
         finally:
             writer.store.close()
-        out = {"decode": decode / self.span_count * 1e6, "write": write / self.span_count * 1e6,
-               "checkpoint": checkpoint.seconds / self.span_count * 1e6}
+        out = {
+            "decode": decode / self.span_count * 1e6,
+            "write": write / self.span_count * 1e6,
+            "checkpoint": checkpoint.seconds / self.span_count * 1e6,
+        }
         if self.busy:
             out["write wall"] = wall / self.span_count * 1e6
         return out
@@ -334,8 +354,10 @@ def print_report(part: str, facts: dict[str, Any], best: dict[str, float], label
     if part == "evaluations":
         head = f"evaluations: {facts['evaluations']}, {facts['pickle_bytes']:.0f} pickled bytes each; CPU µs per evaluation (\"wall\": wall time, beside a busy thread)"
     else:
-        head = (f"ingest: {facts['requests']} requests, {facts['spans']} spans, {facts['bytes_per_span']:.0f} bytes "
-                "per span; CPU µs per span (\"wall\": wall time, beside a busy thread)")
+        head = (
+            f"ingest: {facts['requests']} requests, {facts['spans']} spans, {facts['bytes_per_span']:.0f} bytes "
+            "per span; CPU µs per span (\"wall\": wall time, beside a busy thread)"
+        )
     if not label:
         print(head + " (best of runs)")
     print(f"  {label:12s}" + "   ".join(f"{name} {value:7.2f}" for name, value in best.items()))
@@ -358,17 +380,37 @@ def compare(args: argparse.Namespace) -> int:
     ``--repeat`` runs are printed for each."""
     import subprocess
 
-    argv = [sys.executable, "-m", "benchmarks.writer", "--serve", "--part", args.part, "--sessions",
-            str(args.sessions), "--requests", str(args.requests), "--golden-cases", str(args.golden_cases),
-            "--seed", str(args.seed), *(["--busy"] if args.busy else []),
-            *(["--random-ids"] if args.random_ids else []),
-            *(["--page-size", str(args.page_size)] if args.page_size else [])]
+    argv = [
+        sys.executable,
+        "-m",
+        "benchmarks.writer",
+        "--serve",
+        "--part",
+        args.part,
+        "--sessions",
+        str(args.sessions),
+        "--requests",
+        str(args.requests),
+        "--golden-cases",
+        str(args.golden_cases),
+        "--seed",
+        str(args.seed),
+        *(["--busy"] if args.busy else []),
+        *(["--random-ids"] if args.random_ids else []),
+        *(["--page-size", str(args.page_size)] if args.page_size else []),
+    ]
     sides = {"this": Path(__file__).resolve().parents[1], "other": Path(args.compare).resolve()}
     children = {}
     for side, root in sides.items():
         # Each child imports otel_eval and benchmarks from its own checkout (its start directory).
-        children[side] = subprocess.Popen(argv, cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                          env=dict(os.environ, PYTHONPATH=str(root)))
+        children[side] = subprocess.Popen(
+            argv,
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=str(root)),
+        )
     try:
         facts = {side: json.loads(child.stdout.readline()) for side, child in children.items()}
         for part in _part_names(args):
@@ -394,7 +436,7 @@ def _part_names(args: argparse.Namespace) -> list[str]:
     return [name for name in PARTS if args.part in (name, "both")]
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--part", choices=("evaluations", "ingest", "both"), default="both")
     parser.add_argument("--sessions", type=int, default=1000, help="sessions scored for the evaluations part")
@@ -402,24 +444,39 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--golden-cases", type=int, default=10000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=5, help="runs per part; the fastest counts")
-    parser.add_argument("--profile", type=int, default=0, metavar="N",
-                        help="also print the top N functions of a cProfile of one run of each part")
+    parser.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also print the top N functions of a cProfile of one run of each part",
+    )
     parser.add_argument("--profile-sort", default="tottime", help="pstats sort key (default tottime)")
     parser.add_argument("--compare", metavar="OTHER", help="run alternately against the checkout at OTHER")
-    parser.add_argument("--busy", action="store_true",
-                        help="run a thread that spins in Python beside the timed writes, and report their wall "
-                             "time too: each time the writer hands the GIL back (SQLite calls do), it waits for "
-                             "that thread's switch interval, as beside a collector's decoding or an agent's loop")
-    parser.add_argument("--random-ids", action="store_true",
-                        help="ingest part: random trace and session ids, as W3C trace ids are (default: ids that "
-                             "grow from request to request, so every index is appended to)")
-    parser.add_argument("--page-size", type=int, metavar="BYTES",
-                        help="page size of the benchmark's new databases (default: the store's PAGE_SIZE)")
+    parser.add_argument(
+        "--busy",
+        action="store_true",
+        help="run a thread that spins in Python beside the timed writes, and report their wall "
+        "time too: each time the writer hands the GIL back (SQLite calls do), it waits for "
+        "that thread's switch interval, as beside a collector's decoding or an agent's loop",
+    )
+    parser.add_argument(
+        "--random-ids",
+        action="store_true",
+        help="ingest part: random trace and session ids, as W3C trace ids are (default: ids that "
+        "grow from request to request, so every index is appended to)",
+    )
+    parser.add_argument(
+        "--page-size",
+        type=int,
+        metavar="BYTES",
+        help="page size of the benchmark's new databases (default: the store's PAGE_SIZE)",
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.page_size:
         from otel_eval.store import connection

@@ -50,7 +50,6 @@ class Sink(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(answer)
 
-
     def _read_chunked(self) -> bytes:
         parts = []
         while True:

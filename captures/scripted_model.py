@@ -19,8 +19,9 @@ import os
 import re
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator, Optional
+from typing import Any
 
 from .scenarios import SCENARIOS, Step
 
@@ -63,7 +64,7 @@ def _text_of(content: Any) -> str:
 def decide(user_text: str, calls_made: int) -> Step:
     """The next step of the turn named in ``user_text``, after ``calls_made`` tool calls."""
     text = " ".join(user_text.split()).lower()
-    best: Optional[tuple[int, tuple[Step, ...]]] = None
+    best: tuple[int, tuple[Step, ...]] | None = None
     for scenario in SCENARIOS:
         for turn, steps in scenario.steps.items():
             at = text.rfind(turn.lower())
@@ -86,7 +87,7 @@ def chat_state(body: dict[str, Any]) -> tuple[str, int]:
     messages = body.get("messages") or []
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     user_text = _text_of(messages[last_user].get("content")) if last_user >= 0 else ""
-    calls = sum(len(m.get("tool_calls") or []) for m in messages[last_user + 1:] if m.get("role") == "assistant")
+    calls = sum(len(m.get("tool_calls") or []) for m in messages[last_user + 1 :] if m.get("role") == "assistant")
     return user_text, calls
 
 
@@ -105,13 +106,18 @@ def text_tools_state(body: dict[str, Any]) -> tuple[str, int]:
             at, start = i, max(found)
     if at < 0:
         return chat_state(body)
-    calls = messages[at][1][start:].count("Error executing tool '") + sum(
-        text.count("'function': {'name': ") if role == "assistant" else text.count("Error executing tool '")
-        for role, text in messages[at + 1:]) + sum(len(m.get("tool_calls") or []) for m in raw[at + 1:])
+    calls = (
+        messages[at][1][start:].count("Error executing tool '")
+        + sum(
+            text.count("'function': {'name': ") if role == "assistant" else text.count("Error executing tool '")
+            for role, text in messages[at + 1 :]
+        )
+        + sum(len(m.get("tool_calls") or []) for m in raw[at + 1 :])
+    )
     return messages[at][1], calls
 
 
-def as_final_answer_call(step: Step, tool: Optional[str], body: dict[str, Any]) -> Step:
+def as_final_answer_call(step: Step, tool: str | None, body: dict[str, Any]) -> Step:
     """An answer step as a call of the final-answer ``tool``, when set and offered by the request."""
     offered = {(t.get("function") or t).get("name") for t in body.get("tools") or []}
     if tool and step.answer is not None and not step.calls and tool in offered:
@@ -146,13 +152,17 @@ def dspy_react_reply(body: dict[str, Any]) -> tuple[Step, str]:
     question, _, trajectory = user_text.partition("[[ ## trajectory ## ]]")
     names = re.findall(r"\[\[ ## tool_name_\d+ ## \]\]\s*\n\s*(\S+)", trajectory)
     calls_made = sum(1 for name in names if name != "finish")
-    wanted = [f for f in re.findall(r"`\[\[ ## (\w+) ## \]\]`", user_text.rsplit("Respond with", 1)[-1])
-              if f != "completed"]
+    wanted = [
+        f for f in re.findall(r"`\[\[ ## (\w+) ## \]\]`", user_text.rsplit("Respond with", 1)[-1]) if f != "completed"
+    ]
     step = one_call_at_a_time(question, calls_made)
     if "next_tool_name" in wanted:
         name, args = step.calls[0] if step.calls else ("finish", {})
-        values = {"next_thought": f"I should call {name}." if step.calls else "I have what I need to answer.",
-                  "next_tool_name": name, "next_tool_args": json.dumps(args)}
+        values = {
+            "next_thought": f"I should call {name}." if step.calls else "I have what I need to answer.",
+            "next_tool_name": name,
+            "next_tool_args": json.dumps(args),
+        }
     else:
         step = one_call_at_a_time(question, 1_000)
         values = {"reasoning": "The trajectory holds what the answer needs."}
@@ -168,7 +178,7 @@ def responses_state(body: dict[str, Any]) -> tuple[str, int]:
     items = items or []
     last_user = max((i for i, it in enumerate(items) if it.get("role") == "user"), default=-1)
     user_text = _text_of(items[last_user].get("content")) if last_user >= 0 else ""
-    calls = sum(1 for it in items[last_user + 1:] if it.get("type") == "function_call")
+    calls = sum(1 for it in items[last_user + 1 :] if it.get("type") == "function_call")
     return user_text, calls
 
 
@@ -176,35 +186,83 @@ def chat_completion(step: Step, model: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": step.answer}
     if step.calls:
         message["tool_calls"] = [
-            {"id": _next_id("call_"), "type": "function",
-             "function": {"name": name, "arguments": json.dumps(args)}}
-            for name, args in step.calls]
-    return {"id": _next_id("chatcmpl-"), "object": "chat.completion", "created": int(time.time()),
-            "model": model, "usage": USAGE, "system_fingerprint": "fp_scripted",
-            "choices": [{"index": 0, "message": message, "logprobs": None,
-                         "finish_reason": "tool_calls" if step.calls else "stop"}]}
+            {"id": _next_id("call_"), "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+            for name, args in step.calls
+        ]
+    return {
+        "id": _next_id("chatcmpl-"),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "usage": USAGE,
+        "system_fingerprint": "fp_scripted",
+        "choices": [
+            {"index": 0, "message": message, "logprobs": None, "finish_reason": "tool_calls" if step.calls else "stop"}
+        ],
+    }
 
 
 def chat_chunks(step: Step, model: str, include_usage: bool) -> Iterator[dict[str, Any]]:
     full = chat_completion(step, model)
-    base = {"id": full["id"], "object": "chat.completion.chunk", "created": full["created"],
-            "model": model, "system_fingerprint": "fp_scripted"}
-    yield {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
-                                "logprobs": None, "finish_reason": None}]}
+    base = {
+        "id": full["id"],
+        "object": "chat.completion.chunk",
+        "created": full["created"],
+        "model": model,
+        "system_fingerprint": "fp_scripted",
+    }
+    yield {
+        **base,
+        "choices": [
+            {"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}
+        ],
+    }
     if step.answer:
         words = step.answer.split(" ")
         for i, word in enumerate(words):
             piece = word if i == 0 else " " + word
-            yield {**base, "choices": [{"index": 0, "delta": {"content": piece}, "logprobs": None,
-                                        "finish_reason": None}]}
+            yield {
+                **base,
+                "choices": [{"index": 0, "delta": {"content": piece}, "logprobs": None, "finish_reason": None}],
+            }
     for index, call in enumerate(full["choices"][0]["message"].get("tool_calls") or []):
-        yield {**base, "choices": [{"index": 0, "logprobs": None, "finish_reason": None, "delta": {
-            "tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                            "function": {"name": call["function"]["name"], "arguments": ""}}]}}]}
-        yield {**base, "choices": [{"index": 0, "logprobs": None, "finish_reason": None, "delta": {
-            "tool_calls": [{"index": index, "function": {"arguments": call["function"]["arguments"]}}]}}]}
-    yield {**base, "choices": [{"index": 0, "delta": {}, "logprobs": None,
-                                "finish_reason": full["choices"][0]["finish_reason"]}]}
+        yield {
+            **base,
+            "choices": [
+                {
+                    "index": 0,
+                    "logprobs": None,
+                    "finish_reason": None,
+                    "delta": {
+                        "tool_calls": [
+                            {
+                                "index": index,
+                                "id": call["id"],
+                                "type": "function",
+                                "function": {"name": call["function"]["name"], "arguments": ""},
+                            }
+                        ]
+                    },
+                }
+            ],
+        }
+        yield {
+            **base,
+            "choices": [
+                {
+                    "index": 0,
+                    "logprobs": None,
+                    "finish_reason": None,
+                    "delta": {
+                        "tool_calls": [{"index": index, "function": {"arguments": call["function"]["arguments"]}}]
+                    },
+                }
+            ],
+        }
+    yield {
+        **base,
+        "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": full["choices"][0]["finish_reason"]}],
+    }
     if include_usage:
         yield {**base, "choices": [], "usage": USAGE}
 
@@ -212,17 +270,46 @@ def chat_chunks(step: Step, model: str, include_usage: bool) -> Iterator[dict[st
 def response_object(step: Step, model: str) -> dict[str, Any]:
     output: list[dict[str, Any]] = []
     if step.answer:
-        output.append({"type": "message", "id": _next_id("msg_"), "status": "completed", "role": "assistant",
-                       "content": [{"type": "output_text", "text": step.answer, "annotations": []}]})
+        output.append(
+            {
+                "type": "message",
+                "id": _next_id("msg_"),
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": step.answer, "annotations": []}],
+            }
+        )
     for name, args in step.calls:
-        output.append({"type": "function_call", "id": _next_id("fc_"), "call_id": _next_id("call_"),
-                       "name": name, "arguments": json.dumps(args), "status": "completed"})
-    return {"id": _next_id("resp_"), "object": "response", "created_at": int(time.time()),
-            "status": "completed", "model": model, "output": output, "parallel_tool_calls": True,
-            "tool_choice": "auto", "tools": [], "error": None, "incomplete_details": None,
-            "usage": {"input_tokens": USAGE["prompt_tokens"], "output_tokens": USAGE["completion_tokens"],
-                      "total_tokens": USAGE["total_tokens"], "input_tokens_details": {"cached_tokens": 0},
-                      "output_tokens_details": {"reasoning_tokens": 0}}}
+        output.append(
+            {
+                "type": "function_call",
+                "id": _next_id("fc_"),
+                "call_id": _next_id("call_"),
+                "name": name,
+                "arguments": json.dumps(args),
+                "status": "completed",
+            }
+        )
+    return {
+        "id": _next_id("resp_"),
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "completed",
+        "model": model,
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "error": None,
+        "incomplete_details": None,
+        "usage": {
+            "input_tokens": USAGE["prompt_tokens"],
+            "output_tokens": USAGE["completion_tokens"],
+            "total_tokens": USAGE["total_tokens"],
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
 
 
 def response_events(step: Step, model: str) -> Iterator[dict[str, Any]]:
@@ -234,32 +321,74 @@ def response_events(step: Step, model: str) -> Iterator[dict[str, Any]]:
     for index, item in enumerate(full["output"]):
         if item["type"] == "message":
             text = item["content"][0]["text"]
-            yield {"type": "response.output_item.added", "sequence_number": next(seq), "output_index": index,
-                   "item": {**item, "status": "in_progress", "content": []}}
-            yield {"type": "response.content_part.added", "sequence_number": next(seq), "output_index": index,
-                   "item_id": item["id"], "content_index": 0,
-                   "part": {"type": "output_text", "text": "", "annotations": []}}
-            yield {"type": "response.output_text.delta", "sequence_number": next(seq), "output_index": index,
-                   "item_id": item["id"], "content_index": 0, "delta": text, "logprobs": []}
-            yield {"type": "response.output_text.done", "sequence_number": next(seq), "output_index": index,
-                   "item_id": item["id"], "content_index": 0, "text": text, "logprobs": []}
-            yield {"type": "response.content_part.done", "sequence_number": next(seq), "output_index": index,
-                   "item_id": item["id"], "content_index": 0, "part": item["content"][0]}
+            yield {
+                "type": "response.output_item.added",
+                "sequence_number": next(seq),
+                "output_index": index,
+                "item": {**item, "status": "in_progress", "content": []},
+            }
+            yield {
+                "type": "response.content_part.added",
+                "sequence_number": next(seq),
+                "output_index": index,
+                "item_id": item["id"],
+                "content_index": 0,
+                "part": {"type": "output_text", "text": "", "annotations": []},
+            }
+            yield {
+                "type": "response.output_text.delta",
+                "sequence_number": next(seq),
+                "output_index": index,
+                "item_id": item["id"],
+                "content_index": 0,
+                "delta": text,
+                "logprobs": [],
+            }
+            yield {
+                "type": "response.output_text.done",
+                "sequence_number": next(seq),
+                "output_index": index,
+                "item_id": item["id"],
+                "content_index": 0,
+                "text": text,
+                "logprobs": [],
+            }
+            yield {
+                "type": "response.content_part.done",
+                "sequence_number": next(seq),
+                "output_index": index,
+                "item_id": item["id"],
+                "content_index": 0,
+                "part": item["content"][0],
+            }
         else:
-            yield {"type": "response.output_item.added", "sequence_number": next(seq), "output_index": index,
-                   "item": {**item, "status": "in_progress", "arguments": ""}}
-            yield {"type": "response.function_call_arguments.delta", "sequence_number": next(seq),
-                   "output_index": index, "item_id": item["id"], "delta": item["arguments"]}
-            yield {"type": "response.function_call_arguments.done", "sequence_number": next(seq),
-                   "output_index": index, "item_id": item["id"], "arguments": item["arguments"]}
-        yield {"type": "response.output_item.done", "sequence_number": next(seq), "output_index": index,
-               "item": item}
+            yield {
+                "type": "response.output_item.added",
+                "sequence_number": next(seq),
+                "output_index": index,
+                "item": {**item, "status": "in_progress", "arguments": ""},
+            }
+            yield {
+                "type": "response.function_call_arguments.delta",
+                "sequence_number": next(seq),
+                "output_index": index,
+                "item_id": item["id"],
+                "delta": item["arguments"],
+            }
+            yield {
+                "type": "response.function_call_arguments.done",
+                "sequence_number": next(seq),
+                "output_index": index,
+                "item_id": item["id"],
+                "arguments": item["arguments"],
+            }
+        yield {"type": "response.output_item.done", "sequence_number": next(seq), "output_index": index, "item": item}
     yield {"type": "response.completed", "sequence_number": next(seq), "response": full}
 
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    log_file: Optional[Any] = None
+    log_file: Any | None = None
     log_lock = threading.Lock()
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: the JSONL log says it all
@@ -308,9 +437,17 @@ class Handler(BaseHTTPRequestHandler):
         elif path.endswith("/embeddings"):
             inputs = body.get("input")
             inputs = inputs if isinstance(inputs, list) else [inputs]
-            self._json(200, {"object": "list", "model": model, "usage": {"prompt_tokens": 1, "total_tokens": 1},
-                             "data": [{"object": "embedding", "index": i, "embedding": [0.1, 0.2, 0.3]}
-                                      for i, _ in enumerate(inputs)]})
+            self._json(
+                200,
+                {
+                    "object": "list",
+                    "model": model,
+                    "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                    "data": [
+                        {"object": "embedding", "index": i, "embedding": [0.1, 0.2, 0.3]} for i, _ in enumerate(inputs)
+                    ],
+                },
+            )
         else:
             self._json(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -318,8 +455,9 @@ class Handler(BaseHTTPRequestHandler):
         if self.log_file is None:
             return
         with self.log_lock:
-            self.log_file.write(json.dumps({"path": path, "request": body,
-                                            "calls": step.calls, "answer": step.answer}) + "\n")
+            self.log_file.write(
+                json.dumps({"path": path, "request": body, "calls": step.calls, "answer": step.answer}) + "\n"
+            )
             self.log_file.flush()
 
     def _json(self, status: int, payload: dict[str, Any]) -> None:
@@ -345,7 +483,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def serve(port: int = 0, log_path: Optional[str] = None) -> ThreadingHTTPServer:
+def serve(port: int = 0, log_path: str | None = None) -> ThreadingHTTPServer:
     """Start the server on 127.0.0.1 in a daemon thread; ``server.server_port`` is its port."""
     if log_path:
         Handler.log_file = open(log_path, "a", encoding="utf-8")

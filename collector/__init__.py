@@ -6,14 +6,12 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from .receiver import Receiver, RetryLater
 
 __all__ = ["Receiver", "RetryLater", "main"]
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     from .app import main as app_main
 
     return app_main(argv)

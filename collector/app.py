@@ -13,7 +13,8 @@ import signal
 import sqlite3
 import sys
 import threading
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from otel_eval.engine import Engine, EngineSettings, EvaluationStored
 from otel_eval.engine.own_process import FullCollections, freeze_long_lived, widen_young_generation
@@ -38,14 +39,18 @@ def embedding_model_of(config: CollectorConfig) -> Any:
         return None
     from otel_eval.golden.embedding import OpenAIEmbeddings
 
-    return OpenAIEmbeddings(config.embedding_url, config.embedding_model or "", api_key=config.embedding_api_key,
-                            timeout=config.embedding_timeout)
+    return OpenAIEmbeddings(
+        config.embedding_url,
+        config.embedding_model or "",
+        api_key=config.embedding_api_key,
+        timeout=config.embedding_timeout,
+    )
 
 
 class Collector:
     """The engine plus the configured receivers. ``start()`` binds everything or raises."""
 
-    def __init__(self, config: CollectorConfig, engine: Optional[Engine] = None):
+    def __init__(self, config: CollectorConfig, engine: Engine | None = None):
         self.config = config
         if engine is None:
             engine = Engine(config.db, golden=list(config.golden), settings=engine_settings(config))
@@ -55,18 +60,17 @@ class Collector:
         if config.alerts:  # validated here, so a bad rule stops the start with file and key
             from otel_eval.alerts import AlertMonitor
 
-            self.alerts = AlertMonitor.from_config(config.alerts, [config.db],
-                                                   source=config.config_file or "alerts")
+            self.alerts = AlertMonitor.from_config(config.alerts, [config.db], source=config.config_file or "alerts")
         self.receiver = Receiver(engine, self.metrics)
         self.budget = ByteBudget(config.max_inflight_bytes)  # request bodies held at once, both receivers
         from .forward import install_forwarding
 
         self.forwarding = install_forwarding(self)  # --forward-results / --forward-spans
-        self.grpc: Optional[GrpcServer] = None
-        self.http: Optional[HttpServer] = None
+        self.grpc: GrpcServer | None = None
+        self.http: HttpServer | None = None
         self._stopped = False
 
-    def start(self) -> "Collector":
+    def start(self) -> Collector:
         config = self.config
         # Before the engine starts: sessions it resumes and scores at once are counted too. The
         # engine says what it stored, so /metrics never reads the database back.
@@ -81,8 +85,15 @@ class Collector:
                 if config.tls:
                     with open(config.tls_cert, "rb") as cert, open(config.tls_key, "rb") as key:  # type: ignore[arg-type]
                         tls = (cert.read(), key.read())
-                self.grpc = GrpcServer(self.receiver, self.metrics, config.grpc, auth_token=config.auth_token,
-                                         tls=tls, max_request_bytes=config.max_request_bytes, budget=self.budget)
+                self.grpc = GrpcServer(
+                    self.receiver,
+                    self.metrics,
+                    config.grpc,
+                    auth_token=config.auth_token,
+                    tls=tls,
+                    max_request_bytes=config.max_request_bytes,
+                    budget=self.budget,
+                )
                 self.grpc.start()
             if config.http is not None:
                 ui = None
@@ -92,14 +103,31 @@ class Collector:
                     ui = DashboardApp(self.engine.db_path, auth_token=config.auth_token)
                 from .gate_view import GateView
 
-                gate = GateView(str(self.engine.db_path), baseline=config.gate_baseline, margin=config.gate_margin,
-                                confidence=config.gate_confidence, min_sessions=config.gate_min_sessions)
-                app = OtlpHttpApp(self.receiver, self.metrics, auth_token=config.auth_token,
-                                  max_request_bytes=config.max_request_bytes, stats=self._stats, ui=ui,
-                                  hosts=HostPolicy(config.http.host, config.allowed_host), budget=self.budget,
-                                  gate=gate)
-                self.http = HttpServer(app, config.http, tls_cert=config.tls_cert, tls_key=config.tls_key,
-                                         log_level="debug" if config.log_level == "debug" else "warning")
+                gate = GateView(
+                    str(self.engine.db_path),
+                    baseline=config.gate_baseline,
+                    margin=config.gate_margin,
+                    confidence=config.gate_confidence,
+                    min_sessions=config.gate_min_sessions,
+                )
+                app = OtlpHttpApp(
+                    self.receiver,
+                    self.metrics,
+                    auth_token=config.auth_token,
+                    max_request_bytes=config.max_request_bytes,
+                    stats=self._stats,
+                    ui=ui,
+                    hosts=HostPolicy(config.http.host, config.allowed_host),
+                    budget=self.budget,
+                    gate=gate,
+                )
+                self.http = HttpServer(
+                    app,
+                    config.http,
+                    tls_cert=config.tls_cert,
+                    tls_key=config.tls_key,
+                    log_level="debug" if config.log_level == "debug" else "warning",
+                )
                 self.http.start()
         except BaseException:
             self.stop()
@@ -108,21 +136,25 @@ class Collector:
 
     def _stats(self) -> dict:
         """The engine's numbers for /metrics, with the golden cases loaded (coverage's denominator)."""
-        return {**self.engine.stats(), **self.forwarding.stats(),
-                "golden_cases": sum(cases for _, _, cases in self.engine.golden_summary)}
+        return {
+            **self.engine.stats(),
+            **self.forwarding.stats(),
+            "golden_cases": sum(cases for _, _, cases in self.engine.golden_summary),
+        }
 
     def _count_evaluation(self, stored: EvaluationStored) -> None:
         if not stored.counted:  # a revision whose judge is pending, or a backfill: the session counts once
             return
-        self.metrics.evaluations.observe(stored.case_id, stored.agent_version, stored.passed, stored.score,
-                                         stored.verdict)
+        self.metrics.evaluations.observe(
+            stored.case_id, stored.agent_version, stored.passed, stored.score, stored.verdict
+        )
 
     @property
-    def grpc_port(self) -> Optional[int]:
+    def grpc_port(self) -> int | None:
         return self.grpc.port if self.grpc else None
 
     @property
-    def http_port(self) -> Optional[int]:
+    def http_port(self) -> int | None:
         return self.http.port if self.http else None
 
     def stop(self, grace: float = 5.0) -> None:
@@ -142,7 +174,7 @@ class Collector:
         if self.alerts is not None:
             self.alerts.stop()
 
-    def __enter__(self) -> "Collector":
+    def __enter__(self) -> Collector:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -161,16 +193,20 @@ class Collector:
         if self.http is not None:
             scheme = "https" if config.tls else "http"
             base = f"{scheme}://{_host_for_url(config.http.host)}:{self.http.port}"  # type: ignore[union-attr]
-            lines.append(f"OTLP/HTTP listening on {base}/v1/traces and {base}/v1/logs ({scheme_note}, {auth_note}); "
-                         f"metrics at {base}/metrics, health at {base}/healthz")
+            lines.append(
+                f"OTLP/HTTP listening on {base}/v1/traces and {base}/v1/logs ({scheme_note}, {auth_note}); "
+                f"metrics at {base}/metrics, health at {base}/healthz"
+            )
             if config.ui:
                 lines.append(f"dashboard at {base}/ui/ ({auth_note})")
         else:
             lines.append("OTLP/HTTP off" + (" (so is the --ui dashboard, which it serves)" if config.ui else ""))
         for endpoint in (config.grpc, config.http):
             if endpoint is not None and not endpoint.is_loopback and not config.auth_token:
-                lines.append(f"WARNING: {endpoint.host} is not a loopback address and no --auth-token is set; "
-                             "anyone who can reach it can write to the database")
+                lines.append(
+                    f"WARNING: {endpoint.host} is not a loopback address and no --auth-token is set; "
+                    "anyone who can reach it can write to the database"
+                )
         lines.append(f"database: {config.db}")
         lines.extend(self.forwarding.banner())
         golden = self.engine.golden_summary
@@ -179,16 +215,23 @@ class Collector:
                 lines.append(f"golden set: {source} ({eval_set_id}, {cases} cases)")
         else:
             lines.append("golden set: none (sessions get reference-free health metrics only)")
-        lines.append(f"sessions: a trace is complete {config.trace_quiet:g} s after its root span ends with no new "
-                     f"spans; a session ends {config.session_idle:g} s after its last trace completes")
+        lines.append(
+            f"sessions: a trace is complete {config.trace_quiet:g} s after its root span ends with no new "
+            f"spans; a session ends {config.session_idle:g} s after its last trace completes"
+        )
         lines.append(f"limits: {config.max_request_bytes} bytes per request, {config.queue_spans} queued spans")
-        lines.append(f"scoring: {config.score_workers} worker process(es)" if config.score_workers
-                     else "scoring: in a thread of this process")
+        lines.append(
+            f"scoring: {config.score_workers} worker process(es)"
+            if config.score_workers
+            else "scoring: in a thread of this process"
+        )
         if self.alerts is not None:
             rules = self.alerts.evaluator.rules
             hooks = sum(1 for r in rules if r.webhook)
-            lines.append(f"alerts: {len(rules)} rule(s) ({', '.join(r.name for r in rules)}); "
-                         f"{hooks} with a webhook, the rest log a WARNING only")
+            lines.append(
+                f"alerts: {len(rules)} rule(s) ({', '.join(r.name for r in rules)}); "
+                f"{hooks} with a webhook, the rest log a WARNING only"
+            )
         if config.config_file:
             lines.append(f"config file: {config.config_file}")
         if config.criteria_message:
@@ -200,15 +243,23 @@ class Collector:
 def engine_settings(config: CollectorConfig) -> EngineSettings:
     """The collector's configuration as the engine's settings."""
     return EngineSettings(
-        config=config.eval_config or EvalConfig.default(), trace_quiet=config.trace_quiet,
-        session_idle=config.session_idle, max_queue_spans=config.queue_spans,
-        max_value_chars=config.max_value_chars, fuzzy_threshold=config.fuzzy_threshold,
-        embedding_threshold=config.embedding_threshold, embed=embedding_model_of(config),
-        score_workers=config.score_workers, write_cache_mib=config.sqlite_cache_mib or None,
+        config=config.eval_config or EvalConfig.default(),
+        trace_quiet=config.trace_quiet,
+        session_idle=config.session_idle,
+        max_queue_spans=config.queue_spans,
+        max_value_chars=config.max_value_chars,
+        fuzzy_threshold=config.fuzzy_threshold,
+        embedding_threshold=config.embedding_threshold,
+        embed=embedding_model_of(config),
+        score_workers=config.score_workers,
+        write_cache_mib=config.sqlite_cache_mib or None,
         score_when_idle=not config.no_idle_scoring,
-        judge_concurrency=config.judge_concurrency, judge_queue=config.judge_queue,
-        judge_deadline=config.judge_deadline, judge_models=tuple(config.judge_models.items()),
-        session_attributes=tuple(config.session_attribute), user_attributes=tuple(config.user_attribute),
+        judge_concurrency=config.judge_concurrency,
+        judge_queue=config.judge_queue,
+        judge_deadline=config.judge_deadline,
+        judge_models=tuple(config.judge_models.items()),
+        session_attributes=tuple(config.session_attribute),
+        user_attributes=tuple(config.user_attribute),
     )
 
 
@@ -242,8 +293,12 @@ def _configure_logging(level: str) -> None:
     )
 
 
-def serve(config: CollectorConfig, *, ready: Optional[Callable[[Collector], None]] = None,
-        stop_event: Optional[threading.Event] = None) -> int:
+def serve(
+    config: CollectorConfig,
+    *,
+    ready: Callable[[Collector], None] | None = None,
+    stop_event: threading.Event | None = None,
+) -> int:
     """Run until SIGTERM/SIGINT (or ``stop_event``), then drain, commit and return 0."""
     stop = stop_event or threading.Event()
     received: list[int] = []
@@ -278,23 +333,28 @@ def serve(config: CollectorConfig, *, ready: Optional[Callable[[Collector], None
             full_collections.due()
             health = collector.engine.health()
             if health.fatal:  # e.g. the writer thread died: nothing more can be stored
-                log.error("cannot go on: %s; exiting with status 1 so a supervisor restarts the collector",
-                          health.reason)
+                log.error(
+                    "cannot go on: %s; exiting with status 1 so a supervisor restarts the collector", health.reason
+                )
                 collector.stop()
                 return 1
         if received:
             log.info("%s received: stopping receivers, committing queued spans", signal.Signals(received[0]).name)
         collector.stop()
         stats = collector.engine.stats()
-        log.info("stopped: %d spans stored, %d duplicates ignored, %d sessions left open for the next start",
-                 stats.get("spans_stored", 0), stats.get("spans_duplicate", 0), stats.get("sessions_open", 0))
+        log.info(
+            "stopped: %d spans stored, %d duplicates ignored, %d sessions left open for the next start",
+            stats.get("spans_stored", 0),
+            stats.get("spans_duplicate", 0),
+            stats.get("sessions_open", 0),
+        )
         return 0
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
 
 
-def main(argv: Optional[Sequence[str]] = None, prog: str = "otel-eval collect") -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "otel-eval collect") -> int:
     """``otel-eval collect`` / ``python -m collector``. Returns the exit status."""
     try:
         config = load_config(argv, prog=prog)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Optional
 
 from .memory import release_memory
 
@@ -53,8 +52,9 @@ class ByteBudget:
         with self._lock:
             if self.in_use and self.in_use + size > self.limit:
                 self.refused += 1
-                raise OverBudget(f"the collector is holding {self.in_use} bytes of requests "
-                                 f"(budget {self.limit}); retry later")
+                raise OverBudget(
+                    f"the collector is holding {self.in_use} bytes of requests (budget {self.limit}); retry later"
+                )
             self.in_use += size
             self.peak = max(self.peak, self.in_use)
 
@@ -62,8 +62,11 @@ class ByteBudget:
         with self._lock:
             self.in_use -= size
             self._freed_since_trim += size
-            trim = (self.in_use == 0 and self._freed_since_trim >= TRIM_AFTER_BYTES
-                    and time.monotonic() - self._last_trim >= TRIM_INTERVAL_SECONDS)
+            trim = (
+                self.in_use == 0
+                and self._freed_since_trim >= TRIM_AFTER_BYTES
+                and time.monotonic() - self._last_trim >= TRIM_INTERVAL_SECONDS
+            )
             if trim:
                 self._freed_since_trim = 0
                 self._last_trim = time.monotonic()
@@ -75,7 +78,7 @@ class ByteBudget:
 class Reservation:
     """Bytes reserved for one request, given back (all at once) by :meth:`close`."""
 
-    def __init__(self, budget: Optional[ByteBudget]):
+    def __init__(self, budget: ByteBudget | None):
         self.budget = budget
         self.size = 0
 
@@ -89,7 +92,7 @@ class Reservation:
             self.budget.release(self.size)
             self.size = 0
 
-    def __enter__(self) -> "Reservation":
+    def __enter__(self) -> Reservation:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -22,7 +22,7 @@ import logging
 import queue
 import threading
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 log = logging.getLogger("otel_eval.collector.forward")
 
@@ -88,7 +88,7 @@ class VerdictSpanForwarder:
         self.dropped = 0
         self.spans_left_out = 0
         self._lock = threading.Lock()
-        self._queue: "queue.Queue[Optional[str]]" = queue.Queue(maxsize=max_queue)
+        self._queue: queue.Queue[str | None] = queue.Queue(maxsize=max_queue)
         self._thread = threading.Thread(target=self._run, name="otel-eval-verdict-forwarder", daemon=True)
         self._thread.start()
 
@@ -109,8 +109,8 @@ class VerdictSpanForwarder:
     def _run(self) -> None:
         from otel_eval.export.otlp_spans import trace_request
         from otel_eval.read.database import open_database
-        from otel_eval.store.session_rows import session_span_rows
         from otel_eval.spans import from_json
+        from otel_eval.store.session_rows import session_span_rows
 
         conn = None
         while True:
@@ -145,17 +145,20 @@ class VerdictSpanForwarder:
 class Forwarding:
     results: Any = None
     spans: Any = None
-    by_verdict: Optional[VerdictSpanForwarder] = None
+    by_verdict: VerdictSpanForwarder | None = None
 
     def banner(self) -> list[str]:
         lines = []
         if self.results is not None:
-            lines.append(f"evaluation results: sent as OTLP gen_ai.evaluation.result log records to "
-                         f"{self.results.endpoint}"
-                         + ("" if self.results.forward_skipped else " (skipped criteria left out)"))
+            lines.append(
+                f"evaluation results: sent as OTLP gen_ai.evaluation.result log records to "
+                f"{self.results.endpoint}" + ("" if self.results.forward_skipped else " (skipped criteria left out)")
+            )
         if self.spans is not None and self.by_verdict is not None:
-            lines.append(f"received spans: forwarded to {self.spans.endpoint} after scoring, for sessions "
-                         f"{' or '.join(sorted(self.by_verdict.when))}")
+            lines.append(
+                f"received spans: forwarded to {self.spans.endpoint} after scoring, for sessions "
+                f"{' or '.join(sorted(self.by_verdict.when))}"
+            )
         elif self.spans is not None:
             lines.append(f"received spans: forwarded unchanged to {self.spans.endpoint}")
         return lines
@@ -164,12 +167,17 @@ class Forwarding:
         out: dict[str, int] = {}
         if self.spans is not None:
             s = self.spans.stats
-            out.update(forward_requests=s.requests_forwarded, forward_spans=s.spans_forwarded,
-                       forward_spans_dropped=s.spans_dropped, forward_spans_failed=s.spans_failed)
+            out.update(
+                forward_requests=s.requests_forwarded,
+                forward_spans=s.spans_forwarded,
+                forward_spans_dropped=s.spans_dropped,
+                forward_spans_failed=s.spans_failed,
+            )
         if self.by_verdict is not None:
             v = self.by_verdict
-            out.update(forward_sessions=v.forwarded, forward_sessions_filtered=v.filtered,
-                       forward_sessions_dropped=v.dropped)
+            out.update(
+                forward_sessions=v.forwarded, forward_sessions_filtered=v.filtered, forward_sessions_dropped=v.dropped
+            )
         if self.results is not None:
             out["forward_evaluation_records"] = self.results.emitted
             out["forward_evaluation_skipped"] = self.results.skipped
@@ -183,8 +191,12 @@ class Forwarding:
             self.spans.close(timeout)
             s = self.spans.stats
             if s.spans_dropped or s.spans_failed:
-                log.warning("span forwarding to %s: %d span(s) dropped (queue full), %d failed",
-                            self.spans.endpoint, s.spans_dropped, s.spans_failed)
+                log.warning(
+                    "span forwarding to %s: %d span(s) dropped (queue full), %d failed",
+                    self.spans.endpoint,
+                    s.spans_dropped,
+                    s.spans_failed,
+                )
         if self.results is not None:
             self.results.force_flush(int(timeout * 1000))
             self.results.shutdown()
@@ -197,18 +209,22 @@ def install_forwarding(collector: Any) -> Forwarding:
 
     config = collector.config
     forwarding = Forwarding()
-    results_url: Optional[str] = getattr(config, "forward_results", None)
-    spans_url: Optional[str] = getattr(config, "forward_spans", None)
+    results_url: str | None = getattr(config, "forward_results", None)
+    spans_url: str | None = getattr(config, "forward_spans", None)
     if results_url:
-        forwarding.results = ResultForwarder(results_url, db=getattr(collector.engine, "db_path", config.db),
-                                             forward_skipped=bool(getattr(config, "forward_skipped", False)))
+        forwarding.results = ResultForwarder(
+            results_url,
+            db=getattr(collector.engine, "db_path", config.db),
+            forward_skipped=bool(getattr(config, "forward_skipped", False)),
+        )
         collector.engine.on_evaluation(JudgeAwareResults(forwarding.results))
     if spans_url:
         forwarding.spans = SpanForwarder(spans_url)
         when = frozenset(getattr(config, "forward_when", None) or ())
         if when:
-            forwarding.by_verdict = VerdictSpanForwarder(forwarding.spans, str(getattr(collector.engine, "db_path",
-                                                                                       config.db)), when)
+            forwarding.by_verdict = VerdictSpanForwarder(
+                forwarding.spans, str(getattr(collector.engine, "db_path", config.db)), when
+            )
             collector.engine.on_evaluation(forwarding.by_verdict, with_result=False)
         else:
             collector.receiver = ForwardingReceiver(collector.receiver, forwarding.spans)

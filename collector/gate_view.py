@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, Mapping, Optional
+from collections.abc import Callable, Mapping
+from typing import Any
 from urllib.parse import parse_qs
 
 from otel_eval.gate import GAUGE_VALUES, gate
@@ -23,15 +24,24 @@ MAX_CANDIDATES = 20
 
 
 class GateView:
-    def __init__(self, db_path: str, *, baseline: Optional[str], margin: float, confidence: float,
-                 min_sessions: int, ttl: float = 5.0, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        db_path: str,
+        *,
+        baseline: str | None,
+        margin: float,
+        confidence: float,
+        min_sessions: int,
+        ttl: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.db_path = db_path
         self.baseline = baseline
         self.margin, self.confidence, self.min_sessions = margin, confidence, min_sessions
         self.ttl = ttl
         self.clock = clock
         self._lock = threading.Lock()
-        self._cached: Optional[tuple[float, VerdictCounts]] = None
+        self._cached: tuple[float, VerdictCounts] | None = None
 
     def counts(self) -> VerdictCounts:
         with self._lock:
@@ -45,13 +55,15 @@ class GateView:
         query = {k: v[-1] for k, v in parse_qs(query_string, keep_blank_values=True).items()}
         unknown = sorted(set(query) - {"baseline", "candidate", "margin", "confidence", "min_sessions"})
         if unknown:
-            return 400, {"error": f"unknown parameter {unknown[0]!r}; use baseline, candidate, margin, confidence, "
-                                  "min_sessions"}
+            return 400, {
+                "error": f"unknown parameter {unknown[0]!r}; use baseline, candidate, margin, confidence, min_sessions"
+            }
         baseline = query.get("baseline") or self.baseline
         candidate = query.get("candidate")
         if not baseline or not candidate:
-            return 400, {"error": "name the versions: /gate?baseline=A&candidate=B (baseline defaults to "
-                                  "--gate-baseline)"}
+            return 400, {
+                "error": "name the versions: /gate?baseline=A&candidate=B (baseline defaults to --gate-baseline)"
+            }
         try:
             margin = float(query.get("margin", self.margin))
             confidence = float(query.get("confidence", self.confidence))
@@ -70,27 +82,43 @@ class GateView:
         if not self.baseline:
             return []
         counts = self.counts()
-        candidates = sorted((v for v in counts.sessions if v != self.baseline),
-                            key=lambda v: (-counts.sessions[v], v))[:MAX_CANDIDATES]
+        candidates = sorted((v for v in counts.sessions if v != self.baseline), key=lambda v: (-counts.sessions[v], v))[
+            :MAX_CANDIDATES
+        ]
         families: Mapping[str, tuple[str, list[str]]] = {
-            "otel_eval_gate_decision": ("Release gate per candidate version: 1 promote, 0 not enough evidence yet, "
-                                        "-1 roll back (otel-eval compare --gate).", []),
-            "otel_eval_gate_difference_lower": ("Lower end of the candidate's pass rate minus the baseline's, at the "
-                                                "gate's confidence (valid however often it is read).", []),
+            "otel_eval_gate_decision": (
+                "Release gate per candidate version: 1 promote, 0 not enough evidence yet, "
+                "-1 roll back (otel-eval compare --gate).",
+                [],
+            ),
+            "otel_eval_gate_difference_lower": (
+                "Lower end of the candidate's pass rate minus the baseline's, at the "
+                "gate's confidence (valid however often it is read).",
+                [],
+            ),
             "otel_eval_gate_difference_upper": ("Upper end of the same interval.", []),
         }
         for candidate in candidates:
-            result = gate(counts, self.baseline, candidate, margin=self.margin, confidence=self.confidence,
-                          min_sessions=self.min_sessions)
+            result = gate(
+                counts,
+                self.baseline,
+                candidate,
+                margin=self.margin,
+                confidence=self.confidence,
+                min_sessions=self.min_sessions,
+            )
             labels = f"{{baseline={_label(self.baseline)},candidate={_label(candidate)}}}"
-            families["otel_eval_gate_decision"][1].append(f"otel_eval_gate_decision{labels} "
-                                                          f"{GAUGE_VALUES[result.decision]}")
+            families["otel_eval_gate_decision"][1].append(
+                f"otel_eval_gate_decision{labels} {GAUGE_VALUES[result.decision]}"
+            )
             if result.overall is not None:
                 low, high = result.overall.interval
                 families["otel_eval_gate_difference_lower"][1].append(
-                    f"otel_eval_gate_difference_lower{labels} {_number(round(low, 6))}")
+                    f"otel_eval_gate_difference_lower{labels} {_number(round(low, 6))}"
+                )
                 families["otel_eval_gate_difference_upper"][1].append(
-                    f"otel_eval_gate_difference_upper{labels} {_number(round(high, 6))}")
+                    f"otel_eval_gate_difference_upper{labels} {_number(round(high, 6))}"
+                )
         lines: list[str] = []
         for name, (help_text, samples) in families.items():
             lines += [f"# HELP {name} {help_text}", f"# TYPE {name} gauge", *samples]

@@ -12,8 +12,9 @@ from __future__ import annotations
 import hmac
 import logging
 import socket
+from collections.abc import Callable
 from concurrent import futures
-from typing import Any, Callable, Optional
+from typing import Any
 
 import grpc
 from google.protobuf.duration_pb2 import Duration
@@ -58,8 +59,9 @@ class LogsServicer(logs_service_pb2_grpc.LogsServiceServicer):
         return _export(self.receiver.export_logs, request, context, self.metrics, "logs")
 
 
-def _export(handle: Callable[[Any], Any], request: Any, context: grpc.ServicerContext,
-            metrics: CollectorCounters, signal: str) -> Any:
+def _export(
+    handle: Callable[[Any], Any], request: Any, context: grpc.ServicerContext, metrics: CollectorCounters, signal: str
+) -> Any:
     try:
         response = handle(request)
     except RetryLater as exc:
@@ -79,9 +81,14 @@ def _abort_unavailable(context: grpc.ServicerContext, reason: str, retry_after: 
     context.abort(grpc.StatusCode.UNAVAILABLE, reason)
 
 
-def _raw_bytes_handler(export: Callable[[Any, grpc.ServicerContext], Any], request_type: type,
-                       response_type: type, metrics: CollectorCounters, signal: str,
-                       budget: Optional[ByteBudget] = None) -> grpc.RpcMethodHandler:
+def _raw_bytes_handler(
+    export: Callable[[Any, grpc.ServicerContext], Any],
+    request_type: type,
+    response_type: type,
+    metrics: CollectorCounters,
+    signal: str,
+    budget: ByteBudget | None = None,
+) -> grpc.RpcMethodHandler:
     def parse_then_export(body: bytes, context: grpc.ServicerContext) -> Any:
         with Reservation(budget) as reservation:
             try:
@@ -95,8 +102,9 @@ def _raw_bytes_handler(export: Callable[[Any, grpc.ServicerContext], Any], reque
                 request.ParseFromString(body)
             except (DecodeError, ValueError, RuntimeError) as exc:
                 metrics.request("grpc", signal, "invalid")
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                              f"request is not a valid {request_type.__name__} protobuf: {exc}")
+                context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT, f"request is not a valid {request_type.__name__} protobuf: {exc}"
+                )
             del body
             return export(request, context)
 
@@ -134,12 +142,20 @@ class BearerTokenInterceptor(grpc.ServerInterceptor):
 class GrpcServer:
     """A running OTLP/gRPC server; :meth:`start` binds (and returns the port), :meth:`stop` drains."""
 
-    def __init__(self, receiver: Receiver, metrics: CollectorCounters, endpoint: Endpoint, *,
-                 auth_token: Optional[str] = None, tls: Optional[tuple[bytes, bytes]] = None,
-                 max_request_bytes: int = 16 * 1024 * 1024, max_workers: int = 8,
-                 budget: Optional[ByteBudget] = None):
+    def __init__(
+        self,
+        receiver: Receiver,
+        metrics: CollectorCounters,
+        endpoint: Endpoint,
+        *,
+        auth_token: str | None = None,
+        tls: tuple[bytes, bytes] | None = None,
+        max_request_bytes: int = 16 * 1024 * 1024,
+        max_workers: int = 8,
+        budget: ByteBudget | None = None,
+    ):
         self.endpoint = endpoint
-        self.port: Optional[int] = None
+        self.port: int | None = None
         self.tls = tls is not None
         interceptors = [BearerTokenInterceptor(auth_token, metrics)] if auth_token else []
         self._server = grpc.server(
@@ -157,16 +173,31 @@ class GrpcServer:
         )
         traces = TraceServicer(receiver, metrics)
         logs = LogsServicer(receiver, metrics)
-        self._server.add_generic_rpc_handlers((
-            grpc.method_handlers_generic_handler(TRACE_SERVICE, {
-                "Export": _raw_bytes_handler(traces.Export, ExportTraceServiceRequest, ExportTraceServiceResponse,
-                                             metrics, "traces", budget),
-            }),
-            grpc.method_handlers_generic_handler(LOGS_SERVICE, {
-                "Export": _raw_bytes_handler(logs.Export, ExportLogsServiceRequest, ExportLogsServiceResponse,
-                                             metrics, "logs", budget),
-            }),
-        ))
+        self._server.add_generic_rpc_handlers(
+            (
+                grpc.method_handlers_generic_handler(
+                    TRACE_SERVICE,
+                    {
+                        "Export": _raw_bytes_handler(
+                            traces.Export,
+                            ExportTraceServiceRequest,
+                            ExportTraceServiceResponse,
+                            metrics,
+                            "traces",
+                            budget,
+                        ),
+                    },
+                ),
+                grpc.method_handlers_generic_handler(
+                    LOGS_SERVICE,
+                    {
+                        "Export": _raw_bytes_handler(
+                            logs.Export, ExportLogsServiceRequest, ExportLogsServiceResponse, metrics, "logs", budget
+                        ),
+                    },
+                ),
+            )
+        )
         self._tls_pair = tls
 
     def start(self) -> int:

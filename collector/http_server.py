@@ -27,8 +27,9 @@ import socket
 import threading
 import time
 import zlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional
+from typing import Any
 
 import h11
 import uvicorn
@@ -37,11 +38,10 @@ from google.protobuf.message import DecodeError
 from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from otel_eval.errors import InputError
 from otel_eval.otlp_json import parse_logs_request, parse_trace_request
-
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .budget import ByteBudget, OverBudget, Reservation
 from .config import Endpoint
@@ -89,7 +89,7 @@ class ClientGone(Exception):
 _INFLATE_STEP = 1024 * 1024
 
 
-def gunzip_bounded(data: bytes, limit: int, reservation: Optional[Reservation] = None) -> bytes:
+def gunzip_bounded(data: bytes, limit: int, reservation: Reservation | None = None) -> bytes:
     """Inflate gzip ``data`` (one or more members) producing at most ``limit`` bytes, charging
     the output to ``reservation`` as it grows (raises :class:`OverBudget` when it does not fit)."""
     out = bytearray()
@@ -125,15 +125,15 @@ def _status_body(code: int, message: str, content_type: str) -> bytes:
     return json.dumps(json_format.MessageToDict(status)).encode()
 
 
-def _error(http_status: int, rpc_code: int, message: str, content_type: str,
-           headers: Optional[dict[str, str]] = None) -> HttpResponse:
+def _error(
+    http_status: int, rpc_code: int, message: str, content_type: str, headers: dict[str, str] | None = None
+) -> HttpResponse:
     content_type = content_type if content_type in (PROTOBUF, JSON) else JSON
     return HttpResponse(http_status, _status_body(rpc_code, message, content_type), content_type, headers or {})
 
 
 async def _send(send: Callable, scope: dict, response: HttpResponse) -> None:
-    headers = [(b"content-type", response.content_type.encode()),
-               (b"content-length", str(len(response.body)).encode())]
+    headers = [(b"content-type", response.content_type.encode()), (b"content-length", str(len(response.body)).encode())]
     headers += [(k.lower().encode(), v.encode()) for k, v in response.headers.items()]
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
     await send({"type": "http.response.body", "body": response.body if scope["method"] != "HEAD" else b""})
@@ -147,11 +147,21 @@ def _client(scope: dict) -> str:
 class OtlpHttpApp:
     """The ASGI application. ``stats`` returns the engine's counters for ``/metrics``."""
 
-    def __init__(self, receiver: Receiver, metrics: CollectorCounters, *, auth_token: Optional[str] = None,
-                 max_request_bytes: int = 16 * 1024 * 1024, stats: Callable[[], Mapping[str, float]] = dict,
-                 ui: Optional[Callable[..., Any]] = None, hosts: Optional[HostPolicy] = None,
-                 budget: Optional[ByteBudget] = None, max_active_exports: int = 64, body_timeout: float = 60.0,
-                 gate: Optional[GateView] = None):
+    def __init__(
+        self,
+        receiver: Receiver,
+        metrics: CollectorCounters,
+        *,
+        auth_token: str | None = None,
+        max_request_bytes: int = 16 * 1024 * 1024,
+        stats: Callable[[], Mapping[str, float]] = dict,
+        ui: Callable[..., Any] | None = None,
+        hosts: HostPolicy | None = None,
+        budget: ByteBudget | None = None,
+        max_active_exports: int = 64,
+        body_timeout: float = 60.0,
+        gate: GateView | None = None,
+    ):
         """``ui``: the dashboard's ASGI app (``otel_eval.ui.DashboardApp``), given every ``/ui`` request;
         it checks the same bearer token itself, and also accepts its login cookie. ``hosts``: the
         Host names served (default: loopback only). ``budget``: request-body bytes held at once,
@@ -183,9 +193,19 @@ class OtlpHttpApp:
                     break
             if not self.hosts.allows(host):
                 # DNS rebinding: a page whose name now points at us must not read or write anything.
-                await _send(send, scope, HttpResponse(403, json.dumps({
-                    "error": f"Host {host!r} is not served here (DNS rebinding protection); allowed: "
-                             f"{self.hosts.describe()}. Add it with --allowed-host."}).encode()))
+                await _send(
+                    send,
+                    scope,
+                    HttpResponse(
+                        403,
+                        json.dumps(
+                            {
+                                "error": f"Host {host!r} is not served here (DNS rebinding protection); allowed: "
+                                f"{self.hosts.describe()}. Add it with --allowed-host."
+                            }
+                        ).encode(),
+                    ),
+                )
                 return
         if self.ui is not None and (path == "/ui" or path.startswith("/ui/")):
             await self.ui(scope, receive, send)
@@ -228,7 +248,9 @@ class OtlpHttpApp:
         if path == "/ui" or path.startswith("/ui/"):
             return HttpResponse(404, b'{"error":"the dashboard is off; start the collector with --ui"}')
         if path not in _SIGNALS:
-            return HttpResponse(404, json.dumps({"error": f"no such path {path}; OTLP uses /v1/traces and /v1/logs"}).encode())
+            return HttpResponse(
+                404, json.dumps({"error": f"no such path {path}; OTLP uses /v1/traces and /v1/logs"}).encode()
+            )
         signal = _SIGNALS[path][0]
         content_type = _media_type(headers.get("content-type", ""))
         if method != "POST":
@@ -238,22 +260,30 @@ class OtlpHttpApp:
             return self._unauthorized(content_type)
         if content_type not in (PROTOBUF, JSON):
             self.metrics.request("http", signal, "unsupported_media_type")
-            return _error(415, _INVALID_ARGUMENT,
-                          f"unsupported Content-Type {headers.get('content-type', '')!r}; "
-                          f"use {PROTOBUF} or {JSON}", JSON)
+            return _error(
+                415,
+                _INVALID_ARGUMENT,
+                f"unsupported Content-Type {headers.get('content-type', '')!r}; use {PROTOBUF} or {JSON}",
+                JSON,
+            )
         encoding = headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("identity", "gzip", ""):
             self.metrics.request("http", signal, "unsupported_media_type")
-            return _error(415, _INVALID_ARGUMENT, f"unsupported Content-Encoding {encoding!r}; use gzip or none",
-                          content_type)
+            return _error(
+                415, _INVALID_ARGUMENT, f"unsupported Content-Encoding {encoding!r}; use gzip or none", content_type
+            )
         try:
             declared = int(headers.get("content-length", "0") or 0)
         except ValueError:
             return _error(400, _INVALID_ARGUMENT, "Content-Length is not a number", content_type)
         if declared > self.max_request_bytes:
             self.metrics.request("http", signal, "too_large")
-            return _error(413, _RESOURCE_EXHAUSTED,
-                          f"body of {declared} bytes exceeds the limit of {self.max_request_bytes}", content_type)
+            return _error(
+                413,
+                _RESOURCE_EXHAUSTED,
+                f"body of {declared} bytes exceeds the limit of {self.max_request_bytes}",
+                content_type,
+            )
         reservation = Reservation(self.budget)
         try:
             try:
@@ -262,13 +292,23 @@ class OtlpHttpApp:
                 return self._refused(signal, exc, content_type)
             except asyncio.TimeoutError:
                 self.metrics.request("http", signal, "invalid")
-                return _error(408, _INVALID_ARGUMENT, f"body not received within {self.body_timeout:g} s",
-                              content_type, {"Connection": "close"})
+                return _error(
+                    408,
+                    _INVALID_ARGUMENT,
+                    f"body not received within {self.body_timeout:g} s",
+                    content_type,
+                    {"Connection": "close"},
+                )
             if self.active_exports >= self.max_active_exports:
                 # Only requests being decoded or committed count: idle, slow or half-sent ones do not.
                 self.metrics.request("http", signal, "unavailable")
-                return _error(503, _UNAVAILABLE, f"{self.active_exports} exports in progress; retry later",
-                              content_type, {"Retry-After": str(RETRY_AFTER_SECONDS)})
+                return _error(
+                    503,
+                    _UNAVAILABLE,
+                    f"{self.active_exports} exports in progress; retry later",
+                    content_type,
+                    {"Retry-After": str(RETRY_AFTER_SECONDS)},
+                )
             self.active_exports += 1
             try:
                 # Decoding and waiting for the commit block: keep them off the event loop.
@@ -304,8 +344,13 @@ class OtlpHttpApp:
         return hmac.compare_digest(headers.get("authorization", "").encode("latin-1"), self._expected_auth)
 
     def _unauthorized(self, content_type: str) -> HttpResponse:
-        return _error(401, _UNAUTHENTICATED, "missing or wrong bearer token", content_type,
-                      {"WWW-Authenticate": 'Bearer realm="otel-eval"'})
+        return _error(
+            401,
+            _UNAUTHENTICATED,
+            "missing or wrong bearer token",
+            content_type,
+            {"WWW-Authenticate": 'Bearer realm="otel-eval"'},
+        )
 
     async def _read_body(self, receive: Callable, reservation: Reservation) -> bytes:
         """The whole body; its bytes are charged to the budget as they arrive, so a client that
@@ -325,8 +370,9 @@ class OtlpHttpApp:
             if not message.get("more_body", False):
                 return b"".join(chunks)
 
-    def export(self, path: str, content_type: str, encoding: str, body: bytes,
-               reservation: Optional[Reservation] = None) -> HttpResponse:
+    def export(
+        self, path: str, content_type: str, encoding: str, body: bytes, reservation: Reservation | None = None
+    ) -> HttpResponse:
         """Decode one export request, commit it and build the OTLP answer (runs on a worker thread)."""
         signal, request_type, parse_json = _SIGNALS[path]
         try:
@@ -386,7 +432,7 @@ class _TimedH11Protocol(H11Protocol):
 
     def connection_made(self, transport: Any) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._header_deadline: Optional[asyncio.TimerHandle] = None
+        self._header_deadline: asyncio.TimerHandle | None = None
         self._arm_header_deadline()
 
     def data_received(self, data: bytes) -> None:
@@ -401,7 +447,7 @@ class _TimedH11Protocol(H11Protocol):
         if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
             self._arm_header_deadline()  # keep-alive: the next request's headers get the same deadline
 
-    def connection_lost(self, exc: Optional[Exception]) -> None:
+    def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_header_deadline()
         super().connection_lost(exc)
 
@@ -418,8 +464,11 @@ class _TimedH11Protocol(H11Protocol):
     def _headers_too_slow(self) -> None:
         self._header_deadline = None
         if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-            log.debug("closing connection from %s: no complete request headers within %g s",
-                      "%s:%d" % self.client if self.client else "unknown client", self.header_timeout)
+            log.debug(
+                "closing connection from %s: no complete request headers within %g s",
+                f"{self.client[0]}:{self.client[1]}" if self.client else "unknown client",
+                self.header_timeout,
+            )
             self.transport.close()
 
 
@@ -434,20 +483,35 @@ class HttpServer:
     :meth:`start` as an error instead of a log line from a background thread, and port 0 works.
     """
 
-    def __init__(self, app: OtlpHttpApp, endpoint: Endpoint, *, tls_cert: Optional[str] = None,
-                 tls_key: Optional[str] = None, log_level: str = "warning", header_timeout: float = 10.0):
+    def __init__(
+        self,
+        app: OtlpHttpApp,
+        endpoint: Endpoint,
+        *,
+        tls_cert: str | None = None,
+        tls_key: str | None = None,
+        log_level: str = "warning",
+        header_timeout: float = 10.0,
+    ):
         self.app = app
         self.endpoint = endpoint
         self.tls = bool(tls_cert)
-        self.port: Optional[int] = None
+        self.port: int | None = None
         self._config = uvicorn.Config(
-            app, lifespan="off", access_log=False, log_level=log_level, ssl_certfile=tls_cert, ssl_keyfile=tls_key,
+            app,
+            lifespan="off",
+            access_log=False,
+            log_level=log_level,
+            ssl_certfile=tls_cert,
+            ssl_keyfile=tls_key,
             # No limit_concurrency: uvicorn counts open connections, so idle or slow sockets would
             # make every request 503. The app caps active exports; the budget caps their memory.
-            http=_protocol_with_header_timeout(header_timeout), timeout_graceful_shutdown=30, server_header=False,
+            http=_protocol_with_header_timeout(header_timeout),
+            timeout_graceful_shutdown=30,
+            server_header=False,
         )
         self._server = uvicorn.Server(self._config)
-        self._thread: Optional[threading.Thread] = None
+        self._thread: threading.Thread | None = None
 
     def start(self, timeout: float = 10.0) -> int:
         try:
@@ -464,8 +528,9 @@ class HttpServer:
             raise OSError(f"cannot listen for HTTP on {self.endpoint}: {exc.strerror or exc}") from None
         sock.set_inheritable(True)
         self.port = sock.getsockname()[1]
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
-                                        name="otlp-http", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, name="otlp-http", daemon=True
+        )
         self._thread.start()
         deadline = time.monotonic() + timeout
         while not self._server.started:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
-from typing import Optional
 
 ARENAS = 2
 """glibc's ``M_ARENA_MAX`` for the collector: the receiving threads and the engine's share them."""
@@ -26,8 +25,8 @@ ARENAS = 2
 _M_ARENA_MAX = -8  # malloc.h
 
 
-@functools.lru_cache(maxsize=None)
-def _glibc() -> Optional[ctypes.CDLL]:
+@functools.cache
+def _glibc() -> ctypes.CDLL | None:
     name = ctypes.util.find_library("c")
     try:
         libc = ctypes.CDLL(name) if name else None

@@ -11,7 +11,6 @@ import os
 import sqlite3
 import ssl
 from pathlib import Path
-from typing import Optional
 
 from otel_eval.errors import OtelEvalError
 
@@ -78,7 +77,7 @@ def check_database(path: str) -> None:
         raise StartupError(f"database {path}: {problem}")
 
 
-def database_problem(path: str) -> Optional[str]:
+def database_problem(path: str) -> str | None:
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     if target.is_dir():
@@ -86,15 +85,16 @@ def database_problem(path: str) -> Optional[str]:
     if not folder.is_dir():
         return f"directory {folder} does not exist"
     if not os.access(folder, os.W_OK | os.X_OK):
-        return (f"cannot write in directory {folder} (SQLite creates {target.name}-wal and "
-                f"{target.name}-shm next to the database)")
+        return (
+            f"cannot write in directory {folder} (SQLite creates {target.name}-wal and "
+            f"{target.name}-shm next to the database)"
+        )
     if not target.exists() or target.stat().st_size == 0:
         return None  # a new database: the engine creates the schema
     if not os.access(target, os.R_OK | os.W_OK):
         return "is read-only for this user (no write permission)"
     try:
-        conn = sqlite3.connect(f"file:{target}?mode=rw", uri=True, timeout=LOCK_WAIT_SECONDS,
-                               isolation_level=None)
+        conn = sqlite3.connect(f"file:{target}?mode=rw", uri=True, timeout=LOCK_WAIT_SECONDS, isolation_level=None)
     except sqlite3.Error as exc:
         return f"cannot open: {exc}"
     try:
@@ -105,13 +105,15 @@ def database_problem(path: str) -> Optional[str]:
         conn.close()
 
 
-def _schema_problem(conn: sqlite3.Connection) -> Optional[str]:
+def _schema_problem(conn: sqlite3.Connection) -> str | None:
     from otel_eval.store import SCHEMA_VERSION
 
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version > SCHEMA_VERSION:
-        return (f"schema version {version} is newer than this otel-eval supports ({SCHEMA_VERSION}); "
-                "upgrade otel-eval or use another --db")
+        return (
+            f"schema version {version} is newer than this otel-eval supports ({SCHEMA_VERSION}); "
+            "upgrade otel-eval or use another --db"
+        )
     if version not in (0, SCHEMA_VERSION):
         return None  # an older otel-eval schema: the store migrates it
     expected = _expected_columns()
@@ -119,8 +121,10 @@ def _schema_problem(conn: sqlite3.Connection) -> Optional[str]:
         have = {row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (table,))}
         if have and not columns <= have:
             missing = ", ".join(sorted(columns - have))
-            return (f"has a {table!r} table otel-eval did not create (missing columns: {missing}); "
-                    "use another --db for otel-eval")
+            return (
+                f"has a {table!r} table otel-eval did not create (missing columns: {missing}); "
+                "use another --db for otel-eval"
+            )
     return None
 
 
@@ -131,26 +135,26 @@ def _expected_columns() -> dict[str, set[str]]:
     store = Store(":memory:")
     try:
         tables = [r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        return {t: {row[1] for row in store.conn.execute("SELECT * FROM pragma_table_info(?)", (t,))}
-                for t in tables}
+        return {t: {row[1] for row in store.conn.execute("SELECT * FROM pragma_table_info(?)", (t,))} for t in tables}
     finally:
         store.close()
 
 
-def _pages_problem(conn: sqlite3.Connection, target: Path) -> Optional[str]:
+def _pages_problem(conn: sqlite3.Connection, target: Path) -> str | None:
     size = target.stat().st_size
     if size > QUICK_CHECK_MAX_BYTES:
         log.info("database %s is %d MiB: skipping the page check at start", target, size // 2**20)
         return None
     rows = conn.execute("PRAGMA quick_check(3)").fetchall()
     if rows and rows[0][0] != "ok":
-        found = [line.strip() for r in rows for line in str(r[0]).splitlines()
-                 if line.strip() and not line.startswith("***")]
+        found = [
+            line.strip() for r in rows for line in str(r[0]).splitlines() if line.strip() and not line.startswith("***")
+        ]
         return f"is corrupted ({'; '.join(found)}); restore it from a backup or use another --db"
     return None
 
 
-def _write_problem(conn: sqlite3.Connection) -> Optional[str]:
+def _write_problem(conn: sqlite3.Connection) -> str | None:
     """A real write, rolled back: what the first export would do."""
     try:
         conn.execute("BEGIN IMMEDIATE")
@@ -158,8 +162,9 @@ def _write_problem(conn: sqlite3.Connection) -> Optional[str]:
             conn.execute("CREATE TABLE otel_eval_preflight (probe TEXT)")
             conn.execute("INSERT INTO otel_eval_preflight VALUES ('probe')")
             if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'spans'").fetchone():
-                conn.execute("INSERT OR IGNORE INTO spans (trace_id, span_id) VALUES (?, ?)",
-                             ("otel-eval-preflight", "probe"))
+                conn.execute(
+                    "INSERT OR IGNORE INTO spans (trace_id, span_id) VALUES (?, ?)", ("otel-eval-preflight", "probe")
+                )
         finally:
             conn.execute("ROLLBACK")
     except sqlite3.Error as exc:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import threading
 from bisect import bisect_left
-from typing import Mapping, Optional
+from collections.abc import Mapping
 
 from otel_eval.models.results import NOT_EVALUATED
 
@@ -37,42 +37,94 @@ UNKNOWN_VERSION = "unknown"
 _ENGINE_METRICS = (
     ("spans_received", "otel_eval_spans_received_total", "counter", "Spans handed to the engine."),
     ("spans_stored", "otel_eval_spans_stored_total", "counter", "Spans committed to the database."),
-    ("spans_duplicate", "otel_eval_spans_duplicate_total", "counter",
-     "Spans received again (a retried export) and not stored twice."),
+    (
+        "spans_duplicate",
+        "otel_eval_spans_duplicate_total",
+        "counter",
+        "Spans received again (a retried export) and not stored twice.",
+    ),
     ("spans_dropped", "otel_eval_spans_dropped_total", "counter", "Spans the engine dropped."),
     ("queue_depth", "otel_eval_queue_depth", "gauge", "Spans waiting to be committed."),
     ("sessions_open", "otel_eval_sessions_open", "gauge", "Sessions receiving spans, not yet ended."),
     ("golden_cases", "otel_eval_golden_cases", "gauge", "Golden cases loaded (see otel_eval_golden_cases_exercised)."),
     ("forward_spans", "otel_eval_forward_spans_total", "counter", "Spans forwarded to --forward-spans."),
-    ("forward_spans_dropped", "otel_eval_forward_spans_dropped_total", "counter",
-     "Spans not forwarded: the forwarding queue was full (the other endpoint is slower than the agents)."),
-    ("forward_spans_failed", "otel_eval_forward_spans_failed_total", "counter",
-     "Spans the other endpoint refused or could not be reached for, after retries."),
-    ("forward_sessions", "otel_eval_forward_sessions_total", "counter",
-     "Sessions whose spans were forwarded after scoring because their outcome is in --forward-when."),
-    ("forward_sessions_filtered", "otel_eval_forward_sessions_filtered_total", "counter",
-     "Sessions scored whose outcome is not in --forward-when: their spans were not forwarded."),
-    ("forward_sessions_dropped", "otel_eval_forward_sessions_dropped_total", "counter",
-     "Sessions to forward that could not be (queue full, unreadable spans)."),
-    ("forward_evaluation_records", "otel_eval_forward_evaluation_records_total", "counter",
-     "gen_ai.evaluation.result log records sent to --forward-results."),
+    (
+        "forward_spans_dropped",
+        "otel_eval_forward_spans_dropped_total",
+        "counter",
+        "Spans not forwarded: the forwarding queue was full (the other endpoint is slower than the agents).",
+    ),
+    (
+        "forward_spans_failed",
+        "otel_eval_forward_spans_failed_total",
+        "counter",
+        "Spans the other endpoint refused or could not be reached for, after retries.",
+    ),
+    (
+        "forward_sessions",
+        "otel_eval_forward_sessions_total",
+        "counter",
+        "Sessions whose spans were forwarded after scoring because their outcome is in --forward-when.",
+    ),
+    (
+        "forward_sessions_filtered",
+        "otel_eval_forward_sessions_filtered_total",
+        "counter",
+        "Sessions scored whose outcome is not in --forward-when: their spans were not forwarded.",
+    ),
+    (
+        "forward_sessions_dropped",
+        "otel_eval_forward_sessions_dropped_total",
+        "counter",
+        "Sessions to forward that could not be (queue full, unreadable spans).",
+    ),
+    (
+        "forward_evaluation_records",
+        "otel_eval_forward_evaluation_records_total",
+        "counter",
+        "gen_ai.evaluation.result log records sent to --forward-results.",
+    ),
     ("sessions_scored", "otel_eval_sessions_scored_total", "counter", "Sessions ended and scored."),
-    ("sessions_scored_idle", "otel_eval_sessions_scored_idle_total", "counter",
-     "Sessions the collector's own process scored beside its score workers, while sessions waited for "
-     "them and no spans arrived (a backlog draining on every core)."),
-    ("evaluations_total", "otel_eval_evaluations_total", "counter",
-     "Scorings of sessions that matched a golden case and got a verdict of passed or failed, since the "
-     "collector started (a session re-scored after late spans counts again); the pass-rate denominator. "
-     "Unmatched and not_evaluated sessions are not counted."),
-    ("evaluations_passed", "otel_eval_evaluations_passed_total", "counter",
-     "Of otel_eval_evaluations_total, those with the verdict passed."),
-    ("evaluations_not_evaluated", "otel_eval_evaluations_not_evaluated_total", "counter",
-     "Evaluations of matched sessions where nothing was checked (verdict not_evaluated; not in the pass rate)."),
-    ("evaluations_judge_pending", "otel_eval_evaluations_judge_pending_total", "counter",
-     "Evaluations stored with a judge criterion pending (their deterministic verdict first); each is completed "
-     "by a later revision and counted in otel_eval_evaluations_total once, then."),
-    ("evaluations_judge_completed", "otel_eval_evaluations_judge_completed_total", "counter",
-     "Judge outcomes recorded (an answer, or why there is none) for evaluations stored pending."),
+    (
+        "sessions_scored_idle",
+        "otel_eval_sessions_scored_idle_total",
+        "counter",
+        "Sessions the collector's own process scored beside its score workers, while sessions waited for "
+        "them and no spans arrived (a backlog draining on every core).",
+    ),
+    (
+        "evaluations_total",
+        "otel_eval_evaluations_total",
+        "counter",
+        "Scorings of sessions that matched a golden case and got a verdict of passed or failed, since the "
+        "collector started (a session re-scored after late spans counts again); the pass-rate denominator. "
+        "Unmatched and not_evaluated sessions are not counted.",
+    ),
+    (
+        "evaluations_passed",
+        "otel_eval_evaluations_passed_total",
+        "counter",
+        "Of otel_eval_evaluations_total, those with the verdict passed.",
+    ),
+    (
+        "evaluations_not_evaluated",
+        "otel_eval_evaluations_not_evaluated_total",
+        "counter",
+        "Evaluations of matched sessions where nothing was checked (verdict not_evaluated; not in the pass rate).",
+    ),
+    (
+        "evaluations_judge_pending",
+        "otel_eval_evaluations_judge_pending_total",
+        "counter",
+        "Evaluations stored with a judge criterion pending (their deterministic verdict first); each is completed "
+        "by a later revision and counted in otel_eval_evaluations_total once, then.",
+    ),
+    (
+        "evaluations_judge_completed",
+        "otel_eval_evaluations_judge_completed_total",
+        "counter",
+        "Judge outcomes recorded (an answer, or why there is none) for evaluations stored pending.",
+    ),
 )
 
 
@@ -149,8 +201,14 @@ class EvaluationCounters:
         self.observed = 0
         self.unmatched = 0
 
-    def observe(self, case_id: Optional[str], agent_version: Optional[str], passed: bool, score: float,
-                verdict: Optional[str] = None) -> None:
+    def observe(
+        self,
+        case_id: str | None,
+        agent_version: str | None,
+        passed: bool,
+        score: float,
+        verdict: str | None = None,
+    ) -> None:
         """One stored evaluation; ``case_id`` None = the session matched no golden case.
         ``verdict`` not_evaluated is counted apart (no pass, no fail, no score)."""
         with self._lock:
@@ -211,7 +269,7 @@ class CollectorCounters:
         with self._lock:
             self.ingest_latency.observe(seconds)
 
-    def render(self, engine_stats: Optional[Mapping[str, float]] = None) -> str:
+    def render(self, engine_stats: Mapping[str, float] | None = None) -> str:
         with self._lock:
             return render_prometheus(self, engine_stats or {})
 
@@ -230,18 +288,27 @@ def render_prometheus(metrics: CollectorCounters, engine_stats: Mapping[str, flo
 
     total = engine_stats.get("evaluations_total", 0) or 0
     passed = engine_stats.get("evaluations_passed", 0) or 0
-    family("otel_eval_pass_rate", "gauge",
-           "Share of evaluations that passed, not_evaluated ones left out (NaN before the first one).")
+    family(
+        "otel_eval_pass_rate",
+        "gauge",
+        "Share of evaluations that passed, not_evaluated ones left out (NaN before the first one).",
+    )
     lines.append(f"otel_eval_pass_rate {_number(passed / total if total else math.nan)}")
 
-    family("otel_eval_spans_rejected_total", "counter",
-           "Spans refused through OTLP partial_success (invalid trace or span id).")
+    family(
+        "otel_eval_spans_rejected_total",
+        "counter",
+        "Spans refused through OTLP partial_success (invalid trace or span id).",
+    )
     lines.append(f"otel_eval_spans_rejected_total {metrics.spans_rejected}")
 
     family("otel_eval_log_records_received_total", "counter", "Log records tied to a span, handed to the engine.")
     lines.append(f"otel_eval_log_records_received_total {metrics.log_records_received}")
-    family("otel_eval_log_records_ignored_total", "counter",
-           "Log records without a trace and span id (they cannot be attached to a span).")
+    family(
+        "otel_eval_log_records_ignored_total",
+        "counter",
+        "Log records without a trace and span id (they cannot be attached to a span).",
+    )
     lines.append(f"otel_eval_log_records_ignored_total {metrics.log_records_ignored}")
 
     family("otel_eval_export_requests_total", "counter", "OTLP export requests by protocol, signal and outcome.")
@@ -251,8 +318,11 @@ def render_prometheus(metrics: CollectorCounters, engine_stats: Mapping[str, flo
         )
 
     hist = metrics.ingest_latency
-    family("otel_eval_ingest_duration_seconds", "histogram",
-           "Time from a decoded request to its commit (what an exporter waits for).")
+    family(
+        "otel_eval_ingest_duration_seconds",
+        "histogram",
+        "Time from a decoded request to its commit (what an exporter waits for).",
+    )
     for le, count in hist.cumulative():
         lines.append(f'otel_eval_ingest_duration_seconds_bucket{{le="{le}"}} {count}')
     lines.append(f"otel_eval_ingest_duration_seconds_sum {_number(hist.sum)}")
@@ -272,8 +342,7 @@ def render_prometheus(metrics: CollectorCounters, engine_stats: Mapping[str, flo
 
 
 #: Judge pool counters that are not call outcomes, with their own metric.
-_JUDGE_EVENTS = {"circuit_opened": "otel_eval_judge_circuit_opened_total",
-                 "backfill": "otel_eval_judge_backfill_total"}
+_JUDGE_EVENTS = {"circuit_opened": "otel_eval_judge_circuit_opened_total", "backfill": "otel_eval_judge_backfill_total"}
 
 
 def _render_judge(judge: Mapping) -> list[str]:
@@ -286,15 +355,21 @@ def _render_judge(judge: Mapping) -> list[str]:
         lines.append(f"# TYPE {name} {kind}")
 
     counts = {"ok": 0, **dict(judge.get("calls") or {})}  # ok always has a sample, for dashboards
-    family("otel_eval_judge_calls_total", "counter",
-           "Judge calls by outcome: ok, timeout, refused, http_5xx, http_429, http_4xx, garbage (HTTP attempts); "
-           "budget, circuit_open, queue_full, no_slot, deadline (judgments not made or cut short).")
+    family(
+        "otel_eval_judge_calls_total",
+        "counter",
+        "Judge calls by outcome: ok, timeout, refused, http_5xx, http_429, http_4xx, garbage (HTTP attempts); "
+        "budget, circuit_open, queue_full, no_slot, deadline (judgments not made or cut short).",
+    )
     for outcome in sorted(k for k in counts if k not in _JUDGE_EVENTS):
         lines.append(f'otel_eval_judge_calls_total{{outcome={_label(outcome)}}} {counts[outcome]}')
     family("otel_eval_judge_circuit_opened_total", "counter", "Times the judge's circuit breaker opened.")
     lines.append(f"otel_eval_judge_circuit_opened_total {counts.get('circuit_opened', 0)}")
-    family("otel_eval_judge_backfill_total", "counter",
-           "Judge jobs tried again after the judge was unavailable for them (once each).")
+    family(
+        "otel_eval_judge_backfill_total",
+        "counter",
+        "Judge jobs tried again after the judge was unavailable for them (once each).",
+    )
     lines.append(f"otel_eval_judge_backfill_total {counts.get('backfill', 0)}")
     family("otel_eval_judge_call_duration_seconds", "histogram", "Time of judge calls that answered.")
     for bound, count in judge.get("latency_buckets") or []:
@@ -309,21 +384,32 @@ def _render_judge(judge: Mapping) -> list[str]:
     lines.append(f"otel_eval_judge_queue {judge.get('jobs', 0)}")
     family("otel_eval_judge_queue_capacity", "gauge", "Judge jobs that may wait at once; past it: judge queue full.")
     lines.append(f"otel_eval_judge_queue_capacity {judge.get('queue_capacity', 0)}")
-    family("otel_eval_judge_pending_evaluations", "gauge",
-           "Evaluations stored with a judge criterion pending, whose outcome is not recorded yet.")
+    family(
+        "otel_eval_judge_pending_evaluations",
+        "gauge",
+        "Evaluations stored with a judge criterion pending, whose outcome is not recorded yet.",
+    )
     lines.append(f"otel_eval_judge_pending_evaluations {judge.get('pending_jobs', 0)}")
-    family("otel_eval_judge_backfill_waiting", "gauge",
-           "Judge jobs skipped for an outage, waiting for the judge to answer again.")
+    family(
+        "otel_eval_judge_backfill_waiting",
+        "gauge",
+        "Judge jobs skipped for an outage, waiting for the judge to answer again.",
+    )
     lines.append(f"otel_eval_judge_backfill_waiting {judge.get('backfill_waiting', 0)}")
     family("otel_eval_judge_circuit_state", "gauge", "The judge's circuit breaker: 0 closed, 1 half open, 2 open.")
     lines.append(f"otel_eval_judge_circuit_state {judge.get('circuit_state_number', 0)}")
     budget = judge.get("budget_left") or {}
     if budget:
-        family("otel_eval_judge_budget_left", "gauge",
-               "What is left of each configured judge spend cap (calls or tokens, per hour or per day).")
+        family(
+            "otel_eval_judge_budget_left",
+            "gauge",
+            "What is left of each configured judge spend cap (calls or tokens, per hour or per day).",
+        )
         for criterion in sorted(budget):
             for window, left in sorted(budget[criterion].items()):
-                lines.append(f"otel_eval_judge_budget_left{{criterion={_label(criterion)},cap={_label(window)}}} {left}")
+                lines.append(
+                    f"otel_eval_judge_budget_left{{criterion={_label(criterion)},cap={_label(window)}}} {left}"
+                )
     return lines
 
 
@@ -338,30 +424,46 @@ def _render_evaluations(m: EvaluationCounters) -> list[str]:
         ordered = sorted(tallies.items())
         matched = [(k, t) for k, t in ordered if t.evaluations or t.not_evaluated]
         evaluated = [(k, t) for k, t in matched if t.evaluations]
-        family(f"otel_eval_{label}_evaluations_total", "counter",
-               f"Scorings of sessions matched to a golden case with a verdict of passed or failed (re-scored "
-               f"sessions count again; not_evaluated ones do not), by {what}.")
+        family(
+            f"otel_eval_{label}_evaluations_total",
+            "counter",
+            f"Scorings of sessions matched to a golden case with a verdict of passed or failed (re-scored "
+            f"sessions count again; not_evaluated ones do not), by {what}.",
+        )
         for key, t in matched:
             lines.append(f"otel_eval_{label}_evaluations_total{{{label}={_label(key)}}} {t.evaluations}")
         family(f"otel_eval_{label}_passed_total", "counter", f"Evaluations that passed, by {what}.")
         for key, t in matched:
             lines.append(f"otel_eval_{label}_passed_total{{{label}={_label(key)}}} {t.passed}")
-        family(f"otel_eval_{label}_not_evaluated_total", "counter",
-               f"Matched sessions where every criterion was skipped (verdict not_evaluated), by {what}.")
+        family(
+            f"otel_eval_{label}_not_evaluated_total",
+            "counter",
+            f"Matched sessions where every criterion was skipped (verdict not_evaluated), by {what}.",
+        )
         for key, t in matched:
             lines.append(f"otel_eval_{label}_not_evaluated_total{{{label}={_label(key)}}} {t.not_evaluated}")
-        family(f"otel_eval_{label}_pass_rate", "gauge",
-               f"Share of evaluations that passed since the collector started (not_evaluated ones left out), "
-               f"by {what}.")
+        family(
+            f"otel_eval_{label}_pass_rate",
+            "gauge",
+            f"Share of evaluations that passed since the collector started (not_evaluated ones left out), by {what}.",
+        )
         for key, t in evaluated:
             lines.append(f"otel_eval_{label}_pass_rate{{{label}={_label(key)}}} {_number(t.passed / t.evaluations)}")
-        family(f"otel_eval_{label}_score_mean", "gauge",
-               f"Mean evaluation score (0..1) since the collector started, by {what}.")
+        family(
+            f"otel_eval_{label}_score_mean",
+            "gauge",
+            f"Mean evaluation score (0..1) since the collector started, by {what}.",
+        )
         for key, t in evaluated:
-            lines.append(f"otel_eval_{label}_score_mean{{{label}={_label(key)}}} "
-                         f"{_number(round(t.score_sum / t.evaluations, 6))}")
-    family("otel_eval_version_unmatched_total", "counter",
-           "Sessions that matched no golden case (scored for health only), by agent version.")
+            lines.append(
+                f"otel_eval_{label}_score_mean{{{label}={_label(key)}}} "
+                f"{_number(round(t.score_sum / t.evaluations, 6))}"
+            )
+    family(
+        "otel_eval_version_unmatched_total",
+        "counter",
+        "Sessions that matched no golden case (scored for health only), by agent version.",
+    )
     for key, t in sorted(m.versions.items()):
         if t.unmatched:
             lines.append(f"otel_eval_version_unmatched_total{{version={_label(key)}}} {t.unmatched}")
@@ -372,16 +474,25 @@ def _render_evaluations(m: EvaluationCounters) -> list[str]:
             lines.append(f'otel_eval_score_bucket{{version={label},le="{le}"}} {count}')
         lines.append(f"otel_eval_score_sum{{version={label}}} {_number(round(hist.sum, 6))}")
         lines.append(f"otel_eval_score_count{{version={label}}} {hist.count}")
-    family("otel_eval_golden_cases_exercised", "gauge",
-           "Golden cases at least one session matched since the collector started (otel_eval_golden_cases: "
-           "how many are loaded; the difference were never exercised).")
+    family(
+        "otel_eval_golden_cases_exercised",
+        "gauge",
+        "Golden cases at least one session matched since the collector started (otel_eval_golden_cases: "
+        "how many are loaded; the difference were never exercised).",
+    )
     lines.append(f"otel_eval_golden_cases_exercised {len(m.exercised)}")
-    family("otel_eval_unmatched_share", "gauge",
-           "Share of the sessions scored since the collector started that matched no golden case: the traffic "
-           "the golden set does not describe (otel-eval golden suggest drafts cases for it).")
+    family(
+        "otel_eval_unmatched_share",
+        "gauge",
+        "Share of the sessions scored since the collector started that matched no golden case: the traffic "
+        "the golden set does not describe (otel-eval golden suggest drafts cases for it).",
+    )
     lines.append(f"otel_eval_unmatched_share {_number(round(m.unmatched / m.observed, 6)) if m.observed else 'NaN'}")
-    family("otel_eval_label_values_capped_total", "counter",
-           f"Observations whose case or version label was replaced by \"{OTHER}\" (label cardinality cap).")
+    family(
+        "otel_eval_label_values_capped_total",
+        "counter",
+        f"Observations whose case or version label was replaced by \"{OTHER}\" (label cardinality cap).",
+    )
     lines.append(f'otel_eval_label_values_capped_total{{label="case"}} {m.case_label.capped}')
     lines.append(f'otel_eval_label_values_capped_total{{label="version"}} {m.version_label.capped}')
     return lines

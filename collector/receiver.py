@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
     ExportLogsPartialSuccess,
@@ -52,12 +53,12 @@ class RetryLater(Exception):
 class Receiver:
     engine: IngestTarget
     metrics: CollectorCounters
-    commit_timeout: Optional[float] = 30.0
+    commit_timeout: float | None = 30.0
     """How long one request may wait for its commit before the exporter is told to retry."""
-    write_failure: Optional[str] = None
+    write_failure: str | None = None
     """Why the last commit failed on our side (disk full, locked, ...); None once one succeeds."""
 
-    def health_problem(self) -> Optional[str]:
+    def health_problem(self) -> str | None:
         """Why the collector cannot store spans now, or None: ``/healthz`` answers 503 with it.
         The engine's own view (``engine.health_problem()``, when it has one) comes first."""
         return self.engine.health_problem() or self.write_failure
@@ -122,8 +123,9 @@ class Receiver:
             retry_after = max(1, math.ceil(getattr(exc, "retry_after", RETRY_AFTER_SECONDS)))
             raise RetryLater(f"{self.write_failure}; retry later", retry_after) from None
         except EngineUnavailable as exc:  # any other retryable refusal of the engine
-            raise RetryLater(str(exc) or "could not store the batch; retry later",
-                              max(1, math.ceil(exc.retry_after))) from None
+            raise RetryLater(
+                str(exc) or "could not store the batch; retry later", max(1, math.ceil(exc.retry_after))
+            ) from None
         except TimeoutError:
             # The batch stays queued and will be stored; a retry is harmless (idempotent ids).
             raise RetryLater(f"not committed within {self.commit_timeout} s; retry later") from None

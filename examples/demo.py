@@ -21,9 +21,10 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -46,7 +47,7 @@ class Scenario:
     turns: tuple[str, ...]
     version: str = "1.0.0"
     expect: str = PASS
-    expect_case: Optional[str] = None
+    expect_case: str | None = None
     expect_failing: tuple[str, ...] = ()
     """Criteria that must be among the failed ones (for expect=FAIL)."""
     mark_end: bool = False
@@ -56,18 +57,41 @@ class Scenario:
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario("tokyo", ("What's the weather in Tokyo?",), expect_case="weather_tokyo", mark_end=True),
     Scenario("compare", ("Compare the weather in Paris and London",), expect_case="compare_paris_london"),
-    Scenario("followup", ("What's the weather in Paris?", "What about tomorrow?"), expect_case="paris_followup",
-             mark_end=True),
+    Scenario(
+        "followup",
+        ("What's the weather in Paris?", "What about tomorrow?"),
+        expect_case="paris_followup",
+        mark_end=True,
+    ),
     Scenario("typo-retry", ("What's the weather in Berln?",), expect_case="berlin_typo_retry"),
     Scenario("refund", ("What is your refund policy?",), expect_case="refund_policy", user_id="user-carol"),
-    Scenario("top-users", ("Show me the top 10 users by revenue",), expect_case="top_users_by_revenue",
-             user_id="user-bob"),
-    Scenario("active-users", ("How many active users did we have last month?",),
-             expect_case="active_users_last_month", user_id="user-bob"),
-    Scenario("tokyo", ("What's the weather in Tokyo?",), version="2.0.0", expect=FAIL,
-             expect_case="weather_tokyo", expect_failing=("trajectory_match",), mark_end=True),
-    Scenario("top-users", ("Show me the top 10 users by revenue",), version="2.0.0", expect=FAIL,
-             expect_case="top_users_by_revenue", expect_failing=("table_usage",), user_id="user-bob"),
+    Scenario(
+        "top-users", ("Show me the top 10 users by revenue",), expect_case="top_users_by_revenue", user_id="user-bob"
+    ),
+    Scenario(
+        "active-users",
+        ("How many active users did we have last month?",),
+        expect_case="active_users_last_month",
+        user_id="user-bob",
+    ),
+    Scenario(
+        "tokyo",
+        ("What's the weather in Tokyo?",),
+        version="2.0.0",
+        expect=FAIL,
+        expect_case="weather_tokyo",
+        expect_failing=("trajectory_match",),
+        mark_end=True,
+    ),
+    Scenario(
+        "top-users",
+        ("Show me the top 10 users by revenue",),
+        version="2.0.0",
+        expect=FAIL,
+        expect_case="top_users_by_revenue",
+        expect_failing=("table_usage",),
+        user_id="user-bob",
+    ),
     Scenario("small-talk", ("Tell me a joke",), expect=UNMATCHED),
 )
 
@@ -78,16 +102,16 @@ class Judgement:
     (an ``EvalCaseResult``) or from the database (an ``otel_eval.read.evaluations.current_evaluations`` row)."""
 
     verdict: str
-    case_id: Optional[str]
+    case_id: str | None
     score: float
     failing: tuple[str, ...]
 
     @classmethod
-    def of_result(cls, result: Any) -> "Judgement":
+    def of_result(cls, result: Any) -> Judgement:
         return cls(verdict_of(result), result.eval_id or None, result.score, tuple(failed_criteria(result)))
 
     @classmethod
-    def of_row(cls, row: Mapping[str, Any]) -> "Judgement":
+    def of_row(cls, row: Mapping[str, Any]) -> Judgement:
         from otel_eval.read.evaluations import failing_criteria
 
         if not row["case_id"]:
@@ -147,7 +171,9 @@ def check_expectations(
     console: Console, expected: Mapping[str, Scenario], judged: Mapping[str, Judgement], where: Path
 ) -> int:
     """Print every surprise and the tally; 0 when every session was judged as expected."""
-    unexpected = [sid for sid, scenario in expected.items() if sid not in judged or not as_expected(scenario, judged[sid])]
+    unexpected = [
+        sid for sid, scenario in expected.items() if sid not in judged or not as_expected(scenario, judged[sid])
+    ]
     for session_id in unexpected:
         got = judged.get(session_id)
         console.print(
@@ -187,16 +213,18 @@ def run_demo(db: Path, console: Console, scenarios: Sequence[Scenario] = SCENARI
     # No service.version on the resource: one provider hosts both agent versions, and each span
     # says which one made it (gen_ai.agent.version).
     provider = TracerProvider(resource=Resource.create({"service.name": "weather-agent"}))
-    processor = EvalSpanProcessor(
-        db=db, golden=GOLDEN_FILES, trace_quiet=0.5, session_idle=1.0, on_result=live
-    )
+    processor = EvalSpanProcessor(db=db, golden=GOLDEN_FILES, trace_quiet=0.5, session_idle=1.0, on_result=live)
     provider.add_span_processor(processor)
 
     console.print(f"[bold]agent sessions[/] (v1.0.0 should pass, v2.0.0 should fail); database: {db}")
     for session_id, scenario in by_session.items():
         outcome = run_session(
-            provider, session_id, list(scenario.turns), version=scenario.version,
-            user_id=scenario.user_id, mark_end=scenario.mark_end,
+            provider,
+            session_id,
+            list(scenario.turns),
+            version=scenario.version,
+            user_id=scenario.user_id,
+            mark_end=scenario.mark_end,
         )
         print_session_run(console, session_id, outcome)
 
@@ -210,8 +238,9 @@ def run_demo(db: Path, console: Console, scenarios: Sequence[Scenario] = SCENARI
     return check_expectations(console, by_session, live.results, db)
 
 
-def print_report(db: Path, console: Console, session_ids: Optional[Iterable[str]] = None,
-                 details_for: Iterable[str] = ()) -> list[dict[str, Any]]:
+def print_report(
+    db: Path, console: Console, session_ids: Iterable[str] | None = None, details_for: Iterable[str] = ()
+) -> list[dict[str, Any]]:
     """The project's report from the database, limited to ``session_ids`` (a reused database
     keeps earlier runs), with the criterion-by-criterion detail of the sessions in ``details_for``."""
     from otel_eval import report
@@ -237,21 +266,29 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m examples.demo",
         description="Run the example weather agent and evaluate its sessions live against the golden files in "
-                    "examples/golden: in-process (EvalSpanProcessor), through the sidecar collector "
-                    "(python -m collector, fed by the standard OTLP gRPC and HTTP exporters), or both. "
-                    "Exits 0 only when every session was judged as expected.",
+        "examples/golden: in-process (EvalSpanProcessor), through the sidecar collector "
+        "(python -m collector, fed by the standard OTLP gRPC and HTTP exporters), or both. "
+        "Exits 0 only when every session was judged as expected.",
     )
-    parser.add_argument("--db-dir", type=Path, metavar="DIR",
-                        help=f"Directory for the SQLite files ({IN_PROCESS_DB}, {SIDECAR_DB}); created if missing. "
-                             "Reusing one keeps earlier runs in the files; the report shows this run only. "
-                             "Default: a new temporary directory.")
-    parser.add_argument("--mode", choices=MODES, default="both",
-                        help="in-process: EvalSpanProcessor on the agent's TracerProvider; sidecar: the collector as "
-                             "a separate process on free loopback ports; both (default): one after the other.")
+    parser.add_argument(
+        "--db-dir",
+        type=Path,
+        metavar="DIR",
+        help=f"Directory for the SQLite files ({IN_PROCESS_DB}, {SIDECAR_DB}); created if missing. "
+        "Reusing one keeps earlier runs in the files; the report shows this run only. "
+        "Default: a new temporary directory.",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        default="both",
+        help="in-process: EvalSpanProcessor on the agent's TracerProvider; sidecar: the collector as "
+        "a separate process on free loopback ports; both (default): one after the other.",
+    )
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None, console: Optional[Console] = None) -> int:
+def main(argv: Sequence[str] | None = None, console: Console | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = console or Console()
     db_dir: Path = args.db_dir or Path(tempfile.mkdtemp(prefix="otel-eval-demo-"))
@@ -274,8 +311,10 @@ def main(argv: Optional[Sequence[str]] = None, console: Optional[Console] = None
         outcome = "[green]all sessions judged as expected[/]" if status == 0 else "[red]unexpected results[/]"
         console.print(f"  {part}: {outcome}; database: {db}")
     dbs = " ".join(f"--db {db}" for _, db in statuses.values())
-    console.print(f"  finished in {time.monotonic() - started:.1f} s. Look again with `otel-eval report {dbs}` "
-                  "(add --session ID for one session), or open the files in sqlite3 or Datasette.")
+    console.print(
+        f"  finished in {time.monotonic() - started:.1f} s. Look again with `otel-eval report {dbs}` "
+        "(add --session ID for one session), or open the files in sqlite3 or Datasette."
+    )
     return 1 if any(status for status, _ in statuses.values()) else 0
 
 

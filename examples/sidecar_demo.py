@@ -23,8 +23,9 @@ import threading
 import time
 import urllib.request
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -33,7 +34,14 @@ from rich.console import Console
 from rich.markup import escape
 
 from examples.demo import (
-    FAIL, GOLDEN_FILES, UNMATCHED, Judgement, Scenario, check_expectations, print_report, print_session_run,
+    FAIL,
+    GOLDEN_FILES,
+    UNMATCHED,
+    Judgement,
+    Scenario,
+    check_expectations,
+    print_report,
+    print_session_run,
     print_verdict,
 )
 from examples.weather_agent import run_session
@@ -46,14 +54,44 @@ TRANSPORT_TITLES = {GRPC: "OTLP/gRPC exporter", HTTP: "OTLP/HTTP (protobuf) expo
 #: sessions end explicitly (otel_eval.session.end on the last root span), the others by going idle.
 SIDECAR_SCENARIOS: tuple[tuple[str, Scenario], ...] = (
     (GRPC, Scenario("tokyo", ("What's the weather in Tokyo?",), expect_case="weather_tokyo", mark_end=True)),
-    (GRPC, Scenario("followup", ("What's the weather in Paris?", "What about tomorrow?"),
-                    expect_case="paris_followup")),
-    (GRPC, Scenario("tokyo", ("What's the weather in Tokyo?",), version="2.0.0", expect=FAIL,
-                    expect_case="weather_tokyo", expect_failing=("trajectory_match",), mark_end=True)),
-    (HTTP, Scenario("top-users", ("Show me the top 10 users by revenue",), expect_case="top_users_by_revenue",
-                    user_id="user-bob", mark_end=True)),
-    (HTTP, Scenario("top-users", ("Show me the top 10 users by revenue",), version="2.0.0", expect=FAIL,
-                    expect_case="top_users_by_revenue", expect_failing=("table_usage",), user_id="user-bob")),
+    (
+        GRPC,
+        Scenario("followup", ("What's the weather in Paris?", "What about tomorrow?"), expect_case="paris_followup"),
+    ),
+    (
+        GRPC,
+        Scenario(
+            "tokyo",
+            ("What's the weather in Tokyo?",),
+            version="2.0.0",
+            expect=FAIL,
+            expect_case="weather_tokyo",
+            expect_failing=("trajectory_match",),
+            mark_end=True,
+        ),
+    ),
+    (
+        HTTP,
+        Scenario(
+            "top-users",
+            ("Show me the top 10 users by revenue",),
+            expect_case="top_users_by_revenue",
+            user_id="user-bob",
+            mark_end=True,
+        ),
+    ),
+    (
+        HTTP,
+        Scenario(
+            "top-users",
+            ("Show me the top 10 users by revenue",),
+            version="2.0.0",
+            expect=FAIL,
+            expect_case="top_users_by_revenue",
+            expect_failing=("table_usage",),
+            user_id="user-bob",
+        ),
+    ),
     (HTTP, Scenario("small-talk", ("Tell me a joke",), expect=UNMATCHED)),
 )
 
@@ -70,24 +108,37 @@ class CollectorProcess:
 
     def __init__(self, db: Path, golden: Sequence[Path], trace_quiet: float, session_idle: float):
         self.command = [
-            sys.executable, "-m", "collector", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0",
-            "--db", str(db), "--trace-quiet", f"{trace_quiet:g}", "--session-idle", f"{session_idle:g}",
-            "--log-level", "info",
+            sys.executable,
+            "-m",
+            "collector",
+            "--grpc",
+            "127.0.0.1:0",
+            "--http",
+            "127.0.0.1:0",
+            "--db",
+            str(db),
+            "--trace-quiet",
+            f"{trace_quiet:g}",
+            "--session-idle",
+            f"{session_idle:g}",
+            "--log-level",
+            "info",
         ]
         for path in golden:
             self.command += ["--golden", str(path)]
         self.lines: list[str] = []
-        self.proc: Optional[subprocess.Popen[str]] = None
+        self.proc: subprocess.Popen[str] | None = None
         self.grpc_port = 0
         self.http_port = 0
-        self._reader: Optional[threading.Thread] = None
+        self._reader: threading.Thread | None = None
 
-    def start(self, timeout: float = 20.0) -> "CollectorProcess":
+    def start(self, timeout: float = 20.0) -> CollectorProcess:
         env = dict(os.environ)
         # The collector package comes from this checkout even when the project is not installed.
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
-        self.proc = subprocess.Popen(self.command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True, env=env, cwd=REPO)
+        self.proc = subprocess.Popen(
+            self.command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO
+        )
         self._reader = threading.Thread(target=self._read, name="collector-stderr", daemon=True)
         self._reader.start()
         try:
@@ -112,8 +163,11 @@ class CollectorProcess:
                     return match
             exited = self.proc is not None and self.proc.poll() is not None
             if (exited and not (self._reader and self._reader.is_alive())) or time.monotonic() > deadline:
-                status = f"exited with status {self.proc.returncode}" if exited and self.proc else \
-                    f"said nothing matching {pattern!r} within {timeout:g} s"
+                status = (
+                    f"exited with status {self.proc.returncode}"
+                    if exited and self.proc
+                    else f"said nothing matching {pattern!r} within {timeout:g} s"
+                )
                 output = "\n".join(self.lines) or "(no output)"
                 raise CollectorStartError(f"the collector ({' '.join(self.command)}) {status}:\n{output}")
             time.sleep(0.02)
@@ -204,20 +258,29 @@ def run_sidecar_demo(
             if not sessions:
                 continue
             port = collector.grpc_port if transport == GRPC else collector.http_port
-            console.print(f"[bold]agent → {TRANSPORT_TITLES[transport]} → 127.0.0.1:{port}[/] "
-                          "(BatchSpanProcessor)")
+            console.print(f"[bold]agent → {TRANSPORT_TITLES[transport]} → 127.0.0.1:{port}[/] (BatchSpanProcessor)")
             provider = TracerProvider(resource=Resource.create({"service.name": "weather-agent"}))
-            provider.add_span_processor(BatchSpanProcessor(exporter_for(transport, collector), schedule_delay_millis=200))
+            provider.add_span_processor(
+                BatchSpanProcessor(exporter_for(transport, collector), schedule_delay_millis=200)
+            )
             for session_id, scenario in sessions.items():
-                outcome = run_session(provider, session_id, list(scenario.turns), version=scenario.version,
-                                      user_id=scenario.user_id, mark_end=scenario.mark_end)
+                outcome = run_session(
+                    provider,
+                    session_id,
+                    list(scenario.turns),
+                    version=scenario.version,
+                    user_id=scenario.user_id,
+                    mark_end=scenario.mark_end,
+                )
                 print_session_run(console, session_id, outcome)
             if not provider.force_flush(timeout_millis=10_000):
                 console.print(f"[red]the {transport} exporter did not finish sending within 10 s[/]")
             provider.shutdown()
 
-        console.print(f"[bold]scored by the collector[/] (explicit end after {trace_quiet:g} s quiet, "
-                      f"otherwise {session_idle:g} s idle; polling {db.name})")
+        console.print(
+            f"[bold]scored by the collector[/] (explicit end after {trace_quiet:g} s quiet, "
+            f"otherwise {session_idle:g} s idle; polling {db.name})"
+        )
         judged: dict[str, Judgement] = {}
         deadline = time.monotonic() + wait_scored
         while len(judged) < len(by_session) and time.monotonic() < deadline:
@@ -233,8 +296,13 @@ def run_sidecar_demo(
         console.print("[bold]collector /metrics[/] (export requests by protocol)")
         try:
             for line in collector.metrics().splitlines():
-                if line.startswith(("otel_eval_export_requests_total", "otel_eval_spans_stored_total",
-                                    "otel_eval_sessions_scored_total")):
+                if line.startswith(
+                    (
+                        "otel_eval_export_requests_total",
+                        "otel_eval_spans_stored_total",
+                        "otel_eval_sessions_scored_total",
+                    )
+                ):
                     console.print(f"  {line}", highlight=False)
         except OSError as exc:
             console.print(f"  /metrics unreachable: {exc}", markup=False, style="red")

@@ -32,8 +32,9 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
 from .errors import InputError
 from .metrics.health import LIMITS
@@ -65,16 +66,16 @@ class AlertRule:
     metric: str
     threshold: float
     comparison: str
-    case: Optional[str] = None
-    version: Optional[str] = None
+    case: str | None = None
+    version: str | None = None
     window_s: float = DEFAULT_WINDOW_MINUTES * 60
     min_sessions: int = DEFAULT_MIN_SESSIONS
-    webhook: Optional[str] = None
-    baseline: Optional[str] = None
+    webhook: str | None = None
+    baseline: str | None = None
     """``kind = "drift"``: the version whose paths the others are compared with."""
 
     @classmethod
-    def from_dict(cls, table: Mapping[str, Any], source: str = "alerts", location: str = "$.alerts[0]") -> "AlertRule":
+    def from_dict(cls, table: Mapping[str, Any], source: str = "alerts", location: str = "$.alerts[0]") -> AlertRule:
         """Validate one table; errors name ``source`` (the TOML file) and the key's JSON path."""
         if not isinstance(table, Mapping):
             raise InputError(source, f"expected an [[alerts]] table, got {type(table).__name__}", location)
@@ -84,10 +85,13 @@ class AlertRule:
         known = _DRIFT_KEYS if kind == DRIFT else _KEYS
         for key in table:
             if key not in known and not (key == "kind" and kind == "threshold"):
-                raise InputError(source, f"unknown {'drift ' if kind == DRIFT else ''}alert key {key!r} "
-                                 f"(known: {', '.join(known)})", f"{location}.{key}")
+                raise InputError(
+                    source,
+                    f"unknown {'drift ' if kind == DRIFT else ''}alert key {key!r} (known: {', '.join(known)})",
+                    f"{location}.{key}",
+                )
 
-        def text(key: str, required: bool = False) -> Optional[str]:
+        def text(key: str, required: bool = False) -> str | None:
             value = table.get(key)
             if value is None:
                 if required:
@@ -97,7 +101,7 @@ class AlertRule:
                 raise InputError(source, f"expected a non-empty string, got {value!r}", f"{location}.{key}")
             return value.strip()
 
-        def number(key: str, minimum: float, maximum: float = math.inf) -> Optional[float]:
+        def number(key: str, minimum: float, maximum: float = math.inf) -> float | None:
             value = table.get(key)
             if value is None:
                 return None
@@ -127,51 +131,78 @@ class AlertRule:
         assert threshold is not None
         case = text("case")
         if case is not None and metric == UNMATCHED_SHARE:
-            raise InputError(source, "an unmatched session has no case: unmatched_share takes 'version' only",
-                             f"{location}.case")
+            raise InputError(
+                source, "an unmatched session has no case: unmatched_share takes 'version' only", f"{location}.case"
+            )
         version = text("version")
         window = number("window_minutes", 0.0)
         if window is not None and window <= 0:
-            raise InputError(source, f"must be greater than 0, got {table['window_minutes']!r}",
-                             f"{location}.window_minutes")
+            raise InputError(
+                source, f"must be greater than 0, got {table['window_minutes']!r}", f"{location}.window_minutes"
+            )
         min_sessions = table.get("min_sessions", DEFAULT_MIN_SESSIONS)
         if isinstance(min_sessions, bool) or not isinstance(min_sessions, int) or min_sessions < 1:
-            raise InputError(source, f"expected a whole number of at least 1, got {min_sessions!r}",
-                             f"{location}.min_sessions")
+            raise InputError(
+                source, f"expected a whole number of at least 1, got {min_sessions!r}", f"{location}.min_sessions"
+            )
         webhook = text("webhook")
         if webhook is not None and not webhook.startswith(("http://", "https://")):
             raise InputError(source, f"expected an http:// or https:// URL, got {webhook!r}", f"{location}.webhook")
         scope = [f"case={case}" if case else "", f"version={version}" if version else ""]
         default_name = " ".join([metric, *[s for s in scope if s]])
-        return cls(name=text("name") or default_name, metric=metric, threshold=threshold, comparison=comparison,
-                   case=case, version=version,
-                   window_s=(window if window is not None else DEFAULT_WINDOW_MINUTES) * 60.0,
-                   min_sessions=min_sessions, webhook=webhook)
+        return cls(
+            name=text("name") or default_name,
+            metric=metric,
+            threshold=threshold,
+            comparison=comparison,
+            case=case,
+            version=version,
+            window_s=(window if window is not None else DEFAULT_WINDOW_MINUTES) * 60.0,
+            min_sessions=min_sessions,
+            webhook=webhook,
+        )
 
     @classmethod
-    def _drift(cls, table: Mapping[str, Any], text: Callable[..., Optional[str]], number: Callable[..., Optional[float]],
-               source: str, location: str) -> "AlertRule":
-        from .drift import DEFAULT_FDR, DEFAULT_MIN_SESSIONS as DRIFT_MIN_SESSIONS
+    def _drift(
+        cls,
+        table: Mapping[str, Any],
+        text: Callable[..., str | None],
+        number: Callable[..., float | None],
+        source: str,
+        location: str,
+    ) -> AlertRule:
+        from .drift import DEFAULT_FDR
+        from .drift import DEFAULT_MIN_SESSIONS as DRIFT_MIN_SESSIONS
 
         baseline = text("baseline", required=True)
         window = number("window_minutes", 0.0)
         if window is not None and window <= 0:
-            raise InputError(source, f"must be greater than 0, got {table['window_minutes']!r}",
-                             f"{location}.window_minutes")
+            raise InputError(
+                source, f"must be greater than 0, got {table['window_minutes']!r}", f"{location}.window_minutes"
+            )
         fdr = number("fdr", 0.0, 1.0)
         min_sessions = table.get("min_sessions", DRIFT_MIN_SESSIONS)
         if isinstance(min_sessions, bool) or not isinstance(min_sessions, int) or min_sessions < 1:
-            raise InputError(source, f"expected a whole number of at least 1, got {min_sessions!r}",
-                             f"{location}.min_sessions")
+            raise InputError(
+                source, f"expected a whole number of at least 1, got {min_sessions!r}", f"{location}.min_sessions"
+            )
         webhook = text("webhook")
         if webhook is not None and not webhook.startswith(("http://", "https://")):
             raise InputError(source, f"expected an http:// or https:// URL, got {webhook!r}", f"{location}.webhook")
         version = text("version") or EACH
         case = text("case") or EACH
-        return cls(name=text("name") or f"drift against {baseline}", metric=DRIFT,
-                   threshold=fdr if fdr is not None else DEFAULT_FDR, comparison="above", case=case, version=version,
-                   window_s=(window if window is not None else DEFAULT_WINDOW_MINUTES) * 60.0,
-                   min_sessions=min_sessions, webhook=webhook, baseline=baseline)
+        return cls(
+            name=text("name") or f"drift against {baseline}",
+            metric=DRIFT,
+            threshold=fdr if fdr is not None else DEFAULT_FDR,
+            comparison="above",
+            case=case,
+            version=version,
+            window_s=(window if window is not None else DEFAULT_WINDOW_MINUTES) * 60.0,
+            min_sessions=min_sessions,
+            webhook=webhook,
+            baseline=baseline,
+        )
 
     def breached(self, value: float) -> bool:
         if self.metric == DRIFT:  # value: 1.0 when the case's change is significant (drift_values)
@@ -188,14 +219,18 @@ def load_rules(tables: Sequence[Mapping[str, Any]], source: str = "alerts") -> l
     for i, table in enumerate(tables):
         rule = AlertRule.from_dict(table, source, f"$.alerts[{i}]")
         if rule.name in seen:
-            raise InputError(source, f"alert name {rule.name!r} is already used by $.alerts[{seen[rule.name]}]",
-                             f"$.alerts[{i}].name")
+            raise InputError(
+                source,
+                f"alert name {rule.name!r} is already used by $.alerts[{seen[rule.name]}]",
+                f"$.alerts[{i}].name",
+            )
         seen[rule.name] = i
         rules.append(rule)
     return rules
 
 
 # --- evaluating rules ------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class AlertEvent:
@@ -212,30 +247,43 @@ class AlertEvent:
         where = ", ".join(f"{k} {v}" for k, v in self.scope.items()) or "all sessions"
         minutes = f"{self.rule.window_s / 60:g} min"
         if self.rule.metric == DRIFT:
-            what = (f"tool paths of {where} differ from version {self.rule.baseline}'s"
-                    if self.status == FIRING else f"tool paths of {where} no longer differ significantly from "
-                    f"version {self.rule.baseline}'s")
-            return (f"alert {self.rule.name!r} {self.status}: {what} over the last {minutes} "
-                    f"({self.sessions} sessions)")
+            what = (
+                f"tool paths of {where} differ from version {self.rule.baseline}'s"
+                if self.status == FIRING
+                else f"tool paths of {where} no longer differ significantly from version {self.rule.baseline}'s"
+            )
+            return f"alert {self.rule.name!r} {self.status}: {what} over the last {minutes} ({self.sessions} sessions)"
         if self.status == FIRING:
-            return (f"alert {self.rule.name!r} firing: {self.rule.metric} of {where} is {self.value:.4g}, "
-                    f"{self.rule.comparison} {self.rule.threshold:g} over the last {minutes} ({self.sessions} sessions)")
-        return (f"alert {self.rule.name!r} resolved: {self.rule.metric} of {where} is {self.value:.4g} "
-                f"over the last {minutes} ({self.sessions} sessions)")
+            return (
+                f"alert {self.rule.name!r} firing: {self.rule.metric} of {where} is {self.value:.4g}, "
+                f"{self.rule.comparison} {self.rule.threshold:g} over the last {minutes} ({self.sessions} sessions)"
+            )
+        return (
+            f"alert {self.rule.name!r} resolved: {self.rule.metric} of {where} is {self.value:.4g} "
+            f"over the last {minutes} ({self.sessions} sessions)"
+        )
 
     def payload(self) -> dict[str, Any]:
         """The webhook's JSON body."""
         return {
-            "status": self.status, "alert": self.rule.name, "metric": self.rule.metric, "scope": self.scope,
-            "value": round(self.value, 6), "comparison": self.rule.comparison, "threshold": self.rule.threshold,
-            "window_s": self.rule.window_s, "sessions": self.sessions, "at": iso_utc(self.at),
+            "status": self.status,
+            "alert": self.rule.name,
+            "metric": self.rule.metric,
+            "scope": self.scope,
+            "value": round(self.value, 6),
+            "comparison": self.rule.comparison,
+            "threshold": self.rule.threshold,
+            "window_s": self.rule.window_s,
+            "sessions": self.sessions,
+            "at": iso_utc(self.at),
             "message": self.message,
             **({"baseline": self.rule.baseline} if self.rule.metric == DRIFT else {}),
         }
 
 
-def row_from_result(result: Any, agent_version: Optional[str] = None, now: Optional[float] = None,
-                    db: str = "") -> EvaluationRow:
+def row_from_result(
+    result: Any, agent_version: str | None = None, now: float | None = None, db: str = ""
+) -> EvaluationRow:
     """An ``EvalCaseResult`` (an ``on_result`` callback's argument) as the row the evaluator reads."""
     failing: list[str] = []
     health: dict[str, Any] = {}
@@ -252,14 +300,27 @@ def row_from_result(result: Any, agent_version: Optional[str] = None, now: Optio
                 health_failed = True
                 reasons += [str(v.get("reason")) for v in c.details.get("violations") or [] if isinstance(v, dict)]
     return EvaluationRow(
-        id=0, db=db, session_id=result.session_id or "", revision=0, case_id=result.eval_id or None,
-        agent_version=agent_version, passed=result.passed, verdict=result.verdict, score=result.score,
-        created_at=iso_utc(time.time() if now is None else now), error=result.error, failing=tuple(failing),
-        health=health, health_failed=health_failed, health_reasons=tuple(reasons),
+        id=0,
+        db=db,
+        session_id=result.session_id or "",
+        revision=0,
+        case_id=result.eval_id or None,
+        agent_version=agent_version,
+        passed=result.passed,
+        verdict=result.verdict,
+        score=result.score,
+        created_at=iso_utc(time.time() if now is None else now),
+        error=result.error,
+        failing=tuple(failing),
+        health=health,
+        health_failed=health_failed,
+        health_reasons=tuple(reasons),
     )
 
 
-def rule_values(rule: AlertRule, rows: Iterable[EvaluationRow], now: float) -> dict[tuple[tuple[str, str], ...], tuple[float, int]]:
+def rule_values(
+    rule: AlertRule, rows: Iterable[EvaluationRow], now: float
+) -> dict[tuple[tuple[str, str], ...], tuple[float, int]]:
     """Per scope (``(("case", id), ("version", v))``): ``(value, sessions)`` over the rule's window.
     Scopes with fewer than ``min_sessions`` sessions are left out. Pure."""
     if rule.metric == DRIFT:
@@ -291,11 +352,13 @@ def rule_values(rule: AlertRule, rows: Iterable[EvaluationRow], now: float) -> d
     return out
 
 
-def drift_values(rule: AlertRule, rows: Iterable[EvaluationRow], now: float) -> dict[tuple[tuple[str, str], ...], tuple[float, int]]:
+def drift_values(
+    rule: AlertRule, rows: Iterable[EvaluationRow], now: float
+) -> dict[tuple[tuple[str, str], ...], tuple[float, int]]:
     """``kind = "drift"``: per (case, candidate version) with ``min_sessions`` in both versions,
     1.0 when its tool-path change is significant across all of them (Benjamini-Hochberg at the
     rule's ``fdr``), else 0.0; with the sessions compared."""
-    from .drift import compare_paths, benjamini_hochberg
+    from .drift import benjamini_hochberg, compare_paths
 
     cutoff = now - rule.window_s
     counts: dict[tuple[str, str], dict[str, int]] = {}
@@ -315,8 +378,13 @@ def drift_values(rule: AlertRule, rows: Iterable[EvaluationRow], now: float) -> 
             continue
         result = compare_paths(case, counts[(case, rule.baseline)], candidate, rule.min_sessions)
         if result.dof or result.reason.startswith("one path"):  # one shared path: no difference (p = 1)
-            tests.append(((("case", case), ("version", version)), 1.0 if result.p_value is None else result.p_value,
-                          sum(candidate.values()) + sum(counts[(case, rule.baseline)].values())))
+            tests.append(
+                (
+                    (("case", case), ("version", version)),
+                    1.0 if result.p_value is None else result.p_value,
+                    sum(candidate.values()) + sum(counts[(case, rule.baseline)].values()),
+                )
+            )
     flags = benjamini_hochberg([p for _, p, _ in tests], rule.threshold)
     return {scope: (1.0 if flagged else 0.0, sessions) for (scope, _, sessions), flagged in zip(tests, flags)}
 
@@ -339,7 +407,7 @@ class AlertEvaluator:
     Feed it rows (:meth:`observe`) from the database or from ``on_result`` callbacks
     (:func:`row_from_result`), then call :meth:`evaluate`: every state change goes to the notifier."""
 
-    def __init__(self, rules: Sequence[AlertRule], notifier: Optional["Notifier"] = None):
+    def __init__(self, rules: Sequence[AlertRule], notifier: Notifier | None = None):
         self.rules = list(rules)
         self.notifier = notifier
         self.horizon_s = max((r.window_s for r in self.rules), default=0.0)
@@ -366,7 +434,7 @@ class AlertEvaluator:
         with self._lock:
             return list(self._firing.values())
 
-    def evaluate(self, now: Optional[float] = None) -> list[AlertEvent]:
+    def evaluate(self, now: float | None = None) -> list[AlertEvent]:
         """State changes since the last call (each also sent to the notifier)."""
         now = time.time() if now is None else now
         events: list[AlertEvent] = []
@@ -394,6 +462,7 @@ class AlertEvaluator:
 
 # --- delivery --------------------------------------------------------------------------------
 
+
 class Notifier:
     """Logs every event at once; posts webhooks from one background thread.
 
@@ -402,16 +471,22 @@ class Notifier:
     ``max_pending`` posts wait; more are dropped and counted, so a dead endpoint costs bounded memory.
     """
 
-    def __init__(self, timeout: float = 5.0, retries: int = 2, backoff_s: float = 0.5, max_pending: int = 1000,
-                 default_webhook: Optional[str] = None,
-                 post: Optional[Callable[[str, bytes, float], int]] = None):
+    def __init__(
+        self,
+        timeout: float = 5.0,
+        retries: int = 2,
+        backoff_s: float = 0.5,
+        max_pending: int = 1000,
+        default_webhook: str | None = None,
+        post: Callable[[str, bytes, float], int] | None = None,
+    ):
         self.timeout = timeout
         self.retries = retries
         self.backoff_s = backoff_s
         self.default_webhook = default_webhook
         self._post = post or _http_post
-        self._queue: "queue.Queue[Optional[tuple[str, AlertEvent]]]" = queue.Queue(maxsize=max_pending)
-        self._thread: Optional[threading.Thread] = None
+        self._queue: queue.Queue[tuple[str, AlertEvent] | None] = queue.Queue(maxsize=max_pending)
+        self._thread: threading.Thread | None = None
         self._closing = threading.Event()
         self._start_lock = threading.Lock()
         self.sent = 0
@@ -484,8 +559,9 @@ class Notifier:
 
 
 def _http_post(url: str, body: bytes, timeout: float) -> int:
-    request = urllib.request.Request(url, data=body, method="POST",
-                                     headers={"Content-Type": "application/json", "User-Agent": "otel-eval-alerts"})
+    request = urllib.request.Request(
+        url, data=body, method="POST", headers={"Content-Type": "application/json", "User-Agent": "otel-eval-alerts"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.status
@@ -494,6 +570,7 @@ def _http_post(url: str, body: bytes, timeout: float) -> int:
 
 
 # --- the collector's driver ------------------------------------------------------------------
+
 
 class AlertMonitor:
     """Reads new evaluations from the database(s) and evaluates the rules, on its own thread.
@@ -507,17 +584,23 @@ class AlertMonitor:
         self.poll_s = poll_s
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
+        self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._positioned = False
 
     @classmethod
-    def from_config(cls, tables: Sequence[Mapping[str, Any]], db_paths: Sequence[str], source: str = "alerts",
-                    poll_s: float = 5.0, notifier: Optional[Notifier] = None) -> "AlertMonitor":
+    def from_config(
+        cls,
+        tables: Sequence[Mapping[str, Any]],
+        db_paths: Sequence[str],
+        source: str = "alerts",
+        poll_s: float = 5.0,
+        notifier: Notifier | None = None,
+    ) -> AlertMonitor:
         rules = load_rules(tables, source)
         return cls(AlertEvaluator(rules, notifier or Notifier()), db_paths, poll_s)
 
-    def check(self, now: Optional[float] = None) -> list[AlertEvent]:
+    def check(self, now: float | None = None) -> list[AlertEvent]:
         """Read what is new and evaluate once; returns the state changes."""
         now = time.time() if now is None else now
         with self._lock:
@@ -532,7 +615,7 @@ class AlertMonitor:
     def wake(self, *_: Any) -> None:
         self._wake.set()
 
-    def start(self) -> "AlertMonitor":
+    def start(self) -> AlertMonitor:
         if self._thread is None:
             self._thread = threading.Thread(target=self._loop, name="otel-eval-alert-monitor", daemon=True)
             self._thread.start()

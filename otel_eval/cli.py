@@ -6,7 +6,8 @@ import argparse
 import json
 import logging
 import sys
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .embedding_options import add_embedding_arguments, embedding_backend
 from .errors import OtelEvalError
@@ -30,28 +31,60 @@ examples:
 
 # Commands whose module provides add_<name>_arguments(parser) and <name>_main(args) -> int.
 SUBCOMMANDS = (
-    ("inspect", "inspection", "show which convention and attribute fed each AgentData field",
-     "Per span: the detected convention, span type, and for every AgentData field its value and the attribute it "
-     "came from (empty fields listed too); per session: where the session id came from and the trajectory."),
-    ("rescore", "rescore", "re-evaluate stored sessions after a golden set or config changed (new revisions)",
-     "Score stored sessions again, as new revisions; earlier evaluations are kept, marked superseded."),
-    ("compare", "compare", "compare two agent versions per case and per criterion",
-     "Pass rate and mean score of a baseline and a candidate agent version, per case and per criterion: "
-     "what improved, what regressed."),
-    ("export", "export", "write sessions as Vertex-native JSONL, an EvalSet (otel-eval's or ADK's) or a Big Sky dataset",
-     "Export stored sessions: --format vertex (Vertex AI evaluation JSONL), evalset (promote sessions to golden "
-     "cases), adk (the same cases for google-adk's `adk eval`) or bigsky."),
-    ("watch", "watch", "live terminal view of sessions as they are scored",
-     "Pass rate per case and agent version over a sliding window, the latest sessions with their failing "
-     "criteria, unmatched and unhealthy sessions, and ingest rate; refreshed from the SQLite file(s)."),
-    ("ui", "ui", "serve the web dashboard over a database (the collector serves it with --ui)",
-     "The dashboard on its own HTTP server, reading a database file read-only."),
-    ("label", "labels", "mark a session's verdict right (agree) or wrong (disagree), with a note",
-     "A reviewer's label of a session's current verdict, stored with who and when; report and the dashboard "
-     "show how often each criterion agrees with the labels (judge calibration)."),
-    ("criteria", "criteria_listing", "list every criterion a config may name, with what it measures",
-     "Every criterion (and google-adk metric name) a config may name: its one-line description, default "
-     "threshold, what it needs from a golden case and its options. docs/metrics.md describes each."),
+    (
+        "inspect",
+        "inspection",
+        "show which convention and attribute fed each AgentData field",
+        "Per span: the detected convention, span type, and for every AgentData field its value and the attribute it "
+        "came from (empty fields listed too); per session: where the session id came from and the trajectory.",
+    ),
+    (
+        "rescore",
+        "rescore",
+        "re-evaluate stored sessions after a golden set or config changed (new revisions)",
+        "Score stored sessions again, as new revisions; earlier evaluations are kept, marked superseded.",
+    ),
+    (
+        "compare",
+        "compare",
+        "compare two agent versions per case and per criterion",
+        "Pass rate and mean score of a baseline and a candidate agent version, per case and per criterion: "
+        "what improved, what regressed.",
+    ),
+    (
+        "export",
+        "export",
+        "write sessions as Vertex-native JSONL, an EvalSet (otel-eval's or ADK's) or a Big Sky dataset",
+        "Export stored sessions: --format vertex (Vertex AI evaluation JSONL), evalset (promote sessions to golden "
+        "cases), adk (the same cases for google-adk's `adk eval`) or bigsky.",
+    ),
+    (
+        "watch",
+        "watch",
+        "live terminal view of sessions as they are scored",
+        "Pass rate per case and agent version over a sliding window, the latest sessions with their failing "
+        "criteria, unmatched and unhealthy sessions, and ingest rate; refreshed from the SQLite file(s).",
+    ),
+    (
+        "ui",
+        "ui",
+        "serve the web dashboard over a database (the collector serves it with --ui)",
+        "The dashboard on its own HTTP server, reading a database file read-only.",
+    ),
+    (
+        "label",
+        "labels",
+        "mark a session's verdict right (agree) or wrong (disagree), with a note",
+        "A reviewer's label of a session's current verdict, stored with who and when; report and the dashboard "
+        "show how often each criterion agrees with the labels (judge calibration).",
+    ),
+    (
+        "criteria",
+        "criteria_listing",
+        "list every criterion a config may name, with what it measures",
+        "Every criterion (and google-adk metric name) a config may name: its one-line description, default "
+        "threshold, what it needs from a golden case and its options. docs/metrics.md describes each.",
+    ),
 )
 
 
@@ -72,45 +105,94 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", default="WARNING", help="logging level (DEBUG, INFO, WARNING; default WARNING)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    ev = sub.add_parser("evaluate", help="evaluate span files offline (Noveum dataset.json, OTLP JSON / JSON lines / .pb)",
-                        description="Run captured spans through the whole pipeline: every session in the files is "
-                        "mapped, ended, matched to a golden case and scored; results go to --db.")
-    ev.add_argument("files", nargs="+", metavar="FILE", help="span files: Noveum dataset.json, OTLP JSON, JSON lines, or .pb captures; OTLP logs "
-                    "captures (*.logs.pb, or JSON with resourceLogs) join their spans' content")
-    ev.add_argument("--golden", action="append", default=[], metavar="PATH",
-                    help="golden set (EvalSet, trajectory-golden, Big Sky or ADK format); repeatable")
-    ev.add_argument("--db", default=DEFAULT_DB, help=f"SQLite file to store spans, AgentData and results (default {DEFAULT_DB})")
-    ev.add_argument("--config", metavar="FILE", help="evaluation criteria: a TOML file ([criteria.NAME] tables) or "
-                    "google-adk's test_config.json; without it, a test_config.json beside a --golden .evalset.json / "
-                    ".test.json is used, as adk eval does (see docs/adk.md)")
-    ev.add_argument("--fuzzy-threshold", type=float, default=90.0, metavar="SCORE",
-                    help="lowest rapidfuzz score (0-100) for a fuzzy query match to a golden case (default 90)")
+    ev = sub.add_parser(
+        "evaluate",
+        help="evaluate span files offline (Noveum dataset.json, OTLP JSON / JSON lines / .pb)",
+        description="Run captured spans through the whole pipeline: every session in the files is "
+        "mapped, ended, matched to a golden case and scored; results go to --db.",
+    )
+    ev.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="span files: Noveum dataset.json, OTLP JSON, JSON lines, or .pb captures; OTLP logs "
+        "captures (*.logs.pb, or JSON with resourceLogs) join their spans' content",
+    )
+    ev.add_argument(
+        "--golden",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="golden set (EvalSet, trajectory-golden, Big Sky or ADK format); repeatable",
+    )
+    ev.add_argument(
+        "--db", default=DEFAULT_DB, help=f"SQLite file to store spans, AgentData and results (default {DEFAULT_DB})"
+    )
+    ev.add_argument(
+        "--config",
+        metavar="FILE",
+        help="evaluation criteria: a TOML file ([criteria.NAME] tables) or "
+        "google-adk's test_config.json; without it, a test_config.json beside a --golden .evalset.json / "
+        ".test.json is used, as adk eval does (see docs/adk.md)",
+    )
+    ev.add_argument(
+        "--fuzzy-threshold",
+        type=float,
+        default=90.0,
+        metavar="SCORE",
+        help="lowest rapidfuzz score (0-100) for a fuzzy query match to a golden case (default 90)",
+    )
     add_embedding_arguments(ev)
-    ev.add_argument("--session-attribute", action="append", default=[], metavar="KEY",
-                    help="also take a span's session id from this attribute key, ahead of the built-in ones "
-                         "(session.id, gen_ai.conversation.id, ...); repeatable")
-    ev.add_argument("--user-attribute", action="append", default=[], metavar="KEY",
-                    help="also take a span's user id from this attribute key, ahead of the built-in ones; repeatable")
+    ev.add_argument(
+        "--session-attribute",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="also take a span's session id from this attribute key, ahead of the built-in ones "
+        "(session.id, gen_ai.conversation.id, ...); repeatable",
+    )
+    ev.add_argument(
+        "--user-attribute",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="also take a span's user id from this attribute key, ahead of the built-in ones; repeatable",
+    )
     ev.add_argument("--json", action="store_true", help="print results as JSON instead of tables")
 
-    rp = sub.add_parser("report", help="summary and per-case results of one or more databases",
-                        description="Print the latest evaluation of every session: totals, per-criterion and per-case "
-                        "pass rates; with --session, one session's criteria and aligned trajectory.")
-    rp.add_argument("--db", action="append", default=[], metavar="PATH",
-                    help=f"database file; repeat to aggregate several collectors (default {DEFAULT_DB})")
+    rp = sub.add_parser(
+        "report",
+        help="summary and per-case results of one or more databases",
+        description="Print the latest evaluation of every session: totals, per-criterion and per-case "
+        "pass rates; with --session, one session's criteria and aligned trajectory.",
+    )
+    rp.add_argument(
+        "--db",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help=f"database file; repeat to aggregate several collectors (default {DEFAULT_DB})",
+    )
     rp.add_argument("--session", metavar="ID", help="show one session in detail")
     rp.add_argument("--json", action="store_true", help="print as JSON")
-    rp.add_argument("--since", metavar="ISO-TIME", help="golden coverage counts sessions scored since then (e.g. "
-                    "2025-01-31 or 2025-01-31T12:00:00Z; default: every stored session)")
+    rp.add_argument(
+        "--since",
+        metavar="ISO-TIME",
+        help="golden coverage counts sessions scored since then (e.g. "
+        "2025-01-31 or 2025-01-31T12:00:00Z; default: every stored session)",
+    )
     add_timing_arguments(rp)
 
     for name, module, help_text, description in SUBCOMMANDS:
         command = sub.add_parser(name, help=help_text, description=description)
         _command_module(module).__dict__[f"add_{name}_arguments"](command)
 
-    dm = sub.add_parser("datasette-metadata", help="print Datasette metadata (canned queries) for database files",
-                        description="Print the Datasette metadata (table descriptions and canned queries) keyed "
-                        "by the names Datasette gives these files, for: datasette FILE... -m metadata.json")
+    dm = sub.add_parser(
+        "datasette-metadata",
+        help="print Datasette metadata (canned queries) for database files",
+        description="Print the Datasette metadata (table descriptions and canned queries) keyed "
+        "by the names Datasette gives these files, for: datasette FILE... -m metadata.json",
+    )
     dm.add_argument("files", nargs="+", metavar="DB", help="database file(s), in the order given to datasette")
 
     col = sub.add_parser("collect", help="run the sidecar collector (OTLP gRPC :4317 and HTTP :4318)", add_help=False)
@@ -118,31 +200,43 @@ def build_parser() -> argparse.ArgumentParser:
 
     gold = sub.add_parser("golden", help="check or convert golden sets")
     gsub = gold.add_subparsers(dest="golden_command", metavar="ACTION")
-    gv = gsub.add_parser("validate", help="report every problem in golden files (file, JSON path, reason)",
-                         description="List every problem of each golden file: file, JSON path and reason; an unknown "
-                         "key is named with the closest known one. Exit 1 if there is any error. Warnings (a case with "
-                         "nothing to check) are listed too but do not change the exit status.")
+    gv = gsub.add_parser(
+        "validate",
+        help="report every problem in golden files (file, JSON path, reason)",
+        description="List every problem of each golden file: file, JSON path and reason; an unknown "
+        "key is named with the closest known one. Exit 1 if there is any error. Warnings (a case with "
+        "nothing to check) are listed too but do not change the exit status.",
+    )
     gv.add_argument("files", nargs="+", metavar="FILE")
     gv.add_argument("--json", action="store_true")
-    gc = gsub.add_parser("convert", help="write any supported golden format as an .evalset.json (otel-eval's "
-                                         "schema, or google-adk's with --to adk)")
+    gc = gsub.add_parser(
+        "convert",
+        help="write any supported golden format as an .evalset.json (otel-eval's "
+        "schema, or google-adk's with --to adk)",
+    )
     gc.add_argument("source", metavar="FILE")
     gc.add_argument("output", metavar="OUT")
-    gc.add_argument("--to", choices=("evalset", "adk"), default="evalset",
-                    help="evalset: otel-eval's EvalSet (default; keeps every otel-eval expectation); adk: "
-                         "google-adk's EvalSet, for `adk eval` (see docs/exports.md)")
-    gs = gsub.add_parser("suggest", help="draft golden cases for the traffic no case describes (clusters of "
-                                         "unmatched sessions)",
-                         description="Cluster the queries of unmatched sessions and write one draft case per cluster "
-                         "of at least --min-sessions sessions, as a google-adk EvalSet: the most representative "
-                         "query, the most common tool path (arguments that vary across the cluster written as "
-                         "IGNORE), a representative answer, and example session ids in the case's metadata. Each "
-                         "draft is checked with the golden matcher: rescoring with it matches its sessions.")
+    gc.add_argument(
+        "--to",
+        choices=("evalset", "adk"),
+        default="evalset",
+        help="evalset: otel-eval's EvalSet (default; keeps every otel-eval expectation); adk: "
+        "google-adk's EvalSet, for `adk eval` (see docs/exports.md)",
+    )
+    gs = gsub.add_parser(
+        "suggest",
+        help="draft golden cases for the traffic no case describes (clusters of unmatched sessions)",
+        description="Cluster the queries of unmatched sessions and write one draft case per cluster "
+        "of at least --min-sessions sessions, as a google-adk EvalSet: the most representative "
+        "query, the most common tool path (arguments that vary across the cluster written as "
+        "IGNORE), a representative answer, and example session ids in the case's metadata. Each "
+        "draft is checked with the golden matcher: rescoring with it matches its sessions.",
+    )
     _command_module("golden_suggest").add_suggest_arguments(gs)
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["collect"]:
         from collector.app import main as collect_main
@@ -150,8 +244,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return collect_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     if not args.command:
         parser.print_help()
         return 2
@@ -199,8 +295,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from .engine.settings import EngineSettings
     from .mapping import use_identity_attributes
     from .offline import evaluate
-    from .readers import is_logs_file, read_log_events, read_spans
     from .read.evaluations import current_evaluations
+    from .readers import is_logs_file, read_log_events, read_spans
     from .report import render_report, summarize_sessions
 
     # TOML criteria or google-adk's test_config.json; with no --config, the test_config.json beside
@@ -216,19 +312,39 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         else:
             spans.extend(read_spans(path))
     err = Console(stderr=True)
-    with Progress(TextColumn("ingesting spans"), BarColumn(), MofNCompleteColumn(), console=err,
-                  transient=True, disable=args.json or not err.is_terminal) as progress:
+    with Progress(
+        TextColumn("ingesting spans"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err,
+        transient=True,
+        disable=args.json or not err.is_terminal,
+    ) as progress:
         task = progress.add_task("spans", total=len(spans))
-        settings = EngineSettings(session_attributes=tuple(args.session_attribute),
-                                  user_attributes=tuple(args.user_attribute), fuzzy_threshold=args.fuzzy_threshold)
-        results = evaluate([*logs, *spans], golden=args.golden, config=config, db=args.db, settings=settings,
-                           embedding_threshold=args.embedding_threshold, embed=embed,
-                           progress=lambda n: progress.advance(task, n))
+        settings = EngineSettings(
+            session_attributes=tuple(args.session_attribute),
+            user_attributes=tuple(args.user_attribute),
+            fuzzy_threshold=args.fuzzy_threshold,
+        )
+        results = evaluate(
+            [*logs, *spans],
+            golden=args.golden,
+            config=config,
+            db=args.db,
+            settings=settings,
+            embedding_threshold=args.embedding_threshold,
+            embed=embed,
+            progress=lambda n: progress.advance(task, n),
+        )
     rows = [r for r in current_evaluations([args.db]) if r["session_id"] in {res.session_id for res in results}]
     if args.json:
-        print(json.dumps({"db": args.db, "spans": len(spans), "summary": summarize_sessions(rows),
-                          "sessions": rows},
-                         indent=2, default=str))
+        print(
+            json.dumps(
+                {"db": args.db, "spans": len(spans), "summary": summarize_sessions(rows), "sessions": rows},
+                indent=2,
+                default=str,
+            )
+        )
     else:
         out = Console()
         with_logs = f" and {len(logs)} log records" if logs else ""
@@ -244,10 +360,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     from .errors import InputError
     from .read.backlog import backlog_of, describe
-    from .read.evaluations import current_evaluations, recent_sessions
-    from .read.sessions import session_detail, session_state
     from .read.coverage import coverage
+    from .read.evaluations import current_evaluations, recent_sessions
     from .read.labels import calibration
+    from .read.sessions import session_detail, session_state
     from .read.times import iso_utc, parse_since
     from .report import render_calibration, render_coverage, render_report, render_session, summarize_sessions
 
@@ -256,8 +372,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.session:
         row = session_detail(dbs, args.session)
         if row is None:
-            raise InputError(", ".join(dbs), _no_evaluation(args.session, session_state(dbs, args.session),
-                                                            recent_sessions(dbs), timing), "--session")
+            raise InputError(
+                ", ".join(dbs),
+                _no_evaluation(args.session, session_state(dbs, args.session), recent_sessions(dbs), timing),
+                "--session",
+            )
         if args.json:
             print(json.dumps(row, indent=2, default=str))
         else:
@@ -270,9 +389,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     cal = calibration(dbs)
     now_ns = time.time_ns()
     if args.json:
-        print(json.dumps({"dbs": dbs, "summary": summarize_sessions(rows), "pending": backlog.to_dict(now_ns),
-                          "coverage": cov.to_dict(), "calibration": cal.to_dict(), "sessions": rows},
-                         indent=2, default=str))
+        print(
+            json.dumps(
+                {
+                    "dbs": dbs,
+                    "summary": summarize_sessions(rows),
+                    "pending": backlog.to_dict(now_ns),
+                    "coverage": cov.to_dict(),
+                    "calibration": cal.to_dict(),
+                    "sessions": rows,
+                },
+                indent=2,
+                default=str,
+            )
+        )
     else:
         console = Console()
         render_report(rows, console, pending=describe(backlog.to_dict(now_ns), timing))
@@ -286,15 +416,25 @@ def session_timing(args: argparse.Namespace) -> Any:
     EvalSpanProcessor) writing the database, to tell when the next session is due."""
     from .sessions import Timing
 
-    return Timing(getattr(args, "trace_quiet", None) or Timing.trace_quiet,
-                  getattr(args, "session_idle", None) or Timing.session_idle)
+    return Timing(
+        getattr(args, "trace_quiet", None) or Timing.trace_quiet,
+        getattr(args, "session_idle", None) or Timing.session_idle,
+    )
 
 
 def add_timing_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--trace-quiet", type=_positive_seconds, metavar="SECONDS",
-                        help="the writer's trace_quiet, to tell when the next session ends (default 5)")
-    parser.add_argument("--session-idle", type=_positive_seconds, metavar="SECONDS",
-                        help="the writer's session_idle, to tell when the next session ends (default 60)")
+    parser.add_argument(
+        "--trace-quiet",
+        type=_positive_seconds,
+        metavar="SECONDS",
+        help="the writer's trace_quiet, to tell when the next session ends (default 5)",
+    )
+    parser.add_argument(
+        "--session-idle",
+        type=_positive_seconds,
+        metavar="SECONDS",
+        help="the writer's session_idle, to tell when the next session ends (default 60)",
+    )
 
 
 def _positive_seconds(text: str) -> float:
@@ -307,14 +447,19 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
-def _no_evaluation(session_id: str, state: Optional[str], recent: Sequence[str], timing: Any) -> str:
+def _no_evaluation(session_id: str, state: str | None, recent: Sequence[str], timing: Any) -> str:
     """Why ``report --session`` has nothing to show, and what to try instead."""
     if state in ("open", "ended"):
-        why = ("it is still open: it is scored once it ends" if state == "open"
-               else "it has ended and is waiting to be scored")
-        return (f"session {session_id!r} has no evaluation yet: {why} (a session ends "
-                f"{timing.session_idle:g} s after its last span, or {timing.trace_quiet:g} s after it when ended "
-                "explicitly)")
+        why = (
+            "it is still open: it is scored once it ends"
+            if state == "open"
+            else "it has ended and is waiting to be scored"
+        )
+        return (
+            f"session {session_id!r} has no evaluation yet: {why} (a session ends "
+            f"{timing.session_idle:g} s after its last span, or {timing.trace_quiet:g} s after it when ended "
+            "explicitly)"
+        )
     hint = f"; recent sessions: {', '.join(recent)}" if recent else "; no session has been scored yet"
     return f"no session {session_id!r}{hint}"
 
@@ -329,13 +474,22 @@ def cmd_golden(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         errors = [p for p in found if p.severity == "error"]
         warnings = len(found) - len(errors)
         if args.json:
-            print(json.dumps([{"source": p.source, "location": p.location, "reason": p.reason, "severity": p.severity}
-                              for p in found], indent=2))
+            print(
+                json.dumps(
+                    [
+                        {"source": p.source, "location": p.location, "reason": p.reason, "severity": p.severity}
+                        for p in found
+                    ],
+                    indent=2,
+                )
+            )
         else:
             for p in found:
                 print(str(p))
-            print(f"{len(errors)} problem(s) in {len(args.files)} file(s)"
-                  + (f", {warnings} warning(s)" if warnings else ""))
+            print(
+                f"{len(errors)} problem(s) in {len(args.files)} file(s)"
+                + (f", {warnings} warning(s)" if warnings else "")
+            )
         return 1 if errors else 0
     if args.golden_command == "suggest":
         return _command_module("golden_suggest").suggest_main(args)

@@ -24,7 +24,8 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger("otel_eval.processor")
 
@@ -47,29 +48,34 @@ class ConverterProcess:
         self._on_rows = on_rows
         self._on_errors = on_errors
         self._fallback = fallback
-        self._child: Optional[subprocess.Popen] = None
+        self._child: subprocess.Popen | None = None
         self._pending: deque[list[Any]] = deque()
         """Batches sent and not answered yet, oldest first (converted here if the child dies)."""
         self._sending = threading.Lock()
         """Held while a batch is pickled and written, so batches reach the child in order."""
         self._answered = threading.Condition()
         self._failed = False
-        self._reader: Optional[threading.Thread] = None
+        self._reader: threading.Thread | None = None
 
     @property
     def alive(self) -> bool:
         return self._child is not None and not self._failed
 
-    def start(self) -> "ConverterProcess":
+    def start(self) -> ConverterProcess:
         from .engine.workers import _widen_pipe
         from .mapping import identity_attributes
 
         session_keys, user_keys = identity_attributes()
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         try:
-            child = subprocess.Popen([sys.executable, "-m", "otel_eval.convert_worker", str(os.getpid())],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True, env=env,
-                                     bufsize=PIPE_BYTES)
+            child = subprocess.Popen(
+                [sys.executable, "-m", "otel_eval.convert_worker", str(os.getpid())],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                close_fds=True,
+                env=env,
+                bufsize=PIPE_BYTES,
+            )
         except OSError as exc:
             log.warning("otel-eval could not start its converter process (%s); converting spans in a thread", exc)
             self._failed = True
@@ -143,7 +149,7 @@ class ConverterProcess:
         if child.stdout is not None:
             child.stdout.close()
 
-    def pid(self) -> Optional[int]:
+    def pid(self) -> int | None:
         return self._child.pid if self._child is not None else None
 
     # --- internals ----------------------------------------------------------------------------
@@ -181,8 +187,7 @@ class ConverterProcess:
     def _fail(self, why: str) -> None:
         if not self._failed:
             self._failed = True
-            log.error("otel-eval's converter process %s: %s; converting spans in a thread from now on",
-                      self.pid(), why)
+            log.error("otel-eval's converter process %s: %s; converting spans in a thread from now on", self.pid(), why)
             child = self._child
             if child is not None and child.poll() is None:
                 child.kill()

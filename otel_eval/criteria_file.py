@@ -15,8 +15,9 @@ misspelled ``threshhold`` or ``args_mod`` would otherwise be dropped and the def
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -41,14 +42,15 @@ class ConfigError(InputError):
         self.problems = problems
         location, reason = problems[0]
         more = len(problems) - 1
-        super().__init__(source, reason + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""),
-                         location)
+        super().__init__(
+            source, reason + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""), location
+        )
 
     def lines(self) -> list[str]:
         return [f"{self.source}: at {location}: {reason}" for location, reason in self.problems]
 
 
-def read_toml(path: Union[str, Path]) -> dict[str, Any]:
+def read_toml(path: str | Path) -> dict[str, Any]:
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)
@@ -65,8 +67,10 @@ def _pydantic_problems(exc: ValidationError, prefix: tuple = ()) -> list[tuple[s
 def _table_problems(name: str, values: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Unknown keys of one ``[criteria.NAME]`` table (and of its rubrics), each at its own path."""
     where = f"$.criteria.{name}"
-    problems = [(f"{where}.{key}", reason)
-                for key, reason in unknown_settings(CriterionConfig, dict(values), CriterionConfig.also_known)]
+    problems = [
+        (f"{where}.{key}", reason)
+        for key, reason in unknown_settings(CriterionConfig, dict(values), CriterionConfig.also_known)
+    ]
     rubrics = values.get("rubrics")
     for i, rubric in enumerate(rubrics if isinstance(rubrics, list) else []):
         problems += [(f"{where}.rubrics[{i}].{key}", reason) for key, reason in unknown_settings(Rubric, rubric)]
@@ -111,6 +115,6 @@ def eval_config_from_dict(data: Mapping[str, Any], source: str = "<config>") -> 
     return config
 
 
-def load_eval_config(path: Union[str, Path]) -> EvalConfig:
+def load_eval_config(path: str | Path) -> EvalConfig:
     data = read_toml(path)
     return eval_config_from_dict(data.get("evaluation", data), str(path))

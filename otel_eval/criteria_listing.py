@@ -17,18 +17,21 @@ def describe_criteria() -> list[dict[str, Any]]:
     """One entry a registered criterion, in registration order."""
     from .criteria.registry import REGISTRY  # imported when asked: building the CLI parser stays light
 
-    return [{
-        "kind": c.kind,
-        "aliases": REGISTRY.aliases_of(c.kind),
-        "description": c.description,
-        "default_threshold": c.default_threshold,
-        "needs": c.expectation.field if c.expectation is not None else None,
-        "options": sorted(c.option_names()),
-        "judge": c.judge,
-        "informational": c.informational,
-        "every_session": c.reference_free,
-        "google_adk": c.adk,
-    } for c in REGISTRY]
+    return [
+        {
+            "kind": c.kind,
+            "aliases": REGISTRY.aliases_of(c.kind),
+            "description": c.description,
+            "default_threshold": c.default_threshold,
+            "needs": c.expectation.field if c.expectation is not None else None,
+            "options": sorted(c.option_names()),
+            "judge": c.judge,
+            "informational": c.informational,
+            "every_session": c.reference_free,
+            "google_adk": c.adk,
+        }
+        for c in REGISTRY
+    ]
 
 
 def _traits(entry: dict[str, Any]) -> str:
@@ -58,6 +61,7 @@ def criteria_main(args: argparse.Namespace) -> int:
         options = [o for o in entry["options"] if o != "kind"]
         if options:
             print(f"    options: {', '.join(options)}")
-    print("\nAny criterion may be configured under a name of its own with options.kind; "
-          "docs/metrics.md describes each.")
+    print(
+        "\nAny criterion may be configured under a name of its own with options.kind; docs/metrics.md describes each."
+    )
     return 0

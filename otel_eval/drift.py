@@ -16,8 +16,9 @@ counts in, :class:`DriftResult` s out.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
 TEST = "Pearson's chi-square test of homogeneity (paths expected < 5 times pooled), Benjamini-Hochberg FDR"
 MIN_EXPECTED = 5.0
@@ -75,9 +76,9 @@ class DriftResult:
     key: str
     baseline: dict[str, int]
     candidate: dict[str, int]
-    statistic: Optional[float] = None
+    statistic: float | None = None
     dof: int = 0
-    p_value: Optional[float] = None
+    p_value: float | None = None
     significant: bool = False
     reason: str = ""
     """Why it was not tested (too few sessions, one path), else empty."""
@@ -85,23 +86,40 @@ class DriftResult:
     """Paths whose share moved most, largest change first: path, the two shares, the change."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "significant": self.significant, "p_value": self.p_value,
-                "statistic": None if self.statistic is None else round(self.statistic, 6), "dof": self.dof,
-                "reason": self.reason, "baseline": self.baseline, "candidate": self.candidate,
-                "changed_paths": self.changed_paths}
+        return {
+            "key": self.key,
+            "significant": self.significant,
+            "p_value": self.p_value,
+            "statistic": None if self.statistic is None else round(self.statistic, 6),
+            "dof": self.dof,
+            "reason": self.reason,
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "changed_paths": self.changed_paths,
+        }
 
 
-def compare_paths(key: str, baseline: PathCounts, candidate: PathCounts,
-                  min_sessions: int = DEFAULT_MIN_SESSIONS) -> DriftResult:
+def compare_paths(
+    key: str, baseline: PathCounts, candidate: PathCounts, min_sessions: int = DEFAULT_MIN_SESSIONS
+) -> DriftResult:
     """One case's chi-square test (``significant`` is decided across cases: :func:`drift`)."""
     result = DriftResult(key, dict(baseline), dict(candidate))
     n_b, n_c = sum(baseline.values()), sum(candidate.values())
     paths = sorted(set(baseline) | set(candidate), key=lambda p: (-(baseline.get(p, 0) + candidate.get(p, 0)), p))
     result.changed_paths = sorted(
-        ({"path": p, "baseline_share": round(baseline.get(p, 0) / n_b, 4) if n_b else None,
-          "candidate_share": round(candidate.get(p, 0) / n_c, 4) if n_c else None,
-          "change": round((candidate.get(p, 0) / n_c if n_c else 0) - (baseline.get(p, 0) / n_b if n_b else 0), 4)}
-         for p in paths), key=lambda d: (-abs(d["change"]), d["path"]))[:5]
+        (
+            {
+                "path": p,
+                "baseline_share": round(baseline.get(p, 0) / n_b, 4) if n_b else None,
+                "candidate_share": round(candidate.get(p, 0) / n_c, 4) if n_c else None,
+                "change": round(
+                    (candidate.get(p, 0) / n_c if n_c else 0) - (baseline.get(p, 0) / n_b if n_b else 0), 4
+                ),
+            }
+            for p in paths
+        ),
+        key=lambda d: (-abs(d["change"]), d["path"]),
+    )[:5]
     if n_b < min_sessions or n_c < min_sessions:
         result.reason = f"fewer than {min_sessions} sessions in a version"
         return result
@@ -150,8 +168,11 @@ def benjamini_hochberg(p_values: Sequence[float], q: float) -> list[bool]:
     return rejected
 
 
-def drift(per_case: Mapping[str, tuple[PathCounts, PathCounts]], q: float = DEFAULT_FDR,
-          min_sessions: int = DEFAULT_MIN_SESSIONS) -> list[DriftResult]:
+def drift(
+    per_case: Mapping[str, tuple[PathCounts, PathCounts]],
+    q: float = DEFAULT_FDR,
+    min_sessions: int = DEFAULT_MIN_SESSIONS,
+) -> list[DriftResult]:
     """Every case's test, significant ones decided together (BH at ``q``); most significant first."""
     results = [compare_paths(key, b, c, min_sessions) for key, (b, c) in per_case.items()]
     tested = [r for r in results if r.p_value is not None]

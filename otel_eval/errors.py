@@ -19,4 +19,3 @@ class InputError(OtelEvalError):
         self.location = location
         self.reason = reason
         super().__init__(f"{source}: at {location}: {reason}")
-

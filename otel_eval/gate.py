@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from .read.verdicts import VerdictCounts
 
@@ -104,24 +104,34 @@ class Test:
     """False for a case with fewer than ``min_sessions`` in a version: reported, not decided on."""
 
     @property
-    def difference(self) -> Optional[float]:
+    def difference(self) -> float | None:
         if not (self.baseline_total and self.candidate_total):
             return None
         return self.candidate_passed / self.candidate_total - self.baseline_passed / self.baseline_total
 
     def to_dict(self) -> dict[str, Any]:
-        def rate(passed: int, total: int) -> Optional[float]:
+        def rate(passed: int, total: int) -> float | None:
             return round(passed / total, 6) if total else None
 
         diff = self.difference
-        return {"key": self.key, "examined": self.examined, "decision": self.decision if self.examined else None,
-                "baseline": {"passed": self.baseline_passed, "sessions": self.baseline_total,
-                             "pass_rate": rate(self.baseline_passed, self.baseline_total)},
-                "candidate": {"passed": self.candidate_passed, "sessions": self.candidate_total,
-                              "pass_rate": rate(self.candidate_passed, self.candidate_total)},
-                "difference": None if diff is None else round(diff, 6),
-                "interval": [round(self.interval[0], 6), round(self.interval[1], 6)],
-                "alpha": round(self.alpha, 9)}
+        return {
+            "key": self.key,
+            "examined": self.examined,
+            "decision": self.decision if self.examined else None,
+            "baseline": {
+                "passed": self.baseline_passed,
+                "sessions": self.baseline_total,
+                "pass_rate": rate(self.baseline_passed, self.baseline_total),
+            },
+            "candidate": {
+                "passed": self.candidate_passed,
+                "sessions": self.candidate_total,
+                "pass_rate": rate(self.candidate_passed, self.candidate_total),
+            },
+            "difference": None if diff is None else round(diff, 6),
+            "interval": [round(self.interval[0], 6), round(self.interval[1], 6)],
+            "alpha": round(self.alpha, 9),
+        }
 
 
 @dataclass
@@ -133,7 +143,7 @@ class GateResult:
     margin: float
     confidence: float
     min_sessions: int
-    overall: Optional[Test]
+    overall: Test | None
     cases: list[Test] = field(default_factory=list)
 
     @property
@@ -141,11 +151,19 @@ class GateResult:
         return EXIT_CODES[self.decision]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"baseline": self.baseline, "candidate": self.candidate, "decision": self.decision,
-                "exit_code": self.exit_code, "reason": self.reason, "method": METHOD, "margin": self.margin,
-                "confidence": self.confidence, "min_sessions": self.min_sessions,
-                "overall": self.overall.to_dict() if self.overall else None,
-                "cases": [c.to_dict() for c in self.cases]}
+        return {
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "decision": self.decision,
+            "exit_code": self.exit_code,
+            "reason": self.reason,
+            "method": METHOD,
+            "margin": self.margin,
+            "confidence": self.confidence,
+            "min_sessions": self.min_sessions,
+            "overall": self.overall.to_dict() if self.overall else None,
+            "cases": [c.to_dict() for c in self.cases],
+        }
 
 
 def _decide(test: Test, margin: float) -> Test:
@@ -164,8 +182,15 @@ def _decide(test: Test, margin: float) -> Test:
     return test
 
 
-def gate(counts: VerdictCounts, baseline: str, candidate: str, *, margin: float = DEFAULT_MARGIN,
-         confidence: float = DEFAULT_CONFIDENCE, min_sessions: int = DEFAULT_MIN_SESSIONS) -> GateResult:
+def gate(
+    counts: VerdictCounts,
+    baseline: str,
+    candidate: str,
+    *,
+    margin: float = DEFAULT_MARGIN,
+    confidence: float = DEFAULT_CONFIDENCE,
+    min_sessions: int = DEFAULT_MIN_SESSIONS,
+) -> GateResult:
     """The gate's decision from verdict counts (:func:`otel_eval.read.verdicts.verdict_counts`)."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0 and 1 (exclusive), not {confidence}")
@@ -177,17 +202,34 @@ def gate(counts: VerdictCounts, baseline: str, candidate: str, *, margin: float 
     alpha = (1.0 - confidence) / (1 + len(examined))
 
     def test(key: str, keys: list[tuple[str, str]], looked_at: bool = True) -> Test:
-        t = Test(key=key, baseline_passed=sum(base[k][0] for k in keys), baseline_total=sum(base[k][1] for k in keys),
-                 candidate_passed=sum(cand[k][0] for k in keys), candidate_total=sum(cand[k][1] for k in keys),
-                 alpha=alpha, examined=looked_at)
+        t = Test(
+            key=key,
+            baseline_passed=sum(base[k][0] for k in keys),
+            baseline_total=sum(base[k][1] for k in keys),
+            candidate_passed=sum(cand[k][0] for k in keys),
+            candidate_total=sum(cand[k][1] for k in keys),
+            alpha=alpha,
+            examined=looked_at,
+        )
         return _decide(t, margin)
 
-    result = GateResult(baseline=baseline, candidate=candidate, decision=NOT_ENOUGH_EVIDENCE, reason="",
-                        margin=margin, confidence=confidence, min_sessions=min_sessions, overall=None)
+    result = GateResult(
+        baseline=baseline,
+        candidate=candidate,
+        decision=NOT_ENOUGH_EVIDENCE,
+        reason="",
+        margin=margin,
+        confidence=confidence,
+        min_sessions=min_sessions,
+        overall=None,
+    )
     if not shared:
         missing = [v for v, seen in ((baseline, base), (candidate, cand)) if not seen]
-        result.reason = (f"no evaluated session of {' or '.join(missing)} on a golden case" if missing
-                         else "the two versions have no golden case in common yet")
+        result.reason = (
+            f"no evaluated session of {' or '.join(missing)} on a golden case"
+            if missing
+            else "the two versions have no golden case in common yet"
+        )
         return result
     result.overall = test("overall", shared)
     result.cases = [test(case, [(set_id, case)], (set_id, case) in examined) for set_id, case in shared]
@@ -198,8 +240,10 @@ def gate(counts: VerdictCounts, baseline: str, candidate: str, *, margin: float 
         result.reason = f"worse by more than {margin:.0%} at {confidence:.0%} confidence: {', '.join(worse)}"
     elif all(t.decision == PROMOTE for t in decided):
         result.decision = PROMOTE
-        result.reason = (f"not worse by more than {margin:.0%} at {confidence:.0%} confidence overall and on "
-                         f"{len(decided) - 1} case(s) with at least {min_sessions} sessions per version")
+        result.reason = (
+            f"not worse by more than {margin:.0%} at {confidence:.0%} confidence overall and on "
+            f"{len(decided) - 1} case(s) with at least {min_sessions} sessions per version"
+        )
     else:
         undecided = [t.key for t in decided if t.decision != PROMOTE]
         result.reason = f"not enough evidence yet: {', '.join(undecided)}"

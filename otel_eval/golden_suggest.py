@@ -25,9 +25,10 @@ import json
 import re
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from .errors import InputError
 from .export import load_sessions
@@ -67,14 +68,14 @@ class Suggestion:
     query: str
     sessions: list[UnmatchedSession]
     phrasings: list[tuple[str, int]]
-    case: Optional[EvalCase] = None
+    case: EvalCase | None = None
     path_share: float = 0.0
     """Of the sessions read, the share that took the draft's tool path."""
     unpinned: list[str] = field(default_factory=list)
     """``tool[i].arg`` of the arguments written as IGNORE."""
 
 
-def unmatched_sessions(db_paths: Sequence[DbPath], since: Optional[str] = None) -> list[UnmatchedSession]:
+def unmatched_sessions(db_paths: Sequence[DbPath], since: str | None = None) -> list[UnmatchedSession]:
     """Sessions whose current evaluation matched no case, with a query, oldest first."""
     out = []
     for row in current_evaluations(db_paths):
@@ -86,10 +87,16 @@ def unmatched_sessions(db_paths: Sequence[DbPath], since: Optional[str] = None) 
     return out
 
 
-def cluster_sessions(sessions: Sequence[UnmatchedSession], min_sessions: int, *,
-                     similarity: float = DEFAULT_SIMILARITY, embed: Optional[Embed] = None,
-                     fuzzy_threshold: float = 90.0, embedding_threshold: Optional[float] = None,
-                     match_embed: Optional[Embed] = None) -> list[Suggestion]:
+def cluster_sessions(
+    sessions: Sequence[UnmatchedSession],
+    min_sessions: int,
+    *,
+    similarity: float = DEFAULT_SIMILARITY,
+    embed: Embed | None = None,
+    fuzzy_threshold: float = 90.0,
+    embedding_threshold: float | None = None,
+    match_embed: Embed | None = None,
+) -> list[Suggestion]:
     """Clusters of at least ``min_sessions`` sessions, each verified with the golden matcher
     (see the module's notes), most sessions first. Pure but for the optional model calls."""
     pool = list(sessions)
@@ -133,13 +140,24 @@ def _display(normalized: str, by_query: dict[str, list[UnmatchedSession]]) -> st
     return Counter(s.query.strip() for s in by_query[normalized]).most_common(1)[0][0]
 
 
-def _place(sessions: Sequence[UnmatchedSession], drafts: Sequence[str], fuzzy_threshold: float,
-           embedding_threshold: Optional[float], match_embed: Optional[Embed]) -> dict[str, list[UnmatchedSession]]:
+def _place(
+    sessions: Sequence[UnmatchedSession],
+    drafts: Sequence[str],
+    fuzzy_threshold: float,
+    embedding_threshold: float | None,
+    match_embed: Embed | None,
+) -> dict[str, list[UnmatchedSession]]:
     """Draft query → the sessions the golden matcher matches to it (ambiguous ones to none)."""
-    cases = [EvalCase(eval_id=str(n), conversation=[Invocation(invocation_id="1", user_content=MessageContent.user(q))])
-             for n, q in enumerate(drafts)]
-    index = GoldenIndex([EvalSet(eval_set_id="drafts", eval_cases=cases)], fuzzy_threshold=fuzzy_threshold,
-                        embedding_threshold=embedding_threshold, embed=match_embed)
+    cases = [
+        EvalCase(eval_id=str(n), conversation=[Invocation(invocation_id="1", user_content=MessageContent.user(q))])
+        for n, q in enumerate(drafts)
+    ]
+    index = GoldenIndex(
+        [EvalSet(eval_set_id="drafts", eval_cases=cases)],
+        fuzzy_threshold=fuzzy_threshold,
+        embedding_threshold=embedding_threshold,
+        embed=match_embed,
+    )
     placed: dict[str, list[UnmatchedSession]] = {}
     for s in sessions:
         match = index.match(s.query)
@@ -195,11 +213,14 @@ def draft_case(suggestion: Suggestion, trajectories: Sequence[Trajectory]) -> Ev
     case.name = suggestion.query
     case.tags = ["suggested"]
     case.metadata = {
-        "source": SOURCE, "sessions": len(suggestion.sessions),
+        "source": SOURCE,
+        "sessions": len(suggestion.sessions),
         "example_session_ids": [s.session_id for s in suggestion.sessions[:EXAMPLES]],
         "phrasings": [{"query": q, "sessions": n} for q, n in suggestion.phrasings],
-        "tool_path": list(common), "tool_path_share": suggestion.path_share,
-        "unpinned_arguments": unpinned, "representative_session_id": representative.session_id,
+        "tool_path": list(common),
+        "tool_path_share": suggestion.path_share,
+        "unpinned_arguments": unpinned,
+        "representative_session_id": representative.session_id,
         "agent_version": representative.agent_version,
     }
     return case
@@ -208,8 +229,9 @@ def draft_case(suggestion: Suggestion, trajectories: Sequence[Trajectory]) -> Ev
 _MISSING = "\x00missing"
 
 
-def suggest(db_paths: Sequence[DbPath], min_sessions: int, since: Optional[str] = None,
-            **matching: Any) -> list[Suggestion]:
+def suggest(
+    db_paths: Sequence[DbPath], min_sessions: int, since: str | None = None, **matching: Any
+) -> list[Suggestion]:
     """Clusters with their draft cases (trajectories read from the databases)."""
     suggestions = cluster_sessions(unmatched_sessions(db_paths, since), min_sessions, **matching)
     for suggestion in suggestions:
@@ -225,9 +247,15 @@ def draft_eval_set(suggestions: Sequence[Suggestion], eval_set_id: str = "sugges
     """The drafts as a google-adk EvalSet (JSON-ready), each case's ``metadata`` kept (ADK's
     EvalCase allows extra keys; otel-eval reads it back)."""
     cases = [s.case for s in suggestions if s.case is not None]
-    data = adk_eval_set(EvalSet(eval_set_id=eval_set_id, name="Suggested cases",
-                                description=f"{len(cases)} draft case(s) from unmatched live sessions, by {SOURCE}; "
-                                            "review each before adding it to a golden set", eval_cases=cases))
+    data = adk_eval_set(
+        EvalSet(
+            eval_set_id=eval_set_id,
+            name="Suggested cases",
+            description=f"{len(cases)} draft case(s) from unmatched live sessions, by {SOURCE}; "
+            "review each before adding it to a golden set",
+            eval_cases=cases,
+        )
+    )
     for raw, case in zip(data["eval_cases"], cases):
         raw["metadata"] = case.metadata
     return data
@@ -235,19 +263,35 @@ def draft_eval_set(suggestions: Sequence[Suggestion], eval_set_id: str = "sugges
 
 # --- CLI ---------------------------------------------------------------------------------------
 
+
 def add_suggest_arguments(parser: argparse.ArgumentParser) -> None:
     from .embedding_options import add_embedding_arguments
 
-    parser.add_argument("--db", action="append", default=[], metavar="PATH",
-                        help="database file; repeat to combine several collectors (default otel-eval.db)")
+    parser.add_argument(
+        "--db",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="database file; repeat to combine several collectors (default otel-eval.db)",
+    )
     parser.add_argument("--since", metavar="ISO-TIME", help="only sessions scored since then (e.g. 2025-01-31)")
-    parser.add_argument("--min-sessions", type=int, default=5, metavar="N",
-                        help="smallest cluster proposed as a case (default 5)")
-    parser.add_argument("--similarity", type=float, default=DEFAULT_SIMILARITY, metavar="COSINE",
-                        help=f"cosine (0-1) at which queries cluster together (default {DEFAULT_SIMILARITY})")
-    parser.add_argument("--fuzzy-threshold", type=float, default=90.0, metavar="SCORE",
-                        help="the matcher's fuzzy threshold the drafts are checked with, as rescore takes it "
-                             "(default 90)")
+    parser.add_argument(
+        "--min-sessions", type=int, default=5, metavar="N", help="smallest cluster proposed as a case (default 5)"
+    )
+    parser.add_argument(
+        "--similarity",
+        type=float,
+        default=DEFAULT_SIMILARITY,
+        metavar="COSINE",
+        help=f"cosine (0-1) at which queries cluster together (default {DEFAULT_SIMILARITY})",
+    )
+    parser.add_argument(
+        "--fuzzy-threshold",
+        type=float,
+        default=90.0,
+        metavar="SCORE",
+        help="the matcher's fuzzy threshold the drafts are checked with, as rescore takes it (default 90)",
+    )
     parser.add_argument("--eval-set-id", default="suggested", help="the draft set's eval_set_id (default suggested)")
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the draft .evalset.json")
     add_embedding_arguments(parser)
@@ -262,19 +306,29 @@ def suggest_main(args: argparse.Namespace) -> int:
         raise InputError("--similarity", f"must be above 0 and at most 1, got {args.similarity}")
     since_ns = parse_since(args.since)
     model = embedding_backend(args)
-    suggestions = suggest(args.db or ["otel-eval.db"], args.min_sessions,
-                          None if since_ns is None else iso_utc(since_ns / 1e9),
-                          similarity=args.similarity, embed=model, fuzzy_threshold=args.fuzzy_threshold,
-                          embedding_threshold=args.embedding_threshold, match_embed=model)
+    suggestions = suggest(
+        args.db or ["otel-eval.db"],
+        args.min_sessions,
+        None if since_ns is None else iso_utc(since_ns / 1e9),
+        similarity=args.similarity,
+        embed=model,
+        fuzzy_threshold=args.fuzzy_threshold,
+        embedding_threshold=args.embedding_threshold,
+        match_embed=model,
+    )
     if not suggestions:
         print(f"nothing to suggest: no cluster of at least {args.min_sessions} unmatched sessions", file=sys.stderr)
         return 0
-    Path(args.output).write_text(json.dumps(draft_eval_set(suggestions, args.eval_set_id), indent=2,
-                                            ensure_ascii=False) + "\n", encoding="utf-8")
+    Path(args.output).write_text(
+        json.dumps(draft_eval_set(suggestions, args.eval_set_id), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     for s in suggestions:
         unpinned = f"; any value for {', '.join(s.unpinned)}" if s.unpinned else ""
-        print(f"{s.eval_id}: {len(s.sessions)} sessions, {len(s.phrasings)} phrasing(s), tool path "
-              f"{' → '.join(s.case.metadata['tool_path']) or '(none)'} in {s.path_share:.0%}{unpinned}"
-              if s.case else s.eval_id)
+        print(
+            f"{s.eval_id}: {len(s.sessions)} sessions, {len(s.phrasings)} phrasing(s), tool path "
+            f"{' → '.join(s.case.metadata['tool_path']) or '(none)'} in {s.path_share:.0%}{unpinned}"
+            if s.case
+            else s.eval_id
+        )
     print(f"{len(suggestions)} draft case(s) written to {args.output}", file=sys.stderr)
     return 0

@@ -13,20 +13,20 @@ it is no rebinding). ``--allowed-host`` adds names (a reverse proxy's, a service
 from __future__ import annotations
 
 import ipaddress
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 LOOPBACK_NAMES = ("localhost",)
 ANY = "*"
 
 
-def split_host(header: str) -> tuple[str, Optional[str]]:
+def split_host(header: str) -> tuple[str, str | None]:
     """``host[:port]`` / ``[v6][:port]`` → (lower-case host without brackets or trailing dot, port)."""
     value = header.strip().lower()
     if value.startswith("["):
         end = value.find("]")
         if end < 0:
             return value, None
-        host, rest = value[1:end], value[end + 1:]
+        host, rest = value[1:end], value[end + 1 :]
         return host, rest[1:] if rest.startswith(":") else None
     if value.count(":") == 1:
         host, port = value.split(":")
@@ -34,7 +34,7 @@ def split_host(header: str) -> tuple[str, Optional[str]]:
     return value.rstrip("."), None
 
 
-def _ip(host: str) -> Optional[ipaddress._BaseAddress]:
+def _ip(host: str) -> ipaddress._BaseAddress | None:
     try:
         return ipaddress.ip_address(host)
     except ValueError:
@@ -55,7 +55,7 @@ class HostPolicy:
         if not self.any_ip:
             self.names.add(listen)
 
-    def allows(self, header: Optional[str]) -> bool:
+    def allows(self, header: str | None) -> bool:
         if self.any:
             return True
         if header is None:

@@ -14,18 +14,19 @@ import argparse
 import json
 import re
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any
 
-from .json_text import as_text
 from .errors import InputError
+from .json_text import as_text
 from .mapping import MappedSpan, identity_attributes
 from .models.agent_data import AgentData
 from .pipeline import map_session
 from .read.database import open_database
 from .read.spans import recently_received_sessions, stored_spans
-from .spans import LogEvent, SpanRecord
 from .report import render_unread
+from .spans import LogEvent, SpanRecord
 from .trajectory import build_trajectory
 from .unread import unread_in_session
 
@@ -48,12 +49,13 @@ TRACE_ID_SOURCE = "trace id"
 
 # --- building the report ---------------------------------------------------------------------
 
+
 def inspect_spans(
     spans: Sequence[SpanRecord],
     *,
-    span_id: Optional[str] = None,
-    limit: Optional[int] = None,
-    value_width: Optional[int] = DEFAULT_VALUE_WIDTH,
+    span_id: str | None = None,
+    limit: int | None = None,
+    value_width: int | None = DEFAULT_VALUE_WIDTH,
     log_events: Sequence[LogEvent] = (),
     source: str = "<spans>",
 ) -> dict[str, Any]:
@@ -171,9 +173,11 @@ def _tree_order(members: list[MappedSpan]) -> list[tuple[int, MappedSpan]]:
     """(depth, span) parents before children, siblings by start time; a span whose parent is not
     in the trace is shown as a root, and a parent loop cannot hang the walk."""
     ids = {m.span.span_id for m in members}
-    children: dict[Optional[str], list[MappedSpan]] = {}
+    children: dict[str | None, list[MappedSpan]] = {}
     for m in members:
-        parent = m.span.parent_span_id if m.span.parent_span_id in ids and m.span.parent_span_id != m.span.span_id else None
+        parent = (
+            m.span.parent_span_id if m.span.parent_span_id in ids and m.span.parent_span_id != m.span.span_id else None
+        )
         children.setdefault(parent, []).append(m)
     for group in children.values():
         group.sort(key=lambda m: (m.span.start_ns, m.span.end_ns, m.span.span_id))
@@ -199,7 +203,7 @@ def _tree_order(members: list[MappedSpan]) -> list[tuple[int, MappedSpan]]:
     return out
 
 
-def _span_report(m: MappedSpan, depth: int, width: Optional[int]) -> dict[str, Any]:
+def _span_report(m: MappedSpan, depth: int, width: int | None) -> dict[str, Any]:
     fields: dict[str, dict[str, Any]] = {}
     empty: list[str] = []
     for name in AgentData.model_fields:
@@ -252,7 +256,7 @@ def field_source(m: MappedSpan, name: str) -> str:
     return _MAPPER_SOURCES.get(name, "-")
 
 
-def _attribute_source(m: MappedSpan, keys: Sequence[str]) -> Optional[str]:
+def _attribute_source(m: MappedSpan, keys: Sequence[str]) -> str | None:
     """The first of ``keys`` set on the span, else on its resource (``resource KEY``), as the
     mapper looks them up; None when none is set."""
     for key in keys:
@@ -288,7 +292,7 @@ def _args_text(args: dict[str, Any]) -> str:
     return ", ".join(f"{key}={json.dumps(val, ensure_ascii=False, default=str)}" for key, val in args.items())
 
 
-def one_line(text: Optional[str], width: Optional[int] = DEFAULT_VALUE_WIDTH) -> Optional[str]:
+def one_line(text: str | None, width: int | None = DEFAULT_VALUE_WIDTH) -> str | None:
     """One line of at most ``width`` characters (whitespace runs collapsed, "…" marks a cut)."""
     if text is None or width is None:
         return text
@@ -296,7 +300,9 @@ def one_line(text: Optional[str], width: Optional[int] = DEFAULT_VALUE_WIDTH) ->
     return line if len(line) <= width else line[: max(1, width - 1)].rstrip() + "…"
 
 
-def trajectory_report(session_id: str, mapped: Sequence[MappedSpan], width: Optional[int] = DEFAULT_VALUE_WIDTH) -> dict[str, Any]:
+def trajectory_report(
+    session_id: str, mapped: Sequence[MappedSpan], width: int | None = DEFAULT_VALUE_WIDTH
+) -> dict[str, Any]:
     """What the scorer sees of a session: ``build_trajectory`` as a JSON-ready dict."""
     trajectory = build_trajectory(session_id, list(mapped))
     return {
@@ -338,7 +344,8 @@ def trajectory_report(session_id: str, mapped: Sequence[MappedSpan], width: Opti
 
 # --- inputs ----------------------------------------------------------------------------------
 
-def inspect_file(path: Union[str, Path], **options: Any) -> dict[str, Any]:
+
+def inspect_file(path: str | Path, **options: Any) -> dict[str, Any]:
     """Inspect a span file (Noveum ``dataset.json``, OTLP JSON / JSON lines / ``.pb``)."""
     from .readers import read_spans
 
@@ -350,7 +357,7 @@ def inspect_file(path: Union[str, Path], **options: Any) -> dict[str, Any]:
     return report
 
 
-def read_session(db: Union[str, Path], session_id: str) -> tuple[list[SpanRecord], list[LogEvent]]:
+def read_session(db: str | Path, session_id: str) -> tuple[list[SpanRecord], list[LogEvent]]:
     """The stored spans and span-linked log records of one session, read without writing to the
     file (a collector may be writing to it right now)."""
     conn = open_database(db)
@@ -368,7 +375,7 @@ def read_session(db: Union[str, Path], session_id: str) -> tuple[list[SpanRecord
         conn.close()
 
 
-def inspect_session(db: Union[str, Path], session_id: str, **options: Any) -> dict[str, Any]:
+def inspect_session(db: str | Path, session_id: str, **options: Any) -> dict[str, Any]:
     """Inspect one stored session of an otel-eval database."""
     spans, events = read_session(db, session_id)
     report = inspect_spans(spans, log_events=events, source=str(db), **options)
@@ -378,10 +385,12 @@ def inspect_session(db: Union[str, Path], session_id: str, **options: Any) -> di
 
 # --- CLI glue ----------------------------------------------------------------------------------
 
+
 def add_inspect_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``inspect`` subcommand's options, for the CLI to attach to its subparser."""
-    parser.add_argument("file", nargs="?", metavar="FILE",
-                        help="span file: Noveum dataset.json, OTLP JSON, JSON lines or .pb capture")
+    parser.add_argument(
+        "file", nargs="?", metavar="FILE", help="span file: Noveum dataset.json, OTLP JSON, JSON lines or .pb capture"
+    )
     parser.add_argument("--db", metavar="PATH", help="otel-eval SQLite database (with --session)")
     parser.add_argument("--session", metavar="ID", help="session to inspect in --db")
     parser.add_argument("--span", metavar="ID", help="show one span only (full id or unique prefix)")
@@ -423,8 +432,14 @@ def inspect_main(args: argparse.Namespace, console: Any = None) -> int:
 
 # --- rendering ---------------------------------------------------------------------------------
 
-_TYPE_STYLES = {"agent": "bold magenta", "llm": "bold blue", "tool": "bold green", "retriever": "bold cyan",
-                "chain": "yellow", "unknown": "red"}
+_TYPE_STYLES = {
+    "agent": "bold magenta",
+    "llm": "bold blue",
+    "tool": "bold green",
+    "retriever": "bold cyan",
+    "chain": "yellow",
+    "unknown": "red",
+}
 
 
 def render_inspection(report: dict[str, Any], console: Any) -> None:
@@ -441,8 +456,11 @@ def render_inspection(report: dict[str, Any], console: Any) -> None:
         return
     for session in report["sessions"]:
         console.print()
-        console.print(Text.assemble(("Session ", "bold"), (session["session_id"], "bold cyan"),
-                                    ("  ← ", "dim"), _session_origin(session)))
+        console.print(
+            Text.assemble(
+                ("Session ", "bold"), (session["session_id"], "bold cyan"), ("  ← ", "dim"), _session_origin(session)
+            )
+        )
         for trace in session["traces"]:
             tree = Tree(Text(f"trace {trace['trace_id']} ({trace['span_count']} spans)", style="bold"))
             parents: dict[int, Any] = {-1: tree}
@@ -495,10 +513,14 @@ TREE_INDENT = 4
 def _span_fields(span: dict[str, Any], width: int) -> Any:
     """The span's fields as a grid: field name (whole), value and source, both wrapped between
     words in the ``width`` the tree leaves at the span's depth."""
-    from .tablefit import NO_BREAK_SPACE as NBSP, Column, fit_grid, middle_ellipsis
+    from .tablefit import NO_BREAK_SPACE as NBSP
+    from .tablefit import Column, fit_grid, middle_ellipsis
 
-    columns = [Column("", style="cyan"), Column("", min_width=16, wrap=True),
-               Column("", min_width=20, wrap=True, shorten=middle_ellipsis, style="dim")]
+    columns = [
+        Column("", style="cyan"),
+        Column("", min_width=16, wrap=True),
+        Column("", min_width=20, wrap=True, shorten=middle_ellipsis, style="dim"),
+    ]
     rows: list[list[Any]] = []
     tool = span["tool"]
     if tool is not None:
@@ -520,8 +542,10 @@ def _render_trajectory(trajectory: dict[str, Any], console: Any, Text: Any) -> N
     console.print(Text(f"Trajectory: {len(trajectory['turns'])} turn(s)", style="bold"))
     for turn in trajectory["turns"]:
         # One line per row, shortened at the end: the label column is never cut.
-        rows: list[list[Any]] = [[(f"turn {turn['index'] + 1}", "bold"), (f"trace {turn['trace_id']}", "dim")],
-                                 ["  user", turn["user_input"] or ("(none found)", "yellow")]]
+        rows: list[list[Any]] = [
+            [(f"turn {turn['index'] + 1}", "bold"), (f"trace {turn['trace_id']}", "dim")],
+            ["  user", turn["user_input"] or ("(none found)", "yellow")],
+        ]
         for number, call in enumerate(turn["calls"], 1):
             args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in call["args"].items())
             rows.append([f"  call {number}", (f"{call['name']}({args})", "green")])

@@ -21,7 +21,7 @@ the standard library's rules (a span's ``NaN`` or 100-bit integer reads as ``jso
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any
 
 import orjson
 
@@ -99,7 +99,7 @@ def _looks_numeric(text: str) -> bool:
     return True
 
 
-def as_text(value: Any) -> Optional[str]:
+def as_text(value: Any) -> str | None:
     """A value as display text: strings unchanged, structures as compact JSON."""
     if value is None:
         return None

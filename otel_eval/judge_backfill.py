@@ -19,10 +19,11 @@ import fnmatch
 import json
 import queue
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any
 
 from .errors import InputError
 from .golden import GoldenSets
@@ -50,14 +51,25 @@ class JudgeBackfill:
     """Session → why it was not sent (already judged, not sampled, filtered, unmatched, pending live)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"judged": len(self.judged), "left": len(self.left), "skipped": len(self.skipped),
-                "left_reasons": sorted(set(self.left.values())), "sessions": self.judged}
+        return {
+            "judged": len(self.judged),
+            "left": len(self.left),
+            "skipped": len(self.skipped),
+            "left_reasons": sorted(set(self.left.values())),
+            "sessions": self.judged,
+        }
 
 
-def judge_stored(db: Union[str, Path], config: Optional[EvalConfig] = None, since: Union[str, datetime, None] = None,
-                 sessions: Optional[Sequence[str]] = None, cases: Sequence[str] = (),
-                 progress: Optional[ProgressCallback] = None, settings: Any = None,
-                 env: Optional[dict[str, str]] = None) -> JudgeBackfill:
+def judge_stored(
+    db: str | Path,
+    config: EvalConfig | None = None,
+    since: str | datetime | None = None,
+    sessions: Sequence[str] | None = None,
+    cases: Sequence[str] = (),
+    progress: ProgressCallback | None = None,
+    settings: Any = None,
+    env: dict[str, str] | None = None,
+) -> JudgeBackfill:
     from .engine.settings import EngineSettings, golden_index
     from .pipeline import ScoringContext, score_session
 
@@ -71,8 +83,13 @@ def judge_stored(db: Union[str, Path], config: Optional[EvalConfig] = None, sinc
     store = Store(db)
     try:
         index = golden_index(GoldenSets.stored(store).sets, settings)
-        context = ScoringContext(index=index, config=settings.config, max_value_chars=settings.max_value_chars,
-                                 config_hash=settings.config_hash, defer_judge=True)
+        context = ScoringContext(
+            index=index,
+            config=settings.config,
+            max_value_chars=settings.max_value_chars,
+            config_hash=settings.config_hash,
+            defer_judge=True,
+        )
         work: list[J.JudgeJob] = []
         for session_id in scored_sessions(store.conn, store.path, since_ns, sessions):
             job = _job_for(store, session_id, cases, context, score_session, out)
@@ -84,9 +101,15 @@ def judge_stored(db: Union[str, Path], config: Optional[EvalConfig] = None, sinc
         store.close()
 
 
-def run_jobs(store: Store, work: list[J.JudgeJob], settings: Any, progress: Optional[ProgressCallback] = None,
-             out: Optional[JudgeBackfill] = None, env: Optional[dict[str, str]] = None,
-             record_faults: bool = False) -> JudgeBackfill:
+def run_jobs(
+    store: Store,
+    work: list[J.JudgeJob],
+    settings: Any,
+    progress: ProgressCallback | None = None,
+    out: JudgeBackfill | None = None,
+    env: dict[str, str] | None = None,
+    record_faults: bool = False,
+) -> JudgeBackfill:
     """Judge stored jobs through a pool (``settings``: an EngineSettings; its config gives the
     endpoint, key and caps) and record each answer in ``store``; shared by ``rescore`` and
     ``rescore --judge-only``. A job the budget or an outage stops stays queued for the next run,
@@ -96,17 +119,21 @@ def run_jobs(store: Store, work: list[J.JudgeJob], settings: Any, progress: Opti
     out = out if out is not None else JudgeBackfill()
     if not work:
         return out
-    outcomes: "queue.Queue[tuple[J.JudgeJob, list, dict, bool]]" = queue.Queue()
+    outcomes: queue.Queue[tuple[J.JudgeJob, list, dict, bool]] = queue.Queue()
     options = {name: dict(c.options) for name, c in settings.config.criteria.items()}
     for job in work:
         job.criteria = J.with_live_options(job.criteria, lambda name: options.get(name, {}))
-    pool = JudgePool(lambda job, results, usage, retry: outcomes.put((job, results, usage, retry)),
-                     concurrency=settings.judge_concurrency, max_queue=max(1, len(work)),
-                     deadline=max(settings.judge_deadline, 120.0),
-                     breaker_threshold=settings.judge_breaker_failures,
-                     breaker_cooldown=settings.judge_breaker_cooldown,
-                     secrets=lambda name: options.get(name, {}).get("api_key"),
-                     limits=lambda name: Limits.from_options(options.get(name, {})), env=env).start()
+    pool = JudgePool(
+        lambda job, results, usage, retry: outcomes.put((job, results, usage, retry)),
+        concurrency=settings.judge_concurrency,
+        max_queue=max(1, len(work)),
+        deadline=max(settings.judge_deadline, 120.0),
+        breaker_threshold=settings.judge_breaker_failures,
+        breaker_cooldown=settings.judge_breaker_cooldown,
+        secrets=lambda name: options.get(name, {}).get("api_key"),
+        limits=lambda name: Limits.from_options(options.get(name, {})),
+        env=env,
+    ).start()
     try:
         for criterion, at, calls, tokens in store.judge_usage_since(time.time() - DAY):
             pool.charge(criterion, at, calls, tokens)
@@ -116,10 +143,12 @@ def run_jobs(store: Store, work: list[J.JudgeJob], settings: Any, progress: Opti
     return out
 
 
-def _job_for(store: Store, session_id: str, cases: Sequence[str], context: Any, score_session: Any,
-             out: JudgeBackfill) -> Optional[J.JudgeJob]:
-    row = store.conn.execute("SELECT id, case_id, judge_pending FROM evaluations WHERE session_id = ? AND superseded = 0",
-                             (session_id,)).fetchone()
+def _job_for(
+    store: Store, session_id: str, cases: Sequence[str], context: Any, score_session: Any, out: JudgeBackfill
+) -> J.JudgeJob | None:
+    row = store.conn.execute(
+        "SELECT id, case_id, judge_pending FROM evaluations WHERE session_id = ? AND superseded = 0", (session_id,)
+    ).fetchone()
     if row is None or not row[1]:
         out.skipped[session_id] = "unmatched"
         return None
@@ -133,22 +162,37 @@ def _job_for(store: Store, session_id: str, cases: Sequence[str], context: Any, 
     if pending:
         out.skipped[session_id] = "its judge answer is pending in the live engine"
         return None
-    answered = {r[0] for r in store.conn.execute(
-        "SELECT criterion FROM criterion_results WHERE evaluation_id = ? AND skipped = 0"
-        " AND json_extract(details, '$.judge') = ?", (evaluation_id, J.ANSWERED))}
+    answered = {
+        r[0]
+        for r in store.conn.execute(
+            "SELECT criterion FROM criterion_results WHERE evaluation_id = ? AND skipped = 0"
+            " AND json_extract(details, '$.judge') = ?",
+            (evaluation_id, J.ANSWERED),
+        )
+    }
     finished = score_session(store, session_id, context)
     request = finished.rows.judge_job if finished is not None else None
     if request is not None:
         request = {**request, "criteria": [c for c in request["criteria"] if c["criterion"] not in answered]}
     if not request or not request["criteria"]:
-        out.skipped[session_id] = "already judged" if answered else "no judge criterion to run (not sampled, filtered or none configured)"
+        out.skipped[session_id] = (
+            "already judged" if answered else "no judge criterion to run (not sampled, filtered or none configured)"
+        )
         return None
     store.add_judge_job(evaluation_id, session_id, request)
     return J.JudgeJob(evaluation_id, session_id, request["criteria"])
 
 
-def _run(store: Store, pool: JudgePool, work: list[J.JudgeJob], outcomes: "queue.Queue", window: int,
-         progress: Optional[ProgressCallback], out: JudgeBackfill, record_faults: bool = False) -> None:
+def _run(
+    store: Store,
+    pool: JudgePool,
+    work: list[J.JudgeJob],
+    outcomes: queue.Queue,
+    window: int,
+    progress: ProgressCallback | None,
+    out: JudgeBackfill,
+    record_faults: bool = False,
+) -> None:
     total, done, sent, waiting = len(work), 0, 0, 0
     stop_sending = False
     if progress is not None:
@@ -171,7 +215,9 @@ def _run(store: Store, pool: JudgePool, work: list[J.JudgeJob], outcomes: "queue
             store.complete_judgment(job.evaluation_id, results, spent, retry=retry, backfill=False)
             out.judged.append(job.session_id)
         elif states & {J.BUDGET, J.UNAVAILABLE}:
-            reason = next(str(r.details.get("reason")) for r in results if r.details.get("judge") in (J.BUDGET, J.UNAVAILABLE))
+            reason = next(
+                str(r.details.get("reason")) for r in results if r.details.get("judge") in (J.BUDGET, J.UNAVAILABLE)
+            )
             out.left[job.session_id] = reason
             store.record_judge_usage(spent)
             if J.BUDGET in states:

@@ -14,7 +14,6 @@ import argparse
 import getpass
 import os
 import sqlite3
-from typing import Optional
 
 from .errors import InputError
 from .read.database import open_database
@@ -29,14 +28,18 @@ WRITE_TIMEOUT_S = 30.0
 
 def add_label_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", metavar="SESSION", help="the session id (as `otel-eval report` lists it)")
-    parser.add_argument("label", choices=LABELS, metavar="agree|disagree",
-                        help="agree: the session's current verdict is right; disagree: it is wrong")
+    parser.add_argument(
+        "label",
+        choices=LABELS,
+        metavar="agree|disagree",
+        help="agree: the session's current verdict is right; disagree: it is wrong",
+    )
     parser.add_argument("--note", metavar="TEXT", help="why, in a sentence or two")
     parser.add_argument("--db", default="otel-eval.db", help="database the session is in (default otel-eval.db)")
     parser.add_argument("--by", metavar="NAME", help="who labels (default $USER)")
 
 
-def reviewer(name: Optional[str]) -> str:
+def reviewer(name: str | None) -> str:
     """``--by``, else the login name."""
     if name and name.strip():
         return name.strip()
@@ -49,7 +52,7 @@ def reviewer(name: Optional[str]) -> str:
     return found
 
 
-def why_not(session_id: str, state: Optional[str], recent: list[str]) -> str:
+def why_not(session_id: str, state: str | None, recent: list[str]) -> str:
     """Why a session cannot be labelled, and what to try instead."""
     if state in ("open", "ended"):
         why = "it is still open" if state == "open" else "it has ended and is waiting to be scored"
@@ -80,9 +83,14 @@ def label_main(args: argparse.Namespace) -> int:
         store.close()
     labelled = stored.verdict if stored.case_id else "unmatched"
     corrected = corrected_verdict(stored.verdict, stored.label)
-    meaning = (f"the verdict stands ({corrected})" if stored.label == "agree" else f"it should be {corrected}") \
-        if corrected else "no pass/fail verdict to correct, kept with its note"
+    meaning = (
+        (f"the verdict stands ({corrected})" if stored.label == "agree" else f"it should be {corrected}")
+        if corrected
+        else "no pass/fail verdict to correct, kept with its note"
+    )
     case = f", case {stored.case_id}" if stored.case_id else ""
-    print(f"labelled session {stored.session_id} (revision {stored.revision}, {labelled}{case}): {stored.label}, "
-          f"{meaning}; by {stored.who}")
+    print(
+        f"labelled session {stored.session_id} (revision {stored.revision}, {labelled}{case}): {stored.label}, "
+        f"{meaning}; by {stored.who}"
+    )
     return 0

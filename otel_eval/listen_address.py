@@ -7,7 +7,6 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
-from typing import Optional
 
 from .errors import InputError
 
@@ -25,7 +24,7 @@ class Endpoint:
         return self.host in ("127.0.0.1", "::1", "localhost") or self.host.startswith("127.")
 
 
-def parse_endpoint(text: str, source: str) -> Optional[Endpoint]:
+def parse_endpoint(text: str, source: str) -> Endpoint | None:
     """``HOST:PORT``, ``[v6]:PORT`` or ``off`` (None: that receiver is disabled)."""
     value = str(text).strip()
     if value.lower() == "off":

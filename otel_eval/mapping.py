@@ -10,8 +10,9 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
 from .conventions import CONVENTIONS, merge_logs_of_unrecognised
 from .conventions.base import OTEL_IDENTITY, Reading
@@ -63,11 +64,11 @@ class MappedSpan:
     span: SpanRecord
     reading: Reading
     data: AgentData
-    session_id: Optional[str]
+    session_id: str | None
     """The session id found on the span, or None (the session is then keyed by trace id)."""
 
 
-def first_attribute(span: SpanRecord, keys: Sequence[str], resource_too: bool = True) -> Optional[str]:
+def first_attribute(span: SpanRecord, keys: Sequence[str], resource_too: bool = True) -> str | None:
     for key in keys:
         value = span.attributes.get(key)
         if value not in (None, ""):
@@ -92,7 +93,7 @@ def _unquoted(value: str) -> str:
     return value
 
 
-def session_id_of(span: SpanRecord, reading: Optional[Reading] = None, convention: Optional[str] = None) -> Optional[str]:
+def session_id_of(span: SpanRecord, reading: Reading | None = None, convention: str | None = None) -> str | None:
     """The session id by DESIGN §4 precedence; None means "one trace = one session".
 
     The keys a user named and those every dialect shares come first (on the span, then on its
@@ -107,7 +108,7 @@ def session_id_of(span: SpanRecord, reading: Optional[Reading] = None, conventio
     return found
 
 
-def _own_attribute(span: SpanRecord, which: str, reading: Optional[Reading], convention: Optional[str]) -> Optional[str]:
+def _own_attribute(span: SpanRecord, which: str, reading: Reading | None, convention: str | None) -> str | None:
     """The first of the span's dialect's own keys (``own_session`` / ``own_user`` of its
     ``IDENTITY_KEYS``) that is set; the dialect is detected when not given."""
     name = convention or (reading.convention if reading is not None else None)
@@ -116,7 +117,7 @@ def _own_attribute(span: SpanRecord, which: str, reading: Optional[Reading], con
     return first_attribute(span, keys, resource_too=False) if keys else None
 
 
-def user_id_of(span: SpanRecord, reading: Optional[Reading] = None) -> Optional[str]:
+def user_id_of(span: SpanRecord, reading: Reading | None = None) -> str | None:
     found = first_attribute(span, _user_keys)
     if found is None:
         found = _own_attribute(span, "own_user", reading, None)
@@ -133,7 +134,7 @@ def ends_session(span: SpanRecord) -> bool:
     return any(event.name == SESSION_END_EVENT for event in span.events)
 
 
-def agent_version_of(span: SpanRecord) -> Optional[str]:
+def agent_version_of(span: SpanRecord) -> str | None:
     return first_attribute(span, VERSION_ATTRIBUTES, resource_too=False) or (
         str(span.resource["service.version"]) if span.resource.get("service.version") else None
     )
@@ -147,7 +148,7 @@ def convention_name(span: SpanRecord) -> str:
     return "none"
 
 
-def ingest_span_type(span: SpanRecord, convention: str) -> Optional[str]:
+def ingest_span_type(span: SpanRecord, convention: str) -> str | None:
     """The span type, when the convention can tell it without reading the span (stored at
     ingest, so scoring need not rewrite the span's row); None otherwise."""
     module = _BY_NAME.get(convention)
@@ -160,7 +161,7 @@ def ingest_span_type(span: SpanRecord, convention: str) -> Optional[str]:
         return None
 
 
-def read_span(span: SpanRecord, max_value_chars: int = DEFAULT_LIMIT, convention: Optional[str] = None) -> Reading:
+def read_span(span: SpanRecord, max_value_chars: int = DEFAULT_LIMIT, convention: str | None = None) -> Reading:
     """The reading of the first convention that recognises the span (DESIGN §4 order), or of
     ``convention`` when its name is already known (detected at ingest and stored).
 
@@ -177,8 +178,13 @@ def read_span(span: SpanRecord, max_value_chars: int = DEFAULT_LIMIT, convention
     try:
         return truncate_reading(typed(span, module.read(span)), max_value_chars)
     except Exception:  # a reader bug must not lose the span or block the batch it came in
-        log.warning("%s could not read span %s (%r); stored without AgentData fields",
-                    module.NAME, span.span_id, span.name, exc_info=True)
+        log.warning(
+            "%s could not read span %s (%r); stored without AgentData fields",
+            module.NAME,
+            span.span_id,
+            span.name,
+            exc_info=True,
+        )
         return Reading(convention=module.NAME)
 
 
@@ -194,8 +200,14 @@ def with_log_events(span: SpanRecord, reading: Reading, events: Sequence[LogEven
 
 
 #: The attribute that states a span's type, per dialect, for ``inspect``'s "typed by".
-_TYPE_KEYS = ("openinference.span.kind", "gen_ai.operation.name", "traceloop.span.kind", "ai.operationId",
-              "mastra.span.type", "logfire.msg_template")
+_TYPE_KEYS = (
+    "openinference.span.kind",
+    "gen_ai.operation.name",
+    "traceloop.span.kind",
+    "ai.operationId",
+    "mastra.span.type",
+    "logfire.msg_template",
+)
 #: Operations that are a request to a model by definition, even with content capture off.
 _MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
 #: Attributes that record a request sent to a model (not a property of an LLM object, such as
@@ -223,8 +235,14 @@ def typed(span: SpanRecord, reading: Reading) -> Reading:
     operation = span.attributes.get("gen_ai.operation.name")
     if operation in _MODEL_OPERATIONS or any(key in span.attributes for key in _REQUEST_KEYS):
         return reading
-    exchange = (reading.user_input or reading.system_prompt or reading.response or reading.requested_calls
-                or reading.input_tokens or reading.output_tokens)
+    exchange = (
+        reading.user_input
+        or reading.system_prompt
+        or reading.response
+        or reading.requested_calls
+        or reading.input_tokens
+        or reading.output_tokens
+    )
     if not exchange:
         why = "it shows no model exchange (no messages, text, tool calls or tokens)"
     elif operation is not None and not reading.model:
@@ -241,41 +259,49 @@ def to_agent_data(span: SpanRecord, reading: Reading) -> AgentData:
     kind = reading.span_type if reading.span_type != "unknown" else "agent"
     if kind in ("chain",):
         kind = "agent"
-    tool_calls = [
-        _tool_call({"tool_name": call.name, "parameters": call.args, "call_id": call.call_id or span.span_id})
-        for call in reading.requested_calls
-    ] if reading.requested_calls else []  # (most spans request none: no comprehension call)
+    tool_calls = (
+        [
+            _tool_call({"tool_name": call.name, "parameters": call.args, "call_id": call.call_id or span.span_id})
+            for call in reading.requested_calls
+        ]
+        if reading.requested_calls
+        else []
+    )  # (most spans request none: no comprehension call)
     results: list[ToolResult] = []
     if reading.tool is not None:
         results.append(
-            _tool_result({
-                "call_id": reading.tool.call_id or span.span_id,
-                "result": reading.tool.result,
-                "success": reading.tool.error is None and span.status != "error",
-                "error_message": reading.tool.error,
-            })
+            _tool_result(
+                {
+                    "call_id": reading.tool.call_id or span.span_id,
+                    "result": reading.tool.result,
+                    "success": reading.tool.error is None and span.status != "error",
+                    "error_message": reading.tool.error,
+                }
+            )
         )
     retrieved = [reading.retrieved_documents] if reading.retrieved_documents is not None else None
-    return _agent_data({
-        "user_id": user_id_of(span, reading),
-        "task_id": span.trace_id,
-        "turn_id": span.span_id,
-        "agent_name": reading.agent_name or kind,
-        "agent_role": kind,
-        "agent_task": reading.user_input if kind == "agent" or reading.user_input else None,
-        "system_prompt": reading.system_prompt,
-        "agent_response": reading.response,
-        "trace": reading.trace,
-        "tools_available": reading.tools_available,  # validation copies lists and dicts
-        "tool_calls": tool_calls,
-        "parameters_passed": reading.parameters,
-        "tool_call_results": results,
-        "retrieval_query": reading.retrieval_query,
-        "retrieved_context": retrieved,
-        "exit_status": span.status,
-        "agent_exit": reading.agent_exit,
-        "metadata": None,
-    })
+    return _agent_data(
+        {
+            "user_id": user_id_of(span, reading),
+            "task_id": span.trace_id,
+            "turn_id": span.span_id,
+            "agent_name": reading.agent_name or kind,
+            "agent_role": kind,
+            "agent_task": reading.user_input if kind == "agent" or reading.user_input else None,
+            "system_prompt": reading.system_prompt,
+            "agent_response": reading.response,
+            "trace": reading.trace,
+            "tools_available": reading.tools_available,  # validation copies lists and dicts
+            "tool_calls": tool_calls,
+            "parameters_passed": reading.parameters,
+            "tool_call_results": results,
+            "retrieval_query": reading.retrieval_query,
+            "retrieved_context": retrieved,
+            "exit_status": span.status,
+            "agent_exit": reading.agent_exit,
+            "metadata": None,
+        }
+    )
 
 
 # ``Model(**fields)`` less the Python wrapper around pydantic's validator: the same validation,
@@ -290,11 +316,14 @@ def map_span(span: SpanRecord) -> AgentData:
     return to_agent_data(span, read_span(span))
 
 
-def map_spans(spans: Iterable[SpanRecord], max_value_chars: int = DEFAULT_LIMIT,
-              conventions: Optional[Sequence[Optional[str]]] = None) -> list[MappedSpan]:
+def map_spans(
+    spans: Iterable[SpanRecord],
+    max_value_chars: int = DEFAULT_LIMIT,
+    conventions: Sequence[str | None] | None = None,
+) -> list[MappedSpan]:
     """Each span mapped; ``conventions`` (one name per span, from ingest) skips detection."""
     out = []
-    names: Iterable[Optional[str]] = conventions if conventions is not None else itertools.repeat(None)
+    names: Iterable[str | None] = conventions if conventions is not None else itertools.repeat(None)
     for span, name in zip(spans, names):
         reading = read_span(span, max_value_chars, name)
         out.append(MappedSpan(span, reading, to_agent_data(span, reading), session_id_of(span, reading)))
@@ -310,8 +339,9 @@ def _trace_json(ordered: Sequence[MappedSpan]) -> str:
     for m in ordered:
         span_id, name, kind = m.span.span_id, m.span.name, m.reading.span_type
         if type(span_id) is not str or type(name) is not str or type(kind) is not str:
-            return json.dumps([{"span_id": m.span.span_id, "name": m.span.name, "type": m.reading.span_type}
-                               for m in ordered])
+            return json.dumps(
+                [{"span_id": m.span.span_id, "name": m.span.name, "type": m.reading.span_type} for m in ordered]
+            )
         parts.append(f'{{"span_id": {_quoted(span_id)}, "name": {_quoted(name)}, "type": {_quoted(kind)}}}')
     return "[" + ", ".join(parts) + "]"
 
@@ -373,23 +403,25 @@ def aggregate_trace(mapped: Sequence[MappedSpan]) -> AgentData:
             calls.extend(m.data.tool_calls)
 
     status = "error" if any(m.span.status == "error" for m in roots) else root.span.status
-    return _agent_data({
-        "user_id": user_id,
-        "task_id": root.span.trace_id,
-        "turn_id": root.span.span_id,
-        "agent_name": root.reading.agent_name or "agent",
-        "agent_role": "agent",
-        "agent_task": task,
-        "system_prompt": system_prompt,
-        "agent_response": response,
-        "trace": _trace_json(ordered),
-        "tools_available": list(tools_seen.values()),
-        "tool_calls": calls,
-        "parameters_passed": dict(root.data.parameters_passed),
-        "tool_call_results": results,
-        "retrieval_query": queries or None,
-        "retrieved_context": contexts or None,
-        "exit_status": status,
-        "agent_exit": agent_exit or root.span.end_ns > 0,
-        "metadata": None,
-    })
+    return _agent_data(
+        {
+            "user_id": user_id,
+            "task_id": root.span.trace_id,
+            "turn_id": root.span.span_id,
+            "agent_name": root.reading.agent_name or "agent",
+            "agent_role": "agent",
+            "agent_task": task,
+            "system_prompt": system_prompt,
+            "agent_response": response,
+            "trace": _trace_json(ordered),
+            "tools_available": list(tools_seen.values()),
+            "tool_calls": calls,
+            "parameters_passed": dict(root.data.parameters_passed),
+            "tool_call_results": results,
+            "retrieval_query": queries or None,
+            "retrieved_context": contexts or None,
+            "exit_status": status,
+            "agent_exit": agent_exit or root.span.end_ns > 0,
+            "metadata": None,
+        }
+    )

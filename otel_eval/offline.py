@@ -5,8 +5,9 @@ have stored."""
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Union
+from typing import Any
 
 from .engine import Engine, EngineSettings
 from .models.evalset import EvalConfig, EvalSet
@@ -16,16 +17,16 @@ from .spans import LogEvent, SpanRecord
 
 
 def evaluate(
-    inputs: Iterable[Union[str, Path, SpanRecord, LogEvent]],
-    golden: Iterable[Union[str, Path, EvalSet]] = (),
-    config: Union[EvalConfig, str, Path, None] = None,
-    db: Optional[Union[str, Path]] = None,
-    on_result: Optional[Callable[[EvalCaseResult], Any]] = None,
-    progress: Optional[Callable[[int], Any]] = None,
+    inputs: Iterable[str | Path | SpanRecord | LogEvent],
+    golden: Iterable[str | Path | EvalSet] = (),
+    config: EvalConfig | str | Path | None = None,
+    db: str | Path | None = None,
+    on_result: Callable[[EvalCaseResult], Any] | None = None,
+    progress: Callable[[int], Any] | None = None,
     fuzzy_threshold: float = 90.0,
-    embedding_threshold: Optional[float] = None,
-    embed: Optional[Callable[[list[str]], list[list[float]]]] = None,
-    settings: Optional[EngineSettings] = None,
+    embedding_threshold: float | None = None,
+    embed: Callable[[list[str]], list[list[float]]] | None = None,
+    settings: EngineSettings | None = None,
 ) -> list[EvalCaseResult]:
     """Evaluate captured spans offline: files (Noveum ``dataset.json``, OTLP JSON/JSON lines/.pb,
     and OTLP logs captures such as ``*.logs.pb`` for content sent as log events), SpanRecords or
@@ -54,11 +55,15 @@ def evaluate(
         tmp = tempfile.TemporaryDirectory()
         db = Path(tmp.name) / "otel-eval.db"
     settings = settings or EngineSettings(fuzzy_threshold=fuzzy_threshold)
-    overrides = {name: value for name, value in dict(
-        config=config, embedding_threshold=embedding_threshold, embed=embed).items() if value is not None}
+    overrides = {
+        name: value
+        for name, value in dict(config=config, embedding_threshold=embedding_threshold, embed=embed).items()
+        if value is not None
+    }
     settings = settings.replace(**overrides)
-    engine = Engine(db, golden=golden, settings=settings.replace(trace_quiet=3600, session_idle=3600),
-                    on_result=results.append)
+    engine = Engine(
+        db, golden=golden, settings=settings.replace(trace_quiet=3600, session_idle=3600), on_result=results.append
+    )
     if on_result:
         engine.add_listener(on_result)
     engine.start()

@@ -12,8 +12,9 @@ import binascii
 import json
 import math
 import struct
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from google.protobuf import json_format
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -61,12 +62,11 @@ def _parse(data: Any, message: Any, source: str) -> Any:
         # protobuf then fails without saying where. Say where.
         where = _non_finite_number(data, "$")
         if where is not None:
-            raise InputError(source, f"JSON number out of range (infinite or NaN): {where[1]!r}",
-                             where[0]) from None
+            raise InputError(source, f"JSON number out of range (infinite or NaN): {where[1]!r}", where[0]) from None
         raise InputError(source, f"not an OTLP {type(message).__name__}: {exc}") from None
 
 
-def _non_finite_number(node: Any, path: str) -> "tuple[str, float] | None":
+def _non_finite_number(node: Any, path: str) -> tuple[str, float] | None:
     """The JSON path and value of the first infinite or NaN number in ``node``, if any."""
     if isinstance(node, float) and not math.isfinite(node):
         return path, node

@@ -12,17 +12,18 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any
 
-from .session_evaluation import apply_logs, evaluate_mapped, failed_outcome
 from .mapping import MappedSpan, map_spans
 from .metrics.alignment import tool_path
 from .models.evalset import EvalConfig
 from .models.results import EvalCaseResult
-from .store.session_rows import session_log_events, session_span_rows
+from .session_evaluation import apply_logs, evaluate_mapped, failed_outcome
 from .spans import LogEvent, SpanRecord, from_json
 from .store import ENDED, EvaluationRows, Store, agent_data_params
+from .store.session_rows import session_log_events, session_span_rows
 from .truncation import DEFAULT_LIMIT
 
 log = logging.getLogger("otel_eval.pipeline")
@@ -58,12 +59,16 @@ class LoadedSession:
     spans: list[SpanRecord]
     events: list[LogEvent]
     mapped: list[MappedSpan]
-    stored_span_types: list[Optional[str]] = field(default_factory=list)
+    stored_span_types: list[str | None] = field(default_factory=list)
     """``spans.span_type`` as stored (at ingest, or by an earlier scoring), one per span."""
 
 
-def map_session(spans: Sequence[SpanRecord], events: Sequence[LogEvent] = (), max_value_chars: int = DEFAULT_LIMIT,
-                conventions: Optional[Sequence[Optional[str]]] = None) -> list[MappedSpan]:
+def map_session(
+    spans: Sequence[SpanRecord],
+    events: Sequence[LogEvent] = (),
+    max_value_chars: int = DEFAULT_LIMIT,
+    conventions: Sequence[str | None] | None = None,
+) -> list[MappedSpan]:
     """Every span read by its convention (``conventions``: the names detected at ingest, else
     detected now), with content that arrived as log records joined to its span."""
     mapped = map_spans(spans, max_value_chars, conventions=conventions)
@@ -71,7 +76,7 @@ def map_session(spans: Sequence[SpanRecord], events: Sequence[LogEvent] = (), ma
     return mapped
 
 
-def load_session(store: Store, session_id: str, max_value_chars: int = DEFAULT_LIMIT) -> Optional[LoadedSession]:
+def load_session(store: Store, session_id: str, max_value_chars: int = DEFAULT_LIMIT) -> LoadedSession | None:
     """A stored session, mapped; None when it has no spans."""
     rows = session_span_rows(store.conn, session_id)
     if not rows:
@@ -89,9 +94,18 @@ class FinishedEvaluation:
     where unpickling a pydantic model per session was the largest single cost of the collector's
     busy process; in-process, a tree of objects waiting for the commit cost the GC passes."""
 
-    def __init__(self, session_id: str, result: EvalCaseResult, rows: EvaluationRows, matched: bool,
-                 matched_by: str, agent_version: Optional[str], trace_ids: tuple[str, ...],
-                 root_span_ids: tuple[str, ...], seconds: float):
+    def __init__(
+        self,
+        session_id: str,
+        result: EvalCaseResult,
+        rows: EvaluationRows,
+        matched: bool,
+        matched_by: str,
+        agent_version: str | None,
+        trace_ids: tuple[str, ...],
+        root_span_ids: tuple[str, ...],
+        seconds: float,
+    ):
         self.session_id = session_id
         self.rows = rows
         self.matched = matched
@@ -100,11 +114,11 @@ class FinishedEvaluation:
         self.trace_ids = trace_ids
         self.root_span_ids = root_span_ids
         self.seconds = seconds
-        self.case_id: Optional[str] = result.eval_id or None
+        self.case_id: str | None = result.eval_id or None
         self.verdict: str = result.verdict
         self.score: float = result.score
-        self._result: Optional[EvalCaseResult] = result
-        self._result_json: Optional[str] = None
+        self._result: EvalCaseResult | None = result
+        self._result_json: str | None = None
 
     @property
     def result(self) -> EvalCaseResult:
@@ -112,18 +126,19 @@ class FinishedEvaluation:
             if self._result_json is None:
                 raise LookupError(
                     f"the evaluation of session {self.session_id} was scored without its full result: no listener "
-                    "asked for results then (Engine.add_listener, or Engine.on_evaluation(..., with_result=True))")
+                    "asked for results then (Engine.add_listener, or Engine.on_evaluation(..., with_result=True))"
+                )
             self._result = EvalCaseResult.model_validate_json(self._result_json)
         return self._result
 
-    def without_result(self) -> "FinishedEvaluation":
+    def without_result(self) -> FinishedEvaluation:
         """Drop the full result (the rows keep what is stored): when no listener will ask for it,
         encoding it as JSON was ~3% of a score worker's CPU for text nobody read."""
         self._result = None
         self._result_json = None
         return self
 
-    def compact(self) -> "FinishedEvaluation":
+    def compact(self) -> FinishedEvaluation:
         """Keep the result as JSON text until a listener asks for it: a record waits for the writer's
         next commit (up to 50 ms), and a pydantic tree of ~100 objects per session waiting there
         outlives the young GC generations and brings on full collections."""
@@ -136,15 +151,21 @@ class FinishedEvaluation:
         return dict(self.compact().__dict__)
 
 
-def score_loaded(loaded: LoadedSession, ctx: ScoringContext, expected_status: str = ENDED,
-                 details: Optional[dict[str, Any]] = None, started: Optional[float] = None) -> FinishedEvaluation:
+def score_loaded(
+    loaded: LoadedSession,
+    ctx: ScoringContext,
+    expected_status: str = ENDED,
+    details: dict[str, Any] | None = None,
+    started: float | None = None,
+) -> FinishedEvaluation:
     """Evaluate a loaded session and build its record. A bug or a pathological trace must not
     leave the session unscored forever: an exception is stored as the evaluation's error."""
     started = time.perf_counter() if started is None else started
     session_id = loaded.session_id
     try:
-        outcome = evaluate_mapped(session_id, loaded.mapped, ctx.index, ctx.config, ctx.judge,
-                                  defer_judge=ctx.defer_judge)
+        outcome = evaluate_mapped(
+            session_id, loaded.mapped, ctx.index, ctx.config, ctx.judge, defer_judge=ctx.defer_judge
+        )
     except Exception as exc:
         log.exception("evaluating session %s failed; storing the error as its evaluation", session_id)
         outcome = failed_outcome(session_id, exc)
@@ -152,36 +173,61 @@ def score_loaded(loaded: LoadedSession, ctx: ScoringContext, expected_status: st
     mapped = outcome.mapped or loaded.mapped
     details = {**outcome.details, **(details or {})}
     rows = EvaluationRows.build(
-        outcome.result, eval_set_id=outcome.match.eval_set_id, matched_by=outcome.match.method,
-        match_score=outcome.match.score, config_hash=ctx.config_hash,
-        agent_version=outcome.trajectory.agent_version, query=outcome.trajectory.query,
-        columns=outcome.columns, details=details,
-        session_fields=outcome.session_fields, expected_status=expected_status,
+        outcome.result,
+        eval_set_id=outcome.match.eval_set_id,
+        matched_by=outcome.match.method,
+        match_score=outcome.match.score,
+        config_hash=ctx.config_hash,
+        agent_version=outcome.trajectory.agent_version,
+        query=outcome.trajectory.query,
+        columns=outcome.columns,
+        details=details,
+        session_fields=outcome.session_fields,
+        expected_status=expected_status,
         agent_params=agent_data_params(
             [(m.span.trace_id, m.span.span_id, session_id, "span", m.data) for m in mapped]
-            + [(trace_id, data.turn_id or trace_id, session_id, "trace", data)
-               for trace_id, data in outcome.trace_records.items()]),
+            + [
+                (trace_id, data.turn_id or trace_id, session_id, "trace", data)
+                for trace_id, data in outcome.trace_records.items()
+            ]
+        ),
         span_types=_changed_span_types(mapped, loaded),
         judge_job={"session_id": session_id, "criteria": outcome.judge_requests} if outcome.judge_requests else None,
         tool_path=tool_path(outcome.trajectory.turns),
     )
     trace_ids = tuple(dict.fromkeys(s.trace_id for s in loaded.spans))
     roots = tuple(s.span_id for s in loaded.spans if s.is_root)
-    return FinishedEvaluation(session_id, outcome.result, rows, outcome.match.case is not None,
-                              outcome.match.method, outcome.trajectory.agent_version, trace_ids, roots,
-                              time.perf_counter() - started)
+    return FinishedEvaluation(
+        session_id,
+        outcome.result,
+        rows,
+        outcome.match.case is not None,
+        outcome.match.method,
+        outcome.trajectory.agent_version,
+        trace_ids,
+        roots,
+        time.perf_counter() - started,
+    )
 
 
 def _changed_span_types(mapped: list[MappedSpan], loaded: LoadedSession) -> list[tuple[str, str, str]]:
     """``(trace_id, span_id, span_type)`` of the spans whose stored type is not the one read now:
     updating a span's row rewrites its raw JSON, so unchanged ones are left alone."""
     stored = {(s.trace_id, s.span_id): t for s, t in zip(loaded.spans, loaded.stored_span_types)}
-    return [(m.span.trace_id, m.span.span_id, m.reading.span_type) for m in mapped
-            if stored.get((m.span.trace_id, m.span.span_id)) != m.reading.span_type]
+    return [
+        (m.span.trace_id, m.span.span_id, m.reading.span_type)
+        for m in mapped
+        if stored.get((m.span.trace_id, m.span.span_id)) != m.reading.span_type
+    ]
 
 
-def score_session(store: Store, session_id: str, ctx: ScoringContext, expected_status: str = ENDED,
-                  details: Optional[dict[str, Any]] = None) -> Optional[FinishedEvaluation]:
+def score_session(
+    store: Store,
+    session_id: str,
+    ctx: ScoringContext,
+    expected_status: str = ENDED,
+    details: dict[str, Any] | None = None,
+) -> FinishedEvaluation | None:
     """Load and score one stored session (reads only); None when it has no spans."""
     started = time.perf_counter()
     loaded = load_session(store, session_id, ctx.max_value_chars)

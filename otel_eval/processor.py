@@ -20,8 +20,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Union
+from typing import Any
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
@@ -49,21 +50,21 @@ class EvalSpanProcessor(SpanProcessor):
 
     def __init__(
         self,
-        db: Union[str, Path] = "otel-eval.db",
-        golden: Union[str, Path, EvalSet, Iterable[Union[str, Path, EvalSet]]] = (),
-        config: Union[EvalConfig, str, Path, None] = None,
-        on_result: Optional[Callable[[EvalCaseResult], Any]] = None,
-        trace_quiet: Optional[float] = None,
-        session_idle: Optional[float] = None,
-        max_queue_spans: Optional[int] = None,
-        max_value_chars: Optional[int] = None,
-        fuzzy_threshold: Optional[float] = None,
-        embedding_threshold: Optional[float] = None,
-        embed: Optional[Callable[[list[str]], list[list[float]]]] = None,
+        db: str | Path = "otel-eval.db",
+        golden: str | Path | EvalSet | Iterable[str | Path | EvalSet] = (),
+        config: EvalConfig | str | Path | None = None,
+        on_result: Callable[[EvalCaseResult], Any] | None = None,
+        trace_quiet: float | None = None,
+        session_idle: float | None = None,
+        max_queue_spans: int | None = None,
+        max_value_chars: int | None = None,
+        fuzzy_threshold: float | None = None,
+        embedding_threshold: float | None = None,
+        embed: Callable[[list[str]], list[list[float]]] | None = None,
         *,
-        engine: Optional[Engine] = None,
-        settings: Optional[EngineSettings] = None,
-        convert_process: Optional[bool] = None,
+        engine: Engine | None = None,
+        settings: EngineSettings | None = None,
+        convert_process: bool | None = None,
     ):
         """``convert_process``: convert spans in a worker process (another core: the agent's
         thread no longer waits for the GIL while spans are converted) instead of a thread; None
@@ -76,10 +77,20 @@ class EvalSpanProcessor(SpanProcessor):
         if engine is None:
             if isinstance(golden, (str, Path, EvalSet)):
                 golden = [golden]
-            overrides = {name: value for name, value in dict(
-                config=config, trace_quiet=trace_quiet, session_idle=session_idle, max_queue_spans=max_queue_spans,
-                max_value_chars=max_value_chars, fuzzy_threshold=fuzzy_threshold,
-                embedding_threshold=embedding_threshold, embed=embed).items() if value is not None}
+            overrides = {
+                name: value
+                for name, value in dict(
+                    config=config,
+                    trace_quiet=trace_quiet,
+                    session_idle=session_idle,
+                    max_queue_spans=max_queue_spans,
+                    max_value_chars=max_value_chars,
+                    fuzzy_threshold=fuzzy_threshold,
+                    embedding_threshold=embedding_threshold,
+                    embed=embed,
+                ).items()
+                if value is not None
+            }
             engine = Engine(db, golden=list(golden), settings=(settings or EngineSettings()).replace(**overrides))
         if on_result is not None:
             engine.add_listener(on_result)
@@ -95,7 +106,7 @@ class EvalSpanProcessor(SpanProcessor):
         self._converting = threading.Lock()
         """Held while spans move from ``_buffer`` to ``_records``, so they keep their order."""
         self._resources = Resources()
-        self._process: Optional[ConverterProcess] = None
+        self._process: ConverterProcess | None = None
         if convert_process if convert_process is not None else engine.settings.score_workers > 0:
             self._process = ConverterProcess(self._rows_back, self._conversion_errors, self._convert_here).start()
             if not self._process.alive:
@@ -105,7 +116,7 @@ class EvalSpanProcessor(SpanProcessor):
         self._converter.start()
         engine.add_span_source(self._drain)
 
-    def on_start(self, span: Span, parent_context: Optional[Context] = None) -> None:
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         pass
 
     def on_end(self, span: ReadableSpan) -> None:
@@ -118,8 +129,9 @@ class EvalSpanProcessor(SpanProcessor):
         if waiting >= self._limit:
             self.dropped_spans += 1
             if self.dropped_spans == 1 or self.dropped_spans % 1000 == 0:
-                log.warning("otel-eval dropped %d span(s) so far: %d spans waiting to be stored",
-                            self.dropped_spans, waiting)
+                log.warning(
+                    "otel-eval dropped %d span(s) so far: %d spans waiting to be stored", self.dropped_spans, waiting
+                )
             return
         try:
             buffer.append(ended_parts(span, self._resources))
@@ -198,7 +210,7 @@ class EvalSpanProcessor(SpanProcessor):
         records = self._records
         return [records.popleft() for _ in range(min(len(records), SOURCE_ROUND))]
 
-    def converter_pid(self) -> Optional[int]:
+    def converter_pid(self) -> int | None:
         """The converter process's id (None: spans are converted in a thread)."""
         return self._process.pid() if self._process is not None and self._process.alive else None
 

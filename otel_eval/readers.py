@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Union
 
 from .otlp_json import looks_like_otlp, read_logs_file, read_trace_file
 from .spans import LogEvent, SpanRecord, decode_logs, from_otlp, read_noveum_file
 
 
-def read_spans(path: Union[str, Path]) -> list[SpanRecord]:
+def read_spans(path: str | Path) -> list[SpanRecord]:
     """Every span in a file, whatever its format; spans with invalid ids are skipped, as a receiver would."""
     path = Path(path)
     if looks_like_otlp(path):
@@ -20,7 +19,7 @@ def read_spans(path: Union[str, Path]) -> list[SpanRecord]:
     return read_noveum_file(str(path))
 
 
-def read_log_events(path: Union[str, Path]) -> list[LogEvent]:
+def read_log_events(path: str | Path) -> list[LogEvent]:
     """The span-tied OTLP log records of a captured logs file (``.logs.pb`` or OTLP/JSON):
     GenAI content some instrumentations send only as log events."""
     events: list[LogEvent] = []
@@ -29,7 +28,7 @@ def read_log_events(path: Union[str, Path]) -> list[LogEvent]:
     return events
 
 
-def is_logs_file(path: Union[str, Path]) -> bool:
+def is_logs_file(path: str | Path) -> bool:
     """A logs capture (``*.logs.pb``, or JSON holding ``resourceLogs``) rather than spans."""
     path = Path(path)
     if path.name.endswith(".logs.pb"):

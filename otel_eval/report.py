@@ -5,13 +5,14 @@ documented in README and stable."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .models.results import FAILED, NOT_EVALUATED, PASSED
 from .read.evaluations import failing_criteria, judge_state
 
 
-def _rate(passed: int, evaluated: int) -> Optional[float]:
+def _rate(passed: int, evaluated: int) -> float | None:
     return round(passed / evaluated, 4) if evaluated else None
 
 
@@ -29,8 +30,9 @@ def _finish(tally: dict[str, Any]) -> dict[str, Any]:
     """pass_rate and avg_score over the evaluated sessions: not_evaluated ones are in neither."""
     total = tally.pop("score_sum")
     evaluated = tally["passed"] + tally["failed"]
-    tally.update(pass_rate=_rate(tally["passed"], evaluated),
-                 avg_score=round(total / evaluated, 4) if evaluated else None)
+    tally.update(
+        pass_rate=_rate(tally["passed"], evaluated), avg_score=round(total / evaluated, 4) if evaluated else None
+    )
     return tally
 
 
@@ -45,8 +47,9 @@ def summarize_sessions(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     criteria: dict[str, dict[str, Any]] = {}
     for r in matched:
         for c in r["criteria"]:
-            stat = criteria.setdefault(c["criterion"], {"evaluated": 0, "passed": 0, "skipped": 0, "errors": 0,
-                                                        "score_sum": 0.0})
+            stat = criteria.setdefault(
+                c["criterion"], {"evaluated": 0, "passed": 0, "skipped": 0, "errors": 0, "score_sum": 0.0}
+            )
             if c["skipped"]:
                 stat["skipped"] += 1
                 continue
@@ -59,8 +62,11 @@ def summarize_sessions(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     for stat in criteria.values():
         n = stat.pop("evaluated")
         total = stat.pop("score_sum")
-        stat.update(evaluated=n, pass_rate=round(stat["passed"] / n, 4) if n and not stat.get("informational") else None,
-                    avg_score=round(total / n, 4) if n else None)
+        stat.update(
+            evaluated=n,
+            pass_rate=round(stat["passed"] / n, 4) if n and not stat.get("informational") else None,
+            avg_score=round(total / n, 4) if n else None,
+        )
 
     def empty() -> dict[str, Any]:
         return {"sessions": 0, "passed": 0, "failed": 0, "not_evaluated": 0, "score_sum": 0.0}
@@ -113,7 +119,7 @@ def shows_score(row: dict[str, Any]) -> bool:
     return bool(row["case_id"]) and row["verdict"] != NOT_EVALUATED
 
 
-def _score(value: Optional[float]) -> str:
+def _score(value: float | None) -> str:
     """A score, or ``-`` where there is none (a skipped criterion, a session not evaluated)."""
     return "-" if value is None else f"{value:.2f}"
 
@@ -123,7 +129,7 @@ def _score(value: Optional[float]) -> str:
 _SESSION_COLUMNS = ("result", "session", "score", "failing criteria", "case", "version", "query", "matched by")
 
 
-def sessions_table(rows: Sequence[dict[str, Any]], width: int, title: Optional[str] = "Sessions") -> Any:
+def sessions_table(rows: Sequence[dict[str, Any]], width: int, title: str | None = "Sessions") -> Any:
     """The sessions as a table no wider than ``width``: columns dropped (least useful first) or
     abbreviated (ids by their middle, lists by whole items) rather than cut mid-word."""
     from .tablefit import Column, fit_table, middle_ellipsis
@@ -142,11 +148,21 @@ def sessions_table(rows: Sequence[dict[str, Any]], width: int, title: Optional[s
     cells = []
     for r in rows:
         word, style = verdict_word(r)
-        cells.append([r["session_id"], r["query"] or "-", r["case_id"] or "-", r["matched_by"] or "-",
-                      r["agent_version"] or "-", (word, style), _score(r["score"] if shows_score(r) else None),
-                      failing_criteria(r) or ["-"]])
-    return fit_table(title, [columns[c] for c in layout], cells, width,
-                     priority=[layout.index(c) for c in _SESSION_COLUMNS])
+        cells.append(
+            [
+                r["session_id"],
+                r["query"] or "-",
+                r["case_id"] or "-",
+                r["matched_by"] or "-",
+                r["agent_version"] or "-",
+                (word, style),
+                _score(r["score"] if shows_score(r) else None),
+                failing_criteria(r) or ["-"],
+            ]
+        )
+    return fit_table(
+        title, [columns[c] for c in layout], cells, width, priority=[layout.index(c) for c in _SESSION_COLUMNS]
+    )
 
 
 def render_report(rows: list[dict[str, Any]], console: Any = None, limit: int = 50, pending: str = "") -> None:
@@ -171,14 +187,25 @@ def render_report(rows: list[dict[str, Any]], console: Any = None, limit: int = 
         return
     console.print(sessions_table(rows[-limit:], console.width))
     if summary["criteria"]:
-        columns = [Column("criterion", min_width=12, shorten=middle_ellipsis, max_width=32),
-                   Column("pass rate", justify="right"),
-                   Column("avg score", justify="right"), Column("evaluated", justify="right"),
-                   Column("passed", justify="right"), Column("skipped", justify="right")]
-        cells = [[name, "-" if s["pass_rate"] is None else f"{s['pass_rate']:.0%}",
-                  "-" if s["avg_score"] is None else f"{s['avg_score']:.2f}",
-                  str(s["evaluated"]), str(s["passed"]), str(s["skipped"])]
-                 for name, s in summary["criteria"].items()]
+        columns = [
+            Column("criterion", min_width=12, shorten=middle_ellipsis, max_width=32),
+            Column("pass rate", justify="right"),
+            Column("avg score", justify="right"),
+            Column("evaluated", justify="right"),
+            Column("passed", justify="right"),
+            Column("skipped", justify="right"),
+        ]
+        cells = [
+            [
+                name,
+                "-" if s["pass_rate"] is None else f"{s['pass_rate']:.0%}",
+                "-" if s["avg_score"] is None else f"{s['avg_score']:.2f}",
+                str(s["evaluated"]),
+                str(s["passed"]),
+                str(s["skipped"]),
+            ]
+            for name, s in summary["criteria"].items()
+        ]
         console.print(fit_table("Criteria", columns, cells, console.width, priority=[0, 1, 2, 3, 4, 5]))
 
 
@@ -189,8 +216,10 @@ def coverage_line(cov: Any) -> str:
     exercised = sum(1 for c in golden if c.sessions)
     share = "-" if cov.unmatched_share is None else f"{cov.unmatched_share:.0%}"
     window = f" since {cov.since}" if cov.since else ""
-    return (f"golden coverage{window}: {exercised} of {len(golden)} cases exercised, {len(golden) - exercised} never; "
-            f"unmatched {share} ({cov.unmatched} of {cov.sessions} sessions)")
+    return (
+        f"golden coverage{window}: {exercised} of {len(golden)} cases exercised, {len(golden) - exercised} never; "
+        f"unmatched {share} ({cov.unmatched} of {cov.sessions} sessions)"
+    )
 
 
 def render_coverage(cov: Any, console: Any, limit: int = 30) -> None:
@@ -202,12 +231,25 @@ def render_coverage(cov: Any, console: Any, limit: int = 30) -> None:
     if not cov.cases:
         return
     shown = cov.exercised[:limit] + cov.never_exercised[:limit]
-    columns = [Column("case", min_width=12, shorten=middle_ellipsis, max_width=30), Column("sessions", justify="right"),
-               Column("by version", min_width=12, is_list=True), Column("days", justify="right"),
-               Column("last seen"), Column("eval set", min_width=8, shorten=middle_ellipsis, max_width=24)]
-    cells = [[c.eval_id, str(c.sessions) if c.sessions else ("never", "yellow"),
-              [f"{v} {n}" for v, n in sorted(c.by_version.items())] or ["-"], str(len(c.by_day)),
-              (c.last_seen or "-")[:16].replace("T", " "), c.eval_set_id or "-"] for c in shown]
+    columns = [
+        Column("case", min_width=12, shorten=middle_ellipsis, max_width=30),
+        Column("sessions", justify="right"),
+        Column("by version", min_width=12, is_list=True),
+        Column("days", justify="right"),
+        Column("last seen"),
+        Column("eval set", min_width=8, shorten=middle_ellipsis, max_width=24),
+    ]
+    cells = [
+        [
+            c.eval_id,
+            str(c.sessions) if c.sessions else ("never", "yellow"),
+            [f"{v} {n}" for v, n in sorted(c.by_version.items())] or ["-"],
+            str(len(c.by_day)),
+            (c.last_seen or "-")[:16].replace("T", " "),
+            c.eval_set_id or "-",
+        ]
+        for c in shown
+    ]
     hidden = len(cov.cases) - len(shown)
     title = "Golden coverage" + (f" ({hidden} more in --json)" if hidden > 0 else "")
     console.print(fit_table(title, columns, cells, console.width, priority=[0, 1, 2, 4, 3, 5]))
@@ -224,8 +266,10 @@ def calibration_line(cal: Any) -> str:
         return "human labels: none yet (otel-eval label SESSION agree|disagree, or the dashboard's session page)"
     apart = f", {cal.without_verdict} without a pass/fail verdict" if cal.without_verdict else ""
     agreeing = _share(cal.verdict.agree, cal.verdict.sessions)
-    return (f"human labels: {cal.labelled_sessions} session(s) labelled ({cal.agree} agree, {cal.disagree} disagree"
-            f"{apart}); the current verdict agrees with the labels in {agreeing}")
+    return (
+        f"human labels: {cal.labelled_sessions} session(s) labelled ({cal.agree} agree, {cal.disagree} disagree"
+        f"{apart}); the current verdict agrees with the labels in {agreeing}"
+    )
 
 
 def render_calibration(cal: Any, console: Any) -> None:
@@ -235,22 +279,51 @@ def render_calibration(cal: Any, console: Any) -> None:
 
     console.print(calibration_line(cal), markup=False, highlight=False)
     if cal.criteria:
-        columns = [Column("criterion", min_width=12, shorten=middle_ellipsis, max_width=32),
-                   Column("labelled", justify="right"),
-                   Column("agree", justify="right"), Column("agreement", justify="right"),
-                   Column("passed, should fail", justify="right"),
-                   Column("failed, should pass", justify="right")]
-        cells = [[c.criterion, str(c.sessions), str(c.agree), "-" if c.rate is None else f"{c.rate:.0%}",
-                  str(c.false_pass), str(c.false_fail)] for c in cal.criteria]
-        console.print(fit_table("Judge calibration (each criterion against the human labels)", columns, cells,
-                                console.width, priority=[0, 3, 1, 2, 4, 5]))
+        columns = [
+            Column("criterion", min_width=12, shorten=middle_ellipsis, max_width=32),
+            Column("labelled", justify="right"),
+            Column("agree", justify="right"),
+            Column("agreement", justify="right"),
+            Column("passed, should fail", justify="right"),
+            Column("failed, should pass", justify="right"),
+        ]
+        cells = [
+            [
+                c.criterion,
+                str(c.sessions),
+                str(c.agree),
+                "-" if c.rate is None else f"{c.rate:.0%}",
+                str(c.false_pass),
+                str(c.false_fail),
+            ]
+            for c in cal.criteria
+        ]
+        console.print(
+            fit_table(
+                "Judge calibration (each criterion against the human labels)",
+                columns,
+                cells,
+                console.width,
+                priority=[0, 3, 1, 2, 4, 5],
+            )
+        )
     if cal.feedback:
-        columns = [Column("verdict"), Column("feedback", min_width=10, max_width=30),
-                   Column("value", min_width=6, max_width=30),
-                   Column("count", justify="right")]
+        columns = [
+            Column("verdict"),
+            Column("feedback", min_width=10, max_width=30),
+            Column("value", min_width=6, max_width=30),
+            Column("count", justify="right"),
+        ]
         cells = [[f.outcome, f.name, f.value, str(f.count)] for f in cal.feedback]
-        console.print(fit_table(f"User feedback by verdict ({cal.feedback_total} records)", columns, cells,
-                                console.width, priority=[0, 2, 3, 1]))
+        console.print(
+            fit_table(
+                f"User feedback by verdict ({cal.feedback_total} records)",
+                columns,
+                cells,
+                console.width,
+                priority=[0, 2, 3, 1],
+            )
+        )
 
 
 #: Longest expected or actual response shown in ``report --session`` (the JSON has them whole).
@@ -268,8 +341,11 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
     console = console or Console()
     console.print(f"[bold]session {escape(row['session_id'])}[/] (revision {row['revision']}): {verdict_markup(row)}")
     console.print(f"query: {row['query']!r}", markup=False, highlight=False)
-    console.print(f"case: {row['case_id'] or '-'} ({row['matched_by']}, score {row['match_score']:.1f})",
-                  markup=False, highlight=False)
+    console.print(
+        f"case: {row['case_id'] or '-'} ({row['matched_by']}, score {row['match_score']:.1f})",
+        markup=False,
+        highlight=False,
+    )
     why = ((row.get("match") or {}).get("evidence") or {}).get("reason")
     if not row["case_id"] and why:  # unmatched or ambiguous: say why
         console.print(f"  why: {why}", markup=False, highlight=False)
@@ -281,17 +357,33 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
         if turn in said or turn not in inputs:
             return
         said.add(turn)
-        console.print(f"turn {turn + 1} · user: {shorten_text(inputs[turn] or '(no user message)', RESPONSE_CHARS)}",
-                      markup=False, highlight=False, style="bold")
+        console.print(
+            f"turn {turn + 1} · user: {shorten_text(inputs[turn] or '(no user message)', RESPONSE_CHARS)}",
+            markup=False,
+            highlight=False,
+            style="bold",
+        )
 
     for c in row["criteria"]:
-        state = "skipped" if c["skipped"] else ("info" if (c["details"] or {}).get("informational") is True
-                                                else "[green]pass[/]" if c["passed"] else "[red]fail[/]")
+        state = (
+            "skipped"
+            if c["skipped"]
+            else (
+                "info"
+                if (c["details"] or {}).get("informational") is True
+                else "[green]pass[/]"
+                if c["passed"]
+                else "[red]fail[/]"
+            )
+        )
         reason = c["details"].get("reason") or c["error"] or ""
         measure = measure_label(c["details"])
         score = _score(None if c["skipped"] else c["score"])
-        console.print(f"  {escape(c['criterion'])}: {state} score={score} threshold={c['threshold']}"
-                      + (f" measure={escape(measure)}" if measure else "") + (f" {escape(reason)}" if reason else ""))
+        console.print(
+            f"  {escape(c['criterion'])}: {state} score={score} threshold={c['threshold']}"
+            + (f" measure={escape(measure)}" if measure else "")
+            + (f" {escape(reason)}" if reason else "")
+        )
         if is_response_criterion(c) and not c["skipped"] and not c["passed"]:
             for line in response_lines(c):
                 console.print("    " + line, markup=False, highlight=False)
@@ -305,17 +397,32 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
             shown.append((turn.get("turn"), rows))
             user_says(int(turn.get("turn", 0)))
             # Calls keep their arguments whole, over several lines, broken between words.
-            columns = [Column(""), Column("expected", min_width=16, wrap=True),
-                       Column("actual", min_width=16, wrap=True), Column("note", min_width=10, max_width=24, wrap=True)]
+            columns = [
+                Column(""),
+                Column("expected", min_width=16, wrap=True),
+                Column("actual", min_width=16, wrap=True),
+                Column("note", min_width=10, max_width=24, wrap=True),
+            ]
             cells = [[r["mark"], _call_text(r["expected"]), _call_text(r["actual"]), r["note"]] for r in rows]
-            console.print(fit_table(f"{c['criterion']} · turn {turn.get('turn', 0) + 1}: expected vs actual",
-                                    columns, cells, console.width, priority=[0, 1, 2, 3]))
+            console.print(
+                fit_table(
+                    f"{c['criterion']} · turn {turn.get('turn', 0) + 1}: expected vs actual",
+                    columns,
+                    cells,
+                    console.width,
+                    priority=[0, 1, 2, 3],
+                )
+            )
     for turn in sorted(inputs):  # turns no trajectory was compared for still say what the user asked
         user_says(turn)
     for t in row.get("turns") or []:
         if t.get("answer_source"):
-            console.print(f"turn {t['turn'] + 1} · answer read from: {t['answer_source']}", markup=False,
-                          highlight=False, style="dim")
+            console.print(
+                f"turn {t['turn'] + 1} · answer read from: {t['answer_source']}",
+                markup=False,
+                highlight=False,
+                style="dim",
+            )
     render_unread(row.get("unread") or [], console)
 
 
@@ -324,12 +431,19 @@ def render_unread(unread: list[dict[str, Any]], console: Any) -> None:
     framework otel-eval does not know, where the missing data is."""
     if not unread:
         return
-    console.print("not read (content on the spans that no rule read; "
-                  "--session-attribute / docs/conventions-table.md):", markup=False, highlight=False, style="yellow")
+    console.print(
+        "not read (content on the spans that no rule read; --session-attribute / docs/conventions-table.md):",
+        markup=False,
+        highlight=False,
+        style="yellow",
+    )
     for item in unread:
         what = {"attribute": "attribute", "event": "span event", "problem": "could not read"}[item["kind"]]
-        console.print(f"  {what} {item['name']} on {item['spans']} span(s), e.g. {item['example_span']!r}",
-                      markup=False, highlight=False)
+        console.print(
+            f"  {what} {item['name']} on {item['spans']} span(s), e.g. {item['example_span']!r}",
+            markup=False,
+            highlight=False,
+        )
 
 
 RESPONSE_KINDS = ("response_match",)
@@ -353,8 +467,15 @@ def response_turns(criterion: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     method = details.get("method") or ""
     if method == "regex":
-        return [{"turn": None, "expected": f"/{details.get('pattern')}/", "actual": details.get("response"),
-                 "score": criterion.get("score"), "why": "regex: the final response must match the pattern"}]
+        return [
+            {
+                "turn": None,
+                "expected": f"/{details.get('pattern')}/",
+                "actual": details.get("response"),
+                "score": criterion.get("score"),
+                "why": "regex: the final response must match the pattern",
+            }
+        ]
     out = []
     for t in details.get("per_turn") or []:
         if not isinstance(t, dict):
@@ -364,8 +485,15 @@ def response_turns(criterion: dict[str, Any]) -> list[dict[str, Any]]:
             why += f" precision {float(t['precision']):.2f} recall {float(t['recall']):.2f}"
         if t.get("turn_present") is False:
             why += " (the session has no such turn)"
-        out.append({"turn": t.get("turn"), "expected": t.get("expected"), "actual": t.get("actual"),
-                    "score": t.get("score"), "why": why.strip()})
+        out.append(
+            {
+                "turn": t.get("turn"),
+                "expected": t.get("expected"),
+                "actual": t.get("actual"),
+                "score": t.get("score"),
+                "why": why.strip(),
+            }
+        )
     return out
 
 
@@ -401,7 +529,8 @@ def is_trajectory_criterion(criterion: dict[str, Any]) -> bool:
         return False
     turns = details.get("per_turn") or []
     return criterion.get("criterion") == "trajectory_match" or any(
-        isinstance(t, dict) and "expected_calls" in t for t in turns)
+        isinstance(t, dict) and "expected_calls" in t for t in turns
+    )
 
 
 def measure_label(details: Any) -> str:
@@ -413,8 +542,15 @@ def measure_label(details: Any) -> str:
 
 
 #: Row kind → (symbol, rich style) of the mark column.
-_MARKS = {"match": ("✓", "green"), "order": ("↕", "yellow"), "args": ("≠", "red"), "missing": ("✗", "red"),
-          "extra": ("+", "yellow"), "retry": ("↻", "dim"), "passed_over": ("·", "dim")}
+_MARKS = {
+    "match": ("✓", "green"),
+    "order": ("↕", "yellow"),
+    "args": ("≠", "red"),
+    "missing": ("✗", "red"),
+    "extra": ("+", "yellow"),
+    "retry": ("↻", "dim"),
+    "passed_over": ("·", "dim"),
+}
 
 
 def trajectory_rows(turn: dict[str, Any]) -> list[dict[str, Any]]:
@@ -429,13 +565,20 @@ def trajectory_rows(turn: dict[str, Any]) -> list[dict[str, Any]]:
     used_actual: set[int] = set()
     for m in turn.get("matched", []):
         kind = "match" if m.get("in_order", True) else "order"
-        by_expected[m["expected_index"]] = {"kind": kind, "actual": m["actual_index"],
-                                            "note": "" if kind == "match" else "out of order"}
+        by_expected[m["expected_index"]] = {
+            "kind": kind,
+            "actual": m["actual_index"],
+            "note": "" if kind == "match" else "out of order",
+        }
         used_actual.add(m["actual_index"])
     for mm in turn.get("argument_mismatches", []):
         differing = [d for d in mm.get("arguments", []) if d.get("status") not in ("equal", "ignored")]
         note = "; ".join(f"{d.get('key')}: expected {d.get('expected')!r}, got {d.get('actual')!r}" for d in differing)
-        by_expected[mm["expected_index"]] = {"kind": "args", "actual": mm["actual_index"], "note": note or "arguments differ"}
+        by_expected[mm["expected_index"]] = {
+            "kind": "args",
+            "actual": mm["actual_index"],
+            "note": note or "arguments differ",
+        }
         used_actual.add(mm["actual_index"])
     # Retried failed attempts: each is one of the actual calls (an ``actual_index``), shown once, as a retry.
     used_actual.update(r["actual_index"] for r in turn.get("retries", []) if "actual_index" in r)
@@ -453,12 +596,24 @@ def trajectory_rows(turn: dict[str, Any]) -> list[dict[str, Any]]:
     # Failed attempts that a later model step retried and that pair with nothing: neutral, but shown.
     for r in turn.get("retries", []):
         note = f"failed ({r.get('error')}), retried" + (" successfully" if r.get("retry_succeeded") else "")
-        rows.append({"kind": "retry", "expected": None, "actual": {"name": r.get("name"), "args": r.get("args") or {}},
-                     "note": note})
+        rows.append(
+            {
+                "kind": "retry",
+                "expected": None,
+                "actual": {"name": r.get("name"), "args": r.get("args") or {}},
+                "note": note,
+            }
+        )
     passed_over = turn.get("passed_over")
     if passed_over:  # first call only, none expected: a call without arguments is not an extra one
-        rows.append({"kind": "passed_over", "expected": None, "actual": passed_over,
-                     "note": "no call expected: only a first call with arguments would count (Big Sky)"})
+        rows.append(
+            {
+                "kind": "passed_over",
+                "expected": None,
+                "actual": passed_over,
+                "note": "no call expected: only a first call with arguments would count (Big Sky)",
+            }
+        )
     for row in rows:
         row["mark"] = _MARKS[row["kind"]]
     return rows

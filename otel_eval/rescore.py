@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any
 
 from .embedding_options import add_embedding_arguments, embedding_backend
 from .errors import InputError
@@ -50,14 +51,14 @@ class RescoreChange:
     (``unmatched`` / ``ambiguous``); ``none`` when the session had no evaluation before."""
 
     session_id: str
-    agent_version: Optional[str]
-    before_revision: Optional[int]
+    agent_version: str | None
+    before_revision: int | None
     after_revision: int
-    before_case: Optional[str]
-    after_case: Optional[str]
+    before_case: str | None
+    after_case: str | None
     before_verdict: str
     after_verdict: str
-    before_score: Optional[float]
+    before_score: float | None
     after_score: float
     matched_by: str
 
@@ -74,7 +75,7 @@ class RescoreChange:
         return {**asdict(self), "changed": self.changed, "verdict_changed": self.verdict_changed}
 
 
-def _outcome(case_id: Optional[str], stored: str, matched_by: Optional[str]) -> str:
+def _outcome(case_id: str | None, stored: str, matched_by: str | None) -> str:
     """``stored``: the evaluation's verdict (passed, failed, not_evaluated)."""
     if not case_id:
         return matched_by or "unmatched"
@@ -83,18 +84,18 @@ def _outcome(case_id: Optional[str], stored: str, matched_by: Optional[str]) -> 
 
 def rescore(
     db: PathLike,
-    golden: Optional[Iterable[Union[PathLike, EvalSet]]] = None,
-    config: Optional[EvalConfig] = None,
-    since: Union[str, datetime, None] = None,
-    sessions: Optional[Sequence[str]] = None,
-    progress: Optional[ProgressCallback] = None,
+    golden: Iterable[PathLike | EvalSet] | None = None,
+    config: EvalConfig | None = None,
+    since: str | datetime | None = None,
+    sessions: Sequence[str] | None = None,
+    progress: ProgressCallback | None = None,
     *,
-    fuzzy_threshold: Optional[float] = None,
-    embedding_threshold: Optional[float] = None,
-    embed: Optional[Callable[[list[str]], list[list[float]]]] = None,
+    fuzzy_threshold: float | None = None,
+    embedding_threshold: float | None = None,
+    embed: Callable[[list[str]], list[list[float]]] | None = None,
     judge: Any = None,
-    max_value_chars: Optional[int] = None,
-    settings: Optional["EngineSettings"] = None,
+    max_value_chars: int | None = None,
+    settings: EngineSettings | None = None,
 ) -> list[RescoreChange]:
     """Score the scored sessions of ``db`` again, each as a new revision; returns one
     :class:`RescoreChange` per session, in the order the sessions started.
@@ -117,9 +118,18 @@ def rescore(
         raise InputError(str(db), "database file not found")
     since_ns = parse_since(since)
     given_sets = GoldenSets.load(golden) if golden is not None else None  # a bad golden file: refuse before any write
-    overrides = {name: value for name, value in dict(
-        config=config, fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold, embed=embed,
-        judge=judge, max_value_chars=max_value_chars).items() if value is not None}
+    overrides = {
+        name: value
+        for name, value in dict(
+            config=config,
+            fuzzy_threshold=fuzzy_threshold,
+            embedding_threshold=embedding_threshold,
+            embed=embed,
+            judge=judge,
+            max_value_chars=max_value_chars,
+        ).items()
+        if value is not None
+    }
     settings = (settings or EngineSettings()).replace(**overrides)
     store = Store(db)
     try:
@@ -132,16 +142,26 @@ def rescore(
         # The judge criteria go through the judge pool, as the live engine's do: every session's
         # deterministic criteria first, then the judge's answers, many at once, each recorded as
         # the session's next revision (an injected ``judge`` object still judges in line).
-        context = ScoringContext(index=index, config=settings.config, judge=settings.judge,
-                                 max_value_chars=settings.max_value_chars, config_hash=settings.config_hash,
-                                 defer_judge=settings.judge is None)
+        context = ScoringContext(
+            index=index,
+            config=settings.config,
+            judge=settings.judge,
+            max_value_chars=settings.max_value_chars,
+            config_hash=settings.config_hash,
+            defer_judge=settings.judge is None,
+        )
         targets = scored_sessions(store.conn, store.path, since_ns, sessions)
         changes: list[RescoreChange] = []
         jobs: list[Any] = []
         for done, session_id in enumerate(targets, 1):
             before = latest_evaluation(store.conn, session_id)
-            finished = score_session(store, session_id, context, expected_status=SCORED,
-                                     details={"rescored": {"previous_revision": before.revision if before else None}})
+            finished = score_session(
+                store,
+                session_id,
+                context,
+                expected_status=SCORED,
+                details={"rescored": {"previous_revision": before.revision if before else None}},
+            )
             if finished is not None:
                 evaluation_id, revision = commit_evaluation(store, finished)
                 changes.append(_change(session_id, before, finished, revision))
@@ -165,12 +185,16 @@ def _judged(store: Store, change: RescoreChange) -> RescoreChange:
     latest = latest_evaluation(store.conn, change.session_id)
     if latest is None or latest.revision == change.after_revision:
         return change
-    return replace(change, after_revision=latest.revision, after_case=latest.case_id,
-                   after_verdict=_outcome(latest.case_id, latest.verdict, latest.matched_by),
-                   after_score=latest.score if latest.score is not None else 0.0)
+    return replace(
+        change,
+        after_revision=latest.revision,
+        after_case=latest.case_id,
+        after_verdict=_outcome(latest.case_id, latest.verdict, latest.matched_by),
+        after_score=latest.score if latest.score is not None else 0.0,
+    )
 
 
-def _change(session_id: str, before: Optional[LatestEvaluation], finished: Any, revision: int) -> RescoreChange:
+def _change(session_id: str, before: LatestEvaluation | None, finished: Any, revision: int) -> RescoreChange:
     result = finished.result
     return RescoreChange(
         session_id=session_id,
@@ -213,33 +237,62 @@ def _tally(values: Iterable[str]) -> dict[str, int]:
 
 # --- CLI ---------------------------------------------------------------------------------------
 
+
 def add_rescore_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``rescore`` subcommand's options, for the CLI to attach to its subparser."""
     parser.add_argument("--db", default="otel-eval.db", help="database to rescore (default otel-eval.db)")
-    parser.add_argument("--since", metavar="ISO-TIME",
-                        help="only sessions with spans received at or after this time "
-                             f"(UTC unless it says otherwise; {SINCE_EXAMPLES})")
-    parser.add_argument("--session", action="append", default=[], metavar="ID",
-                        help="only this session; repeatable")
-    parser.add_argument("--golden", action="append", default=[], metavar="PATH",
-                        help="golden set to match against instead of the one stored in --db; repeatable")
-    parser.add_argument("--config", metavar="FILE",
-                        help="evaluation criteria: a TOML file ([criteria.NAME] tables) or google-adk's "
-                             "test_config.json; without it, a test_config.json beside a --golden .evalset.json / "
-                             ".test.json is used, as adk eval does (see docs/adk.md)")
-    parser.add_argument("--fuzzy-threshold", type=float, default=90.0, metavar="N",
-                        help="fuzzy query match threshold, 0-100 (default 90)")
+    parser.add_argument(
+        "--since",
+        metavar="ISO-TIME",
+        help="only sessions with spans received at or after this time "
+        f"(UTC unless it says otherwise; {SINCE_EXAMPLES})",
+    )
+    parser.add_argument("--session", action="append", default=[], metavar="ID", help="only this session; repeatable")
+    parser.add_argument(
+        "--golden",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="golden set to match against instead of the one stored in --db; repeatable",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="evaluation criteria: a TOML file ([criteria.NAME] tables) or google-adk's "
+        "test_config.json; without it, a test_config.json beside a --golden .evalset.json / "
+        ".test.json is used, as adk eval does (see docs/adk.md)",
+    )
+    parser.add_argument(
+        "--fuzzy-threshold",
+        type=float,
+        default=90.0,
+        metavar="N",
+        help="fuzzy query match threshold, 0-100 (default 90)",
+    )
     add_embedding_arguments(parser)
-    parser.add_argument("--judge-only", action="store_true",
-                        help="only run the LLM judge criteria of the config on stored sessions that have no judge "
-                             "answer yet (a backfill), through the judge pool and within its budget; the answers "
-                             "complete each session's current evaluation as its next revision. Resumable: an "
-                             "interrupted run, an outage or an exhausted budget leave the rest for the next run")
-    parser.add_argument("--case", action="append", default=[], metavar="ID",
-                        help="with --judge-only: only sessions matched to this golden case (a pattern such as "
-                             "'weather-*' works too); repeatable")
-    parser.add_argument("--judge-concurrency", type=int, default=16, metavar="N",
-                        help="with --judge-only: judge calls in flight at most (default 16)")
+    parser.add_argument(
+        "--judge-only",
+        action="store_true",
+        help="only run the LLM judge criteria of the config on stored sessions that have no judge "
+        "answer yet (a backfill), through the judge pool and within its budget; the answers "
+        "complete each session's current evaluation as its next revision. Resumable: an "
+        "interrupted run, an outage or an exhausted budget leave the rest for the next run",
+    )
+    parser.add_argument(
+        "--case",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="with --judge-only: only sessions matched to this golden case (a pattern such as "
+        "'weather-*' works too); repeatable",
+    )
+    parser.add_argument(
+        "--judge-concurrency",
+        type=int,
+        default=16,
+        metavar="N",
+        help="with --judge-only: judge calls in flight at most (default 16)",
+    )
     parser.add_argument("--json", action="store_true", help="print the before/after summary as JSON")
 
 
@@ -252,30 +305,45 @@ def rescore_main(args: argparse.Namespace, console: Any = None) -> int:
     config = config_for_command(getattr(args, "config", None), golden or ())
     if getattr(args, "judge_only", False):
         return _judge_only_main(args, config, console)
-    common = dict(golden=golden, config=config, since=getattr(args, "since", None),
-                  sessions=list(getattr(args, "session", None) or []) or None,
-                  fuzzy_threshold=getattr(args, "fuzzy_threshold", 90.0),
-                  embedding_threshold=getattr(args, "embedding_threshold", None), embed=embedding_backend(args))
+    common = dict(
+        golden=golden,
+        config=config,
+        since=getattr(args, "since", None),
+        sessions=list(getattr(args, "session", None) or []) or None,
+        fuzzy_threshold=getattr(args, "fuzzy_threshold", 90.0),
+        embedding_threshold=getattr(args, "embedding_threshold", None),
+        embed=embedding_backend(args),
+    )
     if getattr(args, "json", False):
         changes = rescore(args.db, **common)
-        print(json.dumps({"db": str(args.db), "summary": summarize_changes(changes),
-                          "sessions": [c.to_dict() for c in changes]}, indent=2, default=str))
+        print(
+            json.dumps(
+                {"db": str(args.db), "summary": summarize_changes(changes), "sessions": [c.to_dict() for c in changes]},
+                indent=2,
+                default=str,
+            )
+        )
         return 0
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     console = console or Console()
     err = Console(stderr=True)
-    with Progress(TextColumn("rescoring sessions"), BarColumn(), MofNCompleteColumn(), console=err,
-                  transient=True, disable=not err.is_terminal) as bar:
+    with Progress(
+        TextColumn("rescoring sessions"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    ) as bar:
         task = bar.add_task("sessions", total=None)
-        changes = rescore(args.db, progress=lambda done, total: bar.update(task, completed=done, total=total),
-                          **common)
+        changes = rescore(args.db, progress=lambda done, total: bar.update(task, completed=done, total=total), **common)
     render_changes(changes, console)
     return 0
 
 
-def _judge_only_main(args: argparse.Namespace, config: Optional[EvalConfig], console: Any) -> int:
+def _judge_only_main(args: argparse.Namespace, config: EvalConfig | None, console: Any) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -283,22 +351,37 @@ def _judge_only_main(args: argparse.Namespace, config: Optional[EvalConfig], con
     from .judge_backfill import judge_stored
 
     settings = EngineSettings(judge_concurrency=max(1, int(getattr(args, "judge_concurrency", 16) or 16)))
-    common = dict(config=config, since=getattr(args, "since", None),
-                  sessions=list(getattr(args, "session", None) or []) or None,
-                  cases=list(getattr(args, "case", None) or []), settings=settings)
+    common = dict(
+        config=config,
+        since=getattr(args, "since", None),
+        sessions=list(getattr(args, "session", None) or []) or None,
+        cases=list(getattr(args, "case", None) or []),
+        settings=settings,
+    )
     if getattr(args, "json", False):
         outcome = judge_stored(args.db, **common)
         print(json.dumps({"db": str(args.db), **outcome.to_dict()}, indent=2))
         return 0
     console = console or Console()
     err = Console(stderr=True)
-    with Progress(TextColumn("judging sessions"), BarColumn(), MofNCompleteColumn(), console=err,
-                  transient=True, disable=not err.is_terminal) as bar:
+    with Progress(
+        TextColumn("judging sessions"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    ) as bar:
         task = bar.add_task("sessions", total=None)
-        outcome = judge_stored(args.db, progress=lambda done, total: bar.update(task, completed=done, total=total),
-                               **common)
-    console.print(f"judged {len(outcome.judged)} session(s); {len(outcome.skipped)} skipped; "
-                  f"{len(outcome.left)} left for the next run", markup=False, highlight=False)
+        outcome = judge_stored(
+            args.db, progress=lambda done, total: bar.update(task, completed=done, total=total), **common
+        )
+    console.print(
+        f"judged {len(outcome.judged)} session(s); {len(outcome.skipped)} skipped; "
+        f"{len(outcome.left)} left for the next run",
+        markup=False,
+        highlight=False,
+    )
     for reason in sorted(set(outcome.left.values())):
         count = sum(1 for r in outcome.left.values() if r == reason)
         console.print(f"  left: {count} ({reason})", markup=False, highlight=False)
@@ -310,9 +393,11 @@ def render_changes(changes: Sequence[RescoreChange], console: Any) -> None:
     from .tablefit import Column, fit_table, middle_ellipsis
 
     summary = summarize_changes(changes)
-    console.print(f"rescored [bold]{summary['rescored']}[/] session(s); "
-                  f"[bold]{summary['verdict_changed']}[/] changed verdict, "
-                  f"{summary['changed'] - summary['verdict_changed']} changed only their matched case")
+    console.print(
+        f"rescored [bold]{summary['rescored']}[/] session(s); "
+        f"[bold]{summary['verdict_changed']}[/] changed verdict, "
+        f"{summary['changed'] - summary['verdict_changed']} changed only their matched case"
+    )
     for transition, count in summary["transitions"].items():
         console.print(f"  {transition}: {count}")
     changed = [c for c in changes if c.changed]
@@ -320,16 +405,29 @@ def render_changes(changes: Sequence[RescoreChange], console: Any) -> None:
         return
     # Session ids and case names share long prefixes: both ends kept. At 80 columns the session,
     # the verdicts and the score come first; the cases and the version join as room allows.
-    columns = [Column("session", min_width=12, shorten=middle_ellipsis, max_width=24),
-               Column("version", min_width=8, shorten=middle_ellipsis, max_width=16),
-               Column("case before", min_width=10, shorten=middle_ellipsis, max_width=20),
-               Column("case after", min_width=10, shorten=middle_ellipsis, max_width=20),
-               Column("before"), Column("after"), Column("score")]
+    columns = [
+        Column("session", min_width=12, shorten=middle_ellipsis, max_width=24),
+        Column("version", min_width=8, shorten=middle_ellipsis, max_width=16),
+        Column("case before", min_width=10, shorten=middle_ellipsis, max_width=20),
+        Column("case after", min_width=10, shorten=middle_ellipsis, max_width=20),
+        Column("before"),
+        Column("after"),
+        Column("score"),
+    ]
     cells = []
     for c in changed:
         before_score = "-" if c.before_score is None else f"{c.before_score:.2f}"
-        cells.append([c.session_id, c.agent_version or "-", c.before_case or "-", c.after_case or "-",
-                      _styled(c.before_verdict), _styled(c.after_verdict), f"{before_score} → {c.after_score:.2f}"])
+        cells.append(
+            [
+                c.session_id,
+                c.agent_version or "-",
+                c.before_case or "-",
+                c.after_case or "-",
+                _styled(c.before_verdict),
+                _styled(c.after_verdict),
+                f"{before_score} → {c.after_score:.2f}",
+            ]
+        )
     console.print(fit_table("Changed sessions", columns, cells, console.width, priority=[0, 5, 4, 6, 3, 2, 1]))
 
 

@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Optional
+from typing import Any
 
 from .criteria.base import Criterion, JudgeFailed, Skip
 from .criteria.health import Health
@@ -44,8 +45,17 @@ from .judging.jobs import FILTERED, NOT_SAMPLED, PENDING, PENDING_REASON, UNAVAI
 from .judging.selection import filtered_out, not_sampled_reason, sampled
 from .metrics.judge import Judge
 from .models.evalset import CriterionConfig, EvalCase, EvalConfig, EvalSet
-from .models.results import (FAILED, NOT_EVALUATED, PASSED, CriterionResult, CriterionStats, EvalCaseResult,
-                             EvalReport, EvalSummary, verdict_of)
+from .models.results import (
+    FAILED,
+    NOT_EVALUATED,
+    PASSED,
+    CriterionResult,
+    CriterionStats,
+    EvalCaseResult,
+    EvalReport,
+    EvalSummary,
+    verdict_of,
+)
 from .trajectory import Trajectory
 
 HEALTH = Health.kind
@@ -54,17 +64,26 @@ _HEALTH_DEFAULT = CriterionConfig(threshold=Health.default_threshold)
 
 
 def _skipped(name: str, cfg: CriterionConfig, reason: str) -> CriterionResult:
-    return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True,
-                           details={"reason": reason})
+    return CriterionResult(
+        criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True, details={"reason": reason}
+    )
 
 
 def _error(name: str, cfg: CriterionConfig, reason: str) -> CriterionResult:
-    return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold, error=reason,
-                           details={"reason": reason})
+    return CriterionResult(
+        criterion=name, score=0.0, passed=False, threshold=cfg.threshold, error=reason, details={"reason": reason}
+    )
 
 
-def _run(name: str, criterion: Criterion, trajectory: Trajectory, case: Optional[EvalCase], cfg: CriterionConfig,
-         judge: Optional[Judge], probe: bool = False) -> Any:
+def _run(
+    name: str,
+    criterion: Criterion,
+    trajectory: Trajectory,
+    case: EvalCase | None,
+    cfg: CriterionConfig,
+    judge: Judge | None,
+    probe: bool = False,
+) -> Any:
     """The criterion's result. ``probe``: only what is known without running it (a bad option,
     a known skip), else None: the judge criteria the pool answers."""
     try:
@@ -79,17 +98,30 @@ def _run(name: str, criterion: Criterion, trajectory: Trajectory, case: Optional
     except Skip as skip:
         return _skipped(name, cfg, str(skip))
     except JudgeFailed as failed:  # our dependency failed, not the agent: not evaluated, never a FAIL
-        return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True,
-                               error=str(failed), details={**failed.details, "judge": UNAVAILABLE,
-                                                           "reason": str(failed)})
+        return CriterionResult(
+            criterion=name,
+            score=0.0,
+            passed=False,
+            threshold=cfg.threshold,
+            skipped=True,
+            error=str(failed),
+            details={**failed.details, "judge": UNAVAILABLE, "reason": str(failed)},
+        )
     except Exception as exc:  # a criterion's failure is its result, never the scorer's crash
         return _error(name, cfg, str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}")
     return criterion.result(name, cfg, score, details)
 
 
-def _deferred_judge(name: str, criterion: Criterion, cfg: CriterionConfig, trajectory: Trajectory,
-                    case: Optional[EvalCase], verdict: str, requests: list,
-                    context: Optional[Callable[[], dict[str, Any]]]) -> CriterionResult:
+def _deferred_judge(
+    name: str,
+    criterion: Criterion,
+    cfg: CriterionConfig,
+    trajectory: Trajectory,
+    case: EvalCase | None,
+    verdict: str,
+    requests: list,
+    context: Callable[[], dict[str, Any]] | None,
+) -> CriterionResult:
     """A judge criterion left to the judge pool: filtered out, not sampled, or pending with its
     request (:meth:`Criterion.judge_request`) appended to ``requests`` (plain data: it is stored
     with the pending evaluation). ``case`` None: an unmatched session (``when.unmatched``),
@@ -97,28 +129,55 @@ def _deferred_judge(name: str, criterion: Criterion, cfg: CriterionConfig, traje
     options = cfg.options
     if not endpoint_configured(options):  # nothing to defer to
         return _skipped(name, cfg, NO_JUDGE)
-    reason = filtered_out(options.get("when"), case_id=case.eval_id if case else None,
-                          agent_version=trajectory.agent_version,
-                          verdict=verdict, tool_errors=sum(1 for c in trajectory.calls if c.error))
+    reason = filtered_out(
+        options.get("when"),
+        case_id=case.eval_id if case else None,
+        agent_version=trajectory.agent_version,
+        verdict=verdict,
+        tool_errors=sum(1 for c in trajectory.calls if c.error),
+    )
     if reason is not None:
-        return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True,
-                               details={"judge": FILTERED, "reason": reason})
+        return CriterionResult(
+            criterion=name,
+            score=0.0,
+            passed=False,
+            threshold=cfg.threshold,
+            skipped=True,
+            details={"judge": FILTERED, "reason": reason},
+        )
     rate = float(options.get("sample_rate", 1.0))
     if not sampled(trajectory.session_id, rate, name):
-        return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True,
-                               details={"judge": NOT_SAMPLED, "reason": not_sampled_reason(rate)})
+        return CriterionResult(
+            criterion=name,
+            score=0.0,
+            passed=False,
+            threshold=cfg.threshold,
+            skipped=True,
+            details={"judge": NOT_SAMPLED, "reason": not_sampled_reason(rate)},
+        )
     try:
         request = criterion.judge_request(name, cfg, trajectory, case, context)
     except Skip as skip:
         return _skipped(name, cfg, str(skip))
     requests.append(request)
-    return CriterionResult(criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True,
-                           details={"judge": PENDING, "reason": PENDING_REASON})
+    return CriterionResult(
+        criterion=name,
+        score=0.0,
+        passed=False,
+        threshold=cfg.threshold,
+        skipped=True,
+        details={"judge": PENDING, "reason": PENDING_REASON},
+    )
 
 
-def score_session(trajectory: Trajectory, case: Optional[EvalCase], config: EvalConfig,
-                  judge: Optional[Judge] = None, judge_requests: Optional[list] = None,
-                  judge_context: Optional[Callable[[], dict[str, Any]]] = None) -> EvalCaseResult:
+def score_session(
+    trajectory: Trajectory,
+    case: EvalCase | None,
+    config: EvalConfig,
+    judge: Judge | None = None,
+    judge_requests: list | None = None,
+    judge_context: Callable[[], dict[str, Any]] | None = None,
+) -> EvalCaseResult:
     """Score one session against its golden case (or health only, when unmatched).
 
     ``judge_requests``: a list to defer the judge criteria to (see the module's notes): they are
@@ -160,14 +219,16 @@ def score_session(trajectory: Trajectory, case: Optional[EvalCase], config: Eval
         assert judge_requests is not None
         verdict_now = verdict_of(r for r in results if r is not None)
         for at, name, criterion, cfg in deferred:
-            results[at] = _deferred_judge(name, criterion, cfg, trajectory, case, verdict_now, judge_requests,
-                                          judge_context)
+            results[at] = _deferred_judge(
+                name, criterion, cfg, trajectory, case, verdict_now, judge_requests, judge_context
+            )
 
     ran = [r for r in results if not r.skipped]
     # Neither reference-free criteria (health) nor informational values (marked in their details,
     # as verdict_of reads them) are part of the case's score.
-    scored = [r for r in ran
-              if r.criterion not in reference_free and (r.details or {}).get("informational") is not True]
+    scored = [
+        r for r in ran if r.criterion not in reference_free and (r.details or {}).get("informational") is not True
+    ]
     score = sum(r.score for r in scored) / len(scored) if scored else 0.0
     verdict = verdict_of(results)
     return EvalCaseResult(
@@ -192,16 +253,19 @@ def config_problems(config: EvalConfig) -> list[tuple[str, str]]:
             where = f"$.criteria.{name}" + (".options.kind" if cfg.options.get("kind") else "")
             problems.append((where, REGISTRY.unknown_criterion(name, cfg)))
             continue
-        problems.extend((f"$.criteria.{name}.options.{key}", reason)
-                        for key, reason in criterion.unknown_options(cfg.options))
-        problems.extend((f"$.criteria.{name}.options", reason)
-                        for reason in criterion.option_value_problems(cfg.options))
+        problems.extend(
+            (f"$.criteria.{name}.options.{key}", reason) for key, reason in criterion.unknown_options(cfg.options)
+        )
+        problems.extend(
+            (f"$.criteria.{name}.options", reason) for reason in criterion.option_value_problems(cfg.options)
+        )
     return problems
 
 
 # --- per-case criteria --------------------------------------------------------------------------
 
-def config_for_case(config: EvalConfig, eval_set: Optional[EvalSet]) -> EvalConfig:
+
+def config_for_case(config: EvalConfig, eval_set: EvalSet | None) -> EvalConfig:
     """The criteria a matched case is scored with: its eval set's own, when it declares any.
 
     A golden format that says how its cases are judged (Big Sky's per-dataset ``evaluators``,
@@ -213,8 +277,9 @@ def config_for_case(config: EvalConfig, eval_set: Optional[EvalSet]) -> EvalConf
     """
     if eval_set is None or not eval_set.criteria:
         return config
-    criteria = {n: c for n, c in config.criteria.items()
-                if getattr(REGISTRY.criterion_for(n, c), "reference_free", False)}
+    criteria = {
+        n: c for n, c in config.criteria.items() if getattr(REGISTRY.criterion_for(n, c), "reference_free", False)
+    }
     criteria.update(eval_set.criteria)
     return EvalConfig(criteria=criteria, user_simulator_config=config.user_simulator_config)
 
@@ -234,10 +299,10 @@ def build_report(
     results: Iterable[EvalCaseResult],
     eval_set_id: str,
     config: EvalConfig,
-    eval_set_name: Optional[str] = None,
+    eval_set_name: str | None = None,
     duration_seconds: float = 0.0,
     include_unmatched: bool = False,
-    report_id: Optional[str] = None,
+    report_id: str | None = None,
 ) -> EvalReport:
     """Summary over the results: pass rate, mean case score and per-criterion stats.
 

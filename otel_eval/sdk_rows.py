@@ -16,8 +16,9 @@ them); a span of another class than the SDK's ``ReadableSpan`` keeps that path.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from operator import attrgetter
-from typing import Any, Mapping, Optional, Union
+from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
 
@@ -31,8 +32,19 @@ status, status_message, attributes, events, resource, scope)``: ``kind`` and ``s
 them: sequences as tuples), ``events`` ``((name, time_ns, attributes), ...)``, ``resource`` the
 resource's attributes (one dict for every span of a provider), ``scope`` the scope's name."""
 
-_FIELDS = attrgetter("_context", "_parent", "_name", "_start_time", "_end_time", "_kind", "_status", "_attributes",
-                     "_events", "_resource", "_instrumentation_scope")
+_FIELDS = attrgetter(
+    "_context",
+    "_parent",
+    "_name",
+    "_start_time",
+    "_end_time",
+    "_kind",
+    "_status",
+    "_attributes",
+    "_events",
+    "_resource",
+    "_instrumentation_scope",
+)
 _KIND_NAMES: dict[Any, str] = {}
 """SDK ``SpanKind`` → the record's kind name (``kind.name.lower()``), filled as kinds are met."""
 
@@ -54,7 +66,7 @@ class Resources:
         return last[1]
 
 
-def ended_parts(span: Any, resources: Resources) -> Union[SpanParts, Any]:
+def ended_parts(span: Any, resources: Resources) -> SpanParts | Any:
     """The parts of an ended SDK ``ReadableSpan``; any other span object is returned as it is
     (the processor converts it the general way: :func:`otel_eval.spans.from_sdk_span`)."""
     if type(span) is not ReadableSpan:
@@ -70,17 +82,28 @@ def ended_parts(span: Any, resources: Resources) -> Union[SpanParts, Any]:
     inner = getattr(attributes, "_dict", None)  # BoundedAttributes: its plain dict, frozen since the span ended
     if type(inner) is not dict:
         inner = dict(attributes) if attributes else {}  # another mapping (a dict given to ReadableSpan)
-    return (ctx.trace_id, ctx.span_id, parent.span_id if parent is not None else 0, name, start or 0,
-            end or start or 0, kind_name, status_name, message, inner,
-            tuple((e.name, e.timestamp or 0, dict(e.attributes or {})) for e in events) if events else (),
-            resources.of(resource), scope.name if scope is not None else "")
+    return (
+        ctx.trace_id,
+        ctx.span_id,
+        parent.span_id if parent is not None else 0,
+        name,
+        start or 0,
+        end or start or 0,
+        kind_name,
+        status_name,
+        message,
+        inner,
+        tuple((e.name, e.timestamp or 0, dict(e.attributes or {})) for e in events) if events else (),
+        resources.of(resource),
+        scope.name if scope is not None else "",
+    )
 
 
 _NO_TUPLES = frozenset({str, int, float, bool, type(None), list})
 """Value types ``_plain`` keeps as they are."""
 
 
-def _plain(attrs: Optional[Mapping[str, Any]]) -> Mapping[str, Any]:
+def _plain(attrs: Mapping[str, Any] | None) -> Mapping[str, Any]:
     """As ``spans._plain``: SDK attribute sequences are tuples, lists keep JSON round trips
     equal. A dict without one (most spans of most dialects) is kept as it is, not copied: the SDK
     froze it when the span ended, and the types are checked in C, where the copy ran a Python loop."""
@@ -94,10 +117,23 @@ def _plain(attrs: Optional[Mapping[str, Any]]) -> Mapping[str, Any]:
 def record_of_parts(parts: SpanParts) -> SpanRecord:
     """The record :func:`otel_eval.spans.from_sdk_span` builds of the same span."""
     trace_id, span_id, parent_id, name, start, end, kind, status, message, attributes, events, resource, scope = parts
-    return SpanRecord(format(trace_id, "032x"), format(span_id, "016x"), format(parent_id, "016x") if parent_id else None,
-                      name, start, end, kind, status, message, _plain(attributes),
-                      tuple(SpanEvent(e_name, e_time, _plain(e_attributes)) for e_name, e_time, e_attributes in events)
-                      if events else (), resource, scope)
+    return SpanRecord(
+        format(trace_id, "032x"),
+        format(span_id, "016x"),
+        format(parent_id, "016x") if parent_id else None,
+        name,
+        start,
+        end,
+        kind,
+        status,
+        message,
+        _plain(attributes),
+        tuple(SpanEvent(e_name, e_time, _plain(e_attributes)) for e_name, e_time, e_attributes in events)
+        if events
+        else (),
+        resource,
+        scope,
+    )
 
 
 def row_of_parts(parts: SpanParts) -> SpanRow:

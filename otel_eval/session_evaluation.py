@@ -6,8 +6,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any
 
 from .judging.adk import trace_view as adk_trace_view
 from .mapping import MappedSpan, aggregate_trace, map_spans, to_agent_data, with_log_events
@@ -53,15 +54,28 @@ def apply_logs(mapped: list[MappedSpan], events: Sequence[LogEvent]) -> None:
             m.data = to_agent_data(m.span, m.reading)
 
 
-def evaluate_session(session_id: str, spans: Sequence[SpanRecord], events: Sequence[LogEvent], index: Any,
-                     config: EvalConfig, judge: Any = None, max_value_chars: int = 65536) -> SessionEvaluation:
+def evaluate_session(
+    session_id: str,
+    spans: Sequence[SpanRecord],
+    events: Sequence[LogEvent],
+    index: Any,
+    config: EvalConfig,
+    judge: Any = None,
+    max_value_chars: int = 65536,
+) -> SessionEvaluation:
     mapped = map_spans(spans, max_value_chars)
     apply_logs(mapped, events)
     return evaluate_mapped(session_id, mapped, index, config, judge)
 
 
-def evaluate_mapped(session_id: str, mapped: list[MappedSpan], index: Any, config: EvalConfig,
-                    judge: Any = None, defer_judge: bool = False) -> SessionEvaluation:
+def evaluate_mapped(
+    session_id: str,
+    mapped: list[MappedSpan],
+    index: Any,
+    config: EvalConfig,
+    judge: Any = None,
+    defer_judge: bool = False,
+) -> SessionEvaluation:
     """A session's mapped spans → trajectory → golden match → scores (see :mod:`otel_eval.pipeline`)."""
 
     trajectory = build_trajectory(session_id, mapped)
@@ -77,9 +91,14 @@ def evaluate_mapped(session_id: str, mapped: list[MappedSpan], index: Any, confi
     eval_set = index.set_of(match.eval_set_id, match.eval_id)
     case_config = config_for_case(config, eval_set)
     judge_requests: Any = [] if defer_judge and judge is None else None
-    result = score_session(trajectory, match.case, case_config, judge=judge, judge_requests=judge_requests,
-                           judge_context=(lambda: _judge_context(trace_records, per_trace))
-                           if judge_requests is not None else None)
+    result = score_session(
+        trajectory,
+        match.case,
+        case_config,
+        judge=judge,
+        judge_requests=judge_requests,
+        judge_context=(lambda: _judge_context(trace_records, per_trace)) if judge_requests is not None else None,
+    )
     result.session_id = session_id
     return SessionEvaluation(
         trajectory=trajectory,
@@ -89,8 +108,10 @@ def evaluate_mapped(session_id: str, mapped: list[MappedSpan], index: Any, confi
         mapped=mapped,
         judge_requests=judge_requests or [],
         columns=_trajectory_columns(trajectory, match.case),
-        details={"match": {"method": match.method, "score": match.score, "evidence": match.evidence},
-                 **({"criteria_from": f"eval set {match.eval_set_id}"} if case_config is not config else {})},
+        details={
+            "match": {"method": match.method, "score": match.score, "evidence": match.evidence},
+            **({"criteria_from": f"eval set {match.eval_set_id}"} if case_config is not config else {}),
+        },
         session_fields={
             "user_id": trajectory.user_id,
             "agent_version": trajectory.agent_version,
@@ -119,7 +140,8 @@ NO_CONTENT_REASON = (
     "no user input to match on: the session's model calls carry no messages, so the instrumentation "
     "did not record message content (OpenTelemetry GenAI instrumentations, google-adk's included, record "
     "it only when OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT is set: SPAN_ONLY for google-adk, "
-    "true for most others)")
+    "true for most others)"
+)
 
 
 def _content_not_recorded(mapped: Sequence[MappedSpan]) -> bool:
@@ -144,10 +166,12 @@ def failed_outcome(session_id: str, exc: Exception) -> SessionEvaluation:
     from types import SimpleNamespace
 
     match = SimpleNamespace(case=None, eval_set_id=None, method="error", score=0.0, evidence={})
-    result = EvalCaseResult(eval_id="", passed=False, session_id=session_id,
-                            error=f"evaluation failed: {type(exc).__name__}: {exc}")
-    return SessionEvaluation(trajectory=Trajectory(session_id=session_id), match=match, result=result,
-                   details={"match": {"method": "error"}})
+    result = EvalCaseResult(
+        eval_id="", passed=False, session_id=session_id, error=f"evaluation failed: {type(exc).__name__}: {exc}"
+    )
+    return SessionEvaluation(
+        trajectory=Trajectory(session_id=session_id), match=match, result=result, details={"match": {"method": "error"}}
+    )
 
 
 def _trajectory_columns(trajectory: Trajectory, case: Any) -> dict[str, Any]:

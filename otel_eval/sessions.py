@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
 
 KEYED_BY_ATTRIBUTE = "attribute"
 KEYED_BY_TRACE = "trace"
@@ -85,11 +85,12 @@ class SessionTracker:
     def __contains__(self, session_id: str) -> bool:
         return session_id in self._sessions
 
-    def session_of_trace(self, trace_id: str) -> Optional[str]:
+    def session_of_trace(self, trace_id: str) -> str | None:
         return self._trace_session.get(trace_id)
 
-    def observe(self, session_id: str, keyed_by: str, trace_id: str, root_seen: bool, now_ns: int,
-                end_requested: bool = False) -> None:
+    def observe(
+        self, session_id: str, keyed_by: str, trace_id: str, root_seen: bool, now_ns: int, end_requested: bool = False
+    ) -> None:
         """A span of ``trace_id`` arrived for ``session_id`` at ``now_ns`` (receive clock)."""
         session = self._sessions.get(session_id)
         if session is None:
@@ -172,8 +173,9 @@ class SessionTracker:
     def open_sessions(self) -> list[str]:
         return list(self._sessions)
 
-    def resume(self, session_id: str, keyed_by: str, end_requested: bool,
-               traces: Iterable[tuple[str, Optional[str], int]]) -> None:
+    def resume(
+        self, session_id: str, keyed_by: str, end_requested: bool, traces: Iterable[tuple[str, str | None, int]]
+    ) -> None:
         """Rebuild a session's timers from the database after a restart."""
         for trace_id, root_span_id, last_received_ns in traces:
             self.observe(session_id, keyed_by, trace_id, root_span_id is not None, last_received_ns, end_requested)

@@ -16,12 +16,10 @@ agent's thread, every ~7,000 waiting spans.
 
 from __future__ import annotations
 
-from typing import Optional
-
 from .mapping import convention_name, ends_session, ingest_span_type, session_id_of
 from .spans import SpanRecord, to_json
 
-SpanRow = tuple[str, str, Optional[str], str, str, str, int, int, str, Optional[str], str, Optional[str], bool]
+SpanRow = tuple[str, str, str | None, str, str, str, int, int, str, str | None, str, str | None, bool]
 """``(trace_id, span_id, parent_span_id, name, kind, status, start_ns, end_ns, convention,
 span_type, raw_json, named_session_id, ends_session)``; the positions below name them."""
 
@@ -34,6 +32,18 @@ def span_row(span: SpanRecord) -> SpanRow:
     the span (scoring fills it in then); ``named_session_id`` is None when the span names no
     session (its trace is then a session of its own, unless another span of it names one)."""
     convention = convention_name(span)
-    return (span.trace_id, span.span_id, span.parent_span_id, span.name, span.kind, span.status,
-            span.start_ns, span.end_ns, convention, ingest_span_type(span, convention), to_json(span),
-            session_id_of(span, convention=convention), ends_session(span))
+    return (
+        span.trace_id,
+        span.span_id,
+        span.parent_span_id,
+        span.name,
+        span.kind,
+        span.status,
+        span.start_ns,
+        span.end_ns,
+        convention,
+        ingest_span_type(span, convention),
+        to_json(span),
+        session_id_of(span, convention=convention),
+        ends_session(span),
+    )

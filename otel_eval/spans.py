@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Iterable, Iterator, Mapping, Optional
+from typing import Any
 
 from . import json_text
 from .errors import InputError
@@ -37,7 +38,7 @@ class SpanEvent:
 class SpanRecord:
     trace_id: str
     span_id: str
-    parent_span_id: Optional[str]
+    parent_span_id: str | None
     name: str
     start_ns: int
     end_ns: int
@@ -93,7 +94,8 @@ def from_dict(data: Mapping[str, Any]) -> SpanRecord:
         get("status_message", ""),
         get("attributes") or {},
         tuple(SpanEvent(e["name"], int(e.get("time_ns", 0)), e.get("attributes") or {}) for e in events)
-        if events else (),
+        if events
+        else (),
         get("resource") or {},
         get("scope", ""),
     )
@@ -109,7 +111,8 @@ def from_json(text: str) -> SpanRecord:
 
 # --- OpenTelemetry SDK -----------------------------------------------------------------------
 
-def from_sdk_span(span: Any, resource: Optional[Mapping[str, Any]] = None) -> SpanRecord:
+
+def from_sdk_span(span: Any, resource: Mapping[str, Any] | None = None) -> SpanRecord:
     """Build a record from an SDK ``ReadableSpan`` (what ``SpanProcessor.on_end`` receives).
     ``resource``: the span's resource attributes already converted (:func:`sdk_resource`), as a
     caller converting many spans of one ``TracerProvider`` has them."""
@@ -151,12 +154,13 @@ def sdk_resource(resource: Any) -> dict[str, Any]:
     return _plain(resource.attributes) if resource is not None else {}
 
 
-def _plain(attrs: Optional[Mapping[str, Any]]) -> dict[str, Any]:
+def _plain(attrs: Mapping[str, Any] | None) -> dict[str, Any]:
     # SDK attribute sequences are tuples; lists keep JSON round trips equal.
     return {k: list(v) if isinstance(v, tuple) else v for k, v in (attrs or {}).items()}
 
 
 # --- OTLP protobuf ---------------------------------------------------------------------------
+
 
 @dataclass
 class DecodeResult:
@@ -227,28 +231,39 @@ def from_otlp(resource_spans: Iterable[Any]) -> DecodeResult:
                 # span_problem's, on the values already read; span_problem says what is wrong.
                 trace_id, span_id, parent = s.trace_id, s.span_id, s.parent_span_id
                 start, end, events = s.start_time_unix_nano, s.end_time_unix_nano, s.events
-                if (len(trace_id) != 16 or len(span_id) != 8 or trace_id == _ZERO_TRACE_ID or span_id == _ZERO_SPAN_ID
-                        or (parent and len(parent) != 8) or start > MAX_TIME_NS or end > MAX_TIME_NS
-                        or (events and any(e.time_unix_nano > MAX_TIME_NS for e in events))):
+                if (
+                    len(trace_id) != 16
+                    or len(span_id) != 8
+                    or trace_id == _ZERO_TRACE_ID
+                    or span_id == _ZERO_SPAN_ID
+                    or (parent and len(parent) != 8)
+                    or start > MAX_TIME_NS
+                    or end > MAX_TIME_NS
+                    or (events and any(e.time_unix_nano > MAX_TIME_NS for e in events))
+                ):
                     result.rejected += 1
                     result.errors.append(f"span {s.name[:200]!r}: {span_problem(s)}")
                     continue
                 status = s.status
-                append(SpanRecord(  # positional, in field order (see from_dict)
-                    trace_id.hex(),
-                    span_id.hex(),
-                    parent.hex() if parent and parent != _ZERO_SPAN_ID else None,
-                    s.name,
-                    start,
-                    end or start,
-                    _KIND_NAMES.get(s.kind, "unspecified"),
-                    _STATUS_NAMES.get(status.code, STATUS_UNSET),
-                    status.message,
-                    key_values(s.attributes),
-                    tuple(SpanEvent(e.name, e.time_unix_nano, key_values(e.attributes)) for e in events) if events else (),
-                    resource,
-                    scope,
-                ))
+                append(
+                    SpanRecord(  # positional, in field order (see from_dict)
+                        trace_id.hex(),
+                        span_id.hex(),
+                        parent.hex() if parent and parent != _ZERO_SPAN_ID else None,
+                        s.name,
+                        start,
+                        end or start,
+                        _KIND_NAMES.get(s.kind, "unspecified"),
+                        _STATUS_NAMES.get(status.code, STATUS_UNSET),
+                        status.message,
+                        key_values(s.attributes),
+                        tuple(SpanEvent(e.name, e.time_unix_nano, key_values(e.attributes)) for e in events)
+                        if events
+                        else (),
+                        resource,
+                        scope,
+                    )
+                )
     return result
 
 
@@ -263,7 +278,8 @@ def span_problem(span: Any) -> str:
     if span.parent_span_id and len(span.parent_span_id) != 8:
         return f"parent_span_id has {len(span.parent_span_id)} bytes, expected 8"
     problem = _time_problem(span.start_time_unix_nano, "start_time_unix_nano") or _time_problem(
-        span.end_time_unix_nano, "end_time_unix_nano")
+        span.end_time_unix_nano, "end_time_unix_nano"
+    )
     if problem:
         return problem
     for i, event in enumerate(span.events):
@@ -288,6 +304,7 @@ def _id_problem(raw: bytes, size: int, name: str) -> str:
 
 
 # --- Noveum dataset.json ---------------------------------------------------------------------
+
 
 def from_noveum(span: Mapping[str, Any], source: str = "<noveum>", index: int = 0) -> SpanRecord:
     """A span of the Noveum ``dataset.json`` export (noveum-trace-python).
@@ -399,6 +416,7 @@ def flatten(value: Mapping[str, Any], prefix: str) -> Iterator[tuple[str, Any]]:
 
 
 # --- OTLP log records ------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class LogEvent:

@@ -20,8 +20,9 @@ Pure: text in, a rich ``Table`` out; nothing here reads the database.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any
 
 from rich.cells import cell_len
 
@@ -59,7 +60,7 @@ def middle_ellipsis(text: str, width: int) -> str:
     return head + ELLIPSIS + tail
 
 
-def list_text(items: Sequence[str], width: Optional[int] = None, separator: str = ", ") -> str:
+def list_text(items: Sequence[str], width: int | None = None, separator: str = ", ") -> str:
     """Items joined; cut to ``width`` by keeping whole items and saying how many were left out
     (``trajectory_match, +2``). An item is cut itself only when not even one fits."""
     joined = separator.join(items)
@@ -112,21 +113,21 @@ def _take_end(text: str, cells: int) -> str:
     return _take(text[::-1], cells)[::-1]
 
 
-Cell = Union[str, tuple[str, str], Sequence[str]]
+Cell = str | tuple[str, str] | Sequence[str]
 """A cell: text; ``(text, style)``; or, in a column with a list shortener, a list of items."""
 
 
 @dataclass(frozen=True)
 class Column:
     header: str
-    min_width: Optional[int] = None
+    min_width: int | None = None
     """Narrowest useful width; None: the column is never narrower than its content."""
     shorten: Callable[[str, int], str] = end_ellipsis
     justify: str = "left"
     is_list: bool = False
     """Cells are lists of items, shortened by :func:`list_text`."""
     separator: str = ", "
-    max_width: Optional[int] = None
+    max_width: int | None = None
     """The width it claims while columns are chosen (a long session id must not push the score
     out); it grows past it only into room no chosen column needs."""
     wrap: bool = False
@@ -151,8 +152,13 @@ def grid_frame(count: int, gap: int = GRID_GAP) -> int:
     return gap * max(count - 1, 0)
 
 
-def fit_widths(columns: Sequence[Column], rows: Sequence[Sequence[Any]], width: int,
-               priority: Sequence[int], frame: Callable[[int], int] = boxed_frame) -> dict[int, int]:
+def fit_widths(
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[Any]],
+    width: int,
+    priority: Sequence[int],
+    frame: Callable[[int], int] = boxed_frame,
+) -> dict[int, int]:
     """Which columns to show at ``width`` and how wide: ``{column index: width}``.
 
     ``priority`` lists column indexes, most important first. A column joins when the columns
@@ -214,8 +220,14 @@ def _cell_width(col: Column, cell: Any) -> int:
     return max((cell_len(line) for line in _text(cell).split("\n")), default=0)
 
 
-def fit_table(title: Optional[str], columns: Sequence[Column], rows: Sequence[Sequence[Any]], width: int,
-              priority: Optional[Sequence[int]] = None, **table_options: Any) -> Any:
+def fit_table(
+    title: str | None,
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[Any]],
+    width: int,
+    priority: Sequence[int] | None = None,
+    **table_options: Any,
+) -> Any:
     """A rich ``Table`` no wider than ``width`` (see :func:`fit_widths`), every cell already cut to
     its column, so rich has nothing left to shrink or fold."""
     from rich.table import Table
@@ -223,18 +235,28 @@ def fit_table(title: Optional[str], columns: Sequence[Column], rows: Sequence[Se
     return _filled(Table(title=title, **table_options), columns, rows, width, priority, boxed_frame)
 
 
-def fit_grid(columns: Sequence[Column], rows: Sequence[Sequence[Any]], width: int,
-             priority: Optional[Sequence[int]] = None, gap: int = GRID_GAP) -> Any:
+def fit_grid(
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[Any]],
+    width: int,
+    priority: Sequence[int] | None = None,
+    gap: int = GRID_GAP,
+) -> Any:
     """A borderless, headerless grid (label, value, ...) no wider than ``width``, filled as
     :func:`fit_table` fills a table; columns are ``gap`` spaces apart."""
     from rich.table import Table
 
-    return _filled(Table.grid(padding=(0, gap)), columns, rows, width, priority,
-                   lambda count: grid_frame(count, gap))
+    return _filled(Table.grid(padding=(0, gap)), columns, rows, width, priority, lambda count: grid_frame(count, gap))
 
 
-def _filled(table: Any, columns: Sequence[Column], rows: Sequence[Sequence[Any]], width: int,
-            priority: Optional[Sequence[int]], frame: Callable[[int], int]) -> Any:
+def _filled(
+    table: Any,
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[Any]],
+    width: int,
+    priority: Sequence[int] | None,
+    frame: Callable[[int], int],
+) -> Any:
     from rich.text import Text
 
     order = list(priority) if priority is not None else list(range(len(columns)))
@@ -242,8 +264,9 @@ def _filled(table: Any, columns: Sequence[Column], rows: Sequence[Sequence[Any]]
     shown = [i for i in range(len(columns)) if i in widths]
     for i in shown:
         col = columns[i]
-        table.add_column(col.header, width=widths[i], no_wrap=True, overflow="ellipsis", justify=col.justify,
-                         style=col.style or None)
+        table.add_column(
+            col.header, width=widths[i], no_wrap=True, overflow="ellipsis", justify=col.justify, style=col.style or None
+        )
     for row in rows:
         cells = []
         for i in shown:
@@ -253,7 +276,7 @@ def _filled(table: Any, columns: Sequence[Column], rows: Sequence[Sequence[Any]]
                 continue
             if col.is_list:
                 cell = col.separator.join(cell)
-            text, style = (cell if isinstance(cell, tuple) else (cell, ""))
+            text, style = cell if isinstance(cell, tuple) else (cell, "")
             if col.wrap:  # the no-break spaces did their job: printed as plain ones, for grep and copy
                 text = "\n".join(wrap_words(text, w, col.shorten)).replace(NO_BREAK_SPACE, " ")
             else:

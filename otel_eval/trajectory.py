@@ -9,9 +9,9 @@ from __future__ import annotations
 import functools
 import operator
 import re
-
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .conventions import google_adk
 from .conventions.base import span_error
@@ -30,19 +30,19 @@ class ActualToolCall:
 
     name: str
     args: dict[str, Any] = field(default_factory=dict)
-    call_id: Optional[str] = None
+    call_id: str | None = None
     result: Any = None
-    error: Optional[str] = None
-    span_id: Optional[str] = None
+    error: str | None = None
+    span_id: str | None = None
     start_ns: int = 0
     turn: int = 0
     """Index of the turn (0-based) the call belongs to."""
-    group: Optional[str] = None
+    group: str | None = None
     """Calls issued together in one LLM response share a group id (parallel tool calls)."""
-    step: Optional[int] = None
+    step: int | None = None
     """Which model step (LLM response, 0-based within the turn) issued the call; None when the
     turn shows no model step. Calls of one step were issued together: never retries of each other."""
-    agent: Optional[str] = None
+    agent: str | None = None
     """Name of the (sub-)agent that made the call, when known."""
     depth: int = 0
     """0 for the root agent's calls, 1 for calls made inside a sub-agent reached through a tool, ..."""
@@ -63,9 +63,9 @@ class Turn:
     index: int
     trace_id: str
     """The turn's (first) trace."""
-    user_input: Optional[str] = None
-    final_response: Optional[str] = None
-    answer_source: Optional[str] = None
+    user_input: str | None = None
+    final_response: str | None = None
+    answer_source: str | None = None
     """Where the final response was read (``inspect`` shows it): the root's output or a model's text."""
     calls: list[ActualToolCall] = field(default_factory=list)
     start_ns: int = 0
@@ -113,14 +113,14 @@ class Turn:
 class Trajectory:
     session_id: str
     turns: list[Turn] = field(default_factory=list)
-    user_id: Optional[str] = None
-    agent_version: Optional[str] = None
-    service_name: Optional[str] = None
-    case_hint: Optional[str] = None
+    user_id: str | None = None
+    agent_version: str | None = None
+    service_name: str | None = None
+    case_hint: str | None = None
     """An explicit golden case id found on the spans (``otel_eval.case_id`` attribute or baggage)."""
 
     @property
-    def query(self) -> Optional[str]:
+    def query(self) -> str | None:
         """The session's first user input: what it is matched to a golden case on."""
         for turn in self.turns:
             if turn.user_input:
@@ -128,7 +128,7 @@ class Trajectory:
         return None
 
     @property
-    def final_response(self) -> Optional[str]:
+    def final_response(self) -> str | None:
         for turn in reversed(self.turns):
             if turn.final_response:
                 return turn.final_response
@@ -150,14 +150,13 @@ class Trajectory:
 # --- building --------------------------------------------------------------------------------
 
 
-
 @dataclass
 class _Request:
     """A tool call an LLM (or agent) span asked for, waiting to be paired with a tool span."""
 
     mapped: Any
     call: Any
-    group: Optional[str]
+    group: str | None
     order: int = 0
     used: bool = False
 
@@ -166,7 +165,7 @@ _START_ORDER = operator.attrgetter("span.start_ns", "span.end_ns", "span.span_id
 """A trace's spans in start order (ties by end, then id); the tuple is made in C, not by a lambda."""
 
 
-def build_trajectory(session_id: str, mapped: Sequence["MappedSpan"]) -> Trajectory:
+def build_trajectory(session_id: str, mapped: Sequence[MappedSpan]) -> Trajectory:
     """A session's mapped spans → its trajectory: one turn per trace, ordered by root start.
 
     Robust to what arrives over the wire: spans in any order (children before parents),
@@ -212,8 +211,7 @@ def build_trajectory(session_id: str, mapped: Sequence["MappedSpan"]) -> Traject
                 service_name = str(m.span.resource["service.name"])
             if case_hint is None:
                 case_hint = first_attribute(m.span, CASE_ATTRIBUTES, resource_too=False) or None
-            if user_id is not None and agent_version is not None and service_name is not None \
-                    and case_hint is not None:
+            if user_id is not None and agent_version is not None and service_name is not None and case_hint is not None:
                 break
         else:
             continue
@@ -264,7 +262,7 @@ def _turns_of(traces: list[_Trace]) -> list[list[_Trace]]:
     return turns
 
 
-def _adk_invocation(members: list[Any], llms: list[Any]) -> Optional[str]:
+def _adk_invocation(members: list[Any], llms: list[Any]) -> str | None:
     """The ADK invocation id of a trace's own model calls: the model span nearest the root that
     carries one (an ``AgentTool``'s agent, deeper inside a tool call, runs an invocation of its own);
     None for a trace no model span of which carries one (every framework but ADK)."""
@@ -299,8 +297,15 @@ def _build_turn(index: int, parts: list[_Trace]) -> Turn:
         members = [m for part in parts for m in part[2]]
         roots = [r for part in parts for r in part[3]]
         llms = [m for part in parts for m in part[4]]
-        user_input = next((found for _, _, trace_members, trace_roots, trace_llms in parts
-                           for found in (_user_input(trace_roots, trace_llms, trace_members),) if found), None)
+        user_input = next(
+            (
+                found
+                for _, _, trace_members, trace_roots, trace_llms in parts
+                for found in (_user_input(trace_roots, trace_llms, trace_members),)
+                if found
+            ),
+            None,
+        )
         final_response = answer_source = None
         for _, _, _, trace_roots, trace_llms in reversed(parts):
             final_response, answer_source = _final_response(trace_roots, trace_llms)
@@ -385,7 +390,7 @@ def _inside(m: Any, span_ids: set[str], by_id: dict[str, Any]) -> bool:
     return False
 
 
-def _user_input(roots: list[Any], llms: list[Any], members: list[Any]) -> Optional[str]:
+def _user_input(roots: list[Any], llms: list[Any], members: list[Any]) -> str | None:
     for m in roots:
         if m.reading.span_type in ("agent", "chain") and m.reading.user_input:
             return m.reading.user_input
@@ -395,7 +400,7 @@ def _user_input(roots: list[Any], llms: list[Any], members: list[Any]) -> Option
     return next((m.reading.user_input for m in members if m.reading.user_input), None)
 
 
-def _final_response(roots: list[Any], llms: list[Any]) -> tuple[Optional[str], Optional[str]]:
+def _final_response(roots: list[Any], llms: list[Any]) -> tuple[str | None, str | None]:
     """The turn's answer and where it came from (shown by ``inspect``).
 
     The answer is what the agent said last: the root agent's output when it is text, else the
@@ -441,8 +446,9 @@ def looks_like_object_dump(text: str) -> bool:
     return _REPR.match(stripped) is not None
 
 
-def _calls(turn: int, members: list[Any], root: Any, observations: dict[str, Any], by_id: dict[str, Any],
-           tools: list[Any]) -> list[ActualToolCall]:
+def _calls(
+    turn: int, members: list[Any], root: Any, observations: dict[str, Any], by_id: dict[str, Any], tools: list[Any]
+) -> list[ActualToolCall]:
     """The turn's calls; ``by_id``: its members by span id, ``tools``: those that are tool calls."""
     requests = _requests(members)
     step_of = _steps(members, requests)
@@ -545,8 +551,11 @@ def _delegations(members: list[Any], requests: list[_Request]) -> list[tuple[_Re
     taken: set[str] = set()
     for r in open_requests:
         for m in agents:
-            if (m.reading.agent_name == r.call.name and m.span.span_id not in taken
-                    and m.span.start_ns >= r.mapped.span.start_ns):
+            if (
+                m.reading.agent_name == r.call.name
+                and m.span.span_id not in taken
+                and m.span.start_ns >= r.mapped.span.start_ns
+            ):
                 taken.add(m.span.span_id)
                 r.used = True
                 found.append((r, m))
@@ -554,7 +563,7 @@ def _delegations(members: list[Any], requests: list[_Request]) -> list[tuple[_Re
     return found
 
 
-def _steps(members: list[Any], requests: list[_Request]) -> Callable[[Any, Any], Optional[int]]:
+def _steps(members: list[Any], requests: list[_Request]) -> Callable[[Any, Any], int | None]:
     """``step_of(requesting span, tool span) -> Optional[int]``: the model step that issued a call.
 
     A call paired with the LLM (or agent) span that asked for it belongs to that span's step. A
@@ -566,7 +575,7 @@ def _steps(members: list[Any], requests: list[_Request]) -> Callable[[Any, Any],
     steps = [m for m in members if m.span.span_id in asking or m.reading.span_type == "llm"]
     index = {m.span.span_id: i for i, m in enumerate(steps)}
 
-    def step_of(requester: Any, tool: Any) -> Optional[int]:
+    def step_of(requester: Any, tool: Any) -> int | None:
         if requester is not None:
             return index[requester.span.span_id]
         if tool is None or not llms:
@@ -594,8 +603,12 @@ def _parallel_in_request_order(calls: list[ActualToolCall], orders: dict[str, in
 
 
 def _is_call(m: Any) -> bool:
-    return (m.reading.span_type == "tool" and m.reading.tool is not None and not m.reading.is_wrapper
-            and m.reading.tool.name not in ANSWER_TOOLS)
+    return (
+        m.reading.span_type == "tool"
+        and m.reading.tool is not None
+        and not m.reading.is_wrapper
+        and m.reading.tool.name not in ANSWER_TOOLS
+    )
 
 
 #: Tools a framework makes the model call to give its answer (smolagents' ``final_answer``):
@@ -622,7 +635,7 @@ def _requests(members: list[Any]) -> list[_Request]:
     return out
 
 
-def _match(m: Any, requests: list[_Request], claimed_ids: set[str]) -> Optional[_Request]:
+def _match(m: Any, requests: list[_Request], claimed_ids: set[str]) -> _Request | None:
     """The request a tool span carried out: same call id, else the earliest unused request
     for the same tool made before the span started (ids other tool spans claim go last)."""
     tool = m.reading.tool
@@ -637,8 +650,12 @@ def _match(m: Any, requests: list[_Request], claimed_ids: set[str]) -> Optional[
     before = [r for r in same_name if r.mapped.span.start_ns <= m.span.start_ns] or same_name
     # Parallel calls of one tool without call ids: the request that asked for these arguments,
     # else the earliest (tool spans of one response may start in any order).
-    before.sort(key=lambda r: (r.call.call_id in claimed_ids if r.call.call_id else False,
-                               not _same_call(tool.args, r.call.args)))
+    before.sort(
+        key=lambda r: (
+            r.call.call_id in claimed_ids if r.call.call_id else False,
+            not _same_call(tool.args, r.call.args),
+        )
+    )
     return before[0] if before else None
 
 
@@ -666,7 +683,7 @@ def _bare(args: dict[str, Any], requested: dict[str, Any]) -> bool:
     return text == as_text(bare) or (type(read) is type(bare) and read == bare)
 
 
-def _agent_of(m: Any, by_id: dict[str, Any], root: Any) -> tuple[Optional[str], int, bool]:
+def _agent_of(m: Any, by_id: dict[str, Any], root: Any) -> tuple[str | None, int, bool]:
     """(agent name, depth, inside a call): depth counts the tool calls (and agents of another name
     not reached through a tool) between the root and the span; the agent is the innermost of them."""
     root_agent = root.reading.agent_name
@@ -726,4 +743,3 @@ def _observations(members: list[Any]) -> dict[str, Any]:
     for module, spans in modules.values():
         found.update(module.tool_observations(spans))
     return found
-

@@ -12,11 +12,11 @@ from __future__ import annotations
 import copy
 import json
 import re
-from typing import Any, Optional
+from typing import Any
 
 import orjson
 
-from .conventions.base import Reading, RequestedToolCall, ExecutedToolCall
+from .conventions.base import ExecutedToolCall, Reading, RequestedToolCall
 
 DEFAULT_LIMIT = 64 * 1024
 """Characters of text kept per value (64 Ki characters)."""
@@ -36,7 +36,7 @@ def is_truncated(text: str) -> bool:
     return isinstance(text, str) and _MARKER_AT_END.search(text) is not None
 
 
-def original_length(text: str) -> Optional[int]:
+def original_length(text: str) -> int | None:
     """The length before truncation recorded in the marker, or None for an uncut text."""
     found = _MARKER_AT_END.search(text) if isinstance(text, str) else None
     return int(found.group(1)) if found else None
@@ -154,7 +154,7 @@ def _fits(reading: Reading, limit: int) -> bool:
 _json_encode = json.JSONEncoder(ensure_ascii=False).encode
 
 
-def _opt_text(text: Optional[str], limit: int) -> Optional[str]:
+def _opt_text(text: str | None, limit: int) -> str | None:
     return None if text is None else _cut(text, limit)
 
 

@@ -12,23 +12,65 @@ and ``report --session`` show the list.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .mapping import MappedSpan
 
 #: Key segments that mark an attribute as content a reader may have wanted.
-_CONTENT_WORDS = frozenset({
-    "message", "messages", "content", "contents", "prompt", "prompts", "completion", "completions", "input",
-    "inputs", "output", "outputs", "args", "arguments", "result", "results", "response", "responses", "text",
-    "query", "instructions", "choice", "choices", "tool_calls", "toolcalls", "documents", "value", "answer",
-})
+_CONTENT_WORDS = frozenset(
+    {
+        "message",
+        "messages",
+        "content",
+        "contents",
+        "prompt",
+        "prompts",
+        "completion",
+        "completions",
+        "input",
+        "inputs",
+        "output",
+        "outputs",
+        "args",
+        "arguments",
+        "result",
+        "results",
+        "response",
+        "responses",
+        "text",
+        "query",
+        "instructions",
+        "choice",
+        "choices",
+        "tool_calls",
+        "toolcalls",
+        "documents",
+        "value",
+        "answer",
+    }
+)
 #: Key segments that are about content but are not content themselves.
-_METADATA_WORDS = frozenset({
-    "mime_type", "role", "id", "name", "type", "finish_reason", "finish_reasons", "count", "tokens", "model",
-    "index", "status", "length", "size",
-})
+_METADATA_WORDS = frozenset(
+    {
+        "mime_type",
+        "role",
+        "id",
+        "name",
+        "type",
+        "finish_reason",
+        "finish_reasons",
+        "count",
+        "tokens",
+        "model",
+        "index",
+        "status",
+        "length",
+        "size",
+    }
+)
 #: Events no reader needs: the ``exception`` event feeds every dialect's error rule.
 _IGNORED_EVENTS = frozenset({"exception", "session.end"})
 _SOURCE_KEY = re.compile(r"(?:event:)?[A-Za-z_][\w*-]*(?:\.[\w*-]+)+|event:[\w.-]+")
@@ -46,7 +88,7 @@ class Unread:
         return {"kind": self.kind, "name": self.name, "spans": self.spans, "example_span": self.example_span}
 
 
-def unread_in_session(mapped: Sequence["MappedSpan"]) -> list[Unread]:
+def unread_in_session(mapped: Sequence[MappedSpan]) -> list[Unread]:
     """Content attributes and events that a span carried and its reader did not read, by name
     over the session's spans, and the readers' reasons for what they could not parse; most
     frequent first."""
@@ -129,8 +171,9 @@ def _is_content(key: str, value: Any) -> bool:
     word = _CAMEL.sub("_", last).replace("-", "_").lower()
     if word in _METADATA_WORDS or word.endswith(("_id", "_type", "_name")):
         return False
-    return word in _CONTENT_WORDS or word.endswith(("_messages", "_input", "_inputs", "_output", "_outputs", "_args",
-                                                    "_result"))
+    return word in _CONTENT_WORDS or word.endswith(
+        ("_messages", "_input", "_inputs", "_output", "_outputs", "_args", "_result")
+    )
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

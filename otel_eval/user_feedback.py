@@ -18,8 +18,9 @@ no I/O; the store (:mod:`otel_eval.store.labels`) keeps what :func:`feedback_fie
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
 EVENT_NAME = "gen_ai.evaluation.result"
 OWN_PREFIX = "otel_eval."
@@ -43,27 +44,33 @@ class FeedbackFields:
     """What a feedback record says, as the ``feedback`` table keeps it (the attributes are kept
     whole beside these)."""
 
-    name: Optional[str]
-    score: Optional[float]
-    label: Optional[str]
-    explanation: Optional[str]
-    response_id: Optional[str]
-    session_id: Optional[str]
+    name: str | None
+    score: float | None
+    label: str | None
+    explanation: str | None
+    response_id: str | None
+    session_id: str | None
     """The session the record names by attribute; None: found through its trace id."""
 
 
-def feedback_fields(attributes: Mapping[str, Any], resource: Mapping[str, Any],
-                    session_keys: Sequence[str]) -> FeedbackFields:
+def feedback_fields(
+    attributes: Mapping[str, Any], resource: Mapping[str, Any], session_keys: Sequence[str]
+) -> FeedbackFields:
     """The semantic-convention fields of a feedback record; ``session_keys``: the attribute keys
     that name a session, in precedence order (the record's own attributes first, then its
     resource's, as for spans)."""
     session = _first(attributes, session_keys) or _first(resource, session_keys)
-    return FeedbackFields(name=_text(attributes.get(NAME)), score=_number(attributes.get(SCORE)),
-                          label=_text(attributes.get(LABEL)), explanation=_text(attributes.get(EXPLANATION)),
-                          response_id=_text(attributes.get(RESPONSE_ID)), session_id=session)
+    return FeedbackFields(
+        name=_text(attributes.get(NAME)),
+        score=_number(attributes.get(SCORE)),
+        label=_text(attributes.get(LABEL)),
+        explanation=_text(attributes.get(EXPLANATION)),
+        response_id=_text(attributes.get(RESPONSE_ID)),
+        session_id=session,
+    )
 
 
-def _first(values: Mapping[str, Any], keys: Sequence[str]) -> Optional[str]:
+def _first(values: Mapping[str, Any], keys: Sequence[str]) -> str | None:
     for key in keys:
         text = _text(values.get(key))
         if text:
@@ -71,13 +78,13 @@ def _first(values: Mapping[str, Any], keys: Sequence[str]) -> Optional[str]:
     return None
 
 
-def _text(value: Any) -> Optional[str]:
+def _text(value: Any) -> str | None:
     if value is None or value == "":
         return None
     return value if isinstance(value, str) else str(value)
 
 
-def _number(value: Any) -> Optional[float]:
+def _number(value: Any) -> float | None:
     """``score.value`` is a double; an app that sends ``1`` or ``"0.5"`` means the same number.
     Anything else is left out here (the attributes still hold it)."""
     if isinstance(value, bool):

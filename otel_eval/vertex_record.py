@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .json_text import as_text
 from .trajectory import ActualToolCall, Trajectory
@@ -33,7 +34,7 @@ class _Message:
     text: str
 
 
-def intermediate_texts(mapped: Sequence["MappedSpan"]) -> dict[str, list[str]]:
+def intermediate_texts(mapped: Sequence[MappedSpan]) -> dict[str, list[str]]:
     """Per trace id, the texts LLM spans wrote together with tool calls, in start order.
 
     Only a response that requested tool calls counts (the final answer is the turn's own), and
@@ -62,7 +63,7 @@ def _is_json_document(text: str) -> bool:
     return True
 
 
-def iso_time(ns: Optional[int]) -> Optional[str]:
+def iso_time(ns: int | None) -> str | None:
     """Nanoseconds since the epoch → ISO-8601 UTC with milliseconds (``2026-02-16T10:00:00.123Z``)."""
     if not ns:
         return None
@@ -88,21 +89,21 @@ def function_response(call: ActualToolCall) -> dict[str, Any]:
 
 def vertex_record(
     trajectory: Trajectory,
-    intermediate: Optional[Mapping[str, Sequence[str]]] = None,
-    created_ns: Optional[int] = None,
-    title: Optional[str] = None,
-    verdict: Optional[str] = None,
+    intermediate: Mapping[str, Sequence[str]] | None = None,
+    created_ns: int | None = None,
+    title: str | None = None,
+    verdict: str | None = None,
 ) -> dict[str, Any]:
     """The seed's record for one session. ``intermediate``: :func:`intermediate_texts` of its spans;
     ``verdict``: the session's evaluation outcome (passed, failed, not_evaluated, unmatched,
     unscored), kept in ``metadata.verdict`` when given."""
     intermediate = intermediate or {}
     messages: list[_Message] = []
-    anchored: list[tuple[ActualToolCall, Optional[int]]] = []
+    anchored: list[tuple[ActualToolCall, int | None]] = []
     for turn in trajectory.turns:
         if turn.user_input:
             messages.append(_Message(USER, turn.user_input))
-        first_model: Optional[int] = None
+        first_model: int | None = None
         texts = [t for t in intermediate.get(turn.trace_id, ()) if t != turn.final_response]
         if turn.final_response:
             texts.append(turn.final_response)
@@ -128,17 +129,21 @@ def vertex_record(
     events, legacy = [], []
     for call, anchor in anchored:
         turn_number = content_of[anchor] + 1 if anchor is not None else 0
-        events.append({
-            "function_call": {"name": call.name, "args": dict(call.args)},
-            "function_response": {"name": call.name, "response": function_response(call)},
-            "turn": turn_number,
-        })
-        legacy.append({
-            "tool": call.name,
-            "args": dict(call.args),
-            "output": as_text(call.result) if call.error is None else f"error: {call.error}",
-            "turn": turn_number,
-        })
+        events.append(
+            {
+                "function_call": {"name": call.name, "args": dict(call.args)},
+                "function_response": {"name": call.name, "response": function_response(call)},
+                "turn": turn_number,
+            }
+        )
+        legacy.append(
+            {
+                "tool": call.name,
+                "args": dict(call.args),
+                "output": as_text(call.result) if call.error is None else f"error: {call.error}",
+                "turn": turn_number,
+            }
+        )
 
     user_texts = [m.text for m in messages if m.role == USER]
     model_texts = [m.text for m in messages if m.role == MODEL]
@@ -150,9 +155,7 @@ def vertex_record(
         "title": title if title is not None else title_of(trajectory),
         "created": iso_time(created_ns if created_ns is not None else first_start),
         "request": {"contents": contents},
-        "response": {
-            "candidates": [{"content": {"role": MODEL, "parts": [{"text": final}]}}] if final else []
-        },
+        "response": {"candidates": [{"content": {"role": MODEL, "parts": [{"text": final}]}}] if final else []},
         "intermediate_events": events,
         "prompt": user_texts[-1] if user_texts else "",
         "prompt_concat": MERGE_SEPARATOR.join(user_texts),

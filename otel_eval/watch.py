@@ -17,8 +17,9 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from .errors import InputError
 from .models.results import FAILED, NOT_EVALUATED, PASSED
@@ -41,11 +42,18 @@ LIST_LIMIT = 10
 
 # --- the window --------------------------------------------------------------------------------
 
+
 class Watcher:
     """Keeps the sliding window of current evaluations of several databases up to date."""
 
-    def __init__(self, db_paths: Sequence[DbPath], window_s: float, rate_window_s: float = RATE_WINDOW_S,
-                 limit: int = LIST_LIMIT, timing: Optional[Timing] = None):
+    def __init__(
+        self,
+        db_paths: Sequence[DbPath],
+        window_s: float,
+        rate_window_s: float = RATE_WINDOW_S,
+        limit: int = LIST_LIMIT,
+        timing: Timing | None = None,
+    ):
         if window_s <= 0:
             raise ValueError("window must be positive")
         self.paths = [str(p) for p in db_paths]
@@ -87,7 +95,7 @@ class Watcher:
         rows.sort(key=lambda r: (r.created_at, r.db, r.id))
         return rows
 
-    def snapshot(self, now: Optional[float] = None) -> dict[str, Any]:
+    def snapshot(self, now: float | None = None) -> dict[str, Any]:
         now = time.time() if now is None else now
         with self._lock:
             self.refresh(now)
@@ -97,17 +105,31 @@ class Watcher:
         out = summarize_window(rows, limit=self.limit)
         cov = window_coverage(rows, golden, iso_utc(now - self.window_s))
         out.update(
-            generated_at=iso_utc(now), window_s=self.window_s, databases=databases,
-            coverage={"golden_cases": len(golden), "exercised": len(cov.exercised) - _retired(cov),
-                      "never_exercised": len(cov.never_exercised), "sessions": cov.sessions,
-                      "unmatched": cov.unmatched,
-                      "unmatched_share": None if cov.unmatched_share is None else round(cov.unmatched_share, 4),
-                      "line": coverage_line(cov)},
-            sessions={"open": sessions.open, "ended": sessions.awaiting_scoring,
-                      "next_session": sessions.next_session, "next_due_in_s": sessions.due_in_s(int(now * 1e9)),
-                      "trace_quiet_s": self.timing.trace_quiet, "session_idle_s": self.timing.session_idle},
-            ingest={"spans": ingest, "rate_window_s": self.rate_window_s,
-                    "spans_per_s": round(ingest / self.rate_window_s, 3)},
+            generated_at=iso_utc(now),
+            window_s=self.window_s,
+            databases=databases,
+            coverage={
+                "golden_cases": len(golden),
+                "exercised": len(cov.exercised) - _retired(cov),
+                "never_exercised": len(cov.never_exercised),
+                "sessions": cov.sessions,
+                "unmatched": cov.unmatched,
+                "unmatched_share": None if cov.unmatched_share is None else round(cov.unmatched_share, 4),
+                "line": coverage_line(cov),
+            },
+            sessions={
+                "open": sessions.open,
+                "ended": sessions.awaiting_scoring,
+                "next_session": sessions.next_session,
+                "next_due_in_s": sessions.due_in_s(int(now * 1e9)),
+                "trace_quiet_s": self.timing.trace_quiet,
+                "session_idle_s": self.timing.session_idle,
+            },
+            ingest={
+                "spans": ingest,
+                "rate_window_s": self.rate_window_s,
+                "spans_per_s": round(ingest / self.rate_window_s, 3),
+            },
         )
         return out
 
@@ -119,8 +141,14 @@ class Watcher:
             if conn is None:
                 continue
             try:
-                found.update(dict.fromkeys((s or "", e) for s, e in conn.execute(
-                    "SELECT eval_set_id, eval_id FROM golden_cases ORDER BY eval_set_id, eval_id")))
+                found.update(
+                    dict.fromkeys(
+                        (s or "", e)
+                        for s, e in conn.execute(
+                            "SELECT eval_set_id, eval_id FROM golden_cases ORDER BY eval_set_id, eval_id"
+                        )
+                    )
+                )
             except sqlite3.OperationalError as exc:
                 if not missing_schema(exc):
                     raise
@@ -149,7 +177,7 @@ class Watcher:
         return databases, spans, sessions
 
 
-def _rate(passed: int, total: int) -> Optional[float]:
+def _rate(passed: int, total: int) -> float | None:
     return round(passed / total, 4) if total else None
 
 
@@ -167,8 +195,7 @@ def summarize_window(rows: Sequence[EvaluationRow], limit: int = LIST_LIMIT) -> 
         stats: dict[str, dict[str, Any]] = {}
         for r in matched:
             name = getattr(r, field_name) or "unknown"
-            s = stats.setdefault(name, {key: name, "sessions": 0, "passed": 0, "not_evaluated": 0,
-                                        "score_sum": 0.0})
+            s = stats.setdefault(name, {key: name, "sessions": 0, "passed": 0, "not_evaluated": 0, "score_sum": 0.0})
             s["sessions"] += 1
             s["passed"] += int(r.verdict == PASSED)
             if r.evaluated:
@@ -185,8 +212,9 @@ def summarize_window(rows: Sequence[EvaluationRow], limit: int = LIST_LIMIT) -> 
         return out
 
     # Worst first; a case never evaluated (no pass rate) after every case that has one.
-    cases = sorted(groups("case_id", "case_id"),
-                   key=lambda c: (c["pass_rate"] is None, c["pass_rate"] or 0.0, c["case_id"]))
+    cases = sorted(
+        groups("case_id", "case_id"), key=lambda c: (c["pass_rate"] is None, c["pass_rate"] or 0.0, c["case_id"])
+    )
     versions = sorted(groups("agent_version", "agent_version"), key=lambda v: v["agent_version"])
     newest = list(reversed(rows))
     return {
@@ -204,20 +232,28 @@ def summarize_window(rows: Sequence[EvaluationRow], limit: int = LIST_LIMIT) -> 
         "cases": cases,
         "versions": versions,
         "latest": [
-            {"session_id": r.session_id, "created_at": r.created_at, "case_id": r.case_id,
-             "agent_version": r.agent_version,
-             "verdict": _VERDICT_WORDS[r.verdict] if r.matched else "unmatched",
-             "score": r.score if r.matched and r.evaluated else None, "failing": list(r.failing),
-             "judge_pending": r.judge_pending}
+            {
+                "session_id": r.session_id,
+                "created_at": r.created_at,
+                "case_id": r.case_id,
+                "agent_version": r.agent_version,
+                "verdict": _VERDICT_WORDS[r.verdict] if r.matched else "unmatched",
+                "score": r.score if r.matched and r.evaluated else None,
+                "failing": list(r.failing),
+                "judge_pending": r.judge_pending,
+            }
             for r in newest[:limit]
         ],
         "unmatched": [
-            {"session_id": r.session_id, "created_at": r.created_at, "query": r.query}
-            for r in newest if not r.matched
+            {"session_id": r.session_id, "created_at": r.created_at, "query": r.query} for r in newest if not r.matched
         ][:limit],
         "unhealthy": [
-            {"session_id": r.session_id, "created_at": r.created_at, "case_id": r.case_id,
-             "reasons": r.unhealthy_reasons}
+            {
+                "session_id": r.session_id,
+                "created_at": r.created_at,
+                "case_id": r.case_id,
+                "reasons": r.unhealthy_reasons,
+            }
             for r in reversed(unhealthy)
         ][:limit],
     }
@@ -259,7 +295,7 @@ def _retired(cov: Coverage) -> int:
 _VERDICT_WORDS = {PASSED: "pass", FAILED: "fail", NOT_EVALUATED: "not_evaluated"}
 
 
-def snapshot(db_paths: Sequence[DbPath], window_s: float, now: Optional[float] = None) -> dict[str, Any]:
+def snapshot(db_paths: Sequence[DbPath], window_s: float, now: float | None = None) -> dict[str, Any]:
     """One frame of the view as JSON-ready data: current evaluations created in the last
     ``window_s`` seconds before ``now`` (default: the clock) across ``db_paths``."""
     watcher = Watcher(db_paths, window_s)
@@ -271,11 +307,12 @@ def snapshot(db_paths: Sequence[DbPath], window_s: float, now: Optional[float] =
 
 # --- drawing -----------------------------------------------------------------------------------
 
-def _pct(value: Optional[float]) -> str:
+
+def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.0%}"
 
 
-def _rate_style(value: Optional[float]) -> str:
+def _rate_style(value: float | None) -> str:
     if value is None:
         return "dim"
     return "green" if value >= 0.9 else "yellow" if value >= 0.7 else "red"
@@ -331,11 +368,15 @@ def frame_parts(snap: dict[str, Any], width: int) -> list[Any]:
     ingest = snap["ingest"]
     sessions = snap["sessions"]
     header.append(f"ingest {ingest['spans_per_s']:g} spans/s (last {_window_text(ingest['rate_window_s'])})")
-    waiting = describe({"open": sessions["open"], "awaiting_scoring": sessions["ended"],
-                        "next_due_in_s": sessions.get("next_due_in_s")},
-                       Timing(sessions.get("trace_quiet_s", 5.0), sessions.get("session_idle_s", 60.0)))
-    header.append("; " + (waiting or "no session open or awaiting scoring"),
-                  style="yellow" if waiting else "")
+    waiting = describe(
+        {
+            "open": sessions["open"],
+            "awaiting_scoring": sessions["ended"],
+            "next_due_in_s": sessions.get("next_due_in_s"),
+        },
+        Timing(sessions.get("trace_quiet_s", 5.0), sessions.get("session_idle_s", 60.0)),
+    )
+    header.append("; " + (waiting or "no session open or awaiting scoring"), style="yellow" if waiting else "")
     if snap.get("coverage"):
         header.append("\n" + snap["coverage"]["line"])
     for db in snap["databases"]:
@@ -345,13 +386,25 @@ def frame_parts(snap: dict[str, Any], width: int) -> list[Any]:
     count = Column("sessions", justify="right")
 
     def grouped(title: str, key: str, rows: list[dict[str, Any]]) -> Any:
-        columns = [Column(key.replace("_", " ").replace(" id", ""), min_width=10, shorten=middle_ellipsis,
-                          max_width=40),
-                   count, Column("passed", justify="right"), Column("not evaluated", justify="right"),
-                   Column("pass rate", justify="right"), Column("mean score", justify="right")]
-        cells = [[r[key], str(r["sessions"]), str(r["passed"]), str(r["not_evaluated"]),
-                  (_pct(r["pass_rate"]), _rate_style(r["pass_rate"])),
-                  "-" if r["avg_score"] is None else f"{r['avg_score']:.2f}"] for r in rows]
+        columns = [
+            Column(key.replace("_", " ").replace(" id", ""), min_width=10, shorten=middle_ellipsis, max_width=40),
+            count,
+            Column("passed", justify="right"),
+            Column("not evaluated", justify="right"),
+            Column("pass rate", justify="right"),
+            Column("mean score", justify="right"),
+        ]
+        cells = [
+            [
+                r[key],
+                str(r["sessions"]),
+                str(r["passed"]),
+                str(r["not_evaluated"]),
+                (_pct(r["pass_rate"]), _rate_style(r["pass_rate"])),
+                "-" if r["avg_score"] is None else f"{r['avg_score']:.2f}",
+            ]
+            for r in rows
+        ]
         return fit_table(title, columns, cells, width, priority=[0, 4, 5, 1, 2, 3], title_justify="left")
 
     if snap["cases"]:
@@ -361,31 +414,66 @@ def frame_parts(snap: dict[str, Any], width: int) -> list[Any]:
     if snap["latest"]:
         styles = {"pass": "green", "fail": "red", "not_evaluated": "yellow", "unmatched": "yellow"}
         layout = ("time", "session", "case", "version", "result", "score", "failing criteria")
-        columns = [Column("time"), Column("session", min_width=12, shorten=middle_ellipsis, max_width=24),
-                   Column("case", min_width=10, shorten=middle_ellipsis, max_width=36),
-                   Column("version", min_width=8, shorten=middle_ellipsis), Column("result"),
-                   Column("score", justify="right"), Column("failing criteria", min_width=16, is_list=True, max_width=34)]
-        cells = [[r["created_at"][11:19], r["session_id"], r["case_id"] or "-", r["agent_version"] or "-",
-                  ((r["verdict"].replace("_", " ").upper() if r["verdict"] != "unmatched" else "unmatched")
-                   + (" · judge pending" if r.get("judge_pending") else ""), styles[r["verdict"]]),
-                  "-" if r["score"] is None else f"{r['score']:.2f}", r["failing"] or ["-"]]
-                 for r in snap["latest"]]
-        parts.append(fit_table("Latest sessions", columns, cells, width,
-                               priority=[layout.index(c) for c in _LATEST_PRIORITY], title_justify="left"))
+        columns = [
+            Column("time"),
+            Column("session", min_width=12, shorten=middle_ellipsis, max_width=24),
+            Column("case", min_width=10, shorten=middle_ellipsis, max_width=36),
+            Column("version", min_width=8, shorten=middle_ellipsis),
+            Column("result"),
+            Column("score", justify="right"),
+            Column("failing criteria", min_width=16, is_list=True, max_width=34),
+        ]
+        cells = [
+            [
+                r["created_at"][11:19],
+                r["session_id"],
+                r["case_id"] or "-",
+                r["agent_version"] or "-",
+                (
+                    (r["verdict"].replace("_", " ").upper() if r["verdict"] != "unmatched" else "unmatched")
+                    + (" · judge pending" if r.get("judge_pending") else ""),
+                    styles[r["verdict"]],
+                ),
+                "-" if r["score"] is None else f"{r['score']:.2f}",
+                r["failing"] or ["-"],
+            ]
+            for r in snap["latest"]
+        ]
+        parts.append(
+            fit_table(
+                "Latest sessions",
+                columns,
+                cells,
+                width,
+                priority=[layout.index(c) for c in _LATEST_PRIORITY],
+                title_justify="left",
+            )
+        )
     if snap["unmatched"]:
-        columns = [Column("time"), Column("session", min_width=12, shorten=middle_ellipsis, max_width=24),
-                   Column("query", min_width=16, max_width=60)]
+        columns = [
+            Column("time"),
+            Column("session", min_width=12, shorten=middle_ellipsis, max_width=24),
+            Column("query", min_width=16, max_width=60),
+        ]
         cells = [[r["created_at"][11:19], r["session_id"], r["query"] or "-"] for r in snap["unmatched"]]
-        parts.append(fit_table("Unmatched sessions (no golden case)", columns, cells, width, priority=[1, 2, 0],
-                               title_justify="left"))
+        parts.append(
+            fit_table(
+                "Unmatched sessions (no golden case)", columns, cells, width, priority=[1, 2, 0], title_justify="left"
+            )
+        )
     if snap["unhealthy"]:
-        columns = [Column("time"), Column("session", min_width=12, shorten=middle_ellipsis, max_width=24),
-                   Column("case", min_width=10, shorten=middle_ellipsis, max_width=36),
-                   Column("why", min_width=16, is_list=True, separator="; ")]
-        cells = [[r["created_at"][11:19], r["session_id"], r["case_id"] or "-", r["reasons"]]
-                 for r in snap["unhealthy"]]
-        parts.append(fit_table("Unhealthy sessions", columns, cells, width, priority=[1, 3, 0, 2],
-                               title_justify="left"))
+        columns = [
+            Column("time"),
+            Column("session", min_width=12, shorten=middle_ellipsis, max_width=24),
+            Column("case", min_width=10, shorten=middle_ellipsis, max_width=36),
+            Column("why", min_width=16, is_list=True, separator="; "),
+        ]
+        cells = [
+            [r["created_at"][11:19], r["session_id"], r["case_id"] or "-", r["reasons"]] for r in snap["unhealthy"]
+        ]
+        parts.append(
+            fit_table("Unhealthy sessions", columns, cells, width, priority=[1, 3, 0, 2], title_justify="left")
+        )
     if not snap["latest"]:
         parts.append(Text("No evaluations in the window yet.", style="dim"))
     return parts
@@ -393,20 +481,46 @@ def frame_parts(snap: dict[str, Any], width: int) -> list[Any]:
 
 # --- command line ------------------------------------------------------------------------------
 
+
 def add_watch_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``watch`` subcommand's options, for the CLI to attach to its subparser."""
-    parser.add_argument("--db", action="append", default=[], metavar="PATH",
-                        help="database file; repeat to watch several collectors (default otel-eval.db)")
-    parser.add_argument("--window", type=float, default=DEFAULT_WINDOW_MINUTES, metavar="MINUTES",
-                        help=f"sliding window of evaluations shown (default {DEFAULT_WINDOW_MINUTES:g})")
-    parser.add_argument("--refresh", type=float, default=DEFAULT_REFRESH_SECONDS, metavar="SECONDS",
-                        help=f"seconds between refreshes (default {DEFAULT_REFRESH_SECONDS:g})")
+    parser.add_argument(
+        "--db",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="database file; repeat to watch several collectors (default otel-eval.db)",
+    )
+    parser.add_argument(
+        "--window",
+        type=float,
+        default=DEFAULT_WINDOW_MINUTES,
+        metavar="MINUTES",
+        help=f"sliding window of evaluations shown (default {DEFAULT_WINDOW_MINUTES:g})",
+    )
+    parser.add_argument(
+        "--refresh",
+        type=float,
+        default=DEFAULT_REFRESH_SECONDS,
+        metavar="SECONDS",
+        help=f"seconds between refreshes (default {DEFAULT_REFRESH_SECONDS:g})",
+    )
     parser.add_argument("--once", action="store_true", help="print one frame and exit")
     parser.add_argument("--json", action="store_true", help="with --once: print the frame as JSON")
-    parser.add_argument("--trace-quiet", type=float, default=Timing.trace_quiet, metavar="SECONDS",
-                        help="the writer's trace_quiet, to tell when the next session ends (default 5)")
-    parser.add_argument("--session-idle", type=float, default=Timing.session_idle, metavar="SECONDS",
-                        help="the writer's session_idle, to tell when the next session ends (default 60)")
+    parser.add_argument(
+        "--trace-quiet",
+        type=float,
+        default=Timing.trace_quiet,
+        metavar="SECONDS",
+        help="the writer's trace_quiet, to tell when the next session ends (default 5)",
+    )
+    parser.add_argument(
+        "--session-idle",
+        type=float,
+        default=Timing.session_idle,
+        metavar="SECONDS",
+        help="the writer's session_idle, to tell when the next session ends (default 60)",
+    )
 
 
 def watch_main(args: argparse.Namespace, console: Any = None) -> int:
@@ -422,7 +536,9 @@ def watch_main(args: argparse.Namespace, console: Any = None) -> int:
         raise InputError("watch", f"--window must be a positive number of minutes, got {window}", "--window")
     if not refresh or refresh <= 0:
         raise InputError("watch", f"--refresh must be a positive number of seconds, got {refresh}", "--refresh")
-    timing = Timing(getattr(args, "trace_quiet", Timing.trace_quiet), getattr(args, "session_idle", Timing.session_idle))
+    timing = Timing(
+        getattr(args, "trace_quiet", Timing.trace_quiet), getattr(args, "session_idle", Timing.session_idle)
+    )
     for name, value in (("--trace-quiet", timing.trace_quiet), ("--session-idle", timing.session_idle)):
         if not value > 0:
             raise InputError("watch", f"{name} must be a positive number of seconds, got {value}", name)
@@ -440,8 +556,9 @@ def watch_main(args: argparse.Namespace, console: Any = None) -> int:
                 console.print(render(snap))
             return 0
         try:
-            with Live(render(watcher.snapshot()), console=console, refresh_per_second=4,
-                      screen=False, transient=False) as live:
+            with Live(
+                render(watcher.snapshot()), console=console, refresh_per_second=4, screen=False, transient=False
+            ) as live:
                 while True:
                     time.sleep(refresh)
                     live.update(render(watcher.snapshot()))
@@ -449,4 +566,3 @@ def watch_main(args: argparse.Namespace, console: Any = None) -> int:
             return 0
     finally:
         watcher.close()
-

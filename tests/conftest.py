@@ -6,8 +6,9 @@ import shutil
 import socket
 import sqlite3
 import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -38,13 +39,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     report = outcome.get_result()
     missing = paths.FIXTURES
     if report.failed and not missing.is_dir() and str(missing) in str(report.longrepr):
-        report.longrepr = (f"the shared fixtures this test reads are missing: {missing} is not a directory "
-                           f"(put them at ../shared/fixtures beside the checkout, or set OTEL_EVAL_FIXTURES)"
-                           f"\n\n{report.longrepr}")
+        report.longrepr = (
+            f"the shared fixtures this test reads are missing: {missing} is not a directory "
+            f"(put them at ../shared/fixtures beside the checkout, or set OTEL_EVAL_FIXTURES)"
+            f"\n\n{report.longrepr}"
+        )
 
 
 @pytest.fixture
-def start_collector(tmp_path: Path) -> Iterator[Callable[..., "object"]]:
+def start_collector(tmp_path: Path) -> Iterator[Callable[..., object]]:
     """Start an in-process collector (real Engine, real servers on free loopback ports).
 
     Keyword arguments override :class:`collector.config.CollectorConfig` fields.
@@ -55,8 +58,14 @@ def start_collector(tmp_path: Path) -> Iterator[Callable[..., "object"]]:
     started = []
 
     def start(**overrides):
-        settings = dict(db=str(tmp_path / "eval.db"), grpc=Endpoint("127.0.0.1", 0), http=Endpoint("127.0.0.1", 0),
-                        trace_quiet=0.2, session_idle=0.2, score_workers=0)
+        settings = dict(
+            db=str(tmp_path / "eval.db"),
+            grpc=Endpoint("127.0.0.1", 0),
+            http=Endpoint("127.0.0.1", 0),
+            trace_quiet=0.2,
+            session_idle=0.2,
+            score_workers=0,
+        )
         settings.update(overrides)
         collector = Collector(CollectorConfig(**settings)).start()
         started.append(collector)
@@ -75,9 +84,26 @@ def self_signed_cert(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pa
     folder = tmp_path_factory.mktemp("tls")
     cert, key = folder / "cert.pem", folder / "key.pem"
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-         "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
-        check=True, capture_output=True,
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        ],
+        check=True,
+        capture_output=True,
     )
     return cert, key
 
@@ -95,17 +121,32 @@ def sdk_spans(traces: int = 1, session_id: str | None = None, service: str = "te
     tracer = provider.get_tracer("tests.collector")
     extra = {"session.id": session_id} if session_id else {}
     for i in range(traces):
-        with tracer.start_as_current_span("invoke_agent weather", attributes={
-            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather", **extra,
-        }):
-            with tracer.start_as_current_span("chat gpt-4o", attributes={
-                "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", **extra,
-            }):
+        with tracer.start_as_current_span(
+            "invoke_agent weather",
+            attributes={
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "weather",
+                **extra,
+            },
+        ):
+            with tracer.start_as_current_span(
+                "chat gpt-4o",
+                attributes={
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.request.model": "gpt-4o",
+                    **extra,
+                },
+            ):
                 pass
-            with tracer.start_as_current_span("execute_tool get_weather", attributes={
-                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
-                "gen_ai.tool.call.arguments": f'{{"city": "Paris {i}"}}', **extra,
-            }):
+            with tracer.start_as_current_span(
+                "execute_tool get_weather",
+                attributes={
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": "get_weather",
+                    "gen_ai.tool.call.arguments": f'{{"city": "Paris {i}"}}',
+                    **extra,
+                },
+            ):
                 pass
     provider.shutdown()
     return list(memory.get_finished_spans())
@@ -122,7 +163,7 @@ def channel_to():
 
     channels = []
 
-    def open_channel(collector) -> "grpc.Channel":
+    def open_channel(collector) -> grpc.Channel:
         channel = grpc.insecure_channel(f"127.0.0.1:{collector.grpc_port}")
         channels.append(channel)
         return channel

@@ -31,14 +31,20 @@ def scripted_answer(script: Script, counts: dict, prompt: str) -> str:
 
 
 def completion(content: str, tokens: int = 30) -> bytes:
-    return json.dumps({"id": "x", "object": "chat.completion",
-                       "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
-                       "usage": {"prompt_tokens": tokens - 10, "completion_tokens": 10, "total_tokens": tokens}}).encode()
+    return json.dumps(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": tokens - 10, "completion_tokens": 10, "total_tokens": tokens},
+        }
+    ).encode()
 
 
 class JudgeServer:
-    def __init__(self, mode: str = "ok", delay: float = 0.0, score: int = 5, retry_after: str = "1",
-                 script: Script = ()):
+    def __init__(
+        self, mode: str = "ok", delay: float = 0.0, score: int = 5, retry_after: str = "1", script: Script = ()
+    ):
         self.mode = "script" if script and mode == "ok" else mode
         self.script = list(script)
         self.counts: dict = {}
@@ -79,8 +85,10 @@ class JudgeServer:
                     time.sleep(outer.delay)
                 headers = {}
                 if mode == "ok":
-                    status, payload = 200, completion(json.dumps(
-                        {"scores": {"correctness": {"score": outer.score, "reason": "judged"}}}))
+                    status, payload = (
+                        200,
+                        completion(json.dumps({"scores": {"correctness": {"score": outer.score, "reason": "judged"}}})),
+                    )
                 elif mode == "500":
                     status, payload = 500, b'{"error": "overloaded"}'
                 elif mode == "429":
@@ -119,7 +127,7 @@ class JudgeServer:
         with self._lock:
             return [r["messages"][-1]["content"] for r in self.requests]
 
-    def __enter__(self) -> "JudgeServer":
+    def __enter__(self) -> JudgeServer:
         self.thread.start()
         return self
 

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import inspect
 import time
-from typing import Callable, TypeVar, Union
+from collections.abc import Callable
+from typing import TypeVar
 
 T = TypeVar("T")
 
 
-def wait_until(predicate: Callable[[], T], timeout: float = 10.0,
-               what: Union[str, Callable[[], str], None] = None, interval: float = 0.02) -> T:
+def wait_until(
+    predicate: Callable[[], T],
+    timeout: float = 10.0,
+    what: str | Callable[[], str] | None = None,
+    interval: float = 0.02,
+) -> T:
     """Call ``predicate`` until it returns something truthy, and return that value.
 
     If it has not by ``timeout`` seconds, the test fails saying what it waited for (``what``, or a

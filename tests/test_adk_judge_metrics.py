@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
@@ -50,22 +50,38 @@ def content(text: str, role: str) -> dict[str, Any]:
 
 
 def calls(author: str, *called: tuple[str, str, dict]) -> dict[str, Any]:
-    return {"author": author, "content": {"role": "model", "parts": [
-        {"function_call": {"id": cid, "args": args, "name": name}} for cid, name, args in called]}}
+    return {
+        "author": author,
+        "content": {
+            "role": "model",
+            "parts": [{"function_call": {"id": cid, "args": args, "name": name}} for cid, name, args in called],
+        },
+    }
 
 
 def responses(author: str, *answered: tuple[str, str, dict]) -> dict[str, Any]:
-    return {"author": author, "content": {"role": "user", "parts": [
-        {"function_response": {"id": cid, "name": name, "response": response}} for cid, name, response in answered]}}
+    return {
+        "author": author,
+        "content": {
+            "role": "user",
+            "parts": [
+                {"function_response": {"id": cid, "name": name, "response": response}}
+                for cid, name, response in answered
+            ],
+        },
+    }
 
 
 def said(author: str, text: str) -> dict[str, Any]:
     return {"author": author, "content": {"role": "model", "parts": [{"text": text}]}}
 
 
-def invocation(inv_id: str, user: str, answer: Optional[str], events=(), app=None, rubrics=None) -> dict[str, Any]:
-    out: dict[str, Any] = {"invocation_id": inv_id, "user_content": content(user, "user"),
-                           "intermediate_data": {"invocation_events": list(events)}}
+def invocation(inv_id: str, user: str, answer: str | None, events=(), app=None, rubrics=None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "invocation_id": inv_id,
+        "user_content": content(user, "user"),
+        "intermediate_data": {"invocation_events": list(events)},
+    }
     if answer is not None:
         out["final_response"] = content(answer, "model")
     if app is not None:
@@ -75,33 +91,57 @@ def invocation(inv_id: str, user: str, answer: Optional[str], events=(), app=Non
     return out
 
 
-def rubric(rid: str, text: str, type_: Optional[str] = None) -> dict[str, Any]:
+def rubric(rid: str, text: str, type_: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"rubric_id": rid, "rubric_content": {"text_property": text}}
     if type_:
         out["type"] = type_
     return out
 
 
-APP = {"agent_details": {"weather_agent": {
-    "name": "weather_agent", "instructions": "You answer questions about the weather. Be brief.",
-    "tool_declarations": [{"function_declarations": [{
-        "description": "Gets the current weather of a city.", "name": "get_weather",
-        "parameters_json_schema": {"type": "object", "properties": {"city": {"type": "string"},
-                                                                    "precision": {"type": "number"}},
-                                   "required": ["city"]}}]}]}}}
+APP = {
+    "agent_details": {
+        "weather_agent": {
+            "name": "weather_agent",
+            "instructions": "You answer questions about the weather. Be brief.",
+            "tool_declarations": [
+                {
+                    "function_declarations": [
+                        {
+                            "description": "Gets the current weather of a city.",
+                            "name": "get_weather",
+                            "parameters_json_schema": {
+                                "type": "object",
+                                "properties": {"city": {"type": "string"}, "precision": {"type": "number"}},
+                                "required": ["city"],
+                            },
+                        }
+                    ]
+                }
+            ],
+        }
+    }
+}
 
-ZURICH = [calls("weather_agent", ("c1", "get_weather", {"city": "Zürich", "precision": 1e-7, "units": None})),
-          responses("weather_agent", ("c1", "get_weather", {"temperature_c": 22.5, "sky": "sonnig ☀"}))]
-OSLO = [said("weather_agent", "Let me look that up for Oslo."),
-        calls("weather_agent", ("c2", "get_weather", {"city": "Oslo"}), ("c3", "get_weather", {"city": "Bergen"})),
-        responses("weather_agent", ("c2", "get_weather", {"temperature_c": -3}),
-                  ("c3", "get_weather", {"error": "no station"}))]
+ZURICH = [
+    calls("weather_agent", ("c1", "get_weather", {"city": "Zürich", "precision": 1e-7, "units": None})),
+    responses("weather_agent", ("c1", "get_weather", {"temperature_c": 22.5, "sky": "sonnig ☀"})),
+]
+OSLO = [
+    said("weather_agent", "Let me look that up for Oslo."),
+    calls("weather_agent", ("c2", "get_weather", {"city": "Oslo"}), ("c3", "get_weather", {"city": "Bergen"})),
+    responses(
+        "weather_agent", ("c2", "get_weather", {"temperature_c": -3}), ("c3", "get_weather", {"error": "no station"})
+    ),
+]
 
-ACTUAL_2 = [invocation("z1", "What's the weather in Zürich?", "It is 22.5°C and sunny in Zürich.", ZURICH, APP),
-            invocation("o1", "And in Oslo?", "It is -3°C in Oslo. Bergen has no station.", OSLO, APP)]
-EXPECTED_2 = [invocation("z1", "What's the weather in Zürich?", "22.5°C, sunny."),
-              invocation("o1", "And in Oslo?", "Minus three degrees.",
-                         [said("weather_agent", "Checking Oslo.")])]
+ACTUAL_2 = [
+    invocation("z1", "What's the weather in Zürich?", "It is 22.5°C and sunny in Zürich.", ZURICH, APP),
+    invocation("o1", "And in Oslo?", "It is -3°C in Oslo. Bergen has no station.", OSLO, APP),
+]
+EXPECTED_2 = [
+    invocation("z1", "What's the weather in Zürich?", "22.5°C, sunny."),
+    invocation("o1", "And in Oslo?", "Minus three degrees.", [said("weather_agent", "Checking Oslo.")]),
+]
 
 
 def judge_options(samples: int = 3, **more: Any) -> dict[str, Any]:
@@ -116,13 +156,15 @@ VALID, INVALID = label("valid"), label("invalid")
 GARBAGE = "I would say the response looks fine to me overall, but I cannot be sure about it. " * 4
 
 
-def verdicts(*blocks: tuple[Optional[str], str, str]) -> str:
+def verdicts(*blocks: tuple[str | None, str, str]) -> str:
     """A rubric judge's answer: (id or None, property text, yes/no) blocks."""
     out = []
     for rid, text, verdict in blocks:
         head = f"ID: {rid}\n" if rid else ""
-        out.append(f"{head}Property: {text}\nEvidence: the tool output.\nRationale: checked against {text[:12]}.\n"
-                   f"Verdict: {verdict}\n")
+        out.append(
+            f"{head}Property: {text}\nEvidence: the tool output.\nRationale: checked against {text[:12]}.\n"
+            f"Verdict: {verdict}\n"
+        )
     return "\n".join(out)
 
 
@@ -138,99 +180,259 @@ def segmented(*sentences: str) -> str:
 
 
 def validated(*rows: tuple[str, str]) -> str:
-    return "\n\n".join(f"sentence: {s}\nlabel: {label_}\nrationale: judged.\nsupporting_excerpt: null\n"
-                       f"contradicting_excerpt: null" for s, label_ in rows)
+    return "\n\n".join(
+        f"sentence: {s}\nlabel: {label_}\nrationale: judged.\nsupporting_excerpt: null\ncontradicting_excerpt: null"
+        for s, label_ in rows
+    )
 
 
 SEGMENT = "**Your Sentence Segmentation Output:**"
 VALIDATE = "**Sentences End**"
 
 CASES: list[tuple[str, dict[str, Any]]] = [
-    ("final_response_match_v2: 2 of 3 samples valid → valid", {
-        "metric": "final_response_match_v2", "criterion": {"threshold": 1.0, **judge_options(3)},
-        "actual": ACTUAL_2[:1], "expected": EXPECTED_2[:1],
-        "script": [["22.5°C and sunny", [VALID, INVALID, VALID]]]}),
-    ("final_response_match_v2: two turns, one valid → 0.5, below the threshold", {
-        "metric": "final_response_match_v2", "criterion": {"threshold": 0.6, **judge_options(3)},
-        "actual": ACTUAL_2, "expected": EXPECTED_2,
-        "script": [["22.5°C and sunny", [VALID]], ["Bergen has no station", [INVALID, INVALID, VALID]]]}),
-    ("final_response_match_v2: a tie is invalid; unreadable samples do not vote", {
-        "metric": "final_response_match_v2", "criterion": {"threshold": 0.5, **judge_options(4)},
-        "actual": ACTUAL_2, "expected": EXPECTED_2,
-        "script": [["22.5°C and sunny", [VALID, INVALID, GARBAGE, GARBAGE]],
-                   ["Bergen has no station", [GARBAGE, '{"is_the_agent_response_valid": [valid],}', GARBAGE,
-                                              '```json\n{"is_the_agent_response_invalid": "false"}\n```']]]}),
-    ("final_response_match_v2: ADK's other labels (almost, partially, true) and the intermediate texts", {
-        "metric": "final_response_match_v2",
-        "criterion": {"threshold": 0.5, "include_intermediate_responses_in_final": True, **judge_options(3)},
-        "actual": ACTUAL_2, "expected": EXPECTED_2,
-        "script": [["22.5°C and sunny", ['"is_the_agent_response_valid": almost\n}', label("true"), label("true")]],
-                   ["Checking Oslo.", [label("partially"), label("partially_valid"), label("TRUE")]]]}),
-    ("final_response_match_v2: every answer unreadable → not evaluated", {
-        "metric": "final_response_match_v2", "criterion": {"threshold": 0.5, **judge_options(2)},
-        "actual": ACTUAL_2, "expected": EXPECTED_2, "script": [["User prompt", [GARBAGE]]]}),
-    ("rubric_based_final_response_quality_v1: majority per rubric, rubrics by id and by text", {
-        "metric": "rubric_based_final_response_quality_v1",
-        "criterion": {"threshold": 0.7, **judge_options(3),
-                      "rubrics": [rubric("temp", R_TEMP), rubric("brief", R_BRIEF)]},
-        "actual": [invocation("z1", "What's the weather in Zürich?", "It is 22.5°C and sunny in Zürich.", ZURICH,
-                              APP, rubrics=[rubric("tool", R_TOOL, "TOOL_USE_QUALITY"),
-                                            rubric("polite", "The final answer is polite.", "FINAL_RESPONSE_QUALITY")]),
-                   invocation("o1", "And in Oslo?", "It is -3°C in Oslo. Bergen has no station.", OSLO, APP)],
-        "expected": None,
-        "script": [["It is 22.5°C and sunny", [
-            verdicts(("temp", R_TEMP, "yes"), ("brief", R_BRIEF, "no"), ("polite", "x", "yes")),
-            verdicts(("temp", R_TEMP, "yes"), (None, "**" + R_BRIEF.upper() + "**", "yes"), ("polite", "x", "no")),
-            verdicts(("temp", R_TEMP, "no"), ("brief", R_BRIEF, "no"), ("zz", "Something else.", "yes"),
-                     ("polite", "x", "no"))]],
-                   ["Bergen has no station", [verdicts(("temp", R_TEMP, "no"), ("brief", R_BRIEF, "yes")), GARBAGE,
-                                              verdicts(("temp", R_TEMP, "yes"), ("brief", R_BRIEF, "yes"))]]]}),
-    ("rubric_based_tool_use_quality_v1: the tool calls and their responses", {
-        "metric": "rubric_based_tool_use_quality_v1",
-        "criterion": {"threshold": 0.5, **judge_options(1),
-                      "rubrics": [rubric("tool", R_TOOL, "TOOL_USE_QUALITY"), rubric("once", R_ONCE)]},
-        "actual": ACTUAL_2, "expected": None,
-        "script": [["Zürich", [verdicts(("tool", R_TOOL, "yes"), ("once", R_ONCE, "yes"))]],
-                   ["Bergen", [verdicts(("tool", R_TOOL, "no"), ("once", R_ONCE, "Verdict unclear"))]]]}),
-    ("rubric_based_tool_use_quality_v1: a verdict block missing → the answer is discarded whole", {
-        "metric": "rubric_based_tool_use_quality_v1",
-        "criterion": {"threshold": 0.5, **judge_options(2), "rubrics": [rubric("tool", R_TOOL), rubric("once", R_ONCE)]},
-        "actual": ACTUAL_2[:1], "expected": None,
-        "script": [["Zürich", [verdicts(("tool", R_TOOL, "yes"), ("once", R_ONCE, "no")).replace("Verdict: no", ""),
-                               verdicts(("tool", R_TOOL, "no"), ("once", R_ONCE, "no"))]]]}),
-    ("rubric_based_multi_turn_trajectory_quality_v1: the whole conversation, judged on its last turn", {
-        "metric": "rubric_based_multi_turn_trajectory_quality_v1",
-        "criterion": {"threshold": 0.5, **judge_options(3), "rubrics": [rubric("all", R_TRAJ, "TRAJECTORY_QUALITY")]},
-        "actual": [ACTUAL_2[0], {**ACTUAL_2[1], "rubrics": [rubric("tools", R_TOOL, "TRAJECTORY_QUALITY"),
-                                                            rubric("ignored", R_BRIEF, "TOOL_USE_QUALITY")]}],
-        "expected": None,
-        "script": [["USER TURN 2: And in Oslo?", [verdicts(("all", R_TRAJ, "yes"), ("tools", R_TOOL, "no")),
-                                                  verdicts(("all", R_TRAJ, "yes"), ("tools", R_TOOL, "yes")),
-                                                  verdicts(("all", R_TRAJ, "no"), ("tools", R_TOOL, "no"))]]]}),
-    ("rubric-based without rubrics: google-adk's error, not evaluated", {
-        "metric": "rubric_based_final_response_quality_v1", "criterion": {"threshold": 0.5, **judge_options(1)},
-        "actual": ACTUAL_2[:1], "expected": None, "script": []}),
-    ("rubric-based with every answer unreadable → not evaluated", {
-        "metric": "rubric_based_final_response_quality_v1",
-        "criterion": {"threshold": 0.5, **judge_options(2), "rubrics": [rubric("temp", R_TEMP)]},
-        "actual": ACTUAL_2[:1], "expected": None, "script": [["Zürich", [GARBAGE]]]}),
-    ("hallucinations_v1: segment then validate, the final responses", {
-        "metric": "hallucinations_v1", "criterion": {"threshold": 0.8, **judge_options(5)},
-        "actual": ACTUAL_2, "expected": None,
-        "script": [[[SEGMENT, "sunny in Zürich"], [segmented("It is 22.5°C and sunny in Zürich.")]],
-                   [[VALIDATE, "<sentence>It is 22.5°C"], [validated(("It is 22.5°C and sunny in Zürich.", "supported"))]],
-                   [[SEGMENT, "Bergen has no station"], [segmented("It is -3°C in Oslo.", "Bergen has no station.")]],
-                   [[VALIDATE, "<sentence>It is -3°C"], [validated(("It is -3°C in Oslo.", "supported"),
-                                                                   ("Bergen has no station.", "unsupported"))]]]}),
-    ("hallucinations_v1: intermediate responses too, each against the events before it", {
-        "metric": "hallucinations_v1",
-        "criterion": {"threshold": 0.5, "evaluate_intermediate_nl_responses": True, **judge_options(1)},
-        "actual": ACTUAL_2, "expected": None,
-        "script": [[[SEGMENT, "Let me look that up"], [segmented("Let me look that up for Oslo.")]],
-                   [[VALIDATE, "<sentence>Let me look"], [validated(("Let me look that up for Oslo.", "not_applicable"))]],
-                   [[SEGMENT, "sunny in Zürich"], [segmented("It is 22.5°C and sunny in Zürich.")]],
-                   [[VALIDATE, "<sentence>It is 22.5°C"], [validated(("It is 22.5°C and sunny in Zürich.", "contradictory"))]],
-                   [[SEGMENT, "Bergen has no station"], ["no sentences here"]]]}),
+    (
+        "final_response_match_v2: 2 of 3 samples valid → valid",
+        {
+            "metric": "final_response_match_v2",
+            "criterion": {"threshold": 1.0, **judge_options(3)},
+            "actual": ACTUAL_2[:1],
+            "expected": EXPECTED_2[:1],
+            "script": [["22.5°C and sunny", [VALID, INVALID, VALID]]],
+        },
+    ),
+    (
+        "final_response_match_v2: two turns, one valid → 0.5, below the threshold",
+        {
+            "metric": "final_response_match_v2",
+            "criterion": {"threshold": 0.6, **judge_options(3)},
+            "actual": ACTUAL_2,
+            "expected": EXPECTED_2,
+            "script": [["22.5°C and sunny", [VALID]], ["Bergen has no station", [INVALID, INVALID, VALID]]],
+        },
+    ),
+    (
+        "final_response_match_v2: a tie is invalid; unreadable samples do not vote",
+        {
+            "metric": "final_response_match_v2",
+            "criterion": {"threshold": 0.5, **judge_options(4)},
+            "actual": ACTUAL_2,
+            "expected": EXPECTED_2,
+            "script": [
+                ["22.5°C and sunny", [VALID, INVALID, GARBAGE, GARBAGE]],
+                [
+                    "Bergen has no station",
+                    [
+                        GARBAGE,
+                        '{"is_the_agent_response_valid": [valid],}',
+                        GARBAGE,
+                        '```json\n{"is_the_agent_response_invalid": "false"}\n```',
+                    ],
+                ],
+            ],
+        },
+    ),
+    (
+        "final_response_match_v2: ADK's other labels (almost, partially, true) and the intermediate texts",
+        {
+            "metric": "final_response_match_v2",
+            "criterion": {"threshold": 0.5, "include_intermediate_responses_in_final": True, **judge_options(3)},
+            "actual": ACTUAL_2,
+            "expected": EXPECTED_2,
+            "script": [
+                ["22.5°C and sunny", ['"is_the_agent_response_valid": almost\n}', label("true"), label("true")]],
+                ["Checking Oslo.", [label("partially"), label("partially_valid"), label("TRUE")]],
+            ],
+        },
+    ),
+    (
+        "final_response_match_v2: every answer unreadable → not evaluated",
+        {
+            "metric": "final_response_match_v2",
+            "criterion": {"threshold": 0.5, **judge_options(2)},
+            "actual": ACTUAL_2,
+            "expected": EXPECTED_2,
+            "script": [["User prompt", [GARBAGE]]],
+        },
+    ),
+    (
+        "rubric_based_final_response_quality_v1: majority per rubric, rubrics by id and by text",
+        {
+            "metric": "rubric_based_final_response_quality_v1",
+            "criterion": {
+                "threshold": 0.7,
+                **judge_options(3),
+                "rubrics": [rubric("temp", R_TEMP), rubric("brief", R_BRIEF)],
+            },
+            "actual": [
+                invocation(
+                    "z1",
+                    "What's the weather in Zürich?",
+                    "It is 22.5°C and sunny in Zürich.",
+                    ZURICH,
+                    APP,
+                    rubrics=[
+                        rubric("tool", R_TOOL, "TOOL_USE_QUALITY"),
+                        rubric("polite", "The final answer is polite.", "FINAL_RESPONSE_QUALITY"),
+                    ],
+                ),
+                invocation("o1", "And in Oslo?", "It is -3°C in Oslo. Bergen has no station.", OSLO, APP),
+            ],
+            "expected": None,
+            "script": [
+                [
+                    "It is 22.5°C and sunny",
+                    [
+                        verdicts(("temp", R_TEMP, "yes"), ("brief", R_BRIEF, "no"), ("polite", "x", "yes")),
+                        verdicts(
+                            ("temp", R_TEMP, "yes"), (None, "**" + R_BRIEF.upper() + "**", "yes"), ("polite", "x", "no")
+                        ),
+                        verdicts(
+                            ("temp", R_TEMP, "no"),
+                            ("brief", R_BRIEF, "no"),
+                            ("zz", "Something else.", "yes"),
+                            ("polite", "x", "no"),
+                        ),
+                    ],
+                ],
+                [
+                    "Bergen has no station",
+                    [
+                        verdicts(("temp", R_TEMP, "no"), ("brief", R_BRIEF, "yes")),
+                        GARBAGE,
+                        verdicts(("temp", R_TEMP, "yes"), ("brief", R_BRIEF, "yes")),
+                    ],
+                ],
+            ],
+        },
+    ),
+    (
+        "rubric_based_tool_use_quality_v1: the tool calls and their responses",
+        {
+            "metric": "rubric_based_tool_use_quality_v1",
+            "criterion": {
+                "threshold": 0.5,
+                **judge_options(1),
+                "rubrics": [rubric("tool", R_TOOL, "TOOL_USE_QUALITY"), rubric("once", R_ONCE)],
+            },
+            "actual": ACTUAL_2,
+            "expected": None,
+            "script": [
+                ["Zürich", [verdicts(("tool", R_TOOL, "yes"), ("once", R_ONCE, "yes"))]],
+                ["Bergen", [verdicts(("tool", R_TOOL, "no"), ("once", R_ONCE, "Verdict unclear"))]],
+            ],
+        },
+    ),
+    (
+        "rubric_based_tool_use_quality_v1: a verdict block missing → the answer is discarded whole",
+        {
+            "metric": "rubric_based_tool_use_quality_v1",
+            "criterion": {
+                "threshold": 0.5,
+                **judge_options(2),
+                "rubrics": [rubric("tool", R_TOOL), rubric("once", R_ONCE)],
+            },
+            "actual": ACTUAL_2[:1],
+            "expected": None,
+            "script": [
+                [
+                    "Zürich",
+                    [
+                        verdicts(("tool", R_TOOL, "yes"), ("once", R_ONCE, "no")).replace("Verdict: no", ""),
+                        verdicts(("tool", R_TOOL, "no"), ("once", R_ONCE, "no")),
+                    ],
+                ]
+            ],
+        },
+    ),
+    (
+        "rubric_based_multi_turn_trajectory_quality_v1: the whole conversation, judged on its last turn",
+        {
+            "metric": "rubric_based_multi_turn_trajectory_quality_v1",
+            "criterion": {
+                "threshold": 0.5,
+                **judge_options(3),
+                "rubrics": [rubric("all", R_TRAJ, "TRAJECTORY_QUALITY")],
+            },
+            "actual": [
+                ACTUAL_2[0],
+                {
+                    **ACTUAL_2[1],
+                    "rubrics": [
+                        rubric("tools", R_TOOL, "TRAJECTORY_QUALITY"),
+                        rubric("ignored", R_BRIEF, "TOOL_USE_QUALITY"),
+                    ],
+                },
+            ],
+            "expected": None,
+            "script": [
+                [
+                    "USER TURN 2: And in Oslo?",
+                    [
+                        verdicts(("all", R_TRAJ, "yes"), ("tools", R_TOOL, "no")),
+                        verdicts(("all", R_TRAJ, "yes"), ("tools", R_TOOL, "yes")),
+                        verdicts(("all", R_TRAJ, "no"), ("tools", R_TOOL, "no")),
+                    ],
+                ]
+            ],
+        },
+    ),
+    (
+        "rubric-based without rubrics: google-adk's error, not evaluated",
+        {
+            "metric": "rubric_based_final_response_quality_v1",
+            "criterion": {"threshold": 0.5, **judge_options(1)},
+            "actual": ACTUAL_2[:1],
+            "expected": None,
+            "script": [],
+        },
+    ),
+    (
+        "rubric-based with every answer unreadable → not evaluated",
+        {
+            "metric": "rubric_based_final_response_quality_v1",
+            "criterion": {"threshold": 0.5, **judge_options(2), "rubrics": [rubric("temp", R_TEMP)]},
+            "actual": ACTUAL_2[:1],
+            "expected": None,
+            "script": [["Zürich", [GARBAGE]]],
+        },
+    ),
+    (
+        "hallucinations_v1: segment then validate, the final responses",
+        {
+            "metric": "hallucinations_v1",
+            "criterion": {"threshold": 0.8, **judge_options(5)},
+            "actual": ACTUAL_2,
+            "expected": None,
+            "script": [
+                [[SEGMENT, "sunny in Zürich"], [segmented("It is 22.5°C and sunny in Zürich.")]],
+                [[VALIDATE, "<sentence>It is 22.5°C"], [validated(("It is 22.5°C and sunny in Zürich.", "supported"))]],
+                [[SEGMENT, "Bergen has no station"], [segmented("It is -3°C in Oslo.", "Bergen has no station.")]],
+                [
+                    [VALIDATE, "<sentence>It is -3°C"],
+                    [validated(("It is -3°C in Oslo.", "supported"), ("Bergen has no station.", "unsupported"))],
+                ],
+            ],
+        },
+    ),
+    (
+        "hallucinations_v1: intermediate responses too, each against the events before it",
+        {
+            "metric": "hallucinations_v1",
+            "criterion": {"threshold": 0.5, "evaluate_intermediate_nl_responses": True, **judge_options(1)},
+            "actual": ACTUAL_2,
+            "expected": None,
+            "script": [
+                [[SEGMENT, "Let me look that up"], [segmented("Let me look that up for Oslo.")]],
+                [[VALIDATE, "<sentence>Let me look"], [validated(("Let me look that up for Oslo.", "not_applicable"))]],
+                [[SEGMENT, "sunny in Zürich"], [segmented("It is 22.5°C and sunny in Zürich.")]],
+                [
+                    [VALIDATE, "<sentence>It is 22.5°C"],
+                    [validated(("It is 22.5°C and sunny in Zürich.", "contradictory"))],
+                ],
+                [[SEGMENT, "Bergen has no station"], ["no sentences here"]],
+            ],
+        },
+    ),
 ]
 
 
@@ -239,8 +441,13 @@ CASES: list[tuple[str, dict[str, Any]]] = [
 
 @pytest.fixture(scope="module")
 def adk_answers() -> list[dict[str, Any]]:
-    run = subprocess.run([str(reference_python()), str(ORACLE)], input=json.dumps([c for _, c in CASES]),
-                         capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [str(reference_python()), str(ORACLE)],
+        input=json.dumps([c for _, c in CASES]),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout)
 
@@ -269,19 +476,29 @@ def our_request(case: dict[str, Any], url: str) -> dict[str, Any]:
     cfg = read_test_config(json.dumps({"criteria": {metric: case["criterion"]}})).config.criteria[metric]
     options = {**cfg.options, "base_url": url, "max_retries": 0, "timeout": 10}
     actual = [Invocation.model_validate(i) for i in case["actual"]]
-    expected = ([Invocation.model_validate(i) for i in case["expected"]] if case["expected"] is not None
-                else [None] * len(actual))
-    return protocol.build(metric, name=metric, threshold=cfg.threshold, judge_model=cfg.judge_model,
-                          options=J.public_options(options),
-                          rubrics=protocol.criterion_rubrics(cfg.rubrics, cfg.options.get("rubric_types")),
-                          actual=actual, expected=expected, turns=list(range(len(actual))))
+    expected = (
+        [Invocation.model_validate(i) for i in case["expected"]]
+        if case["expected"] is not None
+        else [None] * len(actual)
+    )
+    return protocol.build(
+        metric,
+        name=metric,
+        threshold=cfg.threshold,
+        judge_model=cfg.judge_model,
+        options=J.public_options(options),
+        rubrics=protocol.criterion_rubrics(cfg.rubrics, cfg.options.get("rubric_types")),
+        actual=actual,
+        expected=expected,
+        turns=list(range(len(actual))),
+    )
 
 
 def status_of(result: CriterionResult) -> str:
     return "NOT_EVALUATED" if result.skipped else "PASSED" if result.passed else "FAILED"
 
 
-def rubric_scores(entries: Optional[list[dict[str, Any]]]) -> Optional[list[tuple[str, Any]]]:
+def rubric_scores(entries: list[dict[str, Any]] | None) -> list[tuple[str, Any]] | None:
     return None if entries is None else [(e["rubric_id"], e["score"]) for e in entries]
 
 
@@ -305,19 +522,21 @@ def test_adk_and_otel_eval_judge_alike(adk_answers, index):
     else:
         assert result.score == adk["score"]
     per_invocation = result.details["per_invocation"]
-    assert [(p["score"], p["status"].upper()) for p in per_invocation] == \
-        [(p["score"], p["status"]) for p in adk["per_invocation"]]
+    assert [(p["score"], p["status"].upper()) for p in per_invocation] == [
+        (p["score"], p["status"]) for p in adk["per_invocation"]
+    ]
     if case["metric"].startswith("rubric_based"):
-        assert [rubric_scores(p.get("rubrics")) for p in per_invocation] == \
-            [rubric_scores(p["rubric_scores"]) if p["rubric_scores"] is not None else None
-             for p in adk["per_invocation"]]
+        assert [rubric_scores(p.get("rubrics")) for p in per_invocation] == [
+            rubric_scores(p["rubric_scores"]) if p["rubric_scores"] is not None else None for p in adk["per_invocation"]
+        ]
         assert rubric_scores(result.details.get("rubrics")) == rubric_scores(adk["rubric_scores"])
     assert sorted(ours_prompts) == sorted(adk["prompts"])
 
 
 def test_the_prompt_templates_are_google_adks():
-    run = subprocess.run([str(reference_python()), str(ORACLE), "--templates"], capture_output=True, text=True,
-                         timeout=300)
+    run = subprocess.run(
+        [str(reference_python()), str(ORACLE), "--templates"], capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     for name, text in json.loads(run.stdout).items():
         assert getattr(prompts, name) == text, name
@@ -325,13 +544,19 @@ def test_the_prompt_templates_are_google_adks():
 
 # --- what a user of the pool sees around the numbers --------------------------------------------------
 
-OUTAGE = {"metric": "final_response_match_v2", "criterion": {"threshold": 0.5, **judge_options(2)},
-          "actual": ACTUAL_2, "expected": EXPECTED_2, "script": [["User prompt", ["__RAISE__"]]]}
+OUTAGE = {
+    "metric": "final_response_match_v2",
+    "criterion": {"threshold": 0.5, **judge_options(2)},
+    "actual": ACTUAL_2,
+    "expected": EXPECTED_2,
+    "script": [["User prompt", ["__RAISE__"]]],
+}
 
 
 def test_a_judge_outage_is_not_evaluated_with_the_reason_as_for_adk():
-    run = subprocess.run([str(reference_python()), str(ORACLE)], input=json.dumps([OUTAGE]), capture_output=True,
-                         text=True, timeout=300)
+    run = subprocess.run(
+        [str(reference_python()), str(ORACLE)], input=json.dumps([OUTAGE]), capture_output=True, text=True, timeout=300
+    )
     adk = json.loads(run.stdout)[0]
     assert adk["status"] == "NOT_EVALUATED" and adk["score"] is None
     result = run_job(our_request(OUTAGE, refusing_url()))
@@ -361,12 +586,27 @@ def test_some_unreadable_samples_still_give_adks_score_and_are_listed():
 
 
 def test_judge_model_config_reaches_the_endpoint_as_adk_sends_it():
-    case = {"metric": "final_response_match_v2", "criterion": {"threshold": 0.5, **judge_options(
-        1, judge_model_config={"temperature": 0.3, "max_output_tokens": 256, "system_instruction": "Be terse.",
-                               "top_k": 5})},
-            "actual": ACTUAL_2[:1], "expected": EXPECTED_2[:1], "script": [["User prompt", [VALID]]]}
-    run = subprocess.run([str(reference_python()), str(ORACLE)], input=json.dumps([case]), capture_output=True,
-                         text=True, timeout=300)
+    case = {
+        "metric": "final_response_match_v2",
+        "criterion": {
+            "threshold": 0.5,
+            **judge_options(
+                1,
+                judge_model_config={
+                    "temperature": 0.3,
+                    "max_output_tokens": 256,
+                    "system_instruction": "Be terse.",
+                    "top_k": 5,
+                },
+            ),
+        },
+        "actual": ACTUAL_2[:1],
+        "expected": EXPECTED_2[:1],
+        "script": [["User prompt", [VALID]]],
+    }
+    run = subprocess.run(
+        [str(reference_python()), str(ORACLE)], input=json.dumps([case]), capture_output=True, text=True, timeout=300
+    )
     adk_config = json.loads(run.stdout)[0]["configs"][0]
     with JudgeServer(script=case["script"]) as server:
         run_job(our_request(case, server.url))
@@ -401,8 +641,12 @@ def test_gemini_judge_model_names_map_to_the_endpoint_model(caplog, monkeypatch)
             run_job(request)
             run_job(request)
         unmapped = {r["model"] for r in server.requests}
-    assert (mapped, from_env, own, unmapped) == ({"gpt-4o-mini"}, {"from-env"}, {"criterion-model"},
-                                                 {"configured-model"})
+    assert (mapped, from_env, own, unmapped) == (
+        {"gpt-4o-mini"},
+        {"from-env"},
+        {"criterion-model"},
+        {"configured-model"},
+    )
     told = [r for r in caplog.records if "gemini-9-unmapped is not mapped" in r.getMessage()]
     assert len(told) == 1 and "configured-model" in told[0].getMessage()
 
@@ -426,11 +670,16 @@ def test_the_collector_maps_judge_models_from_its_toml_flags_and_environment(tmp
     toml = tmp_path / "collector.toml"
     toml.write_text('[judge_models]\n"gemini-2.5-flash" = "gpt-4o-mini"\n"gemini-2.5-pro" = "gpt-4o"\n')
     assert engine_settings(load_config(["--config", str(toml)], environ={})).judge_models == (
-        ("gemini-2.5-flash", "gpt-4o-mini"), ("gemini-2.5-pro", "gpt-4o"))
-    assert load_config(["--judge-models", "gemini-2.5-flash=llama3", "--judge-models", "a=b"],
-                       environ={}).judge_models == {"gemini-2.5-flash": "llama3", "a": "b"}
+        ("gemini-2.5-flash", "gpt-4o-mini"),
+        ("gemini-2.5-pro", "gpt-4o"),
+    )
+    assert load_config(
+        ["--judge-models", "gemini-2.5-flash=llama3", "--judge-models", "a=b"], environ={}
+    ).judge_models == {"gemini-2.5-flash": "llama3", "a": "b"}
     assert load_config([], environ={"OTEL_EVAL_JUDGE_MODELS": "gemini-2.5-flash=qwen, x=y"}).judge_models == {
-        "gemini-2.5-flash": "qwen", "x": "y"}
+        "gemini-2.5-flash": "qwen",
+        "x": "y",
+    }
     with pytest.raises(InputError, match="expected NAME=MODEL"):
         load_config(["--judge-models", "gemini-2.5-flash"], environ={})
 
@@ -439,16 +688,40 @@ def test_offline_evaluate_returns_each_session_with_its_judge_outcome():
     """``evaluate`` (and ``otel-eval evaluate``) end every session at the end of the files: the
     result they return is the judged one, not a pending one lost when the engine closes."""
     from otel_eval import evaluate
-    from otel_eval.models import EvalCase, EvalSet, Invocation as GoldenInvocation, MessageContent
+    from otel_eval.models import EvalCase, EvalSet, MessageContent
+    from otel_eval.models import Invocation as GoldenInvocation
     from otel_eval.models.evalset import CriterionConfig, EvalConfig
     from otel_eval.spans import SpanRecord
 
-    golden = EvalSet(eval_set_id="w", eval_cases=[EvalCase(eval_id="tokyo", conversation=[GoldenInvocation(
-        invocation_id="t1", user_content=MessageContent.user("Weather in Tokyo?"),
-        expected_final_response=MessageContent.assistant("Sunny."))])])
-    root = SpanRecord("ab" * 16, "cd" * 8, None, "agent.invoke", 1_000, 9_000, attributes={
-        "session.id": "s1", "openinference.span.kind": "AGENT", "input.value": "Weather in Tokyo?",
-        "output.value": "Sunny."})
+    golden = EvalSet(
+        eval_set_id="w",
+        eval_cases=[
+            EvalCase(
+                eval_id="tokyo",
+                conversation=[
+                    GoldenInvocation(
+                        invocation_id="t1",
+                        user_content=MessageContent.user("Weather in Tokyo?"),
+                        expected_final_response=MessageContent.assistant("Sunny."),
+                    )
+                ],
+            )
+        ],
+    )
+    root = SpanRecord(
+        "ab" * 16,
+        "cd" * 8,
+        None,
+        "agent.invoke",
+        1_000,
+        9_000,
+        attributes={
+            "session.id": "s1",
+            "openinference.span.kind": "AGENT",
+            "input.value": "Weather in Tokyo?",
+            "output.value": "Sunny.",
+        },
+    )
     with JudgeServer(score=2) as server:
         config = EvalConfig(criteria={"llm_judge": CriterionConfig(threshold=0.7, options={"base_url": server.url})})
         [result] = evaluate([root], golden=[golden], config=config)
@@ -469,14 +742,19 @@ is read from its first trace."""
 
 RUN_RUBRIC = "The agent answers what the user asked."
 RUN_METRICS = {
-    "final_response_match_v2": {"threshold": 0.5, "include_intermediate_responses_in_final": True,
-                                **judge_options(3)},
-    "rubric_based_final_response_quality_v1": {"threshold": 0.5, "include_intermediate_responses_in_final": True,
-                                               **judge_options(3), "rubrics": [rubric("asked", RUN_RUBRIC)]},
-    "rubric_based_tool_use_quality_v1": {"threshold": 0.5, **judge_options(1),
-                                         "rubrics": [rubric("tools", R_TOOL)]},
-    "rubric_based_multi_turn_trajectory_quality_v1": {"threshold": 0.5, **judge_options(1),
-                                                      "rubrics": [rubric("asked", RUN_RUBRIC)]},
+    "final_response_match_v2": {"threshold": 0.5, "include_intermediate_responses_in_final": True, **judge_options(3)},
+    "rubric_based_final_response_quality_v1": {
+        "threshold": 0.5,
+        "include_intermediate_responses_in_final": True,
+        **judge_options(3),
+        "rubrics": [rubric("asked", RUN_RUBRIC)],
+    },
+    "rubric_based_tool_use_quality_v1": {"threshold": 0.5, **judge_options(1), "rubrics": [rubric("tools", R_TOOL)]},
+    "rubric_based_multi_turn_trajectory_quality_v1": {
+        "threshold": 0.5,
+        **judge_options(1),
+        "rubrics": [rubric("asked", RUN_RUBRIC)],
+    },
     "hallucinations_v1": {"threshold": 0.6, "evaluate_intermediate_nl_responses": True, **judge_options(1)},
 }
 RUN_SCRIPT = [
@@ -487,8 +765,14 @@ RUN_SCRIPT = [
     [["is_the_agent_response_valid", "rain in Oslo"], [INVALID, VALID, INVALID]],
     ["is_the_agent_response_valid", [VALID]],
     [["<final_answer>", "Paris"], [verdicts(("asked", RUN_RUBRIC, "no"))]],
-    ["<final_answer>", [verdicts(("asked", RUN_RUBRIC, "yes")), verdicts(("asked", RUN_RUBRIC, "no")),
-                        verdicts(("asked", RUN_RUBRIC, "yes"))]],
+    [
+        "<final_answer>",
+        [
+            verdicts(("asked", RUN_RUBRIC, "yes")),
+            verdicts(("asked", RUN_RUBRIC, "no")),
+            verdicts(("asked", RUN_RUBRIC, "yes")),
+        ],
+    ],
     [["<response>", '"name": "get_weather"'], [verdicts(("tools", R_TOOL, "yes"))]],
     ["<response>", [verdicts(("tools", R_TOOL, "no"))]],
 ]
@@ -496,9 +780,14 @@ RUN_SCRIPT = [
 
 @pytest.fixture(scope="module")
 def adk_runs() -> dict[str, Any]:
-    run = subprocess.run([str(reference_python()), "-W", "ignore", str(ORACLE), "--adk-run"],
-                         input=json.dumps({"scenarios": SCENARIOS, "metrics": RUN_METRICS, "script": RUN_SCRIPT}),
-                         capture_output=True, text=True, timeout=600, cwd=REPO)
+    run = subprocess.run(
+        [str(reference_python()), "-W", "ignore", str(ORACLE), "--adk-run"],
+        input=json.dumps({"scenarios": SCENARIOS, "metrics": RUN_METRICS, "script": RUN_SCRIPT}),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=REPO,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout)
 
@@ -553,10 +842,25 @@ def test_an_adk_eval_folder_through_otel_eval_evaluate_gives_adks_verdicts(adk_r
     spans = tmp_path / "transfer.otlp.json"
     spans.write_text(json.dumps(run["otlp"]))
     with JudgeServer(script=RUN_SCRIPT) as server:
-        done = subprocess.run([sys.executable, "-m", "otel_eval.cli", "evaluate", "--golden",
-                               str(folder / "weather.evalset.json"), "--db", str(tmp_path / "e.db"), "--json",
-                               str(spans)], capture_output=True, text=True, timeout=300, cwd=REPO,
-                              env={**os.environ, "OTEL_EVAL_JUDGE_BASE_URL": server.url})
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "otel_eval.cli",
+                "evaluate",
+                "--golden",
+                str(folder / "weather.evalset.json"),
+                "--db",
+                str(tmp_path / "e.db"),
+                "--json",
+                str(spans),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=REPO,
+            env={**os.environ, "OTEL_EVAL_JUDGE_BASE_URL": server.url},
+        )
     assert done.returncode in (0, 1), done.stderr
     assert "criteria from" in done.stderr and "test_config.json" in done.stderr
     report = json.loads(done.stdout)
@@ -586,19 +890,27 @@ def test_a_collector_judges_adk_metrics_through_its_judge_pool(adk_runs, start_c
     (tmp_path / "test_config.json").write_text(json.dumps({"criteria": {m: RUN_METRICS[m] for m in chosen}}))
     with JudgeServer(script=RUN_SCRIPT) as server:
         monkeypatch.setenv("OTEL_EVAL_JUDGE_BASE_URL", server.url)
-        collector = start_collector(golden=[str(golden)],
-                                    eval_config=load_test_config(tmp_path / "test_config.json").config,
-                                    judge_models={"gemini-2.5-flash": "endpoint-model"})
-        request = urllib.request.Request(f"http://127.0.0.1:{collector.http_port}/v1/traces", data=json.dumps(run["otlp"]).encode(),
-                                         headers={"Content-Type": "application/json"}, method="POST")
+        collector = start_collector(
+            golden=[str(golden)],
+            eval_config=load_test_config(tmp_path / "test_config.json").config,
+            judge_models={"gemini-2.5-flash": "endpoint-model"},
+        )
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{collector.http_port}/v1/traces",
+            data=json.dumps(run["otlp"]).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
         assert urllib.request.urlopen(request, timeout=10).status == 200
 
         def judged():
             conn = sqlite3.connect(collector.config.db)
             try:
-                rows = conn.execute("SELECT c.criterion, c.score, c.passed, c.skipped FROM criterion_results c JOIN "
-                                    "evaluations e ON e.id = c.evaluation_id WHERE e.superseded = 0 "
-                                    "AND e.judge_pending = 0").fetchall()
+                rows = conn.execute(
+                    "SELECT c.criterion, c.score, c.passed, c.skipped FROM criterion_results c JOIN "
+                    "evaluations e ON e.id = c.evaluation_id WHERE e.superseded = 0 "
+                    "AND e.judge_pending = 0"
+                ).fetchall()
             finally:
                 conn.close()
             return {r[0]: r[1:] for r in rows} if any(r[0] in chosen for r in rows) else None
@@ -640,9 +952,11 @@ def test_adk_judge_work_pending_at_shutdown_is_judged_after_a_restart(adk_runs, 
     def outcome():
         conn = sqlite3.connect(db)
         try:
-            return conn.execute("SELECT c.score, c.passed, c.skipped FROM criterion_results c JOIN evaluations e ON "
-                                "e.id = c.evaluation_id WHERE e.superseded = 0 AND e.judge_pending = 0 AND "
-                                "c.criterion = 'hallucinations_v1'").fetchone()
+            return conn.execute(
+                "SELECT c.score, c.passed, c.skipped FROM criterion_results c JOIN evaluations e ON "
+                "e.id = c.evaluation_id WHERE e.superseded = 0 AND e.judge_pending = 0 AND "
+                "c.criterion = 'hallucinations_v1'"
+            ).fetchone()
         finally:
             conn.close()
 

@@ -26,8 +26,16 @@ from typing import Any
 import pytest
 
 from otel_eval import evaluate
-from otel_eval.models.evalset import (CriterionConfig, EvalCase, EvalConfig, EvalSet, ExpectedToolCall, Invocation,
-                                      MatchType, MessageContent)
+from otel_eval.models.evalset import (
+    CriterionConfig,
+    EvalCase,
+    EvalConfig,
+    EvalSet,
+    ExpectedToolCall,
+    Invocation,
+    MatchType,
+    MessageContent,
+)
 from otel_eval.models.results import CriterionResult
 from otel_eval.readers import read_spans
 from tests.paths import REPO
@@ -53,10 +61,13 @@ def live(tmp_path_factory) -> dict[str, dict[str, Any]]:
     and, in ``path``, the run's spans as an OTLP/JSON file."""
     python = reference_python()
     if not python.exists():
-        raise RuntimeError(f"reference environment missing: {python} does not exist; run `make reference` "
-                           "(make test does it) or set OTEL_EVAL_REFERENCE_PYTHON")
-    done = subprocess.run([str(python), "-W", "ignore", str(RUN), "--json"], capture_output=True, text=True,
-                          timeout=300, cwd=REPO)
+        raise RuntimeError(
+            f"reference environment missing: {python} does not exist; run `make reference` "
+            "(make test does it) or set OTEL_EVAL_REFERENCE_PYTHON"
+        )
+    done = subprocess.run(
+        [str(python), "-W", "ignore", str(RUN), "--json"], capture_output=True, text=True, timeout=300, cwd=REPO
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     runs = json.loads(done.stdout)
     folder = tmp_path_factory.mktemp("adk_multiagent")
@@ -70,25 +81,49 @@ def _golden(name: str, side: dict[str, Any], expected: list[list[Call]]) -> Eval
     """One case, one invocation per ADK invocation, each expecting ``expected[i]``. Invocation *i*
     says the *i*-th user message (the session is matched to the case by the first): where one ADK
     invocation takes two messages (a task agent asking the user), it is the captures' last."""
-    return EvalSet(eval_set_id="adk_multiagent", eval_cases=[EvalCase(eval_id=name, conversation=[
-        Invocation(invocation_id=f"{name}-{i}", user_content=MessageContent.user(message),
-                   expected_tool_trajectory=[ExpectedToolCall(name=c["name"], args=c["args"]) for c in calls])
-        for i, (message, calls) in enumerate(zip(side["user_messages"], expected))])])
+    return EvalSet(
+        eval_set_id="adk_multiagent",
+        eval_cases=[
+            EvalCase(
+                eval_id=name,
+                conversation=[
+                    Invocation(
+                        invocation_id=f"{name}-{i}",
+                        user_content=MessageContent.user(message),
+                        expected_tool_trajectory=[ExpectedToolCall(name=c["name"], args=c["args"]) for c in calls],
+                    )
+                    for i, (message, calls) in enumerate(zip(side["user_messages"], expected))
+                ],
+            )
+        ],
+    )
 
 
-def _evaluated(path: Any, name: str, side: dict[str, Any], expected: list[list[Call]],
-               match_type: str = "EXACT", also: tuple[str, ...] = ()) -> dict[str, CriterionResult]:
+def _evaluated(
+    path: Any,
+    name: str,
+    side: dict[str, Any],
+    expected: list[list[Call]],
+    match_type: str = "EXACT",
+    also: tuple[str, ...] = (),
+) -> dict[str, CriterionResult]:
     """``path``: a capture file, or the spans themselves (a list)."""
-    criteria = {"tool_trajectory_avg_score": CriterionConfig(threshold=1.0, match_type=MatchType(match_type)),
-                **{metric: CriterionConfig(threshold=0.0) for metric in also}}
-    [result] = evaluate(path if isinstance(path, list) else [path], golden=[_golden(name, side, expected)],
-                        config=EvalConfig(criteria=criteria))
+    criteria = {
+        "tool_trajectory_avg_score": CriterionConfig(threshold=1.0, match_type=MatchType(match_type)),
+        **{metric: CriterionConfig(threshold=0.0) for metric in also},
+    }
+    [result] = evaluate(
+        path if isinstance(path, list) else [path],
+        golden=[_golden(name, side, expected)],
+        config=EvalConfig(criteria=criteria),
+    )
     assert result.eval_id == name, f"{name}: the session must match its case by the first user message"
     return {c.criterion: c for c in result.criterion_results}
 
 
-def _scored(path: Path, name: str, side: dict[str, Any], expected: list[list[Call]],
-            match_type: str = "EXACT") -> CriterionResult:
+def _scored(
+    path: Path, name: str, side: dict[str, Any], expected: list[list[Call]], match_type: str = "EXACT"
+) -> CriterionResult:
     criterion = _evaluated(path, name, side, expected, match_type)["tool_trajectory_avg_score"]
     assert not criterion.skipped, criterion.details
     return criterion
@@ -96,14 +131,24 @@ def _scored(path: Path, name: str, side: dict[str, Any], expected: list[list[Cal
 
 def _compared(criterion: CriterionResult) -> list[list[Call]]:
     """Per turn, the calls ``tool_trajectory_avg_score`` compared, as the evaluation reports them."""
-    return [[{"name": c["name"], "args": c["args"]} for c in turn["actual_calls"]]
-            for turn in criterion.details["per_turn"]]
+    return [
+        [{"name": c["name"], "args": c["args"]} for c in turn["actual_calls"]] for turn in criterion.details["per_turn"]
+    ]
 
 
 def test_every_kind_of_multi_agent_app_is_captured():
     scenarios = {_side(name)["scenario"] for name in NAMES}
-    assert scenarios == {"transfer", "agent_tool", "sequential", "parallel", "loop", "workflow", "single_turn",
-                         "task", "task_asks_user"}
+    assert scenarios == {
+        "transfer",
+        "agent_tool",
+        "sequential",
+        "parallel",
+        "loop",
+        "workflow",
+        "single_turn",
+        "task",
+        "task_asks_user",
+    }
     assert {_side(name)["telemetry_schema"] for name in NAMES} == {1, 2}
     assert all((CAPTURES / f"{name}.traces.pb").exists() for name in NAMES)
 
@@ -111,6 +156,7 @@ def test_every_kind_of_multi_agent_app_is_captured():
 def test_the_runs_show_what_the_comparison_relies_on():
     """What ADK counts and the spans alone do not say: a transfer_to_agent and a finish_task call,
     an AgentTool's inner call left out, a task delegation that has no tool span of its own."""
+
     def adk_calls(name: str) -> list[str]:
         return [c["name"] for inv in _side(name)["invocations"] for c in inv["calls"]]
 
@@ -124,6 +170,7 @@ def test_the_runs_show_what_the_comparison_relies_on():
     assert adk_calls("task")[0] == "booker"
     asks = _side("task_asks_user")  # the user's answer resumes the task's invocation
     assert len(asks["invocations"]) == 1 and len(asks["user_messages"]) == 2
+
     def names(capture: str) -> list[str]:
         return [span.name.split(" ")[0] for span in read_spans(CAPTURES / f"{capture}.traces.pb")]
 
@@ -173,10 +220,13 @@ def test_efficiency_metrics_are_what_adks_evaluators_give_its_invocations(name, 
         assert criterion.passed and criterion.details["informational"] is True, criterion.details
         ours[metric] = {"score": criterion.score, "per_invocation": [t["value"] for t in criterion.details["per_turn"]]}
         theirs[metric] = {"score": adk["score"], "per_invocation": adk["per_invocation"]}
-    ours["tokens"] = [{k: t[k] for k in ("input_tokens", "output_tokens")}
-                      for t in by_name["token_usage_v1"].details["per_turn"]]
-    theirs["tokens"] = [{k: t[k] for k in ("input_tokens", "output_tokens")}
-                        for t in side["adk_efficiency"]["token_usage_v1"]["per_invocation_tokens"]]
+    ours["tokens"] = [
+        {k: t[k] for k in ("input_tokens", "output_tokens")} for t in by_name["token_usage_v1"].details["per_turn"]
+    ]
+    theirs["tokens"] = [
+        {k: t[k] for k in ("input_tokens", "output_tokens")}
+        for t in side["adk_efficiency"]["token_usage_v1"]["per_invocation_tokens"]
+    ]
     assert ours == theirs, json.dumps({"otel-eval": ours, "google-adk": theirs}, indent=1)
 
 
@@ -198,17 +248,26 @@ def test_token_usage_counts_a_turn_without_token_counts_as_adk_does(name):
             response.pop("usage_metadata", None)
             span.attributes["gcp.vertex.agent.llm_response"] = json.dumps(response)
     by_name = _evaluated(spans, name, side, [inv["calls"] for inv in side["invocations"]], also=EFFICIENCY)
-    ours = {metric: {"score": by_name[metric].score,
-                     "per_invocation": [t["value"] for t in by_name[metric].details["per_turn"]]}
-            for metric in ("inference_call_count_v1", "token_usage_v1")}
+    ours = {
+        metric: {
+            "score": by_name[metric].score,
+            "per_invocation": [t["value"] for t in by_name[metric].details["per_turn"]],
+        }
+        for metric in ("inference_call_count_v1", "token_usage_v1")
+    }
     # ADK's side: each invocation's model events, the first's with the usage ADK recorded per call
     efficiency = side["adk_efficiency"]
     first_calls = int(efficiency["inference_call_count_v1"]["per_invocation"][0])
     first_tokens = efficiency["token_usage_v1"]["per_invocation_tokens"][0]
     per_call = {k: first_tokens[k] // first_calls for k in ("input_tokens", "output_tokens")}
     events = [[per_call] * first_calls, [None] * int(efficiency["inference_call_count_v1"]["per_invocation"][1])]
-    done = subprocess.run([str(reference_python()), "-W", "ignore", str(EFFICIENCY_ORACLE)], input=json.dumps(events),
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(reference_python()), "-W", "ignore", str(EFFICIENCY_ORACLE)],
+        input=json.dumps(events),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     theirs = json.loads(done.stdout)
     assert theirs["token_usage_v1"]["per_invocation"][1] is None  # what is compared: a turn without counts
@@ -236,22 +295,37 @@ def test_tool_trajectory_avg_score_gives_adks_score_and_verdict(name, reference_
         criterion = _scored(path, name, side, recorded["expected"])
         assert (criterion.score, criterion.passed) == (recorded["score"], recorded["status"] == "PASSED"), name
     per_turn = [_expectations(calls) for calls in invocations]
-    variants = [[options[k] if k < len(options) else options[0] for options in per_turn]
-                for k in range(max(map(len, per_turn)))]
+    variants = [
+        [options[k] if k < len(options) else options[0] for options in per_turn] for k in range(max(map(len, per_turn)))
+    ]
     disagreements = []
     for match_type in [m.value for m in MatchType]:
         for expected in variants:
-            adk = reference_oracle.ask({"op": "adk_trajectory", "match_type": match_type, "threshold": 1.0,
-                                        "invocations": [{"actual": actual, "expected": calls}
-                                                        for actual, calls in zip(invocations, expected)]})
+            adk = reference_oracle.ask(
+                {
+                    "op": "adk_trajectory",
+                    "match_type": match_type,
+                    "threshold": 1.0,
+                    "invocations": [
+                        {"actual": actual, "expected": calls} for actual, calls in zip(invocations, expected)
+                    ],
+                }
+            )
             criterion = _scored(path, name, side, expected, match_type)
-            ours = {"score": criterion.score, "passed": criterion.passed,
-                    "per_invocation": [turn["score"] for turn in criterion.details["per_turn"]]}
-            theirs = {"score": adk["score"], "passed": adk["status"] == "PASSED",
-                      "per_invocation": adk["per_invocation"]}
+            ours = {
+                "score": criterion.score,
+                "passed": criterion.passed,
+                "per_invocation": [turn["score"] for turn in criterion.details["per_turn"]],
+            }
+            theirs = {
+                "score": adk["score"],
+                "passed": adk["status"] == "PASSED",
+                "per_invocation": adk["per_invocation"],
+            }
             if ours != theirs:
-                disagreements.append({"match_type": match_type, "expected": expected,
-                                      "otel-eval": ours, "google-adk": theirs})
+                disagreements.append(
+                    {"match_type": match_type, "expected": expected, "otel-eval": ours, "google-adk": theirs}
+                )
     assert not disagreements, json.dumps(disagreements, indent=1)
 
 
@@ -265,9 +339,12 @@ def test_calls_of_one_model_response_are_known_as_parallel_in_both_schemas(name)
     first, second = side["calls_per_user_message"]
     assert [c["name"] for c in second] == ["get_weather", "get_weather"]
     swapped = [first, second[::-1]]
-    config = EvalConfig(criteria={
-        "trajectory_match": CriterionConfig(threshold=1.0, match_type=MatchType.EXACT),
-        "tool_trajectory_avg_score": CriterionConfig(threshold=1.0, match_type=MatchType.EXACT)})
+    config = EvalConfig(
+        criteria={
+            "trajectory_match": CriterionConfig(threshold=1.0, match_type=MatchType.EXACT),
+            "tool_trajectory_avg_score": CriterionConfig(threshold=1.0, match_type=MatchType.EXACT),
+        }
+    )
     [result] = evaluate([CAPTURES / f"{name}.traces.pb"], golden=[_golden(name, side, swapped)], config=config)
     by_name = {c.criterion: c for c in result.criterion_results}
     assert by_name["trajectory_match"].passed, by_name["trajectory_match"].details
@@ -286,27 +363,64 @@ def test_a_requested_call_counts_when_an_agent_of_its_name_ran_it_and_only_then(
     def span(span_id: str, parent: Any, name: str, start: int, end: int, **attrs: Any) -> SpanRecord:
         return SpanRecord("t1", span_id, parent, name, start, end, status="ok", attributes=attrs)
 
-    asked = [{"type": "tool_call", "id": f"c{i}", "name": name, "arguments": args}
-             for i, (name, args) in enumerate([("lookup", {"q": "x"}), ("helper", {"request": "do it"}),
-                                               ("ghost", {})])]
+    asked = [
+        {"type": "tool_call", "id": f"c{i}", "name": name, "arguments": args}
+        for i, (name, args) in enumerate([("lookup", {"q": "x"}), ("helper", {"request": "do it"}), ("ghost", {})])
+    ]
     spans = [
-        span("r", None, "invoke_agent boss", 0, 100, **{"gen_ai.operation.name": "invoke_agent",
-                                                       "gen_ai.agent.name": "boss"}),
-        span("m", "r", "chat m", 1, 10, **{
-            "gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
-            "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": "q"}]}]),
-            "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": asked}])}),
-        span("t", "r", "execute_tool lookup", 11, 20, **{"gen_ai.operation.name": "execute_tool",
-                                                         "gen_ai.tool.name": "lookup", "gen_ai.tool.call.id": "c0"}),
-        span("h", "r", "invoke_agent helper", 21, 40, **{"gen_ai.operation.name": "invoke_agent",
-                                                         "gen_ai.agent.name": "helper"}),
+        span(
+            "r",
+            None,
+            "invoke_agent boss",
+            0,
+            100,
+            **{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "boss"},
+        ),
+        span(
+            "m",
+            "r",
+            "chat m",
+            1,
+            10,
+            **{
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "m",
+                "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": "q"}]}]),
+                "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": asked}]),
+            },
+        ),
+        span(
+            "t",
+            "r",
+            "execute_tool lookup",
+            11,
+            20,
+            **{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup", "gen_ai.tool.call.id": "c0"},
+        ),
+        span(
+            "h",
+            "r",
+            "invoke_agent helper",
+            21,
+            40,
+            **{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "helper"},
+        ),
     ]
     calls = build_trajectory("s", map_spans(spans)).calls
     assert [(c.name, c.args, c.agent) for c in calls] == [
-        ("lookup", {"q": "x"}, "boss"), ("helper", {"request": "do it"}, "boss")]
+        ("lookup", {"q": "x"}, "boss"),
+        ("helper", {"request": "do it"}, "boss"),
+    ]
     before = [s for s in spans if s.span_id != "h"] + [
-        span("h", "r", "invoke_agent helper", 0, 1, **{"gen_ai.operation.name": "invoke_agent",
-                                                      "gen_ai.agent.name": "helper"})]
+        span(
+            "h",
+            "r",
+            "invoke_agent helper",
+            0,
+            1,
+            **{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "helper"},
+        )
+    ]
     assert [c.name for c in build_trajectory("s", map_spans(before)).calls] == ["lookup"]  # ran before it was asked
 
 

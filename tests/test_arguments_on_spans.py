@@ -35,35 +35,66 @@ def langgraph_one_arg_call_with_span_value(tool: str, argument: str, value: str,
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("openinference.instrumentation.langchain")
     session = {"session.id": "one-arg"}
-    with tracer.start_as_current_span("LangGraph", attributes={
-        "openinference.span.kind": "CHAIN", **session, "input.mime_type": "application/json",
-        "input.value": json.dumps({"messages": [{"role": "user", "content": "Which docs?"}]}),
-    }):
-        with tracer.start_as_current_span("ChatOpenAI", attributes={
-            "openinference.span.kind": "LLM", **session, "llm.model_name": "gpt-4o-mini",
-            "llm.output_messages.0.message.role": "assistant",
-            "llm.output_messages.0.message.tool_calls.0.tool_call.id": "call_1",
-            "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": tool,
-            "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": json.dumps({argument: value}),
-        }):
+    with tracer.start_as_current_span(
+        "LangGraph",
+        attributes={
+            "openinference.span.kind": "CHAIN",
+            **session,
+            "input.mime_type": "application/json",
+            "input.value": json.dumps({"messages": [{"role": "user", "content": "Which docs?"}]}),
+        },
+    ):
+        with tracer.start_as_current_span(
+            "ChatOpenAI",
+            attributes={
+                "openinference.span.kind": "LLM",
+                **session,
+                "llm.model_name": "gpt-4o-mini",
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.id": "call_1",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": tool,
+                "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": json.dumps(
+                    {argument: value}
+                ),
+            },
+        ):
             pass
-        with tracer.start_as_current_span(tool, attributes={
-            "openinference.span.kind": "TOOL", **session, "tool.name": tool, "input.value": span_value,
-        }):
+        with tracer.start_as_current_span(
+            tool,
+            attributes={
+                "openinference.span.kind": "TOOL",
+                **session,
+                "tool.name": tool,
+                "input.value": span_value,
+            },
+        ):
             pass
-        with tracer.start_as_current_span("ChatOpenAI", attributes={
-            "openinference.span.kind": "LLM", **session, "llm.model_name": "gpt-4o-mini",
-            "llm.output_messages.0.message.role": "assistant",
-            "llm.output_messages.0.message.content": "Here they are.",
-        }):
+        with tracer.start_as_current_span(
+            "ChatOpenAI",
+            attributes={
+                "openinference.span.kind": "LLM",
+                **session,
+                "llm.model_name": "gpt-4o-mini",
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.content": "Here they are.",
+            },
+        ):
             pass
     provider.shutdown()
     return build_trajectory("one-arg", map_spans([from_sdk_span(s) for s in exporter.get_finished_spans()]))
 
 
-@pytest.mark.parametrize("argument, value", [
-    ("version", "3.10"), ("amount", "10.50"), ("code", "1e3"), ("flag", "true"), ("zip", "02139"), ("id", "12345"),
-])
+@pytest.mark.parametrize(
+    "argument, value",
+    [
+        ("version", "3.10"),
+        ("amount", "10.50"),
+        ("code", "1e3"),
+        ("flag", "true"),
+        ("zip", "02139"),
+        ("id", "12345"),
+    ],
+)
 def test_a_one_argument_tool_keeps_the_models_argument_text(argument, value):
     trajectory = langgraph_one_arg_call("lookup", argument, value)
     assert [(c.name, c.args) for c in trajectory.calls] == [("lookup", {argument: value})]

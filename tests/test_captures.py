@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from captures.scenarios import SCENARIOS, SQL, Scenario
+from captures.scenarios import SCENARIOS, Scenario
 from otel_eval import evaluate
 from otel_eval.models import EvalCase, EvalSet, ExpectedToolCall, Invocation, MessageContent
 from otel_eval.models.results import EvalCaseResult
@@ -25,12 +25,14 @@ CAPTURES = Path(__file__).parent / "data" / "captures"
 NAMES = sorted(p.name[: -len(".traces.pb")] for p in CAPTURES.glob("*.traces.pb"))
 
 #: Scenario → the criteria its right golden case must have checked.
-CHECKED = {"S1": {"trajectory_match", "response_match", "tool_selection"},
-           "S2": {"trajectory_match", "response_match"},
-           "S3": {"trajectory_match", "response_match"},
-           "S4": {"trajectory_match", "response_match", "sql_generation", "table_usage"},
-           "S5": {"trajectory_match", "response_match", "tool_selection"},
-           "S6": {"trajectory_match", "response_match", "tool_selection"}}
+CHECKED = {
+    "S1": {"trajectory_match", "response_match", "tool_selection"},
+    "S2": {"trajectory_match", "response_match"},
+    "S3": {"trajectory_match", "response_match"},
+    "S4": {"trajectory_match", "response_match", "sql_generation", "table_usage"},
+    "S5": {"trajectory_match", "response_match", "tool_selection"},
+    "S6": {"trajectory_match", "response_match", "tool_selection"},
+}
 
 
 #: Captured, scored, and known to be read wrong: dialects issue 29 did not name, captured to
@@ -38,11 +40,11 @@ CHECKED = {"S1": {"trajectory_match", "response_match", "tool_selection"},
 #: so the mark cannot outlive the fix.
 NOT_READ_YET = {
     "openai_agents_logfire": "Logfire's own attributes (input / output / request_data, logfire.msg_template) "
-                             "have no reader",
+    "have no reader",
     "dspy_openinference": "DSPy ReAct: the question is in the root's input_args, tools are <name>.__call__, "
-                          "its finish tool is no call",
+    "its finish tool is no call",
     "langchainjs_openllmetry": "OpenLLMetry JS's LangChain spans carry no tool calls or tool names; "
-                               "they are only in the chain outputs",
+    "they are only in the chain outputs",
 }
 
 
@@ -52,14 +54,15 @@ FAILS_THE_WRONG_SET_ALREADY = {"langchainjs_openllmetry"}
 
 def captured(names: list[str], wrong: bool = False) -> list:
     known = {n for n in NOT_READ_YET if not (wrong and n in FAILS_THE_WRONG_SET_ALREADY)}
-    return [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=NOT_READ_YET[name]))
-            if name in known else name for name in names]
+    return [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=NOT_READ_YET[name])) if name in known else name
+        for name in names
+    ]
 
 
 def expected_calls(scenario: Scenario, turn: str, wrong: bool) -> list[ExpectedToolCall]:
     """The calls that succeeded in the turn (S5's failed first try is a retry, not a call)."""
-    calls = [(name, args) for step in scenario.steps[turn] for name, args in step.calls
-             if args.get("city") != "Berln"]
+    calls = [(name, args) for step in scenario.steps[turn] for name, args in step.calls if args.get("city") != "Berln"]
     if wrong:  # the same tools with an argument the agent never passed
         calls = [(name, {**args, next(iter(args)): "Kyoto"}) for name, args in calls]
     return [ExpectedToolCall(name=name, args=args) for name, args in calls]
@@ -82,10 +85,15 @@ def golden(wrong: bool) -> EvalSet:
                 extra = {"expected_sql": True, "expected_tables": ["orders_archive" if wrong else "user_revenue_table"]}
             if scenario.id in ("S1", "S5", "S6"):
                 extra["expected_tool_selection"] = "get_forecast" if wrong else calls[0].name
-            turns.append(Invocation(invocation_id=f"{scenario.id}-{i}", user_content=MessageContent.user(turn),
-                                    expected_tool_trajectory=calls,
-                                    expected_final_response=MessageContent.assistant(answer(scenario, turn, wrong)),
-                                    **extra))
+            turns.append(
+                Invocation(
+                    invocation_id=f"{scenario.id}-{i}",
+                    user_content=MessageContent.user(turn),
+                    expected_tool_trajectory=calls,
+                    expected_final_response=MessageContent.assistant(answer(scenario, turn, wrong)),
+                    **extra,
+                )
+            )
         cases.append(EvalCase(eval_id=scenario.id, conversation=turns))
     return EvalSet(eval_set_id="captures-wrong" if wrong else "captures-right", eval_cases=cases)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from typing import Optional
 
 import otel_eval.engine.checkpointer as checkpointer_module
 from otel_eval.engine.checkpointer import Checkpointer
@@ -19,8 +18,13 @@ COMMIT_BYTES = 50 * 4000
 ENOUGH = 64 * 1024 * 1024
 
 
-def _steady_writer(db: str, stop: threading.Event, sizes: list[int], asked: Optional[threading.Event] = None,
-                   locked: Optional[list[str]] = None) -> None:
+def _steady_writer(
+    db: str,
+    stop: threading.Event,
+    sizes: list[int],
+    asked: threading.Event | None = None,
+    locked: list[str] | None = None,
+) -> None:
     # Commits back to back, as the engine's writer does under load; a reader reads between
     # them, as a score worker does. Records the WAL's size after every commit. With ``asked``,
     # it starts the WAL over itself when asked, between two commits (as the engine's writer does
@@ -60,18 +64,21 @@ def test_a_writer_that_never_pauses_still_gets_its_wal_started_over(tmp_path):
     writer = threading.Thread(target=_steady_writer, args=(db, stop, sizes))
     writer.start()
     try:
-        wait_until(lambda: len(sizes) * COMMIT_BYTES > ENOUGH, timeout=120,
-                   what=lambda: f"{ENOUGH >> 20} MB written; {len(sizes) * COMMIT_BYTES >> 20} MB so far")
+        wait_until(
+            lambda: len(sizes) * COMMIT_BYTES > ENOUGH,
+            timeout=120,
+            what=lambda: f"{ENOUGH >> 20} MB written; {len(sizes) * COMMIT_BYTES >> 20} MB so far",
+        )
     finally:
         stop.set()
         writer.join()
         checkpointer.stop()
     written = len(sizes) * COMMIT_BYTES
     # Started over again and again: never far past the threshold, and small at the end.
-    assert max(sizes[len(sizes) // 2:]) < 16 * 1024 * 1024, (max(sizes), written)
+    assert max(sizes[len(sizes) // 2 :]) < 16 * 1024 * 1024, (max(sizes), written)
     # ... in place: the file is written over, never truncated while the writer runs (freeing
     # and allocating its blocks again at every restart cost the collector's kernel time).
-    assert min(sizes[len(sizes) // 2:]) >= 2 * 1024 * 1024, (min(sizes), written)
+    assert min(sizes[len(sizes) // 2 :]) >= 2 * 1024 * 1024, (min(sizes), written)
     # (The last connection to close removes the WAL altogether.)
     assert not os.path.exists(db + "-wal") or os.path.getsize(db + "-wal") < 1024 * 1024
 
@@ -99,6 +106,7 @@ def test_a_large_wal_file_holding_few_frames_is_left_alone(tmp_path, monkeypatch
     checkpointer = Checkpointer(db, interval=0.05, restart_bytes=2 * 1024 * 1024).start()
     sizes = []
     try:
+
         def ten_rounds() -> bool:
             sizes.append(os.path.getsize(db + "-wal"))
             return len(rounds) >= 10
@@ -134,13 +142,18 @@ def test_given_a_restart_callback_the_checkpointer_never_holds_the_writer_back(t
     thread = threading.Thread(target=_steady_writer, args=(db, stop, sizes, asked, locked))
     thread.start()
     try:
-        wait_until(lambda: len(sizes) * COMMIT_BYTES > ENOUGH and len(asks) >= 2, timeout=120,
-                   what=lambda: f"{ENOUGH >> 20} MB written and two restarts asked for; "
-                                f"{len(sizes) * COMMIT_BYTES >> 20} MB and {len(asks)} so far")
+        wait_until(
+            lambda: len(sizes) * COMMIT_BYTES > ENOUGH and len(asks) >= 2,
+            timeout=120,
+            what=lambda: (
+                f"{ENOUGH >> 20} MB written and two restarts asked for; "
+                f"{len(sizes) * COMMIT_BYTES >> 20} MB and {len(asks)} so far"
+            ),
+        )
     finally:
         stop.set()
         thread.join()
         checkpointer.stop()
     assert locked == []
     assert len(asks) >= 2
-    assert max(sizes[len(sizes) // 2:]) < 16 * 1024 * 1024, max(sizes)
+    assert max(sizes[len(sizes) // 2 :]) < 16 * 1024 * 1024, max(sizes)

@@ -7,13 +7,21 @@ import sys
 
 from tests.paths import FIXTURES, REPO
 
-GOLDEN = [str(REPO / "examples" / "golden" / "weather.evalset.json"),
-          str(REPO / "examples" / "golden" / "weather.trajectory.json")]
+GOLDEN = [
+    str(REPO / "examples" / "golden" / "weather.evalset.json"),
+    str(REPO / "examples" / "golden" / "weather.trajectory.json"),
+]
 
 
 def otel_eval(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "otel_eval.cli", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=120, env={"COLUMNS": "160", "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [sys.executable, "-m", "otel_eval.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        env={"COLUMNS": "160", "PATH": "/usr/bin:/bin"},
+    )
 
 
 def test_evaluate_noveum_dataset_stores_span_and_trace_records(tmp_path):
@@ -24,7 +32,9 @@ def test_evaluate_noveum_dataset_stores_span_and_trace_records(tmp_path):
     assert "10 sessions, 0 matched a golden case" in run.stdout
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT level, COUNT(*) FROM agent_data GROUP BY level ORDER BY level").fetchall() == [
-        ("span", 62), ("trace", 10)]
+        ("span", 62),
+        ("trace", 10),
+    ]
     assert conn.execute("SELECT COUNT(*) FROM evaluations WHERE case_id IS NULL").fetchone()[0] == 10
 
 
@@ -120,8 +130,13 @@ def test_evaluate_joins_a_logs_capture_to_its_spans(tmp_path):
     """Semantic Kernel sends its messages only as OTLP log records: a logs capture given beside
     the spans is read as log records (not refused as a malformed trace file) and stored."""
     captures = REPO / "tests" / "data" / "captures"
-    both = otel_eval("evaluate", captures / "semantic_kernel.traces.pb", captures / "semantic_kernel.logs.pb",
-                     "--db", tmp_path / "both.db")
+    both = otel_eval(
+        "evaluate",
+        captures / "semantic_kernel.traces.pb",
+        captures / "semantic_kernel.logs.pb",
+        "--db",
+        tmp_path / "both.db",
+    )
     assert both.returncode == 0, both.stderr
     assert "38 spans and 132 log records from 2 file(s)" in both.stdout
     conn = sqlite3.connect(tmp_path / "both.db")

@@ -14,11 +14,16 @@ from collector.config import Endpoint
 EVALSET = {
     "eval_set_id": "weather",
     "eval_cases": [
-        {"eval_id": f"case-{i}", "conversation": [{
-            "invocation_id": "turn-1",
-            "user_content": {"role": "user", "content": f"What is the weather in city {i}?"},
-            "expected_tool_trajectory": [{"name": "get_weather", "args": {"city": f"city {i}"}}],
-        }]}
+        {
+            "eval_id": f"case-{i}",
+            "conversation": [
+                {
+                    "invocation_id": "turn-1",
+                    "user_content": {"role": "user", "content": f"What is the weather in city {i}?"},
+                    "expected_tool_trajectory": [{"name": "get_weather", "args": {"city": f"city {i}"}}],
+                }
+            ],
+        }
         for i in range(3)
     ],
 }
@@ -31,26 +36,42 @@ def test_banner_lists_endpoints_database_golden_sets_with_case_counts_and_timing
     lines = collector.banner()
     assert lines[0] == f"OTLP/gRPC listening on 127.0.0.1:{collector.grpc_port} (plaintext, bearer token required)"
     base = f"http://127.0.0.1:{collector.http_port}"
-    assert lines[1] == (f"OTLP/HTTP listening on {base}/v1/traces and {base}/v1/logs (plaintext, bearer token "
-                        f"required); metrics at {base}/metrics, health at {base}/healthz")
+    assert lines[1] == (
+        f"OTLP/HTTP listening on {base}/v1/traces and {base}/v1/logs (plaintext, bearer token "
+        f"required); metrics at {base}/metrics, health at {base}/healthz"
+    )
     assert f"database: {collector.config.db}" in lines
     assert f"golden set: {golden} (weather, 3 cases)" in lines
-    assert ("sessions: a trace is complete 0.5 s after its root span ends with no new spans; a session ends 2 s "
-            "after its last trace completes") in lines
+    assert (
+        "sessions: a trace is complete 0.5 s after its root span ends with no new spans; a session ends 2 s "
+        "after its last trace completes"
+    ) in lines
 
 
 def test_non_loopback_without_token_is_warned_about(start_collector):
     collector = start_collector(grpc=Endpoint("0.0.0.0", 0), http=None)
-    assert any(line.startswith("WARNING: 0.0.0.0 is not a loopback address and no --auth-token is set")
-               for line in collector.banner())
+    assert any(
+        line.startswith("WARNING: 0.0.0.0 is not a loopback address and no --auth-token is set")
+        for line in collector.banner()
+    )
 
 
 def test_bad_golden_file_exits_2_naming_the_file(tmp_path, caplog):
     golden = tmp_path / "broken.evalset.json"
     golden.write_text('{"eval_set_id": "x", "eval_cases": [{"conversation": []}]}')
     with caplog.at_level(logging.ERROR, logger="otel_eval.collector"):
-        status = main(["--db", str(tmp_path / "eval.db"), "--golden", str(golden), "--grpc", "127.0.0.1:0",
-                       "--http", "127.0.0.1:0"])
+        status = main(
+            [
+                "--db",
+                str(tmp_path / "eval.db"),
+                "--golden",
+                str(golden),
+                "--grpc",
+                "127.0.0.1:0",
+                "--http",
+                "127.0.0.1:0",
+            ]
+        )
     assert status == 2
     assert str(golden) in caplog.text
 
@@ -86,8 +107,9 @@ def test_a_collector_whose_writer_died_says_so_and_exits_1(tmp_path, caplog):
         collectors.append(collector)
         started.set()
 
-    config = CollectorConfig(db=str(tmp_path / "eval.db"), grpc=Endpoint("127.0.0.1", 0),
-                             http=Endpoint("127.0.0.1", 0), score_workers=0)
+    config = CollectorConfig(
+        db=str(tmp_path / "eval.db"), grpc=Endpoint("127.0.0.1", 0), http=Endpoint("127.0.0.1", 0), score_workers=0
+    )
     outcome = []
     runner = threading.Thread(target=lambda: outcome.append(serve(config, ready=ready, stop_event=threading.Event())))
     caplog.set_level(logging.ERROR, logger="otel_eval.collector")

@@ -36,8 +36,9 @@ def test_flags_beat_environment_which_beats_the_file(tmp_path):
         'log_level = "debug"\n'
     )
     environ = {"OTEL_EVAL_SESSION_IDLE": "20", "OTEL_EVAL_DB": "from-env.db", "OTEL_EVAL_HTTP": "off"}
-    config = load_config(["--config", str(config_file), "--db", "from-flag.db", "--golden", str(golden_b)],
-                         environ=environ)
+    config = load_config(
+        ["--config", str(config_file), "--db", "from-flag.db", "--golden", str(golden_b)], environ=environ
+    )
     assert config.db == "from-flag.db"  # flag over env over file
     assert config.session_idle == 20.0  # env over file
     assert config.trace_quiet == 1.5  # file over default
@@ -98,18 +99,25 @@ def test_invalid_toml_and_missing_file(tmp_path):
         load_config(["--config", str(tmp_path / "missing.toml")], environ={})
 
 
-@pytest.mark.parametrize(("argv", "environ", "source", "reason"), [
-    (["--grpc", "localhost"], {}, "--grpc", "expected HOST:PORT or 'off', got 'localhost'"),
-    (["--http", "127.0.0.1:http"], {}, "--http", "port must be a number, got 'http' in '127.0.0.1:http'"),
-    ([], {"OTEL_EVAL_TRACE_QUIET": "soon"}, "OTEL_EVAL_TRACE_QUIET", "expected a number of seconds, got 'soon'"),
-    (["--session-idle", "0"], {}, "--session-idle", "must be greater than 0, got '0'"),
-    (["--queue-spans", "-5"], {}, "--queue-spans", "must be greater than 0, got '-5'"),
-    (["--log-level", "loud"], {}, "--log-level", "expected one of debug, info, warning, error, got 'loud'"),
-    (["--grpc", "off", "--http", "off"], {}, "--grpc", "both receivers are off (--grpc off and --http off): "
-                                                       "nothing to listen on"),
-    (["--tls-cert", "cert.pem"], {}, "--tls-key", "--tls-cert and --tls-key must be given together"),
-    (["--golden", "no-such.evalset.json"], {}, "--golden", "golden set not found: no-such.evalset.json"),
-])
+@pytest.mark.parametrize(
+    ("argv", "environ", "source", "reason"),
+    [
+        (["--grpc", "localhost"], {}, "--grpc", "expected HOST:PORT or 'off', got 'localhost'"),
+        (["--http", "127.0.0.1:http"], {}, "--http", "port must be a number, got 'http' in '127.0.0.1:http'"),
+        ([], {"OTEL_EVAL_TRACE_QUIET": "soon"}, "OTEL_EVAL_TRACE_QUIET", "expected a number of seconds, got 'soon'"),
+        (["--session-idle", "0"], {}, "--session-idle", "must be greater than 0, got '0'"),
+        (["--queue-spans", "-5"], {}, "--queue-spans", "must be greater than 0, got '-5'"),
+        (["--log-level", "loud"], {}, "--log-level", "expected one of debug, info, warning, error, got 'loud'"),
+        (
+            ["--grpc", "off", "--http", "off"],
+            {},
+            "--grpc",
+            "both receivers are off (--grpc off and --http off): nothing to listen on",
+        ),
+        (["--tls-cert", "cert.pem"], {}, "--tls-key", "--tls-cert and --tls-key must be given together"),
+        (["--golden", "no-such.evalset.json"], {}, "--golden", "golden set not found: no-such.evalset.json"),
+    ],
+)
 def test_bad_values_name_where_they_came_from(argv, environ, source, reason):
     with pytest.raises(InputError) as caught:
         load_config(argv, environ=environ)
@@ -138,12 +146,21 @@ def test_ipv6_endpoint():
 
 def test_help_explains_every_flag_and_its_variable():
     text = collect_parser().format_help()
-    for flag, env in [("--db", "OTEL_EVAL_DB"), ("--golden", "OTEL_EVAL_GOLDEN"), ("--grpc", "OTEL_EVAL_GRPC"),
-                      ("--http", "OTEL_EVAL_HTTP"), ("--trace-quiet", "OTEL_EVAL_TRACE_QUIET"),
-                      ("--session-idle", "OTEL_EVAL_SESSION_IDLE"), ("--auth-token", "OTEL_EVAL_AUTH_TOKEN"),
-                      ("--tls-cert", "OTEL_EVAL_TLS_CERT"), ("--tls-key", "OTEL_EVAL_TLS_KEY"),
-                      ("--config", "OTEL_EVAL_CONFIG"), ("--max-request-bytes", "OTEL_EVAL_MAX_REQUEST_BYTES"),
-                      ("--queue-spans", "OTEL_EVAL_QUEUE_SPANS"), ("--log-level", "OTEL_EVAL_LOG_LEVEL")]:
+    for flag, env in [
+        ("--db", "OTEL_EVAL_DB"),
+        ("--golden", "OTEL_EVAL_GOLDEN"),
+        ("--grpc", "OTEL_EVAL_GRPC"),
+        ("--http", "OTEL_EVAL_HTTP"),
+        ("--trace-quiet", "OTEL_EVAL_TRACE_QUIET"),
+        ("--session-idle", "OTEL_EVAL_SESSION_IDLE"),
+        ("--auth-token", "OTEL_EVAL_AUTH_TOKEN"),
+        ("--tls-cert", "OTEL_EVAL_TLS_CERT"),
+        ("--tls-key", "OTEL_EVAL_TLS_KEY"),
+        ("--config", "OTEL_EVAL_CONFIG"),
+        ("--max-request-bytes", "OTEL_EVAL_MAX_REQUEST_BYTES"),
+        ("--queue-spans", "OTEL_EVAL_QUEUE_SPANS"),
+        ("--log-level", "OTEL_EVAL_LOG_LEVEL"),
+    ]:
         assert flag in text
         assert env in text
 

@@ -38,8 +38,9 @@ def test_real_exporter_spans_are_committed_and_a_resend_is_not_stored_twice(star
 def test_gzip_compressed_export_is_accepted(start_collector):
     collector = start_collector(http=None)
     spans = sdk_spans()
-    exporter = OTLPSpanExporter(endpoint=f"127.0.0.1:{collector.grpc_port}", insecure=True,
-                                compression=grpc.Compression.Gzip)
+    exporter = OTLPSpanExporter(
+        endpoint=f"127.0.0.1:{collector.grpc_port}", insecure=True, compression=grpc.Compression.Gzip
+    )
     assert exporter.export(spans) == SpanExportResult.SUCCESS
     assert stored_span_ids(collector.config.db) == ids_of(spans)
     exporter.shutdown()
@@ -65,10 +66,12 @@ def test_malformed_protobuf_is_invalid_argument_and_the_server_keeps_serving(sta
 def test_invalid_ids_are_rejected_through_partial_success(start_collector, channel_to):
     collector = start_collector(http=None)
     stub = TraceServiceStub(channel_to(collector))
-    request = request_with([
-        (bytes.fromhex(TRACE_ID), bytes.fromhex("eee19b7ec3c1b174"), "good"),
-        (bytes.fromhex(TRACE_ID), bytes(8), "zero span id"),
-    ])
+    request = request_with(
+        [
+            (bytes.fromhex(TRACE_ID), bytes.fromhex("eee19b7ec3c1b174"), "good"),
+            (bytes.fromhex(TRACE_ID), bytes(8), "zero span id"),
+        ]
+    )
     answer = stub.Export(request, timeout=5)
     assert answer.partial_success.rejected_spans == 1
     assert answer.partial_success.error_message == "span 'zero span id': span_id is all zeros"
@@ -102,8 +105,9 @@ def test_bearer_token_is_required_when_configured(start_collector, channel_to):
     assert stored_span_ids(collector.config.db) == set()
 
     spans = sdk_spans()
-    exporter = OTLPSpanExporter(endpoint=f"127.0.0.1:{collector.grpc_port}", insecure=True,
-                                headers={"authorization": "Bearer s3cret"})
+    exporter = OTLPSpanExporter(
+        endpoint=f"127.0.0.1:{collector.grpc_port}", insecure=True, headers={"authorization": "Bearer s3cret"}
+    )
     assert exporter.export(spans) == SpanExportResult.SUCCESS
     assert stored_span_ids(collector.config.db) == ids_of(spans)
     exporter.shutdown()

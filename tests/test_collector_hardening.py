@@ -35,20 +35,26 @@ def url(collector, path: str) -> str:
 
 def poison_request(span_id: str = "00000000000000aa"):
     """One good span and one whose end time cannot be stored."""
-    request = request_with([(bytes.fromhex(TRACE_ID), bytes.fromhex("00000000000000a1"), "good"),
-                            (bytes.fromhex(TRACE_ID), bytes.fromhex(span_id), "poison")])
+    request = request_with(
+        [
+            (bytes.fromhex(TRACE_ID), bytes.fromhex("00000000000000a1"), "good"),
+            (bytes.fromhex(TRACE_ID), bytes.fromhex(span_id), "poison"),
+        ]
+    )
     request.resource_spans[0].scope_spans[0].spans[1].end_time_unix_nano = TOO_LATE
     return request
 
 
 def json_trace(kind: str = "1", start: str = "1700000000000000000") -> bytes:
-    text = ('{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"%s","spanId":"00000000000000b1",'
-            '"name":"j","kind":%s,"startTimeUnixNano":"%s","endTimeUnixNano":"1700000000000000001"}]}]}]}'
-            % (TRACE_ID, kind, start))
+    text = (
+        f'{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"{TRACE_ID}","spanId":"00000000000000b1",'
+        f'"name":"j","kind":{kind},"startTimeUnixNano":"{start}","endTimeUnixNano":"1700000000000000001"}}]}}]}}]}}'
+    )
     return text.encode()
 
 
 # --- 1. poison isolation ---------------------------------------------------------------------
+
 
 def test_a_span_with_an_unstorable_timestamp_is_rejected_through_partial_success(start_collector, channel_to):
     collector = start_collector()
@@ -57,7 +63,8 @@ def test_a_span_with_an_unstorable_timestamp_is_rejected_through_partial_success
     answer = ExportTraceServiceResponse.FromString(response.content)
     assert answer.partial_success.rejected_spans == 1
     assert answer.partial_success.error_message == (
-        f"span 'poison': end_time_unix_nano {TOO_LATE} is out of range (at most 2^63-1 ns, i.e. before the year 2262)")
+        f"span 'poison': end_time_unix_nano {TOO_LATE} is out of range (at most 2^63-1 ns, i.e. before the year 2262)"
+    )
 
     stub = TraceServiceStub(channel_to(collector))
     request = poison_request("00000000000000bb")
@@ -77,8 +84,10 @@ def test_json_numbers_that_overflow_an_enum_or_timestamp_are_400_with_a_reason(s
         status = response.json()
         assert status["code"] == 3 and where in status["message"]
 
-    logs = ('{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"traceId":"%s","spanId":"00000000000000b1",'
-            '"severityNumber":1e400,"body":{"stringValue":"x"}}]}]}]}' % TRACE_ID).encode()
+    logs = (
+        f'{{"resourceLogs":[{{"scopeLogs":[{{"logRecords":[{{"traceId":"{TRACE_ID}","spanId":"00000000000000b1",'
+        '"severityNumber":1e400,"body":{"stringValue":"x"}}]}]}]}'
+    ).encode()
     response = httpx.post(url(collector, "/v1/logs"), content=logs, headers=JSON_CT)
     assert response.status_code == 400
     assert "severityNumber" in response.json()["message"]
@@ -128,8 +137,10 @@ def test_a_poison_sender_costs_well_behaved_exporters_nothing(start_collector):
 
     poisoner = threading.Thread(target=poison)
     poisoner.start()
-    exporters = [GrpcSpanExporter(endpoint=f"127.0.0.1:{collector.grpc_port}", insecure=True, timeout=10),
-                 HttpSpanExporter(endpoint=url(collector, "/v1/traces"), timeout=10)]
+    exporters = [
+        GrpcSpanExporter(endpoint=f"127.0.0.1:{collector.grpc_port}", insecure=True, timeout=10),
+        HttpSpanExporter(endpoint=url(collector, "/v1/traces"), timeout=10),
+    ]
     sent, results = set(), []
     try:
         # poison flows before good clients start
@@ -151,12 +162,18 @@ def test_a_poison_sender_costs_well_behaved_exporters_nothing(start_collector):
 
 # --- 4. DNS rebinding --------------------------------------------------------------------------
 
+
 def test_a_foreign_host_gets_403_everywhere_but_healthz(start_collector):
     collector = start_collector(grpc=None, ui=True)
     body = request_with([(bytes.fromhex(TRACE_ID), bytes.fromhex("00000000000000d1"), "x")]).SerializeToString()
     evil = {"Host": f"rebind.attacker.example:{collector.http_port}"}
-    for method, path in (("POST", "/v1/traces"), ("POST", "/v1/logs"), ("GET", "/metrics"), ("GET", "/ui/"),
-                         ("GET", "/ui/api/sessions")):
+    for method, path in (
+        ("POST", "/v1/traces"),
+        ("POST", "/v1/logs"),
+        ("GET", "/metrics"),
+        ("GET", "/ui/"),
+        ("GET", "/ui/api/sessions"),
+    ):
         response = httpx.request(method, url(collector, path), headers={**PB, **evil}, content=body)
         assert response.status_code == 403, path
         assert "rebind.attacker.example" in response.json()["error"]
@@ -176,6 +193,7 @@ def test_allowed_host_adds_a_name(start_collector):
 
 
 # --- 3. slow clients ---------------------------------------------------------------------------
+
 
 def _trickle(port: int, count: int) -> list[socket.socket]:
     sockets = []
@@ -222,8 +240,10 @@ def test_a_client_that_hangs_up_mid_body_is_one_info_line(start_collector, caplo
     collector = start_collector(grpc=None)
     with caplog.at_level(logging.INFO, logger="otel_eval.collector"):
         sock = socket.create_connection(("127.0.0.1", collector.http_port))
-        sock.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-protobuf\r\n"
-                     b"Content-Length: 1000\r\n\r\n" + b"\x0a" * 10)
+        sock.sendall(
+            b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-protobuf\r\n"
+            b"Content-Length: 1000\r\n\r\n" + b"\x0a" * 10
+        )
         sock.close()
         wait_until(lambda: "disconnected after" in caplog.text, what="the disconnect logged")
     lines = [r for r in caplog.records if "disconnected" in r.getMessage()]
@@ -234,17 +254,19 @@ def test_a_client_that_hangs_up_mid_body_is_one_info_line(start_collector, caplo
 
 # --- 7. memory budget --------------------------------------------------------------------------
 
+
 def test_bodies_past_the_byte_budget_are_told_to_retry_on_both_protocols(start_collector, channel_to):
     collector = start_collector(max_inflight_bytes=1_000_000)
     # A client that sent 900 kB of a 1 MB body and stalls holds 900 kB of the budget.
     hog = socket.create_connection(("127.0.0.1", collector.http_port))
-    hog.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-protobuf\r\n"
-                b"Content-Length: 1000000\r\n\r\n" + b"\x00" * 900_000)
+    hog.sendall(
+        b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-protobuf\r\n"
+        b"Content-Length: 1000000\r\n\r\n" + b"\x00" * 900_000
+    )
     wait_until(lambda: collector.budget.in_use >= 900_000, what="900 kB of the budget held")
     assert collector.budget.in_use == 900_000
 
-    request = request_with([(bytes.fromhex(TRACE_ID), bytes.fromhex(f"{i + 1:016x}"), "x" * 1000)
-                            for i in range(150)])
+    request = request_with([(bytes.fromhex(TRACE_ID), bytes.fromhex(f"{i + 1:016x}"), "x" * 1000) for i in range(150)])
     response = httpx.post(url(collector, "/v1/traces"), content=request.SerializeToString(), headers=PB)
     assert response.status_code == 503
     assert response.headers["retry-after"] == "1"

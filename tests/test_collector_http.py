@@ -48,8 +48,11 @@ def test_real_exporter_spans_are_committed_and_a_resend_is_not_stored_twice(star
 def test_gzip_protobuf_body_is_accepted(start_collector):
     collector = start_collector()
     request = request_with([(bytes.fromhex(TRACE_ID), bytes.fromhex("eee19b7ec3c1b174"), "root")])
-    response = httpx.post(url(collector, "/v1/traces"), content=gzip.compress(request.SerializeToString()),
-                          headers={**PB, "Content-Encoding": "gzip"})
+    response = httpx.post(
+        url(collector, "/v1/traces"),
+        content=gzip.compress(request.SerializeToString()),
+        headers={**PB, "Content-Encoding": "gzip"},
+    )
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/x-protobuf"
     assert ExportTraceServiceResponse.FromString(response.content) == ExportTraceServiceResponse()
@@ -58,11 +61,28 @@ def test_gzip_protobuf_body_is_accepted(start_collector):
 
 def test_otlp_json_with_hex_ids_is_stored_and_answered_in_json(start_collector):
     collector = start_collector()
-    body = {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "a"}}]},
-                               "scopeSpans": [{"spans": [{
-                                   "traceId": TRACE_ID, "spanId": "eee19b7ec3c1b174", "name": "root", "kind": 2,
-                                   "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000001000000000",
-                                   "status": {"code": 1}}]}]}]}
+    body = {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "a"}}]},
+                "scopeSpans": [
+                    {
+                        "spans": [
+                            {
+                                "traceId": TRACE_ID,
+                                "spanId": "eee19b7ec3c1b174",
+                                "name": "root",
+                                "kind": 2,
+                                "startTimeUnixNano": "1700000000000000000",
+                                "endTimeUnixNano": "1700000001000000000",
+                                "status": {"code": 1},
+                            }
+                        ]
+                    }
+                ],
+            }
+        ]
+    }
     response = httpx.post(url(collector, "/v1/traces"), json=body)
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
@@ -75,11 +95,13 @@ def test_otlp_json_with_hex_ids_is_stored_and_answered_in_json(start_collector):
 
 def test_spans_with_invalid_ids_are_rejected_through_partial_success_and_the_rest_stored(start_collector):
     collector = start_collector()
-    request = request_with([
-        (bytes.fromhex(TRACE_ID), bytes.fromhex("eee19b7ec3c1b174"), "good"),
-        (b"\x01\x02\x03\x04", bytes.fromhex("eee19b7ec3c1b175"), "short trace id"),
-        (bytes(16), bytes.fromhex("eee19b7ec3c1b176"), "zero trace id"),
-    ])
+    request = request_with(
+        [
+            (bytes.fromhex(TRACE_ID), bytes.fromhex("eee19b7ec3c1b174"), "good"),
+            (b"\x01\x02\x03\x04", bytes.fromhex("eee19b7ec3c1b175"), "short trace id"),
+            (bytes(16), bytes.fromhex("eee19b7ec3c1b176"), "zero trace id"),
+        ]
+    )
     response = httpx.post(url(collector, "/v1/traces"), content=request.SerializeToString(), headers=PB)
     assert response.status_code == 200
     answer = ExportTraceServiceResponse.FromString(response.content)
@@ -105,8 +127,9 @@ def test_malformed_bodies_get_400_with_a_reason_and_the_server_keeps_serving(sta
     truncated = httpx.post(url(collector, "/v1/traces"), content=good[:-7], headers=PB)
     assert truncated.status_code == 400
 
-    bad_json = httpx.post(url(collector, "/v1/traces"), content=b'{"resourceSpans": [', 
-                          headers={"Content-Type": "application/json"})
+    bad_json = httpx.post(
+        url(collector, "/v1/traces"), content=b'{"resourceSpans": [', headers={"Content-Type": "application/json"}
+    )
     assert bad_json.status_code == 400
     assert bad_json.json()["message"].startswith("body is not valid JSON")
 
@@ -114,8 +137,9 @@ def test_malformed_bodies_get_400_with_a_reason_and_the_server_keeps_serving(sta
     assert wrong_shape.status_code == 400
     assert "ExportTraceServiceRequest" in wrong_shape.json()["message"]
 
-    bad_gzip = httpx.post(url(collector, "/v1/traces"), content=b"not gzip at all",
-                          headers={**PB, "Content-Encoding": "gzip"})
+    bad_gzip = httpx.post(
+        url(collector, "/v1/traces"), content=b"not gzip at all", headers={**PB, "Content-Encoding": "gzip"}
+    )
     assert bad_gzip.status_code == 400
     assert Status.FromString(bad_gzip.content).message.startswith("body is not valid gzip")
 
@@ -209,8 +233,11 @@ def test_full_queue_gets_503_with_retry_after_then_recovers(start_collector):
     blocker = sqlite3.connect(collector.config.db, isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")
     results = {}
-    sender = threading.Thread(target=lambda: results.setdefault(
-        "first", httpx.post(url(collector, "/v1/traces"), content=first.SerializeToString(), headers=PB, timeout=30)))
+    sender = threading.Thread(
+        target=lambda: results.setdefault(
+            "first", httpx.post(url(collector, "/v1/traces"), content=first.SerializeToString(), headers=PB, timeout=30)
+        )
+    )
     sender.start()
     wait_until(lambda: collector.engine.stats()["queue_depth"] >= 1, what="the first batch queued")
 

@@ -54,8 +54,9 @@ TRIM = textwrap.dedent("""
 
 
 def _child(script: str, *args: str) -> str:
-    return subprocess.run([sys.executable, "-c", script, *args], cwd=REPO, capture_output=True, text=True,
-                          check=True).stdout
+    return subprocess.run(
+        [sys.executable, "-c", script, *args], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout
 
 
 def test_receiving_threads_share_two_malloc_arenas():

@@ -21,9 +21,18 @@ def test_render_includes_engine_stats_pass_rate_and_request_outcomes():
     metrics.request("http", "logs", "invalid")
     metrics.rejected(3)
     metrics.ingest_seconds(0.02)
-    text = metrics.render({"spans_received": 10.0, "spans_stored": 8.0, "spans_duplicate": 2.0, "queue_depth": 0,
-                           "sessions_open": 1, "sessions_scored": 4.0, "evaluations_total": 4.0,
-                           "evaluations_passed": 3.0})
+    text = metrics.render(
+        {
+            "spans_received": 10.0,
+            "spans_stored": 8.0,
+            "spans_duplicate": 2.0,
+            "queue_depth": 0,
+            "sessions_open": 1,
+            "sessions_scored": 4.0,
+            "evaluations_total": 4.0,
+            "evaluations_passed": 3.0,
+        }
+    )
     lines = text.splitlines()
     assert "otel_eval_spans_stored_total 8" in lines
     assert "otel_eval_sessions_open 1" in lines

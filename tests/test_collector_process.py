@@ -32,7 +32,11 @@ class CollectorProcess:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "collector", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", *args],
-            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env, cwd=REPO,
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+            env=env,
+            cwd=REPO,
         )
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -55,8 +59,11 @@ class CollectorProcess:
                 raise AssertionError(f"no line matching {pattern!r} in collector output:\n" + "\n".join(self.lines))
             return None
 
-        return wait_until(matching_line, timeout=timeout,
-                          what=lambda: f"a line matching {pattern!r} in collector output:\n" + "\n".join(self.lines))
+        return wait_until(
+            matching_line,
+            timeout=timeout,
+            what=lambda: f"a line matching {pattern!r} in collector output:\n" + "\n".join(self.lines),
+        )
 
     @property
     def traces_url(self) -> str:
@@ -115,8 +122,11 @@ def test_sigterm_commits_everything_and_a_restart_resumes_the_open_session(proce
     assert session_status(db, "conversation-1") == "open"  # not scored early: it may continue after restart
 
     second = processes("--db", str(db), "--trace-quiet", "0.2", "--session-idle", "0.3")
-    wait_until(lambda: session_status(db, "conversation-1") == "scored", timeout=15,
-               what="the resumed session scored by the restarted collector")
+    wait_until(
+        lambda: session_status(db, "conversation-1") == "scored",
+        timeout=15,
+        what="the resumed session scored by the restarted collector",
+    )
     assert second.stop(signal.SIGINT) == 0
 
 
@@ -141,8 +151,11 @@ def test_kill_9_loses_no_acknowledged_span(processes, tmp_path):
                     span.start_time_unix_nano = span.end_time_unix_nano = 1_700_000_000_000_000_000
                     batch.add((trace_id.hex(), i.to_bytes(8, "big").hex()))
                 try:
-                    response = client.post(collector.traces_url, content=request.SerializeToString(),
-                                           headers={"Content-Type": "application/x-protobuf"})
+                    response = client.post(
+                        collector.traces_url,
+                        content=request.SerializeToString(),
+                        headers={"Content-Type": "application/x-protobuf"},
+                    )
                 except httpx.HTTPError:
                     return  # the collector is gone
                 if response.status_code == 200:
@@ -171,8 +184,14 @@ def test_kill_9_loses_no_acknowledged_span(processes, tmp_path):
 
 def test_bad_flag_value_exits_2_with_the_reason(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    result = subprocess.run([sys.executable, "-m", "collector", "--grpc", "nowhere"], capture_output=True,
-                            text=True, env=env, cwd=tmp_path, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "collector", "--grpc", "nowhere"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert result.stderr.strip() == "python -m collector: error: --grpc: expected HOST:PORT or 'off', got 'nowhere'"
 
@@ -187,7 +206,7 @@ def _descendants(pid: int) -> set[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         if fields[0] != "Z":  # a zombie has exited; only its parent's wait() is missing
             children.setdefault(int(fields[1]), []).append(int(entry.name))
     found: set[int] = set()
@@ -232,12 +251,17 @@ def test_kill_9_takes_the_score_workers_along_and_each_session_is_scored_once(pr
     for session_id in sessions:  # sessions end while later ones arrive: the workers are busy at the kill
         assert exporter.export(sdk_spans(session_id=session_id)) == SpanExportResult.SUCCESS
     exporter.shutdown()
-    wait_until(lambda: evaluation_counts(db), timeout=15,
-               what=lambda: "a first evaluation; collector output:\n" + "\n".join(collector.lines))
+    wait_until(
+        lambda: evaluation_counts(db),
+        timeout=15,
+        what=lambda: "a first evaluation; collector output:\n" + "\n".join(collector.lines),
+    )
 
     collector.proc.kill()  # SIGKILL: no shutdown code runs in the collector
     collector.proc.wait(10)
-    wait_until(lambda: not _alive(workers), what=lambda: f"score workers {_alive(workers)} to exit with their collector")
+    wait_until(
+        lambda: not _alive(workers), what=lambda: f"score workers {_alive(workers)} to exit with their collector"
+    )
 
     # The restarted collector scores what was left; no session gets a second evaluation.
     restarted = processes("--db", str(db), "--trace-quiet", "0.05", "--session-idle", "0.1", "--score-workers", "1")

@@ -27,8 +27,9 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="POSIX processes
 
 def run_collector(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "collector", *args], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "collector", *args], capture_output=True, text=True, env=env, cwd=REPO, timeout=timeout
+    )
 
 
 def assert_refused(result: subprocess.CompletedProcess, *expected: str) -> str:
@@ -55,7 +56,9 @@ def test_grpc_port_in_use(tmp_path, listening_port):
 
 
 def test_http_port_in_use(tmp_path, listening_port):
-    result = run_collector("--db", str(tmp_path / "e.db"), "--grpc", "127.0.0.1:0", "--http", f"127.0.0.1:{listening_port}")
+    result = run_collector(
+        "--db", str(tmp_path / "e.db"), "--grpc", "127.0.0.1:0", "--http", f"127.0.0.1:{listening_port}"
+    )
     assert_refused(result, f"cannot listen for HTTP on 127.0.0.1:{listening_port}")
 
 
@@ -75,14 +78,20 @@ def test_tls_files_that_cannot_be_used(tmp_path, self_signed_cert):
     garbage = tmp_path / "garbage.pem"
     garbage.write_text("-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n")
     common = ("--db", str(tmp_path / "e.db"), "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
-    assert_refused(run_collector(*common, "--tls-cert", str(garbage), "--tls-key", str(key)),
-                   f"cannot use TLS certificate {garbage} with key {key}")
-    assert_refused(run_collector(*common, "--tls-cert", str(cert), "--tls-key", str(cert)),
-                   f"TLS private key {cert} is not a PEM private key")
+    assert_refused(
+        run_collector(*common, "--tls-cert", str(garbage), "--tls-key", str(key)),
+        f"cannot use TLS certificate {garbage} with key {key}",
+    )
+    assert_refused(
+        run_collector(*common, "--tls-cert", str(cert), "--tls-key", str(cert)),
+        f"TLS private key {cert} is not a PEM private key",
+    )
     other_key = tmp_path / "other.key"
     subprocess.run(["openssl", "genrsa", "-out", str(other_key), "2048"], check=True, capture_output=True)
-    assert_refused(run_collector(*common, "--tls-cert", str(cert), "--tls-key", str(other_key)),
-                   "the key does not belong to the certificate")
+    assert_refused(
+        run_collector(*common, "--tls-cert", str(cert), "--tls-key", str(other_key)),
+        "the key does not belong to the certificate",
+    )
 
 
 def _foreign_spans_table(db: Path) -> None:
@@ -105,14 +114,16 @@ def _corrupted(db: Path) -> None:
 
     store = Store(db)
     with store.transaction() as conn:
-        conn.executemany("INSERT INTO spans (trace_id, span_id, raw) VALUES (?, ?, ?)",
-                         [(f"{i:032x}", f"{i:016x}", "x" * 500) for i in range(2000)])
+        conn.executemany(
+            "INSERT INTO spans (trace_id, span_id, raw) VALUES (?, ?, ?)",
+            [(f"{i:032x}", f"{i:016x}", "x" * 500) for i in range(2000)],
+        )
     store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     store.close()
     data = bytearray(db.read_bytes())
     page = int.from_bytes(data[16:18], "big")  # the file's page size, from its header
     for offset in range(page * 3, len(data) - page, page * 7):  # scribble over every 7th page header
-        data[offset:offset + 16] = b"\xff" * 16
+        data[offset : offset + 16] = b"\xff" * 16
     db.write_bytes(bytes(data))
 
 
@@ -123,8 +134,10 @@ def _undecodable_schema(db: Path) -> None:
     Store(db).close()
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA writable_schema=ON")
-    conn.execute("""UPDATE sqlite_master SET sql = replace(sql, '"trace_id" TEXT', '"trace_id" ' || """
-                 """CAST(X'C0FF' AS TEXT)) WHERE name = 'spans'""")
+    conn.execute(
+        """UPDATE sqlite_master SET sql = replace(sql, '"trace_id" TEXT', '"trace_id" ' || """
+        """CAST(X'C0FF' AS TEXT)) WHERE name = 'spans'"""
+    )
     conn.commit()
     conn.close()
 
@@ -133,25 +146,31 @@ def _not_sqlite(db: Path) -> None:
     db.write_text("just some text, not a database\n" * 200)
 
 
-@pytest.mark.parametrize("spoil, expected", [
-    (_foreign_spans_table, "has a 'spans' table otel-eval did not create (missing columns:"),
-    (_newer_schema, "schema version 99 is newer than this otel-eval supports"),
-    (_corrupted, "is corrupted"),
-    (_undecodable_schema, "is corrupted (Could not decode to UTF-8"),
-    (_not_sqlite, "is not a SQLite database"),
-])
+@pytest.mark.parametrize(
+    "spoil, expected",
+    [
+        (_foreign_spans_table, "has a 'spans' table otel-eval did not create (missing columns:"),
+        (_newer_schema, "schema version 99 is newer than this otel-eval supports"),
+        (_corrupted, "is corrupted"),
+        (_undecodable_schema, "is corrupted (Could not decode to UTF-8"),
+        (_not_sqlite, "is not a SQLite database"),
+    ],
+)
 def test_a_database_it_cannot_write_is_refused_at_start(tmp_path, spoil, expected):
     db = tmp_path / "spoiled.db"
     spoil(db)
-    line = assert_refused(run_collector("--db", str(db), "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"),
-                          f"database {db}: ", expected)
+    line = assert_refused(
+        run_collector("--db", str(db), "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"), f"database {db}: ", expected
+    )
     assert re.search(r"ERROR|error", line)
 
 
 def test_a_database_in_a_missing_directory_is_refused(tmp_path):
     db = tmp_path / "no" / "such" / "dir" / "e.db"
-    assert_refused(run_collector("--db", str(db), "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"),
-                   f"database {db}: directory {db.parent} does not exist")
+    assert_refused(
+        run_collector("--db", str(db), "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"),
+        f"database {db}: directory {db.parent} does not exist",
+    )
 
 
 def test_a_read_only_database_is_refused(tmp_path):
@@ -174,6 +193,7 @@ def test_a_read_only_database_is_refused(tmp_path):
 
 # --- run time: a disk that fills up ---------------------------------------------------------
 
+
 class LimitedCollector:
     """The collector in a process whose files may not grow past ``limit`` bytes (RLIMIT_FSIZE):
     SQLite's writes then fail the way they do on a full disk. ``unlimit()`` gives the space back."""
@@ -181,9 +201,28 @@ class LimitedCollector:
     def __init__(self, db: Path, limit: int):
         env = dict(os.environ, PYTHONPATH=str(REPO))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "collector", "--db", str(db), "--grpc", "off", "--http", "127.0.0.1:0",
-             "--session-idle", "3600", "--trace-quiet", "3600", "--score-workers", "0"],
-            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env, cwd=REPO,
+            [
+                sys.executable,
+                "-m",
+                "collector",
+                "--db",
+                str(db),
+                "--grpc",
+                "off",
+                "--http",
+                "127.0.0.1:0",
+                "--session-idle",
+                "3600",
+                "--trace-quiet",
+                "3600",
+                "--score-workers",
+                "0",
+            ],
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+            env=env,
+            cwd=REPO,
             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY)),
         )
         self.lines: list[str] = []
@@ -202,8 +241,11 @@ class LimitedCollector:
                     return found
             return None
 
-        return wait_until(matching_line, timeout=timeout,
-                          what=lambda: f"a line matching {pattern!r} in collector output:\n" + "\n".join(self.lines))
+        return wait_until(
+            matching_line,
+            timeout=timeout,
+            what=lambda: f"a line matching {pattern!r} in collector output:\n" + "\n".join(self.lines),
+        )
 
     def unlimit(self) -> None:
         resource.prlimit(self.proc.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
@@ -226,8 +268,12 @@ def test_a_full_disk_answers_503_and_unhealthy_then_recovers(tmp_path):
         answers = []
         for n in range(1, 40):  # ~100 kB per request: the file limit is hit within a few
             request = request_with([(trace, bytes.fromhex(f"{n:08x}{i:08x}"), "y" * 5000) for i in range(20)])
-            answer = httpx.post(f"{base}/v1/traces", content=request.SerializeToString(),
-                                headers={"Content-Type": "application/x-protobuf"}, timeout=60)
+            answer = httpx.post(
+                f"{base}/v1/traces",
+                content=request.SerializeToString(),
+                headers={"Content-Type": "application/x-protobuf"},
+                timeout=60,
+            )
             answers.append(answer)
             if answer.status_code != 200:
                 break
@@ -241,8 +287,12 @@ def test_a_full_disk_answers_503_and_unhealthy_then_recovers(tmp_path):
         assert health.json()["status"] == "unhealthy"
 
         collector.unlimit()  # space is back: the exporter's retry of the same request is stored
-        retried = httpx.post(f"{base}/v1/traces", content=request.SerializeToString(),
-                             headers={"Content-Type": "application/x-protobuf"}, timeout=60)
+        retried = httpx.post(
+            f"{base}/v1/traces",
+            content=request.SerializeToString(),
+            headers={"Content-Type": "application/x-protobuf"},
+            timeout=60,
+        )
         assert retried.status_code == 200
         assert httpx.get(f"{base}/healthz").status_code == 200
     finally:

@@ -23,16 +23,22 @@ def test_both_receivers_serve_tls_and_refuse_plaintext(start_collector, self_sig
 
     grpc_spans = sdk_spans(service="over-grpc")
     grpc_exporter = GrpcExporter(
-        endpoint=f"127.0.0.1:{collector.grpc_port}", insecure=False,
+        endpoint=f"127.0.0.1:{collector.grpc_port}",
+        insecure=False,
         credentials=grpc.ssl_channel_credentials(root_certificates=cert.read_bytes()),
-        headers={"authorization": "Bearer s3cret"}, timeout=10,
+        headers={"authorization": "Bearer s3cret"},
+        timeout=10,
     )
     assert grpc_exporter.export(grpc_spans) == SpanExportResult.SUCCESS
     grpc_exporter.shutdown()
 
     http_spans = sdk_spans(service="over-http")
-    http_exporter = HttpExporter(endpoint=f"https://127.0.0.1:{collector.http_port}/v1/traces",
-                                 certificate_file=str(cert), headers={"Authorization": "Bearer s3cret"}, timeout=10)
+    http_exporter = HttpExporter(
+        endpoint=f"https://127.0.0.1:{collector.http_port}/v1/traces",
+        certificate_file=str(cert),
+        headers={"Authorization": "Bearer s3cret"},
+        timeout=10,
+    )
     assert http_exporter.export(http_spans) == SpanExportResult.SUCCESS
     http_exporter.shutdown()
 

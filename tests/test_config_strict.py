@@ -28,33 +28,56 @@ def evaluate_with(tmp_path, toml: str):
     config = tmp_path / "criteria.toml"
     config.write_text(toml)
     db = tmp_path / "e.db"
-    run = otel_eval("evaluate", CAPTURE, "--db", db, "--config", config,
-                    *[arg for g in GOLDEN for arg in ("--golden", g)])
+    run = otel_eval(
+        "evaluate", CAPTURE, "--db", db, "--config", config, *[arg for g in GOLDEN for arg in ("--golden", g)]
+    )
     return run, config, db
 
 
-@pytest.mark.parametrize("toml, where, reason", [
-    ("[criteria.trajectory_match]\nthreshhold = 1.0\n",
-     "$.criteria.trajectory_match.threshhold", "unknown setting 'threshhold' (did you mean 'threshold'?)"),
-    ('[criteria.trajectory_match]\nmatch_tpye = "IN_ORDER"\n',
-     "$.criteria.trajectory_match.match_tpye", "unknown setting 'match_tpye' (did you mean 'match_type'?)"),
-    ('[criteria.trajectory_match]\noptions = {args_mod = "subset"}\n',
-     "$.criteria.trajectory_match.options.args_mod",
-     "unknown option 'args_mod' for trajectory_match (did you mean 'args_mode'?)"),
-    ("[criteria.response_match]\noptions = {use_stemer = true}\n",
-     "$.criteria.response_match.options.use_stemer",
-     "unknown option 'use_stemer' for response_match (did you mean 'use_stemmer'?)"),
-    ("[criteria.trajectry_match]\nthreshold = 1.0\n",
-     "$.criteria.trajectry_match", "unknown criterion 'trajectry_match' (did you mean 'trajectory_match'?)"),
-    ("[criterias.trajectory_match]\nthreshold = 1.0\n",
-     "$.criterias", "unknown key 'criterias' (did you mean 'criteria'?)"),
-    ('[criteria.llm_judge]\noptions = {base_ur = "http://127.0.0.1:1/v1"}\n',
-     "$.criteria.llm_judge.options.base_ur", "unknown option 'base_ur' for llm_judge (did you mean 'base_url'?)"),
-    ("[criteria.trajectory_match]\nthreshold = 80\n",
-     "$.criteria.trajectory_match.threshold", "between 0 and 1"),
-])
-def test_evaluate_refuses_a_misspelled_config_with_one_line_naming_file_path_and_closest_key(tmp_path, toml, where,
-                                                                                             reason):
+@pytest.mark.parametrize(
+    "toml, where, reason",
+    [
+        (
+            "[criteria.trajectory_match]\nthreshhold = 1.0\n",
+            "$.criteria.trajectory_match.threshhold",
+            "unknown setting 'threshhold' (did you mean 'threshold'?)",
+        ),
+        (
+            '[criteria.trajectory_match]\nmatch_tpye = "IN_ORDER"\n',
+            "$.criteria.trajectory_match.match_tpye",
+            "unknown setting 'match_tpye' (did you mean 'match_type'?)",
+        ),
+        (
+            '[criteria.trajectory_match]\noptions = {args_mod = "subset"}\n',
+            "$.criteria.trajectory_match.options.args_mod",
+            "unknown option 'args_mod' for trajectory_match (did you mean 'args_mode'?)",
+        ),
+        (
+            "[criteria.response_match]\noptions = {use_stemer = true}\n",
+            "$.criteria.response_match.options.use_stemer",
+            "unknown option 'use_stemer' for response_match (did you mean 'use_stemmer'?)",
+        ),
+        (
+            "[criteria.trajectry_match]\nthreshold = 1.0\n",
+            "$.criteria.trajectry_match",
+            "unknown criterion 'trajectry_match' (did you mean 'trajectory_match'?)",
+        ),
+        (
+            "[criterias.trajectory_match]\nthreshold = 1.0\n",
+            "$.criterias",
+            "unknown key 'criterias' (did you mean 'criteria'?)",
+        ),
+        (
+            '[criteria.llm_judge]\noptions = {base_ur = "http://127.0.0.1:1/v1"}\n',
+            "$.criteria.llm_judge.options.base_ur",
+            "unknown option 'base_ur' for llm_judge (did you mean 'base_url'?)",
+        ),
+        ("[criteria.trajectory_match]\nthreshold = 80\n", "$.criteria.trajectory_match.threshold", "between 0 and 1"),
+    ],
+)
+def test_evaluate_refuses_a_misspelled_config_with_one_line_naming_file_path_and_closest_key(
+    tmp_path, toml, where, reason
+):
     run, config, db = evaluate_with(tmp_path, toml)
     assert run.returncode == 2, run.stdout
     lines = run.stderr.strip().splitlines()
@@ -64,14 +87,19 @@ def test_evaluate_refuses_a_misspelled_config_with_one_line_naming_file_path_and
 
 
 def test_every_problem_of_a_config_gets_its_own_line(tmp_path):
-    run, config, _ = evaluate_with(tmp_path, '[criteria.trajectory_match]\nthreshhold = 1.0\n'
-                                             'options = {colapse_retries = false}\n\n'
-                                             '[criteria.respons_match]\nthreshold = 0.5\n')
+    run, config, _ = evaluate_with(
+        tmp_path,
+        '[criteria.trajectory_match]\nthreshhold = 1.0\n'
+        'options = {colapse_retries = false}\n\n'
+        '[criteria.respons_match]\nthreshold = 0.5\n',
+    )
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
     assert [line.split(": at ")[1].split(":")[0] for line in lines] == [
-        "$.criteria.trajectory_match.threshhold", "$.criteria.trajectory_match.options.colapse_retries",
-        "$.criteria.respons_match"]
+        "$.criteria.trajectory_match.threshhold",
+        "$.criteria.trajectory_match.options.colapse_retries",
+        "$.criteria.respons_match",
+    ]
 
 
 def test_rescore_refuses_a_misspelled_config(tmp_path):
@@ -83,7 +111,8 @@ def test_rescore_refuses_a_misspelled_config(tmp_path):
     assert again.returncode == 2
     assert again.stderr.strip().splitlines() == [
         f"otel-eval: error: {bad}: at $.criteria.trajectory_match.options.max_dept: unknown option 'max_dept' "
-        "for trajectory_match (did you mean 'max_depth'?)"]
+        "for trajectory_match (did you mean 'max_depth'?)"
+    ]
 
 
 def test_the_collector_config_refuses_an_unknown_criterion_setting(tmp_path):
@@ -153,8 +182,9 @@ options = {max_tool_errors = 0, require_final_answer = true}
 
 def test_a_misspelled_rubric_field_is_refused():
     with pytest.raises(InputError) as err:
-        eval_config_from_dict({"criteria": {"llm_judge": {"rubrics": [{"name": "r", "description": "d", "wieght": 2}]}}},
-                              "c.toml")
+        eval_config_from_dict(
+            {"criteria": {"llm_judge": {"rubrics": [{"name": "r", "description": "d", "wieght": 2}]}}}, "c.toml"
+        )
     assert "wieght" in str(err.value) and "did you mean 'weight'" in str(err.value)
 
 

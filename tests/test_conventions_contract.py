@@ -4,7 +4,8 @@ optional ingest hook agrees with a full read on real captured spans."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from otel_eval.conventions import CONVENTIONS, DETECTION_ORDER
 from otel_eval.conventions.base import Convention
@@ -41,8 +42,18 @@ def _failed(status="error", message="", attributes=None, exception=None):
     from otel_eval.spans import SpanEvent, SpanRecord
 
     events = (SpanEvent("exception", 5, exception),) if exception else ()
-    return SpanRecord("ab" * 16, "cd" * 8, None, "tool", 1, 9, status=status, status_message=message,
-                      attributes=attributes or {}, events=events)
+    return SpanRecord(
+        "ab" * 16,
+        "cd" * 8,
+        None,
+        "tool",
+        1,
+        9,
+        status=status,
+        status_message=message,
+        attributes=attributes or {},
+        events=events,
+    )
 
 
 def test_a_failed_span_reads_as_one_line_the_same_in_every_dialect():
@@ -54,7 +65,8 @@ def test_a_failed_span_reads_as_one_line_the_same_in_every_dialect():
     assert base.span_error(_failed(message=traceback)) == "ValueError('Unknown city')"
     assert base.span_error(_failed(status="unset", attributes={"error.type": "timeout"})) == "timeout"
     assert base.span_error(_failed(message="upstream 503", attributes={"error.type": "HTTPError"})) == (
-        "HTTPError: upstream 503")
+        "HTTPError: upstream 503"
+    )
     assert base.span_error(_failed()) == "error"
     assert base.span_error(_failed(status="ok")) is None
     for module in CONVENTIONS:  # no dialect keeps a rule of its own
@@ -62,8 +74,10 @@ def test_a_failed_span_reads_as_one_line_the_same_in_every_dialect():
 
 
 @settings(max_examples=300, deadline=None)
-@given(keys=st.lists(st.text(st.sampled_from("ab.\n0"), max_size=6), max_size=6),
-       prefixes=st.lists(st.text(st.sampled_from("ab.0"), min_size=1, max_size=3), min_size=1, max_size=2))
+@given(
+    keys=st.lists(st.text(st.sampled_from("ab.\n0"), max_size=6), max_size=6),
+    prefixes=st.lists(st.text(st.sampled_from("ab.0"), min_size=1, max_size=3), min_size=1, max_size=2),
+)
 def test_property_the_quick_key_check_never_misses_a_prefix(keys, prefixes):
     # A "maybe" may be wrong (it only costs a search); a "no" never is.
     from otel_eval.conventions.base import any_key_starts, may_have_key_starting
@@ -74,8 +88,10 @@ def test_property_the_quick_key_check_never_misses_a_prefix(keys, prefixes):
 
 
 @settings(max_examples=300, deadline=None)
-@given(keys=st.lists(st.text(st.sampled_from("ab.\n0"), max_size=6), max_size=6),
-       prefix=st.text(st.sampled_from("ab.\n0"), min_size=1, max_size=3))
+@given(
+    keys=st.lists(st.text(st.sampled_from("ab.\n0"), max_size=6), max_size=6),
+    prefix=st.text(st.sampled_from("ab.\n0"), min_size=1, max_size=3),
+)
 def test_property_the_key_prefix_test_is_exactly_a_key_by_key_test(keys, prefix):
     from otel_eval.conventions.base import any_key_starts
 

@@ -15,7 +15,7 @@ from opentelemetry.trace import set_span_in_context
 from otel_eval import EvalSpanProcessor
 from otel_eval.engine import EngineSettings
 from tests.polling import wait_until
-from tests.test_engine import GOLDEN, run_turn
+from tests.test_engine import GOLDEN
 
 
 class SeededIds(IdGenerator):
@@ -40,12 +40,28 @@ def agent_run(processor, sessions=30):
     for s in range(sessions):
         for turn in range(3):
             clock += 1000
-            root = tracer.start_span("agent.invoke", start_time=clock, attributes={
-                "openinference.span.kind": "AGENT", "session.id": f"s-{s}", "input.value": "What's the weather in Tokyo?"})
+            root = tracer.start_span(
+                "agent.invoke",
+                start_time=clock,
+                attributes={
+                    "openinference.span.kind": "AGENT",
+                    "session.id": f"s-{s}",
+                    "input.value": "What's the weather in Tokyo?",
+                },
+            )
             inside = set_span_in_context(root)
-            tool = tracer.start_span("get_weather", context=inside, start_time=clock + 10, attributes={
-                "openinference.span.kind": "TOOL", "tool.name": "get_weather", "input.value": '{"city": "Tokyo"}',
-                "session.id": f"s-{s}", "tags": ("a", "b")})
+            tool = tracer.start_span(
+                "get_weather",
+                context=inside,
+                start_time=clock + 10,
+                attributes={
+                    "openinference.span.kind": "TOOL",
+                    "tool.name": "get_weather",
+                    "input.value": '{"city": "Tokyo"}',
+                    "session.id": f"s-{s}",
+                    "tags": ("a", "b"),
+                },
+            )
             tool.add_event("retry", {"attempt": 1}, timestamp=clock + 15)
             tool.end(end_time=clock + 20)
             root.set_attribute("output.value", "It is 22°C and sunny in Tokyo.")
@@ -59,10 +75,13 @@ def agent_run(processor, sessions=30):
 def stored(db):
     conn = sqlite3.connect(db)
     try:
-        spans = conn.execute("SELECT trace_id, span_id, parent_span_id, session_id, name, kind, status, start_ns, end_ns,"
-                             " convention, span_type, raw FROM spans ORDER BY trace_id, span_id").fetchall()
-        verdicts = conn.execute("SELECT session_id, case_id, matched_by, passed FROM evaluations"
-                                " ORDER BY session_id").fetchall()
+        spans = conn.execute(
+            "SELECT trace_id, span_id, parent_span_id, session_id, name, kind, status, start_ns, end_ns,"
+            " convention, span_type, raw FROM spans ORDER BY trace_id, span_id"
+        ).fetchall()
+        verdicts = conn.execute(
+            "SELECT session_id, case_id, matched_by, passed FROM evaluations ORDER BY session_id"
+        ).fetchall()
         return spans, verdicts
     finally:
         conn.close()
@@ -128,15 +147,23 @@ def test_the_converter_process_starts_only_when_processes_are_allowed_and_stops_
     plain = EvalSpanProcessor(db=tmp_path / "a.db", trace_quiet=3600, session_idle=3600)
     assert plain.converter_pid() is None  # an agent that did not ask for processes gets none
     plain.shutdown()
-    workers = EvalSpanProcessor(db=tmp_path / "b.db", trace_quiet=3600, session_idle=3600,
-                                settings=EngineSettings(score_workers=1))
+    workers = EvalSpanProcessor(
+        db=tmp_path / "b.db", trace_quiet=3600, session_idle=3600, settings=EngineSettings(score_workers=1)
+    )
     pid = workers.converter_pid()
     assert pid is not None and pid != os.getpid() and pid not in workers.engine.worker_pids()
     # Below the agent's priority: when every core is busy, the kernel runs the agent's thread first.
-    wait_until(lambda: os.getpriority(os.PRIO_PROCESS, pid) > os.getpriority(os.PRIO_PROCESS, 0),
-               what="the converter process lowering its priority once started")
-    not_wanted = EvalSpanProcessor(db=tmp_path / "c.db", trace_quiet=3600, session_idle=3600,
-                                   settings=EngineSettings(score_workers=1), convert_process=False)
+    wait_until(
+        lambda: os.getpriority(os.PRIO_PROCESS, pid) > os.getpriority(os.PRIO_PROCESS, 0),
+        what="the converter process lowering its priority once started",
+    )
+    not_wanted = EvalSpanProcessor(
+        db=tmp_path / "c.db",
+        trace_quiet=3600,
+        session_idle=3600,
+        settings=EngineSettings(score_workers=1),
+        convert_process=False,
+    )
     assert not_wanted.converter_pid() is None
     not_wanted.shutdown()
     workers.shutdown()
@@ -164,8 +191,11 @@ def test_a_batch_pickle_cannot_take_is_converted_here_after_the_ones_sent_before
     for i in range(600):
         tracer.start_span(f"before-{i}", attributes={"session.id": "s"}).end()
     context = tracer.start_span("context").get_span_context()
-    processor.on_end(ReadableSpan(name="odd", context=context, attributes={"session.id": "s", "call": lambda: None},
-                                  start_time=1, end_time=2))
+    processor.on_end(
+        ReadableSpan(
+            name="odd", context=context, attributes={"session.id": "s", "call": lambda: None}, start_time=1, end_time=2
+        )
+    )
     assert processor.force_flush()
     for i in range(600):
         tracer.start_span(f"after-{i}", attributes={"session.id": "s"}).end()

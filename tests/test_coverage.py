@@ -28,8 +28,9 @@ TRAFFIC = {  # version → queries (a session each)
 def db(tmp_path_factory: pytest.TempPathFactory):
     path = tmp_path_factory.mktemp("coverage") / "live.db"
     for version, queries in TRAFFIC.items():
-        provider = TracerProvider(resource=Resource.create({"service.name": "weather-agent",
-                                                            "service.version": version}))
+        provider = TracerProvider(
+            resource=Resource.create({"service.name": "weather-agent", "service.version": version})
+        )
         provider.add_span_processor(EvalSpanProcessor(db=path, golden=GOLDEN_FILES, trace_quiet=60, session_idle=60))
         for i, query in enumerate(queries):
             run_session(provider, f"{version}-{i}", [query], version=version)

@@ -9,7 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
@@ -22,8 +22,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "otel_eval.cli", *args], capture_output=True, text=True,
-                          timeout=120, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "otel_eval.cli", *args], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
 
 
 def _doc_sections() -> dict[str, str]:
@@ -46,7 +47,8 @@ def test_the_registry_the_docs_and_the_criteria_command_name_the_same_criteria()
     printed = re.findall(r"^([a-z0-9_]+)(?: \(also: ([^)]*)\))?: ", listed.stdout, flags=re.M)
     assert [kind for kind, _ in printed] == kinds
     assert {kind: also.split(", ") for kind, also in printed if also} == {
-        k: REGISTRY.aliases_of(k) for k in kinds if REGISTRY.aliases_of(k)}
+        k: REGISTRY.aliases_of(k) for k in kinds if REGISTRY.aliases_of(k)
+    }
 
     as_json = _cli("criteria", "--json")
     assert as_json.returncode == 0, as_json.stderr
@@ -81,6 +83,7 @@ def test_google_adk_metric_names_resolve_to_criteria():
 
 # --- a criterion of the test's own -------------------------------------------------------------
 
+
 class _AnswerLengthOptions(CriterionOptions):
     max_words: int = 50
 
@@ -93,11 +96,15 @@ class _AnswerLength(Criterion):
     description = "1 when the answer has at most options.max_words words, else 0; averaged"
     Options = _AnswerLengthOptions
     default_threshold = 1.0
-    expectation = Expectation("expected_final_response", lambda inv: inv.expected_final_response is not None,
-                              "the case has no expected final response")
+    expectation = Expectation(
+        "expected_final_response",
+        lambda inv: inv.expected_final_response is not None,
+        "the case has no expected final response",
+    )
 
-    def score(self, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Any = None,
-              name: str = "") -> tuple[float, dict[str, Any]]:
+    def score(
+        self, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Any = None, name: str = ""
+    ) -> tuple[float, dict[str, Any]]:
         limit = cfg.options.get("max_words", 50)
         words = [len((t.final_response or "").split()) for t in trajectory.turns]
         if not words:
@@ -112,11 +119,17 @@ class _JudgedForTest(Criterion):
     description = "a judge criterion the pool answers"
     judge = True
 
-    def judge_request(self, name: str, cfg: CriterionConfig, trajectory: Trajectory, case: Optional[EvalCase],
-                      context: Any) -> dict[str, Any]:
-        return {"criterion": name, "threshold": cfg.threshold, "turns": [
-            {"turn": t.index, "messages": [{"role": "user", "content": t.final_response or ""}]}
-            for t in trajectory.turns]}
+    def judge_request(
+        self, name: str, cfg: CriterionConfig, trajectory: Trajectory, case: EvalCase | None, context: Any
+    ) -> dict[str, Any]:
+        return {
+            "criterion": name,
+            "threshold": cfg.threshold,
+            "turns": [
+                {"turn": t.index, "messages": [{"role": "user", "content": t.final_response or ""}]}
+                for t in trajectory.turns
+            ],
+        }
 
 
 @pytest.fixture
@@ -130,10 +143,17 @@ def registered():
         REGISTRY.unregister(_JudgedForTest.kind)
 
 
-def _case(expected: Optional[str]) -> EvalCase:
-    return EvalCase(eval_id="c", conversation=[Invocation(
-        invocation_id="i0", user_content=MessageContent.user("hello"),
-        expected_final_response=MessageContent.assistant(expected) if expected else None)])
+def _case(expected: str | None) -> EvalCase:
+    return EvalCase(
+        eval_id="c",
+        conversation=[
+            Invocation(
+                invocation_id="i0",
+                user_content=MessageContent.user("hello"),
+                expected_final_response=MessageContent.assistant(expected) if expected else None,
+            )
+        ],
+    )
 
 
 def _session(answer: str) -> Trajectory:
@@ -141,11 +161,13 @@ def _session(answer: str) -> Trajectory:
 
 
 def test_a_registered_criterion_is_scored_with_no_other_change(registered):
-    config = EvalConfig(criteria={
-        "answer_length_for_test": CriterionConfig(options={"max_words": 3}),
-        "short": CriterionConfig(threshold=1.0, options={"kind": "answer_length_for_test", "max_words": 10}),
-        "answer_words_for_test": CriterionConfig(options={"max_words": 2}),
-    })
+    config = EvalConfig(
+        criteria={
+            "answer_length_for_test": CriterionConfig(options={"max_words": 3}),
+            "short": CriterionConfig(threshold=1.0, options={"kind": "answer_length_for_test", "max_words": 10}),
+            "answer_words_for_test": CriterionConfig(options={"max_words": 2}),
+        }
+    )
     result = score_session(_session("it is sunny today"), _case("Sunny."), config)
     by_name = {c.criterion: c for c in result.criterion_results}
     assert (by_name["answer_length_for_test"].score, by_name["answer_length_for_test"].passed) == (0.0, False)
@@ -156,26 +178,34 @@ def test_a_registered_criterion_is_scored_with_no_other_change(registered):
 
     # its expectation: a case without it skips the criterion, with the reason
     skipped = score_session(_session("it is sunny today"), _case(None), config)
-    assert {c.criterion: (c.skipped, c.details.get("reason")) for c in skipped.criterion_results
-            if c.criterion != "health"} == {
-        n: (True, "the case has no expected final response") for n in config.criteria}
+    assert {
+        c.criterion: (c.skipped, c.details.get("reason")) for c in skipped.criterion_results if c.criterion != "health"
+    } == {n: (True, "the case has no expected final response") for n in config.criteria}
     assert skipped.verdict == "not_evaluated"
 
     # its options model: a misspelled option is refused at start and, if scored, an error
     bad = EvalConfig(criteria={"answer_length_for_test": CriterionConfig(options={"max_word": 3})})
-    assert config_problems(bad) == [(
-        "$.criteria.answer_length_for_test.options.max_word",
-        "unknown option 'max_word' for answer_length_for_test (did you mean 'max_words'?)")]
+    assert config_problems(bad) == [
+        (
+            "$.criteria.answer_length_for_test.options.max_word",
+            "unknown option 'max_word' for answer_length_for_test (did you mean 'max_words'?)",
+        )
+    ]
     [errored, _health] = score_session(_session("it is sunny"), _case("Sunny."), bad).criterion_results
-    assert errored.error == "options.max_word: unknown option 'max_word' for answer_length_for_test " \
-                            "(did you mean 'max_words'?)"
+    assert (
+        errored.error == "options.max_word: unknown option 'max_word' for answer_length_for_test "
+        "(did you mean 'max_words'?)"
+    )
 
     # it is listed, from the registry
     from otel_eval.criteria_listing import describe_criteria
 
     [entry] = [e for e in describe_criteria() if e["kind"] == "answer_length_for_test"]
     assert (entry["aliases"], entry["needs"], entry["options"]) == (
-        ["answer_words_for_test"], "expected_final_response", ["kind", "max_words"])
+        ["answer_words_for_test"],
+        "expected_final_response",
+        ["kind", "max_words"],
+    )
 
 
 def test_a_registered_judge_criterion_is_left_to_the_judge_pool_through_its_request_hook(registered, monkeypatch):
@@ -185,12 +215,19 @@ def test_a_registered_judge_criterion_is_left_to_the_judge_pool_through_its_requ
     result = score_session(_session("it is sunny"), _case("Sunny."), config, judge_requests=requests)
     [judged, _health] = result.criterion_results
     assert (judged.skipped, judged.details["judge"]) == (True, "pending")
-    assert requests == [{"criterion": "judged_for_test", "threshold": 0.6,
-                         "turns": [{"turn": 0, "messages": [{"role": "user", "content": "it is sunny"}]}]}]
+    assert requests == [
+        {
+            "criterion": "judged_for_test",
+            "threshold": 0.6,
+            "turns": [{"turn": 0, "messages": [{"role": "user", "content": "it is sunny"}]}],
+        }
+    ]
 
 
 def test_an_unregistered_criterion_is_unknown_again(registered):
     REGISTRY.unregister(_AnswerLength.kind)
     config = EvalConfig(criteria={"answer_length_for_test": CriterionConfig()})
     [(where, reason)] = config_problems(config)
-    assert where == "$.criteria.answer_length_for_test" and reason.startswith("unknown criterion 'answer_length_for_test'")
+    assert where == "$.criteria.answer_length_for_test" and reason.startswith(
+        "unknown criterion 'answer_length_for_test'"
+    )

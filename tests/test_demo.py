@@ -56,10 +56,16 @@ def test_sidecar_mode_scores_every_session_once_through_both_exporters(tmp_path)
         "sidecar-http-small-talk-v1.0.0": ("idle", [(1, 0, None, 0)]),
     }
     # The failures are visible with their reason, as the collector scored them.
-    assert re.search(r"● FAIL sidecar-grpc-tokyo-v2\.0\.0-\w+ → weather_tokyo \(score \d\.\d\d\)\s+failing: "
-                     r"trajectory_match, response_match", text)
-    assert re.search(r"● FAIL sidecar-http-top-users-v2\.0\.0-\w+ → top_users_by_revenue \(score \d\.\d\d\)\s+"
-                     r"failing: table_usage\n", text)
+    assert re.search(
+        r"● FAIL sidecar-grpc-tokyo-v2\.0\.0-\w+ → weather_tokyo \(score \d\.\d\d\)\s+failing: "
+        r"trajectory_match, response_match",
+        text,
+    )
+    assert re.search(
+        r"● FAIL sidecar-http-top-users-v2\.0\.0-\w+ → top_users_by_revenue \(score \d\.\d\d\)\s+"
+        r"failing: table_usage\n",
+        text,
+    )
     # The spans really came over both protocols, and the collector stopped cleanly with nothing left open.
     assert re.search(r'otel_eval_export_requests_total\{protocol="grpc",signal="traces",outcome="ok"\} [1-9]', text)
     assert re.search(r'otel_eval_export_requests_total\{protocol="http",signal="traces",outcome="ok"\} [1-9]', text)
@@ -70,19 +76,30 @@ def test_sidecar_mode_scores_every_session_once_through_both_exporters(tmp_path)
     assert f"6/6 sessions judged as expected. Database: {db}" in text
     assert f"sidecar: all sessions judged as expected; database: {db}" in text
     # The report is the project's report, read from the collector's file.
-    assert "6 sessions, 5 matched a golden case, 3 passed, 2 failed, 0 not evaluated, 1 unmatched; pass rate 60%" in text
+    assert (
+        "6 sessions, 5 matched a golden case, 3 passed, 2 failed, 0 not evaluated, 1 unmatched; pass rate 60%" in text
+    )
 
 
 def test_a_session_judged_otherwise_than_expected_makes_the_exit_status_1(tmp_path):
     console = recording_console()
-    wrong = Scenario("tokyo", ("What's the weather in Tokyo?",), version="2.0.0", expect=PASS,
-                     expect_case="weather_tokyo", mark_end=True)
+    wrong = Scenario(
+        "tokyo",
+        ("What's the weather in Tokyo?",),
+        version="2.0.0",
+        expect=PASS,
+        expect_case="weather_tokyo",
+        mark_end=True,
+    )
 
     assert run_sidecar_demo(tmp_path / "sidecar.db", console, scenarios=[(GRPC, wrong)]) == 1
 
     text = console.export_text()
-    assert re.search(r"unexpected: sidecar-grpc-tokyo-v2\.0\.0-\w+: expected pass \(weather_tokyo\), got fail "
-                     r"\(weather_tokyo, failing trajectory_match, response_match\)", text)
+    assert re.search(
+        r"unexpected: sidecar-grpc-tokyo-v2\.0\.0-\w+: expected pass \(weather_tokyo\), got fail "
+        r"\(weather_tokyo, failing trajectory_match, response_match\)",
+        text,
+    )
     assert "0/1 sessions judged as expected" in text
     assert "collector exited with status 0" in text
 
@@ -111,10 +128,16 @@ def test_help_names_the_options_and_both_is_the_default(capsys):
 @pytest.mark.parametrize(
     ("scenario", "judged", "expected"),
     [
-        (Scenario("t", ("q",), expect=FAIL, expect_case="c", expect_failing=("table_usage",)),
-         Judgement(FAIL, "c", 0.75, ("table_usage", "response_match")), True),
-        (Scenario("t", ("q",), expect=FAIL, expect_case="c", expect_failing=("table_usage",)),
-         Judgement(FAIL, "c", 0.3, ("trajectory_match",)), False),  # failed, but not for the expected reason
+        (
+            Scenario("t", ("q",), expect=FAIL, expect_case="c", expect_failing=("table_usage",)),
+            Judgement(FAIL, "c", 0.75, ("table_usage", "response_match")),
+            True,
+        ),
+        (
+            Scenario("t", ("q",), expect=FAIL, expect_case="c", expect_failing=("table_usage",)),
+            Judgement(FAIL, "c", 0.3, ("trajectory_match",)),
+            False,
+        ),  # failed, but not for the expected reason
         (Scenario("t", ("q",), expect=PASS, expect_case="c"), Judgement(PASS, "other", 1.0, ()), False),
         (Scenario("t", ("q",), expect=UNMATCHED), Judgement(UNMATCHED, None, 0.0, ()), True),
     ],
@@ -124,12 +147,18 @@ def test_a_session_is_as_expected_only_with_the_right_verdict_case_and_failing_c
 
 
 def test_a_report_row_is_judged_like_the_live_result():
-    row = {"case_id": "top_users_by_revenue", "passed": False, "score": 0.75, "criteria": [
-        {"criterion": "trajectory_match", "skipped": False, "passed": True},
-        {"criterion": "llm_judge", "skipped": True, "passed": False},
-        {"criterion": "table_usage", "skipped": False, "passed": False},
-        {"criterion": "health", "skipped": False, "passed": False},
-    ]}
+    row = {
+        "case_id": "top_users_by_revenue",
+        "passed": False,
+        "score": 0.75,
+        "criteria": [
+            {"criterion": "trajectory_match", "skipped": False, "passed": True},
+            {"criterion": "llm_judge", "skipped": True, "passed": False},
+            {"criterion": "table_usage", "skipped": False, "passed": False},
+            {"criterion": "health", "skipped": False, "passed": False},
+        ],
+    }
     assert Judgement.of_row(row) == Judgement(FAIL, "top_users_by_revenue", 0.75, ("table_usage",))
-    assert Judgement.of_row({"case_id": None, "passed": False, "score": None, "criteria": []}) == \
-        Judgement(UNMATCHED, None, 0.0, ())
+    assert Judgement.of_row({"case_id": None, "passed": False, "score": None, "criteria": []}) == Judgement(
+        UNMATCHED, None, 0.0, ()
+    )

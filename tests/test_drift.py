@@ -10,10 +10,20 @@ import pytest
 from otel_eval.drift import benjamini_hochberg, chi_square_sf, compare_paths, drift
 
 
-@pytest.mark.parametrize("statistic, dof, p", [  # printed chi-square tables (upper tail)
-    (3.841459, 1, 0.05), (6.634897, 1, 0.01), (5.991465, 2, 0.05), (9.210340, 2, 0.01),
-    (11.070498, 5, 0.05), (18.307038, 10, 0.05), (0.454936, 1, 0.5), (0.0, 3, 1.0), (40.0, 1, 2.539e-10),
-])
+@pytest.mark.parametrize(
+    "statistic, dof, p",
+    [  # printed chi-square tables (upper tail)
+        (3.841459, 1, 0.05),
+        (6.634897, 1, 0.01),
+        (5.991465, 2, 0.05),
+        (9.210340, 2, 0.01),
+        (11.070498, 5, 0.05),
+        (18.307038, 10, 0.05),
+        (0.454936, 1, 0.5),
+        (0.0, 3, 1.0),
+        (40.0, 1, 2.539e-10),
+    ],
+)
 def test_the_chi_square_tail_matches_the_tables(statistic, dof, p):
     assert chi_square_sf(statistic, dof) == pytest.approx(p, rel=1e-3)
 
@@ -48,12 +58,14 @@ def test_across_many_unchanged_cases_few_are_flagged_by_chance():
     rng = random.Random(3)
     per_case = {}
     for n in range(200):
+
         def sample():
             counts: dict[str, int] = {}
             for _ in range(60):
                 path = rng.choices(["a", "a → b", "c"], [0.6, 0.3, 0.1])[0]
                 counts[path] = counts.get(path, 0) + 1
             return counts
+
         per_case[f"case-{n}"] = (sample(), sample())
     flagged = [r for r in drift(per_case) if r.significant]
     assert len(flagged) <= 2  # none changed: BH at 5% keeps false flags rare
@@ -74,8 +86,9 @@ def db(tmp_path_factory: pytest.TempPathFactory):
 
     path = tmp_path_factory.mktemp("drift") / "live.db"
     for version in ("1.0.0", "2.0.0"):  # 2.0.0 asks for a forecast where the weather was asked for
-        provider = TracerProvider(resource=Resource.create({"service.name": "weather-agent",
-                                                            "service.version": version}))
+        provider = TracerProvider(
+            resource=Resource.create({"service.name": "weather-agent", "service.version": version})
+        )
         provider.add_span_processor(EvalSpanProcessor(db=path, golden=GOLDEN_FILES, trace_quiet=60, session_idle=60))
         for i in range(12):
             run_session(provider, f"tokyo-{version}-{i}", ["What's the weather in Tokyo?"], version=version)
@@ -94,8 +107,9 @@ def test_compare_shows_the_case_whose_path_changed(db, capsys):
 
     parser = argparse.ArgumentParser()
     add_compare_arguments(parser)
-    assert compare_main(parser.parse_args(["--baseline", "1.0.0", "--candidate", "2.0.0", "--db", str(db),
-                                           "--json"])) == 0
+    assert (
+        compare_main(parser.parse_args(["--baseline", "1.0.0", "--candidate", "2.0.0", "--db", str(db), "--json"])) == 0
+    )
     data = json.loads(capsys.readouterr().out)["drift"]
     assert data["test"].startswith("Pearson's chi-square")
     by_case = {d["key"]: d for d in data["cases"]}
@@ -115,8 +129,18 @@ def _row(n: int, version: str, case: str, path: str, at: float):
     from otel_eval.read.feed import EvaluationRow
     from otel_eval.read.times import iso_utc
 
-    return EvaluationRow(id=n, db="d", session_id=f"s{n}", revision=1, case_id=case, agent_version=version,
-                         passed=True, score=1.0, created_at=iso_utc(at), tool_path=path)
+    return EvaluationRow(
+        id=n,
+        db="d",
+        session_id=f"s{n}",
+        revision=1,
+        case_id=case,
+        agent_version=version,
+        passed=True,
+        score=1.0,
+        created_at=iso_utc(at),
+        tool_path=path,
+    )
 
 
 def test_a_drift_alert_fires_for_the_changed_case_and_resolves_when_it_leaves_the_window():

@@ -10,8 +10,14 @@ from pathlib import Path
 import pytest
 
 from otel_eval.golden import GoldenIndex, load_golden
-from otel_eval.golden.embedding import (EmbeddingScorer, TfidfEmbedder, dense_cosine, hashed_ngram_embed, numbers_in,
-                                        text_features)
+from otel_eval.golden.embedding import (
+    EmbeddingScorer,
+    TfidfEmbedder,
+    dense_cosine,
+    hashed_ngram_embed,
+    numbers_in,
+    text_features,
+)
 from otel_eval.models.evalset import EvalCase, EvalSet, Invocation, MessageContent
 
 GOLDEN = Path(__file__).resolve().parents[1] / "examples" / "golden"
@@ -28,8 +34,10 @@ PARAPHRASES = {
 
 
 def case(eval_id: str, query: str) -> EvalCase:
-    return EvalCase(eval_id=eval_id, conversation=[
-        Invocation(invocation_id=f"{eval_id}-1", user_content=MessageContent.user(query))])
+    return EvalCase(
+        eval_id=eval_id,
+        conversation=[Invocation(invocation_id=f"{eval_id}-1", user_content=MessageContent.user(query))],
+    )
 
 
 @pytest.mark.parametrize("query", sorted(PARAPHRASES))
@@ -60,36 +68,54 @@ def test_a_substituted_city_or_number_is_not_a_paraphrase():
     assert london.method == "unmatched"
     assert london.evidence["embedding"]["rejected"][0]["eval_id"] == "paris_followup"
     assert london.evidence["embedding"]["rejected"][0]["reason"] == (
-        "word(s) 'london', 'paris' differ between query and case and tell other golden cases apart")
+        "word(s) 'london', 'paris' differ between query and case and tell other golden cases apart"
+    )
     paris = index.match("Forecast for Paris for the next 3 days")
     assert paris.method == "unmatched"
     assert paris.evidence["embedding"]["rejected"][0]["eval_id"] == "london_forecast_3_days"
     top5 = index.match("List the top 5 users ranked by revenue", case_hint=None)
     assert top5.method == "unmatched"
     five = GoldenIndex(SETS, embedding_threshold=50).match("List the top 5 users ranked by revenue")
-    assert five.evidence["embedding"]["rejected"] == [{
-        "eval_set_id": "weather", "eval_id": "top_users_by_revenue", "query": "Show me the top 10 users by revenue",
-        "score": 57.68, "reason": "numbers differ: query ['5'], case ['10']"}]
+    assert five.evidence["embedding"]["rejected"] == [
+        {
+            "eval_set_id": "weather",
+            "eval_id": "top_users_by_revenue",
+            "query": "Show me the top 10 users by revenue",
+            "score": 57.68,
+            "reason": "numbers differ: query ['5'], case ['10']",
+        }
+    ]
 
 
 def test_a_case_the_fuzzy_word_guard_rejected_is_not_rescued():
     match = GoldenIndex(SETS, embedding_threshold=60).match("What's the weather in Paris today?")
     assert match.method == "unmatched"
     assert match.evidence["embedding"]["rejected"][0] == {
-        "eval_set_id": "weather_agent", "eval_id": "paris_followup", "query": "What's the weather in Paris?",
-        "score": 74.59, "reason": "rejected by the fuzzy word guard"}
+        "eval_set_id": "weather_agent",
+        "eval_id": "paris_followup",
+        "query": "What's the weather in Paris?",
+        "score": 74.59,
+        "reason": "rejected by the fuzzy word guard",
+    }
 
 
 def test_earlier_steps_still_win():
     index = GoldenIndex(SETS, embedding_threshold=60)
     assert index.match("What's the weather in Tokyo?").method == "exact"
     assert (index.match("Whats the wether in Tokyo").method, index.match("Whats the wether in Tokyo").eval_id) == (
-        "fuzzy", "weather_tokyo")
+        "fuzzy",
+        "weather_tokyo",
+    )
 
 
 def test_cases_within_the_margin_are_ambiguous():
-    copies = EvalSet(eval_set_id="db", eval_cases=[case("monthly", "How many active users did we have last month?"),
-                                                    case("monthly_v2", "How many active users did we have last month")])
+    copies = EvalSet(
+        eval_set_id="db",
+        eval_cases=[
+            case("monthly", "How many active users did we have last month?"),
+            case("monthly_v2", "How many active users did we have last month"),
+        ],
+    )
     other = EvalSet(eval_set_id="other", eval_cases=[case("refund", "What is your refund policy?")])
     match = GoldenIndex([copies, other], embedding_threshold=60).match("how many users were active last month")
     assert match.method == "ambiguous" and match.case is None
@@ -154,10 +180,13 @@ def test_features_numbers_and_vectors():
 
 def test_a_thousand_cases_each_paraphrase_finds_its_own_city():
     rng = random.Random(3)
-    names = sorted({"".join(rng.choice("bcdfghklmnprstvz") + rng.choice("aeiou") for _ in range(3))
-                    for _ in range(1200)})[:1000]
-    eval_set = EvalSet(eval_set_id="cities", eval_cases=[
-        case(f"c{n}", f"What is the current weather forecast for {name}?") for n, name in enumerate(names)])
+    names = sorted(
+        {"".join(rng.choice("bcdfghklmnprstvz") + rng.choice("aeiou") for _ in range(3)) for _ in range(1200)}
+    )[:1000]
+    eval_set = EvalSet(
+        eval_set_id="cities",
+        eval_cases=[case(f"c{n}", f"What is the current weather forecast for {name}?") for n, name in enumerate(names)],
+    )
     index = GoldenIndex([eval_set], embedding_threshold=50)
     for n in rng.sample(range(1000), 20):
         match = index.match(f"{names[n]} weather forecast right now")

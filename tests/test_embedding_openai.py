@@ -24,15 +24,37 @@ from otel_eval.spans import SpanRecord
 
 #: A toy "model" that knows synonyms: each word counts toward a concept; words it does not know
 #: count a little toward "other". Paraphrases land on the same concepts, unlike character n-grams.
-CONCEPTS = {"weather": 0, "hot": 0, "temperature": 0, "warm": 0, "tokyo": 1, "refund": 2, "money": 2, "back": 2,
-            "policy": 2, "users": 3, "customers": 3, "revenue": 4, "sales": 4}
+CONCEPTS = {
+    "weather": 0,
+    "hot": 0,
+    "temperature": 0,
+    "warm": 0,
+    "tokyo": 1,
+    "refund": 2,
+    "money": 2,
+    "back": 2,
+    "policy": 2,
+    "users": 3,
+    "customers": 3,
+    "revenue": 4,
+    "sales": 4,
+}
 DIM = 6
 
-GOLDEN = EvalSet(eval_set_id="toy", eval_cases=[
-    EvalCase(eval_id=eval_id, conversation=[Invocation(invocation_id=f"{eval_id}-1", user_content=MessageContent.user(q))])
-    for eval_id, q in (("weather_tokyo", "What's the weather in Tokyo?"), ("refund", "What is your refund policy?"),
-                       ("top_users", "Show me the top users by revenue"))
-])
+GOLDEN = EvalSet(
+    eval_set_id="toy",
+    eval_cases=[
+        EvalCase(
+            eval_id=eval_id,
+            conversation=[Invocation(invocation_id=f"{eval_id}-1", user_content=MessageContent.user(q))],
+        )
+        for eval_id, q in (
+            ("weather_tokyo", "What's the weather in Tokyo?"),
+            ("refund", "What is your refund policy?"),
+            ("top_users", "Show me the top users by revenue"),
+        )
+    ],
+)
 PARAPHRASE = "How hot is it in Tokyo right now"
 
 
@@ -60,7 +82,7 @@ class EmbeddingServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
+            def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests.append({"path": self.path, **body})
                 server.headers.append(dict(self.headers))
@@ -75,8 +97,10 @@ class EmbeddingServer:
                 elif mode == "short":
                     self.reply(200, json.dumps({"object": "list", "data": []}).encode())
                 else:
-                    data = [{"object": "embedding", "index": i, "embedding": concept_vector(t)}
-                            for i, t in enumerate(body["input"])]
+                    data = [
+                        {"object": "embedding", "index": i, "embedding": concept_vector(t)}
+                        for i, t in enumerate(body["input"])
+                    ]
                     self.reply(200, json.dumps({"object": "list", "data": data, "model": body["model"]}).encode())
 
             def reply(self, status, payload):
@@ -135,9 +159,15 @@ def test_vectors_are_cached_by_text(server):
     index = GoldenIndex([GOLDEN], embedding_threshold=80, embed=embed)
     for query in (PARAPHRASE, "Give me my money back", PARAPHRASE):
         index.match(query)
-    assert sorted(server.texts_sent()) == sorted([
-        "what's the weather in tokyo", "what is your refund policy", "show me the top users by revenue",
-        "how hot is it in tokyo right now", "give me my money back"])
+    assert sorted(server.texts_sent()) == sorted(
+        [
+            "what's the weather in tokyo",
+            "what is your refund policy",
+            "show me the top users by revenue",
+            "how hot is it in tokyo right now",
+            "give me my money back",
+        ]
+    )
     # A second index (a reloaded golden set) reuses the backend's cache: nothing is sent again.
     sent = len(server.requests)
     assert GoldenIndex([GOLDEN], embedding_threshold=80, embed=embed).match(PARAPHRASE).method == "embedding"
@@ -152,13 +182,16 @@ def test_a_transient_500_is_retried(server):
     assert embed.requests == 3  # golden queries: 500, then ok; the query: ok
 
 
-@pytest.mark.parametrize("mode, says, tries", [
-    ("500", "HTTP 500", 2),
-    ("slow", "no answer within 0.2 s", 2),
-    ("garbage", "invalid JSON", 1),
-    ("short", "0 embedding(s) for 3 text(s)", 1),
-    ("401", "HTTP 401", 1),  # a refused key is not retried
-])
+@pytest.mark.parametrize(
+    "mode, says, tries",
+    [
+        ("500", "HTTP 500", 2),
+        ("slow", "no answer within 0.2 s", 2),
+        ("garbage", "invalid JSON", 1),
+        ("short", "0 embedding(s) for 3 text(s)", 1),
+        ("401", "HTTP 401", 1),  # a refused key is not retried
+    ],
+)
 def test_a_failing_backend_leaves_the_session_unmatched_with_the_reason(server, mode, says, tries):
     server.default = mode
     embed = backend(server, timeout=0.2)
@@ -182,29 +215,60 @@ def test_exact_and_fuzzy_matches_never_call_the_model(server):
 
 
 def paraphrase_span(session_id: str) -> SpanRecord:
-    return SpanRecord("8f" * 16, "00000000000000b1", None, "agent.invoke", 1, 2,
-                      attributes={"openinference.span.kind": "AGENT", "session.id": session_id,
-                                  "input.value": PARAPHRASE})
+    return SpanRecord(
+        "8f" * 16,
+        "00000000000000b1",
+        None,
+        "agent.invoke",
+        1,
+        2,
+        attributes={"openinference.span.kind": "AGENT", "session.id": session_id, "input.value": PARAPHRASE},
+    )
 
 
 @pytest.mark.parametrize("score_workers", [0, 1])
 def test_the_engine_matches_with_the_model_and_stores_why_when_it_cannot(server, tmp_path, score_workers):
     db = tmp_path / "e.db"
-    engine = Engine(db, golden=[GOLDEN], trace_quiet=3600, session_idle=3600, embedding_threshold=80,
-                    embed=backend(server), score_workers=score_workers).start()
+    engine = Engine(
+        db,
+        golden=[GOLDEN],
+        trace_quiet=3600,
+        session_idle=3600,
+        embedding_threshold=80,
+        embed=backend(server),
+        score_workers=score_workers,
+    ).start()
     engine.ingest([paraphrase_span("s-ok")])
     engine.close(score_open=True)
     server.default = "500"
-    engine = Engine(db, golden=[GOLDEN], trace_quiet=3600, session_idle=3600, embedding_threshold=80,
-                    embed=backend(server), score_workers=score_workers).start()
-    engine.ingest([SpanRecord("9f" * 16, "00000000000000b2", None, "agent.invoke", 3, 4,
-                              attributes={"openinference.span.kind": "AGENT", "session.id": "s-down",
-                                          "input.value": PARAPHRASE})])
+    engine = Engine(
+        db,
+        golden=[GOLDEN],
+        trace_quiet=3600,
+        session_idle=3600,
+        embedding_threshold=80,
+        embed=backend(server),
+        score_workers=score_workers,
+    ).start()
+    engine.ingest(
+        [
+            SpanRecord(
+                "9f" * 16,
+                "00000000000000b2",
+                None,
+                "agent.invoke",
+                3,
+                4,
+                attributes={"openinference.span.kind": "AGENT", "session.id": "s-down", "input.value": PARAPHRASE},
+            )
+        ]
+    )
     engine.close(score_open=True)
     conn = sqlite3.connect(db)
     rows = dict(conn.execute("SELECT session_id, matched_by FROM evaluations WHERE superseded = 0"))
-    error = conn.execute("SELECT json_extract(details, '$.match.evidence.embedding.error') FROM evaluations "
-                         "WHERE session_id = 's-down'").fetchone()[0]
+    error = conn.execute(
+        "SELECT json_extract(details, '$.match.evidence.embedding.error') FROM evaluations WHERE session_id = 's-down'"
+    ).fetchone()[0]
     conn.close()
     assert rows == {"s-ok": "embedding", "s-down": "unmatched"}
     assert "HTTP 500" in error
@@ -215,11 +279,26 @@ def test_collector_settings_for_the_backend(tmp_path, server):
     from collector.config import load_config
 
     env = {"OTEL_EVAL_EMBEDDING_API_KEY": "sk-env"}
-    config = load_config(["--embedding-url", server.url, "--embedding-model", "toy-embed",
-                          "--embedding-threshold", "80", "--embedding-timeout", "3"], environ=env)
+    config = load_config(
+        [
+            "--embedding-url",
+            server.url,
+            "--embedding-model",
+            "toy-embed",
+            "--embedding-threshold",
+            "80",
+            "--embedding-timeout",
+            "3",
+        ],
+        environ=env,
+    )
     embed = embedding_model_of(config)
-    assert (embed.url, embed.model, embed.api_key, embed.timeout) == (server.url + "/embeddings", "toy-embed",
-                                                                       "sk-env", 3.0)
+    assert (embed.url, embed.model, embed.api_key, embed.timeout) == (
+        server.url + "/embeddings",
+        "toy-embed",
+        "sk-env",
+        3.0,
+    )
     toml = tmp_path / "c.toml"
     toml.write_text(f'embedding_url = "{server.url}"\nembedding_model = "toy-embed"\nembedding_threshold = 75\n')
     assert embedding_model_of(load_config(["--config", str(toml)], environ={})).model == "toy-embed"
@@ -237,12 +316,36 @@ def paraphrase_files(folder, session_id: str):
     golden = folder / "toy.evalset.json"
     GOLDEN.save(golden)
     spans = folder / "spans.otlp.json"
-    spans.write_text(json.dumps({"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"spans": [{
-        "traceId": "8f" * 16, "spanId": "00000000000000b1", "name": "agent.invoke", "kind": 1,
-        "startTimeUnixNano": "1", "endTimeUnixNano": "2",
-        "attributes": [{"key": "openinference.span.kind", "value": {"stringValue": "AGENT"}},
-                       {"key": "session.id", "value": {"stringValue": session_id}},
-                       {"key": "input.value", "value": {"stringValue": PARAPHRASE}}]}]}]}]}))
+    spans.write_text(
+        json.dumps(
+            {
+                "resourceSpans": [
+                    {
+                        "resource": {"attributes": []},
+                        "scopeSpans": [
+                            {
+                                "spans": [
+                                    {
+                                        "traceId": "8f" * 16,
+                                        "spanId": "00000000000000b1",
+                                        "name": "agent.invoke",
+                                        "kind": 1,
+                                        "startTimeUnixNano": "1",
+                                        "endTimeUnixNano": "2",
+                                        "attributes": [
+                                            {"key": "openinference.span.kind", "value": {"stringValue": "AGENT"}},
+                                            {"key": "session.id", "value": {"stringValue": session_id}},
+                                            {"key": "input.value", "value": {"stringValue": PARAPHRASE}},
+                                        ],
+                                    }
+                                ]
+                            }
+                        ],
+                    }
+                ]
+            }
+        )
+    )
     return golden, spans
 
 
@@ -252,8 +355,26 @@ def test_evaluate_command_uses_the_model(server, tmp_path, monkeypatch):
     golden, spans = paraphrase_files(tmp_path, "s-cli")
     monkeypatch.setenv("OTEL_EVAL_EMBEDDING_API_KEY", "sk-cli")
     db = tmp_path / "cli.db"
-    assert main(["evaluate", str(spans), "--golden", str(golden), "--db", str(db), "--json",
-                 "--embedding-threshold", "80", "--embedding-url", server.url, "--embedding-model", "toy-embed"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                str(spans),
+                "--golden",
+                str(golden),
+                "--db",
+                str(db),
+                "--json",
+                "--embedding-threshold",
+                "80",
+                "--embedding-url",
+                server.url,
+                "--embedding-model",
+                "toy-embed",
+            ]
+        )
+        == 0
+    )
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT matched_by, case_id FROM evaluations").fetchone() == ("embedding", "weather_tokyo")
     conn.close()
@@ -268,10 +389,27 @@ def test_rescore_command_uses_the_model(server, tmp_path, monkeypatch):
     db = tmp_path / "rescore.db"
     assert main(["evaluate", str(spans), "--golden", str(golden), "--db", str(db), "--json"]) == 0
     monkeypatch.setenv("OTEL_EVAL_EMBEDDING_API_KEY", "sk-rescore")
-    assert main(["rescore", "--db", str(db), "--json", "--embedding-threshold", "80",
-                 "--embedding-url", server.url, "--embedding-model", "toy-embed"]) == 0
+    assert (
+        main(
+            [
+                "rescore",
+                "--db",
+                str(db),
+                "--json",
+                "--embedding-threshold",
+                "80",
+                "--embedding-url",
+                server.url,
+                "--embedding-model",
+                "toy-embed",
+            ]
+        )
+        == 0
+    )
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT revision, matched_by, case_id FROM evaluations ORDER BY revision").fetchall() == [
-        (1, "unmatched", None), (2, "embedding", "weather_tokyo")]
+        (1, "unmatched", None),
+        (2, "embedding", "weather_tokyo"),
+    ]
     conn.close()
     assert {h["Authorization"] for h in server.headers} == {"Bearer sk-rescore"}

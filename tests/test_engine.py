@@ -19,12 +19,14 @@ GOLDEN = EvalSet(
     eval_cases=[
         EvalCase(
             eval_id="tokyo",
-            conversation=[Invocation(
-                invocation_id="t1",
-                user_content=MessageContent.user("What's the weather in Tokyo?"),
-                expected_tool_trajectory=[ExpectedToolCall(name="get_weather", args={"city": "Tokyo"})],
-                expected_final_response=MessageContent.assistant("It is 22°C and sunny in Tokyo."),
-            )],
+            conversation=[
+                Invocation(
+                    invocation_id="t1",
+                    user_content=MessageContent.user("What's the weather in Tokyo?"),
+                    expected_tool_trajectory=[ExpectedToolCall(name="get_weather", args={"city": "Tokyo"})],
+                    expected_final_response=MessageContent.assistant("It is 22°C and sunny in Tokyo."),
+                )
+            ],
         )
     ],
 )
@@ -92,18 +94,25 @@ def test_session_is_scored_once_after_it_ends(tmp_path):
     assert by_session["sess-pass"].passed and by_session["sess-pass"].eval_id == "tokyo"
     failing = [c.criterion for c in by_session["sess-fail"].criterion_results if not c.passed and not c.skipped]
     assert not by_session["sess-fail"].passed and "trajectory_match" in failing
-    assert evaluations(db) == [("sess-fail", 1, "tokyo", "exact", 0, 0), ("sess-marker", 1, "tokyo", "exact", 1, 0),
-                               ("sess-pass", 1, "tokyo", "exact", 1, 0)]
+    assert evaluations(db) == [
+        ("sess-fail", 1, "tokyo", "exact", 0, 0),
+        ("sess-marker", 1, "tokyo", "exact", 1, 0),
+        ("sess-pass", 1, "tokyo", "exact", 1, 0),
+    ]
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT COUNT(*) FROM spans").fetchone()[0] == 9
-    assert conn.execute("SELECT level, COUNT(*) FROM agent_data GROUP BY level").fetchall() == [("span", 9), ("trace", 3)]
+    assert conn.execute("SELECT level, COUNT(*) FROM agent_data GROUP BY level").fetchall() == [
+        ("span", 9),
+        ("trace", 3),
+    ]
     assert conn.execute("SELECT agent_version FROM evaluations LIMIT 1").fetchone()[0] == "1.0.0"
 
 
 def test_explicit_end_scores_without_waiting_for_idle(tmp_path):
     results = []
-    processor = EvalSpanProcessor(db=tmp_path / "e.db", golden=GOLDEN, trace_quiet=0.1, session_idle=3600,
-                                  on_result=results.append)
+    processor = EvalSpanProcessor(
+        db=tmp_path / "e.db", golden=GOLDEN, trace_quiet=0.1, session_idle=3600, on_result=results.append
+    )
     tracer = provider_with(processor).get_tracer("test")
     run_turn(tracer, "sess-end", "What's the weather in Tokyo?", "Tokyo", "It is 22°C and sunny in Tokyo.", end=True)
     wait_until(lambda: results, what="the ended session scored")
@@ -114,12 +123,28 @@ def test_explicit_end_scores_without_waiting_for_idle(tmp_path):
 def test_duplicates_and_child_before_parent_across_batches(tmp_path):
     engine = Engine(tmp_path / "e.db", golden=[GOLDEN], trace_quiet=3600, session_idle=3600).start()
     trace = "ab" * 16
-    root = SpanRecord(trace, "00000000000000r1".replace("r", "a"), None, "agent.invoke", 1, 10,
-                      attributes={"openinference.span.kind": "AGENT", "input.value": "What's the weather in Tokyo?",
-                                  "output.value": "sunny"})
-    child = SpanRecord(trace, "00000000000000c1", root.span_id, "get_weather", 2, 3,
-                       attributes={"openinference.span.kind": "TOOL", "tool.name": "get_weather",
-                                   "input.value": '{"city": "Tokyo"}'})
+    root = SpanRecord(
+        trace,
+        "00000000000000r1".replace("r", "a"),
+        None,
+        "agent.invoke",
+        1,
+        10,
+        attributes={
+            "openinference.span.kind": "AGENT",
+            "input.value": "What's the weather in Tokyo?",
+            "output.value": "sunny",
+        },
+    )
+    child = SpanRecord(
+        trace,
+        "00000000000000c1",
+        root.span_id,
+        "get_weather",
+        2,
+        3,
+        attributes={"openinference.span.kind": "TOOL", "tool.name": "get_weather", "input.value": '{"city": "Tokyo"}'},
+    )
     first = engine.ingest([child])
     again = engine.ingest([child, root])
     assert (first.stored, first.duplicates) == (1, 0)
@@ -137,15 +162,36 @@ def test_late_span_rescored_as_new_revision(tmp_path):
     db = tmp_path / "e.db"
     engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1).start()
     trace = "cd" * 16
-    root = SpanRecord(trace, "00000000000000a1", None, "agent.invoke", 1, 10,
-                      attributes={"openinference.span.kind": "AGENT", "session.id": "late",
-                                  "input.value": "What's the weather in Tokyo?",
-                                  "output.value": "It is 22°C and sunny in Tokyo."})
+    root = SpanRecord(
+        trace,
+        "00000000000000a1",
+        None,
+        "agent.invoke",
+        1,
+        10,
+        attributes={
+            "openinference.span.kind": "AGENT",
+            "session.id": "late",
+            "input.value": "What's the weather in Tokyo?",
+            "output.value": "It is 22°C and sunny in Tokyo.",
+        },
+    )
     engine.ingest([root])
     wait_until(lambda: len(evaluations(db)) == 1)
-    tool = SpanRecord(trace, "00000000000000a2", root.span_id, "get_weather", 2, 3,
-                      attributes={"openinference.span.kind": "TOOL", "tool.name": "get_weather", "session.id": "late",
-                                  "input.value": '{"city": "Tokyo"}'})
+    tool = SpanRecord(
+        trace,
+        "00000000000000a2",
+        root.span_id,
+        "get_weather",
+        2,
+        3,
+        attributes={
+            "openinference.span.kind": "TOOL",
+            "tool.name": "get_weather",
+            "session.id": "late",
+            "input.value": '{"city": "Tokyo"}',
+        },
+    )
     engine.ingest([tool])
     wait_until(lambda: len(evaluations(db)) == 2)
     engine.close()
@@ -155,9 +201,19 @@ def test_late_span_rescored_as_new_revision(tmp_path):
 def test_restart_resumes_open_sessions_and_scores_each_once(tmp_path):
     db = tmp_path / "e.db"
     engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=3600).start()
-    root = SpanRecord("ef" * 16, "00000000000000a1", None, "agent.invoke", 1, 10,
-                      attributes={"openinference.span.kind": "AGENT", "session.id": "resumed",
-                                  "input.value": "What's the weather in Tokyo?"})
+    root = SpanRecord(
+        "ef" * 16,
+        "00000000000000a1",
+        None,
+        "agent.invoke",
+        1,
+        10,
+        attributes={
+            "openinference.span.kind": "AGENT",
+            "session.id": "resumed",
+            "input.value": "What's the weather in Tokyo?",
+        },
+    )
     engine.ingest([root])
     engine.close(score_open=False)  # like SIGTERM: committed, left open
     assert evaluations(db) == []
@@ -176,14 +232,27 @@ def test_restart_resumes_open_sessions_and_scores_each_once(tmp_path):
     wait_until(lambda: any(r.session_id == "marker-2" for r in results), what="marker-2 scored")
     engine.close(score_open=True)
     assert [r.session_id for r in results] == ["marker-2"]
-    assert evaluations(db) == [("marker-1", 1, "tokyo", "exact", 0, 0), ("marker-2", 1, "tokyo", "exact", 0, 0),
-                               ("resumed", 1, "tokyo", "exact", 0, 0)]
+    assert evaluations(db) == [
+        ("marker-1", 1, "tokyo", "exact", 0, 0),
+        ("marker-2", 1, "tokyo", "exact", 0, 0),
+        ("resumed", 1, "tokyo", "exact", 0, 0),
+    ]
 
 
 def _marker_span(session_id, trace_id):
-    return SpanRecord(trace_id, "00000000000000a1", None, "agent.invoke", 1, 10,
-                      attributes={"openinference.span.kind": "AGENT", "session.id": session_id,
-                                  "input.value": "What's the weather in Tokyo?"})
+    return SpanRecord(
+        trace_id,
+        "00000000000000a1",
+        None,
+        "agent.invoke",
+        1,
+        10,
+        attributes={
+            "openinference.span.kind": "AGENT",
+            "session.id": session_id,
+            "input.value": "What's the weather in Tokyo?",
+        },
+    )
 
 
 def test_processor_never_blocks_or_raises_when_queue_is_full(tmp_path):
@@ -193,6 +262,7 @@ def test_processor_never_blocks_or_raises_when_queue_is_full(tmp_path):
     blocker = sqlite3.connect(db, timeout=30)
     blocker.execute("BEGIN IMMEDIATE")  # the writer cannot commit: the queue fills up
     try:
+
         def end_50_spans():
             for i in range(50):
                 with tracer.start_as_current_span(f"s{i}"):
@@ -217,7 +287,10 @@ def test_ingest_raises_queue_full_for_a_caller_that_waits(tmp_path):
     engine = Engine(db, max_queue_spans=2, trace_quiet=3600, session_idle=3600).start()
     blocker = sqlite3.connect(db, timeout=30)
     blocker.execute("BEGIN IMMEDIATE")
-    mk = lambda i: SpanRecord("12" * 16, f"{i:016x}", None, "s", 1, 2)
+
+    def mk(i):
+        return SpanRecord("12" * 16, f"{i:016x}", None, "s", 1, 2)
+
     try:
         engine.ingest([mk(1), mk(2)], wait=False)
         with pytest.raises(QueueFull):
@@ -231,24 +304,34 @@ def test_ingest_raises_queue_full_for_a_caller_that_waits(tmp_path):
 
 def test_a_reader_bug_stores_the_span_and_a_scoring_bug_is_recorded_not_lost(tmp_path, monkeypatch):
     """Fault injection: a convention that raises and a scorer that raises."""
-    from otel_eval.conventions import openinference
     from otel_eval import session_evaluation
+    from otel_eval.conventions import openinference
 
     def broken(span):
         raise KeyError("boom")
 
     monkeypatch.setattr(openinference, "read", broken)
-    monkeypatch.setattr(session_evaluation, "score_session", lambda *a, **k: 1 / 0)  # the scorer session_evaluation calls
+    monkeypatch.setattr(
+        session_evaluation, "score_session", lambda *a, **k: 1 / 0
+    )  # the scorer session_evaluation calls
     db = tmp_path / "e.db"
     engine = Engine(db, golden=[GOLDEN], trace_quiet=3600, session_idle=3600).start()
-    span = SpanRecord("aa" * 16, "00000000000000a1", None, "agent.invoke", 1, 2,
-                      attributes={"openinference.span.kind": "AGENT", "session.id": "buggy"})
+    span = SpanRecord(
+        "aa" * 16,
+        "00000000000000a1",
+        None,
+        "agent.invoke",
+        1,
+        2,
+        attributes={"openinference.span.kind": "AGENT", "session.id": "buggy"},
+    )
     assert engine.ingest([span]).stored == 1
     engine.close(score_open=True)
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT convention FROM spans").fetchall() == [("openinference",)]
     assert conn.execute("SELECT session_id, passed, matched_by, error FROM evaluations").fetchall() == [
-        ("buggy", 0, "error", "evaluation failed: ZeroDivisionError: division by zero")]
+        ("buggy", 0, "error", "evaluation failed: ZeroDivisionError: division by zero")
+    ]
     assert conn.execute("SELECT status FROM sessions").fetchall() == [("scored",)]
 
 
@@ -274,9 +357,19 @@ def test_a_clean_stop_removes_the_lock_file_and_a_killed_engines_file_is_taken_o
     engine.close()
     assert not lock.exists()
 
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from otel_eval.engine import Engine; Engine(sys.argv[1]).start(); "
-        "print('started', flush=True); time.sleep(60)"), str(db)], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time; from otel_eval.engine import Engine; Engine(sys.argv[1]).start(); "
+                "print('started', flush=True); time.sleep(60)"
+            ),
+            str(db),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "started"
     finally:
@@ -289,21 +382,43 @@ def test_a_clean_stop_removes_the_lock_file_and_a_killed_engines_file_is_taken_o
 
 def tokyo_session(trace_id: str, session_id: str) -> list[SpanRecord]:
     """An OpenInference agent span and its get_weather tool call: GOLDEN's "tokyo" case, passed."""
-    root = SpanRecord(trace_id, "00000000000000a1", None, "agent.invoke", 1, 10,
-                      attributes={"openinference.span.kind": "AGENT", "session.id": session_id,
-                                  "input.value": "What's the weather in Tokyo?",
-                                  "output.value": "It is 22°C and sunny in Tokyo."})
-    tool = SpanRecord(trace_id, "00000000000000a2", root.span_id, "get_weather", 2, 3,
-                      attributes={"openinference.span.kind": "TOOL", "tool.name": "get_weather",
-                                  "session.id": session_id, "input.value": '{"city": "Tokyo"}'})
+    root = SpanRecord(
+        trace_id,
+        "00000000000000a1",
+        None,
+        "agent.invoke",
+        1,
+        10,
+        attributes={
+            "openinference.span.kind": "AGENT",
+            "session.id": session_id,
+            "input.value": "What's the weather in Tokyo?",
+            "output.value": "It is 22°C and sunny in Tokyo.",
+        },
+    )
+    tool = SpanRecord(
+        trace_id,
+        "00000000000000a2",
+        root.span_id,
+        "get_weather",
+        2,
+        3,
+        attributes={
+            "openinference.span.kind": "TOOL",
+            "tool.name": "get_weather",
+            "session.id": session_id,
+            "input.value": '{"city": "Tokyo"}',
+        },
+    )
     return [root, tool]
 
 
 def test_scoring_in_a_worker_process_gives_the_same_results(tmp_path):
     results = []
     db = tmp_path / "e.db"
-    engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1, score_workers=1,
-                    on_result=results.append).start()
+    engine = Engine(
+        db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1, score_workers=1, on_result=results.append
+    ).start()
     engine.ingest(tokyo_session("5a" * 16, "worker"))
     wait_until(lambda: len(results) == 1, timeout=30)
     engine.close()
@@ -311,7 +426,10 @@ def test_scoring_in_a_worker_process_gives_the_same_results(tmp_path):
     assert evaluations(db) == [("worker", 1, "tokyo", "exact", 1, 0)]
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT span_type FROM spans ORDER BY span_id").fetchall() == [("agent",), ("tool",)]
-    assert conn.execute("SELECT level, COUNT(*) FROM agent_data GROUP BY level").fetchall() == [("span", 2), ("trace", 1)]
+    assert conn.execute("SELECT level, COUNT(*) FROM agent_data GROUP BY level").fetchall() == [
+        ("span", 2),
+        ("trace", 1),
+    ]
 
 
 @pytest.mark.parametrize("score_workers", [0, 1])
@@ -330,7 +448,7 @@ def test_without_a_result_listener_workers_keep_no_full_result(tmp_path, score_w
     event = events[0]
     assert (event.session_id, event.case_id, event.verdict, event.matched) == ("lean", "tokyo", "passed", True)
     with pytest.raises(LookupError, match="with_result=True"):
-        event.result
+        _ = event.result
     assert evaluations(db) == [("lean", 1, "tokyo", "exact", 1, 0)]
     criteria = sqlite3.connect(db).execute("SELECT COUNT(*) FROM criterion_results").fetchone()[0]
     assert criteria > 0
@@ -340,8 +458,15 @@ def test_oversized_values_are_cut_with_a_marker_and_the_raw_span_kept_whole(tmp_
     db = tmp_path / "e.db"
     engine = Engine(db, trace_quiet=3600, session_idle=3600, max_value_chars=1000).start()
     answer = "x" * 100_000
-    span = SpanRecord("7b" * 16, "00000000000000a1", None, "agent.invoke", 1, 2,
-                      attributes={"openinference.span.kind": "AGENT", "input.value": "hi", "output.value": answer})
+    span = SpanRecord(
+        "7b" * 16,
+        "00000000000000a1",
+        None,
+        "agent.invoke",
+        1,
+        2,
+        attributes={"openinference.span.kind": "AGENT", "input.value": "hi", "output.value": answer},
+    )
     engine.ingest([span])
     engine.close(score_open=True)
     conn = sqlite3.connect(db)
@@ -368,13 +493,19 @@ def test_while_no_spans_arrive_the_engine_scores_waiting_sessions_beside_its_wor
     assert engine.stats()["sessions_scored_idle"] > 0
     conn = sqlite3.connect(db)
     try:
-        assert conn.execute("SELECT COUNT(*), COUNT(DISTINCT session_id), MAX(revision) FROM evaluations").fetchone() == (
-            sessions, sessions, 1)
+        assert conn.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT session_id), MAX(revision) FROM evaluations"
+        ).fetchone() == (sessions, sessions, 1)
         assert conn.execute("SELECT DISTINCT case_id, matched_by, passed, score FROM evaluations").fetchall() == [
-            ("tokyo", "exact", 1, 1.0)]
+            ("tokyo", "exact", 1, 1.0)
+        ]
         # Every criterion's result (score, verdict, details) is one and the same for all sessions.
-        assert {count for (count,) in conn.execute(
-            "SELECT COUNT(*) FROM criterion_results GROUP BY criterion, score, passed, details")} == {sessions}
+        assert {
+            count
+            for (count,) in conn.execute(
+                "SELECT COUNT(*) FROM criterion_results GROUP BY criterion, score, passed, details"
+            )
+        } == {sessions}
     finally:
         conn.close()
 
@@ -422,21 +553,51 @@ def test_a_killed_score_worker_is_replaced(tmp_path):
 
     results = []
     db = tmp_path / "e.db"
-    engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1, score_workers=1,
-                    on_result=results.append).start()
-    first = SpanRecord("6c" * 16, "00000000000000a1", None, "agent.invoke", 1, 2,
-                       attributes={"openinference.span.kind": "AGENT", "session.id": "before"})
+    engine = Engine(
+        db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1, score_workers=1, on_result=results.append
+    ).start()
+    first = SpanRecord(
+        "6c" * 16,
+        "00000000000000a1",
+        None,
+        "agent.invoke",
+        1,
+        2,
+        attributes={"openinference.span.kind": "AGENT", "session.id": "before"},
+    )
     engine.ingest([first])
     wait_until(lambda: len(results) == 1, timeout=30)
     for pid in engine.worker_pids():  # kill the worker as the OOM killer would
         os.kill(pid, signal.SIGKILL)
     # The first session after the kill finds the pool broken (left 'ended' for the next start)
     # or already on a fresh worker; either way the one after it is scored by a new worker.
-    engine.ingest([SpanRecord("6d" * 16, "00000000000000a1", None, "agent.invoke", 1, 2,
-                              attributes={"openinference.span.kind": "AGENT", "session.id": "after"})])
+    engine.ingest(
+        [
+            SpanRecord(
+                "6d" * 16,
+                "00000000000000a1",
+                None,
+                "agent.invoke",
+                1,
+                2,
+                attributes={"openinference.span.kind": "AGENT", "session.id": "after"},
+            )
+        ]
+    )
     wait_until(lambda: engine.stats()["sessions_awaiting_score"] == 0 and not engine.is_open("after"), timeout=30)
-    engine.ingest([SpanRecord("6e" * 16, "00000000000000a1", None, "agent.invoke", 1, 2,
-                              attributes={"openinference.span.kind": "AGENT", "session.id": "again"})])
+    engine.ingest(
+        [
+            SpanRecord(
+                "6e" * 16,
+                "00000000000000a1",
+                None,
+                "agent.invoke",
+                1,
+                2,
+                attributes={"openinference.span.kind": "AGENT", "session.id": "again"},
+            )
+        ]
+    )
     wait_until(lambda: any(r.session_id == "again" for r in results), timeout=30)
     engine.close()
 
@@ -444,17 +605,34 @@ def test_a_killed_score_worker_is_replaced(tmp_path):
 def test_embedding_threshold_matches_a_paraphrase_in_the_live_engine(tmp_path):
     from tests.paths import REPO
 
-    golden = [REPO / "examples" / "golden" / "weather.evalset.json", REPO / "examples" / "golden" / "weather.trajectory.json"]
-    span = SpanRecord("8e" * 16, "00000000000000a1", None, "agent.invoke", 1, 2,
-                      attributes={"openinference.span.kind": "AGENT",
-                                  "input.value": "List the top 10 users ranked by revenue"})
+    golden = [
+        REPO / "examples" / "golden" / "weather.evalset.json",
+        REPO / "examples" / "golden" / "weather.trajectory.json",
+    ]
+    span = SpanRecord(
+        "8e" * 16,
+        "00000000000000a1",
+        None,
+        "agent.invoke",
+        1,
+        2,
+        attributes={"openinference.span.kind": "AGENT", "input.value": "List the top 10 users ranked by revenue"},
+    )
     for threshold, expected in ((None, "unmatched"), (60.0, "embedding")):
         results = []
-        engine = Engine(tmp_path / f"{expected}.db", golden=golden, trace_quiet=3600, session_idle=3600,
-                        embedding_threshold=threshold, on_result=results.append).start()
+        engine = Engine(
+            tmp_path / f"{expected}.db",
+            golden=golden,
+            trace_quiet=3600,
+            session_idle=3600,
+            embedding_threshold=threshold,
+            on_result=results.append,
+        ).start()
         engine.ingest([span])
         engine.close(score_open=True)
-        matched_by = sqlite3.connect(tmp_path / f"{expected}.db").execute("SELECT matched_by FROM evaluations").fetchone()
+        matched_by = (
+            sqlite3.connect(tmp_path / f"{expected}.db").execute("SELECT matched_by FROM evaluations").fetchone()
+        )
         assert matched_by == (expected,)
 
 
@@ -479,8 +657,9 @@ def test_a_batch_sqlite_refuses_fails_alone_and_the_rest_of_its_group_commits(tm
 
     import threading
 
-    senders = [threading.Thread(target=send, args=(n, s)) for n, s in
-               (("good", good), ("bad", bad), ("also_good", also_good))]
+    senders = [
+        threading.Thread(target=send, args=(n, s)) for n, s in (("good", good), ("bad", bad), ("also_good", also_good))
+    ]
     for t in senders:
         t.start()
     wait_until(lambda: engine.stats()["queue_depth"] == 3)
@@ -539,7 +718,12 @@ def test_a_processor_can_take_an_engine_and_listeners_get_what_was_stored(tmp_pa
     conn = sqlite3.connect(db)
     trace_id, root = conn.execute("SELECT trace_id, root_span_id FROM traces").fetchone()
     evaluation_id, revision = conn.execute("SELECT id, revision FROM evaluations").fetchone()
-    assert (event.session_id, event.result.eval_id, event.result.passed, event.matched) == ("injected", "tokyo", True, True)
+    assert (event.session_id, event.result.eval_id, event.result.passed, event.matched) == (
+        "injected",
+        "tokyo",
+        True,
+        True,
+    )
     assert (event.evaluation_id, event.revision, event.agent_version) == (evaluation_id, revision, "3.1.0")
     assert (event.trace_ids, event.root_span_ids) == ((trace_id,), (root,))
 
@@ -552,11 +736,20 @@ def test_a_large_golden_set_leaves_few_objects_in_the_engines_process(tmp_path):
 
     gc.collect()
     before = len(gc.get_objects())
-    cases = [EvalCase(eval_id=f"case-{i}", conversation=[Invocation(
-        invocation_id="1", user_content=MessageContent.user(f"What is the weather in city number {i}?"),
-        expected_final_response=MessageContent(role="model", content=[{"text": f"Sunny in {i}."}]),
-        expected_tool_trajectory=[ExpectedToolCall(name="get_weather", args={"city": str(i)})])])
-        for i in range(2000)]
+    cases = [
+        EvalCase(
+            eval_id=f"case-{i}",
+            conversation=[
+                Invocation(
+                    invocation_id="1",
+                    user_content=MessageContent.user(f"What is the weather in city number {i}?"),
+                    expected_final_response=MessageContent(role="model", content=[{"text": f"Sunny in {i}."}]),
+                    expected_tool_trajectory=[ExpectedToolCall(name="get_weather", args={"city": str(i)})],
+                )
+            ],
+        )
+        for i in range(2000)
+    ]
     eval_set = EvalSet(eval_set_id="big", eval_cases=cases)
     engine = Engine(tmp_path / "e.db", golden=[eval_set], trace_quiet=3600, session_idle=3600).start()
     del eval_set, cases
@@ -565,7 +758,11 @@ def test_a_large_golden_set_leaves_few_objects_in_the_engines_process(tmp_path):
     try:
         assert grown < 5 * 2000, f"{grown} objects for 2,000 cases"
         match = engine.golden_index.match("what is the weather in city number 1234?")
-        assert (match.method, match.eval_id, match.case.conversation[0].expected_final_response.get_text()) == ("exact", "case-1234", "Sunny in 1234.")
+        assert (match.method, match.eval_id, match.case.conversation[0].expected_final_response.get_text()) == (
+            "exact",
+            "case-1234",
+            "Sunny in 1234.",
+        )
         assert engine.golden_summary[0][1:] == ("big", 2000)
     finally:
         engine.close()
@@ -622,9 +819,20 @@ def test_a_writer_that_falls_behind_holds_scoring_back_and_loses_nothing(tmp_pat
     sessions = [f"s{i}" for i in range(6)]
     engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1).start()
     try:
-        engine.ingest([SpanRecord(f"{i + 1:032x}", f"{i + 1:016x}", None, "agent.invoke", 1, 2,
-                                  attributes={"openinference.span.kind": "AGENT", "session.id": s})
-                       for i, s in enumerate(sessions)])
+        engine.ingest(
+            [
+                SpanRecord(
+                    f"{i + 1:032x}",
+                    f"{i + 1:016x}",
+                    None,
+                    "agent.invoke",
+                    1,
+                    2,
+                    attributes={"openinference.span.kind": "AGENT", "session.id": s},
+                )
+                for i, s in enumerate(sessions)
+            ]
+        )
         # One record is in the writer's stalled commit, one waits for it, the worker holds the third.
         wait_until(lambda: len(scored) >= 3, what="the worker scoring up to the limit")
         time.sleep(0.3)  # what is tested is that nothing happens: time for a worker past the bound to score a fourth
@@ -659,9 +867,20 @@ def test_records_from_worker_processes_wait_for_the_writer_up_to_their_own_bound
     sessions = [f"s{i}" for i in range(8)]
     engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1, score_workers=1).start()
     try:
-        engine.ingest([SpanRecord(f"{i + 1:032x}", f"{i + 1:016x}", None, "agent.invoke", 1, 2,
-                                  attributes={"openinference.span.kind": "AGENT", "session.id": s})
-                       for i, s in enumerate(sessions)])
+        engine.ingest(
+            [
+                SpanRecord(
+                    f"{i + 1:032x}",
+                    f"{i + 1:016x}",
+                    None,
+                    "agent.invoke",
+                    1,
+                    2,
+                    attributes={"openinference.span.kind": "AGENT", "session.id": s},
+                )
+                for i, s in enumerate(sessions)
+            ]
+        )
         wait_until(lambda: len(handed) >= 2, what="records handed to the stalled writer")
         time.sleep(1.0)  # nothing may happen: time in which the worker process has long scored all eight
         assert len(handed) == 2, "more records were handed to a writer that was behind than the bound allows"
@@ -685,8 +904,10 @@ def test_one_processor_on_two_providers_keeps_each_spans_resource(tmp_path):
             span.set_attribute("session.id", f"s-{version}")
     assert processor.force_flush()
     conn = sqlite3.connect(db)
-    stored = {(json.loads(raw)["name"], json.loads(raw)["resource"]["service.version"])
-              for (raw,) in conn.execute("SELECT raw FROM spans")}
+    stored = {
+        (json.loads(raw)["name"], json.loads(raw)["resource"]["service.version"])
+        for (raw,) in conn.execute("SELECT raw FROM spans")
+    }
     conn.close()
     processor.shutdown()
     assert stored == {(f"step-{i}", ("1.0.0", "2.0.0")[i % 2]) for i in range(6)}
@@ -712,10 +933,24 @@ def test_a_failed_writer_round_gives_its_evaluations_back_and_scoring_goes_on(tm
     db = tmp_path / "e.db"
     engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1).start()
     try:
-        engine.ingest([SpanRecord(f"{i + 1:032x}", f"{i + 1:016x}", None, "agent.invoke", 1, 2,
-                                  attributes={"openinference.span.kind": "AGENT", "session.id": f"s{i}"})
-                       for i in range(5)])
-        wait_until(lambda: len(failures) == 3 and len(evaluations(db)) == 2, what="two sessions scored after three failed rounds")
+        engine.ingest(
+            [
+                SpanRecord(
+                    f"{i + 1:032x}",
+                    f"{i + 1:016x}",
+                    None,
+                    "agent.invoke",
+                    1,
+                    2,
+                    attributes={"openinference.span.kind": "AGENT", "session.id": f"s{i}"},
+                )
+                for i in range(5)
+            ]
+        )
+        wait_until(
+            lambda: len(failures) == 3 and len(evaluations(db)) == 2,
+            what="two sessions scored after three failed rounds",
+        )
         assert engine.wait_idle(10)
     finally:
         engine.close(timeout=5)  # a worker stuck waiting for a slot must not hang the test
@@ -759,9 +994,9 @@ def test_spans_the_writer_cannot_store_yet_do_not_wait_as_sdk_spans(tmp_path):
     import gc
     import weakref
 
-    from otel_eval.processor import WAKE_AT
-
     from opentelemetry.sdk.trace import SpanProcessor
+
+    from otel_eval.processor import WAKE_AT
 
     class Watch(SpanProcessor):
         """Keeps a weak reference to each finished span, the object every processor receives."""
@@ -797,8 +1032,12 @@ def test_spans_the_writer_cannot_store_yet_do_not_wait_as_sdk_spans(tmp_path):
         second = end_spans(WAKE_AT, 3 * WAKE_AT)
         # Every 512 are converted at once; fewer wait for the writer's next round, as in
         # BatchSpanProcessor, and this writer is held up: at most 511 stay SDK spans.
-        wait_until(lambda: alive(second) < WAKE_AT, what=lambda: f"the SDK spans let go while the writer is "
-                   f"held up ({alive(second)} of {len(second)} still alive)")
+        wait_until(
+            lambda: alive(second) < WAKE_AT,
+            what=lambda: (
+                f"the SDK spans let go while the writer is held up ({alive(second)} of {len(second)} still alive)"
+            ),
+        )
     finally:
         blocker.rollback()
         blocker.close()

@@ -33,8 +33,11 @@ def traced():
         return run_session(provider, session_id, turns, version=version, **kwargs)
 
     def spans(session_id=None):
-        found = [s for s in exporter.get_finished_spans()
-                 if session_id is None or s.attributes.get("session.id") == session_id]
+        found = [
+            s
+            for s in exporter.get_finished_spans()
+            if session_id is None or s.attributes.get("session.id") == session_id
+        ]
         return sorted(found, key=lambda s: s.start_time)
 
     yield run, spans
@@ -109,8 +112,10 @@ def test_compare_asks_for_both_cities_in_one_llm_response(traced):
     assert [s.name for s in got] == ["agent.invoke", "ChatCompletion", "get_weather", "get_weather", "ChatCompletion"]
     decide = got[1]
     calls = [
-        (decide.attributes[f"llm.output_messages.0.message.tool_calls.{i}.tool_call.function.name"],
-         json.loads(decide.attributes[f"llm.output_messages.0.message.tool_calls.{i}.tool_call.function.arguments"]))
+        (
+            decide.attributes[f"llm.output_messages.0.message.tool_calls.{i}.tool_call.function.name"],
+            json.loads(decide.attributes[f"llm.output_messages.0.message.tool_calls.{i}.tool_call.function.arguments"]),
+        )
         for i in (0, 1)
     ]
     assert calls == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "London"})]
@@ -168,10 +173,16 @@ def test_search_docs_has_a_retriever_child_with_the_documents(traced):
     run("s-docs", ["What is your refund policy?"])
     got = spans("s-docs")
 
-    assert shape(got)[2:4] == [("search_docs", "TOOL", "agent.invoke"), ("policy_retriever", "RETRIEVER", "search_docs")]
+    assert shape(got)[2:4] == [
+        ("search_docs", "TOOL", "agent.invoke"),
+        ("policy_retriever", "RETRIEVER", "search_docs"),
+    ]
     retriever = got[3]
     assert retriever.attributes["input.value"] == "refund policy"
-    assert [retriever.attributes[f"retrieval.documents.{i}.document.id"] for i in (0, 1)] == ["policy-001", "policy-002"]
+    assert [retriever.attributes[f"retrieval.documents.{i}.document.id"] for i in (0, 1)] == [
+        "policy-001",
+        "policy-002",
+    ]
     assert retriever.attributes["retrieval.documents.0.document.score"] == 0.92
     assert json.loads(retriever.attributes["retrieval.documents.1.document.metadata"]) == {
         "source": "help-center/payments.md"
@@ -231,11 +242,16 @@ def test_evalset_golden_loads_and_matches_what_version_1_does(traced):
     run, _ = traced
     eval_set = EvalSet.load(EVALSET)
     assert [c.eval_id for c in eval_set.eval_cases] == [
-        "weather_tokyo", "compare_paris_london", "paris_followup", "berlin_typo_retry", "refund_policy",
+        "weather_tokyo",
+        "compare_paris_london",
+        "paris_followup",
+        "berlin_typo_retry",
+        "refund_policy",
     ]
     followup = next(c for c in eval_set.eval_cases if c.eval_id == "paris_followup")
     assert [i.user_content.get_text() for i in followup.conversation] == [
-        "What's the weather in Paris?", "What about tomorrow?",
+        "What's the weather in Paris?",
+        "What about tomorrow?",
     ]
     # The golden set describes version 1 exactly: same answers, same successful calls.
     for case in eval_set.eval_cases:
@@ -249,7 +265,11 @@ def test_evalset_golden_loads_and_matches_what_version_1_does(traced):
 def test_trajectory_golden_lines_hold_for_version_1(traced):
     run, _ = traced
     items = json.loads(TRAJECTORY_GOLDEN.read_text(encoding="utf-8"))
-    assert [item["id"] for item in items] == ["top_users_by_revenue", "active_users_last_month", "london_forecast_3_days"]
+    assert [item["id"] for item in items] == [
+        "top_users_by_revenue",
+        "active_users_last_month",
+        "london_forecast_3_days",
+    ]
     evalset_queries = {c.query for c in EvalSet.load(EVALSET).eval_cases}
     for item in items:
         assert item["query"] not in evalset_queries  # one query, one case across both files
@@ -274,8 +294,13 @@ def test_processor_passes_version_1_and_fails_version_2_naming_the_criterion(tmp
     results = {}
     db = tmp_path / "eval.db"
     provider = TracerProvider(resource=agent_resource("1.0.0"))
-    processor = EvalSpanProcessor(db=db, golden=[EVALSET, TRAJECTORY_GOLDEN], trace_quiet=0.2, session_idle=0.5,
-                                  on_result=lambda r: results.__setitem__(r.session_id, r))
+    processor = EvalSpanProcessor(
+        db=db,
+        golden=[EVALSET, TRAJECTORY_GOLDEN],
+        trace_quiet=0.2,
+        session_idle=0.5,
+        on_result=lambda r: results.__setitem__(r.session_id, r),
+    )
     provider.add_span_processor(processor)
     run_session(provider, "v1-tokyo", ["What's the weather in Tokyo?"], mark_end=True)
     run_session(provider, "v1-followup", ["What's the weather in Paris?", "What about tomorrow?"])
@@ -286,8 +311,9 @@ def test_processor_passes_version_1_and_fails_version_2_naming_the_criterion(tmp
     provider.shutdown()
 
     def failing(result):
-        return sorted(c.criterion for c in result.criterion_results
-                      if not c.skipped and not c.passed and c.criterion != "health")
+        return sorted(
+            c.criterion for c in result.criterion_results if not c.skipped and not c.passed and c.criterion != "health"
+        )
 
     assert {sid: (r.eval_id, r.passed) for sid, r in results.items()} == {
         "v1-tokyo": ("weather_tokyo", True),

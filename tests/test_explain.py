@@ -25,10 +25,10 @@ from rich.console import Console
 
 from examples.weather_agent import run_session
 from examples.weather_agent.agent import agent_resource
-from otel_eval.read.backlog import due_ns, read_backlog
 from otel_eval.criteria_file import load_eval_config
 from otel_eval.processor import EvalSpanProcessor
 from otel_eval.read import sessions, spans
+from otel_eval.read.backlog import due_ns, read_backlog
 from otel_eval.read.database import open_database
 from otel_eval.read.evaluations import current_evaluations
 from otel_eval.read.sessions import session_detail
@@ -69,8 +69,9 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config_file.write_text(CONFIG)
     path = folder / "otel-eval.db"
     for version in ("1.0.0", "2.0.0"):
-        processor = EvalSpanProcessor(db=path, golden=GOLDEN, config=load_eval_config(config_file),
-                                      trace_quiet=600, session_idle=600)
+        processor = EvalSpanProcessor(
+            db=path, golden=GOLDEN, config=load_eval_config(config_file), trace_quiet=600, session_idle=600
+        )
         provider = TracerProvider(resource=agent_resource(version))
         provider.add_span_processor(processor)
         for v, sid, turns in SESSIONS:
@@ -93,8 +94,9 @@ def assert_fits(text: str, width: int) -> None:
 
 def table_rows(text: str) -> list[list[str]]:
     """The body rows of rich tables: cells between │ separators, stripped."""
-    return [[c.strip() for c in line.strip().strip("│").split("│")] for line in text.splitlines()
-            if line.startswith("│")]
+    return [
+        [c.strip() for c in line.strip().strip("│").split("│")] for line in text.splitlines() if line.startswith("│")
+    ]
 
 
 def row_of(text: str, session_cell: str) -> list[str]:
@@ -102,6 +104,7 @@ def row_of(text: str, session_cell: str) -> list[str]:
 
 
 # --- the shorteners --------------------------------------------------------------------------------
+
 
 def test_shorteners_keep_what_tells_values_apart():
     a, b = middle_ellipsis(LONG + "0001", 24), middle_ellipsis(LONG + "0002", 24)
@@ -115,6 +118,7 @@ def test_shorteners_keep_what_tells_values_apart():
 
 # --- report and watch at 80 and 120 columns --------------------------------------------------------
 
+
 @pytest.mark.parametrize("width", [80, 120])
 def test_report_fits_the_width_and_keeps_every_verdict_and_score_whole(db: Path, width: int):
     rows = current_evaluations([db])
@@ -123,8 +127,15 @@ def test_report_fits_the_width_and_keeps_every_verdict_and_score_whole(db: Path,
     cells = table_rows(text)
     for r in rows:
         shown = r["session_id"] if len(r["session_id"]) <= 12 else None
-        line = next(c for c in cells if (shown in c if shown else any(
-            x.startswith(r["session_id"][:4]) and x.endswith(r["session_id"][-4:]) and "…" in x for x in c)))
+        line = next(
+            c
+            for c in cells
+            if (
+                shown in c
+                if shown
+                else any(x.startswith(r["session_id"][:4]) and x.endswith(r["session_id"][-4:]) and "…" in x for x in c)
+            )
+        )
         word = VERDICT_WORDS[r["verdict"]] if r["case_id"] else "unmatched"
         assert word in line, (r["session_id"], line)
         if r["case_id"]:
@@ -152,8 +163,13 @@ def test_report_at_120_columns_shows_more_than_at_80(db: Path):
 def test_report_cli_in_a_pipe_uses_columns(db: Path, width: int):
     """``otel-eval report | cat`` in a CI log: rich takes the width from COLUMNS."""
     env = {**os.environ, "COLUMNS": str(width), "TERM": "dumb"}
-    run = subprocess.run([sys.executable, "-m", "otel_eval.cli", "report", "--db", str(db)],
-                         capture_output=True, text=True, env=env, cwd=ROOT)
+    run = subprocess.run(
+        [sys.executable, "-m", "otel_eval.cli", "report", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
     assert run.returncode == 0, run.stderr
     assert_fits(run.stdout, width)
     assert "FAIL" in row_of(run.stdout, "tokyo-bad") and "PASS" in row_of(run.stdout, "tokyo-ok")
@@ -184,12 +200,13 @@ def test_compare_fits_the_width(db: Path, width: int):
 
 # --- explaining failures ---------------------------------------------------------------------------
 
+
 def test_report_session_shows_expected_and_actual_of_each_failed_response_criterion(db: Path):
     row = session_detail([db], "tokyo-bad")
     text = rendered(100, lambda c: render_session(row, c))
     for name in ("response_match", "response_match_score", "answer_exact"):
         line = next(x for x in text.splitlines() if x.startswith(f"  {name}: fail"))
-        block = text[text.index(line):].splitlines()[1:4]
+        block = text[text.index(line) :].splitlines()[1:4]
         assert block[0].strip().startswith("turn 1: score="), block
         assert block[1].strip() == "expected: \"It's currently 22°C and sunny in Tokyo.\"", block
         assert block[2].strip() == "actual:   'Tomorrow in Tokyo: 24°C and sunny.'", block
@@ -198,16 +215,24 @@ def test_report_session_shows_expected_and_actual_of_each_failed_response_criter
 
 
 def test_report_session_json_carries_each_turns_user_message(db: Path):
-    run = subprocess.run([sys.executable, "-m", "otel_eval.cli", "report", "--db", str(db), "--session",
-                          "tokyo-ok", "--json"], capture_output=True, text=True, cwd=ROOT)
+    run = subprocess.run(
+        [sys.executable, "-m", "otel_eval.cli", "report", "--db", str(db), "--session", "tokyo-ok", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert run.returncode == 0, run.stderr
     turns = json.loads(run.stdout)["turns"]
     assert [(t["turn"], t["user_input"]) for t in turns] == [(0, "What's the weather in Tokyo?")]
 
 
 def test_report_session_unknown_exits_2_and_lists_recent_sessions(db: Path):
-    run = subprocess.run([sys.executable, "-m", "otel_eval.cli", "report", "--db", str(db), "--session", "nope"],
-                         capture_output=True, text=True, cwd=ROOT)
+    run = subprocess.run(
+        [sys.executable, "-m", "otel_eval.cli", "report", "--db", str(db), "--session", "nope"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert run.returncode == 2
     line = run.stderr.strip()
     assert line.count("\n") == 0 and "no session 'nope'" in line and str(db) in line
@@ -224,8 +249,9 @@ def test_dashboard_explains_response_criteria_with_user_messages(db: Path):
     conn = open_database(db)
     try:
         overview = sessions.session_overview(conn, "tokyo-bad")
-        page = session_page(Links("/ui"), overview, spans.session_traces(conn, "tokyo-bad"),
-                            spans.session_agent_data(conn, "tokyo-bad"))
+        page = session_page(
+            Links("/ui"), overview, spans.session_traces(conn, "tokyo-bad"), spans.session_agent_data(conn, "tokyo-bad")
+        )
     finally:
         conn.close()
     for name in ("response_match", "response_match_score", "answer_exact"):
@@ -236,7 +262,7 @@ def test_dashboard_explains_response_criteria_with_user_messages(db: Path):
         assert "Tomorrow in Tokyo: 24°C and sunny." in table
         assert '<td class="user">What&#x27;s the weather in Tokyo?</td>' in table
     assert "rouge1 precision 0.71 recall 0.56" in page
-    trajectory = page[page.index('<section class="trajectory">'):]
+    trajectory = page[page.index('<section class="trajectory">') :]
     said = '<p class="user-msg" data-turn="0">turn 1 · user: <q>What&#x27;s the weather in Tokyo?</q></p>'
     assert trajectory.index(said) < trajectory.index('<table class="traj" data-turn="0"')  # just above it
 
@@ -246,8 +272,9 @@ def test_dashboard_session_list_has_a_time_column_and_ellipsized_ids(db: Path):
     try:
         f = sessions.SessionFilter()
         rows, total = sessions.list_sessions(conn, f)
-        page = sessions_page(Links("/ui"), f, rows, total, sessions.result_counts(conn, f),
-                             sessions.filter_options(conn), {})
+        page = sessions_page(
+            Links("/ui"), f, rows, total, sessions.result_counts(conn, f), sessions.filter_options(conn), {}
+        )
         last = dict(conn.execute("SELECT session_id, last_received_ns FROM sessions"))
     finally:
         conn.close()
@@ -259,20 +286,24 @@ def test_dashboard_session_list_has_a_time_column_and_ellipsized_ids(db: Path):
         link = re.search(r'<td class="sid"><a href="([^"]*)" title="([^"]*)">([^<]*)</a>', row)
         assert link.group(2) == sid and link.group(1).endswith(sid)
         shown = link.group(3)
-        assert shown == sid if len(sid) <= SESSION_ID_CHARS else (
-            len(shown) == SESSION_ID_CHARS and "…" in shown and shown.endswith(sid[-6:]))
+        assert (
+            shown == sid
+            if len(sid) <= SESSION_ID_CHARS
+            else (len(shown) == SESSION_ID_CHARS and "…" in shown and shown.endswith(sid[-6:]))
+        )
 
 
 # --- sessions not scored yet -----------------------------------------------------------------------
+
 
 def test_due_time_agrees_with_the_engines_session_tracker():
     """The read side's rule is the engine's: not due a nanosecond before, due at it."""
     timing = Timing(trace_quiet=5.0, session_idle=60.0)
     cases = [
-        (KEYED_BY_ATTRIBUTE, False, [(True, 1_000), (True, 7_000_000_000)]),   # idle
-        (KEYED_BY_ATTRIBUTE, True, [(True, 1_000), (True, 7_000_000_000)]),    # asked to end
-        (KEYED_BY_TRACE, False, [(True, 2_000_000_000)]),                      # its trace completed
-        (KEYED_BY_ATTRIBUTE, True, [(False, 3_000_000_000)]),                  # root never came: idle
+        (KEYED_BY_ATTRIBUTE, False, [(True, 1_000), (True, 7_000_000_000)]),  # idle
+        (KEYED_BY_ATTRIBUTE, True, [(True, 1_000), (True, 7_000_000_000)]),  # asked to end
+        (KEYED_BY_TRACE, False, [(True, 2_000_000_000)]),  # its trace completed
+        (KEYED_BY_ATTRIBUTE, True, [(False, 3_000_000_000)]),  # root never came: idle
     ]
     for keyed_by, end, traces in cases:
         tracker = SessionTracker(timing)
@@ -300,20 +331,48 @@ def test_report_and_watch_say_what_is_open_and_when_the_next_is_due(tmp_path: Pa
         conn.close()
         assert (backlog.open, backlog.awaiting_scoring, backlog.next_session) == (1, 0, "waiting")
         assert backlog.next_due_ns == last_ns + 30 * 10**9
-        run = subprocess.run([sys.executable, "-m", "otel_eval.cli", "report", "--db", str(db),
-                              "--session-idle", "30", "--trace-quiet", "0.5"],
-                             capture_output=True, text=True, cwd=ROOT, env={**os.environ, "COLUMNS": "200"})
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "otel_eval.cli",
+                "report",
+                "--db",
+                str(db),
+                "--session-idle",
+                "30",
+                "--trace-quiet",
+                "0.5",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "COLUMNS": "200"},
+        )
         assert run.returncode == 0, run.stderr
         assert "0 sessions, 0 matched" in run.stdout
-        due = re.search(r"1 session open; the next ends in about (\d+) s \(a session ends 30 s after its last "
-                        r"span, 0.5 s when it ends explicitly\)", run.stdout)
+        due = re.search(
+            r"1 session open; the next ends in about (\d+) s \(a session ends 30 s after its last "
+            r"span, 0.5 s when it ends explicitly\)",
+            run.stdout,
+        )
         assert due and 0 <= int(due.group(1)) <= 30, run.stdout
-        data = json.loads(subprocess.run([sys.executable, "-m", "otel_eval.cli", "report", "--db", str(db), "--json"],
-                                         capture_output=True, text=True, cwd=ROOT).stdout)
+        data = json.loads(
+            subprocess.run(
+                [sys.executable, "-m", "otel_eval.cli", "report", "--db", str(db), "--json"],
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+            ).stdout
+        )
         assert data["pending"]["open"] == 1 and data["pending"]["next_session"] == "waiting"
         assert data["pending"]["next_due_in_s"] <= 60  # the default session_idle
-        missing = subprocess.run([sys.executable, "-m", "otel_eval.cli", "report", "--db", str(db),
-                                  "--session", "waiting"], capture_output=True, text=True, cwd=ROOT)
+        missing = subprocess.run(
+            [sys.executable, "-m", "otel_eval.cli", "report", "--db", str(db), "--session", "waiting"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
         assert missing.returncode == 2
         assert "session 'waiting' has no evaluation yet: it is still open" in missing.stderr
 
@@ -343,7 +402,12 @@ def test_an_overdue_session_says_nothing_is_ending_sessions(tmp_path: Path):
         conn.execute("UPDATE sessions SET last_received_ns = last_received_ns - 3600 * 1000000000")
         conn.execute("UPDATE traces SET last_received_ns = last_received_ns - 3600 * 1000000000")
     conn.close()
-    run = subprocess.run([sys.executable, "-m", "otel_eval.cli", "report", "--db", str(db)],
-                         capture_output=True, text=True, cwd=ROOT, env={**os.environ, "COLUMNS": "200"})
+    run = subprocess.run(
+        [sys.executable, "-m", "otel_eval.cli", "report", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     provider.shutdown()
     assert "1 session open; the next was due 59 min ago: nothing is ending sessions" in run.stdout

@@ -13,13 +13,13 @@ import pytest
 
 from otel_eval.cli import main as cli_main
 from otel_eval.errors import InputError
-from otel_eval.session_evaluation import evaluate_session
-from otel_eval.offline import evaluate
 from otel_eval.export import SessionSelection, collect, export_sessions
 from otel_eval.export.evalset import expected_calls
 from otel_eval.golden import GoldenIndex, load_golden
 from otel_eval.models.evalset import EvalConfig
+from otel_eval.offline import evaluate
 from otel_eval.read.spans import stored_spans
+from otel_eval.session_evaluation import evaluate_session
 from otel_eval.store import Store
 from tests.paths import FIXTURES, REPO
 from tests.test_export_evalset import record_sessions
@@ -37,10 +37,19 @@ def what_the_sessions_did(db: Path, session_ids: list[str]) -> list[dict]:
     out = []
     for sid in session_ids:
         turns = sessions[sid].trajectory.turns
-        out.append({"eval_id": sid, "invocations": [
-            {"user": t.user_input, "final_response": t.final_response,
-             "tool_calls": [{"name": c.name, "args": dict(c.args), "id": None} for c in expected_calls(t)]}
-            for t in turns]})
+        out.append(
+            {
+                "eval_id": sid,
+                "invocations": [
+                    {
+                        "user": t.user_input,
+                        "final_response": t.final_response,
+                        "tool_calls": [{"name": c.name, "args": dict(c.args), "id": None} for c in expected_calls(t)],
+                    }
+                    for t in turns
+                ],
+            }
+        )
     return out
 
 
@@ -65,7 +74,8 @@ def realclient_db(realclient_dbs) -> Path:
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_real_sessions_exported_as_adk_load_in_google_adk_with_every_call_and_answer(
-        realclient_dbs, framework, reference_oracle):
+    realclient_dbs, framework, reference_oracle
+):
     db = realclient_dbs[framework]
     out = io.StringIO()
     result = export_sessions("adk", [db], SessionSelection(), out, eval_set_id="prod_sessions")
@@ -78,7 +88,9 @@ def test_real_sessions_exported_as_adk_load_in_google_adk_with_every_call_and_an
     cases = {c["eval_id"]: c for c in answer["cases"]}
     multi = next(c for sid, c in cases.items() if sid.endswith("s2-multi-tool"))
     assert [(t["name"], t["args"]) for t in multi["invocations"][0]["tool_calls"]] == [
-        ("get_weather", {"city": "Paris"}), ("get_weather", {"city": "London"})]
+        ("get_weather", {"city": "Paris"}),
+        ("get_weather", {"city": "London"}),
+    ]
     followup = next(c for sid, c in cases.items() if sid.endswith("s3-followup"))
     assert [i["user"] for i in followup["invocations"]] == ["What's the weather in Paris?", "What about tomorrow?"]
     assert all(i["final_response"] for i in followup["invocations"])
@@ -93,12 +105,15 @@ def test_the_seed_evalset_export_is_not_what_adk_loads(realclient_db, reference_
 
 def test_adk_export_reads_back_and_every_session_passes_against_it(tmp_path):
     db = tmp_path / "w.db"
-    record_sessions(db, [
-        ("s-tokyo", ["What's the weather in Tokyo?"], "1.0.0"),
-        ("s-follow", ["What's the weather in Paris?", "What about tomorrow?"], "1.0.0"),
-        ("s-berlin", ["What's the weather in Berln?"], "1.0.0"),
-        ("s-follow-v2", ["What's the weather in Paris?", "What about tomorrow?"], "2.0.0"),
-    ])
+    record_sessions(
+        db,
+        [
+            ("s-tokyo", ["What's the weather in Tokyo?"], "1.0.0"),
+            ("s-follow", ["What's the weather in Paris?", "What about tomorrow?"], "1.0.0"),
+            ("s-berlin", ["What's the weather in Berln?"], "1.0.0"),
+            ("s-follow-v2", ["What's the weather in Paris?", "What about tomorrow?"], "2.0.0"),
+        ],
+    )
     path = tmp_path / "promoted.evalset.json"
     assert cli_main(["export", "--format", "adk", "--db", str(db), "-o", str(path)]) == 0
     data = json.loads(path.read_text())
@@ -107,15 +122,16 @@ def test_adk_export_reads_back_and_every_session_passes_against_it(tmp_path):
     assert [c.eval_id for c in eval_set.eval_cases] == ["s-tokyo", "s-follow", "s-berlin"]  # v2: same query
     follow = next(c for c in eval_set.eval_cases if c.eval_id == "s-follow")
     assert [[(t.name, t.args) for t in inv.expected_tool_trajectory] for inv in follow.conversation] == [
-        [("get_weather", {"city": "Paris"})], [("get_forecast", {"city": "Paris", "days": 1})]]
+        [("get_weather", {"city": "Paris"})],
+        [("get_forecast", {"city": "Paris", "days": 1})],
+    ]
     assert follow.conversation[1].expected_final_response.get_text() == "Tomorrow in Paris: 20°C and sunny."
 
     index = GoldenIndex([eval_set])
     store = Store(db)
     try:
         for sid, passes in (("s-tokyo", True), ("s-follow", True), ("s-berlin", True), ("s-follow-v2", False)):
-            outcome = evaluate_session(sid, *stored_spans(store.conn, store.path, sid), index,
-                                       EvalConfig.default())
+            outcome = evaluate_session(sid, *stored_spans(store.conn, store.path, sid), index, EvalConfig.default())
             assert outcome.result.passed is passes, (sid, outcome.result.criterion_results)
     finally:
         store.close()
@@ -144,7 +160,8 @@ def test_golden_convert_writes_either_format(tmp_path, source, reference_oracle,
         for inv, adk_inv in zip(case.conversation, adk_case["invocations"]):
             assert adk_inv["user"] == inv.user_content.get_text()
             assert [(t["name"], t["args"]) for t in adk_inv["tool_calls"]] == [
-                (t.name, t.args) for t in inv.expected_tool_trajectory or []]
+                (t.name, t.args) for t in inv.expected_tool_trajectory or []
+            ]
             expected = inv.expected_final_response.get_text() if inv.expected_final_response else None
             assert adk_inv["final_response"] == expected
 

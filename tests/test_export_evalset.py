@@ -13,12 +13,12 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from examples.weather_agent import agent_resource, run_session
 from otel_eval.errors import InputError
-from otel_eval.session_evaluation import evaluate_session
 from otel_eval.export import SessionSelection, export_sessions, select_sessions
 from otel_eval.golden import GoldenIndex
 from otel_eval.models.evalset import EvalConfig, EvalSet
 from otel_eval.processor import EvalSpanProcessor
 from otel_eval.read.spans import stored_spans
+from otel_eval.session_evaluation import evaluate_session
 from otel_eval.store import Store
 
 GOLDEN = Path(__file__).resolve().parent.parent / "examples" / "golden" / "weather.evalset.json"
@@ -57,8 +57,10 @@ def weather_db(tmp_path_factory) -> Path:
 def outcomes(db: Path) -> dict[str, tuple]:
     store = Store(db)
     try:
-        return {r[0]: (r[1], bool(r[2])) for r in store.conn.execute(
-            "SELECT session_id, case_id, passed FROM evaluations WHERE superseded = 0")}
+        return {
+            r[0]: (r[1], bool(r[2]))
+            for r in store.conn.execute("SELECT session_id, case_id, passed FROM evaluations WHERE superseded = 0")
+        }
     finally:
         store.close()
 
@@ -75,7 +77,12 @@ def test_filters_choose_passed_failed_unmatched_version_and_ids(weather_db):
     assert select_sessions(weather_db, SessionSelection(results=["failed"])) == ["s-follow-v2"]
     assert select_sessions(weather_db, SessionSelection(results=["unmatched"])) == ["s-hello"]
     assert select_sessions(weather_db, SessionSelection(results=["passed"])) == [
-        "s-tokyo", "s-follow", "s-berlin", "s-compare", "s-refund"]
+        "s-tokyo",
+        "s-follow",
+        "s-berlin",
+        "s-compare",
+        "s-refund",
+    ]
     assert select_sessions(weather_db, SessionSelection(versions=["2.0.0"])) == ["s-follow-v2"]
     assert select_sessions(weather_db, SessionSelection(session_ids=["s-refund", "s-tokyo"])) == ["s-tokyo", "s-refund"]
     assert select_sessions(weather_db, SessionSelection(since_ns=4_000_000_000 * 10**9)) == []
@@ -90,33 +97,46 @@ def test_an_unknown_session_id_is_an_error_naming_it(weather_db):
 
 def test_promoted_sessions_round_trip_and_all_pass(weather_db, tmp_path):
     out = io.StringIO()
-    result = export_sessions("evalset", [weather_db], SessionSelection(results=["passed", "unmatched"]), out,
-                             eval_set_id="prod")
+    result = export_sessions(
+        "evalset", [weather_db], SessionSelection(results=["passed", "unmatched"]), out, eval_set_id="prod"
+    )
     path = tmp_path / "promoted.evalset.json"
     path.write_text(out.getvalue(), encoding="utf-8")
     eval_set = EvalSet.load(path)
 
     assert eval_set.eval_set_id == "prod"
-    assert [c.eval_id for c in eval_set.eval_cases] == ["s-tokyo", "s-follow", "s-berlin", "s-compare", "s-refund",
-                                                         "s-hello"]
+    assert [c.eval_id for c in eval_set.eval_cases] == [
+        "s-tokyo",
+        "s-follow",
+        "s-berlin",
+        "s-compare",
+        "s-refund",
+        "s-hello",
+    ]
     assert result.skipped == []
     follow = next(c for c in eval_set.eval_cases if c.eval_id == "s-follow")
     assert [inv.user_content.get_text() for inv in follow.conversation] == [
-        "What's the weather in Paris?", "What about tomorrow?"]
+        "What's the weather in Paris?",
+        "What about tomorrow?",
+    ]
     assert [[(t.name, t.args) for t in inv.expected_tool_trajectory] for inv in follow.conversation] == [
-        [("get_weather", {"city": "Paris"})], [("get_forecast", {"city": "Paris", "days": 1})]]
+        [("get_weather", {"city": "Paris"})],
+        [("get_forecast", {"city": "Paris", "days": 1})],
+    ]
     # The typo'd city failed first and was retried: only the effective call is expected.
     berlin = next(c for c in eval_set.eval_cases if c.eval_id == "s-berlin")
     assert [(t.name, t.args) for t in berlin.conversation[0].expected_tool_trajectory] == [
-        ("get_weather", {"city": "Berlin"})]
+        ("get_weather", {"city": "Berlin"})
+    ]
 
     index = GoldenIndex([eval_set])
     store = Store(weather_db)
     try:
         for case in eval_set.eval_cases:
             session_id = case.metadata["session_id"]
-            outcome = evaluate_session(session_id, *stored_spans(store.conn, store.path, session_id), index,
-                                       EvalConfig.default())
+            outcome = evaluate_session(
+                session_id, *stored_spans(store.conn, store.path, session_id), index, EvalConfig.default()
+            )
             assert outcome.match.case is not None and outcome.match.case.eval_id == case.eval_id, session_id
             failing = [c.criterion for c in outcome.result.criterion_results if not c.skipped and not c.passed]
             assert outcome.result.passed, (session_id, failing)
@@ -134,9 +154,13 @@ def test_a_regressed_session_fails_against_the_promoted_good_one(weather_db):
     eval_set = EvalSet.from_dict(json.loads(out.getvalue()))
     store = Store(weather_db)
     try:
-        outcome = evaluate_session("s-follow-v2", stored_spans(store.conn, store.path, "s-follow-v2")[0], [],
-                                   GoldenIndex([eval_set]),
-                                   EvalConfig.default())
+        outcome = evaluate_session(
+            "s-follow-v2",
+            stored_spans(store.conn, store.path, "s-follow-v2")[0],
+            [],
+            GoldenIndex([eval_set]),
+            EvalConfig.default(),
+        )
     finally:
         store.close()
     assert outcome.result.eval_id == "s-follow"
@@ -150,5 +174,9 @@ def test_sessions_with_the_same_first_message_keep_the_earliest(weather_db):
     result = export_sessions("evalset", [weather_db], SessionSelection(session_ids=["s-follow", "s-follow-v2"]), out)
     assert [c["eval_id"] for c in json.loads(out.getvalue())["eval_cases"]] == ["s-follow"]
     assert result.sessions == ["s-follow"]
-    assert result.skipped == [{"session_id": "s-follow-v2",
-                               "reason": "same first user message as case 's-follow'; a second case would be ambiguous"}]
+    assert result.skipped == [
+        {
+            "session_id": "s-follow-v2",
+            "reason": "same first user message as case 's-follow'; a second case would be ambiguous",
+        }
+    ]

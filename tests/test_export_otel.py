@@ -30,7 +30,7 @@ class LogSink(logs_service_pb2_grpc.LogsServiceServicer):
         self.records = []
         self.lock = threading.Lock()
 
-    def Export(self, request, context):  # noqa: N802 - gRPC method name
+    def Export(self, request, context):
         self.take(request)
         return logs_service_pb2.ExportLogsServiceResponse()
 
@@ -67,7 +67,7 @@ def http_sink():
     paths = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
+        def do_POST(self):
             body = self.rfile.read(int(self.headers["Content-Length"]))
             paths.append((self.path, self.headers["Content-Type"]))
             sink.take(ExportLogsServiceRequest.FromString(body))
@@ -92,20 +92,41 @@ def attrs(rec):
 
 
 def result_with_every_kind() -> EvalCaseResult:
-    return EvalCaseResult(eval_id="weather_tokyo", passed=False, session_id="s-x", score=0.5, criterion_results=[
-        CriterionResult(criterion="trajectory_match", score=1.0, passed=True, threshold=0.8),
-        CriterionResult(criterion="response_match", score=0.25, passed=False, threshold=0.7),
-        CriterionResult(criterion="llm_judge", score=0.0, passed=False, threshold=0.7, skipped=True,
-                        details={"reason": "no judge endpoint configured"}),
-        CriterionResult(criterion="no_apology", score=0.0, passed=False, threshold=1.0,
-                        error="options.regex: invalid regular expression '['"),
-    ])
+    return EvalCaseResult(
+        eval_id="weather_tokyo",
+        passed=False,
+        session_id="s-x",
+        score=0.5,
+        criterion_results=[
+            CriterionResult(criterion="trajectory_match", score=1.0, passed=True, threshold=0.8),
+            CriterionResult(criterion="response_match", score=0.25, passed=False, threshold=0.7),
+            CriterionResult(
+                criterion="llm_judge",
+                score=0.0,
+                passed=False,
+                threshold=0.7,
+                skipped=True,
+                details={"reason": "no judge endpoint configured"},
+            ),
+            CriterionResult(
+                criterion="no_apology",
+                score=0.0,
+                passed=False,
+                threshold=1.0,
+                error="options.regex: invalid regular expression '['",
+            ),
+        ],
+    )
 
 
 def test_one_record_per_criterion_with_semconv_attributes_over_grpc(grpc_sink):
     sink, url = grpc_sink
-    forwarder = ResultForwarder(url, locate=lambda sid: ("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"),
-                                schedule_delay_millis=50, forward_skipped=True)
+    forwarder = ResultForwarder(
+        url,
+        locate=lambda sid: ("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"),
+        schedule_delay_millis=50,
+        forward_skipped=True,
+    )
     forwarder(result_with_every_kind())
     records = sink.wait_for(4)
     forwarder.shutdown()
@@ -117,15 +138,23 @@ def test_one_record_per_criterion_with_semconv_attributes_over_grpc(grpc_sink):
         assert rec.trace_id.hex() == "0af7651916cd43dd8448eb211c80319c"
         assert rec.span_id.hex() == "b7ad6b7169203331"
     got = [attrs(r[2]) for r in records]
-    assert got[0] == {"gen_ai.evaluation.name": "trajectory_match", "gen_ai.evaluation.score.value": 1.0,
-                      "gen_ai.evaluation.score.label": "pass",
-                      "gen_ai.evaluation.explanation": "score 1 >= threshold 0.8",
-                      "otel_eval.criterion.threshold": 0.8, "otel_eval.case.passed": False,
-                      "otel_eval.case.verdict": "failed",
-                      "otel_eval.case.score": 0.5, "session.id": "s-x", "gen_ai.conversation.id": "s-x",
-                      "otel_eval.case_id": "weather_tokyo"}
+    assert got[0] == {
+        "gen_ai.evaluation.name": "trajectory_match",
+        "gen_ai.evaluation.score.value": 1.0,
+        "gen_ai.evaluation.score.label": "pass",
+        "gen_ai.evaluation.explanation": "score 1 >= threshold 0.8",
+        "otel_eval.criterion.threshold": 0.8,
+        "otel_eval.case.passed": False,
+        "otel_eval.case.verdict": "failed",
+        "otel_eval.case.score": 0.5,
+        "session.id": "s-x",
+        "gen_ai.conversation.id": "s-x",
+        "otel_eval.case_id": "weather_tokyo",
+    }
     assert (got[1]["gen_ai.evaluation.score.label"], got[1]["gen_ai.evaluation.explanation"]) == (
-        "fail", "score 0.25 < threshold 0.7")
+        "fail",
+        "score 0.25 < threshold 0.7",
+    )
     assert got[2]["gen_ai.evaluation.score.label"] == "skipped"
     assert "gen_ai.evaluation.score.value" not in got[2]
     assert got[2]["gen_ai.evaluation.explanation"] == "no judge endpoint configured"
@@ -141,8 +170,11 @@ def test_engine_listener_links_records_to_the_sessions_first_trace_over_http(htt
     forwarder = forward_results(processor.engine, url, schedule_delay_millis=50)
     provider = TracerProvider(resource=agent_resource("1.0.0"))
     provider.add_span_processor(processor)
-    session = run_session(provider, "s-follow", ["What's the weather in Paris?", "What about tomorrow?"],
-                          )
+    session = run_session(
+        provider,
+        "s-follow",
+        ["What's the weather in Paris?", "What about tomorrow?"],
+    )
     processor.end_session("s-follow")
     processor.engine.wait_idle(10)
     records = sink.wait_for(1)
@@ -164,8 +196,9 @@ def test_engine_listener_links_records_to_the_sessions_first_trace_over_http(htt
     import sqlite3
 
     conn = sqlite3.connect(db)
-    root = conn.execute("SELECT span_id FROM spans WHERE trace_id = ? AND parent_span_id IS NULL",
-                        (first_trace,)).fetchone()[0]
+    root = conn.execute(
+        "SELECT span_id FROM spans WHERE trace_id = ? AND parent_span_id IS NULL", (first_trace,)
+    ).fetchone()[0]
     conn.close()
     assert {rec.span_id.hex() for _, _, rec in records} == {root}
     trajectory = next(attrs(r[2]) for r in records if attrs(r[2])["gen_ai.evaluation.name"] == "trajectory_match")
@@ -180,8 +213,9 @@ def test_collector_forwards_results_when_configured(grpc_sink, start_collector):
     collector = start_collector(forward_results=url, golden=[str(GOLDEN)])
     assert any("gen_ai.evaluation.result" in line and url in line for line in collector.banner())
     provider = TracerProvider(resource=agent_resource("1.0.0"))
-    provider.add_span_processor(SimpleSpanProcessor(
-        OTLPSpanExporter(endpoint=f"127.0.0.1:{collector.grpc_port}", insecure=True)))
+    provider.add_span_processor(
+        SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"127.0.0.1:{collector.grpc_port}", insecure=True))
+    )
     session = run_session(provider, "s-tokyo", ["What's the weather in Tokyo?"], mark_end=True)
     provider.shutdown()
     records = sink.wait_for(3)  # trajectory, response, health at least; flushed within ~1 s
@@ -194,7 +228,7 @@ def test_skipped_criteria_are_not_forwarded_unless_asked(grpc_sink):
     sink, url = grpc_sink
     forwarder = ResultForwarder(url, schedule_delay_millis=50)
     assert forwarder.emit(result_with_every_kind()) == 3
-    records = sink.wait_for(3)
+    sink.wait_for(3)
     forwarder.force_flush()
     forwarder.shutdown()
     labels = [attrs(r[2])["gen_ai.evaluation.score.label"] for r in sink.records]
@@ -214,8 +248,10 @@ def replay_capture(path, grpc_port):
         stub = trace_grpc.TraceServiceStub(channel)
         offset = 0
         while offset < len(data):
-            (size,) = struct.unpack(">I", data[offset:offset + 4])
-            stub.Export(trace_pb2.ExportTraceServiceRequest.FromString(data[offset + 4:offset + 4 + size]), timeout=10)
+            (size,) = struct.unpack(">I", data[offset : offset + 4])
+            stub.Export(
+                trace_pb2.ExportTraceServiceRequest.FromString(data[offset + 4 : offset + 4 + size]), timeout=10
+            )
             offset += 4 + size
 
 
@@ -238,7 +274,8 @@ def last_response_ids(otlp_json_path) -> dict[str, str]:
 
 @pytest.mark.parametrize("forward_skipped", [False, True])
 def test_real_openai_sessions_forward_the_response_id_and_skips_only_when_asked(
-        grpc_sink, start_collector, forward_skipped):
+    grpc_sink, start_collector, forward_skipped
+):
     from tests.paths import FIXTURES
 
     capture = FIXTURES / "realclients" / "openai_otel_genai"
@@ -256,9 +293,14 @@ def test_real_openai_sessions_forward_the_response_id_and_skips_only_when_asked(
                 got.setdefault(a["session.id"], []).append(a)
         return got
 
-    wait_until(lambda: len(per_session()) >= 6 and collector.forwarding.results.emitted
-               <= sum(len(v) for v in per_session().values()), timeout=30,
-               what="every forwarded record of the six sessions at the sink")
+    wait_until(
+        lambda: (
+            len(per_session()) >= 6
+            and collector.forwarding.results.emitted <= sum(len(v) for v in per_session().values())
+        ),
+        timeout=30,
+        what="every forwarded record of the six sessions at the sink",
+    )
     got = per_session()
     assert set(got) == set(expected)
     for session_id, records in got.items():

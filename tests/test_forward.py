@@ -21,8 +21,7 @@ from tests.polling import wait_until
 @pytest.mark.parametrize("protocol", ["grpc", "http"])
 def test_accepted_spans_reach_the_second_collector_unchanged(start_collector, tmp_path, protocol):
     second = start_collector(db=str(tmp_path / "second.db"))
-    target = (f"grpc://127.0.0.1:{second.grpc_port}" if protocol == "grpc"
-              else f"http://127.0.0.1:{second.http_port}")
+    target = f"grpc://127.0.0.1:{second.grpc_port}" if protocol == "grpc" else f"http://127.0.0.1:{second.http_port}"
     first = start_collector(db=str(tmp_path / "first.db"), forward_spans=target)
     assert any(target in line for line in first.banner())
 
@@ -55,7 +54,7 @@ class BlockingSink(trace_service_pb2_grpc.TraceServiceServicer):
         self.release = threading.Event()
         self.received = []
 
-    def Export(self, request, context):  # noqa: N802
+    def Export(self, request, context):
         self.received.append(request)
         self.release.wait(10)
         return trace_service_pb2.ExportTraceServiceResponse()
@@ -114,31 +113,44 @@ def test_forward_when_sends_only_the_sessions_whose_outcome_is_listed(start_coll
     from tests.test_compare import GOLDEN_FILES
 
     second = start_collector(db=str(tmp_path / "second.db"))
-    first = start_collector(db=str(tmp_path / "first.db"), golden=[str(p) for p in GOLDEN_FILES],
-                            forward_spans=f"http://127.0.0.1:{second.http_port}", forward_when=["failed", "unmatched"])
+    first = start_collector(
+        db=str(tmp_path / "first.db"),
+        golden=[str(p) for p in GOLDEN_FILES],
+        forward_spans=f"http://127.0.0.1:{second.http_port}",
+        forward_when=["failed", "unmatched"],
+    )
     assert any("after scoring, for sessions failed or unmatched" in line for line in first.banner())
-    for version, session_id, query in (("1.0.0", "passes", "What's the weather in Tokyo?"),
-                                       ("2.0.0", "fails", "What's the weather in Tokyo?"),  # 2.0.0's mistake
-                                       ("1.0.0", "unmatched", "Tell me a joke")):
+    for version, session_id, query in (
+        ("1.0.0", "passes", "What's the weather in Tokyo?"),
+        ("2.0.0", "fails", "What's the weather in Tokyo?"),  # 2.0.0's mistake
+        ("1.0.0", "unmatched", "Tell me a joke"),
+    ):
         provider = TracerProvider(resource=agent_resource(version))
-        provider.add_span_processor(SimpleSpanProcessor(
-            OTLPSpanExporter(endpoint=f"http://127.0.0.1:{first.http_port}/v1/traces")))
+        provider.add_span_processor(
+            SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"http://127.0.0.1:{first.http_port}/v1/traces"))
+        )
         run_session(provider, session_id, [query], version=version, mark_end=True)
         provider.shutdown()
 
     def forwarded():
         metrics = httpx.get(f"http://127.0.0.1:{first.http_port}/metrics").text.splitlines()
-        return ("otel_eval_forward_sessions_total 2" in metrics
-                and "otel_eval_forward_sessions_filtered_total 1" in metrics)
+        return (
+            "otel_eval_forward_sessions_total 2" in metrics and "otel_eval_forward_sessions_filtered_total 1" in metrics
+        )
 
     wait_until(forwarded, timeout=30)
 
     def spans(db, session_id):
         conn = sqlite3.connect(db)
         try:
-            return {(t, s): json.loads(r) for t, s, r in conn.execute(
-                "SELECT trace_id, span_id, raw FROM spans WHERE trace_id IN"
-                " (SELECT trace_id FROM traces WHERE session_id = ?)", (session_id,))}
+            return {
+                (t, s): json.loads(r)
+                for t, s, r in conn.execute(
+                    "SELECT trace_id, span_id, raw FROM spans WHERE trace_id IN"
+                    " (SELECT trace_id FROM traces WHERE session_id = ?)",
+                    (session_id,),
+                )
+            }
         finally:
             conn.close()
 
@@ -155,8 +167,19 @@ def test_forward_when_needs_forward_spans_and_known_outcomes(tmp_path):
     with pytest.raises(InputError, match="give --forward-spans URL too"):
         load_config(["--db", str(tmp_path / "x.db"), "--forward-when", "failed"], environ={})
     with pytest.raises(InputError, match="unknown outcome 'faild'.*failed"):
-        load_config(["--db", str(tmp_path / "x.db"), "--forward-spans", "http://127.0.0.1:1",
-                     "--forward-when", "faild"], environ={})
-    config = load_config(["--db", str(tmp_path / "x.db"), "--forward-spans", "http://127.0.0.1:1",
-                          "--forward-when", "failed, unmatched"], environ={})
+        load_config(
+            ["--db", str(tmp_path / "x.db"), "--forward-spans", "http://127.0.0.1:1", "--forward-when", "faild"],
+            environ={},
+        )
+    config = load_config(
+        [
+            "--db",
+            str(tmp_path / "x.db"),
+            "--forward-spans",
+            "http://127.0.0.1:1",
+            "--forward-when",
+            "failed, unmatched",
+        ],
+        environ={},
+    )
     assert config.forward_when == ["failed", "unmatched"]

@@ -10,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz, process
 
-from otel_eval.golden import GoldenIndex
-from otel_eval.golden import fuzzy_search
+from otel_eval.golden import GoldenIndex, fuzzy_search
 from otel_eval.golden.fuzzy_search import QueryTable
 from otel_eval.models.evalset import EvalCase, EvalSet, Invocation, MessageContent
 
@@ -70,21 +69,46 @@ def test_above_with_shared_counters_and_few_copies_counted(queries, query, cutof
 
 
 def _index(queries, table_class, **kwargs):
-    cases = [EvalCase(eval_id=f"c{n}", conversation=[
-        Invocation(invocation_id="1", user_content=MessageContent.user(q))]) for n, q in enumerate(queries)]
+    cases = [
+        EvalCase(eval_id=f"c{n}", conversation=[Invocation(invocation_id="1", user_content=MessageContent.user(q))])
+        for n, q in enumerate(queries)
+    ]
     index = GoldenIndex([EvalSet(eval_set_id="s", eval_cases=cases)], **kwargs)
     index._table = table_class(index._queries)
     return index
 
 
-words = st.sampled_from(["what's", "the", "weather", "wether", "in", "paris", "london", "top", "10", "5",
-                         "users", "user", "by", "revenue", "show", "me", "please"])
+words = st.sampled_from(
+    [
+        "what's",
+        "the",
+        "weather",
+        "wether",
+        "in",
+        "paris",
+        "london",
+        "top",
+        "10",
+        "5",
+        "users",
+        "user",
+        "by",
+        "revenue",
+        "show",
+        "me",
+        "please",
+    ]
+)
 sentences = st.lists(words, min_size=1, max_size=9).map(" ".join)
 
 
 @settings(max_examples=150)
-@given(st.lists(sentences, min_size=1, max_size=30), sentences,
-       st.sampled_from([70.0, 80.0, 90.0, 95.0]), st.sampled_from([0.0, 2.0, 5.0]))
+@given(
+    st.lists(sentences, min_size=1, max_size=30),
+    sentences,
+    st.sampled_from([70.0, 80.0, 90.0, 95.0]),
+    st.sampled_from([0.0, 2.0, 5.0]),
+)
 def test_the_match_and_its_evidence_are_those_of_the_full_scan(queries, query, threshold, margin):
     with bound_always():
         new = _index(queries, QueryTable, fuzzy_threshold=threshold, ambiguity_margin=margin).match(query)

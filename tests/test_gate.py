@@ -23,7 +23,7 @@ from .test_compare import GOLDEN_FILES
 class _Rows(VerdictCounts):
     """Verdict counts written as a sum: ``_rows("1.0", "c", 9, 1) + _rows("2.0", "c", 8, 2)``."""
 
-    def __add__(self, other: "VerdictCounts") -> "_Rows":
+    def __add__(self, other: VerdictCounts) -> _Rows:
         out = _Rows()
         for counts in (self, other):
             for version, cases in counts.decided.items():
@@ -62,7 +62,7 @@ def test_asking_after_every_batch_rolls_back_an_equal_candidate_no_more_often_th
     rollouts, wrongly_rolled_back = 200, 0
     for _ in range(rollouts):
         rows = _Rows()
-        for look in range(30):
+        for _look in range(30):
             for version in ("a", "b"):
                 ok = sum(rng.random() < 0.8 for _ in range(10))
                 rows += _rows(version, "c", ok, 10 - ok)
@@ -86,8 +86,12 @@ def test_a_clearly_worse_candidate_is_rolled_back_and_an_equal_one_promoted_once
 
 
 def test_one_worse_case_rolls_back_even_when_the_overall_rate_looks_fine():
-    rows = (_rows("1.0", "big", 2000, 0) + _rows("2.0", "big", 2000, 0)
-            + _rows("1.0", "refund", 100, 0) + _rows("2.0", "refund", 30, 70))
+    rows = (
+        _rows("1.0", "big", 2000, 0)
+        + _rows("2.0", "big", 2000, 0)
+        + _rows("1.0", "refund", 100, 0)
+        + _rows("2.0", "refund", 30, 70)
+    )
     result = gate(rows, "1.0", "2.0")
     assert result.decision == ROLL_BACK
     assert result.reason.endswith("refund")
@@ -95,8 +99,9 @@ def test_one_worse_case_rolls_back_even_when_the_overall_rate_looks_fine():
 
 
 def test_only_shared_cases_and_decided_sessions_count():
-    rows = (_rows("1.0", "c", 200, 0) + _rows("2.0", "c", 200, 0, not_evaluated=50)
-            + _rows("2.0", "new", 0, 100))  # a case the baseline never saw: traffic, not quality
+    rows = (
+        _rows("1.0", "c", 200, 0) + _rows("2.0", "c", 200, 0, not_evaluated=50) + _rows("2.0", "new", 0, 100)
+    )  # a case the baseline never saw: traffic, not quality
     result = gate(rows, "1.0", "2.0")
     assert result.decision == PROMOTE
     assert [c.key for c in result.cases] == ["c"]
@@ -124,8 +129,9 @@ def _args(argv):
 def db(tmp_path_factory: pytest.TempPathFactory):
     path = tmp_path_factory.mktemp("gate") / "live.db"
     for version, sessions in (("1.0.0", 40), ("2.0.0", 40)):
-        provider = TracerProvider(resource=Resource.create({"service.name": "weather-agent",
-                                                            "service.version": version}))
+        provider = TracerProvider(
+            resource=Resource.create({"service.name": "weather-agent", "service.version": version})
+        )
         processor = EvalSpanProcessor(db=path, golden=GOLDEN_FILES, trace_quiet=60, session_idle=60)
         provider.add_span_processor(processor)
         for i in range(sessions):
@@ -165,8 +171,7 @@ def test_collector_serves_the_gate_as_json_and_as_a_gauge_per_candidate(start_co
 
     from .polling import wait_until
 
-    collector = start_collector(golden=[str(p) for p in GOLDEN_FILES], gate_baseline="1.0.0", auth_token="t",
-                                grpc=None)
+    collector = start_collector(golden=[str(p) for p in GOLDEN_FILES], gate_baseline="1.0.0", auth_token="t", grpc=None)
     base = f"http://127.0.0.1:{collector.http_port}"
     auth = {"Authorization": "Bearer t"}
     for version in ("1.0.0", "2.0.0"):  # 2.0.0 gets Tokyo wrong (examples/weather_agent/policy.py)
@@ -174,8 +179,9 @@ def test_collector_serves_the_gate_as_json_and_as_a_gauge_per_candidate(start_co
         provider = TracerProvider(resource=agent_resource(version))
         provider.add_span_processor(SimpleSpanProcessor(exporter))
         for i in range(12):
-            run_session(provider, f"tokyo-{version}-{i}", ["What's the weather in Tokyo?"], version=version,
-                        mark_end=True)
+            run_session(
+                provider, f"tokyo-{version}-{i}", ["What's the weather in Tokyo?"], version=version, mark_end=True
+            )
         provider.shutdown()
 
     def decision_line():

@@ -7,20 +7,23 @@ import json
 from functools import lru_cache
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from otel_eval.conventions import genai
-from otel_eval.conventions.messages import output_calls, parse_messages
+from otel_eval.conventions import genai, pydantic_ai, traceloop
+from otel_eval.conventions import google_adk as adk
 from otel_eval.conventions.base import RequestedToolCall
+from otel_eval.conventions.messages import output_calls, parse_messages
 from otel_eval.mapping import map_span, map_spans, read_span, session_id_of
 from otel_eval.otlp_json import read_trace_file
 from otel_eval.spans import LogEvent, SpanRecord, from_otlp, from_sdk_span
 from tests.paths import FIXTURES
 
-CAPTURE = (FIXTURES / "realclients/openai_otel_genai.otlp.json")
+CAPTURE = FIXTURES / "realclients/openai_otel_genai.otlp.json"
 SESSION = "openai_otel_genai-{}"
 
 
@@ -49,6 +52,7 @@ def agent_reading(scenario: str, turn: int = 0):
 
 
 # --- the real capture ----------------------------------------------------------------------------
+
 
 def test_every_span_is_read_as_genai_with_the_type_its_operation_names():
     expected = {"invoke_agent": "agent", "chat": "llm", "execute_tool": "tool", "retrieval": "retriever"}
@@ -114,42 +118,63 @@ def test_s4_tool_result_carries_the_sql():
 
 def test_s5_failed_call_has_error_type_and_message_and_no_result():
     assert tool_calls("s5-tool-error") == [
-        ("get_weather", {"city": "Berln"}, "call_af0a52ce90b4ca3e09c13cf2",
-         "ValueError: Unknown city: 'Berln'. Check the spelling and try again."),
+        (
+            "get_weather",
+            {"city": "Berln"},
+            "call_af0a52ce90b4ca3e09c13cf2",
+            "ValueError: Unknown city: 'Berln'. Check the spelling and try again.",
+        ),
         ("get_weather", {"city": "Berlin"}, "call_8c503066cd8c087cfff302ec", None),
     ]
     failed = [s for s in spans_of("s5-tool-error") if s.status == "error"][0]
     data = map_span(failed)
     assert data.tool_call_results[0].success is False
     assert data.tool_call_results[0].result is None
-    assert data.tool_call_results[0].error_message == "ValueError: Unknown city: 'Berln'. Check the spelling and try again."
+    assert (
+        data.tool_call_results[0].error_message
+        == "ValueError: Unknown city: 'Berln'. Check the spelling and try again."
+    )
 
 
 def test_s6_retrieval_span_gives_query_and_documents():
     retrieval = [s for s in spans_of("s6-retrieval") if s.name.startswith("retrieval")][0]
     data = map_span(retrieval)
     assert data.retrieval_query == ["refund policy"]
-    assert data.retrieved_context == [[
-        "Refunds are available within 30 days of purchase for unused items with proof of purchase.",
-        "Digital products are refundable only if they have not been downloaded. Refunds go to the original "
-        "payment method within 5-7 business days.",
-    ]]
+    assert data.retrieved_context == [
+        [
+            "Refunds are available within 30 days of purchase for unused items with proof of purchase.",
+            "Digital products are refundable only if they have not been downloaded. Refunds go to the original "
+            "payment method within 5-7 business days.",
+        ]
+    ]
 
 
 @pytest.mark.parametrize(
     "scenario,turn,question,answer",
     [
         ("s1-weather", 0, "What's the weather in Tokyo?", "It's currently 22°C and sunny in Tokyo."),
-        ("s2-multi-tool", 0, "Compare the weather in Paris and London",
-         "Paris is 18°C and cloudy, while London is 15°C with light rain, so Paris is 3°C warmer right now."),
+        (
+            "s2-multi-tool",
+            0,
+            "Compare the weather in Paris and London",
+            "Paris is 18°C and cloudy, while London is 15°C with light rain, so Paris is 3°C warmer right now.",
+        ),
         ("s3-followup", 0, "What's the weather in Paris?", None),
         ("s3-followup", 1, "What about tomorrow?", "Tomorrow in Paris it should be 20°C and sunny."),
-        ("s5-tool-error", 0, "What's the weather in Berlin?",
-         "Sorry about the hiccup - it's 16°C and windy in Berlin right now."),
-        ("s6-retrieval", 0, "What is your refund policy?",
-         "You can get a refund within 30 days of purchase for unused items with proof of purchase. Digital "
-         "products are refundable only if not downloaded, and refunds go back to the original payment method "
-         "within 5-7 business days."),
+        (
+            "s5-tool-error",
+            0,
+            "What's the weather in Berlin?",
+            "Sorry about the hiccup - it's 16°C and windy in Berlin right now.",
+        ),
+        (
+            "s6-retrieval",
+            0,
+            "What is your refund policy?",
+            "You can get a refund within 30 days of purchase for unused items with proof of purchase. Digital "
+            "products are refundable only if not downloaded, and refunds go back to the original payment method "
+            "within 5-7 business days.",
+        ),
     ],
 )
 def test_agent_span_user_input_and_final_answer(scenario, turn, question, answer):
@@ -165,7 +190,9 @@ def test_agent_span_user_input_and_final_answer(scenario, turn, question, answer
     )
     assert [t.name for t in reading.tools_available] == ["get_weather", "get_forecast", "call_db_agent", "search_docs"]
     assert reading.tools_available[0].args_schema == {
-        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
     }
 
 
@@ -190,6 +217,7 @@ def test_session_from_conversation_id_when_baggage_is_absent():
 
 # --- spans built from the spec with the real SDK -------------------------------------------------
 
+
 @pytest.fixture()
 def tracer():
     exporter = InMemorySpanExporter()
@@ -203,24 +231,26 @@ def tracer():
 
 def test_older_flattened_prompt_and_completion_attributes(tracer):
     with tracer.start_as_current_span("openai.chat", kind=SpanKind.CLIENT) as span:
-        span.set_attributes({
-            "gen_ai.system": "openai",
-            "gen_ai.request.model": "gpt-4",
-            "gen_ai.prompt.0.role": "system",
-            "gen_ai.prompt.0.content": "Be brief.",
-            "gen_ai.prompt.1.role": "user",
-            "gen_ai.prompt.1.content": "Weather in Oslo and Rome?",
-            "gen_ai.completion.0.role": "assistant",
-            "gen_ai.completion.0.finish_reason": "tool_calls",
-            "gen_ai.completion.0.tool_calls.0.id": "call_1",
-            "gen_ai.completion.0.tool_calls.0.name": "get_weather",
-            "gen_ai.completion.0.tool_calls.0.arguments": '{"city": "Oslo"}',
-            "gen_ai.completion.0.tool_calls.1.id": "call_2",
-            "gen_ai.completion.0.tool_calls.1.name": "get_weather",
-            "gen_ai.completion.0.tool_calls.1.arguments": '{"city": "Rome"}',
-            "gen_ai.usage.prompt_tokens": 40,
-            "gen_ai.usage.completion_tokens": 9,
-        })
+        span.set_attributes(
+            {
+                "gen_ai.system": "openai",
+                "gen_ai.request.model": "gpt-4",
+                "gen_ai.prompt.0.role": "system",
+                "gen_ai.prompt.0.content": "Be brief.",
+                "gen_ai.prompt.1.role": "user",
+                "gen_ai.prompt.1.content": "Weather in Oslo and Rome?",
+                "gen_ai.completion.0.role": "assistant",
+                "gen_ai.completion.0.finish_reason": "tool_calls",
+                "gen_ai.completion.0.tool_calls.0.id": "call_1",
+                "gen_ai.completion.0.tool_calls.0.name": "get_weather",
+                "gen_ai.completion.0.tool_calls.0.arguments": '{"city": "Oslo"}',
+                "gen_ai.completion.0.tool_calls.1.id": "call_2",
+                "gen_ai.completion.0.tool_calls.1.name": "get_weather",
+                "gen_ai.completion.0.tool_calls.1.arguments": '{"city": "Rome"}',
+                "gen_ai.usage.prompt_tokens": 40,
+                "gen_ai.usage.completion_tokens": 9,
+            }
+        )
     reading = read_span(tracer.finished()[0])
     assert (reading.convention, reading.span_type) == ("genai", "llm")
     assert reading.system_prompt == "Be brief."
@@ -259,8 +289,14 @@ def test_message_span_events_of_the_older_semconv(tracer):
 
 
 def test_tool_call_arguments_may_be_a_json_string_inside_the_message_json():
-    messages = json.dumps([{"role": "assistant", "parts": [
-        {"type": "tool_call", "id": "c1", "name": "f", "arguments": json.dumps({"x": 1})}]}])
+    messages = json.dumps(
+        [
+            {
+                "role": "assistant",
+                "parts": [{"type": "tool_call", "id": "c1", "name": "f", "arguments": json.dumps({"x": 1})}],
+            }
+        ]
+    )
     assert output_calls(parse_messages(messages)) == [RequestedToolCall("f", {"x": 1}, "c1")]
 
 
@@ -274,13 +310,31 @@ def test_log_records_fill_a_span_that_has_no_content(tracer):
     def log(name, body, t):
         return LogEvent(record.trace_id, record.span_id, t, name, body)
 
-    merged = genai.apply_log_events(reading, [
-        log("gen_ai.user.message", {"content": "Book a table for two"}, 2),
-        log("gen_ai.system.message", {"content": "You book restaurants."}, 1),
-        log("gen_ai.choice", {"index": 0, "finish_reason": "tool_calls", "message": {
-            "role": "assistant", "tool_calls": [{"id": "call_9", "type": "function", "function": {
-                "name": "book", "arguments": '{"people": 2}'}}]}}, 3),
-    ])
+    merged = genai.apply_log_events(
+        reading,
+        [
+            log("gen_ai.user.message", {"content": "Book a table for two"}, 2),
+            log("gen_ai.system.message", {"content": "You book restaurants."}, 1),
+            log(
+                "gen_ai.choice",
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "message": {
+                        "role": "assistant",
+                        "tool_calls": [
+                            {
+                                "id": "call_9",
+                                "type": "function",
+                                "function": {"name": "book", "arguments": '{"people": 2}'},
+                            }
+                        ],
+                    },
+                },
+                3,
+            ),
+        ],
+    )
     assert merged.user_input == "Book a table for two"
     assert merged.system_prompt == "You book restaurants."
     assert merged.requested_calls == [RequestedToolCall("book", {"people": 2}, "call_9")]
@@ -289,71 +343,164 @@ def test_log_records_fill_a_span_that_has_no_content(tracer):
 
 
 def test_inference_details_log_record_and_span_attributes_win():
-    reading = genai.read(SpanRecord("a" * 32, "b" * 16, None, "chat m", 1, 2, attributes={
-        "gen_ai.operation.name": "chat",
-        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "From span"}]}]),
-    }))
-    details = LogEvent("a" * 32, "b" * 16, 5, "gen_ai.client.inference.operation.details", None, {
-        "gen_ai.input.messages": [{"role": "user", "parts": [{"type": "text", "content": "From log"}]}],
-        "gen_ai.output.messages": [{"role": "assistant", "parts": [{"type": "text", "content": "Other"}]}],
-        "gen_ai.system_instructions": [{"type": "text", "content": "Rules"}],
-    })
+    reading = genai.read(
+        SpanRecord(
+            "a" * 32,
+            "b" * 16,
+            None,
+            "chat m",
+            1,
+            2,
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.output.messages": json.dumps(
+                    [{"role": "assistant", "parts": [{"type": "text", "content": "From span"}]}]
+                ),
+            },
+        )
+    )
+    details = LogEvent(
+        "a" * 32,
+        "b" * 16,
+        5,
+        "gen_ai.client.inference.operation.details",
+        None,
+        {
+            "gen_ai.input.messages": [{"role": "user", "parts": [{"type": "text", "content": "From log"}]}],
+            "gen_ai.output.messages": [{"role": "assistant", "parts": [{"type": "text", "content": "Other"}]}],
+            "gen_ai.system_instructions": [{"type": "text", "content": "Rules"}],
+        },
+    )
     merged = genai.apply_log_events(reading, [details])
     assert (merged.user_input, merged.response, merged.system_prompt) == ("From log", "From span", "Rules")
 
 
-@pytest.mark.parametrize("attributes", [
-    {"gen_ai.operation.name": "chat", "gen_ai.input.messages": "{not json"},
-    {"gen_ai.operation.name": "chat", "gen_ai.output.messages": "[1, null, {\"parts\": 5}]"},
-    {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.arguments": "[1,2]", "gen_ai.tool.definitions": "7"},
-    {"gen_ai.operation.name": "retrieval", "gen_ai.retrieval.documents": "{\"id\": 1}"},
-    {"gen_ai.prompt.x.role": "user", "gen_ai.usage.input_tokens": "many"},
-])
+@pytest.mark.parametrize(
+    "attributes",
+    [
+        {"gen_ai.operation.name": "chat", "gen_ai.input.messages": "{not json"},
+        {"gen_ai.operation.name": "chat", "gen_ai.output.messages": "[1, null, {\"parts\": 5}]"},
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.call.arguments": "[1,2]",
+            "gen_ai.tool.definitions": "7",
+        },
+        {"gen_ai.operation.name": "retrieval", "gen_ai.retrieval.documents": "{\"id\": 1}"},
+        {"gen_ai.prompt.x.role": "user", "gen_ai.usage.input_tokens": "many"},
+    ],
+)
 def test_odd_attributes_never_raise(attributes):
     reading = genai.read(SpanRecord("a" * 32, "b" * 16, None, "x", 1, 2, attributes=attributes))
     assert reading.convention == "genai"
 
 
 def test_odd_values_are_read_as_far_as_they_go():
-    tool = genai.read(SpanRecord("a" * 32, "b" * 16, None, "execute_tool t", 1, 2, attributes={
-        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.arguments": "[1,2]"}))
+    tool = genai.read(
+        SpanRecord(
+            "a" * 32,
+            "b" * 16,
+            None,
+            "execute_tool t",
+            1,
+            2,
+            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.arguments": "[1,2]"},
+        )
+    )
     assert tool.tool.args == {"input": [1, 2]}
-    retrieval = genai.read(SpanRecord("a" * 32, "b" * 16, None, "retrieval", 1, 2, attributes={
-        "gen_ai.operation.name": "retrieval", "gen_ai.retrieval.documents": '{"id": 1}'}))
+    retrieval = genai.read(
+        SpanRecord(
+            "a" * 32,
+            "b" * 16,
+            None,
+            "retrieval",
+            1,
+            2,
+            attributes={"gen_ai.operation.name": "retrieval", "gen_ai.retrieval.documents": '{"id": 1}'},
+        )
+    )
     assert retrieval.retrieved_documents == ['{"id": 1}']
 
 
 # --- robustness: whatever the attribute values, read() returns a Reading ---------------------
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
-
-from otel_eval.conventions import google_adk as adk, pydantic_ai, traceloop  # noqa: E402
-
 _KEYS = [
-    "gen_ai.operation.name", "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
-    "gen_ai.tool.definitions", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "gen_ai.tool.name",
-    "gen_ai.retrieval.documents", "gen_ai.prompt.0.content", "gen_ai.completion.0.tool_calls.0.arguments",
-    "gen_ai.usage.input_tokens", "gcp.vertex.agent.llm_request", "gcp.vertex.agent.llm_response",
-    "gcp.vertex.agent.tool_response", "gcp.vertex.agent.tool_call_args", "pydantic_ai.all_messages",
-    "pydantic_ai.new_message_index", "final_result", "traceloop.span.kind", "traceloop.entity.input",
-    "traceloop.entity.output", "llm.request.functions.0.parameters", "error.type",
+    "gen_ai.operation.name",
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.system_instructions",
+    "gen_ai.tool.definitions",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+    "gen_ai.tool.name",
+    "gen_ai.retrieval.documents",
+    "gen_ai.prompt.0.content",
+    "gen_ai.completion.0.tool_calls.0.arguments",
+    "gen_ai.usage.input_tokens",
+    "gcp.vertex.agent.llm_request",
+    "gcp.vertex.agent.llm_response",
+    "gcp.vertex.agent.tool_response",
+    "gcp.vertex.agent.tool_call_args",
+    "pydantic_ai.all_messages",
+    "pydantic_ai.new_message_index",
+    "final_result",
+    "traceloop.span.kind",
+    "traceloop.entity.input",
+    "traceloop.entity.output",
+    "llm.request.functions.0.parameters",
+    "error.type",
 ]
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-        st.sampled_from(["role", "parts", "content", "type", "tool_calls", "function", "name", "arguments", "id",
-                         "args", "kwargs", "inputs", "contents", "config", "tools", "message", "result", "response",
-                         "function_call", "function_response", "text", "error", "outputs"]), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "role",
+                    "parts",
+                    "content",
+                    "type",
+                    "tool_calls",
+                    "function",
+                    "name",
+                    "arguments",
+                    "id",
+                    "args",
+                    "kwargs",
+                    "inputs",
+                    "contents",
+                    "config",
+                    "tools",
+                    "message",
+                    "result",
+                    "response",
+                    "function_call",
+                    "function_response",
+                    "text",
+                    "error",
+                    "outputs",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
     max_leaves=12,
 )
-_values = st.one_of(st.text(max_size=12), st.integers(), _json.map(lambda v: __import__("json").dumps(v)),
-                    st.sampled_from(["invoke_agent", "execute_tool", "chat", "retrieval", "tool", "workflow", "agent"]))
+_values = st.one_of(
+    st.text(max_size=12),
+    st.integers(),
+    _json.map(lambda v: __import__("json").dumps(v)),
+    st.sampled_from(["invoke_agent", "execute_tool", "chat", "retrieval", "tool", "workflow", "agent"]),
+)
 
 
 @settings(max_examples=150, deadline=None)
-@given(attributes=st.dictionaries(st.sampled_from(_KEYS), _values, max_size=8),
-       name=st.sampled_from(["call_llm", "invocation", "execute_tool (merged)", "agent run", "x", "chat m"]),
-       status=st.sampled_from(["ok", "error", "unset"]))
+@given(
+    attributes=st.dictionaries(st.sampled_from(_KEYS), _values, max_size=8),
+    name=st.sampled_from(["call_llm", "invocation", "execute_tool (merged)", "agent run", "x", "chat m"]),
+    status=st.sampled_from(["ok", "error", "unset"]),
+)
 def test_property_read_never_raises(attributes, name, status):
     span = SpanRecord("a" * 32, "b" * 16, None, name, 1, 2, status=status, attributes=attributes)
     for module in (genai, adk, pydantic_ai, traceloop):
@@ -362,26 +509,65 @@ def test_property_read_never_raises(attributes, name, status):
 
 # --- the quick message reader agrees with the general one ------------------------------------
 
+
 class _NotPlainDict(dict):
     """A message the quick path does not take (it reads plain dicts only): the general path's answer."""
 
 
 _text_part = st.fixed_dictionaries({"type": st.just("text"), "content": st.text(max_size=4)})
-_call_part = st.fixed_dictionaries({
-    "type": st.just("tool_call"), "id": st.one_of(st.text(max_size=3), st.none()), "name": st.text(min_size=1, max_size=3),
-    "arguments": st.dictionaries(st.text(max_size=2), st.text(max_size=2), max_size=2)})
+_call_part = st.fixed_dictionaries(
+    {
+        "type": st.just("tool_call"),
+        "id": st.one_of(st.text(max_size=3), st.none()),
+        "name": st.text(min_size=1, max_size=3),
+        "arguments": st.dictionaries(st.text(max_size=2), st.text(max_size=2), max_size=2),
+    }
+)
 # A well-formed part with one key changed or added: what must go to the general path (or agree with it).
-_odd_part = st.builds(lambda part, change: {**part, change[0]: change[1]}, _text_part | _call_part, st.sampled_from([
-    ("type", "TEXT"), ("type", "function_call"), ("type", ""), ("content", None), ("content", 2), ("content", ""),
-    ("thought", True), ("thought", False), ("text", "x"), ("id", ""), ("id", 2), ("name", ""), ("name", 2),
-    ("name", None), ("arguments", '{"q": 1}'), ("arguments", None), ("arguments", ["x"]), ("args", {"a": 1}),
-    ("function", {"name": "f"})]))
+_odd_part = st.builds(
+    lambda part, change: {**part, change[0]: change[1]},
+    _text_part | _call_part,
+    st.sampled_from(
+        [
+            ("type", "TEXT"),
+            ("type", "function_call"),
+            ("type", ""),
+            ("content", None),
+            ("content", 2),
+            ("content", ""),
+            ("thought", True),
+            ("thought", False),
+            ("text", "x"),
+            ("id", ""),
+            ("id", 2),
+            ("name", ""),
+            ("name", 2),
+            ("name", None),
+            ("arguments", '{"q": 1}'),
+            ("arguments", None),
+            ("arguments", ["x"]),
+            ("args", {"a": 1}),
+            ("function", {"name": "f"}),
+        ]
+    ),
+)
 _plain_like = st.builds(
     lambda parts, role, extra: {"parts": parts, **role, **extra},
     st.lists(_text_part | _call_part | _odd_part, max_size=3),
-    st.sampled_from([{}, {"role": "assistant"}, {"role": "user"}, {"role": "system"}, {"role": "tool"},
-                     {"role": "model"}, {"role": None}, {"role": 3}]),
-    st.sampled_from([{}, {}, {"finish_reason": "stop"}, {"content": "x"}, {"tool_call_id": "c"}]))
+    st.sampled_from(
+        [
+            {},
+            {"role": "assistant"},
+            {"role": "user"},
+            {"role": "system"},
+            {"role": "tool"},
+            {"role": "model"},
+            {"role": None},
+            {"role": 3},
+        ]
+    ),
+    st.sampled_from([{}, {}, {"finish_reason": "stop"}, {"content": "x"}, {"tool_call_id": "c"}]),
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -391,17 +577,31 @@ def test_property_the_quick_message_reader_gives_what_the_general_one_gives(item
 
     quick, general = parse_message(item, default_role), parse_message(_NotPlainDict(item), default_role)
     assert (quick.role, quick.texts, quick.calls, quick.responses) == (
-        general.role, general.texts, general.calls, general.responses)
+        general.role,
+        general.texts,
+        general.calls,
+        general.responses,
+    )
     assert [type(call.call_id) for call in quick.calls] == [type(call.call_id) for call in general.calls]
 
 
 @settings(max_examples=200, deadline=None)
-@given(history=st.lists(st.one_of(
-    _plain_like, st.text(max_size=4), st.none(),
-    st.builds(lambda inner: {"message": inner}, _plain_like),
-    st.fixed_dictionaries({"role": st.sampled_from(["tool", "user", "assistant"]), "content": st.text(max_size=4)},
-                          optional={"tool_call_id": st.text(max_size=2), "name": st.text(max_size=2)})), max_size=5),
-    as_text=st.booleans())
+@given(
+    history=st.lists(
+        st.one_of(
+            _plain_like,
+            st.text(max_size=4),
+            st.none(),
+            st.builds(lambda inner: {"message": inner}, _plain_like),
+            st.fixed_dictionaries(
+                {"role": st.sampled_from(["tool", "user", "assistant"]), "content": st.text(max_size=4)},
+                optional={"tool_call_id": st.text(max_size=2), "name": st.text(max_size=2)},
+            ),
+        ),
+        max_size=5,
+    ),
+    as_text=st.booleans(),
+)
 def test_property_the_history_reader_gives_the_messages_the_message_reader_gives(history, as_text):
     # parse_history reads the commonest shape at once and defers the rest: either way, the same messages.
     from otel_eval.conventions.messages import parse_history

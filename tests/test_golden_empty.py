@@ -20,9 +20,13 @@ def write(tmp_path, name, data):
 
 def trajectories(eval_set):
     """Per case, per turn: None or the expected tool names."""
-    return {case.eval_id: [None if inv.expected_tool_trajectory is None else [c.name for c in inv.expected_tool_trajectory]
-                           for inv in case.conversation]
-            for case in eval_set.eval_cases}
+    return {
+        case.eval_id: [
+            None if inv.expected_tool_trajectory is None else [c.name for c in inv.expected_tool_trajectory]
+            for inv in case.conversation
+        ]
+        for case in eval_set.eval_cases
+    }
 
 
 def user(text):
@@ -33,35 +37,77 @@ def adk_content(text, role="user"):
     return {"parts": [{"text": text}], "role": role}
 
 
-EVALSET = {"eval_set_id": "s", "eval_cases": [
-    {"eval_id": "multi", "conversation": [
-        {"invocation_id": "t1", "user_content": user("Weather in Paris?"),
-         "expected_tool_trajectory": [{"name": "get_weather", "args": {"city": "Paris"}}]},
-        {"invocation_id": "t2", "user_content": user("Thanks"), "expected_tool_trajectory": []},
-        {"invocation_id": "t3", "user_content": user("Bye"),
-         "expected_final_response": {"role": "assistant", "content": "Bye!"}},
-        {"invocation_id": "t4", "user_content": user("Really bye"), "expected_tool_trajectory": None,
-         "expected_final_response": {"role": "assistant", "content": "Bye!"}},
-    ]},
-    {"eval_id": "none", "conversation": [{"invocation_id": "t1", "user_content": user("Hi"),
-                                          "expected_tool_trajectory": []}]},
-]}
+EVALSET = {
+    "eval_set_id": "s",
+    "eval_cases": [
+        {
+            "eval_id": "multi",
+            "conversation": [
+                {
+                    "invocation_id": "t1",
+                    "user_content": user("Weather in Paris?"),
+                    "expected_tool_trajectory": [{"name": "get_weather", "args": {"city": "Paris"}}],
+                },
+                {"invocation_id": "t2", "user_content": user("Thanks"), "expected_tool_trajectory": []},
+                {
+                    "invocation_id": "t3",
+                    "user_content": user("Bye"),
+                    "expected_final_response": {"role": "assistant", "content": "Bye!"},
+                },
+                {
+                    "invocation_id": "t4",
+                    "user_content": user("Really bye"),
+                    "expected_tool_trajectory": None,
+                    "expected_final_response": {"role": "assistant", "content": "Bye!"},
+                },
+            ],
+        },
+        {
+            "eval_id": "none",
+            "conversation": [{"invocation_id": "t1", "user_content": user("Hi"), "expected_tool_trajectory": []}],
+        },
+    ],
+}
 
-ADK_EVALSET = {"eval_set_id": "adk", "eval_cases": [
-    {"eval_id": "multi", "conversation": [
-        {"invocation_id": "t1", "user_content": adk_content("Book a flight"),
-         "intermediate_data": {"tool_uses": [{"name": "book", "args": {}}]}},
-        {"invocation_id": "t2", "user_content": adk_content("Thanks"), "intermediate_data": {"tool_uses": []}},
-        # ADK's eval set manager writes an empty tool_uses by leaving it out
-        {"invocation_id": "t3", "user_content": adk_content("Ok"), "intermediate_data": {}},
-        {"invocation_id": "t4", "user_content": adk_content("Bye"), "final_response": adk_content("Bye", "model")},
-        {"invocationId": "t5", "userContent": adk_content("Again"), "intermediateData": {"toolUses": []}},
-        {"invocation_id": "t6", "user_content": adk_content("Events"), "intermediate_data": {"invocation_events": [
-            {"author": "agent", "content": {"role": "model", "parts": [{"text": "no tool needed"}]}}]}},
-        {"invocation_id": "t7", "user_content": adk_content("Null"), "intermediate_data": None,
-         "final_response": adk_content("ok", "model")},
-    ]},
-]}
+ADK_EVALSET = {
+    "eval_set_id": "adk",
+    "eval_cases": [
+        {
+            "eval_id": "multi",
+            "conversation": [
+                {
+                    "invocation_id": "t1",
+                    "user_content": adk_content("Book a flight"),
+                    "intermediate_data": {"tool_uses": [{"name": "book", "args": {}}]},
+                },
+                {"invocation_id": "t2", "user_content": adk_content("Thanks"), "intermediate_data": {"tool_uses": []}},
+                # ADK's eval set manager writes an empty tool_uses by leaving it out
+                {"invocation_id": "t3", "user_content": adk_content("Ok"), "intermediate_data": {}},
+                {
+                    "invocation_id": "t4",
+                    "user_content": adk_content("Bye"),
+                    "final_response": adk_content("Bye", "model"),
+                },
+                {"invocationId": "t5", "userContent": adk_content("Again"), "intermediateData": {"toolUses": []}},
+                {
+                    "invocation_id": "t6",
+                    "user_content": adk_content("Events"),
+                    "intermediate_data": {
+                        "invocation_events": [
+                            {"author": "agent", "content": {"role": "model", "parts": [{"text": "no tool needed"}]}}
+                        ]
+                    },
+                },
+                {
+                    "invocation_id": "t7",
+                    "user_content": adk_content("Null"),
+                    "intermediate_data": None,
+                    "final_response": adk_content("ok", "model"),
+                },
+            ],
+        },
+    ],
+}
 
 ADK_TEST_FILE = [
     {"query": "What can you do?", "expected_tool_use": [], "reference": "I roll dice."},
@@ -72,7 +118,11 @@ ADK_TEST_FILE = [
 ADK_OLD_EVAL_SET = [{"name": "dice", "data": ADK_TEST_FILE}]
 
 TRAJECTORY = [
-    {"id": "absent", "query": "Top users", "expected_trajectory": ["sql_generation: yes", "tool_selection: call_db_agent"]},
+    {
+        "id": "absent",
+        "query": "Top users",
+        "expected_trajectory": ["sql_generation: yes", "tool_selection: call_db_agent"],
+    },
     {"id": "empty", "query": "Hello", "expected_tool_use": [], "reference": "Hi!"},
     {"id": "given", "query": "Revenue", "expected_tool_use": [{"tool_name": "call_db_agent"}]},
     {"id": "null", "query": "Null", "expected_tool_use": None, "reference": "x"},
@@ -80,17 +130,31 @@ TRAJECTORY = [
 
 
 def bigsky_example(example_id, message):
-    return {"id": example_id, "inputs": {"messages": [user(f"question {example_id}")]},
-            "outputs": {"message": {"role": "assistant", **message}}}
+    return {
+        "id": example_id,
+        "inputs": {"messages": [user(f"question {example_id}")]},
+        "outputs": {"message": {"role": "assistant", **message}},
+    }
 
 
-BIGSKY = {"name": "b", "evaluators": [{"key": "tool", "function": "chat:matchToolCall"}], "data": [
-    bigsky_example("absent", {"content": "Which city?"}),
-    bigsky_example("empty", {"content": "Which city?", "tool_calls": []}),
-    bigsky_example("given", {"content": "", "tool_calls": [{"type": "function", "function": {
-        "name": "getWeather", "arguments": "{\"location\": \"Boston\"}"}}]}),
-    bigsky_example("null", {"content": "x", "tool_calls": None}),
-]}
+BIGSKY = {
+    "name": "b",
+    "evaluators": [{"key": "tool", "function": "chat:matchToolCall"}],
+    "data": [
+        bigsky_example("absent", {"content": "Which city?"}),
+        bigsky_example("empty", {"content": "Which city?", "tool_calls": []}),
+        bigsky_example(
+            "given",
+            {
+                "content": "",
+                "tool_calls": [
+                    {"type": "function", "function": {"name": "getWeather", "arguments": "{\"location\": \"Boston\"}"}}
+                ],
+            },
+        ),
+        bigsky_example("null", {"content": "x", "tool_calls": None}),
+    ],
+}
 
 FORMATS = [
     ("s.evalset.json", EVALSET, {"multi": [["get_weather"], [], None, None], "none": [[]]}),
@@ -124,8 +188,11 @@ def test_convert_keeps_absent_absent_and_empty_empty(tmp_path, name, data, expec
 
 def test_trajectory_golden_tool_selection_without_tool_use_is_checked_alone(tmp_path):
     turn = load_golden(write(tmp_path, "t.trajectory.json", TRAJECTORY)).eval_cases[0].conversation[0]
-    assert (turn.expected_tool_trajectory, turn.expected_tool_selection, turn.expected_sql) == (None, "call_db_agent",
-                                                                                                True)
+    assert (turn.expected_tool_trajectory, turn.expected_tool_selection, turn.expected_sql) == (
+        None,
+        "call_db_agent",
+        True,
+    )
     given = load_golden(write(tmp_path, "t.trajectory.json", TRAJECTORY)).eval_cases[2].conversation[0]
     assert given.expected_tool_selection == "call_db_agent"  # the first expected tool, as before
     empty = load_golden(write(tmp_path, "t.trajectory.json", TRAJECTORY)).eval_cases[1].conversation[0]
@@ -133,11 +200,17 @@ def test_trajectory_golden_tool_selection_without_tool_use_is_checked_alone(tmp_
 
 
 def test_trajectory_golden_no_tool_contradicting_a_tool_selection_is_a_problem(tmp_path):
-    path = write(tmp_path, "t.trajectory.json", [{"query": "q", "expected_tool_use": [],
-                                                  "expected_trajectory": ["tool_selection: call_db_agent"]}])
+    path = write(
+        tmp_path,
+        "t.trajectory.json",
+        [{"query": "q", "expected_tool_use": [], "expected_trajectory": ["tool_selection: call_db_agent"]}],
+    )
     assert [(p.location, p.reason) for p in validate_golden(path)] == [
-        ("$[0].expected_trajectory", "'tool_selection: call_db_agent' contradicts 'expected_tool_use: []' "
-                                     "(the agent must call no tool)")]
+        (
+            "$[0].expected_trajectory",
+            "'tool_selection: call_db_agent' contradicts 'expected_tool_use: []' (the agent must call no tool)",
+        )
+    ]
 
 
 def test_saving_an_evalset_writes_no_null_trajectory(tmp_path):
@@ -167,10 +240,12 @@ def test_an_eval_set_written_by_google_adk_loads_without_problems(tmp_path, adk_
     eval_set = load_golden(path)
     assert trajectories(eval_set) == {"weather": [["get_weather"], [], None, ["get_weather"]], "simulated": [None]}
     paris, _, _, rome = eval_set.eval_cases[0].conversation
-    assert paris.expected_tool_trajectory == [ExpectedToolCall(name="get_weather", args={"city": "Paris"}, call_id="fc-1",
-                                                       result={"temp": 21})]
-    assert rome.expected_tool_trajectory == [ExpectedToolCall(name="get_weather", args={"city": "Rome"}, call_id="fc-2",
-                                                      result={"temp": 25})]
+    assert paris.expected_tool_trajectory == [
+        ExpectedToolCall(name="get_weather", args={"city": "Paris"}, call_id="fc-1", result={"temp": 21})
+    ]
+    assert rome.expected_tool_trajectory == [
+        ExpectedToolCall(name="get_weather", args={"city": "Rome"}, call_id="fc-2", result={"temp": 25})
+    ]
     assert paris.expected_final_response.get_text() == "It is 21 degrees in Paris."
     assert eval_set.eval_cases[0].session_input.initial_state == {"units": "C"}
 
@@ -179,20 +254,25 @@ def test_every_key_of_google_adks_models_is_known(reference_oracle):
     """The known keys are google-adk's own: every field and alias of each model an eval set holds."""
     adk_keys = reference_oracle.ask({"op": "adk_model_keys"})
     assert set(adk_keys) == set(MODEL_KEYS)
-    unknown = {model: [key for key in keys if not MODEL_KEYS[model].spec_of(key)[0]] for model, keys in adk_keys.items()}
+    unknown = {
+        model: [key for key in keys if not MODEL_KEYS[model].spec_of(key)[0]] for model, keys in adk_keys.items()
+    }
     assert {model: keys for model, keys in unknown.items() if keys} == {}
 
 
 def test_evalset_load_is_strict_too(tmp_path):
     data = json.loads(json.dumps(EVALSET))
     data["eval_cases"][0]["conversation"][1]["expected_tool_trajectroy"] = data["eval_cases"][0]["conversation"][1].pop(
-        "expected_tool_trajectory")
+        "expected_tool_trajectory"
+    )
     path = write(tmp_path, "s.evalset.json", data)
     with pytest.raises(InputError) as err:
         EvalSet.load(path)
     assert (err.value.source, err.value.location, err.value.reason) == (
-        str(path), "$.eval_cases[0].conversation[1].expected_tool_trajectroy",
-        "unknown key 'expected_tool_trajectroy' (did you mean 'expected_tool_trajectory'?)")
+        str(path),
+        "$.eval_cases[0].conversation[1].expected_tool_trajectroy",
+        "unknown key 'expected_tool_trajectroy' (did you mean 'expected_tool_trajectory'?)",
+    )
 
 
 def test_evalset_load_lists_every_invalid_value_not_just_the_first(tmp_path):

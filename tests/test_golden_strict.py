@@ -15,8 +15,14 @@ from tests.paths import FIXTURES, REPO
 
 
 def otel_eval(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "otel_eval.cli", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=120, env={"COLUMNS": "160", "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [sys.executable, "-m", "otel_eval.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        env={"COLUMNS": "160", "PATH": "/usr/bin:/bin"},
+    )
 
 
 def write(tmp_path, name, data):
@@ -32,21 +38,31 @@ def user(text):
 # --- one document per format, each with misspellings at several depths ----------------------------
 
 EVALSET = {
-    "eval_set_id": "weather", "descripton": "typo at the top",
+    "eval_set_id": "weather",
+    "descripton": "typo at the top",
     "metadata": {"anything": "free-form, not checked"},
-    "eval_cases": [{
-        "eval_id": "paris", "tagz": ["typo in a case"],
-        "session_input": {"initial_stat": {}, "config": {"free": "form"}},
-        "conversation": [{
-            "invocation_id": "t1", "user_content": {"role": "user", "contnet": "Weather in Paris?", "content": "x"},
-            "expected_tool_trajectroy": [{"name": "get_weather", "args": {"city": "Paris"}}],
-            "expected_final_response": {"role": "assistant", "content": "Sunny."},
-        }, {
-            "invocation_id": "t2", "user_content": user("And Rome?"),
-            "expected_tool_trajectory": [{"name": "get_weather", "argz": {"city": "Rome"},
-                                          "args": {"any key": "is fine in args"}}],
-        }],
-    }],
+    "eval_cases": [
+        {
+            "eval_id": "paris",
+            "tagz": ["typo in a case"],
+            "session_input": {"initial_stat": {}, "config": {"free": "form"}},
+            "conversation": [
+                {
+                    "invocation_id": "t1",
+                    "user_content": {"role": "user", "contnet": "Weather in Paris?", "content": "x"},
+                    "expected_tool_trajectroy": [{"name": "get_weather", "args": {"city": "Paris"}}],
+                    "expected_final_response": {"role": "assistant", "content": "Sunny."},
+                },
+                {
+                    "invocation_id": "t2",
+                    "user_content": user("And Rome?"),
+                    "expected_tool_trajectory": [
+                        {"name": "get_weather", "argz": {"city": "Rome"}, "args": {"any key": "is fine in args"}}
+                    ],
+                },
+            ],
+        }
+    ],
 }
 EVALSET_PROBLEMS = [
     ("$.descripton", "description"),
@@ -63,26 +79,37 @@ def adk_content(text, role="user"):
 
 
 ADK_EVALSET = {
-    "eval_set_id": "flights", "creation_timestamp": 0.0,
-    "eval_cases": [{
-        "eval_id": "book", "creation_timestamp": 1.0, "final_session_state": {"free": "form"},
-        "sessionInput": {"appName": "app", "userId": "u", "state": {"free": "form"}, "sesion_id": "typo"},
-        "conversation": [{
-            "invocation_id": "t1", "user_content": {"parts": [{"txt": "Book a flight"}, {"text": "to London"}],
-                                                    "role": "user"},
-            "final_response": adk_content("Booked.", "model"),
-            "intermediate_data": {
-                "tool_uses": [{"id": "1", "name": "book", "arg": {"to": "London"}}],
-                "tool_responses": [{"id": "1", "name": "book", "response": {"any": "thing"}}],
-            },
-        }, {
-            "invocationId": "t2", "userContent": adk_content("Thanks"),
-            "intermediateData": {"toolUse": []},
-        }, {
-            "invocation_id": "t3", "user_content": adk_content("Bye"),
-            "intermediate_dta": {"tool_uses": []},
-        }],
-    }],
+    "eval_set_id": "flights",
+    "creation_timestamp": 0.0,
+    "eval_cases": [
+        {
+            "eval_id": "book",
+            "creation_timestamp": 1.0,
+            "final_session_state": {"free": "form"},
+            "sessionInput": {"appName": "app", "userId": "u", "state": {"free": "form"}, "sesion_id": "typo"},
+            "conversation": [
+                {
+                    "invocation_id": "t1",
+                    "user_content": {"parts": [{"txt": "Book a flight"}, {"text": "to London"}], "role": "user"},
+                    "final_response": adk_content("Booked.", "model"),
+                    "intermediate_data": {
+                        "tool_uses": [{"id": "1", "name": "book", "arg": {"to": "London"}}],
+                        "tool_responses": [{"id": "1", "name": "book", "response": {"any": "thing"}}],
+                    },
+                },
+                {
+                    "invocationId": "t2",
+                    "userContent": adk_content("Thanks"),
+                    "intermediateData": {"toolUse": []},
+                },
+                {
+                    "invocation_id": "t3",
+                    "user_content": adk_content("Bye"),
+                    "intermediate_dta": {"tool_uses": []},
+                },
+            ],
+        }
+    ],
 }
 ADK_EVALSET_PROBLEMS = [
     ("$.eval_cases[0].sessionInput.sesion_id", "session_id"),
@@ -94,8 +121,12 @@ ADK_EVALSET_PROBLEMS = [
 
 ADK_TEST_FILE = [
     {"query": "What can you do?", "expected_tool_uses": [], "reference": "I roll dice."},
-    {"query": "Roll a die", "expected_tool_use": [{"tool_name": "roll_die", "tool_inpt": {"sides": 6}}],
-     "expected_intermediate_agent_responses": [{"author": "roller", "txt": "rolling"}], "reference": "4"},
+    {
+        "query": "Roll a die",
+        "expected_tool_use": [{"tool_name": "roll_die", "tool_inpt": {"sides": 6}}],
+        "expected_intermediate_agent_responses": [{"author": "roller", "txt": "rolling"}],
+        "reference": "4",
+    },
 ]
 ADK_TEST_FILE_PROBLEMS = [
     ("$[0].expected_tool_uses", "expected_tool_use"),
@@ -103,13 +134,18 @@ ADK_TEST_FILE_PROBLEMS = [
     ("$[1].expected_intermediate_agent_responses[0].txt", "text"),
 ]
 
-ADK_OLD_EVAL_SET = [{
-    "name": "dice", "data": [{"query": "Roll", "expected_tool_use": [], "refrence": "4"}],
-    "initial_sesion": {"state": {}},
-}, {
-    "name": "dice2", "data": [{"query": "Roll twice", "expected_tool_use": []}],
-    "initial_session": {"state": {"free": "form"}, "app_nam": "a"},
-}]
+ADK_OLD_EVAL_SET = [
+    {
+        "name": "dice",
+        "data": [{"query": "Roll", "expected_tool_use": [], "refrence": "4"}],
+        "initial_sesion": {"state": {}},
+    },
+    {
+        "name": "dice2",
+        "data": [{"query": "Roll twice", "expected_tool_use": []}],
+        "initial_session": {"state": {"free": "form"}, "app_nam": "a"},
+    },
+]
 ADK_OLD_EVAL_SET_PROBLEMS = [
     ("$[0].data[0].refrence", "reference"),
     ("$[0].initial_sesion", "initial_session"),
@@ -117,13 +153,22 @@ ADK_OLD_EVAL_SET_PROBLEMS = [
 ]
 
 TRAJECTORY = {
-    "name": "db", "descripton": "typo in the container",
+    "name": "db",
+    "descripton": "typo in the container",
     "test_cases": [
-        {"id": "a", "query": "Top users", "expected_tool_usage": [{"tool_name": "call_db_agent"}],
-         "expected_trajectory": ["sql_generation: yes"], "metadata": {"free": "form"}},
-        {"id": "b", "query": "Regions", "expected_tool_use": [{"tool_nme": "call_db_agent", "tool_name": "x",
-                                                                "tool_input": {"any": "key"}}],
-         "expected_tabel": "regions"},
+        {
+            "id": "a",
+            "query": "Top users",
+            "expected_tool_usage": [{"tool_name": "call_db_agent"}],
+            "expected_trajectory": ["sql_generation: yes"],
+            "metadata": {"free": "form"},
+        },
+        {
+            "id": "b",
+            "query": "Regions",
+            "expected_tool_use": [{"tool_nme": "call_db_agent", "tool_name": "x", "tool_input": {"any": "key"}}],
+            "expected_tabel": "regions",
+        },
     ],
 }
 TRAJECTORY_PROBLEMS = [
@@ -134,17 +179,38 @@ TRAJECTORY_PROBLEMS = [
 ]
 
 BIGSKY = {
-    "name": "weather", "evaluator": [],
-    "data": [{
-        "id": "1", "descriptoin": "typo",
-        "inputs": {"context": {"free": "form"}, "messages": [{"role": "user", "contnet": "x", "content": "Weather?"}]},
-        "outputs": {"message": {"role": "assistant", "tool_calls": [
-            {"type": "function", "functon": {}, "function": {"name": "getWeather", "argumnts": {}, "arguments": {}}}]}},
-    }, {
-        "id": "2", "inputs": {"messages": [user("Hi")]}, "outputs": {"mesage": {"role": "assistant", "content": "Hello"}},
-    }],
-    "evaluators": [{"key": "k", "fuction": "chat:matchToolCall", "function": "chat:matchToolCall",
-                    "arguments": {"free": "form"}}],
+    "name": "weather",
+    "evaluator": [],
+    "data": [
+        {
+            "id": "1",
+            "descriptoin": "typo",
+            "inputs": {
+                "context": {"free": "form"},
+                "messages": [{"role": "user", "contnet": "x", "content": "Weather?"}],
+            },
+            "outputs": {
+                "message": {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "type": "function",
+                            "functon": {},
+                            "function": {"name": "getWeather", "argumnts": {}, "arguments": {}},
+                        }
+                    ],
+                }
+            },
+        },
+        {
+            "id": "2",
+            "inputs": {"messages": [user("Hi")]},
+            "outputs": {"mesage": {"role": "assistant", "content": "Hello"}},
+        },
+    ],
+    "evaluators": [
+        {"key": "k", "fuction": "chat:matchToolCall", "function": "chat:matchToolCall", "arguments": {"free": "form"}}
+    ],
 }
 BIGSKY_PROBLEMS = [
     ("$.evaluator", "evaluators"),
@@ -166,13 +232,16 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("name,data,expected", CASES, ids=["evalset", "adk", "adk-test-file", "adk-old-eval-set",
-                                                           "trajectory", "bigsky"])
+@pytest.mark.parametrize(
+    "name,data,expected", CASES, ids=["evalset", "adk", "adk-test-file", "adk-old-eval-set", "trajectory", "bigsky"]
+)
 def test_validate_names_every_unknown_key_with_path_and_closest_key(tmp_path, name, data, expected):
     path = write(tmp_path, name, data)
     unknown = [(p.source, p.location, p.reason) for p in validate_golden(path) if "unknown key" in p.reason]
-    assert unknown == [(str(path), location, f"unknown key '{location.rsplit('.', 1)[1]}' (did you mean '{guess}'?)")
-                       for location, guess in expected]
+    assert unknown == [
+        (str(path), location, f"unknown key '{location.rsplit('.', 1)[1]}' (did you mean '{guess}'?)")
+        for location, guess in expected
+    ]
     with pytest.raises(GoldenFileError) as err:
         load_golden(path)
     assert len(err.value.problems) >= len(expected)
@@ -183,12 +252,18 @@ def test_the_cli_lists_file_path_and_closest_key_and_exits_1(tmp_path):
     run = otel_eval("golden", "validate", path)
     assert run.returncode == 1
     lines = run.stdout.splitlines()
-    assert (f"{path}: at $.eval_cases[0].conversation[0].expected_tool_trajectroy: unknown key "
-            "'expected_tool_trajectroy' (did you mean 'expected_tool_trajectory'?)") in lines
+    assert (
+        f"{path}: at $.eval_cases[0].conversation[0].expected_tool_trajectroy: unknown key "
+        "'expected_tool_trajectroy' (did you mean 'expected_tool_trajectory'?)"
+    ) in lines
     assert lines[-1] == f"{len(EVALSET_PROBLEMS)} problem(s) in 1 file(s)"
     as_json = json.loads(otel_eval("golden", "validate", "--json", path).stdout)
-    assert {"source": str(path), "location": "$.eval_cases[0].tagz", "severity": "error",
-            "reason": "unknown key 'tagz' (did you mean 'tags'?)"} in as_json
+    assert {
+        "source": str(path),
+        "location": "$.eval_cases[0].tagz",
+        "severity": "error",
+        "reason": "unknown key 'tagz' (did you mean 'tags'?)",
+    } in as_json
 
 
 def test_a_key_like_no_known_one_lists_the_known_keys(tmp_path):
@@ -199,23 +274,48 @@ def test_a_key_like_no_known_one_lists_the_known_keys(tmp_path):
 
 
 def test_free_form_objects_are_not_checked(tmp_path):
-    data = {"eval_set_id": "s", "metadata": {"x": {"y": 1}}, "eval_cases": [{
-        "eval_id": "c", "metadata": {"owner": "qa"}, "session_input": {"config": {"a": 1}, "initial_state": {"b": 2}},
-        "conversation": [{"invocation_id": "t", "user_content": {"role": "user", "content": "q", "metadata": {"m": 1}},
-                          "expected_tool_trajectory": [{"name": "t", "args": {"deep": {"anything": 1}},
-                                                        "result": {"any": "thing"}}],
-                          "metadata": {"free": True}}]}]}
+    data = {
+        "eval_set_id": "s",
+        "metadata": {"x": {"y": 1}},
+        "eval_cases": [
+            {
+                "eval_id": "c",
+                "metadata": {"owner": "qa"},
+                "session_input": {"config": {"a": 1}, "initial_state": {"b": 2}},
+                "conversation": [
+                    {
+                        "invocation_id": "t",
+                        "user_content": {"role": "user", "content": "q", "metadata": {"m": 1}},
+                        "expected_tool_trajectory": [
+                            {"name": "t", "args": {"deep": {"anything": 1}}, "result": {"any": "thing"}}
+                        ],
+                        "metadata": {"free": True},
+                    }
+                ],
+            }
+        ],
+    }
     assert validate_golden(write(tmp_path, "s.evalset.json", data), warnings=True) == []
 
 
 # --- refusing to start ------------------------------------------------------------------------------
 
-MISSPELLED = {"eval_set_id": "weather", "eval_cases": [{
-    "eval_id": "tokyo", "conversation": [{
-        "invocation_id": "t1", "user_content": user("What's the weather in Tokyo?"),
-        "expected_tool_trajectroy": [{"name": "get_weather", "args": {"city": "Tokyo"}}],
-        "expected_final_responce": {"role": "assistant", "content": "Sunny in Tokyo."},
-    }]}]}
+MISSPELLED = {
+    "eval_set_id": "weather",
+    "eval_cases": [
+        {
+            "eval_id": "tokyo",
+            "conversation": [
+                {
+                    "invocation_id": "t1",
+                    "user_content": user("What's the weather in Tokyo?"),
+                    "expected_tool_trajectroy": [{"name": "get_weather", "args": {"city": "Tokyo"}}],
+                    "expected_final_responce": {"role": "assistant", "content": "Sunny in Tokyo."},
+                }
+            ],
+        }
+    ],
+}
 MISSPELLED_LINES = [
     "at $.eval_cases[0].conversation[0].expected_tool_trajectroy: unknown key 'expected_tool_trajectroy' "
     "(did you mean 'expected_tool_trajectory'?)",
@@ -227,8 +327,9 @@ MISSPELLED_LINES = [
 def test_evaluate_refuses_a_golden_file_with_an_unknown_key_one_line_per_problem(tmp_path):
     bad = write(tmp_path, "bad.evalset.json", MISSPELLED)
     db = tmp_path / "e.db"
-    run = otel_eval("evaluate", FIXTURES / "realclients" / "langgraph_openinference.otlp.json", "--golden", bad,
-                    "--db", db)
+    run = otel_eval(
+        "evaluate", FIXTURES / "realclients" / "langgraph_openinference.otlp.json", "--golden", bad, "--db", db
+    )
     assert run.returncode == 2
     assert run.stderr.splitlines() == [f"otel-eval: error: {bad}: {line}" for line in MISSPELLED_LINES]
     assert not db.exists()  # refused before any work
@@ -238,12 +339,23 @@ def test_evaluate_lists_the_problems_of_every_bad_golden_file(tmp_path):
     bad = write(tmp_path, "bad.evalset.json", MISSPELLED)
     other = write(tmp_path, "other.trajectory.json", [{"query": "q", "expected_tool_usage": []}])
     good = REPO / "examples" / "golden" / "weather.trajectory.json"
-    run = otel_eval("evaluate", FIXTURES / "noveum" / "dataset.json", "--golden", bad, "--golden", good,
-                    "--golden", other, "--db", tmp_path / "e.db")
+    run = otel_eval(
+        "evaluate",
+        FIXTURES / "noveum" / "dataset.json",
+        "--golden",
+        bad,
+        "--golden",
+        good,
+        "--golden",
+        other,
+        "--db",
+        tmp_path / "e.db",
+    )
     assert run.returncode == 2
     assert run.stderr.splitlines() == [f"otel-eval: error: {bad}: {line}" for line in MISSPELLED_LINES] + [
         f"otel-eval: error: {other}: at $[0].expected_tool_usage: unknown key 'expected_tool_usage' "
-        "(did you mean 'expected_tool_use'?)"]
+        "(did you mean 'expected_tool_use'?)"
+    ]
 
 
 def test_rescore_refuses_before_touching_the_database(tmp_path):
@@ -260,14 +372,32 @@ def test_rescore_refuses_before_touching_the_database(tmp_path):
         store.close()
 
 
-@pytest.mark.parametrize("command", [["-m", "otel_eval.cli", "collect"], ["-m", "collector"]],
-                         ids=["otel-eval collect", "python -m collector"])
+@pytest.mark.parametrize(
+    "command",
+    [["-m", "otel_eval.cli", "collect"], ["-m", "collector"]],
+    ids=["otel-eval collect", "python -m collector"],
+)
 def test_collect_refuses_to_start_one_line_per_problem(tmp_path, command):
     bad = write(tmp_path, "bad.evalset.json", MISSPELLED)
     db = tmp_path / "c.db"
-    run = subprocess.run([sys.executable, *command, "--golden", str(bad), "--db", str(db), "--grpc", "127.0.0.1:0",
-                          "--http", "127.0.0.1:0"], capture_output=True, text=True, timeout=120,
-                         env={"PATH": "/usr/bin:/bin"})
+    run = subprocess.run(
+        [
+            sys.executable,
+            *command,
+            "--golden",
+            str(bad),
+            "--db",
+            str(db),
+            "--grpc",
+            "127.0.0.1:0",
+            "--http",
+            "127.0.0.1:0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin"},
+    )
     assert run.returncode == 2
     assert "Traceback" not in run.stderr
     mentions = [line for line in run.stderr.splitlines() if str(bad) in line]
@@ -281,11 +411,22 @@ def test_collect_refuses_to_start_one_line_per_problem(tmp_path, command):
 
 
 def test_a_case_with_nothing_to_check_is_a_warning_not_an_error(tmp_path):
-    path = write(tmp_path, "w.evalset.json", {"eval_set_id": "w", "eval_cases": [
-        {"eval_id": "vague", "conversation": [{"invocation_id": "t", "user_content": user("Hello")}]},
-        {"eval_id": "no_tools", "conversation": [{"invocation_id": "t", "user_content": user("Hi"),
-                                                  "expected_tool_trajectory": []}]},
-    ]})
+    path = write(
+        tmp_path,
+        "w.evalset.json",
+        {
+            "eval_set_id": "w",
+            "eval_cases": [
+                {"eval_id": "vague", "conversation": [{"invocation_id": "t", "user_content": user("Hello")}]},
+                {
+                    "eval_id": "no_tools",
+                    "conversation": [
+                        {"invocation_id": "t", "user_content": user("Hi"), "expected_tool_trajectory": []}
+                    ],
+                },
+            ],
+        },
+    )
     assert validate_golden(path) == []  # loads: a warning does not stop anything
     run = otel_eval("golden", "validate", path)
     assert run.returncode == 0
@@ -297,17 +438,39 @@ def test_a_case_with_nothing_to_check_is_a_warning_not_an_error(tmp_path):
     ]
 
 
-@pytest.mark.parametrize("name,data,location", [
-    ("t.trajectory.json", [{"query": "a", "expected_tool_use": []}, {"id": "b", "query": "b"}], "$[1]"),
-    ("d.test.json", [{"query": "a"}, {"query": "b"}], "$"),
-    ("b.bigsky.json", {"data": [{"id": "1", "inputs": {"messages": [user("a")]},
-                                 "outputs": {"message": {"role": "assistant", "content": "x"}}},
-                                {"id": "2", "inputs": {"messages": [user("b")]},
-                                 "outputs": {"message": {"role": "assistant"}}}]}, "$.data[1]"),
-    ("a.evalset.json", {"eval_set_id": "a", "eval_cases": [
-        {"eval_id": "c", "conversation": [{"user_content": adk_content("a"), "intermediate_data": {}}]},
-        {"eval_id": "d", "conversation": [{"user_content": adk_content("b")}]}]}, "$.eval_cases[1]"),
-], ids=["trajectory", "adk-test-file", "bigsky", "adk"])
+@pytest.mark.parametrize(
+    "name,data,location",
+    [
+        ("t.trajectory.json", [{"query": "a", "expected_tool_use": []}, {"id": "b", "query": "b"}], "$[1]"),
+        ("d.test.json", [{"query": "a"}, {"query": "b"}], "$"),
+        (
+            "b.bigsky.json",
+            {
+                "data": [
+                    {
+                        "id": "1",
+                        "inputs": {"messages": [user("a")]},
+                        "outputs": {"message": {"role": "assistant", "content": "x"}},
+                    },
+                    {"id": "2", "inputs": {"messages": [user("b")]}, "outputs": {"message": {"role": "assistant"}}},
+                ]
+            },
+            "$.data[1]",
+        ),
+        (
+            "a.evalset.json",
+            {
+                "eval_set_id": "a",
+                "eval_cases": [
+                    {"eval_id": "c", "conversation": [{"user_content": adk_content("a"), "intermediate_data": {}}]},
+                    {"eval_id": "d", "conversation": [{"user_content": adk_content("b")}]},
+                ],
+            },
+            "$.eval_cases[1]",
+        ),
+    ],
+    ids=["trajectory", "adk-test-file", "bigsky", "adk"],
+)
 def test_the_warning_points_at_the_case_in_every_format(tmp_path, name, data, location):
     warnings = [p for p in validate_golden(write(tmp_path, name, data), warnings=True)]
     assert [(p.severity, p.location) for p in warnings] == [("warning", location)]
@@ -338,15 +501,24 @@ def test_a_misspelled_format_key_is_named_when_no_format_fits(tmp_path):
     assert problem.reason.endswith("found keys eval_case, eval_set_id; 'eval_case' (did you mean 'eval_cases'?)")
 
 
-@pytest.mark.parametrize("entries, expected", [
-    # The only entry misspells 'data': still an old ADK eval set, not trajectory-golden items.
-    ([{"name": "weather", "dataa": [{"query": "q", "expected_tool_use": []}]}],
-     [("$[0].dataa", "unknown key 'dataa' (did you mean 'data'?)")]),
-    # One entry of two misspells it: the right 'data' of the other is never called unknown.
-    ([{"name": "a", "data": [{"query": "q", "expected_tool_use": []}]},
-      {"name": "b", "dat": [{"query": "r", "expected_tool_use": []}]}],
-     [("$[1].dat", "unknown key 'dat' (did you mean 'data'?)")]),
-])
+@pytest.mark.parametrize(
+    "entries, expected",
+    [
+        # The only entry misspells 'data': still an old ADK eval set, not trajectory-golden items.
+        (
+            [{"name": "weather", "dataa": [{"query": "q", "expected_tool_use": []}]}],
+            [("$[0].dataa", "unknown key 'dataa' (did you mean 'data'?)")],
+        ),
+        # One entry of two misspells it: the right 'data' of the other is never called unknown.
+        (
+            [
+                {"name": "a", "data": [{"query": "q", "expected_tool_use": []}]},
+                {"name": "b", "dat": [{"query": "r", "expected_tool_use": []}]},
+            ],
+            [("$[1].dat", "unknown key 'dat' (did you mean 'data'?)")],
+        ),
+    ],
+)
 def test_a_misspelled_data_key_of_an_old_adk_eval_set_is_named(tmp_path, entries, expected):
     path = write(tmp_path, "old.json", entries)
     unknown = [(p.location, p.reason) for p in validate_golden(path) if "unknown key" in p.reason]
@@ -361,13 +533,18 @@ def test_a_golden_set_built_in_python_refuses_a_misspelled_expectation(tmp_path)
     from otel_eval.models.evalset import EvalCase, EvalConfig, EvalSet, ExpectedToolCall, Invocation, MessageContent
 
     with pytest.raises(ValidationError) as err:
-        Invocation(invocation_id="i", user_content=MessageContent.user("What's the weather in Tokyo?"),
-                   expected_final_response=MessageContent.assistant("Sunny in Tokyo."),
-                   expected_tool_trajectroy=[ExpectedToolCall(name="get_weather", args={"city": "Tokyo"})])
+        Invocation(
+            invocation_id="i",
+            user_content=MessageContent.user("What's the weather in Tokyo?"),
+            expected_final_response=MessageContent.assistant("Sunny in Tokyo."),
+            expected_tool_trajectroy=[ExpectedToolCall(name="get_weather", args={"city": "Tokyo"})],
+        )
     assert "expected_tool_trajectroy" in str(err.value)
-    for model, keywords in ((EvalSet, {"eval_set_id": "s", "eval_case": []}),
-                            (EvalCase, {"eval_id": "c", "conversations": []}),
-                            (ExpectedToolCall, {"name": "get_weather", "arguments": {"city": "Tokyo"}}),
-                            (EvalConfig, {"criterias": {}})):
+    for model, keywords in (
+        (EvalSet, {"eval_set_id": "s", "eval_case": []}),
+        (EvalCase, {"eval_id": "c", "conversations": []}),
+        (ExpectedToolCall, {"name": "get_weather", "arguments": {"city": "Tokyo"}}),
+        (EvalConfig, {"criterias": {}}),
+    ):
         with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
             model(**keywords)

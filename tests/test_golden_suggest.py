@@ -22,9 +22,14 @@ from .test_compare import GOLDEN_FILES
 
 REFERENCE_PYTHON = Path(__file__).resolve().parents[1] / ".venv-reference" / "bin" / "python"
 
-TRAFFIC = (["What's the weather in New York?"] * 4 + ["What's the weather in New York"]
-           + ["How many orders did we get last week?"] * 3 + ["how many orders did we get last week"] * 2
-           + ["Tell me a joke"] * 2 + ["What's the weather in Tokyo?"] * 2)
+TRAFFIC = (
+    ["What's the weather in New York?"] * 4
+    + ["What's the weather in New York"]
+    + ["How many orders did we get last week?"] * 3
+    + ["how many orders did we get last week"] * 2
+    + ["Tell me a joke"] * 2
+    + ["What's the weather in Tokyo?"] * 2
+)
 
 
 @pytest.fixture(scope="module")
@@ -42,12 +47,23 @@ def test_queries_cluster_by_meaning_most_sessions_first():
     # The IDF is fitted on the queries clustered: a frame many of them share ("weather in") counts
     # little, the words that tell them apart (the city) count most.
     clusters = cluster_queries(
-        ["top 10 users by revenue", "show the top ten users ranked by revenue", "weather in paris", "weather in lima",
-         "weather in tokyo", "weather in oslo"],
-        [3, 1, 2, 2, 1, 1])
+        [
+            "top 10 users by revenue",
+            "show the top ten users ranked by revenue",
+            "weather in paris",
+            "weather in lima",
+            "weather in tokyo",
+            "weather in oslo",
+        ],
+        [3, 1, 2, 2, 1, 1],
+    )
     assert [sorted(c.queries) for c in clusters] == [
-        ["show the top ten users ranked by revenue", "top 10 users by revenue"], ["weather in lima"],
-        ["weather in paris"], ["weather in oslo"], ["weather in tokyo"]]
+        ["show the top ten users ranked by revenue", "top 10 users by revenue"],
+        ["weather in lima"],
+        ["weather in paris"],
+        ["weather in oslo"],
+        ["weather in tokyo"],
+    ]
     assert clusters[0].sessions == 4 and clusters[0].representative == "top 10 users by revenue"
 
 
@@ -63,20 +79,30 @@ def test_suggest_writes_an_adk_eval_set_of_verified_clusters(db, tmp_path, capsy
     assert orders["conversation"][0]["user_content"]["parts"][0]["text"] == "How many orders did we get last week?"
     # The agent passes the user's words through: they differ between sessions, so not pinned.
     assert orders["conversation"][0]["intermediate_data"]["tool_uses"] == [
-        {"name": "call_db_agent", "args": {"question": "IGNORE"}}]
+        {"name": "call_db_agent", "args": {"question": "IGNORE"}}
+    ]
     assert orders["metadata"]["sessions"] == 5 and len(orders["metadata"]["example_session_ids"]) == 5
     assert orders["metadata"]["unpinned_arguments"] == ["call_db_agent[0].question"]
     york = cases["what_s_the_weather_in_new_york"]
     assert york["conversation"][0]["intermediate_data"]["tool_uses"] == [
-        {"name": "get_weather", "args": {"city": "New York"}}]
+        {"name": "get_weather", "args": {"city": "New York"}}
+    ]
     assert york["conversation"][0]["final_response"]["parts"][0]["text"]
     assert "call_db_agent[0].question" in out
     # google-adk itself loads the draft.
     if REFERENCE_PYTHON.exists():
         check = subprocess.run(
-            [str(REFERENCE_PYTHON), "-c", "import sys; from google.adk.evaluation.eval_set import EvalSet; "
-             "s = EvalSet.model_validate_json(open(sys.argv[1]).read()); print(len(s.eval_cases))", str(draft)],
-            capture_output=True, text=True, timeout=120)
+            [
+                str(REFERENCE_PYTHON),
+                "-c",
+                "import sys; from google.adk.evaluation.eval_set import EvalSet; "
+                "s = EvalSet.model_validate_json(open(sys.argv[1]).read()); print(len(s.eval_cases))",
+                str(draft),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert check.returncode == 0, check.stderr
         assert check.stdout.strip() == "2"
 
@@ -120,12 +146,30 @@ def test_an_embedding_model_clusters_paraphrases_the_n_grams_keep_apart(tmp_path
     server = EmbeddingServer()
     try:
         model = ["--embedding-url", server.url, "--embedding-model", "toy-embed", "--embedding-threshold", "80"]
-        assert main(["golden", "suggest", "--db", str(db), "--min-sessions", "5", "--similarity", "0.8",
-                     "-o", str(draft), *model]) == 0
+        assert (
+            main(
+                [
+                    "golden",
+                    "suggest",
+                    "--db",
+                    str(db),
+                    "--min-sessions",
+                    "5",
+                    "--similarity",
+                    "0.8",
+                    "-o",
+                    str(draft),
+                    *model,
+                ]
+            )
+            == 0
+        )
         [case] = json.loads(draft.read_text())["eval_cases"]
         assert case["metadata"]["sessions"] == 6
         assert {p["query"] for p in case["metadata"]["phrasings"]} == {
-            "What's the weather in New York?", "How hot is it in New York right now"}
+            "What's the weather in New York?",
+            "How hot is it in New York right now",
+        }
         assert any(r["model"] == "toy-embed" for r in server.requests)
         # Rescored with the draft and the same model, every one of the six matches it.
         golden = [a for p in GOLDEN_FILES for a in ("--golden", str(p))]

@@ -53,6 +53,7 @@ def has_line(text: str, pattern: str) -> bool:
 
 # --- OTel GenAI capture ----------------------------------------------------------------------
 
+
 def test_genai_spans_show_convention_type_and_sources():
     report = inspect_file(GENAI)
     assert report["spans_total"] == 32 and report["spans_shown"] == 32
@@ -69,22 +70,38 @@ def test_genai_spans_show_convention_type_and_sources():
     assert agent["fields"]["agent_name"] == {"value": "assistant_agent", "source": "gen_ai.agent.name"}
     assert agent["fields"]["agent_task"] == {"value": "What's the weather in Tokyo?", "source": "gen_ai.input.messages"}
     assert agent["fields"]["agent_response"] == {
-        "value": "It's currently 22°C and sunny in Tokyo.", "source": "gen_ai.output.messages"}
+        "value": "It's currently 22°C and sunny in Tokyo.",
+        "source": "gen_ai.output.messages",
+    }
     assert agent["fields"]["tools_available"] == {
-        "value": "get_weather, get_forecast, call_db_agent, search_docs", "source": "gen_ai.tool.definitions"}
+        "value": "get_weather, get_forecast, call_db_agent, search_docs",
+        "source": "gen_ai.tool.definitions",
+    }
     assert agent["fields"]["task_id"] == {"value": "766c282c5dd41d25c5b902b4f2cb2607", "source": "trace id"}
     assert agent["fields"]["user_id"] == {"value": "user-alice", "source": "user.id"}
 
     # The chat that decided the tool call has no text answer: the user sees it listed as empty.
-    assert first_chat["fields"]["tool_calls"] == {"value": 'get_weather(city="Tokyo")', "source": "gen_ai.output.messages"}
+    assert first_chat["fields"]["tool_calls"] == {
+        "value": 'get_weather(city="Tokyo")',
+        "source": "gen_ai.output.messages",
+    }
     assert first_chat["empty_fields"] == [
-        "agent_response", "trace", "tools_available", "parameters_passed", "tool_call_results",
-        "retrieval_query", "retrieved_context", "agent_exit",
+        "agent_response",
+        "trace",
+        "tools_available",
+        "parameters_passed",
+        "tool_call_results",
+        "retrieval_query",
+        "retrieved_context",
+        "agent_exit",
     ]
 
     assert tool["tool"] == {
-        "name": "get_weather", "name_source": "gen_ai.tool.name", "arguments_source": "gen_ai.tool.call.arguments",
-        "call_id": "call_5d9603777a7458189ecea4b8", "error": None,
+        "name": "get_weather",
+        "name_source": "gen_ai.tool.name",
+        "arguments_source": "gen_ai.tool.call.arguments",
+        "call_id": "call_5d9603777a7458189ecea4b8",
+        "error": None,
     }
     assert tool["fields"]["parameters_passed"] == {"value": '{"city": "Tokyo"}', "source": "gen_ai.tool.call.arguments"}
     assert tool["fields"]["agent_name"] == {"value": "tool", "source": "span type"}
@@ -95,7 +112,9 @@ def test_session_from_conversation_id_when_no_session_attribute():
     """Without the baggage-copied session.id, util-genai's gen_ai.conversation.id (on the
     invoke_agent span only) names the session of the whole trace, chat spans included."""
     stripped = [
-        dataclasses.replace(span, attributes={k: v for k, v in span.attributes.items() if k not in ("session.id", "user.id")})
+        dataclasses.replace(
+            span, attributes={k: v for k, v in span.attributes.items() if k not in ("session.id", "user.id")}
+        )
         for span in read_spans(GENAI)
     ]
     report = inspect_spans(stripped)
@@ -105,24 +124,32 @@ def test_session_from_conversation_id_when_no_session_attribute():
     assert [len(t["spans"]) for t in s3["traces"]] == [4, 4]
     assert len(report["sessions"]) == 6
     text = rendered(report)
-    assert "Session openai_otel_genai-s3-followup  ← gen_ai.conversation.id (span 'invoke_agent assistant_agent')" in text
+    assert (
+        "Session openai_otel_genai-s3-followup  ← gen_ai.conversation.id (span 'invoke_agent assistant_agent')" in text
+    )
 
 
 def test_genai_trajectory_of_tool_error_and_followup():
     report = inspect_file(GENAI)
     s5 = session(report, "openai_otel_genai-s5-tool-error")["trajectory"]
     calls = s5["turns"][0]["calls"]
-    assert [(c["name"], c["args"]) for c in calls] == [("get_weather", {"city": "Berln"}), ("get_weather", {"city": "Berlin"})]
+    assert [(c["name"], c["args"]) for c in calls] == [
+        ("get_weather", {"city": "Berln"}),
+        ("get_weather", {"city": "Berlin"}),
+    ]
     assert calls[0]["error"] is not None and calls[1]["error"] is None
     assert s5["query"] == "What's the weather in Berlin?"
 
     s3 = session(report, "openai_otel_genai-s3-followup")["trajectory"]
     assert [t["user_input"] for t in s3["turns"]] == ["What's the weather in Paris?", "What about tomorrow?"]
     assert [[(c["name"], c["args"]) for c in t["calls"]] for t in s3["turns"]] == [
-        [("get_weather", {"city": "Paris"})], [("get_forecast", {"city": "Paris", "days": 1})]]
+        [("get_weather", {"city": "Paris"})],
+        [("get_forecast", {"city": "Paris", "days": 1})],
+    ]
 
 
 # --- OpenInference (LangGraph) capture -------------------------------------------------------
+
 
 def test_langgraph_tree_order_and_tool_sources():
     report = inspect_file(LANGGRAPH)
@@ -131,11 +158,21 @@ def test_langgraph_tree_order_and_tool_sources():
     assert s1["session_source"] == "session.id"
     spans = s1["traces"][0]["spans"]
     assert [(s["depth"], s["name"], s["span_type"]) for s in spans] == [
-        (0, "assistant_agent", "agent"), (1, "agent", "agent"), (2, "call_model", "chain"),
-        (2, "RunnableSequence", "chain"), (3, "Prompt", "chain"), (3, "ChatOpenAI", "llm"),
-        (2, "should_continue", "chain"), (1, "tools", "chain"), (2, "get_weather", "tool"),
-        (1, "agent", "agent"), (2, "call_model", "chain"), (2, "RunnableSequence", "chain"),
-        (3, "Prompt", "chain"), (3, "ChatOpenAI", "llm"), (2, "should_continue", "chain"),
+        (0, "assistant_agent", "agent"),
+        (1, "agent", "agent"),
+        (2, "call_model", "chain"),
+        (2, "RunnableSequence", "chain"),
+        (3, "Prompt", "chain"),
+        (3, "ChatOpenAI", "llm"),
+        (2, "should_continue", "chain"),
+        (1, "tools", "chain"),
+        (2, "get_weather", "tool"),
+        (1, "agent", "agent"),
+        (2, "call_model", "chain"),
+        (2, "RunnableSequence", "chain"),
+        (3, "Prompt", "chain"),
+        (3, "ChatOpenAI", "llm"),
+        (2, "should_continue", "chain"),
     ]
     assert {s["convention"] for s in spans} == {"openinference"}
     tool = spans[8]
@@ -185,6 +222,7 @@ def test_render_shows_tree_fields_sources_and_trajectory():
 
 # --- Noveum dataset --------------------------------------------------------------------------
 
+
 def test_noveum_sessions_are_traces_and_sources_are_noveum_keys():
     report = inspect_file(NOVEUM)
     assert report["spans_total"] == 62
@@ -194,23 +232,46 @@ def test_noveum_sessions_are_traces_and_sources_are_noveum_keys():
     first = report["sessions"][0]
     assert first["session_id"] == "a8fe28a3-2ebb-428d-b679-9aba40c69be0"
     root, llm, tool = first["traces"][0]["spans"][:3]
-    assert (root["name"], root["convention"], root["span_type"], root["depth"]) == ("chain_start.unknown", "noveum", "agent", 0)
-    assert root["fields"]["agent_task"] == {"value": "can you use langchain retriever tool?", "source": "chain.inputs.input"}
+    assert (root["name"], root["convention"], root["span_type"], root["depth"]) == (
+        "chain_start.unknown",
+        "noveum",
+        "agent",
+        0,
+    )
+    assert root["fields"]["agent_task"] == {
+        "value": "can you use langchain retriever tool?",
+        "source": "chain.inputs.input",
+    }
     assert root["fields"]["agent_exit"] == {"value": "true", "source": "events[agent_finish]"}
-    assert root["empty_fields"] == ["user_id", "system_prompt", "tools_available", "tool_call_results", "retrieved_context"]
+    assert root["empty_fields"] == [
+        "user_id",
+        "system_prompt",
+        "tools_available",
+        "tool_call_results",
+        "retrieved_context",
+    ]
     assert (llm["convention"], llm["span_type"]) == ("noveum", "llm")
     assert llm["fields"]["tools_available"] == {
-        "value": "escalate_to_human, end_conversation, langchain_retriever", "source": "llm.input.prompts[0]"}
+        "value": "escalate_to_human, end_conversation, langchain_retriever",
+        "source": "llm.input.prompts[0]",
+    }
     assert (tool["name"], tool["span_type"], tool["tool"]["name"]) == (
-        "tool:langchain_retriever:langchain_retriever", "tool", "langchain_retriever")
+        "tool:langchain_retriever:langchain_retriever",
+        "tool",
+        "langchain_retriever",
+    )
     assert tool["tool"]["name_source"] == "tool.name, tool.input.*"
-    assert tool["fields"]["retrieval_query"] == {"value": '["how to use langchain retriever tool"]', "source": "tool.input.input_str"}
+    assert tool["fields"]["retrieval_query"] == {
+        "value": '["how to use langchain retriever tool"]',
+        "source": "tool.input.input_str",
+    }
 
     text = rendered(report)
     assert "Session a8fe28a3-2ebb-428d-b679-9aba40c69be0  ← trace id (no session attribute on any span)" in text
 
 
 # --- options, errors, a span no convention knows ------------------------------------------
+
 
 def test_span_option_takes_a_prefix_and_drops_the_trajectory():
     report = inspect_file(GENAI, span_id="E63D2BC")
@@ -235,7 +296,9 @@ def test_limit_keeps_the_first_spans_in_display_order():
     report = inspect_file(GENAI, limit=6)
     assert report["spans_shown"] == 6
     assert [(s["session_id"], len(all_spans({"sessions": [s]}))) for s in report["sessions"]] == [
-        ("openai_otel_genai-s1-weather", 4), ("openai_otel_genai-s2-multi-tool", 2)]
+        ("openai_otel_genai-s1-weather", 4),
+        ("openai_otel_genai-s2-multi-tool", 2),
+    ]
 
 
 def test_full_values_are_not_shortened():
@@ -275,12 +338,26 @@ def test_span_without_a_known_convention_lists_every_content_field_as_empty():
     assert only["session_source"] == "trace id"
     root_row, child = only["traces"][0]["spans"]
     assert (root_row["name"], root_row["convention"], root_row["span_type"], root_row["depth"]) == (
-        "handle_request", "none", "unknown", 0)
+        "handle_request",
+        "none",
+        "unknown",
+        0,
+    )
     assert child["depth"] == 1
     assert root_row["fields"]["agent_name"] == {"value": "agent", "source": "span type"}
     assert root_row["empty_fields"] == [
-        "user_id", "agent_task", "system_prompt", "agent_response", "trace", "tools_available", "tool_calls",
-        "parameters_passed", "tool_call_results", "retrieval_query", "retrieved_context", "agent_exit",
+        "user_id",
+        "agent_task",
+        "system_prompt",
+        "agent_response",
+        "trace",
+        "tools_available",
+        "tool_calls",
+        "parameters_passed",
+        "tool_call_results",
+        "retrieval_query",
+        "retrieved_context",
+        "agent_exit",
     ]
     turn = only["trajectory"]["turns"][0]
     assert (turn["user_input"], turn["final_response"], turn["calls"]) == (None, None, [])
@@ -294,10 +371,14 @@ def test_orphan_span_is_shown_as_a_root():
     report = inspect_spans(spans, limit=3)
     first = report["sessions"][0]["traces"][0]["spans"]
     assert [(s["depth"], s["name"]) for s in first] == [
-        (0, "chat gpt-4o-mini"), (0, "execute_tool get_weather"), (0, "chat gpt-4o-mini")]
+        (0, "chat gpt-4o-mini"),
+        (0, "execute_tool get_weather"),
+        (0, "chat gpt-4o-mini"),
+    ]
 
 
 # --- a stored session ------------------------------------------------------------------------
+
 
 def test_inspect_a_session_stored_by_the_engine(tmp_path):
     from otel_eval.offline import evaluate
@@ -309,9 +390,13 @@ def test_inspect_a_session_stored_by_the_engine(tmp_path):
     (only,) = report["sessions"]
     assert only["session_id"] == "openai_otel_genai-s3-followup"
     assert [t["trace_id"] for t in only["traces"]] == [
-        "e7eadf8418e17e45251d53db5045e07a", "936ea9e997821fffabf64c8452d82e1c"]
+        "e7eadf8418e17e45251d53db5045e07a",
+        "936ea9e997821fffabf64c8452d82e1c",
+    ]
     assert [t["user_input"] for t in only["trajectory"]["turns"]] == [
-        "What's the weather in Paris?", "What about tomorrow?"]
+        "What's the weather in Paris?",
+        "What about tomorrow?",
+    ]
 
     with pytest.raises(InputError) as missing:
         inspect_session(db, "no-such-session")
@@ -324,6 +409,7 @@ def test_inspect_a_session_stored_by_the_engine(tmp_path):
 
 
 # --- CLI entry point -------------------------------------------------------------------------
+
 
 def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="otel-eval inspect")

@@ -19,11 +19,18 @@ RUBRICS = [
 
 
 def completion(content: str) -> bytes:
-    return json.dumps({"id": "x", "object": "chat.completion",
-                       "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}).encode()
+    return json.dumps(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+        }
+    ).encode()
 
 
-SCORES = json.dumps({"scores": {"helpfulness": {"score": 5, "reason": "good"}, "accuracy": {"score": 2, "reason": "meh"}}})
+SCORES = json.dumps(
+    {"scores": {"helpfulness": {"score": 5, "reason": "good"}, "accuracy": {"score": 2, "reason": "meh"}}}
+)
 
 
 class FakeLLM:
@@ -117,8 +124,13 @@ def test_client_error_is_not_retried():
 
 
 def test_malformed_answers_are_errors_not_exceptions():
-    with FakeLLM([(200, completion("I think it's great!")), (200, b"<html>oops</html>"),
-                  (200, completion('{"scores": {"helpfulness": 7, "accuracy": 3}}'))]) as llm:
+    with FakeLLM(
+        [
+            (200, completion("I think it's great!")),
+            (200, b"<html>oops</html>"),
+            (200, completion('{"scores": {"helpfulness": 7, "accuracy": 3}}')),
+        ]
+    ) as llm:
         judge, _ = make_judge(llm.url)
         not_json = judge.evaluate("q1", "a", None, RUBRICS)
         not_completion = judge.evaluate("q2", "a", None, RUBRICS)
@@ -162,15 +174,31 @@ def test_no_endpoint_means_skipped_with_reason():
 
 
 def test_settings_from_options_then_environment():
-    env = {"OTEL_EVAL_JUDGE_BASE_URL": "http://env:1/v1/", "OTEL_EVAL_JUDGE_API_KEY": "k-env",
-           "OTEL_EVAL_JUDGE_MODEL": "m-env", "MY_KEY": "k-mine"}
+    env = {
+        "OTEL_EVAL_JUDGE_BASE_URL": "http://env:1/v1/",
+        "OTEL_EVAL_JUDGE_API_KEY": "k-env",
+        "OTEL_EVAL_JUDGE_MODEL": "m-env",
+        "MY_KEY": "k-mine",
+    }
     from_env = Judge.from_config(CriterionConfig(judge_model="gpt-4o-mini"), env=env)
     assert (from_env.base_url, from_env.api_key, from_env.model) == ("http://env:1/v1", "k-env", "m-env")
-    opts = CriterionConfig(options={"base_url": "http://opt:2/v1", "model": "m-opt", "api_key_env": "MY_KEY",
-                                    "timeout": 5, "max_retries": 1})
+    opts = CriterionConfig(
+        options={
+            "base_url": "http://opt:2/v1",
+            "model": "m-opt",
+            "api_key_env": "MY_KEY",
+            "timeout": 5,
+            "max_retries": 1,
+        }
+    )
     from_opts = Judge.from_config(opts, env=env)
     assert (from_opts.base_url, from_opts.api_key, from_opts.model, from_opts.timeout, from_opts.max_retries) == (
-        "http://opt:2/v1", "k-mine", "m-opt", 5.0, 1)
+        "http://opt:2/v1",
+        "k-mine",
+        "m-opt",
+        5.0,
+        1,
+    )
     assert Judge.from_config(CriterionConfig(judge_model="gpt-x"), env={}).model == "gpt-x"
 
 
@@ -188,8 +216,10 @@ def test_unreachable_endpoint_is_an_error_result():
 
 @pytest.mark.parametrize("weights,expected", [((1.0, 1.0), 0.625), ((0.0, 1.0), 0.25)])
 def test_weights_change_the_score(weights, expected):
-    rubrics = [Rubric(name="helpfulness", description="h", weight=weights[0]),
-               Rubric(name="accuracy", description="a", weight=weights[1])]
+    rubrics = [
+        Rubric(name="helpfulness", description="h", weight=weights[0]),
+        Rubric(name="accuracy", description="a", weight=weights[1]),
+    ]
     with FakeLLM([]) as llm:
         judge, _ = make_judge(llm.url)
         assert judge.evaluate("q", "a", None, rubrics).score == expected

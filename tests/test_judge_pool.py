@@ -22,34 +22,69 @@ from otel_eval.trajectory import ActualToolCall
 from tests.judge_server import JudgeServer, refusing_url
 from tests.polling import wait_until
 
-GOLDEN = EvalSet(eval_set_id="weather", eval_cases=[EvalCase(
-    eval_id="tokyo",
-    conversation=[Invocation(
-        invocation_id="t1", user_content=MessageContent.user("What's the weather in Tokyo?"),
-        expected_tool_trajectory=[ExpectedToolCall(name="get_weather", args={"city": "Tokyo"})],
-        expected_final_response=MessageContent.assistant("It is 22°C and sunny in Tokyo."))])])
+GOLDEN = EvalSet(
+    eval_set_id="weather",
+    eval_cases=[
+        EvalCase(
+            eval_id="tokyo",
+            conversation=[
+                Invocation(
+                    invocation_id="t1",
+                    user_content=MessageContent.user("What's the weather in Tokyo?"),
+                    expected_tool_trajectory=[ExpectedToolCall(name="get_weather", args={"city": "Tokyo"})],
+                    expected_final_response=MessageContent.assistant("It is 22°C and sunny in Tokyo."),
+                )
+            ],
+        )
+    ],
+)
 
 
 def spans(n: int, answer: str = "It is 22°C and sunny in Tokyo.", tool_error: bool = False) -> list[SpanRecord]:
     """One ended session ``s<n>``: an agent root span and its get_weather tool call."""
     trace = f"{n + 1:032x}"
     common = {"session.id": f"s{n}"}
-    root = SpanRecord(trace, f"{n + 1:016x}", None, "agent.invoke", 1_000, 9_000, attributes={
-        **common, "openinference.span.kind": "AGENT", "input.value": "What's the weather in Tokyo?",
-        "output.value": answer, "otel_eval.session.end": True})
-    tool = SpanRecord(trace, f"{n + 1:08x}{0xabc:08x}", root.span_id, "get_weather", 2_000, 3_000,
-                      status="error" if tool_error else "unset", attributes={
-        **common, "openinference.span.kind": "TOOL", "tool.name": "get_weather",
-        "input.value": json.dumps({"city": "Tokyo"}), "input.mime_type": "application/json",
-        "output.value": "22°C and sunny in Tokyo"})
+    root = SpanRecord(
+        trace,
+        f"{n + 1:016x}",
+        None,
+        "agent.invoke",
+        1_000,
+        9_000,
+        attributes={
+            **common,
+            "openinference.span.kind": "AGENT",
+            "input.value": "What's the weather in Tokyo?",
+            "output.value": answer,
+            "otel_eval.session.end": True,
+        },
+    )
+    tool = SpanRecord(
+        trace,
+        f"{n + 1:08x}{0xABC:08x}",
+        root.span_id,
+        "get_weather",
+        2_000,
+        3_000,
+        status="error" if tool_error else "unset",
+        attributes={
+            **common,
+            "openinference.span.kind": "TOOL",
+            "tool.name": "get_weather",
+            "input.value": json.dumps({"city": "Tokyo"}),
+            "input.mime_type": "application/json",
+            "output.value": "22°C and sunny in Tokyo",
+        },
+    )
     return [root, tool]
 
 
 def config(url: str, **options) -> EvalConfig:
     base = EvalConfig.default().criteria
     criteria = {name: cfg for name, cfg in base.items() if name in ("trajectory_match", "response_match")}
-    criteria["llm_judge"] = CriterionConfig(threshold=0.7, options={"base_url": url, "max_retries": 1,
-                                                                    "backoff": 0.05, "timeout": 2, **options})
+    criteria["llm_judge"] = CriterionConfig(
+        threshold=0.7, options={"base_url": url, "max_retries": 1, "backoff": 0.05, "timeout": 2, **options}
+    )
     return EvalConfig(criteria=criteria)
 
 
@@ -62,16 +97,24 @@ def latest(db, session_id="s0"):
     conn = sqlite3.connect(db)
     conn.row_factory = sqlite3.Row
     row = conn.execute("SELECT * FROM evaluations WHERE session_id = ? AND superseded = 0", (session_id,)).fetchone()
-    crit = {r["criterion"]: dict(r) for r in conn.execute(
-        "SELECT * FROM criterion_results WHERE evaluation_id = ?", (row["id"],))} if row else {}
+    crit = (
+        {
+            r["criterion"]: dict(r)
+            for r in conn.execute("SELECT * FROM criterion_results WHERE evaluation_id = ?", (row["id"],))
+        }
+        if row
+        else {}
+    )
     conn.close()
     return (dict(row) if row else None), crit
 
 
 def revisions(db, session_id="s0"):
     conn = sqlite3.connect(db)
-    rows = conn.execute("SELECT revision, verdict, judge_pending, superseded FROM evaluations WHERE session_id = ?"
-                        " ORDER BY revision", (session_id,)).fetchall()
+    rows = conn.execute(
+        "SELECT revision, verdict, judge_pending, superseded FROM evaluations WHERE session_id = ? ORDER BY revision",
+        (session_id,),
+    ).fetchall()
     conn.close()
     return rows
 
@@ -84,6 +127,7 @@ def judge_outcome(db, session_id="s0"):
 
 
 # --- pure decisions ---------------------------------------------------------------------------
+
 
 def test_breaker_opens_after_n_failures_and_probes_after_the_cooldown():
     b = Breaker(threshold=3, cooldown=10.0)
@@ -120,26 +164,42 @@ def test_when_filters():
     kw = dict(case_id="tokyo", agent_version="2.1", verdict="passed", tool_errors=0)
     assert filtered_out(None, **kw) is None
     assert filtered_out({"case_ids": ["tok*"], "agent_versions": ["2.*"], "verdict": "passed"}, **kw) is None
-    assert filtered_out({"verdict": "failed"}, **kw) == \
-        "not judged: the deterministic verdict is passed, when.verdict asks for failed"
+    assert (
+        filtered_out({"verdict": "failed"}, **kw)
+        == "not judged: the deterministic verdict is passed, when.verdict asks for failed"
+    )
     assert "when.case_ids" in filtered_out({"case_ids": ["paris"]}, **kw)
     assert "tool errors" in filtered_out({"tool_errors": True}, **kw)
 
 
 def test_judge_sees_the_tool_trajectory_and_cuts_with_a_marker():
-    calls = [ActualToolCall(name="get_weather", args={"city": "Tokyo"}, result="22°C"),
-             ActualToolCall(name="book", args={"x": 1}, error="timeout")]
+    calls = [
+        ActualToolCall(name="get_weather", args={"city": "Tokyo"}, result="22°C"),
+        ActualToolCall(name="book", args={"x": 1}, error="timeout"),
+    ]
     from otel_eval.metrics.judge import DEFAULT_RUBRICS
-    text = build_messages("q", "a" * 50_000, "ref", DEFAULT_RUBRICS, calls=calls, system="be nice",
-                          tools=[{"name": "get_weather", "description": "weather"}], max_chars=6000)[1]["content"]
+
+    text = build_messages(
+        "q",
+        "a" * 50_000,
+        "ref",
+        DEFAULT_RUBRICS,
+        calls=calls,
+        system="be nice",
+        tools=[{"name": "get_weather", "description": "weather"}],
+        max_chars=6000,
+    )[1]["content"]
     assert '1. get_weather({"city": "Tokyo"}) -> 22°C' in text and "2. book" in text and "ERROR: timeout" in text
     assert "be nice" in text and "get_weather" in text and "[… truncated:" in text
     assert cut("abcdef", 3) == "abc\n[… truncated: 3 more characters not shown]"
 
 
 def test_bad_judge_options_are_refused_with_the_closest_name():
-    cfg = EvalConfig(criteria={"llm_judge": CriterionConfig(options={"sample_rat": 0.5, "sample_rate": 2,
-                                                                      "when": {"verdic": "failed"}})})
+    cfg = EvalConfig(
+        criteria={
+            "llm_judge": CriterionConfig(options={"sample_rat": 0.5, "sample_rate": 2, "when": {"verdic": "failed"}})
+        }
+    )
     problems = dict(config_problems(cfg))
     assert "did you mean 'sample_rate'" in problems["$.criteria.llm_judge.options.sample_rat"]
     reasons = [r for path, r in config_problems(cfg) if path == "$.criteria.llm_judge.options"]
@@ -148,6 +208,7 @@ def test_bad_judge_options_are_refused_with_the_closest_name():
 
 
 # --- the engine with a real judge -----------------------------------------------------------------
+
 
 def test_deterministic_verdict_first_then_the_judge_completes_it(tmp_path, capsys):
     db = tmp_path / "e.db"
@@ -177,8 +238,13 @@ def test_deterministic_verdict_first_then_the_judge_completes_it(tmp_path, capsy
     assert revisions(db) == [(1, "passed", 1, 1), (2, "passed", 0, 0)]
     # Listeners hear both revisions; only one counts; on_result hears the session once.
     assert [(ev.revision, ev.judge_pending, ev.completes, ev.counted) for ev in events] == [
-        (1, 1, None, False), (2, 0, 1, True)]
-    assert events[1].trace_ids == events[0].trace_ids == (f"{1:032x}",) and events[1].evaluation_id > events[0].evaluation_id
+        (1, 1, None, False),
+        (2, 0, 1, True),
+    ]
+    assert (
+        events[1].trace_ids == events[0].trace_ids == (f"{1:032x}",)
+        and events[1].evaluation_id > events[0].evaluation_id
+    )
     assert events[1].result.criterion_results[-1].criterion == "health" and events[1].result.verdict == "passed"
     assert len(results) == 1 and results[0].criterion_results[-1].criterion in ("llm_judge", "health")
     stats = e.stats()
@@ -230,8 +296,9 @@ def test_429_retry_after_is_honoured(tmp_path):
 
 def test_a_hanging_judge_never_stalls_scoring_and_every_outcome_is_recorded_by_the_deadline(tmp_path):
     db = tmp_path / "e.db"
-    settings = EngineSettings(judge_deadline=3.0, judge_concurrency=4, judge_breaker_failures=3,
-                              judge_breaker_cooldown=60)
+    settings = EngineSettings(
+        judge_deadline=3.0, judge_concurrency=4, judge_breaker_failures=3, judge_breaker_cooldown=60
+    )
     with JudgeServer(mode="hang") as judge:
         e = engine(db, judge.url, settings=settings, timeout=30, max_retries=0)
         try:
@@ -253,8 +320,10 @@ def test_a_hanging_judge_never_stalls_scoring_and_every_outcome_is_recorded_by_t
     assert all(row["verdict"] == "passed" for row, _ in outcomes)
     # The calls out time out just before the deadline (and open the breaker); the rest fail fast.
     timed_out = {r for r in reasons if r.startswith("timed out after 2.7")}
-    assert timed_out and all(r.startswith(("judge circuit open after", "no free judge slot before the judge deadline"))
-                             for r in reasons - timed_out), reasons
+    assert timed_out and all(
+        r.startswith(("judge circuit open after", "no free judge slot before the judge deadline"))
+        for r in reasons - timed_out
+    ), reasons
     assert stats["calls"]["circuit_opened"] == 1
 
 
@@ -269,7 +338,9 @@ def test_queue_full_is_recorded_and_counted(tmp_path):
             stats = e.stats()["judge"]
         finally:
             e.close()
-    full = [crit for _, crit in outcomes if crit["skipped"] and "judge queue full" in json.loads(crit["details"])["reason"]]
+    full = [
+        crit for _, crit in outcomes if crit["skipped"] and "judge queue full" in json.loads(crit["details"])["reason"]
+    ]
     assert full and stats["calls"]["queue_full"] == len(full)
     assert any(crit["skipped"] == 0 for _, crit in outcomes)
 
@@ -380,24 +451,34 @@ def test_after_an_outage_the_sessions_skipped_are_judged_once_when_it_is_back(tm
 
 # --- the collector, with a score worker process --------------------------------------------------
 
+
 def test_collector_counts_each_session_once_and_exports_the_judge_pool(start_collector):
-    from tests.test_metrics_prometheus import GOLDEN as EXAMPLE_GOLDEN, SESSIONS, scrape, send_sessions
+    from tests.test_metrics_prometheus import GOLDEN as EXAMPLE_GOLDEN
+    from tests.test_metrics_prometheus import SESSIONS, scrape, send_sessions
 
     base = EvalConfig.default()
     with JudgeServer(delay=0.5) as judge:
         criteria = dict(base.criteria)
         criteria["llm_judge"] = CriterionConfig(threshold=0.7, options={"base_url": judge.url})
-        collector = start_collector(golden=EXAMPLE_GOLDEN, eval_config=EvalConfig(criteria=criteria),
-                                    score_workers=1, judge_concurrency=32)
+        collector = start_collector(
+            golden=EXAMPLE_GOLDEN, eval_config=EvalConfig(criteria=criteria), score_workers=1, judge_concurrency=32
+        )
         assert collector.engine.settings.judge_concurrency == 32
         send_sessions(collector, SESSIONS)  # returns once every deterministic verdict is stored
         wait_until(lambda: collector.engine.stats()["evaluations_judge_completed"] == 4, timeout=20)
         lines = scrape(collector)
-    for expected in ["otel_eval_sessions_scored_total 5", "otel_eval_evaluations_total 4",
-                     "otel_eval_evaluations_judge_pending_total 4", "otel_eval_evaluations_judge_completed_total 4",
-                     'otel_eval_judge_calls_total{outcome="ok"} 4', "otel_eval_judge_tokens_total 120",
-                     "otel_eval_judge_call_duration_seconds_count 4", "otel_eval_judge_circuit_state 0",
-                     "otel_eval_judge_queue_capacity 10000", 'otel_eval_case_evaluations_total{case="weather_tokyo"} 2']:
+    for expected in [
+        "otel_eval_sessions_scored_total 5",
+        "otel_eval_evaluations_total 4",
+        "otel_eval_evaluations_judge_pending_total 4",
+        "otel_eval_evaluations_judge_completed_total 4",
+        'otel_eval_judge_calls_total{outcome="ok"} 4',
+        "otel_eval_judge_tokens_total 120",
+        "otel_eval_judge_call_duration_seconds_count 4",
+        "otel_eval_judge_circuit_state 0",
+        "otel_eval_judge_queue_capacity 10000",
+        'otel_eval_case_evaluations_total{case="weather_tokyo"} 2',
+    ]:
         assert expected in lines, expected
     assert any(line.startswith("otel_eval_judge_calls_in_flight ") for line in lines)
 
@@ -405,11 +486,14 @@ def test_collector_counts_each_session_once_and_exports_the_judge_pool(start_col
 def test_collector_flags_for_the_judge_pool():
     from collector.config import load_config
 
-    config = load_config(["--judge-concurrency", "32", "--judge-queue", "100"], environ={"OTEL_EVAL_JUDGE_DEADLINE": "20"})
+    config = load_config(
+        ["--judge-concurrency", "32", "--judge-queue", "100"], environ={"OTEL_EVAL_JUDGE_DEADLINE": "20"}
+    )
     assert (config.judge_concurrency, config.judge_queue, config.judge_deadline) == (32, 100, 20.0)
 
 
 # --- rescore --judge-only: a backfill of stored sessions ---------------------------------------------
+
 
 def test_rescore_judge_only_backfills_within_the_budget_and_resumes(tmp_path, capsys, monkeypatch):
     from otel_eval.cli import main
@@ -426,8 +510,10 @@ def test_rescore_judge_only_backfills_within_the_budget_and_resumes(tmp_path, ca
     assert "no judge endpoint" in json.loads(latest(db)[1]["llm_judge"]["details"])["reason"]
     with JudgeServer() as judge:
         toml = tmp_path / "judge.toml"
-        toml.write_text(f'[criteria.trajectory_match]\nthreshold = 0.8\n[criteria.llm_judge]\nthreshold = 0.7\n'
-                        f'[criteria.llm_judge.options]\nbase_url = "{judge.url}"\nmax_calls_per_hour = 2\n')
+        toml.write_text(
+            f'[criteria.trajectory_match]\nthreshold = 0.8\n[criteria.llm_judge]\nthreshold = 0.7\n'
+            f'[criteria.llm_judge.options]\nbase_url = "{judge.url}"\nmax_calls_per_hour = 2\n'
+        )
         assert main(["rescore", "--db", str(db), "--config", str(toml), "--judge-only"]) == 0
         first = capsys.readouterr().out
         assert "judged 2 session(s); 0 skipped; 1 left for the next run" in first
@@ -472,14 +558,27 @@ def test_kill_9_loses_no_judge_work_and_charges_each_judgment_once(tmp_path):
     db = tmp_path / "eval.db"
     with JudgeServer(mode="hang") as judge:
         toml = tmp_path / "c.toml"
-        toml.write_text(f'[criteria.trajectory_match]\nthreshold = 0.8\n[criteria.llm_judge]\nthreshold = 0.7\n'
-                        f'[criteria.llm_judge.options]\nbase_url = "{judge.url}"\ntimeout = 60\n')
-        args = ["--db", str(db), "--config", str(toml), "--trace-quiet", "0.05", "--session-idle", "0.1",
-                *[a for g in EXAMPLE_GOLDEN for a in ("--golden", g)]]
+        toml.write_text(
+            f'[criteria.trajectory_match]\nthreshold = 0.8\n[criteria.llm_judge]\nthreshold = 0.7\n'
+            f'[criteria.llm_judge.options]\nbase_url = "{judge.url}"\ntimeout = 60\n'
+        )
+        args = [
+            "--db",
+            str(db),
+            "--config",
+            str(toml),
+            "--trace-quiet",
+            "0.05",
+            "--session-idle",
+            "0.1",
+            *[a for g in EXAMPLE_GOLDEN for a in ("--golden", g)],
+        ]
         collector = CollectorProcess(*args)
         try:
             provider = TracerProvider(resource=agent_resource("1.0.0"))
-            provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=collector.traces_url, timeout=10)))
+            provider.add_span_processor(
+                SimpleSpanProcessor(OTLPSpanExporter(endpoint=collector.traces_url, timeout=10))
+            )
             for i in range(3):
                 run_session(provider, f"k{i}", ["What's the weather in Tokyo?"], version="1.0.0", mark_end=True)
             provider.shutdown()
@@ -517,8 +616,14 @@ def test_unmatched_sessions_are_judged_only_when_asked(tmp_path):
     db = tmp_path / "e.db"
     import dataclasses
 
-    other = lambda n: [dataclasses.replace(s, attributes={**s.attributes, "input.value": "Tell me a joke"})
-                       if s.parent_span_id is None else s for s in spans(n)]
+    def other(n):
+        return [
+            dataclasses.replace(s, attributes={**s.attributes, "input.value": "Tell me a joke"})
+            if s.parent_span_id is None
+            else s
+            for s in spans(n)
+        ]
+
     with JudgeServer() as judge:
         e = engine(db, judge.url, when={"unmatched": "only"})
         try:
@@ -528,7 +633,10 @@ def test_unmatched_sessions_are_judged_only_when_asked(tmp_path):
         finally:
             e.close()
     matched, unmatched = latest(db, "s0"), latest(db, "s1")
-    assert matched[0]["case_id"] == "tokyo" and "when.unmatched" in json.loads(matched[1]["llm_judge"]["details"])["reason"]
+    assert (
+        matched[0]["case_id"] == "tokyo"
+        and "when.unmatched" in json.loads(matched[1]["llm_judge"]["details"])["reason"]
+    )
     assert unmatched[0]["case_id"] is None and unmatched[1]["llm_judge"]["skipped"] == 0
     assert "Reference answer" not in judge.requests[0]["messages"][1]["content"]
 
@@ -551,13 +659,15 @@ def test_a_retry_after_past_the_deadline_gives_up_at_once_with_the_429(tmp_path)
 def test_dashboard_marks_judge_pending_and_not_sampled_sessions(start_collector):
     import httpx
 
-    from tests.test_metrics_prometheus import GOLDEN as EXAMPLE_GOLDEN, send_sessions
+    from tests.test_metrics_prometheus import GOLDEN as EXAMPLE_GOLDEN
+    from tests.test_metrics_prometheus import send_sessions
 
     with JudgeServer(delay=2.0) as judge:
         criteria = dict(EvalConfig.default().criteria)
         criteria["llm_judge"] = CriterionConfig(threshold=0.7, options={"base_url": judge.url})
-        criteria["second_opinion"] = CriterionConfig(threshold=0.7, options={"kind": "llm_judge", "base_url": judge.url,
-                                                                             "sample_rate": 0})
+        criteria["second_opinion"] = CriterionConfig(
+            threshold=0.7, options={"kind": "llm_judge", "base_url": judge.url, "sample_rate": 0}
+        )
         collector = start_collector(golden=EXAMPLE_GOLDEN, eval_config=EvalConfig(criteria=criteria), ui=True)
         send_sessions(collector, [("1.0.0", "d1", "What's the weather in Tokyo?")])
         with httpx.Client(base_url=f"http://127.0.0.1:{collector.http_port}", timeout=10) as client:
@@ -600,8 +710,10 @@ def test_a_version_5_database_opens_its_evaluations_complete_and_gets_judged_fro
     db = database_at_version(tmp_path / "v5.db", 5)
     conn = sqlite3.connect(db)
     conn.execute("INSERT INTO sessions (session_id, status, revision) VALUES ('old', 'scored', 1)")
-    conn.execute("INSERT INTO evaluations (session_id, revision, case_id, passed, verdict, score, superseded)"
-                 " VALUES ('old', 1, 'tokyo', 1, 'passed', 1.0, 0)")
+    conn.execute(
+        "INSERT INTO evaluations (session_id, revision, case_id, passed, verdict, score, superseded)"
+        " VALUES ('old', 1, 'tokyo', 1, 'passed', 1.0, 0)"
+    )
     conn.commit()
     conn.close()
     with JudgeServer() as judge:
@@ -622,7 +734,8 @@ def test_forwarding_sends_deterministic_criteria_first_and_the_judge_once(start_
     from opentelemetry.proto.collector.logs.v1 import logs_service_pb2_grpc
 
     from tests.test_export_otel import LogSink, attrs
-    from tests.test_metrics_prometheus import GOLDEN as EXAMPLE_GOLDEN, send_sessions
+    from tests.test_metrics_prometheus import GOLDEN as EXAMPLE_GOLDEN
+    from tests.test_metrics_prometheus import send_sessions
 
     sink = LogSink()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
@@ -633,13 +746,17 @@ def test_forwarding_sends_deterministic_criteria_first_and_the_judge_once(start_
         with JudgeServer(delay=2.0) as judge:
             criteria = {n: c for n, c in EvalConfig.default().criteria.items() if n != "llm_judge"}
             criteria["llm_judge"] = CriterionConfig(threshold=0.7, options={"base_url": judge.url})
-            collector = start_collector(golden=EXAMPLE_GOLDEN, eval_config=EvalConfig(criteria=criteria),
-                                        forward_results=f"grpc://127.0.0.1:{port}")
+            collector = start_collector(
+                golden=EXAMPLE_GOLDEN,
+                eval_config=EvalConfig(criteria=criteria),
+                forward_results=f"grpc://127.0.0.1:{port}",
+            )
             send_sessions(collector, [("1.0.0", "f1", "What's the weather in Tokyo?")])
             early = [attrs(r[2]) for r in sink.wait_for(2)]
             assert judge.requests and not any(a["gen_ai.evaluation.name"] == "llm_judge" for a in early)
-            wait_until(lambda: any(attrs(r[2])["gen_ai.evaluation.name"] == "llm_judge" for r in sink.records),
-                       timeout=20)
+            wait_until(
+                lambda: any(attrs(r[2])["gen_ai.evaluation.name"] == "llm_judge" for r in sink.records), timeout=20
+            )
             collector.forwarding.results.force_flush()
         names = [attrs(r[2])["gen_ai.evaluation.name"] for r in sink.records]
     finally:

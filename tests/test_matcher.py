@@ -14,22 +14,32 @@ from otel_eval.models.evalset import EvalCase, EvalSet, Invocation, MessageConte
 
 
 def case(eval_id: str, *queries: str) -> EvalCase:
-    return EvalCase(eval_id=eval_id, conversation=[
-        Invocation(invocation_id=f"{eval_id}-{n}", user_content=MessageContent.user(q)) for n, q in enumerate(queries, 1)
-    ])
+    return EvalCase(
+        eval_id=eval_id,
+        conversation=[
+            Invocation(invocation_id=f"{eval_id}-{n}", user_content=MessageContent.user(q))
+            for n, q in enumerate(queries, 1)
+        ],
+    )
 
 
-WEATHER = EvalSet(eval_set_id="weather", eval_cases=[
-    case("tokyo", "What's the weather in Tokyo?", "And tomorrow?"),
-    case("paris", "weather in Paris"),
-    case("top10", "Show me the top 10 users by revenue"),
-    case("long_paris", "What's the weather in Paris right now for my trip next week"),
-])
-DB = EvalSet(eval_set_id="db", eval_cases=[
-    case("top10", "Show me the top 10 users by revenue"),
-    case("monthly", "How many active users did we have last month?"),
-    case("monthly_copy", "How many active users did we have last month?"),
-])
+WEATHER = EvalSet(
+    eval_set_id="weather",
+    eval_cases=[
+        case("tokyo", "What's the weather in Tokyo?", "And tomorrow?"),
+        case("paris", "weather in Paris"),
+        case("top10", "Show me the top 10 users by revenue"),
+        case("long_paris", "What's the weather in Paris right now for my trip next week"),
+    ],
+)
+DB = EvalSet(
+    eval_set_id="db",
+    eval_cases=[
+        case("top10", "Show me the top 10 users by revenue"),
+        case("monthly", "How many active users did we have last month?"),
+        case("monthly_copy", "How many active users did we have last month?"),
+    ],
+)
 
 
 @pytest.fixture
@@ -65,18 +75,27 @@ def test_fuzzy_tolerates_typos_but_not_a_different_word(index):
     typo = index.match("Whats the wether in Tokio?")
     assert (typo.method, typo.eval_id) == ("fuzzy", "tokyo")
     assert typo.score == 92.31
-    assert typo.evidence["candidates"][0] == {"eval_set_id": "weather", "eval_id": "tokyo",
-                                              "query": "What's the weather in Tokyo?", "score": 92.31}
+    assert typo.evidence["candidates"][0] == {
+        "eval_set_id": "weather",
+        "eval_id": "tokyo",
+        "query": "What's the weather in Tokyo?",
+        "score": 92.31,
+    }
 
     london = index.match("weather in London")
     assert (london.method, london.case) == ("unmatched", None)
     # A long query: ratio 90.76 clears the threshold, the word guard still says no.
     long_london = index.match("What's the weather in London right now for my trip next week")
     assert long_london.method == "unmatched"
-    assert long_london.evidence["rejected"] == [{
-        "eval_set_id": "weather", "eval_id": "long_paris",
-        "query": "What's the weather in Paris right now for my trip next week", "score": 90.76,
-        "differing_words": {"query": ["london"], "case": ["paris"]}}]
+    assert long_london.evidence["rejected"] == [
+        {
+            "eval_set_id": "weather",
+            "eval_id": "long_paris",
+            "query": "What's the weather in Paris right now for my trip next week",
+            "score": 90.76,
+            "differing_words": {"query": ["london"], "case": ["paris"]},
+        }
+    ]
     assert long_london.score == 90.76
 
     top5 = index.match("Show me the top 5 users by revenue", case_hint="db")
@@ -94,7 +113,10 @@ def test_case_hint_wins_and_can_be_qualified(index):
 def test_same_query_in_two_sets_is_ambiguous_unless_a_hint_picks_one(index):
     both = index.match("Show me the top 10 users by revenue")
     assert (both.method, both.case, both.score) == ("ambiguous", None, 100.0)
-    assert [(c["eval_set_id"], c["eval_id"]) for c in both.evidence["candidates"]] == [("weather", "top10"), ("db", "top10")]
+    assert [(c["eval_set_id"], c["eval_id"]) for c in both.evidence["candidates"]] == [
+        ("weather", "top10"),
+        ("db", "top10"),
+    ]
 
     by_set = index.match("Show me the top 10 users by revenue", case_hint="weather")
     assert (by_set.method, by_set.eval_set_id, by_set.eval_id) == ("exact", "weather", "top10")
@@ -104,10 +126,15 @@ def test_same_query_in_two_sets_is_ambiguous_unless_a_hint_picks_one(index):
 
 
 def test_fuzzy_candidates_within_the_margin_are_ambiguous():
-    sets = [EvalSet(eval_set_id="s", eval_cases=[
-        case("a", "please summarise the quarterly report"),
-        case("b", "please summarize the quarterly reports"),
-    ])]
+    sets = [
+        EvalSet(
+            eval_set_id="s",
+            eval_cases=[
+                case("a", "please summarise the quarterly report"),
+                case("b", "please summarize the quarterly reports"),
+            ],
+        )
+    ]
     index = GoldenIndex(sets)
     match = index.match("please summarise the quarterly reports")  # 98.67 vs 97.37: within the default 2.0
     assert (match.method, match.case, match.score) == ("ambiguous", None, 98.67)
@@ -170,8 +197,12 @@ def test_a_big_index_adds_almost_nothing_to_the_garbage_collectors_walk():
     # thread allocates: often the agent's. 5,000 cases must not mean 5,000 more objects to walk.
     import gc
 
-    sets = [EvalSet(eval_set_id="big", eval_cases=[case(f"c{n}", f"weather history of city{n:05d} last year")
-                                                   for n in range(5_000)])]
+    sets = [
+        EvalSet(
+            eval_set_id="big",
+            eval_cases=[case(f"c{n}", f"weather history of city{n:05d} last year") for n in range(5_000)],
+        )
+    ]
     gc.collect()
     before = len(gc.get_objects())
     big = GoldenIndex(sets)
@@ -190,8 +221,9 @@ def _live_cases() -> int:
 def test_a_large_golden_set_asked_once_per_case_keeps_no_parsed_case_alive():
     # In-process the engine shares the agent's garbage collector: every parsed case kept alive
     # reaches its oldest generation and brings on full collections that walk the agent's heap.
-    many = EvalSet(eval_set_id="many", eval_cases=[case(f"c{n}", f"question number {n} about revenue")
-                                                    for n in range(3000)])
+    many = EvalSet(
+        eval_set_id="many", eval_cases=[case(f"c{n}", f"question number {n} about revenue") for n in range(3000)]
+    )
     index = GoldenIndex([many])
     del many
     before = _live_cases()

@@ -4,15 +4,22 @@
 from __future__ import annotations
 
 from otel_eval.conventions.base import RequestedToolCall
-from otel_eval.conventions.messages import (IndexedGroups, last_text_from, last_user_text, openinference_messages,
-                                            state_messages, system_text)
+from otel_eval.conventions.messages import (
+    IndexedGroups,
+    last_text_from,
+    last_user_text,
+    openinference_messages,
+    state_messages,
+    system_text,
+)
 
 GROUPS = IndexedGroups("llm.input_messages", "llm.output_messages")
 
 
 def test_flattened_messages_read_roles_texts_and_calls():
     attributes = {
-        "llm.input_messages.0.message.role": "system", "llm.input_messages.0.message.content": "Be brief.",
+        "llm.input_messages.0.message.role": "system",
+        "llm.input_messages.0.message.content": "Be brief.",
         "llm.input_messages.1.message.role": "human",
         "llm.input_messages.1.message.contents.0.message_content.type": "text",
         "llm.input_messages.1.message.contents.0.message_content.text": "Weather in Oslo?",
@@ -30,8 +37,10 @@ def test_flattened_messages_read_roles_texts_and_calls():
     inputs = openinference_messages(groups["llm.input_messages"])
     assert (system_text(inputs), last_user_text(inputs)) == ("Be brief.", "Weather in Oslo?")  # the image is no text
     outputs = openinference_messages(groups["llm.output_messages"])
-    assert [m.calls for m in outputs] == [[RequestedToolCall("get_weather", {"city": "Oslo"}, "call-1")],
-                                          [RequestedToolCall("get_time", {"tz": "CET"})]]
+    assert [m.calls for m in outputs] == [
+        [RequestedToolCall("get_weather", {"city": "Oslo"}, "call-1")],
+        [RequestedToolCall("get_time", {"tz": "CET"})],
+    ]
     # an input history is read for its roles and texts only
     assert all(m.calls == [] for m in openinference_messages(groups["llm.output_messages"], with_calls=False))
 
@@ -42,16 +51,20 @@ def test_a_message_that_names_no_role_is_nobodys():
 
 
 def test_the_latest_turn_and_answer_of_a_langchain_state():
-    state = {"messages": [
-        {"type": "human", "data": {"content": "first question"}},
-        {"lc": 1, "id": ["langchain", "schema", "messages", "AIMessage"], "kwargs": {"content": "first answer"}},
-        {"role": "user", "content": [{"type": "text", "text": "second question"}]},
-        {"role": "assistant", "content": ""},  # a turn that only called tools: no answer
-        "not a message",
-    ]}
+    state = {
+        "messages": [
+            {"type": "human", "data": {"content": "first question"}},
+            {"lc": 1, "id": ["langchain", "schema", "messages", "AIMessage"], "kwargs": {"content": "first answer"}},
+            {"role": "user", "content": [{"type": "text", "text": "second question"}]},
+            {"role": "assistant", "content": ""},  # a turn that only called tools: no answer
+            "not a message",
+        ]
+    }
     messages = state_messages(state)
     assert (last_text_from(messages, "user"), last_text_from(messages, "assistant")) == (
-        "second question", "first answer")
+        "second question",
+        "first answer",
+    )
     # LangChain's model input is a batch of message lists: the last one is the conversation
     batch = {"messages": [[{"role": "user", "content": "old"}], [{"role": "user", "content": "new"}]]}
     assert last_text_from(state_messages(batch), "user") == "new"

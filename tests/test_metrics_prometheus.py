@@ -36,8 +36,11 @@ def send_sessions(collector, sessions) -> None:
         for sid, text in runs:
             run_session(provider, sid, [text], version=version, mark_end=True)
         provider.shutdown()
-    wait_until(lambda: collector.engine.stats()["sessions_scored"] >= before + len(sessions), timeout=15,
-               what=f"{len(sessions)} more sessions scored")
+    wait_until(
+        lambda: collector.engine.stats()["sessions_scored"] >= before + len(sessions),
+        timeout=15,
+        what=f"{len(sessions)} more sessions scored",
+    )
 
 
 def scrape(collector) -> list[str]:
@@ -89,8 +92,9 @@ def test_scrape_shows_results_per_case_and_version(start_collector):
     assert any(line.startswith("otel_eval_sessions_scored_idle_total ") for line in lines)
     assert not any(line.startswith("otel_eval_version_unmatched_total{version=\"2.0.0\"}") for line in lines)
     # A second scrape reads nothing new and shows the same numbers.
-    assert [l for l in scrape(collector) if l.startswith("otel_eval_case_")] == \
-        [l for l in lines if l.startswith("otel_eval_case_")]
+    assert [l for l in scrape(collector) if l.startswith("otel_eval_case_")] == [
+        l for l in lines if l.startswith("otel_eval_case_")
+    ]
 
 
 def test_counters_start_with_the_collector_not_with_the_database(start_collector, tmp_path):
@@ -117,7 +121,9 @@ def test_label_values_are_capped_and_the_rest_aggregated_as_other():
     assert 'otel_eval_version_evaluations_total{version="other"} 2' in lines
     assert 'otel_eval_label_values_capped_total{label="case"} 2' in lines
     assert 'otel_eval_label_values_capped_total{label="version"} 2' in lines
-    cases = {m.group(1) for m in (re.match(r'otel_eval_case_evaluations_total\{case="([^"]*)"\}', l) for l in lines) if m}
+    cases = {
+        m.group(1) for m in (re.match(r'otel_eval_case_evaluations_total\{case="([^"]*)"\}', l) for l in lines) if m
+    }
     assert cases == {"a", "b", "other"}
 
 
@@ -143,6 +149,7 @@ def test_every_family_is_declared_before_its_samples():
 
 
 # --- the Grafana dashboard ---------------------------------------------------------------------------
+
 
 def exported_names(lines: list[str]) -> set[str]:
     """Every series name a scrape offers: sample names, histogram parts included."""
@@ -178,9 +185,15 @@ def test_dashboard_queries_only_use_exported_metrics(start_collector):
     assert variables["datasource"]["query"] == "prometheus"
     assert "otel_eval_spans_received_total" in variables["instance"]["definition"]
     # The panels the dashboard promises: pass rate per case and version, spans, queue, sessions, p99 latency.
-    for name in ("otel_eval_case_passed_total", "otel_eval_version_passed_total", "otel_eval_spans_received_total",
-                 "otel_eval_spans_rejected_total", "otel_eval_queue_depth", "otel_eval_sessions_open",
-                 "otel_eval_ingest_duration_seconds_bucket"):
+    for name in (
+        "otel_eval_case_passed_total",
+        "otel_eval_version_passed_total",
+        "otel_eval_spans_received_total",
+        "otel_eval_spans_rejected_total",
+        "otel_eval_queue_depth",
+        "otel_eval_sessions_open",
+        "otel_eval_ingest_duration_seconds_bucket",
+    ):
         assert name in used, name
     titles = [p["title"] for p in panels]
     assert "Pass rate per golden case" in titles and "Ingest latency" in titles

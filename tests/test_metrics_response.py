@@ -43,12 +43,14 @@ PAIRS = [
 @pytest.mark.parametrize("use_stemmer", [False, True])
 def test_rouge1_equals_google_rouge_score(use_stemmer):
     from rouge_score import rouge_scorer  # a test dependency: missing, the test fails rather than skips
+
     scorer = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=use_stemmer)
     for reference, candidate in PAIRS:
         theirs = scorer.score(reference, candidate)["rouge1"]
         ours = rouge1(reference, candidate, use_stemmer=use_stemmer)
         assert (ours.precision, ours.recall, ours.fmeasure) == pytest.approx(
-            (theirs.precision, theirs.recall, theirs.fmeasure), abs=1e-12), (reference, candidate)
+            (theirs.precision, theirs.recall, theirs.fmeasure), abs=1e-12
+        ), (reference, candidate)
 
 
 def test_rouge1_exact_values():
@@ -91,7 +93,7 @@ def test_rouge1_is_bounded_and_symmetric_in_f(reference, candidate):
 
 # --- issue 10 rule 7: the ROUGE numbers equal the reference tools' own ---------------------------
 
-try:  # noqa: E402
+try:
     import tomllib
 except ImportError:  # Python 3.10
     import tomli as tomllib
@@ -100,11 +102,59 @@ from otel_eval.metrics.response import adk_rouge1, adk_tokens  # noqa: E402
 from tests.paths import REPO  # noqa: E402
 
 WORDS = [
-    "The", "weather", "in", "Tokyo", "is", "22°C", "sunny", "running", "runs", "ran", "generalization", "agents",
-    "café", "naïve", "Straße", "généralement", "Ünïcödé", "e\u0301te\u0301", "Ἀθῆναι",
-    "东京", "天气很好", "晴れです", "カタカナ", "한국어", "ภาษาไทย", "สวัสดีครับ", "ລາວ", "ខ្មែរ", "မြန်မာ",
-    "नमस्ते", "مرحبا", "Привет", "ＡＢＣ", "ﬁnd", "İstanbul", "x²", "½", "٣٤", "3.14", "1,000", "$5", "10:05",
-    "😀", "don't", "snake_case", "well-known", "FRA→JFK", "!!!", "...", "?", "\n", "\t", "",
+    "The",
+    "weather",
+    "in",
+    "Tokyo",
+    "is",
+    "22°C",
+    "sunny",
+    "running",
+    "runs",
+    "ran",
+    "generalization",
+    "agents",
+    "café",
+    "naïve",
+    "Straße",
+    "généralement",
+    "Ünïcödé",
+    "e\u0301te\u0301",
+    "Ἀθῆναι",
+    "东京",
+    "天气很好",
+    "晴れです",
+    "カタカナ",
+    "한국어",
+    "ภาษาไทย",
+    "สวัสดีครับ",
+    "ລາວ",
+    "ខ្មែរ",
+    "မြန်မာ",
+    "नमस्ते",
+    "مرحبا",
+    "Привет",
+    "ＡＢＣ",
+    "ﬁnd",
+    "İstanbul",
+    "x²",
+    "½",
+    "٣٤",
+    "3.14",
+    "1,000",
+    "$5",
+    "10:05",
+    "😀",
+    "don't",
+    "snake_case",
+    "well-known",
+    "FRA→JFK",
+    "!!!",
+    "...",
+    "?",
+    "\n",
+    "\t",
+    "",
 ]
 words = st.one_of(st.sampled_from(WORDS), st.text(max_size=6))
 texts = st.builds(lambda ws, sep: sep.join(ws), st.lists(words, max_size=14), st.sampled_from([" ", "", "\n", ", "]))
@@ -128,13 +178,20 @@ FIXED = PAIRS + [
     ("ＡＢＣ ﬁnd ½", "ABC find 1⁄2"),
     ("İstanbul", "istanbul"),
     ("The agents were running quickly", "agent runs quick"),
-    ("", ""), ("", "anything"), ("!!!", "???"),
+    ("", ""),
+    ("", "anything"),
+    ("!!!", "???"),
 ]
 
 
 def test_adk_rouge1_equals_google_adk_on_fixed_cases(reference_oracle):
-    answer = reference_oracle.ask({"op": "adk_response_match", "threshold": 0.8, "invocations": [
-        {"expected": reference, "actual": candidate} for reference, candidate in FIXED]})
+    answer = reference_oracle.ask(
+        {
+            "op": "adk_response_match",
+            "threshold": 0.8,
+            "invocations": [{"expected": reference, "actual": candidate} for reference, candidate in FIXED],
+        }
+    )
     ours = [adk_rouge1(reference, candidate).fmeasure for reference, candidate in FIXED]
     assert ours == answer["per_invocation"]
     assert sum(ours) / len(ours) == answer["score"]
@@ -142,7 +199,19 @@ def test_adk_rouge1_equals_google_adk_on_fixed_cases(reference_oracle):
 
 def test_adk_tokens_keep_unicode_words_and_split_cjk_and_thai():
     assert adk_tokens("The Café is running! 東京は ภาษา ＡＢＣ") == [
-        "the", "café", "is", "run", "東", "京", "は", "ภ", "า", "ษ", "า", "abc"]
+        "the",
+        "café",
+        "is",
+        "run",
+        "東",
+        "京",
+        "は",
+        "ภ",
+        "า",
+        "ษ",
+        "า",
+        "abc",
+    ]
     assert adk_rouge1("東京の天気", "東京").fmeasure == pytest.approx(2 * (1.0 * 0.4) / 1.4)
     assert rouge1_f("東京の天気", "東京") == 0.0  # rouge-score's own tokenizer drops every CJK character
 
@@ -150,8 +219,13 @@ def test_adk_tokens_keep_unicode_words_and_split_cjk_and_thai():
 @settings(max_examples=60, deadline=None)
 @given(st.lists(text_pairs(), min_size=1, max_size=20))
 def test_differential_adk_response_match_on_generated_texts(reference_oracle, pairs):
-    answer = reference_oracle.ask({"op": "adk_response_match", "threshold": 0.8, "invocations": [
-        {"expected": reference, "actual": candidate} for reference, candidate in pairs]})
+    answer = reference_oracle.ask(
+        {
+            "op": "adk_response_match",
+            "threshold": 0.8,
+            "invocations": [{"expected": reference, "actual": candidate} for reference, candidate in pairs],
+        }
+    )
     ours = [adk_rouge1(reference, candidate).fmeasure for reference, candidate in pairs]
     assert ours == answer["per_invocation"], pairs
     assert sum(ours) / len(ours) == answer["score"]
@@ -161,21 +235,28 @@ def test_differential_adk_response_match_on_generated_texts(reference_oracle, pa
 @given(st.lists(text_pairs(), min_size=1, max_size=10), st.booleans())
 def test_differential_rouge1_equals_rouge_score_on_generated_texts(reference_oracle, pairs, use_stemmer):
     for reference, candidate in pairs:
-        theirs = reference_oracle.ask({"op": "rouge1", "target": reference, "prediction": candidate,
-                                       "use_stemmer": use_stemmer})
+        theirs = reference_oracle.ask(
+            {"op": "rouge1", "target": reference, "prediction": candidate, "use_stemmer": use_stemmer}
+        )
         ours = rouge1(reference, candidate, use_stemmer=use_stemmer)
         assert (ours.precision, ours.recall, ours.fmeasure) == (
-            theirs["precision"], theirs["recall"], theirs["score"]), (reference, candidate)
+            theirs["precision"],
+            theirs["recall"],
+            theirs["score"],
+        ), (reference, candidate)
 
 
 def test_stemming_is_a_runtime_dependency_not_a_test_extra():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    runtime = [d.split(";")[0].split(">")[0].split("=")[0].split("[")[0].strip().lower() for d in project["dependencies"]]
+    runtime = [
+        d.split(";")[0].split(">")[0].split("=")[0].split("[")[0].strip().lower() for d in project["dependencies"]
+    ]
     assert "nltk" in runtime or "rouge-score" in runtime
     assert rouge1("running runners", "run runner", use_stemmer=True).fmeasure == 1.0
 
 
 # --- the criteria on real spans: LangGraph/OpenInference capture, S3 (two turns) ----------------
+
 
 @pytest.fixture(scope="module")
 def followup():
@@ -197,9 +278,17 @@ EXPECTED_ANSWERS = ["Paris is cloudy at 18°C right now.", "Tomorrow Paris will 
 def _case(answers):
     from otel_eval.models.evalset import EvalCase, Invocation, MessageContent
 
-    return EvalCase(eval_id="followup", conversation=[
-        Invocation(invocation_id=f"t{i}", user_content=MessageContent.user("q"),
-                   expected_final_response=MessageContent.assistant(a)) for i, a in enumerate(answers)])
+    return EvalCase(
+        eval_id="followup",
+        conversation=[
+            Invocation(
+                invocation_id=f"t{i}",
+                user_content=MessageContent.user("q"),
+                expected_final_response=MessageContent.assistant(a),
+            )
+            for i, a in enumerate(answers)
+        ],
+    )
 
 
 def _criteria(trajectory, case, criteria):
@@ -213,8 +302,13 @@ def _criteria(trajectory, case, criteria):
 def test_response_match_score_is_adks_number_on_real_spans(reference_oracle, followup):
     actual = [turn.final_response for turn in followup.turns]
     assert actual == ["It's 18°C and cloudy in Paris right now.", "Tomorrow in Paris it should be 20°C and sunny."]
-    adk = reference_oracle.ask({"op": "adk_response_match", "threshold": 0.6, "invocations": [
-        {"expected": e, "actual": a} for e, a in zip(EXPECTED_ANSWERS, actual)]})
+    adk = reference_oracle.ask(
+        {
+            "op": "adk_response_match",
+            "threshold": 0.6,
+            "invocations": [{"expected": e, "actual": a} for e, a in zip(EXPECTED_ANSWERS, actual)],
+        }
+    )
     result = _criteria(followup, _case(EXPECTED_ANSWERS), {"response_match_score": (0.6, {})})["response_match_score"]
     assert result.score == pytest.approx(adk["score"], abs=1e-6)
     assert result.passed is (adk["status"] == "PASSED")
@@ -223,19 +317,26 @@ def test_response_match_score_is_adks_number_on_real_spans(reference_oracle, fol
 
 
 def test_response_match_keeps_rouge_scores_number_on_real_spans(reference_oracle, followup):
-    results = _criteria(followup, _case(EXPECTED_ANSWERS), {
-        "response_match": (0.5, {}), "stemmed": (0.5, {"kind": "response_match", "use_stemmer": True})})
+    results = _criteria(
+        followup,
+        _case(EXPECTED_ANSWERS),
+        {"response_match": (0.5, {}), "stemmed": (0.5, {"kind": "response_match", "use_stemmer": True})},
+    )
     for name, use_stemmer in (("response_match", False), ("stemmed", True)):
-        per_turn = [reference_oracle.ask({"op": "rouge1", "target": e, "prediction": t.final_response,
-                                          "use_stemmer": use_stemmer})["score"]
-                    for e, t in zip(EXPECTED_ANSWERS, followup.turns)]
+        per_turn = [
+            reference_oracle.ask(
+                {"op": "rouge1", "target": e, "prediction": t.final_response, "use_stemmer": use_stemmer}
+            )["score"]
+            for e, t in zip(EXPECTED_ANSWERS, followup.turns)
+        ]
         assert results[name].score == pytest.approx(sum(per_turn) / 2, abs=1e-6), name
         assert results[name].details["method"] == "rouge1"
 
 
 def test_response_match_score_refuses_another_method(followup):
-    result = _criteria(followup, _case(EXPECTED_ANSWERS),
-                       {"response_match_score": (0.8, {"method": "exact"})})["response_match_score"]
+    result = _criteria(followup, _case(EXPECTED_ANSWERS), {"response_match_score": (0.8, {"method": "exact"})})[
+        "response_match_score"
+    ]
     assert not result.passed and "response_match_score is google-adk's ROUGE-1" in result.error
 
 
@@ -244,10 +345,17 @@ def test_response_match_score_refuses_another_method(followup):
 def test_differential_response_match_score_criterion_averages_invocations_like_adk(reference_oracle, pairs):
     from otel_eval.trajectory import Trajectory, Turn
 
-    trajectory = Trajectory("s", [Turn(index=i, trace_id=f"t{i}", final_response=candidate)
-                                  for i, (_, candidate) in enumerate(pairs)])
-    adk = reference_oracle.ask({"op": "adk_response_match", "threshold": 0.5, "invocations": [
-        {"expected": reference, "actual": candidate} for reference, candidate in pairs]})
-    result = _criteria(trajectory, _case([reference for reference, _ in pairs]),
-                       {"response_match_score": (0.5, {})})["response_match_score"]
+    trajectory = Trajectory(
+        "s", [Turn(index=i, trace_id=f"t{i}", final_response=candidate) for i, (_, candidate) in enumerate(pairs)]
+    )
+    adk = reference_oracle.ask(
+        {
+            "op": "adk_response_match",
+            "threshold": 0.5,
+            "invocations": [{"expected": reference, "actual": candidate} for reference, candidate in pairs],
+        }
+    )
+    result = _criteria(trajectory, _case([reference for reference, _ in pairs]), {"response_match_score": (0.5, {})})[
+        "response_match_score"
+    ]
     assert result.score == pytest.approx(adk["score"], abs=1e-6)

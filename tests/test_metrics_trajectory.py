@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from otel_eval.metrics.alignment import _blocks, align
-from otel_eval.models.evalset import MatchType, ExpectedToolCall
+from otel_eval.models.evalset import ExpectedToolCall, MatchType
 from otel_eval.trajectory import ActualToolCall
 
 
@@ -70,10 +70,14 @@ def test_arguments_decide_matching_unless_check_args_is_off():
     al = align([E("weather", city="Paris")], [A("weather", city="Rome")])
     assert al.matched == 0
     mismatch = al.diff()["argument_mismatches"]
-    assert mismatch == [{
-        "name": "weather", "expected_index": 0, "actual_index": 0,
-        "arguments": [{"key": "city", "expected": "Paris", "actual": "Rome", "status": "different"}],
-    }]
+    assert mismatch == [
+        {
+            "name": "weather",
+            "expected_index": 0,
+            "actual_index": 0,
+            "arguments": [{"key": "city", "expected": "Paris", "actual": "Rome", "status": "different"}],
+        }
+    ]
     assert align([E("weather", city="Paris")], [A("weather", city="Rome")], check_args=False).exact_match
 
 
@@ -92,13 +96,22 @@ def test_maximum_matching_is_not_fooled_by_greedy_choices():
 
 
 def test_retried_call_is_a_retry_not_an_extra_call():
-    al = align([E("query", sql="SELECT 1")],
-               [A("query", error="syntax error", sql="SELEC 1"), A("query", sql="SELECT 1")])
+    al = align(
+        [E("query", sql="SELECT 1")], [A("query", error="syntax error", sql="SELEC 1"), A("query", sql="SELECT 1")]
+    )
     assert al.exact_match
     assert al.precision == 1.0
     assert al.diff()["extra"] == []
-    assert al.diff()["retries"] == [{"actual_index": 0, "name": "query", "args": {"sql": "SELEC 1"},
-                                     "error": "syntax error", "retried_by": 1, "retry_succeeded": True}]
+    assert al.diff()["retries"] == [
+        {
+            "actual_index": 0,
+            "name": "query",
+            "args": {"sql": "SELEC 1"},
+            "error": "syntax error",
+            "retried_by": 1,
+            "retry_succeeded": True,
+        }
+    ]
 
 
 def test_failed_call_without_retry_still_counts():
@@ -170,8 +183,10 @@ def test_failed_attempt_listed_in_the_golden_pairs_with_it():
 
 def test_same_arguments_retry_pairs_the_later_call_and_sets_the_attempt_aside():
     # Either call could pair with the expectation; pairing the successful one leaves nothing extra.
-    al = align([E("weather", city="Paris")],
-               [A("weather", error="timeout", step=0, city="Paris"), A("weather", step=1, city="Paris")])
+    al = align(
+        [E("weather", city="Paris")],
+        [A("weather", error="timeout", step=0, city="Paris"), A("weather", step=1, city="Paris")],
+    )
     assert al.exact_match and al.pairs == [(0, 1)] and al.neutral == [0]
 
 
@@ -195,8 +210,10 @@ def test_unretried_attempt_and_an_unexpected_call_still_count():
 
 def test_no_call_shown_as_both_missing_and_retried():
     # The golden expects the failed attempt's arguments; the agent's later call differs.
-    al = align([E("weather", city="Berln")],
-               [A("weather", error="unknown", step=0, city="Berln"), A("weather", step=1, city="Berlin")])
+    al = align(
+        [E("weather", city="Berln")],
+        [A("weather", error="unknown", step=0, city="Berln"), A("weather", step=1, city="Berlin")],
+    )
     diff = al.diff()
     assert diff["missing"] == [] and diff["retries"] == []
     assert [m["actual_index"] for m in diff["matched"]] == [0]
@@ -209,8 +226,13 @@ NAMES = st.sampled_from(["a", "b", "c"])
 ARGS = st.fixed_dictionaries({}, optional={"x": st.sampled_from([1, 2, "IGNORE"])})
 EXPECTED = st.lists(st.builds(lambda n, a: E(n, **a), NAMES, ARGS), max_size=6)
 ACTUAL = st.lists(
-    st.builds(lambda n, a, g, err: A(n, group=g, error=err, **{k: v for k, v in a.items() if v != "IGNORE"}),
-              NAMES, ARGS, st.sampled_from([None, None, "g1", "g2"]), st.sampled_from([None, None, None, "boom"])),
+    st.builds(
+        lambda n, a, g, err: A(n, group=g, error=err, **{k: v for k, v in a.items() if v != "IGNORE"}),
+        NAMES,
+        ARGS,
+        st.sampled_from([None, None, "g1", "g2"]),
+        st.sampled_from([None, None, None, "boom"]),
+    ),
     max_size=6,
 )
 
@@ -219,8 +241,7 @@ ACTUAL = st.lists(
 @given(EXPECTED, ACTUAL, st.randoms(use_true_random=False))
 def test_scores_bounded_and_modes_nested_and_order_of_expected_irrelevant(expected, actual, rnd):
     al = align(expected, actual)
-    for value in (al.precision, al.recall, al.f1, al.in_order_f1, al.in_order_recall,
-                  al.in_order_precision):
+    for value in (al.precision, al.recall, al.f1, al.in_order_f1, al.in_order_recall, al.in_order_precision):
         assert 0.0 <= value <= 1.0
     if al.exact_match:
         assert al.in_order_match
@@ -231,7 +252,12 @@ def test_scores_bounded_and_modes_nested_and_order_of_expected_irrelevant(expect
     rnd.shuffle(shuffled)
     other = align(shuffled, actual)
     assert (other.matched, other.precision, other.recall, other.f1, other.any_order_match) == (
-        al.matched, al.precision, al.recall, al.f1, al.any_order_match)
+        al.matched,
+        al.precision,
+        al.recall,
+        al.f1,
+        al.any_order_match,
+    )
 
 
 @settings(max_examples=100, deadline=None)
@@ -244,8 +270,13 @@ def test_a_trajectory_matches_itself_exactly(actual):
 
 
 STEPPED = st.lists(
-    st.builds(lambda n, a, s, err: A(n, step=s, error=err, **{k: v for k, v in a.items() if v != "IGNORE"}),
-              NAMES, ARGS, st.integers(0, 3), st.sampled_from([None, None, "boom"])),
+    st.builds(
+        lambda n, a, s, err: A(n, step=s, error=err, **{k: v for k, v in a.items() if v != "IGNORE"}),
+        NAMES,
+        ARGS,
+        st.integers(0, 3),
+        st.sampled_from([None, None, "boom"]),
+    ),
     max_size=6,
 ).map(lambda calls: sorted(calls, key=lambda c: c.step))
 
@@ -259,13 +290,17 @@ def test_each_call_is_shown_once_and_only_retried_attempts_are_set_aside(expecte
     extra = [e["actual_index"] for e in diff["extra"]]
     retried = [r["actual_index"] for r in diff["retries"]]
     assert sorted(matched + extra + retried) == list(range(len(actual)))
-    assert sorted([m["expected_index"] for m in diff["matched"]] + [m["expected_index"] for m in diff["missing"]]) \
-        == list(range(len(expected)))
+    assert sorted(
+        [m["expected_index"] for m in diff["matched"]] + [m["expected_index"] for m in diff["missing"]]
+    ) == list(range(len(expected)))
     for i in retried:  # a failed call, and a later model step called the same tool
-        assert actual[i].error and any(c.name == actual[i].name and c.step > actual[i].step for c in actual[i + 1:])
+        assert actual[i].error and any(c.name == actual[i].name and c.step > actual[i].step for c in actual[i + 1 :])
     # Retried attempts are set aside only when they pair with nothing: never "not called" as well.
-    assert not any(e.name == actual[i].name and al.policy.equal(e.name, e.args, actual[i].args)
-                   for i in retried for e in (expected[m["expected_index"]] for m in diff["missing"]))
+    assert not any(
+        e.name == actual[i].name and al.policy.equal(e.name, e.args, actual[i].args)
+        for i in retried
+        for e in (expected[m["expected_index"]] for m in diff["missing"])
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -294,8 +329,12 @@ def test_exact_holds_when_setting_aside_some_retried_attempts_leaves_exactly_the
 
     def pairwise(kept):
         return len(kept) == len(expected) and all(
-            e.name == a.name and policy.equal(e.name, e.args, a.args) for e, a in zip(expected, kept))
+            e.name == a.name and policy.equal(e.name, e.args, a.args) for e, a in zip(expected, kept)
+        )
 
-    brute = any(pairwise([c for i, c in enumerate(plain) if i not in aside])
-                for k in range(len(candidates) + 1) for aside in combinations(candidates, k))
+    brute = any(
+        pairwise([c for i, c in enumerate(plain) if i not in aside])
+        for k in range(len(candidates) + 1)
+        for aside in combinations(candidates, k)
+    )
     assert al.exact_match == brute

@@ -33,8 +33,9 @@ def test_tool_call_matches_with_and_without_arguments():
     assert expected.matches(ExpectedToolCall(name="get_weather", args={"city": "Paris"}), check_args=False)
     assert not expected.matches(ExpectedToolCall(name="get_forecast", args={"city": "Tokyo"}), check_args=False)
     with_id = ExpectedToolCall(name="get_weather", args={"city": "Tokyo"}, call_id="c1")
-    assert not with_id.matches(ExpectedToolCall(name="get_weather", args={"city": "Tokyo"}, call_id="c2"),
-                               check_call_id=True)
+    assert not with_id.matches(
+        ExpectedToolCall(name="get_weather", args={"city": "Tokyo"}, call_id="c2"), check_call_id=True
+    )
     assert ExpectedToolCall(name="t", args={"n": 1}).matches(ExpectedToolCall(name="t", args={"n": 1.0}))
     assert ExpectedToolCall(name="t", args={"q": "IGNORE"}).matches(ExpectedToolCall(name="t", args={"q": "x"}))
 
@@ -60,28 +61,45 @@ def test_evalset_round_trip(tmp_path):
     eval_set = EvalSet(
         eval_set_id="weather_agent_v1",
         name="Weather Agent Tests",
-        eval_cases=[EvalCase(eval_id="basic", conversation=[Invocation(
-            invocation_id="turn_1",
-            user_content=MessageContent.user("What's the weather in Tokyo?"),
-            expected_tool_trajectory=[ExpectedToolCall(name="get_weather", args={"city": "Tokyo"})],
-            expected_final_response=MessageContent.assistant("22°C and sunny."),
-            expected_sql=False,
-        )], tags=["weather"])],
+        eval_cases=[
+            EvalCase(
+                eval_id="basic",
+                conversation=[
+                    Invocation(
+                        invocation_id="turn_1",
+                        user_content=MessageContent.user("What's the weather in Tokyo?"),
+                        expected_tool_trajectory=[ExpectedToolCall(name="get_weather", args={"city": "Tokyo"})],
+                        expected_final_response=MessageContent.assistant("22°C and sunny."),
+                        expected_sql=False,
+                    )
+                ],
+                tags=["weather"],
+            )
+        ],
     )
     path = tmp_path / "w.evalset.json"
     eval_set.save(path)
     assert EvalSet.load(path) == eval_set
     assert json.loads(path.read_text(encoding="utf-8"))["eval_cases"][0]["conversation"][0]["user_content"] == {
-        "role": "user", "content": "What's the weather in Tokyo?", "metadata": {}}
+        "role": "user",
+        "content": "What's the weather in Tokyo?",
+        "metadata": {},
+    }
 
 
-@pytest.mark.parametrize("text, location, reason", [
-    ('{"eval_cases": []}', "$.eval_set_id", "missing required field"),
-    ('{"eval_set_id": "x", "eval_cases": [{"eval_id": "a", "conversation": [{"invocation_id": "t"}]}]}',
-     "$.eval_cases[0].conversation[0].user_content", "missing required field"),
-    ('{"eval_set_id": "x", "eval_cases": [{"eval_id": 5}]}', "$.eval_cases[0].eval_id", "string"),
-    ('{"eval_set_id": "x",', "$", "invalid JSON"),
-])
+@pytest.mark.parametrize(
+    "text, location, reason",
+    [
+        ('{"eval_cases": []}', "$.eval_set_id", "missing required field"),
+        (
+            '{"eval_set_id": "x", "eval_cases": [{"eval_id": "a", "conversation": [{"invocation_id": "t"}]}]}',
+            "$.eval_cases[0].conversation[0].user_content",
+            "missing required field",
+        ),
+        ('{"eval_set_id": "x", "eval_cases": [{"eval_id": 5}]}', "$.eval_cases[0].eval_id", "string"),
+        ('{"eval_set_id": "x",', "$", "invalid JSON"),
+    ],
+)
 def test_bad_evalset_file_names_file_path_and_reason(tmp_path, text, location, reason):
     path = tmp_path / "bad.evalset.json"
     path.write_text(text, encoding="utf-8")

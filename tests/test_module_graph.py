@@ -35,12 +35,13 @@ def _graph() -> dict[str, set[str]]:
             elif isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = name.split(".") if is_package else name.split(".")[:-1]
-                    base = base[:len(base) - (node.level - 1)]
+                    base = base[: len(base) - (node.level - 1)]
                     prefix = ".".join(base + ([node.module] if node.module else []))
                 else:
                     prefix = node.module or ""
-                wanted = [f"{prefix}.{alias.name}" if f"{prefix}.{alias.name}" in modules else prefix
-                          for alias in node.names]
+                wanted = [
+                    f"{prefix}.{alias.name}" if f"{prefix}.{alias.name}" in modules else prefix for alias in node.names
+                ]
             else:
                 continue
             for target in wanted:
@@ -108,35 +109,83 @@ def test_nothing_imports_upward():
     line (``otel-eval collect`` starts one)."""
     graph = _graph()
     graph.pop("otel_eval.cli")
-    rules = [("otel_eval.metrics", "otel_eval.export"), ("otel_eval.models", "otel_eval.metrics"),
-             ("otel_eval.ui", "collector"), ("otel_eval", "collector")]
-    upward = sorted((module, target) for low, high in rules for module, targets in graph.items()
-                    if module == low or module.startswith(low + ".")
-                    for target in targets if target == high or target.startswith(high + "."))
+    rules = [
+        ("otel_eval.metrics", "otel_eval.export"),
+        ("otel_eval.models", "otel_eval.metrics"),
+        ("otel_eval.ui", "collector"),
+        ("otel_eval", "collector"),
+    ]
+    upward = sorted(
+        (module, target)
+        for low, high in rules
+        for module, targets in graph.items()
+        if module == low or module.startswith(low + ".")
+        for target in targets
+        if target == high or target.startswith(high + ".")
+    )
     assert upward == []
 
 
 LAYERS = (
-    ("foundation", ("otel_eval.errors", "otel_eval.json_text", "otel_eval.listen_address", "otel_eval.tablefit",
-                    "otel_eval.models")),
+    (
+        "foundation",
+        (
+            "otel_eval.errors",
+            "otel_eval.json_text",
+            "otel_eval.listen_address",
+            "otel_eval.tablefit",
+            "otel_eval.models",
+        ),
+    ),
     ("spans", ("otel_eval.spans", "otel_eval.otlp_json", "otel_eval.readers", "otel_eval.user_feedback")),
     ("conventions", ("otel_eval.conventions",)),
-    ("mapping", ("otel_eval.mapping", "otel_eval.truncation", "otel_eval.span_rows", "otel_eval.sdk_rows",
-                 "otel_eval.unread")),
+    (
+        "mapping",
+        ("otel_eval.mapping", "otel_eval.truncation", "otel_eval.span_rows", "otel_eval.sdk_rows", "otel_eval.unread"),
+    ),
     ("trajectory", ("otel_eval.sessions", "otel_eval.trajectory", "otel_eval.vertex_record")),
-    ("golden/criteria", ("otel_eval.golden", "otel_eval.metrics", "otel_eval.criteria", "otel_eval.judging",
-                         "otel_eval.drift")),
-    ("scoring", ("otel_eval.scoring", "otel_eval.session_evaluation", "otel_eval.adk_config",
-                 "otel_eval.criteria_file")),
+    (
+        "golden/criteria",
+        ("otel_eval.golden", "otel_eval.metrics", "otel_eval.criteria", "otel_eval.judging", "otel_eval.drift"),
+    ),
+    (
+        "scoring",
+        ("otel_eval.scoring", "otel_eval.session_evaluation", "otel_eval.adk_config", "otel_eval.criteria_file"),
+    ),
     ("store", ("otel_eval.store",)),
     ("pipeline", ("otel_eval.pipeline",)),
-    ("engine", ("otel_eval.engine", "otel_eval.processor", "otel_eval.offline", "otel_eval.convert_process",
-                "otel_eval.convert_worker")),
+    (
+        "engine",
+        (
+            "otel_eval.engine",
+            "otel_eval.processor",
+            "otel_eval.offline",
+            "otel_eval.convert_process",
+            "otel_eval.convert_worker",
+        ),
+    ),
     ("read", ("otel_eval.read",)),
-    ("views", ("otel_eval.report", "otel_eval.watch", "otel_eval.inspection", "otel_eval.compare", "otel_eval.gate",
-               "otel_eval.rescore", "otel_eval.alerts", "otel_eval.ui", "otel_eval.export", "otel_eval.golden_suggest",
-               "otel_eval.labels", "otel_eval.judge_backfill", "otel_eval.criteria_listing", "otel_eval.hosts",
-               "otel_eval.datasette", "otel_eval.embedding_options")),
+    (
+        "views",
+        (
+            "otel_eval.report",
+            "otel_eval.watch",
+            "otel_eval.inspection",
+            "otel_eval.compare",
+            "otel_eval.gate",
+            "otel_eval.rescore",
+            "otel_eval.alerts",
+            "otel_eval.ui",
+            "otel_eval.export",
+            "otel_eval.golden_suggest",
+            "otel_eval.labels",
+            "otel_eval.judge_backfill",
+            "otel_eval.criteria_listing",
+            "otel_eval.hosts",
+            "otel_eval.datasette",
+            "otel_eval.embedding_options",
+        ),
+    ),
     ("cli/collector", ("otel_eval.cli", "otel_eval", "collector")),
 )
 """DESIGN.md §2's layer order, lowest first: a module imports only its own layer and those before
@@ -159,9 +208,12 @@ def layer_of(module: str) -> int:
 
 
 def test_every_import_follows_the_layer_order():
-    upward = sorted(f"{module} ({LAYERS[layer_of(module)][0]}) imports {target} ({LAYERS[layer_of(target)][0]})"
-                    for module, targets in _graph().items() for target in targets
-                    if layer_of(target) > layer_of(module))
+    upward = sorted(
+        f"{module} ({LAYERS[layer_of(module)][0]}) imports {target} ({LAYERS[layer_of(target)][0]})"
+        for module, targets in _graph().items()
+        for target in targets
+        if layer_of(target) > layer_of(module)
+    )
     assert upward == []
 
 

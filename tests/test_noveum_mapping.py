@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
-
 from otel_eval.conventions import noveum
 from otel_eval.mapping import read_span
 from otel_eval.spans import SpanEvent, SpanRecord, from_noveum, read_noveum_file
 from tests.paths import FIXTURES
 
-DATASET = (FIXTURES / "noveum/dataset.json")
+DATASET = FIXTURES / "noveum/dataset.json"
 
 
 def _span(attributes, span_id="s1", parent="root", events=(), name="x", status="ok"):
     return SpanRecord(
-        trace_id="t1", span_id=span_id, parent_span_id=parent, name=name, start_ns=1, end_ns=2,
-        status=status, attributes=attributes, events=tuple(events), scope="noveum-trace",
+        trace_id="t1",
+        span_id=span_id,
+        parent_span_id=parent,
+        name=name,
+        start_ns=1,
+        end_ns=2,
+        status=status,
+        attributes=attributes,
+        events=tuple(events),
+        scope="noveum-trace",
     )
 
 
@@ -65,11 +72,26 @@ def test_observation_is_found_after_the_previous_llm_output():
 
 def test_span_types_by_identity_not_by_agent_keys():
     root = _span({"chain.name": "unknown", "chain.inputs": {"input": "hi"}, "chain.inputs.input": "hi"}, parent=None)
-    tool = _span({"tool.name": "user_input", "tool.input.input_str": "more?", "tool.input.argument_count": 1,
-                  "tool.input.expression": "more?", "tool.output.output": "FINAL",
-                  "agent.output.action.tool": "langchain_retriever", "agent.output.action.tool_input": "q"})
-    llm = _span({"llm.model": "ChatOpenAI", "llm.input.prompts": [PROMPT], "llm.output.response": ["x"],
-                 "llm.input_tokens": 10, "llm.output_tokens": 2})
+    tool = _span(
+        {
+            "tool.name": "user_input",
+            "tool.input.input_str": "more?",
+            "tool.input.argument_count": 1,
+            "tool.input.expression": "more?",
+            "tool.output.output": "FINAL",
+            "agent.output.action.tool": "langchain_retriever",
+            "agent.output.action.tool_input": "q",
+        }
+    )
+    llm = _span(
+        {
+            "llm.model": "ChatOpenAI",
+            "llm.input.prompts": [PROMPT],
+            "llm.output.response": ["x"],
+            "llm.input_tokens": 10,
+            "llm.output_tokens": 2,
+        }
+    )
     assert [noveum.span_type_of(s) for s in (root, tool, llm)] == ["agent", "tool", "llm"]
     reading = read_span(tool)
     assert reading.convention == "noveum"
@@ -89,8 +111,13 @@ def test_structured_tool_inputs_are_the_arguments():
 
 
 def test_parse_error_spans_are_failed_calls():
-    span = _span({"tool.name": "_Exception", "tool.input.input_str": "Invalid Format: Missing 'Action Input:'",
-                  "tool.output.output": "FINAL"})
+    span = _span(
+        {
+            "tool.name": "_Exception",
+            "tool.input.input_str": "Invalid Format: Missing 'Action Input:'",
+            "tool.output.output": "FINAL",
+        }
+    )
     tool = read_span(span).tool
     assert (tool.result, tool.error) == (None, "Invalid Format: Missing 'Action Input:'")
 
@@ -100,11 +127,24 @@ def test_agent_reading_events_and_first_action():
         SpanEvent("agent_action", 1_757_606_105_277_839_000, {"action.tool": "langchain_retriever"}),
         SpanEvent("agent_finish", 1_757_606_152_705_207_000, {"finish.return_values": {"output": "done"}}),
     ]
-    span = _span({"chain.name": "unknown", "chain.inputs": {"input": "find it"},
-                  "agent.output.action.tool": "langchain_retriever", "agent.output.action.tool_input": "it",
-                  "agent.output.finish.return_values": {"output": "done"}}, parent=None, events=events)
+    span = _span(
+        {
+            "chain.name": "unknown",
+            "chain.inputs": {"input": "find it"},
+            "agent.output.action.tool": "langchain_retriever",
+            "agent.output.action.tool_input": "it",
+            "agent.output.finish.return_values": {"output": "done"},
+        },
+        parent=None,
+        events=events,
+    )
     reading = read_span(span)
-    assert (reading.span_type, reading.user_input, reading.response, reading.agent_exit) == ("agent", "find it", "done", True)
+    assert (reading.span_type, reading.user_input, reading.response, reading.agent_exit) == (
+        "agent",
+        "find it",
+        "done",
+        True,
+    )
     assert [(c.name, c.args) for c in reading.requested_calls] == [("langchain_retriever", {"input": "it"})]
     assert reading.retrieval_query == ["it"]
     assert reading.trace == (
@@ -118,12 +158,18 @@ def test_detection_keys_and_foreign_spans():
     assert noveum.detect(_span({"agent.output.action.tool": "x"}))
     assert noveum.detect(_span({"tool.output.output": "x"}))
     assert not noveum.detect(SpanRecord("t", "s", None, "n", 0, 0, attributes={"tool.name": "x"}))
-    assert noveum.detect(from_noveum({"trace_id": "t", "span_id": "s", "attributes": {"tool.name": "x", "langchain.run_id": "r"}}))
+    assert noveum.detect(
+        from_noveum({"trace_id": "t", "span_id": "s", "attributes": {"tool.name": "x", "langchain.run_id": "r"}})
+    )
 
 
 def test_missing_attributes_never_raise():
-    for attrs in ({"llm.model": "m", "langchain.run_id": "r"}, {"tool.name": "t", "langchain.run_id": "r"},
-                  {"chain.name": "c", "langchain.run_id": "r"}, {"agent.output.action.log": "x"}):
+    for attrs in (
+        {"llm.model": "m", "langchain.run_id": "r"},
+        {"tool.name": "t", "langchain.run_id": "r"},
+        {"chain.name": "c", "langchain.run_id": "r"},
+        {"agent.output.action.log": "x"},
+    ):
         reading = noveum.read(_span(attrs))
         assert reading.convention == "noveum"
 

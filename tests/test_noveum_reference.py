@@ -37,7 +37,7 @@ def _expected(span, ref: dict, applied: Counter) -> dict:
     if "tool.name" in attrs and ref["agent_role"] == "agent":
         # D1: a tool span is a tool record; the NEXT action it carries is not its call.
         applied["D1 tool span carrying next action"] += 1
-        inputs = {k[len("tool.input."):]: v for k, v in attrs.items() if k.startswith("tool.input.")}
+        inputs = {k[len("tool.input.") :]: v for k, v in attrs.items() if k.startswith("tool.input.")}
         exp.update(
             agent_name="tool",
             agent_role="tool",

@@ -17,7 +17,7 @@ from otel_eval.otlp_json import read_trace_file
 from otel_eval.spans import from_otlp, from_sdk_span
 from tests.paths import FIXTURES
 
-CAPTURE = (FIXTURES / "realclients/langgraph_openinference.otlp.json")
+CAPTURE = FIXTURES / "realclients/langgraph_openinference.otlp.json"
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +71,11 @@ def test_bare_tool_input_and_tool_message_output(spans):
     assert reading.span_type == "tool"
     tool = reading.tool
     assert (tool.name, tool.args, tool.call_id, tool.error) == (
-        "get_weather", {"input": "Tokyo"}, "call_dad3c5cf233d87f80e761a3f", None)
+        "get_weather",
+        {"input": "Tokyo"},
+        "call_dad3c5cf233d87f80e761a3f",
+        None,
+    )
     assert tool.result == {"city": "Tokyo", "temperature_c": 22, "condition": "sunny"}
     data = map_span(_one(spans, "get_weather", "e500bda0"))
     assert data.agent_role == "tool"
@@ -121,6 +125,7 @@ def test_retriever_documents(spans):
 
 # --- spec attributes, through a real SDK ---------------------------------------------------------
 
+
 @pytest.fixture()
 def tracer():
     exporter = InMemorySpanExporter()
@@ -137,39 +142,57 @@ def _records(exporter):
 def test_spec_llm_contents_parts_and_tool_definitions(tracer):
     tracer, exporter = tracer
     with tracer.start_as_current_span("llm") as span:
-        span.set_attributes({
-            "openinference.span.kind": "LLM",
-            "llm.model_name": "claude-x",
-            "llm.input_messages.0.message.role": "system",
-            "llm.input_messages.0.message.content": "Be brief.",
-            "llm.input_messages.1.message.role": "user",
-            "llm.input_messages.1.message.contents.0.message_content.type": "text",
-            "llm.input_messages.1.message.contents.0.message_content.text": "What is in this image?",
-            "llm.input_messages.1.message.contents.1.message_content.type": "image",
-            "llm.input_messages.1.message.contents.1.message_content.image.image.url": "https://x/y.png",
-            "llm.output_messages.0.message.role": "assistant",
-            "llm.output_messages.0.message.contents.0.message_content.type": "text",
-            "llm.output_messages.0.message.contents.0.message_content.text": "Checking.",
-            "llm.output_messages.0.message.tool_calls.0.tool_call.id": "c1",
-            "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "lookup",
-            "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": '{"q": "cat"}',
-            "llm.output_messages.0.message.tool_calls.1.tool_call.id": "c2",
-            "llm.output_messages.0.message.tool_calls.1.tool_call.function.name": "lookup",
-            "llm.output_messages.0.message.tool_calls.1.tool_call.function.arguments": '{"q": "dog"}',
-            "llm.tools.0.tool.json_schema": json.dumps({"name": "lookup", "description": "Find.",
-                                                        "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}}}),
-            "llm.token_count.prompt": 12,
-            "llm.token_count.completion": 4,
-            "session.id": "sess-9",
-            "user.id": "u-9",
-        })
+        span.set_attributes(
+            {
+                "openinference.span.kind": "LLM",
+                "llm.model_name": "claude-x",
+                "llm.input_messages.0.message.role": "system",
+                "llm.input_messages.0.message.content": "Be brief.",
+                "llm.input_messages.1.message.role": "user",
+                "llm.input_messages.1.message.contents.0.message_content.type": "text",
+                "llm.input_messages.1.message.contents.0.message_content.text": "What is in this image?",
+                "llm.input_messages.1.message.contents.1.message_content.type": "image",
+                "llm.input_messages.1.message.contents.1.message_content.image.image.url": "https://x/y.png",
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.contents.0.message_content.type": "text",
+                "llm.output_messages.0.message.contents.0.message_content.text": "Checking.",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.id": "c1",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "lookup",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": '{"q": "cat"}',
+                "llm.output_messages.0.message.tool_calls.1.tool_call.id": "c2",
+                "llm.output_messages.0.message.tool_calls.1.tool_call.function.name": "lookup",
+                "llm.output_messages.0.message.tool_calls.1.tool_call.function.arguments": '{"q": "dog"}',
+                "llm.tools.0.tool.json_schema": json.dumps(
+                    {
+                        "name": "lookup",
+                        "description": "Find.",
+                        "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+                    }
+                ),
+                "llm.token_count.prompt": 12,
+                "llm.token_count.completion": 4,
+                "session.id": "sess-9",
+                "user.id": "u-9",
+            }
+        )
     reading = read_span(_records(exporter)["llm"])
-    assert (reading.system_prompt, reading.user_input, reading.response) == ("Be brief.", "What is in this image?", "Checking.")
+    assert (reading.system_prompt, reading.user_input, reading.response) == (
+        "Be brief.",
+        "What is in this image?",
+        "Checking.",
+    )
     assert [(c.name, c.args, c.call_id) for c in reading.requested_calls] == [
-        ("lookup", {"q": "cat"}, "c1"), ("lookup", {"q": "dog"}, "c2")]
-    assert [t.model_dump() for t in reading.tools_available] == [{
-        "name": "lookup", "description": "Find.",
-        "args_schema": {"type": "object", "properties": {"q": {"type": "string"}}}, "return_schema": None}]
+        ("lookup", {"q": "cat"}, "c1"),
+        ("lookup", {"q": "dog"}, "c2"),
+    ]
+    assert [t.model_dump() for t in reading.tools_available] == [
+        {
+            "name": "lookup",
+            "description": "Find.",
+            "args_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+            "return_schema": None,
+        }
+    ]
     assert (reading.model, reading.input_tokens, reading.output_tokens) == ("claude-x", 12, 4)
     assert (reading.session_id, reading.user_id) == ("sess-9", "u-9")
 
@@ -177,17 +200,19 @@ def test_spec_llm_contents_parts_and_tool_definitions(tracer):
 def test_spec_tool_span_with_tool_id_and_parameters_definition(tracer):
     tracer, exporter = tracer
     with tracer.start_as_current_span("tool") as span:
-        span.set_attributes({
-            "openinference.span.kind": "TOOL",
-            "tool.name": "lookup",
-            "tool.id": "c7",
-            "tool.description": "Find.",
-            "tool.parameters": json.dumps({"type": "object", "properties": {"q": {"type": "string"}}}),
-            "input.value": '{"q": "cat"}',
-            "input.mime_type": "application/json",
-            "output.value": "a small feline",
-            "output.mime_type": "text/plain",
-        })
+        span.set_attributes(
+            {
+                "openinference.span.kind": "TOOL",
+                "tool.name": "lookup",
+                "tool.id": "c7",
+                "tool.description": "Find.",
+                "tool.parameters": json.dumps({"type": "object", "properties": {"q": {"type": "string"}}}),
+                "input.value": '{"q": "cat"}',
+                "input.mime_type": "application/json",
+                "output.value": "a small feline",
+                "output.mime_type": "text/plain",
+            }
+        )
     with tracer.start_as_current_span("broken") as span:
         span.set_attributes({"openinference.span.kind": "TOOL", "tool.name": "lookup", "tool_call.id": "c8"})
         span.record_exception(TimeoutError("upstream timed out"))
@@ -195,7 +220,13 @@ def test_spec_tool_span_with_tool_id_and_parameters_definition(tracer):
     records = _records(exporter)
     reading = read_span(records["tool"])
     tool = reading.tool
-    assert (tool.name, tool.args, tool.call_id, tool.result, tool.error) == ("lookup", {"q": "cat"}, "c7", "a small feline", None)
+    assert (tool.name, tool.args, tool.call_id, tool.result, tool.error) == (
+        "lookup",
+        {"q": "cat"},
+        "c7",
+        "a small feline",
+        None,
+    )
     assert reading.tools_available[0].args_schema == {"type": "object", "properties": {"q": {"type": "string"}}}
     broken = read_span(records["broken"]).tool
     assert (broken.call_id, broken.error, broken.args) == ("c8", "TimeoutError: upstream timed out", {})
@@ -204,49 +235,80 @@ def test_spec_tool_span_with_tool_id_and_parameters_definition(tracer):
 def test_spec_retriever_reranker_and_other_kinds(tracer):
     tracer, exporter = tracer
     with tracer.start_as_current_span("retrieve") as span:
-        span.set_attributes({
-            "openinference.span.kind": "RETRIEVER",
-            "input.value": "refunds",
-            "retrieval.documents.0.document.id": "d1",
-            "retrieval.documents.0.document.content": "Refunds in 30 days.",
-            "retrieval.documents.0.document.score": 0.9,
-            "retrieval.documents.0.document.metadata": '{"source": "a.md"}',
-            "retrieval.documents.1.document.id": "d2",
-            "retrieval.documents.1.document.content": "No refunds on sale items.",
-        })
+        span.set_attributes(
+            {
+                "openinference.span.kind": "RETRIEVER",
+                "input.value": "refunds",
+                "retrieval.documents.0.document.id": "d1",
+                "retrieval.documents.0.document.content": "Refunds in 30 days.",
+                "retrieval.documents.0.document.score": 0.9,
+                "retrieval.documents.0.document.metadata": '{"source": "a.md"}',
+                "retrieval.documents.1.document.id": "d2",
+                "retrieval.documents.1.document.content": "No refunds on sale items.",
+            }
+        )
     with tracer.start_as_current_span("rerank") as span:
-        span.set_attributes({
-            "openinference.span.kind": "RERANKER",
-            "reranker.query": "refunds",
-            "reranker.output_documents.0.document.content": "No refunds on sale items.",
-        })
+        span.set_attributes(
+            {
+                "openinference.span.kind": "RERANKER",
+                "reranker.query": "refunds",
+                "reranker.output_documents.0.document.content": "No refunds on sale items.",
+            }
+        )
     for kind in ("EMBEDDING", "GUARDRAIL", "EVALUATOR", "CHAIN"):
         with tracer.start_as_current_span(kind.lower()) as span:
             span.set_attributes({"openinference.span.kind": kind, "input.value": "text in", "output.value": "text out"})
     with tracer.start_as_current_span("agent") as span:
-        span.set_attributes({"openinference.span.kind": "AGENT", "agent.name": "planner", "input.value": "plan a trip",
-                             "output.value": '{"output": "Go to Rome."}', "output.mime_type": "application/json"})
+        span.set_attributes(
+            {
+                "openinference.span.kind": "AGENT",
+                "agent.name": "planner",
+                "input.value": "plan a trip",
+                "output.value": '{"output": "Go to Rome."}',
+                "output.mime_type": "application/json",
+            }
+        )
     records = _records(exporter)
     retrieve = read_span(records["retrieve"])
-    assert (retrieve.retrieval_query, retrieve.retrieved_documents) == (["refunds"], ["Refunds in 30 days.", "No refunds on sale items."])
+    assert (retrieve.retrieval_query, retrieve.retrieved_documents) == (
+        ["refunds"],
+        ["Refunds in 30 days.", "No refunds on sale items."],
+    )
     assert openinference.documents_with_ids(records["retrieve"].attributes) == [
         {"id": "d1", "content": "Refunds in 30 days.", "score": 0.9, "metadata": {"source": "a.md"}},
         {"id": "d2", "content": "No refunds on sale items."},
     ]
     rerank = read_span(records["rerank"])
-    assert (rerank.span_type, rerank.retrieval_query, rerank.retrieved_documents) == ("retriever", ["refunds"], ["No refunds on sale items."])
+    assert (rerank.span_type, rerank.retrieval_query, rerank.retrieved_documents) == (
+        "retriever",
+        ["refunds"],
+        ["No refunds on sale items."],
+    )
     for name in ("embedding", "guardrail", "evaluator", "chain"):
         reading = read_span(records[name])
         assert (reading.span_type, reading.user_input, reading.response) == ("chain", "text in", "text out")
     agent = read_span(records["agent"])
-    assert (agent.span_type, agent.agent_name, agent.user_input, agent.response) == ("agent", "planner", "plan a trip", "Go to Rome.")
+    assert (agent.span_type, agent.agent_name, agent.user_input, agent.response) == (
+        "agent",
+        "planner",
+        "plan a trip",
+        "Go to Rome.",
+    )
 
 
 def test_unparseable_values_do_not_raise(tracer):
     tracer, exporter = tracer
     with tracer.start_as_current_span("odd") as span:
-        span.set_attributes({"openinference.span.kind": "TOOL", "tool.name": "t", "input.value": "{not json",
-                             "input.mime_type": "application/json", "output.value": "[1, 2",
-                             "output.mime_type": "application/json", "llm.input_messages.x.message.role": "user"})
+        span.set_attributes(
+            {
+                "openinference.span.kind": "TOOL",
+                "tool.name": "t",
+                "input.value": "{not json",
+                "input.mime_type": "application/json",
+                "output.value": "[1, 2",
+                "output.mime_type": "application/json",
+                "llm.input_messages.x.message.role": "user",
+            }
+        )
     tool = read_span(_records(exporter)["odd"]).tool
     assert (tool.args, tool.result) == ({"input": "{not json"}, "[1, 2")

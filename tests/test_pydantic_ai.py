@@ -21,14 +21,38 @@ ALL_MESSAGES = [
     {"role": "assistant", "parts": [{"type": "text", "content": "Hello!"}], "finish_reason": "stop"},
     # this run: new_message_index = 2
     {"role": "user", "parts": [{"type": "text", "content": "What's the weather in Berlin?"}]},
-    {"role": "assistant", "parts": [{"type": "tool_call", "id": "call_a", "name": "get_weather",
-                                     "arguments": "{\"city\": \"Berln\"}"}], "finish_reason": "tool_call"},
-    {"role": "user", "parts": [{"type": "tool_call_response", "id": "call_a", "name": "get_weather",
-                                "result": "Unknown city: 'Berln'\n\nFix the errors and try again."}]},
-    {"role": "assistant", "parts": [{"type": "tool_call", "id": "call_b", "name": "get_weather",
-                                     "arguments": "{\"city\": \"Berlin\"}"}], "finish_reason": "tool_call"},
-    {"role": "user", "parts": [{"type": "tool_call_response", "id": "call_b", "name": "get_weather",
-                                "result": {"city": "Berlin", "temperature_c": 16}}]},
+    {
+        "role": "assistant",
+        "parts": [{"type": "tool_call", "id": "call_a", "name": "get_weather", "arguments": "{\"city\": \"Berln\"}"}],
+        "finish_reason": "tool_call",
+    },
+    {
+        "role": "user",
+        "parts": [
+            {
+                "type": "tool_call_response",
+                "id": "call_a",
+                "name": "get_weather",
+                "result": "Unknown city: 'Berln'\n\nFix the errors and try again.",
+            }
+        ],
+    },
+    {
+        "role": "assistant",
+        "parts": [{"type": "tool_call", "id": "call_b", "name": "get_weather", "arguments": "{\"city\": \"Berlin\"}"}],
+        "finish_reason": "tool_call",
+    },
+    {
+        "role": "user",
+        "parts": [
+            {
+                "type": "tool_call_response",
+                "id": "call_b",
+                "name": "get_weather",
+                "result": {"city": "Berlin", "temperature_c": 16},
+            }
+        ],
+    },
     {"role": "assistant", "parts": [{"type": "text", "content": "It's 16°C in Berlin."}], "finish_reason": "stop"},
 ]
 
@@ -48,48 +72,91 @@ def tracer():
 
 def run_agent(tracer, conversation_id: str = "") -> dict:
     """One agent run with a ModelRetry on the first tool call, as pydantic-ai records it."""
-    baggage = {"gen_ai.agent.name": "weather_agent", "gen_ai.agent.call.id": "run-1",
-               "gen_ai.conversation.id": conversation_id}
-    with tracer.start_as_current_span("invoke_agent weather_agent", attributes={
-        "model_name": "gpt-4o-mini", "agent_name": "weather_agent", **baggage,
-        "gen_ai.operation.name": "invoke_agent", "logfire.msg": "weather_agent run",
-    }) as agent:
-        with tracer.start_as_current_span("chat gpt-4o-mini", kind=SpanKind.CLIENT, attributes={
-            "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.system": "openai",
-            "gen_ai.request.model": "gpt-4o-mini", "model_request_parameters": "{}", **baggage,
-            "gen_ai.tool.definitions": json.dumps([{"type": "function", "name": "get_weather",
-                                                    "description": "Weather for a city.",
-                                                    "parameters": {"type": "object", "properties": {
-                                                        "city": {"type": "string"}}}}]),
-            "gen_ai.input.messages": json.dumps(ALL_MESSAGES[:3]),
-            "gen_ai.output.messages": json.dumps(ALL_MESSAGES[3:4]),
-            "gen_ai.system_instructions": json.dumps([{"type": "text", "content": SYSTEM}]),
-            "gen_ai.usage.input_tokens": 50, "gen_ai.usage.output_tokens": 12,
-            "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
-        }):
+    baggage = {
+        "gen_ai.agent.name": "weather_agent",
+        "gen_ai.agent.call.id": "run-1",
+        "gen_ai.conversation.id": conversation_id,
+    }
+    with tracer.start_as_current_span(
+        "invoke_agent weather_agent",
+        attributes={
+            "model_name": "gpt-4o-mini",
+            "agent_name": "weather_agent",
+            **baggage,
+            "gen_ai.operation.name": "invoke_agent",
+            "logfire.msg": "weather_agent run",
+        },
+    ) as agent:
+        with tracer.start_as_current_span(
+            "chat gpt-4o-mini",
+            kind=SpanKind.CLIENT,
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": "openai",
+                "gen_ai.system": "openai",
+                "gen_ai.request.model": "gpt-4o-mini",
+                "model_request_parameters": "{}",
+                **baggage,
+                "gen_ai.tool.definitions": json.dumps(
+                    [
+                        {
+                            "type": "function",
+                            "name": "get_weather",
+                            "description": "Weather for a city.",
+                            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+                        }
+                    ]
+                ),
+                "gen_ai.input.messages": json.dumps(ALL_MESSAGES[:3]),
+                "gen_ai.output.messages": json.dumps(ALL_MESSAGES[3:4]),
+                "gen_ai.system_instructions": json.dumps([{"type": "text", "content": SYSTEM}]),
+                "gen_ai.usage.input_tokens": 50,
+                "gen_ai.usage.output_tokens": 12,
+                "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
+            },
+        ):
             pass
-        with tracer.start_as_current_span("execute_tool get_weather", attributes={
-            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
-            "gen_ai.tool.call.id": "call_a", "gen_ai.tool.call.arguments": "{\"city\":\"Berln\"}", **baggage,
-            "logfire.msg": "running tool: get_weather",
-        }, record_exception=False, set_status_on_exception=False) as tool:
+        with tracer.start_as_current_span(
+            "execute_tool get_weather",
+            attributes={
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "get_weather",
+                "gen_ai.tool.call.id": "call_a",
+                "gen_ai.tool.call.arguments": "{\"city\":\"Berln\"}",
+                **baggage,
+                "logfire.msg": "running tool: get_weather",
+            },
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as tool:
             tool.set_attribute("gen_ai.tool.call.result", "Unknown city: 'Berln'\n\nFix the errors and try again.")
-            tool.record_exception(RuntimeError("Unknown city: 'Berln'"), attributes={
-                "exception.type": "pydantic_ai.exceptions.ToolRetryError"})
+            tool.record_exception(
+                RuntimeError("Unknown city: 'Berln'"),
+                attributes={"exception.type": "pydantic_ai.exceptions.ToolRetryError"},
+            )
             tool.set_status(StatusCode.ERROR)
-        with tracer.start_as_current_span("execute_tool get_weather#2", attributes={
-            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
-            "gen_ai.tool.call.id": "call_b", "gen_ai.tool.call.arguments": "{\"city\":\"Berlin\"}", **baggage,
-            "gen_ai.tool.call.result": "{\"city\":\"Berlin\",\"temperature_c\":16}",
-        }):
+        with tracer.start_as_current_span(
+            "execute_tool get_weather#2",
+            attributes={
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "get_weather",
+                "gen_ai.tool.call.id": "call_b",
+                "gen_ai.tool.call.arguments": "{\"city\":\"Berlin\"}",
+                **baggage,
+                "gen_ai.tool.call.result": "{\"city\":\"Berlin\",\"temperature_c\":16}",
+            },
+        ):
             pass
-        agent.set_attributes({
-            "gen_ai.usage.input_tokens": 150, "gen_ai.usage.output_tokens": 30,
-            "pydantic_ai.all_messages": json.dumps(ALL_MESSAGES),
-            "gen_ai.system_instructions": json.dumps([{"type": "text", "content": SYSTEM}]),
-            "pydantic_ai.new_message_index": 2,
-            "final_result": "It's 16°C in Berlin.",
-        })
+        agent.set_attributes(
+            {
+                "gen_ai.usage.input_tokens": 150,
+                "gen_ai.usage.output_tokens": 30,
+                "pydantic_ai.all_messages": json.dumps(ALL_MESSAGES),
+                "gen_ai.system_instructions": json.dumps([{"type": "text", "content": SYSTEM}]),
+                "pydantic_ai.new_message_index": 2,
+                "final_result": "It's 16°C in Berlin.",
+            }
+        )
     return tracer.finished()
 
 
@@ -147,15 +214,30 @@ def test_conversation_id_names_the_session_on_every_span(tracer):
 
 
 def test_data_format_v2_span_names_and_tool_attributes(tracer):
-    with tracer.start_as_current_span("agent run", attributes={
-        "agent_name": "agent", "logfire.msg": "agent run", "model_name": "test",
-        "pydantic_ai.all_messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": "hello"}]},
-                                                {"role": "assistant", "parts": [{"type": "text", "content": "hi"}]}]),
-    }):
-        with tracer.start_as_current_span("running tool", attributes={
-            "gen_ai.tool.name": "echo", "gen_ai.tool.call.id": "t1", "tool_arguments": "{\"text\":\"x\"}",
-            "tool_response": "x", "logfire.msg": "running tool: echo",
-        }):
+    with tracer.start_as_current_span(
+        "agent run",
+        attributes={
+            "agent_name": "agent",
+            "logfire.msg": "agent run",
+            "model_name": "test",
+            "pydantic_ai.all_messages": json.dumps(
+                [
+                    {"role": "user", "parts": [{"type": "text", "content": "hello"}]},
+                    {"role": "assistant", "parts": [{"type": "text", "content": "hi"}]},
+                ]
+            ),
+        },
+    ):
+        with tracer.start_as_current_span(
+            "running tool",
+            attributes={
+                "gen_ai.tool.name": "echo",
+                "gen_ai.tool.call.id": "t1",
+                "tool_arguments": "{\"text\":\"x\"}",
+                "tool_response": "x",
+                "logfire.msg": "running tool: echo",
+            },
+        ):
             pass
     spans = tracer.finished()
     agent = read_span(spans["agent run"])

@@ -26,8 +26,10 @@ from otel_eval.trajectory import build_trajectory
 from tests.paths import FIXTURES, REPO
 from tests.test_cli import GOLDEN
 
-CAPTURES = [FIXTURES / "realclients" / "openai_otel_genai.otlp.json",
-            FIXTURES / "realclients" / "langgraph_openinference.otlp.json"]
+CAPTURES = [
+    FIXTURES / "realclients" / "openai_otel_genai.otlp.json",
+    FIXTURES / "realclients" / "langgraph_openinference.otlp.json",
+]
 #: The weather set alone: the SQL sessions of the captures match none of its cases.
 WEATHER = GOLDEN[:1]
 V1_DUMP = REPO / "tests" / "data" / "schema-v1.sql"
@@ -60,13 +62,18 @@ def test_current_evaluations_are_what_the_engine_scored(scored):
     assert rows.keys() == results.keys()
     for session_id, result in results.items():
         row = rows[session_id]
-        assert (row["case_id"], row["verdict"], row["passed"]) == (result.eval_id or None, result.verdict,
-                                                                    result.passed)
+        assert (row["case_id"], row["verdict"], row["passed"]) == (
+            result.eval_id or None,
+            result.verdict,
+            result.passed,
+        )
         assert row["score"] == (pytest.approx(result.score) if result.evaluated else None)
         assert [(c["criterion"], c["passed"], c["skipped"]) for c in row["criteria"]] == [
-            (c.criterion, c.passed, c.skipped) for c in result.criterion_results]
+            (c.criterion, c.passed, c.skipped) for c in result.criterion_results
+        ]
         assert evaluations.failing_criteria(row) == [
-            c.criterion for c in result.criterion_results if not c.skipped and not c.passed and c.criterion != "health"]
+            c.criterion for c in result.criterion_results if not c.skipped and not c.passed and c.criterion != "health"
+        ]
 
 
 def test_outcomes_name_each_session_as_export_filters_it(scored):
@@ -88,7 +95,8 @@ def test_session_turns_are_the_turns_the_scorer_built(scored):
             expected = build_trajectory(session_id, load_session(store, session_id).mapped).turns
             turns = spans.session_turns(conn, session_id)
             assert [(t["turn"], t["trace_id"], t["user_input"]) for t in turns] == [
-                (t.index, t.trace_id, t.user_input) for t in expected]
+                (t.index, t.trace_id, t.user_input) for t in expected
+            ]
         assert any(t["user_input"] for sid in results for t in spans.session_turns(conn, sid))
 
 
@@ -100,7 +108,8 @@ def test_stored_spans_trees_and_first_trace_come_from_the_captured_spans(scored)
             stored, _ = spans.stored_spans(conn, db, session_id)
             traces = {s.trace_id for s in stored}
             assert {(s.trace_id, s.span_id) for s in stored} == {
-                (s.trace_id, s.span_id) for s in captured if s.trace_id in traces}
+                (s.trace_id, s.span_id) for s in captured if s.trace_id in traces
+            }
             trees = spans.session_traces(conn, session_id)
             assert sorted(r.span.span_id for t in trees for r in t.rows) == sorted(s.span_id for s in stored)
             trace_id, root_id = spans.first_trace(conn, session_id)
@@ -110,7 +119,8 @@ def test_stored_spans_trees_and_first_trace_come_from_the_captured_spans(scored)
             with_id = [s for s in stored if s.attributes.get("gen_ai.response.id")]
             latest = max(with_id, key=lambda s: (s.end_ns, s.start_ns)) if with_id else None
             assert spans.last_response_id(conn, session_id) == (
-                latest.attributes["gen_ai.response.id"] if latest else None)
+                latest.attributes["gen_ai.response.id"] if latest else None
+            )
         assert any(spans.last_response_id(conn, sid) for sid in results)
         assert spans.first_trace(conn, "no-such-session") == (None, None)
 
@@ -125,8 +135,12 @@ def test_a_reader_cannot_write(scored):
 
 def test_a_missing_file_or_a_file_that_is_not_a_database_is_a_clear_error(tmp_path):
     missing = tmp_path / "nope.db"
-    for read in (lambda: open_database(missing), lambda: evaluations.current_evaluations([missing]),
-                 lambda: backlog.backlog_of([missing], Timing()), lambda: sessions.session_state([missing], "x")):
+    for read in (
+        lambda: open_database(missing),
+        lambda: evaluations.current_evaluations([missing]),
+        lambda: backlog.backlog_of([missing], Timing()),
+        lambda: sessions.session_state([missing], "x"),
+    ):
         with pytest.raises(InputError) as err:
             read()
         assert (err.value.source, err.value.reason) == (str(missing), "database file not found")
@@ -209,24 +223,41 @@ def ns(moment: datetime) -> int:
     return (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1) * 1000
 
 
-@pytest.mark.parametrize("text, moment", [
-    ("2025-01-31", datetime(2025, 1, 31, tzinfo=UTC)),
-    ("2025-01-31T12:00", datetime(2025, 1, 31, 12, tzinfo=UTC)),
-    ("2025-01-31 12:00", datetime(2025, 1, 31, 12, tzinfo=UTC)),
-    ("2025-01-31T12:00:05", datetime(2025, 1, 31, 12, 0, 5, tzinfo=UTC)),
-    ("2025-01-31T12:00:05.123456Z", datetime(2025, 1, 31, 12, 0, 5, 123456, tzinfo=UTC)),
-    ("2025-01-31T12:00:05.25z", datetime(2025, 1, 31, 12, 0, 5, 250000, tzinfo=UTC)),
-    ("2025-01-31T13:00+01:00", datetime(2025, 1, 31, 12, tzinfo=UTC)),
-    ("  2025-01-31T07:30:00-04:30 ", datetime(2025, 1, 31, 12, tzinfo=UTC)),
-])
+@pytest.mark.parametrize(
+    "text, moment",
+    [
+        ("2025-01-31", datetime(2025, 1, 31, tzinfo=UTC)),
+        ("2025-01-31T12:00", datetime(2025, 1, 31, 12, tzinfo=UTC)),
+        ("2025-01-31 12:00", datetime(2025, 1, 31, 12, tzinfo=UTC)),
+        ("2025-01-31T12:00:05", datetime(2025, 1, 31, 12, 0, 5, tzinfo=UTC)),
+        ("2025-01-31T12:00:05.123456Z", datetime(2025, 1, 31, 12, 0, 5, 123456, tzinfo=UTC)),
+        ("2025-01-31T12:00:05.25z", datetime(2025, 1, 31, 12, 0, 5, 250000, tzinfo=UTC)),
+        ("2025-01-31T13:00+01:00", datetime(2025, 1, 31, 12, tzinfo=UTC)),
+        ("  2025-01-31T07:30:00-04:30 ", datetime(2025, 1, 31, 12, tzinfo=UTC)),
+    ],
+)
 def test_parse_since_accepts_dates_and_times_naive_ones_in_utc(text, moment):
     assert parse_since(text) == ns(moment)
 
 
-@pytest.mark.parametrize("text", [
-    "yesterday", "1738324800", "1738324800.5", "20250131", "2025-W05-1", "2025-01-31T12", "2025-01-31T12:00+0100",
-    "2025-1-31", "2025-01-31T12:00:00.1234567", "2025-01-31T12:00:00 UTC", "nan", "inf", "-",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "yesterday",
+        "1738324800",
+        "1738324800.5",
+        "20250131",
+        "2025-W05-1",
+        "2025-01-31T12",
+        "2025-01-31T12:00+0100",
+        "2025-1-31",
+        "2025-01-31T12:00:00.1234567",
+        "2025-01-31T12:00:00 UTC",
+        "nan",
+        "inf",
+        "-",
+    ],
+)
 def test_parse_since_refuses_every_other_form_naming_the_flag_and_the_value(text):
     with pytest.raises(InputError) as err:
         parse_since(text)
@@ -243,7 +274,9 @@ def test_parse_since_says_why_a_well_formed_time_does_not_exist():
 
 def test_parse_since_clamps_to_what_sqlite_holds_and_takes_datetimes():
     assert parse_since("9999-12-31") == 2**63 - 1
-    assert parse_since("0001-01-01") == -2**63
+    assert parse_since("0001-01-01") == -(2**63)
     assert parse_since(None) is None and parse_since("") is None
     assert parse_since(datetime(2025, 1, 31, 12)) == parse_since("2025-01-31T12:00Z")
-    assert parse_since(datetime(2025, 1, 31, 13, tzinfo=timezone(timedelta(hours=1)))) == parse_since("2025-01-31T12:00Z")
+    assert parse_since(datetime(2025, 1, 31, 13, tzinfo=timezone(timedelta(hours=1)))) == parse_since(
+        "2025-01-31T12:00Z"
+    )

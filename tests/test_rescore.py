@@ -25,11 +25,17 @@ TRAJECTORY = GOLDEN / "weather.trajectory.json"
 SESSIONS = {"tokyo": "What's the weather in Tokyo?", "sql": "Show me the top 10 users by revenue"}
 
 
-def run_agent(db: Path, golden: list, sessions: dict[str, str] = SESSIONS, versions=("1.0.0", "2.0.0"),
-              results: list | None = None) -> None:
+def run_agent(
+    db: Path,
+    golden: list,
+    sessions: dict[str, str] = SESSIONS,
+    versions=("1.0.0", "2.0.0"),
+    results: list | None = None,
+) -> None:
     provider = TracerProvider(resource=Resource.create({"service.name": "weather-agent"}))
-    processor = EvalSpanProcessor(db=db, golden=golden, trace_quiet=60, session_idle=60,
-                                  on_result=results.append if results is not None else None)
+    processor = EvalSpanProcessor(
+        db=db, golden=golden, trace_quiet=60, session_idle=60, on_result=results.append if results is not None else None
+    )
     provider.add_span_processor(processor)
     for version in versions:
         for name, query in sessions.items():
@@ -56,13 +62,18 @@ def db(tmp_path: Path) -> Path:
 def test_a_new_golden_set_matches_sessions_that_were_unmatched(db):
     before = latest(db)
     assert {sid: (r["case_id"], r["revision"]) for sid, r in before.items()} == {
-        "tokyo-1.0.0": ("weather_tokyo", 1), "sql-1.0.0": (None, 1),
-        "tokyo-2.0.0": ("weather_tokyo", 1), "sql-2.0.0": (None, 1)}
+        "tokyo-1.0.0": ("weather_tokyo", 1),
+        "sql-1.0.0": (None, 1),
+        "tokyo-2.0.0": ("weather_tokyo", 1),
+        "sql-2.0.0": (None, 1),
+    }
 
     changes = rescore(db, golden=[EVALSET, TRAJECTORY])
 
-    assert [(c.session_id, c.before_verdict, c.after_verdict, c.after_case, c.before_revision, c.after_revision)
-            for c in changes] == [
+    assert [
+        (c.session_id, c.before_verdict, c.after_verdict, c.after_case, c.before_revision, c.after_revision)
+        for c in changes
+    ] == [
         ("tokyo-1.0.0", "pass", "pass", "weather_tokyo", 1, 2),
         ("sql-1.0.0", "unmatched", "pass", "top_users_by_revenue", 1, 2),
         ("tokyo-2.0.0", "fail", "fail", "weather_tokyo", 1, 2),
@@ -90,13 +101,17 @@ def test_a_changed_config_rescored_with_the_stored_golden(tmp_path):
 
     changes = rescore(db, config=load_eval_config(config_file))
     assert {c.session_id: (c.before_verdict, c.after_verdict) for c in changes} == {
-        "tokyo-1.0.0": ("pass", "pass"), "sql-1.0.0": ("pass", "pass"),
-        "tokyo-2.0.0": ("fail", "fail"), "sql-2.0.0": ("fail", "pass")}
+        "tokyo-1.0.0": ("pass", "pass"),
+        "sql-1.0.0": ("pass", "pass"),
+        "tokyo-2.0.0": ("fail", "fail"),
+        "sql-2.0.0": ("fail", "pass"),
+    }
     row = latest(db)["sql-2.0.0"]
     assert "table_usage" not in [c["criterion"] for c in row["criteria"]]
     conn = sqlite3.connect(db)
-    hashes = conn.execute("SELECT revision, config_hash FROM evaluations WHERE session_id = 'sql-2.0.0'"
-                          " ORDER BY revision").fetchall()
+    hashes = conn.execute(
+        "SELECT revision, config_hash FROM evaluations WHERE session_id = 'sql-2.0.0' ORDER BY revision"
+    ).fetchall()
     assert hashes[0][1] != hashes[1][1]  # the rows say which config judged them
 
 
@@ -144,15 +159,34 @@ def test_cli_prints_which_sessions_changed_verdict(db, capsys):
     assert rescore_main(_args(["--db", str(db), "--golden", str(EVALSET), "--golden", str(TRAJECTORY), "--json"])) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["summary"] == {
-        "rescored": 4, "changed": 2, "verdict_changed": 2,
+        "rescored": 4,
+        "changed": 2,
+        "verdict_changed": 2,
         "transitions": {"unmatched -> fail": 1, "unmatched -> pass": 1},
-        "before": {"fail": 1, "pass": 1, "unmatched": 2}, "after": {"fail": 2, "pass": 2},
+        "before": {"fail": 1, "pass": 1, "unmatched": 2},
+        "after": {"fail": 2, "pass": 2},
     }
     sql2 = next(s for s in data["sessions"] if s["session_id"] == "sql-2.0.0")
-    assert {k: sql2[k] for k in ("agent_version", "before_case", "after_case", "before_verdict", "after_verdict",
-                                 "matched_by", "after_revision")} == {
-        "agent_version": "2.0.0", "before_case": None, "after_case": "top_users_by_revenue",
-        "before_verdict": "unmatched", "after_verdict": "fail", "matched_by": "exact", "after_revision": 2}
+    assert {
+        k: sql2[k]
+        for k in (
+            "agent_version",
+            "before_case",
+            "after_case",
+            "before_verdict",
+            "after_verdict",
+            "matched_by",
+            "after_revision",
+        )
+    } == {
+        "agent_version": "2.0.0",
+        "before_case": None,
+        "after_case": "top_users_by_revenue",
+        "before_verdict": "unmatched",
+        "after_verdict": "fail",
+        "matched_by": "exact",
+        "after_revision": 2,
+    }
 
     from rich.console import Console
 
@@ -165,12 +199,21 @@ def test_cli_prints_which_sessions_changed_verdict(db, capsys):
 
 BIGSKY = {
     "name": "Weather tool calls",
-    "data": [{
-        "id": "tokyo",
-        "inputs": {"messages": [{"role": "user", "content": "What's the weather in Tokyo?"}]},
-        "outputs": {"message": {"role": "assistant", "content": "", "tool_calls": [
-            {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "IGNORE"}}}]}},
-    }],
+    "data": [
+        {
+            "id": "tokyo",
+            "inputs": {"messages": [{"role": "user", "content": "What's the weather in Tokyo?"}]},
+            "outputs": {
+                "message": {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "IGNORE"}}}
+                    ],
+                }
+            },
+        }
+    ],
     "evaluators": [
         {"key": "tool", "function": "chat:matchToolCall"},
         {"key": "now", "function": "chat:includeString", "arguments": {"string": "currently"}},
@@ -189,17 +232,30 @@ def test_big_sky_evaluators_are_the_criteria_of_their_cases_live_and_when_rescor
     tokyo1, tokyo2 = by_session["tokyo-1.0.0"], by_session["tokyo-2.0.0"]
     # Only what the dataset asks (first tool call by name, "currently" in the answer), plus health.
     assert [(c.criterion, c.passed, c.skipped) for c in tokyo1.criterion_results] == [
-        ("trajectory_match", True, False), ("response_match", True, False), ("health", True, False)]
+        ("trajectory_match", True, False),
+        ("response_match", True, False),
+        ("health", True, False),
+    ]
     assert (tokyo1.eval_id, tokyo1.passed) == ("tokyo", True)
     response = tokyo1.criterion_results[1]
     assert (response.threshold, response.details["method"], response.details["pattern"]) == (1.0, "regex", "currently")
     # 2.0.0 asks for a forecast and answers "Tomorrow in Tokyo: ...": both criteria fail.
     assert [(c.criterion, c.passed) for c in tokyo2.criterion_results] == [
-        ("trajectory_match", False), ("response_match", False), ("health", True)]
+        ("trajectory_match", False),
+        ("response_match", False),
+        ("health", True),
+    ]
     # A case of another set in the same engine keeps the run config's criteria.
     sql_criteria = [c.criterion for c in by_session["sql-1.0.0"].criterion_results]
-    assert sql_criteria == ["trajectory_match", "response_match", "llm_judge", "tool_selection", "sql_generation",
-                            "table_usage", "health"]
+    assert sql_criteria == [
+        "trajectory_match",
+        "response_match",
+        "llm_judge",
+        "tool_selection",
+        "sql_generation",
+        "table_usage",
+        "health",
+    ]
     conn = sqlite3.connect(db)
     details = dict(conn.execute("SELECT session_id, details FROM evaluations").fetchall())
     assert json.loads(details["tokyo-1.0.0"])["criteria_from"] == "eval set weather"
@@ -209,7 +265,10 @@ def test_big_sky_evaluators_are_the_criteria_of_their_cases_live_and_when_rescor
     changes = {c.session_id: c for c in rescore(db)}
     assert (changes["tokyo-1.0.0"].after_verdict, changes["tokyo-2.0.0"].after_verdict) == ("pass", "fail")
     assert [c["criterion"] for c in latest(db)["tokyo-2.0.0"]["criteria"]] == [
-        "trajectory_match", "response_match", "health"]
+        "trajectory_match",
+        "response_match",
+        "health",
+    ]
 
 
 def test_rescore_takes_the_live_engines_path_agent_rows_and_a_scoring_error_included(db, monkeypatch):
@@ -220,7 +279,9 @@ def test_rescore_takes_the_live_engines_path_agent_rows_and_a_scoring_error_incl
     conn = sqlite3.connect(db)
     conn.execute("DELETE FROM agent_data WHERE session_id = 'tokyo-1.0.0'")
     conn.commit()
-    monkeypatch.setattr(session_evaluation, "score_session", lambda *a, **k: 1 / 0)  # the scorer session_evaluation calls
+    monkeypatch.setattr(
+        session_evaluation, "score_session", lambda *a, **k: 1 / 0
+    )  # the scorer session_evaluation calls
     changes = rescore(db, sessions=["tokyo-1.0.0"])
     assert [(c.session_id, c.after_revision, c.matched_by) for c in changes] == [("tokyo-1.0.0", 2, "error")]
     rows = conn.execute("SELECT level, COUNT(*) FROM agent_data WHERE session_id = 'tokyo-1.0.0' GROUP BY level")

@@ -89,8 +89,10 @@ SINGLE_TURN = [
     ("hello-1", ["Hello there, how are you today?"], "1.0.0"),
     ("tokyo-3", ["What's the weather in Tokyo?"], "1.0.0"),
 ]
-MULTI_TURN = [(f"follow-{i}", ["What's the weather in Paris?", "What about tomorrow?"], v)
-              for i, v in enumerate(["1.0.0", "2.0.0", "1.0.0", "2.0.0", "1.0.0", "2.0.0"])]
+MULTI_TURN = [
+    (f"follow-{i}", ["What's the weather in Paris?", "What about tomorrow?"], v)
+    for i, v in enumerate(["1.0.0", "2.0.0", "1.0.0", "2.0.0", "1.0.0", "2.0.0"])
+]
 
 
 def record_load(sessions, seed=7):
@@ -136,8 +138,9 @@ def settled(dbs) -> bool:
 def run_split(start_collector, tmp_path, load, key_of, name):
     """Send ``load`` to three collectors by ring and to one collector whole; return
     (summary of the merged three, summary of the single, backend per trace)."""
-    collectors = {b: start_collector(db=str(tmp_path / f"{name}-{i}.db"), golden=[str(GOLDEN)])
-                  for i, b in enumerate(BACKENDS)}
+    collectors = {
+        b: start_collector(db=str(tmp_path / f"{name}-{i}.db"), golden=[str(GOLDEN)]) for i, b in enumerate(BACKENDS)
+    }
     single_db = str(tmp_path / f"{name}-single.db")
     single = start_collector(db=single_db, golden=[str(GOLDEN)])
     ring = HashRing(BACKENDS)
@@ -148,8 +151,11 @@ def run_split(start_collector, tmp_path, load, key_of, name):
         send(collectors[backend].grpc_port, spans)
         send(single.grpc_port, spans)
     dbs = [c.config.db for c in collectors.values()]
-    wait_until(lambda: settled(dbs + [single_db]) and _count(dbs) >= len({s for s, _, _ in load}), timeout=20,
-               what="every session scored")
+    wait_until(
+        lambda: settled(dbs + [single_db]) and _count(dbs) >= len({s for s, _, _ in load}),
+        timeout=20,
+        what="every session scored",
+    )
     return summarize_sessions(current_evaluations(dbs)), summarize_sessions(current_evaluations([single_db])), routed
 
 
@@ -159,8 +165,7 @@ def _count(dbs) -> int:
 
 def test_trace_id_routing_of_one_trace_sessions_merges_to_the_single_instance_report(start_collector, tmp_path):
     load = record_load(SINGLE_TURN)
-    merged, single, routed = run_split(start_collector, tmp_path, load,
-                                       lambda s, t: trace_key(t), "traceid")
+    merged, single, routed = run_split(start_collector, tmp_path, load, lambda s, t: trace_key(t), "traceid")
     assert len({backend for _, backend in routed}) >= 2  # the load really was spread
     assert merged == single
     assert single["sessions"] == len(SINGLE_TURN)
@@ -170,8 +175,7 @@ def test_trace_id_routing_of_one_trace_sessions_merges_to_the_single_instance_re
 
 def test_session_attribute_routing_keeps_multi_trace_sessions_whole(start_collector, tmp_path):
     load = record_load(MULTI_TURN)
-    merged, single, routed = run_split(start_collector, tmp_path, load,
-                                       lambda s, t: session_key(s), "session")
+    merged, single, routed = run_split(start_collector, tmp_path, load, lambda s, t: session_key(s), "session")
     assert merged == single
     assert single["sessions"] == len(MULTI_TURN)
     per_session = {}
@@ -183,8 +187,7 @@ def test_session_attribute_routing_keeps_multi_trace_sessions_whole(start_collec
 def test_trace_id_routing_splits_multi_trace_sessions(start_collector, tmp_path):
     load = record_load(MULTI_TURN)
     ring = HashRing(BACKENDS)
-    split = {s for s, _, _ in load
-             if len({ring.backend_for(trace_key(t)) for s2, t, _ in load if s2 == s}) > 1}
+    split = {s for s, _, _ in load if len({ring.backend_for(trace_key(t)) for s2, t, _ in load if s2 == s}) > 1}
     assert split, "with these seeded ids some two-turn session lands on two instances"
     merged, single, _ = run_split(start_collector, tmp_path, load, lambda s, t: trace_key(t), "split")
     assert single["sessions"] == len(MULTI_TURN)

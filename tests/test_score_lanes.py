@@ -7,8 +7,6 @@ import json
 import sqlite3
 import threading
 
-import pytest
-
 from otel_eval import Engine, EngineSettings
 from otel_eval.engine import workers
 from otel_eval.spans import SpanRecord
@@ -26,20 +24,67 @@ def conversation(session_id: str, turns: int, trace_base: int) -> list[SpanRecor
         t0 = 1_000_000 * turn
         root = f"{turn + 1:08x}00000001"
         spans += [
-            SpanRecord(trace, root, None, "agent.invoke", t0, t0 + 900, attributes={
-                **common, "openinference.span.kind": "AGENT", "input.value": "What's the weather in Tokyo?",
-                "output.value": "It is 22°C and sunny in Tokyo."}),
-            SpanRecord(trace, f"{turn + 1:08x}00000002", root, "llm", t0 + 100, t0 + 200, attributes={
-                **common, "openinference.span.kind": "LLM", "llm.input_messages.0.message.role": "user",
-                "llm.input_messages.0.message.content": "What's the weather in Tokyo?",
-                "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "get_weather",
-                "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": json.dumps({"city": "Tokyo"})}),
-            SpanRecord(trace, f"{turn + 1:08x}00000003", root, "get_weather", t0 + 300, t0 + 400, attributes={
-                **common, "openinference.span.kind": "TOOL", "tool.name": "get_weather",
-                "input.value": json.dumps({"city": "Tokyo"}), "output.value": "22°C and sunny"}),
-            SpanRecord(trace, f"{turn + 1:08x}00000004", root, "llm", t0 + 500, t0 + 800, attributes={
-                **common, "openinference.span.kind": "LLM", "llm.output_messages.0.message.role": "assistant",
-                "llm.output_messages.0.message.content": "It is 22°C and sunny in Tokyo."}),
+            SpanRecord(
+                trace,
+                root,
+                None,
+                "agent.invoke",
+                t0,
+                t0 + 900,
+                attributes={
+                    **common,
+                    "openinference.span.kind": "AGENT",
+                    "input.value": "What's the weather in Tokyo?",
+                    "output.value": "It is 22°C and sunny in Tokyo.",
+                },
+            ),
+            SpanRecord(
+                trace,
+                f"{turn + 1:08x}00000002",
+                root,
+                "llm",
+                t0 + 100,
+                t0 + 200,
+                attributes={
+                    **common,
+                    "openinference.span.kind": "LLM",
+                    "llm.input_messages.0.message.role": "user",
+                    "llm.input_messages.0.message.content": "What's the weather in Tokyo?",
+                    "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "get_weather",
+                    "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": json.dumps(
+                        {"city": "Tokyo"}
+                    ),
+                },
+            ),
+            SpanRecord(
+                trace,
+                f"{turn + 1:08x}00000003",
+                root,
+                "get_weather",
+                t0 + 300,
+                t0 + 400,
+                attributes={
+                    **common,
+                    "openinference.span.kind": "TOOL",
+                    "tool.name": "get_weather",
+                    "input.value": json.dumps({"city": "Tokyo"}),
+                    "output.value": "22°C and sunny",
+                },
+            ),
+            SpanRecord(
+                trace,
+                f"{turn + 1:08x}00000004",
+                root,
+                "llm",
+                t0 + 500,
+                t0 + 800,
+                attributes={
+                    **common,
+                    "openinference.span.kind": "LLM",
+                    "llm.output_messages.0.message.role": "assistant",
+                    "llm.output_messages.0.message.content": "It is 22°C and sunny in Tokyo.",
+                },
+            ),
         ]
     return spans
 

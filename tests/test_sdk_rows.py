@@ -32,37 +32,72 @@ def varied_spans():
     provider.add_span_processor(SimpleSpanProcessor(kept))
     tracer = provider.get_tracer("scope.one")
     other = provider.get_tracer("pydantic-ai")
-    root = tracer.start_span("invoke_agent weather", kind=SpanKind.SERVER,
-                             attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": "c-1"})
+    root = tracer.start_span(
+        "invoke_agent weather",
+        kind=SpanKind.SERVER,
+        attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": "c-1"},
+    )
     inside = set_span_in_context(root)
-    llm = tracer.start_span("chat gpt-4o", context=inside, kind=SpanKind.CLIENT, attributes={
-        "gen_ai.operation.name": "chat", "gen_ai.response.finish_reasons": ("stop", "length"),
-        "gen_ai.usage.input_tokens": 2**62, "temperature": math.nan, "top_p": math.inf,
-        "gen_ai.input.messages": '[{"role": "user", "parts": [{"type": "text", "content": "héllo \\ud83d"}]}]',
-        "flags": (True, False), "weights": (0.5, 1.5)})
+    llm = tracer.start_span(
+        "chat gpt-4o",
+        context=inside,
+        kind=SpanKind.CLIENT,
+        attributes={
+            "gen_ai.operation.name": "chat",
+            "gen_ai.response.finish_reasons": ("stop", "length"),
+            "gen_ai.usage.input_tokens": 2**62,
+            "temperature": math.nan,
+            "top_p": math.inf,
+            "gen_ai.input.messages": '[{"role": "user", "parts": [{"type": "text", "content": "héllo \\ud83d"}]}]',
+            "flags": (True, False),
+            "weights": (0.5, 1.5),
+        },
+    )
     llm.add_event("gen_ai.choice", {"index": 0, "finish_reason": "stop", "ids": (1, 2)}, timestamp=123)
     llm.add_event("no attributes")
     llm.set_status(Status(StatusCode.ERROR, "rate limited"))
     llm.end()
-    tool = other.start_span("running tool", context=inside, attributes={
-        "openinference.span.kind": "TOOL", "tool.name": "get_weather", "session.id": '"quoted-s"',
-        "otel_eval.session.end": "true", "lone": "\udc80 surrogate"})
+    tool = other.start_span(
+        "running tool",
+        context=inside,
+        attributes={
+            "openinference.span.kind": "TOOL",
+            "tool.name": "get_weather",
+            "session.id": '"quoted-s"',
+            "otel_eval.session.end": "true",
+            "lone": "\udc80 surrogate",
+        },
+    )
     tool.set_status(Status(StatusCode.OK))
     tool.end()
-    tracer.start_span("bare", attributes={"ai.operationId": "ai.generateText", "ai.telemetry.metadata.sessionId": "v-1"}
-                      ).end()
+    tracer.start_span(
+        "bare", attributes={"ai.operationId": "ai.generateText", "ai.telemetry.metadata.sessionId": "v-1"}
+    ).end()
     tracer.start_span("no attributes at all", kind=SpanKind.PRODUCER).end()
     root.end()
     provider.shutdown()
     # A ReadableSpan built by hand (a plain dict of attributes, no scope, no status) and a subclass.
-    hand = ReadableSpan(name="by hand", context=kept.spans[0].context, attributes={"session.id": "h", "k": (1,)},
-                        start_time=10, end_time=None, status=None, kind=None)
+    hand = ReadableSpan(
+        name="by hand",
+        context=kept.spans[0].context,
+        attributes={"session.id": "h", "k": (1,)},
+        start_time=10,
+        end_time=None,
+        status=None,
+        kind=None,
+    )
 
     class Mine(ReadableSpan):
         pass
 
-    mine = Mine(name="subclass", context=kept.spans[0].context, parent=kept.spans[0].context,
-                attributes={"a": "b"}, start_time=5, end_time=6)
+    mine = Mine(
+        name="subclass",
+        context=kept.spans[0].context,
+        parent=kept.spans[0].context,
+        attributes={"a": "b"},
+        start_time=5,
+        end_time=6,
+    )
     return kept.spans + [hand, mine]
 
 
@@ -94,5 +129,8 @@ def test_spans_of_two_providers_keep_their_own_resource():
         provider.get_tracer("t").start_span("step").end()
         spans.extend(kept.spans)
     services = [row_of_parts(ended_parts(span, resources))[10] for span in spans]
-    assert [('"service.name":"%s"' % name) in raw for name, raw in zip(("first", "second", "first"), services)] \
-        == [True, True, True]
+    assert [(f'"service.name":"{name}"') in raw for name, raw in zip(("first", "second", "first"), services)] == [
+        True,
+        True,
+        True,
+    ]

@@ -26,11 +26,29 @@ def turn(trace: str, conversation: str, question: str) -> list[SpanRecord]:
     """An OpenInference agent turn whose app files the session under a key of its own."""
     app = {"app.conversation_key": conversation, "app.customer": "cust-9"}
     return [
-        SpanRecord(trace, trace[:16], None, "agent", 1, 10, attributes={
-            "openinference.span.kind": "AGENT", "input.value": question, "output.value": "ok", **app}),
-        SpanRecord(trace, trace[16:], trace[:16], "get_weather", 2, 3, attributes={
-            "openinference.span.kind": "TOOL", "tool.name": "get_weather",
-            "input.value": json.dumps({"city": "Oslo"}), **app}),
+        SpanRecord(
+            trace,
+            trace[:16],
+            None,
+            "agent",
+            1,
+            10,
+            attributes={"openinference.span.kind": "AGENT", "input.value": question, "output.value": "ok", **app},
+        ),
+        SpanRecord(
+            trace,
+            trace[16:],
+            trace[:16],
+            "get_weather",
+            2,
+            3,
+            attributes={
+                "openinference.span.kind": "TOOL",
+                "tool.name": "get_weather",
+                "input.value": json.dumps({"city": "Oslo"}),
+                **app,
+            },
+        ),
     ]
 
 
@@ -47,8 +65,11 @@ def test_two_turns_filed_under_the_apps_own_key_are_one_session_when_it_is_named
     evaluate(spans, db=tmp_path / "plain.db")
     assert sessions(tmp_path / "plain.db") == [("a" * 32, 1), ("b" * 32, 1)]  # unnamed: a trace each
 
-    results = evaluate(spans, db=tmp_path / "named.db", settings=EngineSettings(
-        session_attributes=("app.conversation_key",), user_attributes=("app.customer",)))
+    results = evaluate(
+        spans,
+        db=tmp_path / "named.db",
+        settings=EngineSettings(session_attributes=("app.conversation_key",), user_attributes=("app.customer",)),
+    )
     assert sessions(tmp_path / "named.db") == [("conv-1", 2)]
     assert [r.session_id for r in results] == ["conv-1"]
     conn = sqlite3.connect(tmp_path / "named.db")
@@ -64,8 +85,9 @@ def test_a_named_key_comes_before_the_built_in_ones(tmp_path):
 
 
 def test_the_collector_takes_the_keys_from_flags_env_and_toml(tmp_path):
-    flags = load_config(["--session-attribute", "app.sid", "--session-attribute", "x.sid", "--user-attribute", "app.uid"],
-                        environ={})
+    flags = load_config(
+        ["--session-attribute", "app.sid", "--session-attribute", "x.sid", "--user-attribute", "app.uid"], environ={}
+    )
     assert (flags.session_attribute, flags.user_attribute) == (["app.sid", "x.sid"], ["app.uid"])
     env = load_config([], environ={"OTEL_EVAL_SESSION_ATTRIBUTE": "app.sid, x.sid"})
     assert env.session_attribute == ["app.sid", "x.sid"]

@@ -28,16 +28,48 @@ def adk_turn() -> list[SpanRecord]:
     """An ADK turn whose root agent calls a sub-agent through AgentTool, in end order."""
     genai = {"gen_ai.operation.name": "invoke_agent"}
     return [
-        span("00000000000000e5", "00000000000000e4", "execute_tool get_weather", 5, 6,
-             **{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
-                "gen_ai.tool.call.arguments": '{"city": "Tokyo"}', "gen_ai.conversation.id": INNER}),
-        span("00000000000000e4", "00000000000000e3", "invoke_agent weather_agent", 4, 7,
-             **{**genai, "gen_ai.agent.name": "weather_agent", "gen_ai.conversation.id": INNER}),
-        span("00000000000000e3", "00000000000000e2", "execute_tool weather_agent", 3, 8,
-             **{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "weather_agent",
-                "gen_ai.tool.call.arguments": '{"request": "Tokyo"}', "gen_ai.conversation.id": OUTER}),
-        span("00000000000000e2", "00000000000000e1", "invoke_agent root_agent", 2, 9,
-             **{**genai, "gen_ai.agent.name": "root_agent", "gen_ai.conversation.id": OUTER}),
+        span(
+            "00000000000000e5",
+            "00000000000000e4",
+            "execute_tool get_weather",
+            5,
+            6,
+            **{
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "get_weather",
+                "gen_ai.tool.call.arguments": '{"city": "Tokyo"}',
+                "gen_ai.conversation.id": INNER,
+            },
+        ),
+        span(
+            "00000000000000e4",
+            "00000000000000e3",
+            "invoke_agent weather_agent",
+            4,
+            7,
+            **{**genai, "gen_ai.agent.name": "weather_agent", "gen_ai.conversation.id": INNER},
+        ),
+        span(
+            "00000000000000e3",
+            "00000000000000e2",
+            "execute_tool weather_agent",
+            3,
+            8,
+            **{
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "weather_agent",
+                "gen_ai.tool.call.arguments": '{"request": "Tokyo"}',
+                "gen_ai.conversation.id": OUTER,
+            },
+        ),
+        span(
+            "00000000000000e2",
+            "00000000000000e1",
+            "invoke_agent root_agent",
+            2,
+            9,
+            **{**genai, "gen_ai.agent.name": "root_agent", "gen_ai.conversation.id": OUTER},
+        ),
         span("00000000000000e1", None, "invocation", 1, 10),
     ]
 

@@ -82,11 +82,16 @@ def test_move_trace_from_trace_key_to_named_session():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-_steps = st.lists(st.one_of(
-    st.tuples(st.just("span"), st.integers(0, 4), st.integers(0, 2), st.booleans(), st.booleans(), st.integers(0, 30)),
-    st.tuples(st.just("end"), st.integers(0, 4), st.integers(0, 30)),
-    st.tuples(st.just("tick"), st.integers(0, 90)),
-), max_size=60)
+_steps = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("span"), st.integers(0, 4), st.integers(0, 2), st.booleans(), st.booleans(), st.integers(0, 30)
+        ),
+        st.tuples(st.just("end"), st.integers(0, 4), st.integers(0, 30)),
+        st.tuples(st.just("tick"), st.integers(0, 90)),
+    ),
+    max_size=60,
+)
 
 
 @given(_steps, st.sampled_from([(5.0, 60.0), (2.0, 10.0), (10.0, 3.0), (0.0, 0.0)]))
@@ -110,6 +115,9 @@ def test_due_ends_exactly_the_sessions_the_rule_ends_and_at_the_first_tick_it_al
             t.request_end(f"s{session}")
         else:
             now += step[1] * S // 2
-        expected = [(sid, reason) for sid, session in t._sessions.items()
-                    if (reason := SessionTracker._end_reason(session, now, t.timing.quiet_ns, t.timing.idle_ns))]
+        expected = [
+            (sid, reason)
+            for sid, session in t._sessions.items()
+            if (reason := SessionTracker._end_reason(session, now, t.timing.quiet_ns, t.timing.idle_ns))
+        ]
         assert t.due(now) == expected

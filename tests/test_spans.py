@@ -2,10 +2,9 @@
 
 import json
 
-from tests.paths import FIXTURES
-
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -14,8 +13,17 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from otel_eval.errors import InputError
-from otel_eval.spans import (MAX_TIME_NS, from_dict, from_noveum, from_otlp, from_sdk_span, read_noveum_file, span_problem,
-                             to_json)
+from otel_eval.spans import (
+    MAX_TIME_NS,
+    from_dict,
+    from_noveum,
+    from_otlp,
+    from_sdk_span,
+    read_noveum_file,
+    span_problem,
+    to_json,
+)
+from tests.paths import FIXTURES
 
 NOVEUM = str(FIXTURES / "noveum" / "dataset.json")
 
@@ -46,7 +54,9 @@ def test_from_otlp_rejects_invalid_ids_and_keeps_the_rest():
     request = ExportTraceServiceRequest()
     scope_spans = request.resource_spans.add().scope_spans.add()
     good = scope_spans.spans.add(name="good", trace_id=b"\x01" * 16, span_id=b"\x02" * 8)
-    good.attributes.add(key="input", value={"kvlist_value": {"values": [{"key": "q", "value": {"string_value": "hi"}}]}})
+    good.attributes.add(
+        key="input", value={"kvlist_value": {"values": [{"key": "q", "value": {"string_value": "hi"}}]}}
+    )
     scope_spans.spans.add(name="short", trace_id=b"\x01" * 15, span_id=b"\x02" * 8)
     scope_spans.spans.add(name="zero", trace_id=b"\x01" * 16, span_id=b"\x00" * 8)
     result = from_otlp(request.resource_spans)
@@ -56,20 +66,31 @@ def test_from_otlp_rejects_invalid_ids_and_keeps_the_rest():
     assert result.spans[0].attributes["input"] == {"q": "hi"} and result.spans[0].attributes["input.q"] == "hi"
 
 
-_IDS = st.sampled_from([b"", b"\x00" * 8, b"\x00" * 16, b"\x01" * 7, b"\x02" * 8, b"\x03" * 15, b"\x04" * 16,
-                        b"\x00" * 15 + b"\x01"])
+_IDS = st.sampled_from(
+    [b"", b"\x00" * 8, b"\x00" * 16, b"\x01" * 7, b"\x02" * 8, b"\x03" * 15, b"\x04" * 16, b"\x00" * 15 + b"\x01"]
+)
 _TIMES = st.sampled_from([0, 1, MAX_TIME_NS, MAX_TIME_NS + 1, 2**64 - 1])
 
 
 @settings(max_examples=300, deadline=None)
 @given(trace_id=_IDS, span_id=_IDS, parent=_IDS, start=_TIMES, end=_TIMES, event_times=st.lists(_TIMES, max_size=2))
-def test_from_otlp_keeps_a_span_exactly_when_span_problem_finds_nothing(trace_id, span_id, parent, start, end,
-                                                                         event_times):
+def test_from_otlp_keeps_a_span_exactly_when_span_problem_finds_nothing(
+    trace_id, span_id, parent, start, end, event_times
+):
     # from_otlp checks the values it has already read; span_problem is the definition and says why.
     request = ExportTraceServiceRequest()
-    span = request.resource_spans.add().scope_spans.add().spans.add(
-        name="s", trace_id=trace_id, span_id=span_id, parent_span_id=parent,
-        start_time_unix_nano=start, end_time_unix_nano=end)
+    span = (
+        request.resource_spans.add()
+        .scope_spans.add()
+        .spans.add(
+            name="s",
+            trace_id=trace_id,
+            span_id=span_id,
+            parent_span_id=parent,
+            start_time_unix_nano=start,
+            end_time_unix_nano=end,
+        )
+    )
     for at in event_times:
         span.events.add(name="e", time_unix_nano=at)
     problem = span_problem(span)
@@ -114,14 +135,15 @@ def test_integers_past_64_bits_read_back_exactly():
     stored span must give back the very integer it was given, alone in its text or not."""
     from otel_eval.spans import SpanRecord, from_json
 
-    for big in (2 ** 100 + 1, -(2 ** 63) - 1, 2 ** 64):
-        span = SpanRecord("ab" * 16, "cd" * 8, None, "tool", 1, 2, attributes={"n": big, "list": [1, big]},
-                          resource={"r": big})
+    for big in (2**100 + 1, -(2**63) - 1, 2**64):
+        span = SpanRecord(
+            "ab" * 16, "cd" * 8, None, "tool", 1, 2, attributes={"n": big, "list": [1, big]}, resource={"r": big}
+        )
         back = from_json(to_json(span))
         assert (back.attributes, back.resource) == (span.attributes, span.resource)
         assert type(back.attributes["n"]) is int and back.attributes["n"] == big
-    in_range = SpanRecord("ab" * 16, "cd" * 8, None, "tool", 1, 2, attributes={"n": 2 ** 64 - 1, "m": -(2 ** 63)})
-    assert from_json(to_json(in_range)).attributes == {"n": 2 ** 64 - 1, "m": -(2 ** 63)}
+    in_range = SpanRecord("ab" * 16, "cd" * 8, None, "tool", 1, 2, attributes={"n": 2**64 - 1, "m": -(2**63)})
+    assert from_json(to_json(in_range)).attributes == {"n": 2**64 - 1, "m": -(2**63)}
 
 
 def test_stored_span_text_round_trips_what_the_fast_encoder_refuses(tmp_path):
@@ -133,17 +155,25 @@ def test_stored_span_text_round_trips_what_the_fast_encoder_refuses(tmp_path):
 
     from otel_eval.spans import SpanRecord, from_json
 
-    odd = SpanRecord("ab" * 16, "cd" * 8, None, "tool", 1, 2,
-                     attributes={"big": 2 ** 100, "broken": "half \ud83d", "nan": float("nan")})
+    odd = SpanRecord(
+        "ab" * 16,
+        "cd" * 8,
+        None,
+        "tool",
+        1,
+        2,
+        attributes={"big": 2**100, "broken": "half \ud83d", "nan": float("nan")},
+    )
     text = to_json(odd)
     back = from_json(text)
-    assert back.attributes["big"] == 2 ** 100 and back.attributes["broken"] == "half \ud83d"
+    assert back.attributes["big"] == 2**100 and back.attributes["broken"] == "half \ud83d"
 
     plain = SpanRecord("ab" * 16, "cd" * 8, None, "tool", 1, 2, attributes={"x": float("nan"), "n": 3})
     stored = to_json(plain)
     conn = sqlite3.connect(":memory:")
-    assert conn.execute("SELECT json_extract(?, '$.attributes.n'), json_extract(?, '$.attributes.x')",
-                        (stored, stored)).fetchone() == (3, None)
+    assert conn.execute(
+        "SELECT json_extract(?, '$.attributes.n'), json_extract(?, '$.attributes.x')", (stored, stored)
+    ).fetchone() == (3, None)
     assert from_json(stored).attributes == {"x": None, "n": 3}
 
     legacy = json.dumps(plain.to_dict(), ensure_ascii=False)  # how rows were written before
@@ -155,7 +185,7 @@ def test_stored_span_text_round_trips_what_the_fast_encoder_refuses(tmp_path):
 def test_keys_that_are_not_strings_are_written_as_json_writes_them():
     from otel_eval import json_text
 
-    value = {1: "a", 2.5: "b", True: "c", None: "d", "s": {3: [1, {None: 0}]}}
+    value = {1: "a", 2.5: "b", False: "c", None: "d", "s": {3: [1, {None: 0}]}}
     assert json.loads(json_text.dumps(value)) == json.loads(json.dumps(value))
     assert json_text.dumps({"plain": [1, "x"]}) == '{"plain":[1,"x"]}'
 
@@ -172,8 +202,11 @@ def test_sdk_span_attributes_convert_as_the_mapping_gives_them():
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     provider.get_tracer("t").start_span("x", attributes=values).end()
     (finished,) = exporter.get_finished_spans()
-    assert from_sdk_span(finished).attributes == through_mapping == {
-        "s": "text", "i": 2**40, "f": 0.5, "b": True, "seq": ["a", "b"], "ints": [1, 2], "empty": ""}
+    assert (
+        from_sdk_span(finished).attributes
+        == through_mapping
+        == {"s": "text", "i": 2**40, "f": 0.5, "b": True, "seq": ["a", "b"], "ints": [1, 2], "empty": ""}
+    )
 
 
 def test_a_readable_span_built_by_hand_converts_too():
@@ -182,7 +215,8 @@ def test_a_readable_span_built_by_hand_converts_too():
     from opentelemetry.trace import SpanContext, TraceFlags
 
     context = SpanContext(trace_id=7, span_id=9, is_remote=False, trace_flags=TraceFlags(1))
-    record = from_sdk_span(ReadableSpan(name="hand", context=context, attributes={"k": ("a", "b"), "n": 3},
-                                        start_time=1, end_time=2))
+    record = from_sdk_span(
+        ReadableSpan(name="hand", context=context, attributes={"k": ("a", "b"), "n": 3}, start_time=1, end_time=2)
+    )
     assert record.attributes == {"k": ["a", "b"], "n": 3}
     assert (record.trace_id, record.span_id, record.end_ns) == (f"{7:032x}", f"{9:016x}", 2)

@@ -39,9 +39,15 @@ def _reads_as_the_parser(text: str) -> bool:
 
 
 # Names sqlglot may treat specially: its keywords, function names and function parsers.
-_WORDS = sorted({w.lower() for w in [*Tokenizer.KEYWORDS, *Parser.FUNCTIONS, *Parser.FUNCTION_PARSERS,
-                                     *Parser.NO_PAREN_FUNCTION_PARSERS]
-                 if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", w)})
+_WORDS = sorted(
+    {
+        w.lower()
+        for w in [*Tokenizer.KEYWORDS, *Parser.FUNCTIONS, *Parser.FUNCTION_PARSERS, *Parser.NO_PAREN_FUNCTION_PARSERS]
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", w)
+    }
+)
+
+
 def _mostly(usual, unusual):
     """``usual`` 49 times in 50: a statement makes some 30 such choices, and about half of the
     statements should be sentences of the grammar (where the two paths must agree); the rest
@@ -50,13 +56,19 @@ def _mostly(usual, unusual):
 
 
 _PLAIN = st.text(string.ascii_lowercase + "_", min_size=1, max_size=6).filter(lambda w: w != "_") | st.sampled_from(
-    ["user_id", "amount", "revenue", "orders", "sales", "region", "the", "items", "x1", "a_b"])
+    ["user_id", "amount", "revenue", "orders", "sales", "region", "the", "items", "x1", "a_b"]
+)
 _CASED = st.tuples(_mostly(_PLAIN, st.sampled_from(_WORDS)), st.randoms(use_true_random=False)).map(
-    lambda p: "".join(c.upper() if p[1].random() < 0.3 else c for c in p[0]))
+    lambda p: "".join(c.upper() if p[1].random() < 0.3 else c for c in p[0])
+)
 _SPACE = _mostly(st.sampled_from([" ", "  ", "\n", "\t"]), st.sampled_from([" /* note */ ", " -- note\n", "\n  "]))
-_LITERAL = _mostly(st.sampled_from(["1", "10", "2.5", "1e3", ".5", "'EMEA'", "'it''s'", "''", "-1", "- 2", "'a;b'"]),
-                   st.sampled_from(["N'x'", "X'1F'", "TRUE", "NULL", "'a' 'b'", "?", "@p", ":p", "$1"]))
-_FUNCTION = _mostly(st.sampled_from(["COUNT", "count", "Sum", "AVG", "min", "MAX"]), st.sampled_from(_WORDS).map(str.upper))
+_LITERAL = _mostly(
+    st.sampled_from(["1", "10", "2.5", "1e3", ".5", "'EMEA'", "'it''s'", "''", "-1", "- 2", "'a;b'"]),
+    st.sampled_from(["N'x'", "X'1F'", "TRUE", "NULL", "'a' 'b'", "?", "@p", ":p", "$1"]),
+)
+_FUNCTION = _mostly(
+    st.sampled_from(["COUNT", "count", "Sum", "AVG", "min", "MAX"]), st.sampled_from(_WORDS).map(str.upper)
+)
 
 
 @st.composite
@@ -79,8 +91,10 @@ def _operand(draw):
 def _expression(draw):
     parts = [draw(_operand())]
     for _ in range(draw(st.integers(0, 2))):
-        parts += [draw(_mostly(st.sampled_from(["+", "-", "*", "/"]), st.sampled_from(["||", "%", "::"]))),
-                  draw(_operand())]
+        parts += [
+            draw(_mostly(st.sampled_from(["+", "-", "*", "/"]), st.sampled_from(["||", "%", "::"]))),
+            draw(_operand()),
+        ]
     return draw(_SPACE).join(parts)
 
 
@@ -89,10 +103,13 @@ _COMPARISON = _mostly(st.sampled_from(["=", "<>", "!=", "<", ">", "<=", ">="]), 
 
 @st.composite
 def _condition(draw):
-    comparisons = [f"{draw(_expression())} {draw(_COMPARISON)} "
-                   f"{draw(_expression())}" for _ in range(draw(st.integers(1, 3)))]
-    return "".join(c + (f" {draw(st.sampled_from(['AND', 'or', 'And']))} " if i < len(comparisons) - 1 else "")
-                   for i, c in enumerate(comparisons))
+    comparisons = [
+        f"{draw(_expression())} {draw(_COMPARISON)} {draw(_expression())}" for _ in range(draw(st.integers(1, 3)))
+    ]
+    return "".join(
+        c + (f" {draw(st.sampled_from(['AND', 'or', 'And']))} " if i < len(comparisons) - 1 else "")
+        for i, c in enumerate(comparisons)
+    )
 
 
 @st.composite
@@ -105,20 +122,28 @@ def _statement(draw):
         alias = draw(st.sampled_from(["", " AS ", " as ", " "]))
         items.append(draw(_expression()) + (alias + draw(_CASED) if alias else ""))
     table = ".".join(draw(st.lists(_CASED, min_size=1, max_size=draw(_mostly(st.just(3), st.just(4))))))
-    clauses = [draw(st.sampled_from(["SELECT", "select", "Select", "SELECT DISTINCT"])), ", ".join(items),
-               draw(st.sampled_from(["FROM", "from"])), table]
+    clauses = [
+        draw(st.sampled_from(["SELECT", "select", "Select", "SELECT DISTINCT"])),
+        ", ".join(items),
+        draw(st.sampled_from(["FROM", "from"])),
+        table,
+    ]
     if draw(st.booleans()):
         clauses += [draw(st.sampled_from(["", "AS", "as"])), draw(_CASED)]
     if draw(st.booleans()):
         clauses += ["WHERE", draw(_condition())]
     if draw(st.booleans()):
-        clauses += [draw(_mostly(st.sampled_from(["GROUP BY", "group by"]), st.just("GROUP\nBY"))),
-                    ", ".join(draw(st.lists(_expression(), min_size=1, max_size=2)))]
+        clauses += [
+            draw(_mostly(st.sampled_from(["GROUP BY", "group by"]), st.just("GROUP\nBY"))),
+            ", ".join(draw(st.lists(_expression(), min_size=1, max_size=2))),
+        ]
     if draw(st.booleans()):
         clauses += ["HAVING", draw(_condition())]
     if draw(st.booleans()):
-        keys = [k + draw(_mostly(st.sampled_from(["", " ASC", " desc"]), st.just(" DESC NULLS LAST")))
-                for k in draw(st.lists(_expression(), min_size=1, max_size=2))]
+        keys = [
+            k + draw(_mostly(st.sampled_from(["", " ASC", " desc"]), st.just(" DESC NULLS LAST")))
+            for k in draw(st.lists(_expression(), min_size=1, max_size=2))
+        ]
         clauses += ["ORDER BY", ", ".join(keys)]
     if draw(st.booleans()):
         clauses += ["LIMIT", draw(_mostly(st.sampled_from(["10", "5"]), st.sampled_from(["all", "'3'", "1.5", "-1"])))]
@@ -132,9 +157,46 @@ def test_property_a_recognised_statement_reads_as_the_parser_reads_it(text):
     _reads_as_the_parser(text)
 
 
-_SOUP = st.sampled_from(["SELECT", "FROM", "WHERE", "GROUP BY", "ORDER BY", "HAVING", "LIMIT", "AS", "DISTINCT",
-                         "AND", "OR", "ASC", "DESC", "JOIN", "ON", "WITH", "(", ")", ",", ".", "*", "=", "<", "-",
-                         "+", ";", "1", "'s'", "a", "b", "t", "COUNT(", "sum(", "the", "date", "x.y"])
+_SOUP = st.sampled_from(
+    [
+        "SELECT",
+        "FROM",
+        "WHERE",
+        "GROUP BY",
+        "ORDER BY",
+        "HAVING",
+        "LIMIT",
+        "AS",
+        "DISTINCT",
+        "AND",
+        "OR",
+        "ASC",
+        "DESC",
+        "JOIN",
+        "ON",
+        "WITH",
+        "(",
+        ")",
+        ",",
+        ".",
+        "*",
+        "=",
+        "<",
+        "-",
+        "+",
+        ";",
+        "1",
+        "'s'",
+        "a",
+        "b",
+        "t",
+        "COUNT(",
+        "sum(",
+        "the",
+        "date",
+        "x.y",
+    ]
+)
 
 
 @settings(max_examples=500, deadline=None)
@@ -152,10 +214,16 @@ def test_the_recognizer_accepts_what_agents_usually_run():
         "SELECT * FROM t",
     ]:
         assert _reads_as_the_parser(text), text
-    for text in ["SELECT a FROM t JOIN u ON t.id = u.id", "SELECT a FROM (SELECT a FROM t)",
-                 "WITH x AS (SELECT 1 FROM y) SELECT * FROM x", "SELECT COALESCE(a, 0) FROM t",
-                 "SELECT a FROM p.q.r.s", "SELECT date FROM t", "SELECT a FROM t; SELECT b FROM u",
-                 "SELECT a FROM `proj.ds.t`"]:
+    for text in [
+        "SELECT a FROM t JOIN u ON t.id = u.id",
+        "SELECT a FROM (SELECT a FROM t)",
+        "WITH x AS (SELECT 1 FROM y) SELECT * FROM x",
+        "SELECT COALESCE(a, 0) FROM t",
+        "SELECT a FROM p.q.r.s",
+        "SELECT date FROM t",
+        "SELECT a FROM t; SELECT b FROM u",
+        "SELECT a FROM `proj.ds.t`",
+    ]:
         assert not _reads_as_the_parser(text), text
 
 

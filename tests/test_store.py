@@ -5,16 +5,17 @@ import sqlite3
 
 from otel_eval.models.agent_data import AgentData, ToolCall, ToolSchema
 from otel_eval.models.results import CriterionResult, EvalCaseResult
+from otel_eval.read.spans import stored_spans
 from otel_eval.span_rows import span_row
 from otel_eval.spans import SpanRecord
+from otel_eval.store import ENDED, OPEN, SCHEMA_VERSION, SCORED, EvaluationRows, Store
 from otel_eval.store.session_rows import session_span_rows
-from otel_eval.read.spans import stored_spans
-from otel_eval.store import ENDED, OPEN, SCHEMA_VERSION, SCORED, Store
 
 
 def span(span_id="00000000000000a1", trace_id="0" * 31 + "1", parent=None, **attrs):
-    return SpanRecord(trace_id=trace_id, span_id=span_id, parent_span_id=parent, name="s", start_ns=1, end_ns=2,
-                      attributes=attrs)
+    return SpanRecord(
+        trace_id=trace_id, span_id=span_id, parent_span_id=parent, name="s", start_ns=1, end_ns=2, attributes=attrs
+    )
 
 
 def test_schema_wal_and_version(tmp_path):
@@ -24,13 +25,35 @@ def test_schema_wal_and_version(tmp_path):
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
-    assert {"spans", "agent_data", "sessions", "traces", "evaluations", "criterion_results", "golden_cases",
-            "log_events", "trajectory_evaluations", "daily_pass_rate"} <= tables
+    assert {
+        "spans",
+        "agent_data",
+        "sessions",
+        "traces",
+        "evaluations",
+        "criterion_results",
+        "golden_cases",
+        "log_events",
+        "trajectory_evaluations",
+        "daily_pass_rate",
+    } <= tables
     view_cols = [r[1] for r in conn.execute("PRAGMA table_info(trajectory_evaluations)")]
-    assert view_cols == ["evaluation_id", "session_id", "test_query", "expected_tool", "actual_tool",
-                         "expected_table", "actual_table", "sql_generated", "tool_selection_correct",
-                         "table_usage_correct", "sql_generation_correct", "evaluation_timestamp",
-                         "evaluator_config", "verdict"]
+    assert view_cols == [
+        "evaluation_id",
+        "session_id",
+        "test_query",
+        "expected_tool",
+        "actual_tool",
+        "expected_table",
+        "actual_table",
+        "sql_generated",
+        "tool_selection_correct",
+        "table_usage_correct",
+        "sql_generation_correct",
+        "evaluation_timestamp",
+        "evaluator_config",
+        "verdict",
+    ]
     agent_cols = {r[1] for r in conn.execute("PRAGMA table_info(agent_data)")}
     assert set(AgentData.model_fields) | {"session_id", "level", "trace_id", "span_id"} <= agent_cols
 
@@ -55,17 +78,29 @@ def test_span_insert_is_idempotent_and_reports_new_rows(tmp_path):
     with store.transaction():
         assert store.insert_spans(rows + [(span_row(span("00000000000000a3")), "s1")], 11) == [False, False, True]
     assert store.counts()["spans"] == 3
-    assert [s.span_id for s in stored_spans(store.conn, store.path, "s1")[0]] == ["00000000000000a1", "00000000000000a2", "00000000000000a3"]
+    assert [s.span_id for s in stored_spans(store.conn, store.path, "s1")[0]] == [
+        "00000000000000a1",
+        "00000000000000a2",
+        "00000000000000a3",
+    ]
 
 
 def test_agent_data_json_columns_and_trace_level_upsert(tmp_path):
     store = Store(tmp_path / "e.db")
-    data = AgentData(task_id="t", turn_id="a", tool_calls=[ToolCall(tool_name="get_weather", parameters={"city": "Tokyo"}, call_id="c1")])
+    data = AgentData(
+        task_id="t",
+        turn_id="a",
+        tool_calls=[ToolCall(tool_name="get_weather", parameters={"city": "Tokyo"}, call_id="c1")],
+    )
     with store.transaction():
         store.upsert_agent_data([("t", "a", "s1", "span", data), ("t", "a", "s1", "trace", data)])
         store.upsert_agent_data([("t", "a", "s1", "trace", data.model_copy(update={"agent_response": "done"}))])
-    rows = store.conn.execute("SELECT level, json(tool_calls), agent_response FROM agent_data ORDER BY level").fetchall()
-    call = '[{"tool_name":"get_weather","parameters":{"city":"Tokyo"},"call_id":"c1"}]'  # valid JSON, as SQLite reads it
+    rows = store.conn.execute(
+        "SELECT level, json(tool_calls), agent_response FROM agent_data ORDER BY level"
+    ).fetchall()
+    call = (
+        '[{"tool_name":"get_weather","parameters":{"city":"Tokyo"},"call_id":"c1"}]'  # valid JSON, as SQLite reads it
+    )
     assert rows == [("span", call, None), ("trace", call, "done")]
 
 
@@ -75,10 +110,23 @@ def test_session_lifecycle_and_revisions(tmp_path):
     with store.transaction():
         assert store.touch_session(hostile, "attribute", 3, 100, False) == ""
         store.set_session_status(hostile, ENDED, "idle", 200)
-    result = EvalCaseResult(eval_id="case-1", passed=True, score=1.0,
-                            criterion_results=[CriterionResult(criterion="trajectory_match", score=1.0, passed=True, threshold=0.8)])
-    common = dict(eval_set_id="set", matched_by="exact", match_score=100.0, config_hash="h", agent_version="1.0",
-                  query="q", columns={"expected_tool": "a", "actual_tool": "a"}, details={}, session_fields={})
+    result = EvalCaseResult(
+        eval_id="case-1",
+        passed=True,
+        score=1.0,
+        criterion_results=[CriterionResult(criterion="trajectory_match", score=1.0, passed=True, threshold=0.8)],
+    )
+    common = dict(
+        eval_set_id="set",
+        matched_by="exact",
+        match_score=100.0,
+        config_hash="h",
+        agent_version="1.0",
+        query="q",
+        columns={"expected_tool": "a", "actual_tool": "a"},
+        details={},
+        session_fields={},
+    )
     ev1, rev1 = store.record_evaluation(hostile, result, **common)
     assert rev1 == 1 and store.sessions_with_status(SCORED)[0].session_id == hostile
     with store.transaction():  # a late span re-opens the session
@@ -123,8 +171,13 @@ def test_a_version_3_database_keeps_every_agent_data_row_and_stores_shared_texts
     conn.executemany(
         "INSERT INTO agent_data (trace_id, span_id, session_id, level, system_prompt, tools_available, agent_task,"
         " agent_exit) VALUES (?,?,?,?,?,?,?,?)",
-        [("t1", "a", "s1", "span", prompt, tools, "weather?", 0), ("t1", "b", "s1", "span", prompt, tools, None, 0),
-         ("t1", "t1", "s1", "trace", None, "[]", "weather?", 1), ("t2", "c", "s2", "span", "other", tools, "x", 0)])
+        [
+            ("t1", "a", "s1", "span", prompt, tools, "weather?", 0),
+            ("t1", "b", "s1", "span", prompt, tools, None, 0),
+            ("t1", "t1", "s1", "trace", None, "[]", "weather?", 1),
+            ("t2", "c", "s2", "span", "other", tools, "x", 0),
+        ],
+    )
     conn.commit()
     before_columns = [r[1] for r in conn.execute("PRAGMA table_info(agent_data)")]
     before = conn.execute("SELECT * FROM agent_data ORDER BY id").fetchall()
@@ -148,16 +201,42 @@ def test_a_version_4_database_drops_the_session_indexes_and_still_reads_a_sessio
 
     db = database_at_version(tmp_path / "v4.db", 4)
     conn = sqlite3.connect(db)
-    conn.executemany("INSERT INTO traces (trace_id, session_id) VALUES (?, ?)", [("t1", "s1"), ("t2", "s1"), ("t3", "s2")])
+    conn.executemany(
+        "INSERT INTO traces (trace_id, session_id) VALUES (?, ?)", [("t1", "s1"), ("t2", "s1"), ("t3", "s2")]
+    )
     conn.executemany(
         "INSERT INTO agent_data_rows (trace_id, span_id, session_id, level, agent_task, agent_exit) VALUES (?,?,?,?,?,?)",
-        [("t1", "a", "s1", "span", "weather?", 0), ("t2", "b", "s1", "span", "and rain?", 0),
-         ("t2", "t2", "s1", "trace", "and rain?", 1), ("t3", "c", "s2", "span", "other", 0)])
+        [
+            ("t1", "a", "s1", "span", "weather?", 0),
+            ("t2", "b", "s1", "span", "and rain?", 0),
+            ("t2", "t2", "s1", "trace", "and rain?", 1),
+            ("t3", "c", "s2", "span", "other", 0),
+        ],
+    )
     conn.commit()
-    conn.executemany("INSERT INTO spans (trace_id, span_id, session_id, start_ns, end_ns, raw) VALUES (?,?,?,?,?,?)",
-                     [(t, s, sess, start, start + 1, json.dumps({"trace_id": t, "span_id": s, "parent_span_id": None,
-                                                                 "name": s, "start_ns": start, "end_ns": start + 1}))
-                      for t, s, sess, start in [("t2", "b", "s1", 20), ("t1", "a", "s1", 10), ("t3", "c", "s2", 5)]])
+    conn.executemany(
+        "INSERT INTO spans (trace_id, span_id, session_id, start_ns, end_ns, raw) VALUES (?,?,?,?,?,?)",
+        [
+            (
+                t,
+                s,
+                sess,
+                start,
+                start + 1,
+                json.dumps(
+                    {
+                        "trace_id": t,
+                        "span_id": s,
+                        "parent_span_id": None,
+                        "name": s,
+                        "start_ns": start,
+                        "end_ns": start + 1,
+                    }
+                ),
+            )
+            for t, s, sess, start in [("t2", "b", "s1", 20), ("t1", "a", "s1", 10), ("t3", "c", "s2", 5)]
+        ],
+    )
     conn.commit()
     assert "idx_agent_data_rows_session_id" in {r[1] for r in conn.execute("PRAGMA index_list(agent_data_rows)")}
     assert "idx_spans_session_id" in {r[1] for r in conn.execute("PRAGMA index_list(spans)")}
@@ -167,7 +246,8 @@ def test_a_version_4_database_drops_the_session_indexes_and_still_reads_a_sessio
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert {r[1] for r in conn.execute("PRAGMA index_list(agent_data_rows)")} == {
-        "idx_agent_data_rows_trace_id_span_id_level"}
+        "idx_agent_data_rows_trace_id_span_id_level"
+    }
     found = session_agent_data(conn, "s1")
     assert sorted(found) == [("t1", "a", "span"), ("t2", "b", "span"), ("t2", "t2", "trace")]
     assert found[("t2", "t2", "trace")] == {"agent_task": "and rain?", "agent_exit": True}
@@ -187,13 +267,17 @@ def test_sessions_that_share_a_system_prompt_store_it_once(tmp_path):
     store = Store(tmp_path / "e.db")
     prompt = "You are a careful agent. " * 100
     tools = [ToolSchema(name="get_weather", description="Weather for a city.")]
-    rows = [(f"t{i}", f"s{i}", f"session-{i}", "span", AgentData(system_prompt=prompt, tools_available=tools))
-            for i in range(20)]
+    rows = [
+        (f"t{i}", f"s{i}", f"session-{i}", "span", AgentData(system_prompt=prompt, tools_available=tools))
+        for i in range(20)
+    ]
     with store.transaction():
         store.upsert_agent_data(rows)
     assert store.conn.execute("SELECT COUNT(*) FROM agent_texts").fetchone() == (2,)  # the prompt, the tool list
-    assert {r for r in store.conn.execute("SELECT system_prompt, json_extract(tools_available, '$[0].name')"
-                                          " FROM agent_data")} == {(prompt, "get_weather")}
+    assert {
+        r
+        for r in store.conn.execute("SELECT system_prompt, json_extract(tools_available, '$[0].name') FROM agent_data")
+    } == {(prompt, "get_weather")}
     store.close()
 
 
@@ -209,12 +293,14 @@ def test_agent_data_fields_no_row_sets_are_written_as_null_and_cleared_on_rescor
     assert first.null_columns != second.null_columns
     with store.transaction():
         store.upsert_agent_data_params(first + second)
-    assert store.conn.execute("SELECT span_id, agent_response, metadata, ground_truth FROM agent_data"
-                              " ORDER BY id").fetchall() == [("a", "hello", "m", None), ("b", None, None, "g")]
+    assert store.conn.execute(
+        "SELECT span_id, agent_response, metadata, ground_truth FROM agent_data ORDER BY id"
+    ).fetchall() == [("a", "hello", "m", None), ("b", None, None, "g")]
     with store.transaction():
         store.upsert_agent_data([("t", "a", "s1", "span", AgentData())])
     assert store.conn.execute("SELECT agent_response, metadata FROM agent_data WHERE span_id = 'a'").fetchall() == [
-        (None, None)]
+        (None, None)
+    ]
     store.close()
 
 
@@ -236,8 +322,14 @@ def test_a_rolled_back_shared_text_is_stored_again(tmp_path):
 
 
 def _many_spans(count: int, traces: int) -> list[SpanRecord]:
-    return [span(span_id=f"{n + 1:016x}", trace_id=f"{n % traces + 1:032x}", parent=None if n < traces else
-                 f"{n % traces + 1:016x}") for n in range(count)]
+    return [
+        span(
+            span_id=f"{n + 1:016x}",
+            trace_id=f"{n % traces + 1:032x}",
+            parent=None if n < traces else f"{n % traces + 1:016x}",
+        )
+        for n in range(count)
+    ]
 
 
 def test_a_batch_larger_than_one_statement_is_stored_whole_once(tmp_path):
@@ -270,8 +362,9 @@ def test_traces_and_sessions_touched_in_bulk_add_up_as_one_by_one(tmp_path):
     assert previous == {}
     previous = store.touch_sessions([(f"s{n}", "attribute", 3, n == 7) for n in range(0, 600, 2)], received_ns=6)
     assert len(previous) == 300 and set(previous.values()) == {OPEN}
-    assert store.conn.execute("SELECT span_count, end_requested, first_received_ns, last_received_ns FROM sessions"
-                              " WHERE session_id = 's4'").fetchone() == (5, 0, 5, 6)
+    assert store.conn.execute(
+        "SELECT span_count, end_requested, first_received_ns, last_received_ns FROM sessions WHERE session_id = 's4'"
+    ).fetchone() == (5, 0, 5, 6)
     assert store.conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 600
 
 
@@ -300,20 +393,40 @@ def _scored(n: int, *, fields: bool = True, prompt: str = "You are careful.") ->
     an evaluation that failed has)."""
     from otel_eval.store import EvaluationRows, agent_data_params
 
-    criteria = [CriterionResult(criterion="trajectory_match", score=n % 2, passed=n % 2 == 1, threshold=0.8),
-                CriterionResult(criterion="response_match", score=0.25, passed=False, threshold=0.5,
-                                skipped=n % 3 == 0, details={"n": n})]
+    criteria = [
+        CriterionResult(criterion="trajectory_match", score=n % 2, passed=n % 2 == 1, threshold=0.8),
+        CriterionResult(
+            criterion="response_match", score=0.25, passed=False, threshold=0.5, skipped=n % 3 == 0, details={"n": n}
+        ),
+    ]
     result = EvalCaseResult(eval_id=f"case-{n}", passed=n % 2 == 1, score=n / 10, criterion_results=criteria)
-    span_data = AgentData(agent_response=f"answer {n}", system_prompt=prompt if n % 2 else None,
-                          tool_calls=[ToolCall(tool_name="lookup", parameters={"n": n}, call_id=f"c{n}")] if n % 4 else [])
+    span_data = AgentData(
+        agent_response=f"answer {n}",
+        system_prompt=prompt if n % 2 else None,
+        tool_calls=[ToolCall(tool_name="lookup", parameters={"n": n}, call_id=f"c{n}")] if n % 4 else [],
+    )
     trace_data = span_data.model_copy(update={"agent_task": f"question {n}"})
-    params = agent_data_params([(f"t{n}", "a", f"s{n}", "span", span_data), (f"t{n}", "b", f"s{n}", "span", AgentData()),
-                                (f"t{n}", "a", f"s{n}", "trace", trace_data)])
+    params = agent_data_params(
+        [
+            (f"t{n}", "a", f"s{n}", "span", span_data),
+            (f"t{n}", "b", f"s{n}", "span", AgentData()),
+            (f"t{n}", "a", f"s{n}", "trace", trace_data),
+        ]
+    )
     return EvaluationRows.build(
-        result, eval_set_id="set", matched_by="exact", match_score=100.0, config_hash="h", agent_version="1.0",
-        query=f"question {n}", columns={"expected_tool": "lookup", "actual_tool": "lookup" if n % 4 else None},
-        details={"match": n}, session_fields={"user_id": f"u{n}", "query": f"question {n}", "trace_count": 1}
-        if fields else {}, agent_params=params, span_types=[(f"t{n}", "a", "agent")] if n == 5 else ())
+        result,
+        eval_set_id="set",
+        matched_by="exact",
+        match_score=100.0,
+        config_hash="h",
+        agent_version="1.0",
+        query=f"question {n}",
+        columns={"expected_tool": "lookup", "actual_tool": "lookup" if n % 4 else None},
+        details={"match": n},
+        session_fields={"user_id": f"u{n}", "query": f"question {n}", "trace_count": 1} if fields else {},
+        agent_params=params,
+        span_types=[(f"t{n}", "a", "agent")] if n == 5 else (),
+    )
 
 
 def _store_with_sessions(path, count: int) -> Store:
@@ -378,5 +491,6 @@ def test_a_group_falls_back_to_one_by_one_where_order_decides(tmp_path, monkeypa
     with together.transaction():
         assert together.store_evaluations(group) == expected
     assert _contents(together) == _contents(one)
-    assert together.conn.execute("SELECT revision, superseded FROM evaluations WHERE session_id = 's1'"
-                                 " ORDER BY revision").fetchall() == [(1, 1), (2, 0)]
+    assert together.conn.execute(
+        "SELECT revision, superseded FROM evaluations WHERE session_id = 's1' ORDER BY revision"
+    ).fetchall() == [(1, 1), (2, 0)]

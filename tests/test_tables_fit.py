@@ -18,8 +18,8 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
@@ -37,11 +37,14 @@ WEATHER = ROOT / "examples/golden/weather.evalset.json"
 NARROW, WIDE = 80, 1000
 V1, V2 = "1.0.0-langgraph-openinference-build-2027-01-15", "2.0.0-langgraph-openinference-build-2027-02-01"
 COMMUTE_CASE = "langgraph_openinference-s1-weather-in-tokyo-before-the-morning-commute"
-COMMUTE_QUERY = ("For the langgraph openinference regression suite, first scenario, before my morning commute: "
-                 "what's the weather in Tokyo?")
+COMMUTE_QUERY = (
+    "For the langgraph openinference regression suite, first scenario, before my morning commute: "
+    "what's the weather in Tokyo?"
+)
 REVENUE_CASE = "openinference-s2-top-ten-users-by-revenue-across-every-region-and-channel"
-REVENUE_QUERY = ("Show me the top 10 users by revenue across every region and sales channel of the company "
-                 "for the last quarter")
+REVENUE_QUERY = (
+    "Show me the top 10 users by revenue across every region and sales channel of the company for the last quarter"
+)
 #: Sixty characters in common, then the version's digit and a number: only their ends tell them apart.
 COMMUTE_SESSION = "langgraph_openinference-s1-weather-conversation-2027-01-15-{major}{n:03d}"
 REVENUE_SESSION = "openinference-s2-revenue-conversation-2027-01-15-{major}"
@@ -50,14 +53,37 @@ PER_VERSION = 10  # compare tests a case's tool paths from ten sessions per vers
 
 def long_golden_set(folder: Path) -> Path:
     path = folder / "regression-suite.evalset.json"
-    path.write_text(json.dumps({"eval_set_id": "langgraph_openinference_regression_suite", "eval_cases": [
-        {"eval_id": COMMUTE_CASE, "conversation": [{
-            "invocation_id": f"{COMMUTE_CASE}-1", "user_content": {"role": "user", "content": COMMUTE_QUERY},
-            "expected_tool_trajectory": [{"name": "get_weather", "args": {"city": "Tokyo"}}]}]},
-        {"eval_id": REVENUE_CASE, "conversation": [{
-            "invocation_id": f"{REVENUE_CASE}-1", "user_content": {"role": "user", "content": REVENUE_QUERY},
-            "expected_tool_trajectory": [{"name": "call_db_agent", "args": {"question": REVENUE_QUERY}}]}]},
-    ]}))
+    path.write_text(
+        json.dumps(
+            {
+                "eval_set_id": "langgraph_openinference_regression_suite",
+                "eval_cases": [
+                    {
+                        "eval_id": COMMUTE_CASE,
+                        "conversation": [
+                            {
+                                "invocation_id": f"{COMMUTE_CASE}-1",
+                                "user_content": {"role": "user", "content": COMMUTE_QUERY},
+                                "expected_tool_trajectory": [{"name": "get_weather", "args": {"city": "Tokyo"}}],
+                            }
+                        ],
+                    },
+                    {
+                        "eval_id": REVENUE_CASE,
+                        "conversation": [
+                            {
+                                "invocation_id": f"{REVENUE_CASE}-1",
+                                "user_content": {"role": "user", "content": REVENUE_QUERY},
+                                "expected_tool_trajectory": [
+                                    {"name": "call_db_agent", "args": {"question": REVENUE_QUERY}}
+                                ],
+                            }
+                        ],
+                    },
+                ],
+            }
+        )
+    )
     return path
 
 
@@ -83,8 +109,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     shutil.copy(db, before)
     with columns(WIDE):
         assert main(["rescore", "--db", str(db), "--golden", str(WEATHER), "--golden", str(suite)]) == 0
-        for session, verdict in ((COMMUTE_SESSION.format(major=2, n=0), "agree"),
-                                 (COMMUTE_SESSION.format(major=1, n=0), "disagree"), ("tokyo-2", "agree")):
+        for session, verdict in (
+            (COMMUTE_SESSION.format(major=2, n=0), "agree"),
+            (COMMUTE_SESSION.format(major=1, n=0), "disagree"),
+            ("tokyo-2", "agree"),
+        ):
             assert main(["label", session, verdict, "--db", str(db), "--by", "reviewer"]) == 0
     return {"db": db, "before": before, "suite": suite, "folder": folder}
 
@@ -130,8 +159,9 @@ def assert_keeps_the_promise(narrow: str, wide: str, width: int = NARROW) -> Non
             continue
         line = next(x for x in narrow.splitlines() if word in BOX_DRAWING.sub(" ", x).split())
         pieces = [p for p in word.rstrip(",;").split("…") if p]  # a list item keeps its separator
-        assert "…" in word and any(all(p in w for p in pieces) for w in whole), \
+        assert "…" in word and any(all(p in w for p in pieces) for w in whole), (
             f"{word!r} is part of a word split over lines, in: {line!r}"
+        )
 
 
 def both(argv: Sequence[object]) -> tuple[str, str]:
@@ -140,11 +170,13 @@ def both(argv: Sequence[object]) -> tuple[str, str]:
 
 def rows(text: str) -> list[list[str]]:
     """Body rows of the bordered tables: cells between │, stripped."""
-    return [[c.strip() for c in line.strip().strip("│").split("│")] for line in text.splitlines()
-            if line.startswith("│")]
+    return [
+        [c.strip() for c in line.strip().strip("│").split("│")] for line in text.splitlines() if line.startswith("│")
+    ]
 
 
 # --- each command at 80 columns --------------------------------------------------------------------
+
 
 def test_rescore_changed_sessions(world):
     """The table of issue 32: ids and case names were folded mid-word (``langgraph_`` / ``openinfere``)."""
@@ -202,8 +234,9 @@ def test_compare_keeps_each_cases_status_beside_a_long_case_name(world):
 
 
 def test_compare_gate(world):
-    narrow, wide = both(["compare", "--db", world["db"], "--baseline", V1, "--candidate", V2, "--gate",
-                         "--min-sessions", "5"])
+    narrow, wide = both(
+        ["compare", "--db", world["db"], "--baseline", V1, "--candidate", V2, "--gate", "--min-sessions", "5"]
+    )
     assert_keeps_the_promise(narrow, wide)
     decisions = {r[-1] for r in rows(narrow)}
     assert decisions and decisions <= {"promote", "roll back", "not enough evidence yet", "fewer than 5 sessions"}
@@ -227,12 +260,16 @@ def test_inspect_keeps_each_fields_source_on_the_arrows_line(world):
     assert_keeps_the_promise(narrow, wide)
     arrows = [line for line in narrow.splitlines() if "←" in line and "Session" not in line]
     assert arrows and all(re.search(r"← \S", line) for line in arrows), arrows
-    labels = [line.split()[0] for line in narrow.splitlines()[narrow.splitlines().index("Trajectory: 1 turn(s)") + 1:]
-              if line.startswith(("turn", "  user", "  call", "  final"))]
+    labels = [
+        line.split()[0]
+        for line in narrow.splitlines()[narrow.splitlines().index("Trajectory: 1 turn(s)") + 1 :]
+        if line.startswith(("turn", "  user", "  call", "  final"))
+    ]
     assert labels == ["turn", "user", "call", "final"]  # the trajectory's labels are never cut
 
 
 # --- the helper's rules ----------------------------------------------------------------------------
+
 
 def test_wrap_words_breaks_between_words_and_shortens_only_a_word_too_wide():
     assert wrap_words("get_weather(city='Tokyo', days=1)", 16) == ["get_weather(cit…", "days=1)"]

@@ -12,8 +12,8 @@ from otel_eval.spans import SpanRecord, from_otlp, read_noveum_file
 from otel_eval.trajectory import build_trajectory
 from tests.paths import FIXTURES
 
-CAPTURE = (FIXTURES / "realclients/langgraph_openinference.otlp.json")
-NOVEUM = (FIXTURES / "noveum/dataset.json")
+CAPTURE = FIXTURES / "realclients/langgraph_openinference.otlp.json"
+NOVEUM = FIXTURES / "noveum/dataset.json"
 PREFIX = "langgraph_openinference-"
 
 
@@ -23,7 +23,7 @@ def sessions():
     grouped: dict = {}
     for m in map_spans(spans):
         grouped.setdefault(m.session_id, []).append(m)
-    return {sid[len(PREFIX):]: build_trajectory(sid, ms) for sid, ms in grouped.items()}
+    return {sid[len(PREFIX) :]: build_trajectory(sid, ms) for sid, ms in grouped.items()}
 
 
 def _calls(trajectory):
@@ -33,17 +33,35 @@ def _calls(trajectory):
 def test_six_sessions_seven_turns(sessions):
     assert sorted(sessions) == ["s1-weather", "s2-multi-tool", "s3-followup", "s4-sql", "s5-tool-error", "s6-retrieval"]
     assert {k: len(t.turns) for k, t in sessions.items()} == {
-        "s1-weather": 1, "s2-multi-tool": 1, "s3-followup": 2, "s4-sql": 1, "s5-tool-error": 1, "s6-retrieval": 1}
+        "s1-weather": 1,
+        "s2-multi-tool": 1,
+        "s3-followup": 2,
+        "s4-sql": 1,
+        "s5-tool-error": 1,
+        "s6-retrieval": 1,
+    }
     for t in sessions.values():
         assert (t.agent_version, t.service_name, t.case_hint) == ("1.0.0", "realclients-langgraph_openinference", None)
 
 
 def test_s1_single_call(sessions):
     t = sessions["s1-weather"]
-    assert (t.query, t.final_response, t.user_id) == ("What's the weather in Tokyo?", "It's currently 22°C and sunny in Tokyo.", "user-alice")
-    assert _calls(t) == [("get_weather", {"city": "Tokyo"}, {"city": "Tokyo", "temperature_c": 22, "condition": "sunny"}, None)]
+    assert (t.query, t.final_response, t.user_id) == (
+        "What's the weather in Tokyo?",
+        "It's currently 22°C and sunny in Tokyo.",
+        "user-alice",
+    )
+    assert _calls(t) == [
+        ("get_weather", {"city": "Tokyo"}, {"city": "Tokyo", "temperature_c": 22, "condition": "sunny"}, None)
+    ]
     call = t.calls[0]
-    assert (call.call_id, call.group, call.agent, call.depth, call.turn) == ("call_dad3c5cf233d87f80e761a3f", None, "assistant_agent", 0, 0)
+    assert (call.call_id, call.group, call.agent, call.depth, call.turn) == (
+        "call_dad3c5cf233d87f80e761a3f",
+        None,
+        "assistant_agent",
+        0,
+        0,
+    )
     turn = t.turns[0]
     assert (turn.llm_calls, turn.input_tokens, turn.output_tokens, turn.span_count) == (2, 713, 23, 15)
 
@@ -59,7 +77,10 @@ def test_s2_parallel_calls_share_a_group_in_request_order(sessions):
     assert len(groups) == 1 and None not in groups
     assert [c.step for c in t.calls] == [0, 0]  # one model response issued both
     assert [c.call_id for c in t.calls] == ["call_3ea38ff7df76e7f4259d42c2", "call_c18a0dcc50ba08d10f2a5907"]
-    assert t.final_response == "Paris is 18°C and cloudy, while London is 15°C with light rain, so Paris is 3°C warmer right now."
+    assert (
+        t.final_response
+        == "Paris is 18°C and cloudy, while London is 15°C with light rain, so Paris is 3°C warmer right now."
+    )
 
 
 def test_s3_two_turns_in_one_session(sessions):
@@ -69,7 +90,9 @@ def test_s3_two_turns_in_one_session(sessions):
         (1, "What about tomorrow?", "Tomorrow in Paris it should be 20°C and sunny."),
     ]
     assert [(c.turn, c.name, c.args) for c in t.calls] == [
-        (0, "get_weather", {"city": "Paris"}), (1, "get_forecast", {"city": "Paris", "days": 1})]
+        (0, "get_weather", {"city": "Paris"}),
+        (1, "get_forecast", {"city": "Paris", "days": 1}),
+    ]
     assert t.query == "What's the weather in Paris?" and t.user_id == "user-dave"
 
 
@@ -77,8 +100,15 @@ def test_s4_db_agent_kept_as_a_tool(sessions):
     t = sessions["s4-sql"]
     assert t.query == "Show me the top 10 users by revenue"
     [call] = t.calls
-    assert (call.name, call.args, call.depth, call.error) == ("call_db_agent", {"question": "Show me the top 10 users by revenue"}, 0, None)
-    sql = "SELECT user_id, SUM(amount) AS revenue FROM user_revenue_table GROUP BY user_id ORDER BY revenue DESC LIMIT 10"
+    assert (call.name, call.args, call.depth, call.error) == (
+        "call_db_agent",
+        {"question": "Show me the top 10 users by revenue"},
+        0,
+        None,
+    )
+    sql = (
+        "SELECT user_id, SUM(amount) AS revenue FROM user_revenue_table GROUP BY user_id ORDER BY revenue DESC LIMIT 10"
+    )
     assert call.result["sql"] == sql and len(call.result["rows"]) == 10
     assert any(sql in text for text in t.sql_sources())
 
@@ -87,7 +117,12 @@ def test_s5_failed_call_then_retry(sessions):
     t = sessions["s5-tool-error"]
     assert t.query == "What's the weather in Berlin?"
     assert _calls(t) == [
-        ("get_weather", {"city": "Berln"}, None, "ValueError: Unknown city: 'Berln'. Check the spelling and try again."),
+        (
+            "get_weather",
+            {"city": "Berln"},
+            None,
+            "ValueError: Unknown city: 'Berln'. Check the spelling and try again.",
+        ),
         ("get_weather", {"city": "Berlin"}, {"city": "Berlin", "temperature_c": 16, "condition": "windy"}, None),
     ]
     assert [c.succeeded for c in t.calls] == [False, True]
@@ -119,13 +154,20 @@ def test_shuffled_duplicated_and_rootless_input_gives_the_same_trajectory(sessio
     # Without its root span the turn still has its user text (first LLM) and answer (last LLM).
     rootless = [s for s in mine if s.parent_span_id]
     t = build_trajectory("x", map_spans(rootless))
-    assert (t.query, t.final_response) == ("What's the weather in Berlin?", "Sorry about the hiccup - it's 16°C and windy in Berlin right now.")
+    assert (t.query, t.final_response) == (
+        "What's the weather in Berlin?",
+        "Sorry about the hiccup - it's 16°C and windy in Berlin right now.",
+    )
     assert [c.args for c in t.calls] == [{"city": "Berln"}, {"city": "Berlin"}]
 
 
 def test_no_tool_spans_uses_the_llm_requests(sessions):
     spans = [s for r in read_trace_file(str(CAPTURE)) for s in from_otlp(r.resource_spans).spans]
-    mine = [s for s in spans if s.attributes.get("session.id") == PREFIX + "s2-multi-tool" and "tool.name" not in s.attributes]
+    mine = [
+        s
+        for s in spans
+        if s.attributes.get("session.id") == PREFIX + "s2-multi-tool" and "tool.name" not in s.attributes
+    ]
     t = build_trajectory("x", map_spans(mine))
     assert [(c.name, c.args, c.call_id, c.result) for c in t.calls] == [
         ("get_weather", {"city": "Paris"}, "call_3ea38ff7df76e7f4259d42c2", None),
@@ -141,7 +183,13 @@ def _span(span_id, parent, attrs, start, name="s", trace="t1"):
 def test_calls_inside_a_sub_agent_have_depth_and_agent():
     tool_kind = {"openinference.span.kind": "TOOL"}
     spans = [
-        _span("r", None, {"openinference.span.kind": "AGENT", "agent.name": "boss", "input.value": "q", "otel_eval.case_id": "c-1"}, 1, "boss"),
+        _span(
+            "r",
+            None,
+            {"openinference.span.kind": "AGENT", "agent.name": "boss", "input.value": "q", "otel_eval.case_id": "c-1"},
+            1,
+            "boss",
+        ),
         _span("t1", "r", {**tool_kind, "tool.name": "ask_helper", "input.value": "sub q"}, 2),
         _span("a2", "t1", {"openinference.span.kind": "AGENT", "agent.name": "helper"}, 3, "helper"),
         _span("t2", "a2", {**tool_kind, "tool.name": "lookup", "input.value": "x"}, 4),
@@ -150,7 +198,10 @@ def test_calls_inside_a_sub_agent_have_depth_and_agent():
     ]
     t = build_trajectory("s", map_spans(spans))
     assert [(c.name, c.agent, c.depth) for c in t.calls] == [
-        ("ask_helper", "boss", 0), ("lookup", "helper", 1), ("lookup", "other", 1)]
+        ("ask_helper", "boss", 0),
+        ("lookup", "helper", 1),
+        ("lookup", "other", 1),
+    ]
     # Only the helper run as a tool made its call inside another call (what adk eval never counts).
     assert [c.inside_call for c in t.calls] == [False, True, False]
     assert t.case_hint == "c-1"
@@ -172,7 +223,10 @@ def test_model_step_of_tool_spans_no_llm_span_asked_for():
     ]
     t = build_trajectory("s", map_spans(spans))
     assert [(c.args, c.step) for c in t.calls] == [
-        ({"input": "Paris"}, 0), ({"input": "London"}, 0), ({"input": "Berlin"}, 1)]
+        ({"input": "Paris"}, 0),
+        ({"input": "London"}, 0),
+        ({"input": "Berlin"}, 1),
+    ]
     no_llm = build_trajectory("s", map_spans([s for s in spans if s.span_id not in ("l1", "l2")]))
     assert [c.step for c in no_llm.calls] == [None, None, None]
 
@@ -204,7 +258,12 @@ def test_noveum_runs_use_the_recovered_observations(noveum_trajectories):
 def test_noveum_parse_errors_and_a_run_without_tools(noveum_trajectories):
     t = noveum_trajectories["8adfdd3d"]
     assert [(c.name, c.succeeded) for c in t.calls] == [
-        ("_Exception", False), ("_Exception", False), ("user_input", True), ("langchain_retriever", True), ("escalate_to_human", True)]
+        ("_Exception", False),
+        ("_Exception", False),
+        ("user_input", True),
+        ("langchain_retriever", True),
+        ("escalate_to_human", True),
+    ]
     assert t.calls[0].error == "Invalid Format: Missing 'Action Input:' after 'Action:'"
     assert t.calls[2].result == "User response: cool, nothing"
     assert t.turns[0].llm_calls == 6
@@ -213,11 +272,18 @@ def test_noveum_parse_errors_and_a_run_without_tools(noveum_trajectories):
 
 
 def test_noveum_without_tool_spans_falls_back_to_llm_actions():
-    spans = [s for s in read_noveum_file(str(NOVEUM)) if s.trace_id.startswith("4675c7f8") and "tool.name" not in s.attributes]
+    spans = [
+        s
+        for s in read_noveum_file(str(NOVEUM))
+        if s.trace_id.startswith("4675c7f8") and "tool.name" not in s.attributes
+    ]
     t = build_trajectory("n", map_spans(spans))
     assert [(c.name, c.args, c.result) for c in t.calls] == [
-        ("user_input", {"input": "Please provide more information about the tools you have access to."},
-         "User response: what tools do you have access to?"),
+        (
+            "user_input",
+            {"input": "Please provide more information about the tools you have access to."},
+            "User response: what tools do you have access to?",
+        ),
         ("langchain_retriever", {"input": "tools available"}, t.calls[1].result),
     ]
     assert t.calls[1].result.startswith("Retrieved information:")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,7 +20,15 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Status, StatusCode
 
 from otel_eval.mapping import map_spans
-from otel_eval.models.evalset import CriterionConfig, EvalCase, EvalConfig, Invocation, MatchType, MessageContent, ExpectedToolCall
+from otel_eval.models.evalset import (
+    CriterionConfig,
+    EvalCase,
+    EvalConfig,
+    ExpectedToolCall,
+    Invocation,
+    MatchType,
+    MessageContent,
+)
 from otel_eval.otlp_json import read_trace_file
 from otel_eval.report import trajectory_rows
 from otel_eval.scoring import score_session
@@ -33,13 +41,22 @@ Call = tuple[str, dict[str, Any]]
 
 # --- helpers ---------------------------------------------------------------------------------------
 
-def case_of(*expected: Optional[list[Call]]) -> EvalCase:
+
+def case_of(*expected: list[Call] | None) -> EvalCase:
     """A case with one invocation per argument: None = not said, [] = no tool, else these calls."""
-    return EvalCase(eval_id="case", conversation=[
-        Invocation(invocation_id=f"inv-{i}", user_content=MessageContent.user(f"question {i}"),
-                   expected_tool_trajectory=None if calls is None else [ExpectedToolCall(name=n, args=a) for n, a in calls])
-        for i, calls in enumerate(expected)
-    ])
+    return EvalCase(
+        eval_id="case",
+        conversation=[
+            Invocation(
+                invocation_id=f"inv-{i}",
+                user_content=MessageContent.user(f"question {i}"),
+                expected_tool_trajectory=None
+                if calls is None
+                else [ExpectedToolCall(name=n, args=a) for n, a in calls],
+            )
+            for i, calls in enumerate(expected)
+        ],
+    )
 
 
 def criterion(trajectory: Trajectory, case: EvalCase, name: str = "trajectory_match", **cfg: Any):
@@ -51,15 +68,18 @@ def criterion(trajectory: Trajectory, case: EvalCase, name: str = "trajectory_ma
 
 
 def captured(framework: str, scenario: str) -> Trajectory:
-    spans = [s for r in read_trace_file(str(FIXTURES / f"realclients/{framework}.otlp.json"))
-             for s in from_otlp(r.resource_spans).spans]
+    spans = [
+        s
+        for r in read_trace_file(str(FIXTURES / f"realclients/{framework}.otlp.json"))
+        for s in from_otlp(r.resource_spans).spans
+    ]
     session = f"{framework}-{scenario}"
     mine = [m for m in map_spans(spans) if m.session_id == session]
     assert mine, session
     return build_trajectory(session, mine)
 
 
-def genai_agent(steps: list[list[tuple[str, dict[str, Any], Optional[str]]]], question: str = "q") -> Trajectory:
+def genai_agent(steps: list[list[tuple[str, dict[str, Any], str | None]]], question: str = "q") -> Trajectory:
     """One agent turn as the OTel GenAI instrumentations record it, made with the real SDK: each
     step is one model response (a chat span asking for these tool calls), then one tool span per
     call (status ERROR with the given message when the call failed); a last chat span answers."""
@@ -69,30 +89,61 @@ def genai_agent(steps: list[list[tuple[str, dict[str, Any], Optional[str]]]], qu
     tracer = provider.get_tracer("tests.verdicts")
     ids = itertools.count(1)
     session = {"session.id": "verdicts"}
-    with tracer.start_as_current_span("invoke_agent assistant", attributes={
-        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "assistant", **session,
-        "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": question}]}]),
-    }):
+    with tracer.start_as_current_span(
+        "invoke_agent assistant",
+        attributes={
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "assistant",
+            **session,
+            "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": question}]}]),
+        },
+    ):
         for step in steps:
             requested = [(f"call_{next(ids)}", name, args, error) for name, args, error in step]
-            with tracer.start_as_current_span("chat model", attributes={
-                "gen_ai.operation.name": "chat", "gen_ai.request.model": "model", **session,
-                "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
-                    {"type": "tool_call", "id": cid, "name": name, "arguments": args}
-                    for cid, name, args, _ in requested]}]),
-            }):
+            with tracer.start_as_current_span(
+                "chat model",
+                attributes={
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.request.model": "model",
+                    **session,
+                    "gen_ai.output.messages": json.dumps(
+                        [
+                            {
+                                "role": "assistant",
+                                "parts": [
+                                    {"type": "tool_call", "id": cid, "name": name, "arguments": args}
+                                    for cid, name, args, _ in requested
+                                ],
+                            }
+                        ]
+                    ),
+                },
+            ):
                 pass
             for cid, name, args, error in requested:
-                with tracer.start_as_current_span(f"execute_tool {name}", attributes={
-                    "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, **session,
-                    "gen_ai.tool.call.id": cid, "gen_ai.tool.call.arguments": json.dumps(args),
-                }) as span:
+                with tracer.start_as_current_span(
+                    f"execute_tool {name}",
+                    attributes={
+                        "gen_ai.operation.name": "execute_tool",
+                        "gen_ai.tool.name": name,
+                        **session,
+                        "gen_ai.tool.call.id": cid,
+                        "gen_ai.tool.call.arguments": json.dumps(args),
+                    },
+                ) as span:
                     if error:
                         span.set_status(Status(StatusCode.ERROR, error))
-        with tracer.start_as_current_span("chat model", attributes={
-            "gen_ai.operation.name": "chat", "gen_ai.request.model": "model", **session,
-            "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "done"}]}]),
-        }):
+        with tracer.start_as_current_span(
+            "chat model",
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "model",
+                **session,
+                "gen_ai.output.messages": json.dumps(
+                    [{"role": "assistant", "parts": [{"type": "text", "content": "done"}]}]
+                ),
+            },
+        ):
             pass
     provider.shutdown()
     spans = [from_sdk_span(s) for s in exporter.get_finished_spans()]
@@ -113,22 +164,32 @@ def as_oracle_calls(calls: list[Any]) -> list[dict[str, Any]]:
 
 # --- rule 1: EXACT means exact ---------------------------------------------------------------------
 
-WORKFLOW = [("search_flights", {"to": "Lisbon"}), ("check_seat", {"flight": "TP1"}),
-            ("book", {"flight": "TP1"}), ("send_receipt", {"email": "a@b.c"})]
+WORKFLOW = [
+    ("search_flights", {"to": "Lisbon"}),
+    ("check_seat", {"flight": "TP1"}),
+    ("book", {"flight": "TP1"}),
+    ("send_receipt", {"email": "a@b.c"}),
+]
 
 
 def test_missing_one_of_four_tools_fails_exact_at_the_default_threshold():
     trajectory = genai_agent([[ok(n, **a)] for n, a in WORKFLOW[:3]])
     tm, result = criterion(trajectory, case_of(WORKFLOW))
     assert (tm.score, tm.passed, tm.threshold) == (0.0, False, 0.8)
-    assert tm.details["per_turn"][0]["missing"] == [{"expected_index": 3, "name": "send_receipt", "args": {"email": "a@b.c"}}]
+    assert tm.details["per_turn"][0]["missing"] == [
+        {"expected_index": 3, "name": "send_receipt", "args": {"email": "a@b.c"}}
+    ]
     assert not result.passed
 
 
 def test_an_unexpected_destructive_call_between_expected_ones_fails_exact_but_not_in_order():
-    steps = [[ok(WORKFLOW[0][0], **WORKFLOW[0][1])], [ok(WORKFLOW[1][0], **WORKFLOW[1][1])],
-             [ok("delete_account", user="alice")],
-             [ok(WORKFLOW[2][0], **WORKFLOW[2][1])], [ok(WORKFLOW[3][0], **WORKFLOW[3][1])]]
+    steps = [
+        [ok(WORKFLOW[0][0], **WORKFLOW[0][1])],
+        [ok(WORKFLOW[1][0], **WORKFLOW[1][1])],
+        [ok("delete_account", user="alice")],
+        [ok(WORKFLOW[2][0], **WORKFLOW[2][1])],
+        [ok(WORKFLOW[3][0], **WORKFLOW[3][1])],
+    ]
     trajectory = genai_agent(steps)
     exact, result = criterion(trajectory, case_of(WORKFLOW))
     assert (exact.score, exact.passed) == (0.0, False) and not result.passed
@@ -167,17 +228,20 @@ def test_multi_turn_score_is_the_mean_of_per_turn_verdicts():
 
 # --- rule 2: partial credit is named ------------------------------------------------------------------
 
+
 def test_every_trajectory_criterion_names_its_measure():
     trajectory = genai_agent([[ok(n, **a)] for n, a in WORKFLOW[:3]])
-    config = EvalConfig(criteria={
-        "trajectory_match": CriterionConfig(),
-        "tool_trajectory_avg_score": CriterionConfig(match_type=MatchType.IN_ORDER),
-        "trajectory_precision": CriterionConfig(threshold=1.0),
-        "trajectory_recall": CriterionConfig(threshold=0.75),
-        "trajectory_f1": CriterionConfig(),
-        "trajectory_in_order_score": CriterionConfig(),
-        "booked": CriterionConfig(threshold=1.0, options={"kind": "single_tool_use", "tool_name": "book"}),
-    })
+    config = EvalConfig(
+        criteria={
+            "trajectory_match": CriterionConfig(),
+            "tool_trajectory_avg_score": CriterionConfig(match_type=MatchType.IN_ORDER),
+            "trajectory_precision": CriterionConfig(threshold=1.0),
+            "trajectory_recall": CriterionConfig(threshold=0.75),
+            "trajectory_f1": CriterionConfig(),
+            "trajectory_in_order_score": CriterionConfig(),
+            "booked": CriterionConfig(threshold=1.0, options={"kind": "single_tool_use", "tool_name": "book"}),
+        }
+    )
     crit = {c.criterion: c for c in score_session(trajectory, case_of(WORKFLOW), config).criterion_results}
     got = {n: (c.details["measure"], c.score, c.passed) for n, c in crit.items() if n != "health"}
     assert got == {
@@ -197,6 +261,7 @@ def test_every_trajectory_criterion_names_its_measure():
 
 # --- rule 3: retries -----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("framework", ["langgraph_openinference", "openai_otel_genai", "google_adk_legacy"])
 def test_a_failed_call_retried_in_a_later_model_step_is_neither_expected_nor_extra(framework, reference_oracle):
     trajectory = captured(framework, "s5-tool-error")  # get_weather(Berln) fails; the model retries Berlin
@@ -211,16 +276,31 @@ def test_a_failed_call_retried_in_a_later_model_step_is_neither_expected_nor_ext
     tm_both, _ = criterion(trajectory, case_of(both))
     assert tm_both.score == 1.0 and tm_both.details["per_turn"][0]["retries"] == []
     # google-adk counts the failed attempt as a call: its EXACT fails on the single expected call.
-    adk, _ = criterion(trajectory, case_of([("get_weather", {"city": "Berlin"})]),
-                       name="tool_trajectory_avg_score", threshold=1.0)
-    oracle = reference_oracle.ask({"op": "adk_trajectory", "match_type": "EXACT", "threshold": 1.0, "invocations": [
-        {"actual": as_oracle_calls(trajectory.calls), "expected": [{"name": "get_weather", "args": {"city": "Berlin"}}]}]})
+    adk, _ = criterion(
+        trajectory, case_of([("get_weather", {"city": "Berlin"})]), name="tool_trajectory_avg_score", threshold=1.0
+    )
+    oracle = reference_oracle.ask(
+        {
+            "op": "adk_trajectory",
+            "match_type": "EXACT",
+            "threshold": 1.0,
+            "invocations": [
+                {
+                    "actual": as_oracle_calls(trajectory.calls),
+                    "expected": [{"name": "get_weather", "args": {"city": "Berlin"}}],
+                }
+            ],
+        }
+    )
     assert adk.score == oracle["score"] == 0.0
 
 
 def test_a_failed_and_a_successful_call_of_one_response_are_two_calls_not_a_retry():
     trajectory = genai_agent([[failed("get_weather", "unknown city", city="Paris"), ok("get_weather", city="London")]])
-    assert [(c.args["city"], c.step, c.error is None) for c in trajectory.calls] == [("Paris", 0, False), ("London", 0, True)]
+    assert [(c.args["city"], c.step, c.error is None) for c in trajectory.calls] == [
+        ("Paris", 0, False),
+        ("London", 0, True),
+    ]
     both = [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "London"})]
     tm, _ = criterion(trajectory, case_of(both))
     assert (tm.score, tm.details["per_turn"][0]["retries"]) == (1.0, [])
@@ -229,7 +309,9 @@ def test_a_failed_and_a_successful_call_of_one_response_are_two_calls_not_a_retr
     rows = trajectory_rows(london.details["per_turn"][0])
     assert london.score == 0.0
     assert [(r["kind"], (r["actual"] or {}).get("args")) for r in rows] == [
-        ("match", {"city": "London"}), ("extra", {"city": "Paris"})]
+        ("match", {"city": "London"}),
+        ("extra", {"city": "Paris"}),
+    ]
 
 
 def test_a_call_is_never_both_not_called_and_retried():
@@ -247,6 +329,7 @@ def test_a_call_is_never_both_not_called_and_retried():
 
 
 # --- rule 5: empty means none, absent means not checked -----------------------------------------------
+
 
 def test_an_explicit_empty_expectation_fails_any_call_and_an_absent_one_is_skipped():
     trajectory = captured("langgraph_openinference", "s1-weather")  # calls get_weather(Tokyo)
@@ -271,8 +354,9 @@ def test_only_the_turns_that_state_an_expectation_are_scored():
 # --- rule 7: tool_trajectory_avg_score is google-adk's number -----------------------------------------
 
 NAMES = st.sampled_from(["a", "b", "c"])
-ANY_VALUE = st.one_of(st.integers(-2, 2), st.sampled_from([0.5, 1.0, 2.0, -0.0, True, False]),
-                      st.sampled_from(["p", "q", "1", "01", ""]))
+ANY_VALUE = st.one_of(
+    st.integers(-2, 2), st.sampled_from([0.5, 1.0, 2.0, -0.0, True, False]), st.sampled_from(["p", "q", "1", "01", ""])
+)
 """Values where Python == and otel-eval's argument rule may disagree ("1" vs 1, True vs 1)."""
 SAME_UNDER_BOTH = st.one_of(st.integers(-2, 2), st.sampled_from([0.5, 1.0, 2.0]), st.sampled_from(["p", "q"]))
 """Values where both rules agree: numbers by value, non-numeric strings."""
@@ -301,32 +385,53 @@ def invocation(draw, values):
     return expected, actual
 
 
-def scored(invocations: list[tuple[list[Call], list[Call]]], name: str, match_type: str, check_args: bool,
-           threshold: float):
+def scored(
+    invocations: list[tuple[list[Call], list[Call]]], name: str, match_type: str, check_args: bool, threshold: float
+):
     case = case_of(*[expected for expected, _ in invocations])
-    trajectory = Trajectory("s", [Turn(index=i, trace_id=f"t{i}", calls=[ActualToolCall(name=n, args=a, turn=i)
-                                                                        for n, a in actual])
-                                  for i, (_, actual) in enumerate(invocations)])
-    return criterion(trajectory, case, name=name, threshold=threshold, match_type=MatchType(match_type),
-                     check_args=check_args)[0]
+    trajectory = Trajectory(
+        "s",
+        [
+            Turn(index=i, trace_id=f"t{i}", calls=[ActualToolCall(name=n, args=a, turn=i) for n, a in actual])
+            for i, (_, actual) in enumerate(invocations)
+        ],
+    )
+    return criterion(
+        trajectory, case, name=name, threshold=threshold, match_type=MatchType(match_type), check_args=check_args
+    )[0]
 
 
 def ask_adk(oracle, invocations, match_type: str, ignore_args: bool, threshold: float) -> dict[str, Any]:
-    return oracle.ask({"op": "adk_trajectory", "match_type": match_type, "ignore_args": ignore_args,
-                       "threshold": threshold, "invocations": [
-                           {"expected": [{"name": n, "args": a} for n, a in expected],
-                            "actual": [{"name": n, "args": a} for n, a in actual]}
-                           for expected, actual in invocations]})
+    return oracle.ask(
+        {
+            "op": "adk_trajectory",
+            "match_type": match_type,
+            "ignore_args": ignore_args,
+            "threshold": threshold,
+            "invocations": [
+                {
+                    "expected": [{"name": n, "args": a} for n, a in expected],
+                    "actual": [{"name": n, "args": a} for n, a in actual],
+                }
+                for expected, actual in invocations
+            ],
+        }
+    )
 
 
 THRESHOLDS = st.one_of(st.sampled_from([0.0, 0.5, 0.8, 1.0, 1 / 3, 2 / 3]), st.floats(0, 1))
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(invocation(ANY_VALUE), min_size=1, max_size=3), st.sampled_from([m.value for m in MatchType]),
-       st.booleans(), THRESHOLDS)
-def test_tool_trajectory_avg_score_is_google_adks_number(reference_oracle, invocations, match_type, ignore_args,
-                                                        threshold):
+@given(
+    st.lists(invocation(ANY_VALUE), min_size=1, max_size=3),
+    st.sampled_from([m.value for m in MatchType]),
+    st.booleans(),
+    THRESHOLDS,
+)
+def test_tool_trajectory_avg_score_is_google_adks_number(
+    reference_oracle, invocations, match_type, ignore_args, threshold
+):
     ours = scored(invocations, "tool_trajectory_avg_score", match_type, not ignore_args, threshold)
     adk = ask_adk(reference_oracle, invocations, match_type, ignore_args, threshold)
     assert ours.score == adk["score"]
@@ -335,17 +440,22 @@ def test_tool_trajectory_avg_score_is_google_adks_number(reference_oracle, invoc
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(invocation(SAME_UNDER_BOTH), min_size=1, max_size=3), st.sampled_from([m.value for m in MatchType]),
-       st.booleans())
-def test_trajectory_match_agrees_with_adk_where_their_rules_coincide(reference_oracle, invocations, match_type,
-                                                                     ignore_args):
+@given(
+    st.lists(invocation(SAME_UNDER_BOTH), min_size=1, max_size=3),
+    st.sampled_from([m.value for m in MatchType]),
+    st.booleans(),
+)
+def test_trajectory_match_agrees_with_adk_where_their_rules_coincide(
+    reference_oracle, invocations, match_type, ignore_args
+):
     """No parallel groups, no failed calls, arguments equal under both rules: trajectory_match's
     per-invocation verdicts are ADK's. The one stated difference: an explicit empty expectation
     under IN_ORDER / ANY_ORDER, which ADK passes whatever was called and otel-eval fails on any call."""
     ours = scored(invocations, "trajectory_match", match_type, not ignore_args, 0.8)
     adk = ask_adk(reference_oracle, invocations, match_type, ignore_args, 0.8)
-    for (expected, actual), mine, theirs in zip(invocations, [t["score"] for t in ours.details["per_turn"]],
-                                                adk["per_invocation"]):
+    for (expected, actual), mine, theirs in zip(
+        invocations, [t["score"] for t in ours.details["per_turn"]], adk["per_invocation"]
+    ):
         if not expected and actual and match_type != "EXACT":
             assert (mine, theirs) == (0.0, 1.0)
         else:
@@ -354,22 +464,32 @@ def test_trajectory_match_agrees_with_adk_where_their_rules_coincide(reference_o
 
 # --- rule 2 and 3 as a user sees them: report --session and the dashboard -----------------------------
 
+
 def test_report_and_dashboard_name_each_measure_and_show_a_retry_once(tmp_path):
     import re
 
-    from otel_eval.ui.markup import Links
-    from otel_eval.ui.session_page import session_page
     from otel_eval.read.database import open_database
     from otel_eval.read.sessions import session_overview
+    from otel_eval.ui.markup import Links
+    from otel_eval.ui.session_page import session_page
     from tests.test_cli import GOLDEN, otel_eval
 
     config = tmp_path / "criteria.toml"
-    config.write_text('[criteria.trajectory_match]\nthreshold = 0.8\n\n'
-                      '[criteria.trajectory_recall]\nthreshold = 1.0\n\n'
-                      '[criteria.tool_trajectory_avg_score]\nthreshold = 1.0\n')
+    config.write_text(
+        '[criteria.trajectory_match]\nthreshold = 0.8\n\n'
+        '[criteria.trajectory_recall]\nthreshold = 1.0\n\n'
+        '[criteria.tool_trajectory_avg_score]\nthreshold = 1.0\n'
+    )
     db = tmp_path / "e.db"
-    run = otel_eval("evaluate", FIXTURES / "realclients" / "openai_otel_genai.otlp.json", "--db", db,
-                    "--config", config, *[arg for g in GOLDEN for arg in ("--golden", g)])
+    run = otel_eval(
+        "evaluate",
+        FIXTURES / "realclients" / "openai_otel_genai.otlp.json",
+        "--db",
+        db,
+        "--config",
+        config,
+        *[arg for g in GOLDEN for arg in ("--golden", g)],
+    )
     assert run.returncode == 0, run.stderr
     session = "openai_otel_genai-s5-tool-error"
     report = otel_eval("report", "--db", db, "--session", session)
@@ -390,8 +510,10 @@ def test_report_and_dashboard_name_each_measure_and_show_a_retry_once(tmp_path):
         conn.close()
     measures = dict(re.findall(r'data-criterion="(\w+)"><td>\w+</td>.*?<td class="measure">([^<]*)</td>', page))
     assert {k: measures[k] for k in ("trajectory_match", "trajectory_recall", "tool_trajectory_avg_score")} == {
-        "trajectory_match": "adk_match_avg (EXACT)", "trajectory_recall": "recall",
-        "tool_trajectory_avg_score": "adk_match_avg (EXACT)"}
+        "trajectory_match": "adk_match_avg (EXACT)",
+        "trajectory_recall": "recall",
+        "tool_trajectory_avg_score": "adk_match_avg (EXACT)",
+    }
     tables = re.findall(r'<table class="traj"[^>]*data-criterion="(\w+)"><caption>([^<]*)</caption>(.*?)</table>', page)
     assert [(name, caption) for name, caption, _ in tables] == [
         ("trajectory_match", "trajectory_match · turn 1 · adk_match_avg (EXACT) · score 1.00"),

@@ -20,9 +20,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from examples.weather_agent import run_session
+from otel_eval.read.spans import build_tree
 from otel_eval.spans import SpanRecord
 from otel_eval.ui.chart import Bucket, bucket_width, pass_rate_series, render_chart
-from otel_eval.read.spans import build_tree
 from tests.polling import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,10 +41,16 @@ def exporting_provider(port: int) -> TracerProvider:
 def send_hostile_session(provider: TracerProvider) -> None:
     """An agent span whose session id and input are HTML/script, as a malicious client could send."""
     tracer = provider.get_tracer("tests.hostile")
-    with tracer.start_as_current_span(HOSTILE_INPUT, attributes={
-        "openinference.span.kind": "AGENT", "session.id": HOSTILE_SESSION, "input.value": HOSTILE_INPUT,
-        "output.value": "<img src=x onerror=alert(1)>", "otel_eval.session.end": True,
-    }):
+    with tracer.start_as_current_span(
+        HOSTILE_INPUT,
+        attributes={
+            "openinference.span.kind": "AGENT",
+            "session.id": HOSTILE_SESSION,
+            "input.value": HOSTILE_INPUT,
+            "output.value": "<img src=x onerror=alert(1)>",
+            "otel_eval.session.end": True,
+        },
+    ):
         pass
 
 
@@ -53,8 +59,11 @@ def wait_for_scored(client: httpx.Client, count: int, timeout: float = 20.0, **a
         data = client.get("/ui/api/sessions", **auth).json()
         return data if sum(1 for s in data["sessions"] if s["verdict"] != "pending") >= count else None
 
-    return wait_until(scored, timeout=timeout, what=lambda: f"{count} scored sessions in "
-                      f"{client.get('/ui/api/sessions', **auth).json()['sessions']}")
+    return wait_until(
+        scored,
+        timeout=timeout,
+        what=lambda: f"{count} scored sessions in {client.get('/ui/api/sessions', **auth).json()['sessions']}",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +73,17 @@ def dashboard(tmp_path_factory):
     from collector.config import CollectorConfig, Endpoint
 
     folder = tmp_path_factory.mktemp("ui")
-    collector = Collector(CollectorConfig(
-        db=str(folder / "eval.db"), golden=GOLDEN, grpc=None, http=Endpoint("127.0.0.1", 0),
-        trace_quiet=0.2, session_idle=0.3, ui=True)).start()
+    collector = Collector(
+        CollectorConfig(
+            db=str(folder / "eval.db"),
+            golden=GOLDEN,
+            grpc=None,
+            http=Endpoint("127.0.0.1", 0),
+            trace_quiet=0.2,
+            session_idle=0.3,
+            ui=True,
+        )
+    ).start()
     provider = exporting_provider(collector.http_port)
     run_session(provider, "ui-pass", ["What's the weather in Tokyo?"], version="1.0.0", mark_end=True)
     run_session(provider, "ui-fail", ["What's the weather in Tokyo?"], version="2.0.0", mark_end=True)
@@ -90,9 +107,15 @@ def test_sessions_page_lists_every_session_with_its_verdict(dashboard):
     assert page.status_code == 200
     assert page.headers["content-type"] == "text/html; charset=utf-8"
     assert "script-src 'self'" in page.headers["content-security-policy"]
-    rows = {session: verdict for verdict, session in re.findall(r'<tr class="row-(\w+)" data-session="([^"]*)"', page.text)}
-    assert rows == {"ui-pass": "pass", "ui-fail": "fail", "ui-unmatched": "unmatched",
-                    "&lt;b&gt;&quot;hostile&quot;&lt;/b&gt;&amp;co": "unmatched"}
+    rows = {
+        session: verdict for verdict, session in re.findall(r'<tr class="row-(\w+)" data-session="([^"]*)"', page.text)
+    }
+    assert rows == {
+        "ui-pass": "pass",
+        "ui-fail": "fail",
+        "ui-unmatched": "unmatched",
+        "&lt;b&gt;&quot;hostile&quot;&lt;/b&gt;&amp;co": "unmatched",
+    }
     # The failing session names the criterion that failed, the result tabs count each result.
     fail_row = re.search(r'data-session="ui-fail">.*?</tr>', page.text).group(0)
     assert "trajectory_match" in fail_row and "weather_tokyo" in fail_row and "2.0.0" in fail_row
@@ -127,8 +150,10 @@ def test_bad_filter_is_a_400_naming_the_parameter(dashboard):
     _, client = dashboard
     api = client.get("/ui/api/sessions", params={"result": "great"})
     assert api.status_code == 400
-    assert api.json() == {"error": "query string (result): result must be one of passed, failed, not_evaluated, "
-                                   "unmatched, pending, got 'great'"}
+    assert api.json() == {
+        "error": "query string (result): result must be one of passed, failed, not_evaluated, "
+        "unmatched, pending, got 'great'"
+    }
     page = client.get("/ui/", params={"page_size": "0"})
     assert page.status_code == 400
     assert "page_size must be a whole number from 1 to 500, got &#x27;0&#x27;" in page.text
@@ -151,11 +176,15 @@ def test_session_page_marks_each_trajectory_mismatch(dashboard):
     assert rows == ["missing", "extra"]
     missing = re.search(r'<tr class="traj-missing".*?</tr>', page.text).group(0)
     extra = re.search(r'<tr class="traj-extra".*?</tr>', page.text).group(0)
-    assert "✗</span> missing" in missing and "get_weather(city=&quot;Tokyo&quot;)" in missing and "not called" in missing
+    assert (
+        "✗</span> missing" in missing and "get_weather(city=&quot;Tokyo&quot;)" in missing and "not called" in missing
+    )
     assert "get_forecast(city=&quot;Tokyo&quot;, days=1)" in extra and "not expected" in extra
-    assert re.search(r'data-criterion="trajectory_match"><td>trajectory_match</td><td><span class="badge c-fail">fail'
-                     r'</span></td><td class="num">0.00</td><td class="num">0.8</td><td>1 missing, 1 extra call</td>',
-                     page.text)
+    assert re.search(
+        r'data-criterion="trajectory_match"><td>trajectory_match</td><td><span class="badge c-fail">fail'
+        r'</span></td><td class="num">0.00</td><td class="num">0.8</td><td>1 missing, 1 extra call</td>',
+        page.text,
+    )
     # The passing version of the same case: one matched row and no mismatch.
     ok = client.get("/ui/sessions/ui-pass").text
     assert re.findall(r'<tr class="traj-(\w+)"', ok) == ["match"]
@@ -164,10 +193,15 @@ def test_session_page_marks_each_trajectory_mismatch(dashboard):
 def test_session_page_shows_the_spans_tree_with_timings_and_agent_data(dashboard):
     _, client = dashboard
     page = client.get("/ui/sessions/ui-fail").text
-    spans = re.findall(r'<td class="name depth-(\d+)"><details id="[^"]*"><summary>([^<]*) <span class="tag">(\w+)</span>',
-                       page)
-    assert spans == [("0", "agent.invoke", "agent"), ("1", "ChatCompletion", "llm"), ("1", "get_forecast", "tool"),
-                     ("1", "ChatCompletion", "llm")]
+    spans = re.findall(
+        r'<td class="name depth-(\d+)"><details id="[^"]*"><summary>([^<]*) <span class="tag">(\w+)</span>', page
+    )
+    assert spans == [
+        ("0", "agent.invoke", "agent"),
+        ("1", "ChatCompletion", "llm"),
+        ("1", "get_forecast", "tool"),
+        ("1", "ChatCompletion", "llm"),
+    ]
     assert len(re.findall(r'<td class="num">\d+(\.\d+)? ms</td><td class="timeline"><svg class="bar"', page)) == 4
     # AgentData from the agent_data table: the tool span's call and the root's task and response.
     assert "<dt>agent_task</dt><dd><pre>What&#x27;s the weather in Tokyo?</pre></dd>" in page
@@ -208,8 +242,10 @@ def test_stamp_changes_when_a_new_session_arrives(start_collector):
     provider = exporting_provider(collector.http_port)
     run_session(provider, "ui-late", ["What is your refund policy?"], mark_end=True)
     provider.shutdown()
-    wait_until(lambda: client.get("/ui/api/stamp").json()["stamp"] != before,
-               what="the stamp to change after a new session was stored")
+    wait_until(
+        lambda: client.get("/ui/api/stamp").json()["stamp"] != before,
+        what="the stamp to change after a new session was stored",
+    )
     data = wait_for_scored(client, 1)
     assert [(s["session_id"], s["verdict"]) for s in data["sessions"]] == [("ui-late", "pass")]
     client.close()
@@ -262,12 +298,14 @@ def test_pass_rate_buckets_adapt_to_the_time_covered():
     assert bucket_width(0, 23 * 60) == 60
     assert bucket_width(0, 24 * 60) == 300
     assert bucket_width(0, 3 * 86400) == 6 * 3600
-    width, series = pass_rate_series([
-        ("2026-01-01T10:00:05.000Z", "1.0", True),
-        ("2026-01-01T10:00:50.000Z", "1.0", False),
-        ("2026-01-01T10:03:00.000Z", "1.0", True),
-        ("2026-01-01T10:03:10.000Z", "2.0", False),
-    ])
+    width, series = pass_rate_series(
+        [
+            ("2026-01-01T10:00:05.000Z", "1.0", True),
+            ("2026-01-01T10:00:50.000Z", "1.0", False),
+            ("2026-01-01T10:03:00.000Z", "1.0", True),
+            ("2026-01-01T10:03:10.000Z", "2.0", False),
+        ]
+    )
     minute = 1767261600.0
     assert width == 60
     assert series == {"1.0": [Bucket(minute, 2, 1), Bucket(minute + 180, 1, 1)], "2.0": [Bucket(minute + 180, 1, 0)]}
@@ -275,15 +313,21 @@ def test_pass_rate_buckets_adapt_to_the_time_covered():
 
 
 def test_chart_draws_one_line_per_version_and_escapes_labels():
-    width, series = pass_rate_series([
-        ("2026-01-01T10:00:00Z", "<v1>", True), ("2026-01-01T11:00:00Z", "<v1>", False),
-        ("2026-01-01T11:00:00Z", "v2", True),
-    ])
+    width, series = pass_rate_series(
+        [
+            ("2026-01-01T10:00:00Z", "<v1>", True),
+            ("2026-01-01T11:00:00Z", "<v1>", False),
+            ("2026-01-01T11:00:00Z", "v2", True),
+        ]
+    )
     svg = render_chart(width, series, title="case <x>")
     assert svg.startswith('<svg class="chart"') and svg.endswith("</svg>")
     assert svg.count("<polyline") == 1  # v1 has two points; v2's single point is a dot only
     assert re.findall(r'data-version="([^"]*)" data-rate="([\d.]+)"', svg) == [
-        ("&lt;v1&gt;", "1.0000"), ("&lt;v1&gt;", "0.0000"), ("v2", "1.0000")]
+        ("&lt;v1&gt;", "1.0000"),
+        ("&lt;v1&gt;", "0.0000"),
+        ("v2", "1.0000"),
+    ]
     assert "<v1>" not in svg and "<title>case &lt;x&gt;</title>" in svg
     assert "no evaluations yet" in render_chart(60, {}, title="empty")
 
@@ -292,10 +336,25 @@ def test_span_tree_keeps_orphans_and_survives_parent_cycles():
     def span(sid, parent, start):
         return (SpanRecord("t", sid, parent, f"s{sid}", start, start + 10), "genai", "llm")
 
-    tree = build_tree("t", [span("a", None, 0), span("b", "a", 1), span("c", "b", 2), span("d", "lost", 3),
-                            span("x", "y", 4), span("y", "x", 5)])
-    assert [(r.span.span_id, r.depth) for r in tree.rows] == [("a", 0), ("b", 1), ("c", 2), ("d", 0), ("x", 0),
-                                                              ("y", 0)]
+    tree = build_tree(
+        "t",
+        [
+            span("a", None, 0),
+            span("b", "a", 1),
+            span("c", "b", 2),
+            span("d", "lost", 3),
+            span("x", "y", 4),
+            span("y", "x", 5),
+        ],
+    )
+    assert [(r.span.span_id, r.depth) for r in tree.rows] == [
+        ("a", 0),
+        ("b", 1),
+        ("c", 2),
+        ("d", 0),
+        ("x", 0),
+        ("y", 0),
+    ]
     assert (tree.start_ns, tree.end_ns) == (0, 15)
 
 

@@ -25,9 +25,17 @@ from examples.weather_agent import run_session
 from .test_ui import GOLDEN, exporting_provider, wait_for_scored
 
 CHROMIUM = os.environ.get("OTEL_EVAL_CHROMIUM", "/usr/bin/chromium")
-LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-               "--disable-background-networking", "--disable-component-update", "--disable-sync",
-               "--disable-dev-shm-usage"]
+LAUNCH_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "images" / "dashboard.png"
 
 
@@ -52,8 +60,8 @@ def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     pos, idat, header = 8, b"", None
     while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        chunk = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        chunk = data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", chunk)
         elif kind == b"IDAT":
@@ -65,7 +73,7 @@ def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     raw, stride = zlib.decompress(idat), width * bpp
     rows, previous = [], bytearray(stride)
     for y in range(height):
-        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         for i in range(stride):
             left = line[i - bpp] if i >= bpp else 0
             up, corner = previous[i], previous[i - bpp] if i >= bpp else 0
@@ -102,10 +110,16 @@ def luminance_stats(data: bytes) -> tuple[float, int]:
 def test_png_reader_measures_a_blank_and_a_busy_image():
     def png(width, height, pixel_of):
         raw = b"".join(b"\x00" + b"".join(bytes(pixel_of(x, y)) for x in range(width)) for y in range(height))
+
         def chunk(kind, body):
             return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-        return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-                + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+        return (
+            b"\x89PNG\r\n\x1a\n"
+            + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw))
+            + chunk(b"IEND", b"")
+        )
 
     assert luminance_stats(png(16, 16, lambda x, y: (255, 255, 255))) == (0.0, 1)
     variance, colours = luminance_stats(png(16, 16, lambda x, y: (0, 0, 0) if x < 8 else (255, 255, 255)))
@@ -117,9 +131,17 @@ def test_dashboard_in_a_real_browser(tmp_path):
     from collector.app import Collector
     from collector.config import CollectorConfig, Endpoint
 
-    collector = Collector(CollectorConfig(
-        db=str(tmp_path / "eval.db"), golden=GOLDEN, grpc=None, http=Endpoint("127.0.0.1", 0),
-        trace_quiet=0.2, session_idle=0.3, ui=True)).start()
+    collector = Collector(
+        CollectorConfig(
+            db=str(tmp_path / "eval.db"),
+            golden=GOLDEN,
+            grpc=None,
+            http=Endpoint("127.0.0.1", 0),
+            trace_quiet=0.2,
+            session_idle=0.3,
+            ui=True,
+        )
+    ).start()
     base = f"http://127.0.0.1:{collector.http_port}"
     try:
         provider = exporting_provider(collector.http_port)
@@ -141,8 +163,10 @@ def test_dashboard_in_a_real_browser(tmp_path):
 
                 page.goto(f"{base}/ui/")
                 rows = page.locator("tbody#session-rows tr[data-session]")
-                assert sorted(rows.evaluate_all("rs => rs.map(r => r.dataset.session)")) == ["browser-fail",
-                                                                                          "browser-pass"]
+                assert sorted(rows.evaluate_all("rs => rs.map(r => r.dataset.session)")) == [
+                    "browser-fail",
+                    "browser-pass",
+                ]
                 assert page.locator('tr[data-session="browser-fail"] .badge').inner_text() == "FAIL"
                 assert page.locator("figure.case-chart[data-case=weather_tokyo] svg circle").count() == 2
 

@@ -34,8 +34,12 @@ from .test_ui import GOLDEN, TOKEN, wait_for_scored
 ROOT = Path(__file__).resolve().parent.parent
 TOKYO = "What's the weather in Tokyo?"
 #: Unmatched traffic: a cluster of four (two phrasings), one of two, and a lone query.
-UNMATCHED = (["What's the weather in New York?"] * 3 + ["what's the weather in new york"]
-             + ["Tell me a joke"] * 2 + ["Sing me a song"])
+UNMATCHED = (
+    ["What's the weather in New York?"] * 3
+    + ["what's the weather in new york"]
+    + ["Tell me a joke"] * 2
+    + ["Sing me a song"]
+)
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
 
 
@@ -45,12 +49,24 @@ def dashboard(tmp_path_factory):
     from collector.config import CollectorConfig, Endpoint
 
     folder = tmp_path_factory.mktemp("ui-labels")
-    collector = Collector(CollectorConfig(
-        db=str(folder / "eval.db"), golden=GOLDEN, grpc=None, http=Endpoint("127.0.0.1", 0),
-        trace_quiet=0.2, session_idle=0.3, ui=True, auth_token=TOKEN)).start()
+    collector = Collector(
+        CollectorConfig(
+            db=str(folder / "eval.db"),
+            golden=GOLDEN,
+            grpc=None,
+            http=Endpoint("127.0.0.1", 0),
+            trace_quiet=0.2,
+            session_idle=0.3,
+            ui=True,
+            auth_token=TOKEN,
+        )
+    ).start()
     provider = TracerProvider(resource=Resource.create({"service.name": "weather-agent"}))
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(
-        endpoint=f"http://127.0.0.1:{collector.http_port}/v1/traces", headers=BEARER)))
+    provider.add_span_processor(
+        BatchSpanProcessor(
+            OTLPSpanExporter(endpoint=f"http://127.0.0.1:{collector.http_port}/v1/traces", headers=BEARER)
+        )
+    )
     run_session(provider, "ok-1", [TOKYO], version="1.0.0", mark_end=True)
     run_session(provider, "bad-1", [TOKYO], version="2.0.0", mark_end=True)
     for i, query in enumerate(UNMATCHED):
@@ -86,8 +102,13 @@ def test_every_page_is_in_the_navigation(dashboard):
     _, client = dashboard
     home = client.get("/ui/").text
     nav = dict(re.findall(r'<a href="([^"]*)" data-nav="(\w+)"', home))
-    assert nav == {"/ui/": "sessions", "/ui/coverage": "coverage", "/ui/clusters": "clusters", "/ui/labels": "labels",
-                   "/ui/release": "release"}
+    assert nav == {
+        "/ui/": "sessions",
+        "/ui/coverage": "coverage",
+        "/ui/clusters": "clusters",
+        "/ui/labels": "labels",
+        "/ui/release": "release",
+    }
     for href, key in nav.items():
         page = client.get(href)
         assert page.status_code == 200
@@ -117,14 +138,18 @@ def test_clusters_page_ranks_unmatched_queries_with_their_phrasings_and_sessions
     _, client = dashboard
     page = client.get("/ui/clusters").text
     clusters = re.findall(r'<article class="cluster" data-sessions="(\d+)" data-query="([^"]*)">(.*?)</article>', page)
-    assert [(n, q) for n, q, _ in clusters] == [("4", "What&#x27;s the weather in New York?"),
-                                                ("2", "Tell me a joke")]
+    assert [(n, q) for n, q, _ in clusters] == [("4", "What&#x27;s the weather in New York?"), ("2", "Tell me a joke")]
     body = clusters[0][2]
     assert re.findall(r"<li><q>([^<]*)</q> <span class=\"muted\">×(\d+)</span>", body) == [
-        ("What&#x27;s the weather in New York?", "3"), ("what&#x27;s the weather in new york", "1")]
+        ("What&#x27;s the weather in New York?", "3"),
+        ("what&#x27;s the weather in new york", "1"),
+    ]
     examples = set(re.findall(r'<a href="/ui/sessions/([^"]+)"', body))
     assert examples == {"other-0", "other-1", "other-2", "other-3"}
-    assert f"{len(UNMATCHED)} unmatched session(s), {len(UNMATCHED)} with a query; 6 of them in 2 cluster(s) of at least 2" in page
+    assert (
+        f"{len(UNMATCHED)} unmatched session(s), {len(UNMATCHED)} with a query; 6 of them in 2 cluster(s) of at least 2"
+        in page
+    )
     assert "otel-eval golden suggest --min-sessions 2" in page
     lone = client.get("/ui/clusters", params={"min": "1"}).text
     assert re.findall(r'data-sessions="(\d+)"', lone) == ["4", "2", "1"]
@@ -141,8 +166,11 @@ def test_a_label_from_the_session_page_is_stored_and_shown(dashboard):
         form = form_of(page.text)
         assert form["session"] == "bad-1" and len(form["csrf"]) == 64
         assert "Agree: FAIL is right" in page.text and "Disagree: it should be PASS" in page.text
-        answer = client.post("/ui/label", headers=BEARER, data={**form, "label": "disagree", "by": "grace",
-                                                                 "note": "Tokyo's forecast is <b>fine</b>"})
+        answer = client.post(
+            "/ui/label",
+            headers=BEARER,
+            data={**form, "label": "disagree", "by": "grace", "note": "Tokyo's forecast is <b>fine</b>"},
+        )
         assert answer.status_code == 303 and answer.headers["location"] == "/ui/sessions/bad-1#labels"
         shown = client.get("/ui/sessions/bad-1", headers=BEARER).text
     assert ("bad-1", "disagree", "Tokyo's forecast is <b>fine</b>", "grace", "dashboard") in labels_in(collector)
@@ -190,8 +218,9 @@ def test_a_cross_site_post_is_refused(dashboard):
         form = {**form_of(client.get("/ui/sessions/ok-1", headers=BEARER).text), "label": "disagree"}
         # A page on another site posting the form (even with the token and the cookie, which a
         # browser would not send cross-site: SameSite=Strict) is refused by its Origin ...
-        evil = client.post("/ui/label", data=form, headers={**BEARER, "Origin": "http://evil.example",
-                                                            "Sec-Fetch-Site": "same-origin"})
+        evil = client.post(
+            "/ui/label", data=form, headers={**BEARER, "Origin": "http://evil.example", "Sec-Fetch-Site": "same-origin"}
+        )
         assert evil.status_code == 403 and "Origin &#x27;http://evil.example&#x27; is not this dashboard" in evil.text
         # ... by the browser's own word that it is cross-site ...
         site = client.post("/ui/label", data=form, headers={**BEARER, "Sec-Fetch-Site": "cross-site"})
@@ -222,8 +251,9 @@ def test_get_never_writes_and_bad_labels_are_refused(dashboard):
     with browser(collector) as b:
         form = form_of(b.get("/ui/sessions/ok-1", headers=BEARER).text)
         assert b.post("/ui/label", data={**form, "label": "maybe"}, headers=BEARER).status_code == 400
-        assert b.post("/ui/label", data={**form, "label": "agree", "session": "nobody"}, headers=BEARER
-                      ).status_code == 404
+        assert (
+            b.post("/ui/label", data={**form, "label": "agree", "session": "nobody"}, headers=BEARER).status_code == 404
+        )
         long_note = b.post("/ui/label", data={**form, "label": "agree", "note": "x" * 4001}, headers=BEARER)
         assert long_note.status_code == 400 and "at most 4000" in long_note.text
     assert labels_in(collector) == before
@@ -232,17 +262,26 @@ def test_get_never_writes_and_bad_labels_are_refused(dashboard):
 def test_user_feedback_shows_on_the_session_page_and_per_verdict(dashboard):
     collector, client = dashboard
     provider, logger = feedback_logger(collector.http_port, headers=BEARER)  # the receiver wants the token too
-    logger.emit(event_name="gen_ai.evaluation.result", attributes={
-        "gen_ai.evaluation.name": "user_rating", "gen_ai.evaluation.score.label": "thumbs_down",
-        "session.id": "bad-1", "gen_ai.evaluation.explanation": "wrong city"})
+    logger.emit(
+        event_name="gen_ai.evaluation.result",
+        attributes={
+            "gen_ai.evaluation.name": "user_rating",
+            "gen_ai.evaluation.score.label": "thumbs_down",
+            "session.id": "bad-1",
+            "gen_ai.evaluation.explanation": "wrong city",
+        },
+    )
     provider.shutdown()
     page = client.get("/ui/sessions/bad-1").text
     row = re.search(r'<table class="feedback">.*?</table>', page).group(0)
     assert "user_rating" in row and "<b>thumbs_down</b>" in row and "wrong city" in row
     assert client.get(f"/ui/api/sessions/{quote('bad-1')}").json()["feedback"][0]["value"] == "thumbs_down"
     counts = re.search(r'<table class="feedback-counts">.*?</table>', client.get("/ui/labels").text).group(0)
-    assert re.search(r'<tr data-outcome="failed"><td>failed</td><td>user_rating</td><td>thumbs_down</td>'
-                     r'<td class="num">1</td></tr>', counts)
+    assert re.search(
+        r'<tr data-outcome="failed"><td>failed</td><td>user_rating</td><td>thumbs_down</td>'
+        r'<td class="num">1</td></tr>',
+        counts,
+    )
 
 
 def _answers(url: str) -> bool:
@@ -266,8 +305,12 @@ def test_the_standalone_dashboard_refuses_a_rebound_host_and_takes_a_token_less_
     with sqlite3.connect(collector.config.db) as source, sqlite3.connect(db) as copy:
         source.backup(copy)
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "otel_eval.cli", "ui", "--db", str(db), "--listen",
-                               f"127.0.0.1:{port}"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "otel_eval.cli", "ui", "--db", str(db), "--listen", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
         base = f"http://127.0.0.1:{port}"
         wait_until(lambda: _answers(f"{base}/ui/static/ui.css"), timeout=20, what="otel-eval ui to start")
@@ -275,13 +318,21 @@ def test_the_standalone_dashboard_refuses_a_rebound_host_and_takes_a_token_less_
         assert rebound.status_code == 403 and "DNS rebinding" in rebound.text
         with httpx.Client(base_url=base, timeout=20) as client:
             form = form_of(client.get("/ui/sessions/ok-1").text)
-            assert client.post("/ui/label", data={**form, "label": "agree"},
-                               headers={"Origin": "http://localhost:1"}).status_code == 403
-            assert client.post("/ui/label", data={**form, "label": "agree"},
-                               headers={"Origin": base}).status_code == 303
+            assert (
+                client.post(
+                    "/ui/label", data={**form, "label": "agree"}, headers={"Origin": "http://localhost:1"}
+                ).status_code
+                == 403
+            )
+            assert (
+                client.post("/ui/label", data={**form, "label": "agree"}, headers={"Origin": base}).status_code == 303
+            )
         conn = sqlite3.connect(db)
         assert conn.execute("SELECT session_id, label, source FROM labels ORDER BY id DESC LIMIT 1").fetchone() == (
-            "ok-1", "agree", "dashboard")
+            "ok-1",
+            "agree",
+            "dashboard",
+        )
         conn.close()
     finally:
         server.terminate()

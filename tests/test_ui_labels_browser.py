@@ -22,9 +22,17 @@ def test_label_form_and_narrow_pages_in_a_real_browser(tmp_path):
     from collector.app import Collector
     from collector.config import CollectorConfig, Endpoint
 
-    collector = Collector(CollectorConfig(
-        db=str(tmp_path / "eval.db"), golden=GOLDEN, grpc=None, http=Endpoint("127.0.0.1", 0),
-        trace_quiet=0.2, session_idle=0.3, ui=True)).start()
+    collector = Collector(
+        CollectorConfig(
+            db=str(tmp_path / "eval.db"),
+            golden=GOLDEN,
+            grpc=None,
+            http=Endpoint("127.0.0.1", 0),
+            trace_quiet=0.2,
+            session_idle=0.3,
+            ui=True,
+        )
+    ).start()
     base = f"http://127.0.0.1:{collector.http_port}"
     long_id = "checkout-assistant-session-2027-01-15-eu-west-1-0000000042"
     try:
@@ -32,8 +40,9 @@ def test_label_form_and_narrow_pages_in_a_real_browser(tmp_path):
         run_session(provider, "browser-fail", [TOKYO], version="2.0.0", mark_end=True)
         run_session(provider, long_id, [TOKYO], version="1.0.0", mark_end=True)
         for i in range(3):
-            run_session(provider, f"joke-{i}", ["Tell me a joke about a very long distributed tracing pipeline"],
-                        mark_end=True)
+            run_session(
+                provider, f"joke-{i}", ["Tell me a joke about a very long distributed tracing pipeline"], mark_end=True
+            )
         provider.shutdown()
         with httpx.Client(base_url=base, timeout=10) as client:
             wait_for_scored(client, 5)
@@ -59,8 +68,10 @@ def test_label_form_and_narrow_pages_in_a_real_browser(tmp_path):
                 # A page of another site, open in the same browser (so the dashboard's cookies are
                 # there), posting the same form with a token it read somehow: refused.
                 csrf = page.locator("form.label-form input[name=csrf]").get_attribute("value")
-                evil_html = (f'<form method="post" action="{base}/ui/label"><input name="session" value="browser-fail">'
-                             f'<input name="csrf" value="{csrf}"><input name="label" value="agree"></form>')
+                evil_html = (
+                    f'<form method="post" action="{base}/ui/label"><input name="session" value="browser-fail">'
+                    f'<input name="csrf" value="{csrf}"><input name="label" value="agree"></form>'
+                )
                 other = context.new_page()
                 other.route("http://evil.test/", lambda route: route.fulfill(body=evil_html, content_type="text/html"))
                 other.goto("http://evil.test/")
@@ -71,8 +82,15 @@ def test_label_form_and_narrow_pages_in_a_real_browser(tmp_path):
 
                 # A phone's width: the header wraps, tables scroll in their box, the page does not.
                 page.set_viewport_size({"width": 375, "height": 800})
-                for path in ("/ui/", "/ui/coverage", "/ui/clusters?min=1", "/ui/labels", "/ui/release",
-                             "/ui/sessions/browser-fail", f"/ui/sessions/{long_id}"):
+                for path in (
+                    "/ui/",
+                    "/ui/coverage",
+                    "/ui/clusters?min=1",
+                    "/ui/labels",
+                    "/ui/release",
+                    "/ui/sessions/browser-fail",
+                    f"/ui/sessions/{long_id}",
+                ):
                     page.goto(f"{base}{path}")
                     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
                     assert overflow <= 0, f"{path} scrolls sideways by {overflow}px at 375px"
@@ -84,5 +102,6 @@ def test_label_form_and_narrow_pages_in_a_real_browser(tmp_path):
         collector.stop(grace=1.0)
     conn = sqlite3.connect(tmp_path / "eval.db")
     assert conn.execute("SELECT session_id, label, note, who, source FROM labels").fetchall() == [
-        ("browser-fail", "disagree", "the agent was right to ask for the forecast", "heidi", "dashboard")]
+        ("browser-fail", "disagree", "the agent was right to ask for the forecast", "heidi", "dashboard")
+    ]
     conn.close()

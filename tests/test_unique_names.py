@@ -23,29 +23,47 @@ PACKAGES = ("otel_eval", "collector")
 TYPE_ALIAS = re.compile(r"[A-Z][a-z0-9]\w*")
 
 #: Module protocols: the package whose modules implement it, and its members.
-PROTOCOLS = {"otel_eval/conventions/": {name for name in vars(Convention) if not name.startswith("_")}
-             | set(Convention.__annotations__)}
+PROTOCOLS = {
+    "otel_eval/conventions/": {name for name in vars(Convention) if not name.startswith("_")}
+    | set(Convention.__annotations__)
+}
 ENTRY_POINT = "main"
 
 #: Repeats left for now, with why: {name: (its modules, why it waits)}.
 WAITING = {
-    "score_session": ({"otel_eval/pipeline.py", "otel_eval/scoring.py"},
-                      "renaming either reaches scoring.py or engine/workers.py, both being edited by other work"),
-    "Invocation": ({"otel_eval/models/evalset.py", "otel_eval/judging/adk/invocation.py"},
-                   "the EvalSet seed's name; judging/ (ADK's own model) is being edited by other work"),
-    "Rubric": ({"otel_eval/models/evalset.py", "otel_eval/judging/adk/invocation.py"},
-               "the EvalSet seed's name; judging/ (ADK's own model) is being edited by other work"),
-    "evaluate": ({"otel_eval/offline.py", "otel_eval/judging/adk/final_response_match_v2.py"},
-                 "otel_eval.evaluate is the public API; judging/ is being edited by other work"),
-    "majority": ({"otel_eval/judging/adk/final_response_match_v2.py", "otel_eval/judging/adk/rubrics.py"},
-                 "judging/ is being edited by other work"),
-    "prompt": ({"otel_eval/judging/adk/final_response_match_v2.py",
-                "otel_eval/judging/adk/rubric_based_final_response_quality_v1.py",
-                "otel_eval/judging/adk/rubric_based_multi_turn_trajectory_quality_v1.py",
-                "otel_eval/judging/adk/rubric_based_tool_use_quality_v1.py"},
-               "each ADK judge metric's prompt: judging/ is being edited by other work"),
-    "Skip": ({"otel_eval/criteria/base.py", "otel_eval/engine/workers.py"},
-             "criteria/ and engine/workers.py are being edited by other work"),
+    "score_session": (
+        {"otel_eval/pipeline.py", "otel_eval/scoring.py"},
+        "renaming either reaches scoring.py or engine/workers.py, both being edited by other work",
+    ),
+    "Invocation": (
+        {"otel_eval/models/evalset.py", "otel_eval/judging/adk/invocation.py"},
+        "the EvalSet seed's name; judging/ (ADK's own model) is being edited by other work",
+    ),
+    "Rubric": (
+        {"otel_eval/models/evalset.py", "otel_eval/judging/adk/invocation.py"},
+        "the EvalSet seed's name; judging/ (ADK's own model) is being edited by other work",
+    ),
+    "evaluate": (
+        {"otel_eval/offline.py", "otel_eval/judging/adk/final_response_match_v2.py"},
+        "otel_eval.evaluate is the public API; judging/ is being edited by other work",
+    ),
+    "majority": (
+        {"otel_eval/judging/adk/final_response_match_v2.py", "otel_eval/judging/adk/rubrics.py"},
+        "judging/ is being edited by other work",
+    ),
+    "prompt": (
+        {
+            "otel_eval/judging/adk/final_response_match_v2.py",
+            "otel_eval/judging/adk/rubric_based_final_response_quality_v1.py",
+            "otel_eval/judging/adk/rubric_based_multi_turn_trajectory_quality_v1.py",
+            "otel_eval/judging/adk/rubric_based_tool_use_quality_v1.py",
+        },
+        "each ADK judge metric's prompt: judging/ is being edited by other work",
+    ),
+    "Skip": (
+        {"otel_eval/criteria/base.py", "otel_eval/engine/workers.py"},
+        "criteria/ and engine/workers.py are being edited by other work",
+    ),
 }
 
 
@@ -57,8 +75,11 @@ def public_names(path: Path) -> set[str]:
             names.add(node.name)
         elif isinstance(node, ast.Assign):
             names.update(t.id for t in node.targets if isinstance(t, ast.Name) and TYPE_ALIAS.fullmatch(t.id))
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
-                and TYPE_ALIAS.fullmatch(node.target.id):
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and TYPE_ALIAS.fullmatch(node.target.id)
+        ):
             names.add(node.target.id)
     return {name for name in names if not name.startswith("_")}
 
@@ -76,27 +97,35 @@ def definitions() -> dict[str, set[str]]:
 def allowed(name: str, modules: set[str]) -> bool:
     if name == ENTRY_POINT:
         return True
-    return any(name in members and all(m.startswith(package) for m in modules)
-               for package, members in PROTOCOLS.items())
+    return any(
+        name in members and all(m.startswith(package) for m in modules) for package, members in PROTOCOLS.items()
+    )
 
 
 def test_no_public_name_is_defined_twice():
-    repeated = {name: sorted(modules) for name, modules in definitions().items()
-                if len(modules) > 1 and not allowed(name, modules) and name not in WAITING}
+    repeated = {
+        name: sorted(modules)
+        for name, modules in definitions().items()
+        if len(modules) > 1 and not allowed(name, modules) and name not in WAITING
+    }
     assert repeated == {}, "defined in more than one module (rename one by its role): " + "; ".join(
-        f"{name} in {', '.join(modules)}" for name, modules in sorted(repeated.items()))
+        f"{name} in {', '.join(modules)}" for name, modules in sorted(repeated.items())
+    )
 
 
 def test_the_names_left_waiting_are_still_the_ones_listed():
     where = definitions()
-    stale = {name: sorted(where.get(name, set())) for name, (modules, _) in WAITING.items() if where.get(name) != modules}
+    stale = {
+        name: sorted(where.get(name, set())) for name, (modules, _) in WAITING.items() if where.get(name) != modules
+    }
     assert stale == {}, f"WAITING is out of date (renamed? take the entry out): {stale}"
 
 
 def test_the_check_sees_a_repeat_and_the_protocol_it_allows(tmp_path):
     module = tmp_path / "m.py"
-    module.write_text("class Health:\n    def ok(self): ...\n\ndef _private(): ...\n\nSpanRow = tuple[str, int]\n"
-                      "LIMIT = 3\n")
+    module.write_text(
+        "class Health:\n    def ok(self): ...\n\ndef _private(): ...\n\nSpanRow = tuple[str, int]\nLIMIT = 3\n"
+    )
     assert public_names(module) == {"Health", "SpanRow"}
     assert {"detect", "read", "quick_span_type"} <= PROTOCOLS["otel_eval/conventions/"]
     assert allowed("detect", {"otel_eval/conventions/genai.py", "otel_eval/conventions/noveum.py"})

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.resources import Resource
@@ -22,8 +22,16 @@ from otel_eval.spans import from_sdk_span
 from otel_eval.trajectory import Trajectory, build_trajectory
 
 SYSTEM = "You are a helpful weather assistant."
-TOOL_DEFS = [json.dumps({"type": "function", "name": "get_weather", "description": "Current weather.",
-                         "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}})]
+TOOL_DEFS = [
+    json.dumps(
+        {
+            "type": "function",
+            "name": "get_weather",
+            "description": "Current weather.",
+            "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
+        }
+    )
+]
 CAPTURES = Path(__file__).parent / "data" / "captures"
 
 
@@ -44,9 +52,14 @@ class Recorder:
 
 
 def base(metadata: dict[str, str], function_id: str = "weather-agent") -> dict[str, Any]:
-    return {"operation.name": f"x {function_id}", "resource.name": function_id, "ai.telemetry.functionId": function_id,
-            "ai.model.provider": "openai.chat", "ai.model.id": "gpt-4o-mini",
-            **{f"ai.telemetry.metadata.{k}": v for k, v in metadata.items()}}
+    return {
+        "operation.name": f"x {function_id}",
+        "resource.name": function_id,
+        "ai.telemetry.functionId": function_id,
+        "ai.model.provider": "openai.chat",
+        "ai.model.id": "gpt-4o-mini",
+        **{f"ai.telemetry.metadata.{k}": v for k, v in metadata.items()},
+    }
 
 
 def v6_turn(rec: Recorder, history: list[dict[str, Any]], question: str, metadata: dict[str, str]) -> None:
@@ -54,48 +67,89 @@ def v6_turn(rec: Recorder, history: list[dict[str, Any]], question: str, metadat
     answer. ``history`` is the conversation before this turn, in the SDK's ModelMessage form."""
     common = base(metadata)
     prompt = {"system": SYSTEM, "messages": [*history, {"role": "user", "content": question}]}
-    sent = [{"role": "system", "content": SYSTEM}, *history,
-            {"role": "user", "content": [{"type": "text", "text": question}]}]
+    sent = [
+        {"role": "system", "content": SYSTEM},
+        *history,
+        {"role": "user", "content": [{"type": "text", "text": question}]},
+    ]
     calls = [("call_1", {"city": "Paris"}), ("call_2", {"city": "Atlantis"})]
     with rec.span("ai.generateText", **common, **{"ai.prompt": json.dumps(prompt)}) as run:
-        with rec.span("ai.generateText.doGenerate", **common, **{
-            "ai.prompt.messages": json.dumps(sent), "ai.prompt.tools": TOOL_DEFS,
-            "gen_ai.system": "openai.chat", "gen_ai.request.model": "gpt-4o-mini",
-            "ai.response.finishReason": "tool-calls",
-            "ai.response.toolCalls": json.dumps([{"toolCallId": cid, "toolName": "get_weather",
-                                                  "input": json.dumps(args)} for cid, args in calls]),
-            "ai.usage.inputTokens": 40, "ai.usage.outputTokens": 9,
-            "gen_ai.usage.input_tokens": 40, "gen_ai.usage.output_tokens": 9,
-        }):
+        with rec.span(
+            "ai.generateText.doGenerate",
+            **common,
+            **{
+                "ai.prompt.messages": json.dumps(sent),
+                "ai.prompt.tools": TOOL_DEFS,
+                "gen_ai.system": "openai.chat",
+                "gen_ai.request.model": "gpt-4o-mini",
+                "ai.response.finishReason": "tool-calls",
+                "ai.response.toolCalls": json.dumps(
+                    [{"toolCallId": cid, "toolName": "get_weather", "input": json.dumps(args)} for cid, args in calls]
+                ),
+                "ai.usage.inputTokens": 40,
+                "ai.usage.outputTokens": 9,
+                "gen_ai.usage.input_tokens": 40,
+                "gen_ai.usage.output_tokens": 9,
+            },
+        ):
             pass
         for cid, args in calls:
-            with rec.span("ai.toolCall", **common, **{"ai.toolCall.name": "get_weather", "ai.toolCall.id": cid,
-                                                     "ai.toolCall.args": json.dumps(args)}) as tool:
+            with rec.span(
+                "ai.toolCall",
+                **common,
+                **{"ai.toolCall.name": "get_weather", "ai.toolCall.id": cid, "ai.toolCall.args": json.dumps(args)},
+            ) as tool:
                 if args["city"] == "Atlantis":
                     error = ValueError("Unknown city: Atlantis")
                     tool.record_exception(error)
                     tool.set_status(Status(StatusCode.ERROR, str(error)))
                 else:
                     tool.set_attribute("ai.toolCall.result", json.dumps("It is 18°C and cloudy in Paris."))
-        results = [{"role": "assistant", "content": [{"type": "tool-call", "toolCallId": cid, "toolName": "get_weather",
-                                                      "input": args} for cid, args in calls]},
-                   {"role": "tool", "content": [
-                       {"type": "tool-result", "toolCallId": "call_1", "toolName": "get_weather",
-                        "output": {"type": "text", "value": "It is 18°C and cloudy in Paris."}},
-                       {"type": "tool-result", "toolCallId": "call_2", "toolName": "get_weather",
-                        "output": {"type": "error-text", "value": "Unknown city: Atlantis"}}]}]
-        with rec.span("ai.generateText.doGenerate", **common, **{
-            "ai.prompt.messages": json.dumps([*sent, *results]), "ai.prompt.tools": TOOL_DEFS,
-            "gen_ai.request.model": "gpt-4o-mini", "ai.response.finishReason": "stop",
-            "ai.response.text": "Paris is 18°C and cloudy; I know no Atlantis.",
-            "ai.usage.inputTokens": 80, "ai.usage.outputTokens": 12,
-        }):
+        results = [
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool-call", "toolCallId": cid, "toolName": "get_weather", "input": args}
+                    for cid, args in calls
+                ],
+            },
+            {
+                "role": "tool",
+                "content": [
+                    {
+                        "type": "tool-result",
+                        "toolCallId": "call_1",
+                        "toolName": "get_weather",
+                        "output": {"type": "text", "value": "It is 18°C and cloudy in Paris."},
+                    },
+                    {
+                        "type": "tool-result",
+                        "toolCallId": "call_2",
+                        "toolName": "get_weather",
+                        "output": {"type": "error-text", "value": "Unknown city: Atlantis"},
+                    },
+                ],
+            },
+        ]
+        with rec.span(
+            "ai.generateText.doGenerate",
+            **common,
+            **{
+                "ai.prompt.messages": json.dumps([*sent, *results]),
+                "ai.prompt.tools": TOOL_DEFS,
+                "gen_ai.request.model": "gpt-4o-mini",
+                "ai.response.finishReason": "stop",
+                "ai.response.text": "Paris is 18°C and cloudy; I know no Atlantis.",
+                "ai.usage.inputTokens": 80,
+                "ai.usage.outputTokens": 12,
+            },
+        ):
             pass
         run.set_attribute("ai.response.text", "Paris is 18°C and cloudy; I know no Atlantis.")
         run.set_attribute("ai.usage.inputTokens", 120)
 
 
-def trajectory_of(spans, session: Optional[str] = None) -> Trajectory:
+def trajectory_of(spans, session: str | None = None) -> Trajectory:
     mapped = map_spans(spans)
     if session is not None:
         mapped = [m for m in mapped if m.session_id == session]
@@ -104,6 +158,7 @@ def trajectory_of(spans, session: Optional[str] = None) -> Trajectory:
 
 # --- detection and span types ----------------------------------------------------------------------
 
+
 def test_the_dialect_is_tried_before_genai_so_its_own_keys_win():
     assert DETECTION_ORDER.index("vercel_ai") < DETECTION_ORDER.index("genai")
     rec = Recorder()
@@ -111,15 +166,29 @@ def test_the_dialect_is_tried_before_genai_so_its_own_keys_win():
     readings = {s.span_id: read_span(s) for s in rec.spans()}
     assert {r.convention for r in readings.values()} == {"vercel_ai"}
     kinds = sorted((s.name, readings[s.span_id].span_type) for s in rec.spans())
-    assert kinds == [("ai.generateText", "agent"), ("ai.generateText.doGenerate", "llm"),
-                     ("ai.generateText.doGenerate", "llm"), ("ai.toolCall", "tool"), ("ai.toolCall", "tool")]
+    assert kinds == [
+        ("ai.generateText", "agent"),
+        ("ai.generateText.doGenerate", "llm"),
+        ("ai.generateText.doGenerate", "llm"),
+        ("ai.toolCall", "tool"),
+        ("ai.toolCall", "tool"),
+    ]
 
 
-@pytest.mark.parametrize("operation, kind", [
-    ("ai.streamText", "agent"), ("ai.generateObject", "agent"), ("ai.streamObject", "agent"),
-    ("ai.streamText.doStream", "llm"), ("ai.streamObject.doStream", "llm"), ("ai.embed.doEmbed", "llm"),
-    ("ai.embed", "chain"), ("ai.embedMany", "chain"), ("ai.toolCall", "tool"),
-])
+@pytest.mark.parametrize(
+    "operation, kind",
+    [
+        ("ai.streamText", "agent"),
+        ("ai.generateObject", "agent"),
+        ("ai.streamObject", "agent"),
+        ("ai.streamText.doStream", "llm"),
+        ("ai.streamObject.doStream", "llm"),
+        ("ai.embed.doEmbed", "llm"),
+        ("ai.embed", "chain"),
+        ("ai.embedMany", "chain"),
+        ("ai.toolCall", "tool"),
+    ],
+)
 def test_each_operation_is_typed_by_what_it_does(operation, kind):
     rec = Recorder()
     with rec.span(operation, **base({})):
@@ -131,6 +200,7 @@ def test_each_operation_is_typed_by_what_it_does(operation, kind):
 
 # --- one turn ----------------------------------------------------------------------------------------
 
+
 def test_a_turn_reads_with_its_session_user_query_calls_errors_and_answer():
     rec = Recorder()
     v6_turn(rec, [], "What's the weather in Paris and Atlantis?", {"sessionId": "chat-1", "userId": "u-7"})
@@ -140,7 +210,9 @@ def test_a_turn_reads_with_its_session_user_query_calls_errors_and_answer():
     assert turn.user_input == "What's the weather in Paris and Atlantis?"
     assert turn.final_response == "Paris is 18°C and cloudy; I know no Atlantis."
     assert [(c.name, c.args, c.call_id) for c in turn.calls] == [
-        ("get_weather", {"city": "Paris"}, "call_1"), ("get_weather", {"city": "Atlantis"}, "call_2")]
+        ("get_weather", {"city": "Paris"}, "call_1"),
+        ("get_weather", {"city": "Atlantis"}, "call_2"),
+    ]
     paris, atlantis = turn.calls
     assert paris.result == "It is 18°C and cloudy in Paris." and paris.succeeded
     assert "Unknown city: Atlantis" in atlantis.error
@@ -167,8 +239,10 @@ def test_model_calls_show_the_prompt_system_tools_and_model():
 
 def test_a_second_turn_is_asked_the_new_question_not_the_first_one():
     rec = Recorder()
-    history = [{"role": "user", "content": "Hi"},
-               {"role": "assistant", "content": [{"type": "text", "text": "Hello! How can I help?"}]}]
+    history = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Hello! How can I help?"}]},
+    ]
     v6_turn(rec, history, "And the weather in Paris?", {"session_id": "chat-2"})
     (turn,) = trajectory_of(rec.spans(), "chat-2").turns
     assert turn.user_input == "And the weather in Paris?"
@@ -176,33 +250,83 @@ def test_a_second_turn_is_asked_the_new_question_not_the_first_one():
 
 # --- other releases -----------------------------------------------------------------------------------
 
+
 def test_ai_sdk_4_names_args_result_and_prompt_tokens():
     """AI SDK 4: ``args`` / ``result`` in parts and in ai.toolCall.*, usage in promptTokens, and a
     plain ``prompt`` string in ai.prompt."""
     rec = Recorder()
     common = base({"sessionId": "v4"})
     with rec.span("ai.generateText", **common, **{"ai.prompt": json.dumps({"prompt": "Weather in Rome?"})}) as run:
-        with rec.span("ai.generateText.doGenerate", **common, **{
-            "ai.prompt.format": "prompt",
-            "ai.prompt.messages": json.dumps([{"role": "user", "content": [{"type": "text", "text": "Weather in Rome?"}]}]),
-            "ai.response.toolCalls": json.dumps([{"toolCallType": "function", "toolCallId": "c1",
-                                                  "toolName": "get_weather", "args": "{\"city\":\"Rome\"}"}]),
-            "ai.usage.promptTokens": 11, "ai.usage.completionTokens": 3,
-        }):
+        with rec.span(
+            "ai.generateText.doGenerate",
+            **common,
+            **{
+                "ai.prompt.format": "prompt",
+                "ai.prompt.messages": json.dumps(
+                    [{"role": "user", "content": [{"type": "text", "text": "Weather in Rome?"}]}]
+                ),
+                "ai.response.toolCalls": json.dumps(
+                    [
+                        {
+                            "toolCallType": "function",
+                            "toolCallId": "c1",
+                            "toolName": "get_weather",
+                            "args": "{\"city\":\"Rome\"}",
+                        }
+                    ]
+                ),
+                "ai.usage.promptTokens": 11,
+                "ai.usage.completionTokens": 3,
+            },
+        ):
             pass
-        with rec.span("ai.toolCall", **common, **{"ai.toolCall.name": "get_weather", "ai.toolCall.id": "c1",
-                                                 "ai.toolCall.args": "{\"city\":\"Rome\"}",
-                                                 "ai.toolCall.result": json.dumps({"temp_c": 25})}):
+        with rec.span(
+            "ai.toolCall",
+            **common,
+            **{
+                "ai.toolCall.name": "get_weather",
+                "ai.toolCall.id": "c1",
+                "ai.toolCall.args": "{\"city\":\"Rome\"}",
+                "ai.toolCall.result": json.dumps({"temp_c": 25}),
+            },
+        ):
             pass
-        with rec.span("ai.generateText.doGenerate", **common, **{
-            "ai.prompt.messages": json.dumps([
-                {"role": "user", "content": [{"type": "text", "text": "Weather in Rome?"}]},
-                {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "c1", "toolName": "get_weather",
-                                                   "args": {"city": "Rome"}}]},
-                {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "c1", "toolName": "get_weather",
-                                              "result": {"temp_c": 25}}]}]),
-            "ai.response.text": "25°C in Rome.", "ai.usage.promptTokens": 20, "ai.usage.completionTokens": 5,
-        }):
+        with rec.span(
+            "ai.generateText.doGenerate",
+            **common,
+            **{
+                "ai.prompt.messages": json.dumps(
+                    [
+                        {"role": "user", "content": [{"type": "text", "text": "Weather in Rome?"}]},
+                        {
+                            "role": "assistant",
+                            "content": [
+                                {
+                                    "type": "tool-call",
+                                    "toolCallId": "c1",
+                                    "toolName": "get_weather",
+                                    "args": {"city": "Rome"},
+                                }
+                            ],
+                        },
+                        {
+                            "role": "tool",
+                            "content": [
+                                {
+                                    "type": "tool-result",
+                                    "toolCallId": "c1",
+                                    "toolName": "get_weather",
+                                    "result": {"temp_c": 25},
+                                }
+                            ],
+                        },
+                    ]
+                ),
+                "ai.response.text": "25°C in Rome.",
+                "ai.usage.promptTokens": 20,
+                "ai.usage.completionTokens": 5,
+            },
+        ):
             pass
         run.set_attribute("ai.response.text", "25°C in Rome.")
     (turn,) = trajectory_of(rec.spans(), "v4").turns
@@ -217,15 +341,35 @@ def test_ai_sdk_7_legacy_names_input_output_and_the_call_context():
     ai.prompt, and the session and user in the call's context (``ai.settings.context.*``)."""
     rec = Recorder()
     common = {**base({}), "ai.settings.context.sessionId": "v7-chat", "ai.settings.context.userId": "u-9"}
-    with rec.span("ai.streamText", **common, **{"ai.prompt": json.dumps({
-            "instructions": SYSTEM, "messages": [{"role": "user", "content": [{"type": "text", "text": "Oslo?"}]}]})}) as run:
-        with rec.span("ai.streamText.doStream", **common, **{
-            "ai.response.toolCalls": json.dumps([{"type": "tool-call", "toolCallId": "t1", "toolName": "get_weather",
-                                                  "input": {"city": "Oslo"}}])}):
+    with rec.span(
+        "ai.streamText",
+        **common,
+        **{
+            "ai.prompt": json.dumps(
+                {"instructions": SYSTEM, "messages": [{"role": "user", "content": [{"type": "text", "text": "Oslo?"}]}]}
+            )
+        },
+    ) as run:
+        with rec.span(
+            "ai.streamText.doStream",
+            **common,
+            **{
+                "ai.response.toolCalls": json.dumps(
+                    [{"type": "tool-call", "toolCallId": "t1", "toolName": "get_weather", "input": {"city": "Oslo"}}]
+                )
+            },
+        ):
             pass
-        with rec.span("ai.toolCall", **common, **{"ai.toolCall.name": "get_weather", "ai.toolCall.id": "t1",
-                                                 "ai.toolCall.input": "{\"city\":\"Oslo\"}",
-                                                 "ai.toolCall.output": "\"Snowing in Oslo.\""}):
+        with rec.span(
+            "ai.toolCall",
+            **common,
+            **{
+                "ai.toolCall.name": "get_weather",
+                "ai.toolCall.id": "t1",
+                "ai.toolCall.input": "{\"city\":\"Oslo\"}",
+                "ai.toolCall.output": "\"Snowing in Oslo.\"",
+            },
+        ):
             pass
         run.set_attribute("ai.response.text", "It is snowing in Oslo.")
     trajectory = trajectory_of(rec.spans(), "v7-chat")
@@ -240,23 +384,28 @@ def test_ai_sdk_7_legacy_names_input_output_and_the_call_context():
 
 def test_a_structured_output_run_answers_with_its_object():
     rec = Recorder()
-    with rec.span("ai.generateObject", **base({"sessionId": "o"}), **{
-            "ai.prompt": json.dumps({"prompt": "Give me a city"}),
-            "ai.response.object": json.dumps({"city": "Lima"})}):
+    with rec.span(
+        "ai.generateObject",
+        **base({"sessionId": "o"}),
+        **{"ai.prompt": json.dumps({"prompt": "Give me a city"}), "ai.response.object": json.dumps({"city": "Lima"})},
+    ):
         pass
     reading = read_span(rec.spans()[0])
     assert reading.user_input == "Give me a city"
     assert json.loads(reading.response) == {"city": "Lima"}
 
 
-@pytest.mark.parametrize("attributes", [
-    {"ai.prompt": "{not json"},
-    {"ai.prompt": json.dumps({"messages": "oops", "prompt": 42})},
-    {"ai.prompt.messages": json.dumps([{"role": "user", "content": [{"type": "image", "image": "..."}, 7, None]}])},
-    {"ai.response.toolCalls": json.dumps([{"toolName": ""}, "x", {"toolName": "t", "input": "{bad"}])},
-    {"ai.prompt.tools": ["{bad", json.dumps({"name": "t", "inputSchema": "nope"})]},
-    {"ai.toolCall.args": "{bad", "ai.toolCall.result": "{bad"},
-])
+@pytest.mark.parametrize(
+    "attributes",
+    [
+        {"ai.prompt": "{not json"},
+        {"ai.prompt": json.dumps({"messages": "oops", "prompt": 42})},
+        {"ai.prompt.messages": json.dumps([{"role": "user", "content": [{"type": "image", "image": "..."}, 7, None]}])},
+        {"ai.response.toolCalls": json.dumps([{"toolName": ""}, "x", {"toolName": "t", "input": "{bad"}])},
+        {"ai.prompt.tools": ["{bad", json.dumps({"name": "t", "inputSchema": "nope"})]},
+        {"ai.toolCall.args": "{bad", "ai.toolCall.result": "{bad"},
+    ],
+)
 def test_malformed_values_leave_fields_empty_and_never_raise(attributes):
     rec = Recorder()
     for operation in ("ai.generateText", "ai.generateText.doGenerate", "ai.toolCall"):
@@ -270,10 +419,24 @@ def test_malformed_values_leave_fields_empty_and_never_raise(attributes):
 def test_what_was_not_read_is_named_and_the_rest_still_reads():
     rec = Recorder()
     with rec.span("ai.generateText", **{"ai.prompt": "{\"messages\": [", "ai.response.text": "Hi"}):
-        with rec.span("ai.generateText.doGenerate", **{"ai.prompt.messages": json.dumps([
-                {"role": "user", "content": [{"type": "image", "image": "aGk="},
-                                             {"type": "text", "text": "What is in this picture?"}]}]),
-                "ai.response.toolCalls": "[{oops", "ai.response.text": "A cat."}):
+        with rec.span(
+            "ai.generateText.doGenerate",
+            **{
+                "ai.prompt.messages": json.dumps(
+                    [
+                        {
+                            "role": "user",
+                            "content": [
+                                {"type": "image", "image": "aGk="},
+                                {"type": "text", "text": "What is in this picture?"},
+                            ],
+                        }
+                    ]
+                ),
+                "ai.response.toolCalls": "[{oops",
+                "ai.response.text": "A cat.",
+            },
+        ):
             pass
     model_call, run = (read_span(s) for s in rec.spans())
     assert run.user_input is None and run.response == "Hi"
@@ -284,11 +447,27 @@ def test_what_was_not_read_is_named_and_the_rest_still_reads():
 
 
 def test_a_failed_tool_result_in_the_history_reads_as_failed():
-    messages = vercel_ai.messages_of([{"role": "tool", "content": [
-        {"type": "tool-result", "toolCallId": "c1", "toolName": "get_weather",
-         "output": {"type": "error-text", "value": "Unknown city: Atlantis"}},
-        {"type": "tool-result", "toolCallId": "c2", "toolName": "get_weather",
-         "output": {"type": "json", "value": {"temp_c": 18}}}]}])
+    messages = vercel_ai.messages_of(
+        [
+            {
+                "role": "tool",
+                "content": [
+                    {
+                        "type": "tool-result",
+                        "toolCallId": "c1",
+                        "toolName": "get_weather",
+                        "output": {"type": "error-text", "value": "Unknown city: Atlantis"},
+                    },
+                    {
+                        "type": "tool-result",
+                        "toolCallId": "c2",
+                        "toolName": "get_weather",
+                        "output": {"type": "json", "value": {"temp_c": 18}},
+                    },
+                ],
+            }
+        ]
+    )
     (message,) = messages
     failed, ok = message.responses
     assert (failed.call_id, failed.value) == ("c1", "Unknown city: Atlantis") and failed.is_error

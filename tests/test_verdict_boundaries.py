@@ -41,9 +41,17 @@ def test_two_of_three_turns_do_not_meet_a_threshold_above_two_thirds(reference_o
     case = case_of(*FOLLOWUP)
     actual = [[{"name": c.name, "args": c.args} for c in turn.calls] for turn in trajectory.turns] + [[]]
     for threshold in [*just_above(2 / 3), 2 / 3, 0.6666]:
-        adk = reference_oracle.ask({"op": "adk_trajectory", "match_type": "EXACT", "threshold": threshold,
-                                    "invocations": [{"actual": a, "expected": [{"name": n, "args": args} for n, args in e]}
-                                                    for a, e in zip(actual, FOLLOWUP)]})
+        adk = reference_oracle.ask(
+            {
+                "op": "adk_trajectory",
+                "match_type": "EXACT",
+                "threshold": threshold,
+                "invocations": [
+                    {"actual": a, "expected": [{"name": n, "args": args} for n, args in e]}
+                    for a, e in zip(actual, FOLLOWUP)
+                ],
+            }
+        )
         ours = crit(trajectory, case, name, threshold, match_type=MatchType.EXACT)
         assert adk["score"] == ours.score == 2 / 3
         assert ours.passed is (adk["status"] == "PASSED"), threshold
@@ -53,15 +61,32 @@ def test_two_of_three_turns_do_not_meet_a_threshold_above_two_thirds(reference_o
 def test_response_match_score_decides_at_the_boundary_as_adk(reference_oracle):
     trajectory = captured("openai_otel_genai", "s1-weather")  # "It's currently 22°C and sunny in Tokyo."
     reference = "It is 22 degrees and sunny in Tokyo today."
-    case = EvalCase(eval_id="c", conversation=[Invocation(
-        invocation_id="t", user_content=MessageContent.user("What's the weather in Tokyo?"),
-        expected_final_response=MessageContent.assistant(reference))])
-    exact = reference_oracle.ask({"op": "adk_response_match", "threshold": 0.5, "invocations": [
-        {"expected": reference, "actual": trajectory.final_response}]})["score"]
+    case = EvalCase(
+        eval_id="c",
+        conversation=[
+            Invocation(
+                invocation_id="t",
+                user_content=MessageContent.user("What's the weather in Tokyo?"),
+                expected_final_response=MessageContent.assistant(reference),
+            )
+        ],
+    )
+    exact = reference_oracle.ask(
+        {
+            "op": "adk_response_match",
+            "threshold": 0.5,
+            "invocations": [{"expected": reference, "actual": trajectory.final_response}],
+        }
+    )["score"]
     assert round(exact, 6) != exact  # a score the six-place rounding moves
     for threshold in [*just_above(exact), exact]:
-        adk = reference_oracle.ask({"op": "adk_response_match", "threshold": threshold, "invocations": [
-            {"expected": reference, "actual": trajectory.final_response}]})
+        adk = reference_oracle.ask(
+            {
+                "op": "adk_response_match",
+                "threshold": threshold,
+                "invocations": [{"expected": reference, "actual": trajectory.final_response}],
+            }
+        )
         ours = crit(trajectory, case, "response_match_score", threshold)
         assert ours.score == adk["score"]
         assert ours.passed is (adk["status"] == "PASSED"), threshold
@@ -71,8 +96,16 @@ def test_a_rounded_score_never_turns_a_fail_into_a_pass():
     """rouge-score's number (not an ADK name): decided on the unrounded F, shown rounded."""
     trajectory = captured("openai_otel_genai", "s1-weather")
     reference = "It is 22 degrees and sunny in Tokyo today."
-    case = EvalCase(eval_id="c", conversation=[Invocation(
-        invocation_id="t", user_content=MessageContent.user("q"), expected_final_response=MessageContent.assistant(reference))])
+    case = EvalCase(
+        eval_id="c",
+        conversation=[
+            Invocation(
+                invocation_id="t",
+                user_content=MessageContent.user("q"),
+                expected_final_response=MessageContent.assistant(reference),
+            )
+        ],
+    )
     from otel_eval.metrics.response import rouge1
 
     f = rouge1(reference, trajectory.final_response).fmeasure

@@ -84,21 +84,53 @@ def weather_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_snapshot_of_an_engine_database_has_exact_window_aggregates(weather_db: Path):
     snap = snapshot([weather_db], window_s=3600, now=T0)
-    assert snap["totals"] == {"sessions": 5, "matched": 4, "passed": 2, "failed": 2, "not_evaluated": 0,
-                              "unmatched": 1, "unhealthy": 1, "pass_rate": 0.5, "avg_score": 0.7656}
+    assert snap["totals"] == {
+        "sessions": 5,
+        "matched": 4,
+        "passed": 2,
+        "failed": 2,
+        "not_evaluated": 0,
+        "unmatched": 1,
+        "unhealthy": 1,
+        "pass_rate": 0.5,
+        "avg_score": 0.7656,
+    }
     assert snap["cases"] == [
-        {"case_id": "weather_tokyo", "sessions": 1, "passed": 0, "not_evaluated": 0, "pass_rate": 0.0,
-         "avg_score": 0.3125},
-        {"case_id": "top_users_by_revenue", "sessions": 2, "passed": 1, "not_evaluated": 0, "pass_rate": 0.5,
-         "avg_score": 0.875},
-        {"case_id": "berlin_typo_retry", "sessions": 1, "passed": 1, "not_evaluated": 0, "pass_rate": 1.0,
-         "avg_score": 1.0},
+        {
+            "case_id": "weather_tokyo",
+            "sessions": 1,
+            "passed": 0,
+            "not_evaluated": 0,
+            "pass_rate": 0.0,
+            "avg_score": 0.3125,
+        },
+        {
+            "case_id": "top_users_by_revenue",
+            "sessions": 2,
+            "passed": 1,
+            "not_evaluated": 0,
+            "pass_rate": 0.5,
+            "avg_score": 0.875,
+        },
+        {
+            "case_id": "berlin_typo_retry",
+            "sessions": 1,
+            "passed": 1,
+            "not_evaluated": 0,
+            "pass_rate": 1.0,
+            "avg_score": 1.0,
+        },
     ]
     assert snap["versions"] == [
-        {"agent_version": "1.0.0", "sessions": 2, "passed": 2, "not_evaluated": 0, "pass_rate": 1.0,
-         "avg_score": 1.0},
-        {"agent_version": "2.0.0", "sessions": 2, "passed": 0, "not_evaluated": 0, "pass_rate": 0.0,
-         "avg_score": 0.5312},
+        {"agent_version": "1.0.0", "sessions": 2, "passed": 2, "not_evaluated": 0, "pass_rate": 1.0, "avg_score": 1.0},
+        {
+            "agent_version": "2.0.0",
+            "sessions": 2,
+            "passed": 0,
+            "not_evaluated": 0,
+            "pass_rate": 0.0,
+            "avg_score": 0.5312,
+        },
     ]
     assert [(r["session_id"], r["verdict"], r["score"], r["failing"]) for r in snap["latest"]] == [
         ("s6", "fail", 0.75, ["table_usage"]),
@@ -108,13 +140,26 @@ def test_snapshot_of_an_engine_database_has_exact_window_aggregates(weather_db: 
         ("s2", "pass", 1.0, []),
     ]
     assert snap["latest"][0]["created_at"] == "2027-01-15T07:59:00.000Z"
-    assert snap["unmatched"] == [{"session_id": "s4", "created_at": "2027-01-15T07:57:00.000Z",
-                                  "query": "Tell me a joke"}]
-    assert snap["unhealthy"] == [{"session_id": "s2", "created_at": "2027-01-15T07:55:00.000Z",
-                                  "case_id": "berlin_typo_retry", "reasons": ["1 tool error"]}]
+    assert snap["unmatched"] == [
+        {"session_id": "s4", "created_at": "2027-01-15T07:57:00.000Z", "query": "Tell me a joke"}
+    ]
+    assert snap["unhealthy"] == [
+        {
+            "session_id": "s2",
+            "created_at": "2027-01-15T07:55:00.000Z",
+            "case_id": "berlin_typo_retry",
+            "reasons": ["1 tool error"],
+        }
+    ]
     assert snap["ingest"] == {"spans": 12, "rate_window_s": 60.0, "spans_per_s": 0.2}
-    assert snap["sessions"] == {"open": 0, "ended": 0, "next_session": None, "next_due_in_s": None,
-                                "trace_quiet_s": 5.0, "session_idle_s": 60.0}
+    assert snap["sessions"] == {
+        "open": 0,
+        "ended": 0,
+        "next_session": None,
+        "next_due_in_s": None,
+        "trace_quiet_s": 5.0,
+        "session_idle_s": 60.0,
+    }
     assert snap["databases"] == [{"path": str(weather_db), "status": "ok"}]
     assert snap["generated_at"] == "2027-01-15T08:00:00.000Z"
     json.dumps(snap)  # the --json output
@@ -123,9 +168,14 @@ def test_snapshot_of_an_engine_database_has_exact_window_aggregates(weather_db: 
 def test_a_wider_window_takes_in_the_older_session_and_a_later_clock_drops_old_ones(weather_db: Path):
     wide = snapshot([weather_db], window_s=3 * 3600, now=T0)
     assert wide["totals"]["sessions"] == 6
-    assert wide["cases"][0] == {"case_id": "top_users_by_revenue", "sessions": 2, "passed": 1, "not_evaluated": 0,
-                                "pass_rate": 0.5,
-                                "avg_score": 0.875}
+    assert wide["cases"][0] == {
+        "case_id": "top_users_by_revenue",
+        "sessions": 2,
+        "passed": 1,
+        "not_evaluated": 0,
+        "pass_rate": 0.5,
+        "avg_score": 0.875,
+    }
     assert {c["case_id"]: c["pass_rate"] for c in wide["cases"]}["weather_tokyo"] == 0.5
     # 150 s later with a 5 minute window: s4 (T0-180) has slid out, s5 (T0-120) and s6 (T0-60) remain.
     later = snapshot([weather_db], window_s=300, now=T0 + 150)
@@ -139,9 +189,14 @@ def test_two_databases_are_summed(weather_db: Path, tmp_path: Path):
     set_times(other, {"x1": T0 - 10}, received_ns=int((T0 - 5) * 1e9))
     snap = snapshot([weather_db, other], window_s=3600, now=T0)
     assert snap["totals"]["sessions"] == 6
-    assert snap["cases"][0] == {"case_id": "weather_tokyo", "sessions": 2, "passed": 0, "not_evaluated": 0,
-                                "pass_rate": 0.0,
-                                "avg_score": 0.3125}
+    assert snap["cases"][0] == {
+        "case_id": "weather_tokyo",
+        "sessions": 2,
+        "passed": 0,
+        "not_evaluated": 0,
+        "pass_rate": 0.0,
+        "avg_score": 0.3125,
+    }
     assert snap["latest"][0]["session_id"] == "x1"
     assert snap["ingest"]["spans"] == 12 + 4
 
@@ -157,14 +212,18 @@ def test_refresh_reads_only_new_evaluations_and_replaces_a_rescored_session(tmp_
     assert feed.poll() == []  # nothing new: nothing read
 
     # The same session gets a late turn from the fixed agent: re-scored as revision 2.
-    record_sessions(db, [("1.0.0", "a", ["What's the weather in Tokyo?"]),
-                         ("1.0.0", "b", ["What's the weather in Berln?"])])
+    record_sessions(
+        db, [("1.0.0", "a", ["What's the weather in Tokyo?"]), ("1.0.0", "b", ["What's the weather in Berln?"])]
+    )
     second = watcher.snapshot()
     assert feed.last_id == seen + 2
     assert second["totals"]["sessions"] == 2
     assert {r["session_id"]: r["verdict"] for r in second["latest"]} == {"a": "fail", "b": "pass"}
-    revisions = sqlite3.connect(db).execute(
-        "SELECT revision, superseded FROM evaluations WHERE session_id = 'a' ORDER BY revision").fetchall()
+    revisions = (
+        sqlite3.connect(db)
+        .execute("SELECT revision, superseded FROM evaluations WHERE session_id = 'a' ORDER BY revision")
+        .fetchall()
+    )
     assert revisions == [(1, 1), (2, 0)]
     watcher.close()
 
@@ -256,8 +315,12 @@ def test_watch_once_on_a_missing_database_is_a_one_line_error_naming_it(tmp_path
     import sys
 
     missing = tmp_path / "nope.db"
-    run = subprocess.run([sys.executable, "-m", "otel_eval.cli", "watch", "--once", "--db", str(missing)],
-                         capture_output=True, text=True, cwd=ROOT)
+    run = subprocess.run(
+        [sys.executable, "-m", "otel_eval.cli", "watch", "--once", "--db", str(missing)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert run.returncode == 2
     assert run.stderr == f"otel-eval: error: {missing}: at $: database file not found\n"
     assert run.stdout == ""

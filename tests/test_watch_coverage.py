@@ -29,10 +29,15 @@ def test_the_frame_has_one_coverage_line_for_its_window(weather_db: Path):  # no
     snap = snapshot([weather_db], window_s=3600, now=T0)
     since = iso_utc(T0 - 3600)
     assert snap["coverage"] == {
-        "golden_cases": golden, "exercised": 3, "never_exercised": golden - 3, "sessions": 5, "unmatched": 1,
+        "golden_cases": golden,
+        "exercised": 3,
+        "never_exercised": golden - 3,
+        "sessions": 5,
+        "unmatched": 1,
         "unmatched_share": 0.2,
         "line": f"golden coverage since {since}: 3 of {golden} cases exercised, {golden - 3} never; "
-                "unmatched 20% (1 of 5 sessions)"}
+        "unmatched 20% (1 of 5 sessions)",
+    }
     # The same as report's coverage over the same evaluations (report reads them all with one query).
     assert snap["coverage"]["line"] == coverage_line(coverage([weather_db], since))
     console = Console(record=True, width=250)

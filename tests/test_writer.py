@@ -4,9 +4,9 @@ that fails, retried after a storage fault, held briefly for company)."""
 import sqlite3
 import time
 
+from otel_eval.engine.queue_items import Barrier, RestartWal, Stop, StoreEvaluation
 from otel_eval.engine.scheduler import SessionScheduler
 from otel_eval.engine.stats import EngineStats
-from otel_eval.engine.queue_items import Barrier, RestartWal, Stop, StoreEvaluation
 from otel_eval.engine.writer import Writer, tune_writer_connection
 from otel_eval.models.results import EvalCaseResult
 from otel_eval.pipeline import FinishedEvaluation
@@ -23,9 +23,15 @@ class Recorded:
         self.given_up: list[str] = []
 
     def writer(self, store, scheduler=None) -> Writer:
-        return Writer(store, scheduler or SessionScheduler(Timing()), EngineStats(), ended=lambda ids: None,
-                      stored=lambda finished, evaluation_id, revision: self.stored.append((finished.session_id, revision)),
-                      given_up=lambda finished: self.given_up.append(finished.session_id), released=lambda n: None)
+        return Writer(
+            store,
+            scheduler or SessionScheduler(Timing()),
+            EngineStats(),
+            ended=lambda ids: None,
+            stored=lambda finished, evaluation_id, revision: self.stored.append((finished.session_id, revision)),
+            given_up=lambda finished: self.given_up.append(finished.session_id),
+            released=lambda n: None,
+        )
 
 
 def run_until_done(writer: Writer, *items) -> None:
@@ -41,8 +47,19 @@ def run_until_done(writer: Writer, *items) -> None:
 
 
 def finished(n: int, rows=None) -> StoreEvaluation:
-    return StoreEvaluation(FinishedEvaluation(f"s{n}", EvalCaseResult(eval_id=f"case-{n}", passed=True),
-                                              rows or _scored(n), True, "exact", "1.0", (f"t{n}",), ("a",), 0.0))
+    return StoreEvaluation(
+        FinishedEvaluation(
+            f"s{n}",
+            EvalCaseResult(eval_id=f"case-{n}", passed=True),
+            rows or _scored(n),
+            True,
+            "exact",
+            "1.0",
+            (f"t{n}",),
+            ("a",),
+            0.0,
+        )
+    )
 
 
 def test_an_evaluation_sqlite_refuses_fails_alone_in_a_writer_round(tmp_path):
@@ -61,7 +78,12 @@ def test_an_evaluation_sqlite_refuses_fails_alone_in_a_writer_round(tmp_path):
     assert sorted(recorded.stored) == [(f"s{n}", 1) for n in (0, 1, 2, 3, 5)]
     assert recorded.given_up == ["s4"]
     assert store.conn.execute("SELECT session_id FROM evaluations ORDER BY session_id").fetchall() == [
-        ("s0",), ("s1",), ("s2",), ("s3",), ("s5",)]
+        ("s0",),
+        ("s1",),
+        ("s2",),
+        ("s3",),
+        ("s5",),
+    ]
     assert store.conn.execute("SELECT COUNT(*) FROM agent_data WHERE session_id = 's4'").fetchone() == (0,)
 
 
@@ -86,7 +108,8 @@ def test_evaluations_a_full_disk_refuses_are_all_stored_once_there_is_room(tmp_p
     writer.join(10)
     assert sorted(recorded.stored) == [(f"s{n}", 1) for n in range(6)] and recorded.given_up == []
     assert store.conn.execute("SELECT session_id, revision FROM evaluations ORDER BY session_id").fetchall() == [
-        (f"s{n}", 1) for n in range(6)]
+        (f"s{n}", 1) for n in range(6)
+    ]
 
 
 def _commits(store) -> list[str]:

@@ -17,13 +17,23 @@ from tests.test_writer import Recorded, finished
 SLICE = 8
 
 
-def big(n: int, spans: int, text: str = "") -> "object":
+def big(n: int, spans: int, text: str = "") -> object:
     """Session ``s{n}``'s evaluation with ``spans`` span rows and a trace row (many slices' worth)."""
     rows = _scored(n)
-    agent_rows = [(f"t{n}", f"{i:016x}", f"s{n}", "span",
-                   AgentData(agent_response=f"answer {i}{text}", system_prompt="You are careful." if i % 3 else None,
-                             tool_calls=[ToolCall(tool_name="lookup", parameters={"i": i}, call_id=f"c{i}")] if i % 2 else []))
-                  for i in range(spans)]
+    agent_rows = [
+        (
+            f"t{n}",
+            f"{i:016x}",
+            f"s{n}",
+            "span",
+            AgentData(
+                agent_response=f"answer {i}{text}",
+                system_prompt="You are careful." if i % 3 else None,
+                tool_calls=[ToolCall(tool_name="lookup", parameters={"i": i}, call_id=f"c{i}")] if i % 2 else [],
+            ),
+        )
+        for i in range(spans)
+    ]
     agent_rows.append((f"t{n}", "trace", f"s{n}", "trace", AgentData(agent_task=f"question {n}")))
     rows.agent_params = agent_data_params(agent_rows)
     return finished(n, rows)

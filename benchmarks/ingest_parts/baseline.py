@@ -43,13 +43,18 @@ class BaselineReceiver:
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS spans (trace_id TEXT, span_id TEXT, parent_span_id TEXT, name TEXT,"
             " kind INTEGER, start_ns INTEGER, end_ns INTEGER, status INTEGER, status_message TEXT,"
-            " attributes TEXT, events TEXT, resource TEXT, scope TEXT, PRIMARY KEY (trace_id, span_id))")
+            " attributes TEXT, events TEXT, resource TEXT, scope TEXT, PRIMARY KEY (trace_id, span_id))"
+        )
         self.lock = threading.Lock()
-        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers),
-                                  options=[("grpc.max_receive_message_length", 64 * 1024 * 1024)],
-                                  maximum_concurrent_rpcs=max_workers * 2)
+        self.server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=max_workers),
+            options=[("grpc.max_receive_message_length", 64 * 1024 * 1024)],
+            maximum_concurrent_rpcs=max_workers * 2,
+        )
         handler = grpc.unary_unary_rpc_method_handler(self.export)  # bytes in, bytes out
-        self.server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(TRACE_SERVICE, {"Export": handler}),))
+        self.server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler(TRACE_SERVICE, {"Export": handler}),)
+        )
         self.port = 0
 
     def start(self) -> int:
@@ -72,12 +77,27 @@ class BaselineReceiver:
             for scope_spans in resource_spans.scope_spans:
                 scope = scope_spans.scope.name
                 for span in scope_spans.spans:
-                    events = [{"name": e.name, "time_ns": e.time_unix_nano, "attributes": _python_attributes(e.attributes)}
-                              for e in span.events]
-                    rows.append((span.trace_id.hex(), span.span_id.hex(), span.parent_span_id.hex() or None, span.name,
-                                 span.kind, span.start_time_unix_nano, span.end_time_unix_nano, span.status.code,
-                                 span.status.message, json.dumps(_python_attributes(span.attributes)),
-                                 json.dumps(events), resource, scope))
+                    events = [
+                        {"name": e.name, "time_ns": e.time_unix_nano, "attributes": _python_attributes(e.attributes)}
+                        for e in span.events
+                    ]
+                    rows.append(
+                        (
+                            span.trace_id.hex(),
+                            span.span_id.hex(),
+                            span.parent_span_id.hex() or None,
+                            span.name,
+                            span.kind,
+                            span.start_time_unix_nano,
+                            span.end_time_unix_nano,
+                            span.status.code,
+                            span.status.message,
+                            json.dumps(_python_attributes(span.attributes)),
+                            json.dumps(events),
+                            resource,
+                            scope,
+                        )
+                    )
         with self.lock:
             self.conn.execute("BEGIN IMMEDIATE")
             self.conn.executemany("INSERT OR IGNORE INTO spans VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)

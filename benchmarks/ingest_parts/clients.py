@@ -7,8 +7,9 @@ import itertools
 import random
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from .sdk_spans import SpanFactory
 from .sessions import SessionSpec, pick_sessions
@@ -40,8 +41,13 @@ class LoadResult:
     failures: dict[str, int] = field(default_factory=dict)
 
 
-def run_load(make_sender: Callable[[int], tuple[Sender, Callable[[], None]]], concurrency: int, duration: float,
-             max_requests: int, rate: Optional[float] = None) -> LoadResult:
+def run_load(
+    make_sender: Callable[[int], tuple[Sender, Callable[[], None]]],
+    concurrency: int,
+    duration: float,
+    max_requests: int,
+    rate: float | None = None,
+) -> LoadResult:
     """``concurrency`` threads send until ``duration`` has passed or ``max_requests`` were sent;
     with ``rate`` (requests per second, all threads together) request n is not sent before
     ``n / rate`` seconds into the load (a paced load instead of as fast as acknowledged).
@@ -99,8 +105,9 @@ def run_load(make_sender: Callable[[int], tuple[Sender, Callable[[], None]]], co
     return result
 
 
-def raw_sender(port: int, templates: Sequence[RawTemplate],
-               random_ids: bool = False) -> Callable[[int], tuple[Sender, Callable[[], None]]]:
+def raw_sender(
+    port: int, templates: Sequence[RawTemplate], random_ids: bool = False
+) -> Callable[[int], tuple[Sender, Callable[[], None]]]:
     """A grpc channel calling TraceService/Export with pre-encoded request bytes (no client-side encode)."""
     import grpc
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
@@ -124,8 +131,9 @@ def raw_sender(port: int, templates: Sequence[RawTemplate],
     return make
 
 
-def exporter_sender(protocol: str, port: int, by_size: dict[int, list[SessionSpec]],
-                    spans_per_request: int) -> Callable[[int], tuple[Sender, Callable[[], None]]]:
+def exporter_sender(
+    protocol: str, port: int, by_size: dict[int, list[SessionSpec]], spans_per_request: int
+) -> Callable[[int], tuple[Sender, Callable[[], None]]]:
     """One real OTLPSpanExporter per thread, ``export(list_of_ReadableSpan)`` called directly."""
     from opentelemetry.sdk.trace.export import SpanExportResult
 

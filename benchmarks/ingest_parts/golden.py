@@ -4,8 +4,9 @@ company data, policy documents), each case with distinct first queries (pure, se
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 #: Every session built from a case has this many spans at most and at least (the agent root, an LLM
 #: call and a tool per tool call, the final LLM answer, per turn; a failed call and its retry add two).
@@ -13,26 +14,111 @@ MAX_SESSION_SPANS = 20
 MIN_SESSION_SPANS = 5
 
 CITIES = [
-    "Tokyo", "Paris", "London", "Berlin", "Madrid", "Rome", "Vienna", "Prague", "Warsaw", "Lisbon", "Dublin",
-    "Oslo", "Stockholm", "Helsinki", "Copenhagen", "Amsterdam", "Brussels", "Zurich", "Athens", "Istanbul",
-    "Cairo", "Nairobi", "Lagos", "Johannesburg", "Dubai", "Mumbai", "Delhi", "Bangalore", "Singapore",
-    "Bangkok", "Jakarta", "Manila", "Seoul", "Beijing", "Shanghai", "Sydney", "Melbourne", "Auckland",
-    "Toronto", "Vancouver", "Montreal", "Chicago", "Boston", "Seattle", "Denver", "Austin", "Miami",
-    "Atlanta", "Phoenix", "Mexico City", "Lima", "Bogota", "Santiago", "Buenos Aires", "Sao Paulo",
-    "Reykjavik", "Edinburgh", "Marseille", "Munich", "Hamburg",
+    "Tokyo",
+    "Paris",
+    "London",
+    "Berlin",
+    "Madrid",
+    "Rome",
+    "Vienna",
+    "Prague",
+    "Warsaw",
+    "Lisbon",
+    "Dublin",
+    "Oslo",
+    "Stockholm",
+    "Helsinki",
+    "Copenhagen",
+    "Amsterdam",
+    "Brussels",
+    "Zurich",
+    "Athens",
+    "Istanbul",
+    "Cairo",
+    "Nairobi",
+    "Lagos",
+    "Johannesburg",
+    "Dubai",
+    "Mumbai",
+    "Delhi",
+    "Bangalore",
+    "Singapore",
+    "Bangkok",
+    "Jakarta",
+    "Manila",
+    "Seoul",
+    "Beijing",
+    "Shanghai",
+    "Sydney",
+    "Melbourne",
+    "Auckland",
+    "Toronto",
+    "Vancouver",
+    "Montreal",
+    "Chicago",
+    "Boston",
+    "Seattle",
+    "Denver",
+    "Austin",
+    "Miami",
+    "Atlanta",
+    "Phoenix",
+    "Mexico City",
+    "Lima",
+    "Bogota",
+    "Santiago",
+    "Buenos Aires",
+    "Sao Paulo",
+    "Reykjavik",
+    "Edinburgh",
+    "Marseille",
+    "Munich",
+    "Hamburg",
 ]
 UNKNOWN_CITIES = ["Springfield", "Riverton", "Fairview", "Greenville", "Lakeside", "Oakdale", "Maplewood"]
 WHEN = ["today", "tomorrow", "tonight", "this morning", "this afternoon", "this weekend", "on Monday", "on Friday"]
 CONDITIONS = ["sunny", "cloudy", "rainy", "windy", "foggy", "snowy", "partly cloudy", "stormy"]
 ENTITIES = ["customers", "products", "sellers", "stores", "campaigns", "suppliers", "subscriptions", "categories"]
 METRICS = ["revenue", "order count", "refund rate", "average basket size", "margin", "churn", "page views", "returns"]
-REGIONS = ["Europe", "North America", "Asia Pacific", "Latin America", "the Nordics", "Germany", "Japan", "Brazil",
-           "Canada", "Australia", "India", "France"]
+REGIONS = [
+    "Europe",
+    "North America",
+    "Asia Pacific",
+    "Latin America",
+    "the Nordics",
+    "Germany",
+    "Japan",
+    "Brazil",
+    "Canada",
+    "Australia",
+    "India",
+    "France",
+]
 PERIODS = ["last week", "last month", "last quarter", "this year", "the holiday season", "the first half"]
-TOPICS = ["refund", "shipping", "warranty", "privacy", "cancellation", "exchange", "price match", "data retention",
-          "gift card", "loyalty points"]
-PRODUCTS = ["laptops", "phones", "headphones", "furniture", "groceries", "books", "toys", "garden tools",
-            "software licences", "concert tickets"]
+TOPICS = [
+    "refund",
+    "shipping",
+    "warranty",
+    "privacy",
+    "cancellation",
+    "exchange",
+    "price match",
+    "data retention",
+    "gift card",
+    "loyalty points",
+]
+PRODUCTS = [
+    "laptops",
+    "phones",
+    "headphones",
+    "furniture",
+    "groceries",
+    "books",
+    "toys",
+    "garden tools",
+    "software licences",
+    "concert tickets",
+]
 
 
 @dataclass(frozen=True)
@@ -62,7 +148,9 @@ def spans_of_turn(turn: Turn) -> int:
 
 def weather_step(rng: random.Random, city: str, when: str) -> tuple[ToolStep, str]:
     temp, cond = rng.randint(-5, 35), rng.choice(CONDITIONS)
-    step = ToolStep("get_weather", {"city": city, "when": when}, {"city": city, "temperature_c": temp, "condition": cond})
+    step = ToolStep(
+        "get_weather", {"city": city, "when": when}, {"city": city, "temperature_c": temp, "condition": cond}
+    )
     return step, f"{city}: {temp}°C and {cond} {when}."
 
 
@@ -75,17 +163,25 @@ def _forecast(rng: random.Random, city: str, days: int) -> tuple[ToolStep, str]:
 def _sql(rng: random.Random, question: str, entity: str, metric: str, region: str, n: int) -> tuple[ToolStep, str]:
     column = metric.replace(" ", "_")
     table = f"{entity[:-1] if entity.endswith('s') else entity}_{column}_daily"
-    sql = (f"SELECT {entity[:-1]}_id, SUM({column}) AS {column} FROM {table} WHERE region = '{region}' "
-           f"GROUP BY {entity[:-1]}_id ORDER BY {column} DESC LIMIT {n}")
+    sql = (
+        f"SELECT {entity[:-1]}_id, SUM({column}) AS {column} FROM {table} WHERE region = '{region}' "
+        f"GROUP BY {entity[:-1]}_id ORDER BY {column} DESC LIMIT {n}"
+    )
     rows = [[f"{entity[:2]}-{rng.randint(1000, 9999)}", round(rng.uniform(10, 10_000), 2)] for _ in range(min(n, 5))]
     step = ToolStep("call_db_agent", {"question": question}, {"sql": sql, "rows": rows})
     return step, f"The top {entity} by {metric} in {region} start with {rows[0][0]} at {rows[0][1]}."
 
 
 def _docs(rng: random.Random, topic: str, product: str) -> tuple[ToolStep, str]:
-    docs = [{"id": f"policy-{rng.randint(100, 999)}", "score": round(rng.uniform(0.6, 0.99), 2),
-             "content": f"{topic.capitalize()} for {product}: requests are handled within {rng.randint(2, 30)} days "
-                        f"of purchase with proof of purchase; exceptions apply to opened items."} for _ in range(2)]
+    docs = [
+        {
+            "id": f"policy-{rng.randint(100, 999)}",
+            "score": round(rng.uniform(0.6, 0.99), 2),
+            "content": f"{topic.capitalize()} for {product}: requests are handled within {rng.randint(2, 30)} days "
+            f"of purchase with proof of purchase; exceptions apply to opened items.",
+        }
+        for _ in range(2)
+    ]
     step = ToolStep("search_docs", {"query": f"{topic} policy {product}"}, {"documents": docs})
     return step, f"Per {docs[0]['id']}: {docs[0]['content']}"
 

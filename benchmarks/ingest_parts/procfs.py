@@ -106,8 +106,10 @@ def rss_profile(sampler: MemorySampler, start: float, end: float) -> dict[str, A
     rss = [r for _, r in samples]
     slope = second_half_slope(samples)
     quarter = [rss[min(len(rss) - 1, int(len(rss) * q))] for q in (0.0, 0.25, 0.5, 0.75)] + [rss[-1]]
-    out: dict[str, Any] = {"rss_quarters_mib": [round(r, 1) for r in quarter], "rss_slope_mib_per_min_2nd_half":
-                           None if slope is None else round(slope, 2)}
+    out: dict[str, Any] = {
+        "rss_quarters_mib": [round(r, 1) for r in quarter],
+        "rss_slope_mib_per_min_2nd_half": None if slope is None else round(slope, 2),
+    }
     for part in RSS_PARTS:
         series = sampler.between(start, end, part)
         part_slope = second_half_slope(series)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from .agent_spans import RESOURCE_ATTRIBUTES, SCOPES, SESSION_KEYS
 from .sessions import SessionSpec
@@ -39,17 +39,29 @@ class SpanFactory:
             for spec in session.spans:
                 trace_id = trace_ids[spec.trace_no]
                 context = SpanContext(trace_id, base | spec.trace_no << 8 | spec.span_no, False, sampled)
-                parent = (SpanContext(trace_id, base | spec.trace_no << 8 | spec.parent_no, False, sampled)
-                          if spec.parent_no else None)
+                parent = (
+                    SpanContext(trace_id, base | spec.trace_no << 8 | spec.parent_no, False, sampled)
+                    if spec.parent_no
+                    else None
+                )
                 attributes = dict(spec.attributes)
                 for key in SESSION_KEYS:
                     if key in attributes:
                         attributes[key] = session_id
                 events = [Event(name, attrs, begin + spec.start + at) for name, at, attrs in spec.events]
-                out.append(ReadableSpan(
-                    name=spec.name, context=context, parent=parent, resource=self.resource, attributes=attributes,
-                    events=events, kind=self.kinds[spec.kind], instrumentation_scope=self.scopes[session.convention],
-                    status=Status(StatusCode.ERROR, spec.error) if spec.error else unset,
-                    start_time=begin + spec.start, end_time=begin + spec.end,
-                ))
+                out.append(
+                    ReadableSpan(
+                        name=spec.name,
+                        context=context,
+                        parent=parent,
+                        resource=self.resource,
+                        attributes=attributes,
+                        events=events,
+                        kind=self.kinds[spec.kind],
+                        instrumentation_scope=self.scopes[session.convention],
+                        status=Status(StatusCode.ERROR, spec.error) if spec.error else unset,
+                        start_time=begin + spec.start,
+                        end_time=begin + spec.end,
+                    )
+                )
         return out

@@ -36,8 +36,11 @@ def serve_collector(argv: list[str]) -> int:
     from collector.config import load_config
 
     config = load_config([*argv, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"], prog="benchmarks.ingest")
-    logging.basicConfig(level=getattr(logging, config.log_level.upper()), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=getattr(logging, config.log_level.upper()),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
 
     def ready(collector: Any) -> None:
         print(json.dumps({"grpc": collector.grpc_port, "http": collector.http_port}), flush=True)
@@ -54,8 +57,13 @@ class ServerProcess:
         self.log_path = log_path
         self._log = open(log_path, "w")
         started = time.monotonic()
-        self.proc = subprocess.Popen([sys.executable, "-m", "benchmarks.ingest", "--serve", role, *argv],
-                                     stdout=subprocess.PIPE, stderr=self._log, cwd=REPO, env=env)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.ingest", "--serve", role, *argv],
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            cwd=REPO,
+            env=env,
+        )
         self.ports = json.loads(self._first_line(ready_timeout))
         self.startup_seconds = time.monotonic() - started
 

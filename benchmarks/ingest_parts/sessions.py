@@ -5,8 +5,8 @@ fill a request of a given size (pure, seeded)."""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Optional, Sequence
 
 from .agent_spans import SpanSpec, turn_builder
 from .golden import (
@@ -38,7 +38,7 @@ class SessionSpec:
     def duration(self) -> int:
         return max(s.end for s in self.spans)
 
-    def renumbered(self, index: int) -> "SessionSpec":
+    def renumbered(self, index: int) -> SessionSpec:
         """The same session as number ``index`` of its request: its session id (in every attribute
         that carries it, JSON text included) follows the number, as its trace and span ids do, so
         a pool session picked twice for one request makes two sessions, not one of twice the traces."""
@@ -47,9 +47,14 @@ class SessionSpec:
         def renamed(attributes: dict) -> dict:
             return {k: v.replace(old, new) if isinstance(v, str) else v for k, v in attributes.items()}
 
-        spans = [replace(span, attributes=renamed(span.attributes),
-                         events=tuple((name, at, renamed(attrs)) for name, at, attrs in span.events))
-                 for span in self.spans]
+        spans = [
+            replace(
+                span,
+                attributes=renamed(span.attributes),
+                events=tuple((name, at, renamed(attrs)) for name, at, attrs in span.events),
+            )
+            for span in self.spans
+        ]
         return SessionSpec(index, self.convention, self.variant, spans, self.traces)
 
 
@@ -58,7 +63,7 @@ def session_id_of_index(index: int) -> str:
     return (SESSION_MARK + b"%04x" % index).decode()
 
 
-def _typo(rng: random.Random, query: str) -> Optional[str]:
+def _typo(rng: random.Random, query: str) -> str | None:
     """Swap two inner letters of one long word: still the same question to the fuzzy matcher."""
     words = query.split(" ")
     candidates = [i for i, w in enumerate(words) if len(w) >= 6 and w.isalpha()]
@@ -67,7 +72,7 @@ def _typo(rng: random.Random, query: str) -> Optional[str]:
     i = rng.choice(candidates)
     w = words[i]
     j = rng.randrange(1, len(w) - 2)
-    words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2:]
+    words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2 :]
     return " ".join(words)
 
 
@@ -87,8 +92,11 @@ def variant_turns(rng: random.Random, case: GoldenCase) -> tuple[str, list[Turn]
         return "unmatched", turns
     if roll < 0.28:
         first = turns[0]
-        wrong = ToolStep(first.steps[0].name, {k: (f"{v} (wrong)" if isinstance(v, str) else v)
-                                               for k, v in first.steps[0].args.items()}, first.steps[0].result)
+        wrong = ToolStep(
+            first.steps[0].name,
+            {k: (f"{v} (wrong)" if isinstance(v, str) else v) for k, v in first.steps[0].args.items()},
+            first.steps[0].result,
+        )
         turns[0] = Turn(first.query, (wrong, *first.steps[1:]), first.answer)
         return "wrong_args", turns
     return "exact", turns
@@ -121,8 +129,9 @@ def make_session(index: int, case: GoldenCase, convention: str, rng: random.Rand
 def make_sessions(cases: Sequence[GoldenCase], count: int, seed: int, first_index: int = 0) -> list[SessionSpec]:
     """``count`` sessions of random golden cases, alternating the two conventions."""
     rng = random.Random(seed)
-    return [make_session(first_index + i, rng.choice(cases), ("openinference", "genai")[i % 2], rng)
-            for i in range(count)]
+    return [
+        make_session(first_index + i, rng.choice(cases), ("openinference", "genai")[i % 2], rng) for i in range(count)
+    ]
 
 
 def pick_sessions(by_size: dict[int, list[SessionSpec]], target: int, rng: random.Random) -> list[SessionSpec]:

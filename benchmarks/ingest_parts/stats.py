@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 
-def percentile(values: Sequence[float], q: float) -> Optional[float]:
+def percentile(values: Sequence[float], q: float) -> float | None:
     """Nearest-rank percentile (q in 0-100); None for no values."""
     if not values:
         return None
@@ -14,9 +14,9 @@ def percentile(values: Sequence[float], q: float) -> Optional[float]:
     return ordered[int(rank) - 1]
 
 
-def second_half_slope(samples: list[tuple[float, float]]) -> Optional[float]:
+def second_half_slope(samples: list[tuple[float, float]]) -> float | None:
     """Least-squares slope (MiB/min) over the second half: growth that warm-up does not explain."""
-    half = samples[len(samples) // 2:]
+    half = samples[len(samples) // 2 :]
     if len(half) < 3 or half[-1][0] <= half[0][0]:
         return None
     n = len(half)

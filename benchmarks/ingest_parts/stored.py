@@ -43,7 +43,8 @@ def scored_sessions(db: Path) -> list[SessionTimes]:
         rows = conn.execute(
             "SELECT s.session_id, s.first_received_ns, s.last_received_ns, s.ended_ns, e.created_at, e.matched_by"
             " FROM sessions s JOIN evaluations e ON e.session_id = s.session_id AND e.revision = s.revision"
-            " WHERE s.status = 'scored'").fetchall()
+            " WHERE s.status = 'scored'"
+        ).fetchall()
     finally:
         conn.close()
     return [SessionTimes(r[0], r[1], r[2], r[3] or 0, _iso_to_ns(r[4]), r[5] or "") for r in rows]

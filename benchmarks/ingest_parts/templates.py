@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from .agent_spans import RESOURCE_ATTRIBUTES, SCOPES
 from .sessions import SESSION_MARK, SessionSpec
@@ -54,8 +55,8 @@ class RawTemplate:
     session_offsets: list[int]
     spans: int
     sessions: int
-    _traces: Optional[list[list[int]]] = field(default=None, repr=False)
-    _sessions: Optional[list[list[int]]] = field(default=None, repr=False)
+    _traces: list[list[int]] | None = field(default=None, repr=False)
+    _sessions: list[list[int]] | None = field(default=None, repr=False)
 
     def render(self, epoch: int, random_ids: bool = False) -> bytes:
         """The request with fresh ids: the epoch in every trace and session id (ids that grow
@@ -65,18 +66,18 @@ class RawTemplate:
         trace_epoch = epoch.to_bytes(4, "big")
         session_epoch = b"%08x" % epoch
         for at in self.trace_offsets:
-            buf[at:at + 4] = trace_epoch
+            buf[at : at + 4] = trace_epoch
         for at in self.session_offsets:
-            buf[at:at + 8] = session_epoch
+            buf[at : at + 8] = session_epoch
         if random_ids:
             for offsets in self._trace_groups():
                 prefix = os.urandom(8)
                 for at in offsets:  # the template's 8 magic bytes, before the epoch
-                    buf[at - 8:at] = prefix
+                    buf[at - 8 : at] = prefix
             for offsets in self._session_groups():
                 text = b"%08x" % random.getrandbits(32)
                 for at in offsets:
-                    buf[at:at + 8] = text
+                    buf[at : at + 8] = text
         return bytes(buf)
 
     def _trace_groups(self) -> list[list[int]]:
@@ -85,7 +86,7 @@ class RawTemplate:
         if self._traces is None:
             groups: dict[bytes, list[int]] = {}
             for at in self.trace_offsets:
-                groups.setdefault(self.data[at + 4:at + 8], []).append(at)
+                groups.setdefault(self.data[at + 4 : at + 8], []).append(at)
             self._traces = list(groups.values())
         return self._traces
 
@@ -123,7 +124,9 @@ def encode_template(sessions: Sequence[SessionSpec], now_ns: int) -> RawTemplate
         begin = now_ns - session.duration
         for spec in session.spans:
             span = scopes[session.convention].spans.add()
-            span.trace_id = magic + TRACE_EPOCH_PLACEHOLDER + session.index.to_bytes(2, "big") + spec.trace_no.to_bytes(2, "big")
+            span.trace_id = (
+                magic + TRACE_EPOCH_PLACEHOLDER + session.index.to_bytes(2, "big") + spec.trace_no.to_bytes(2, "big")
+            )
             span.span_id = _span_id(session.index, spec.trace_no, spec.span_no)
             if spec.parent_no:
                 span.parent_span_id = _span_id(session.index, spec.trace_no, spec.parent_no)
@@ -139,8 +142,13 @@ def encode_template(sessions: Sequence[SessionSpec], now_ns: int) -> RawTemplate
                 span.status.code, span.status.message = 2, spec.error
             count += 1
     data = request.SerializeToString()
-    return RawTemplate(data, [at + 8 for at in _find_all(data, magic + TRACE_EPOCH_PLACEHOLDER)],
-                       [at + len(b"bench-") for at in _find_all(data, SESSION_MARK)], count, len(sessions))
+    return RawTemplate(
+        data,
+        [at + 8 for at in _find_all(data, magic + TRACE_EPOCH_PLACEHOLDER)],
+        [at + len(b"bench-") for at in _find_all(data, SESSION_MARK)],
+        count,
+        len(sessions),
+    )
 
 
 def _span_id(session_index: int, trace_no: int, span_no: int) -> bytes:

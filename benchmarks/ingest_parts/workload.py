@@ -50,5 +50,12 @@ def build_workload(args: argparse.Namespace, workdir: Path) -> Workload:
     for s in pool:
         variants[s.variant] = variants.get(s.variant, 0) + 1
     sizes = [len(s.spans) for s in pool]
-    return Workload(golden_path, len(cases), templates, by_size, probe_templates, variants,
-                    (min(sizes), sum(sizes) / len(sizes), max(sizes)))
+    return Workload(
+        golden_path,
+        len(cases),
+        templates,
+        by_size,
+        probe_templates,
+        variants,
+        (min(sizes), sum(sizes) / len(sizes), max(sizes)),
+    )

@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.trace import Span, Status, StatusCode, TracerProvider
 
 from . import tools as tool_impl
-from .policy import MISTAKES, WRONG_TABLE, WRONG_TABLE_NAME, FORECAST_FOR_WEATHER, Decision, PlannedCall, decide
+from .policy import FORECAST_FOR_WEATHER, MISTAKES, WRONG_TABLE, WRONG_TABLE_NAME, Decision, PlannedCall, decide
 
 AGENT_NAME = "weather_agent"
 MODEL_NAME = "scripted-tool-caller-1"
@@ -78,10 +79,10 @@ def run_session(
     session_id: str,
     user_turns: Sequence[str],
     version: str = "1.0.0",
-    mistakes: Optional[Iterable[str]] = None,
+    mistakes: Iterable[str] | None = None,
     user_id: str = "user-demo",
     mark_end: bool = False,
-    case_id: Optional[str] = None,
+    case_id: str | None = None,
 ) -> SessionResult:
     """Run one conversation, one trace per user turn, and return what the agent did.
 
@@ -120,7 +121,7 @@ class _Runner:
     def common(self) -> dict[str, Any]:
         return {"session.id": self.session_id, "user.id": self.user_id, "gen_ai.agent.version": self.version}
 
-    def turn(self, text: str, index: int, end_session: bool, case_id: Optional[str]) -> TurnResult:
+    def turn(self, text: str, index: int, end_session: bool, case_id: str | None) -> TurnResult:
         attributes = {
             **self.common(),
             "openinference.span.kind": "AGENT",
@@ -278,6 +279,6 @@ def _message_attributes(prefix: str, message: dict[str, Any]) -> dict[str, Any]:
     return attributes
 
 
-def _count_tokens(text: Optional[str]) -> int:
+def _count_tokens(text: str | None) -> int:
     """A rough whitespace token count: enough for the health metrics to have numbers."""
     return len(text.split()) if text else 0

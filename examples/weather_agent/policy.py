@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 #: The bad version calls get_forecast(city, days=1) where get_weather(city) was asked for.
 FORECAST_FOR_WEATHER = "forecast_for_weather"
@@ -34,13 +34,11 @@ class Decision:
     """One model response: either tool calls (issued together, i.e. in parallel) or a final text."""
 
     calls: list[PlannedCall] = field(default_factory=list)
-    text: Optional[str] = None
+    text: str | None = None
 
 
 _COMPARE = re.compile(r"compare the weather in (?P<a>.+?) and (?P<b>.+?)[?.!]*$", re.IGNORECASE)
-_FORECAST = re.compile(
-    r"forecast (?:for|in) (?P<city>.+?)(?: for the next (?P<days>\d+) days?)?[?.!]*$", re.IGNORECASE
-)
+_FORECAST = re.compile(r"forecast (?:for|in) (?P<city>.+?)(?: for the next (?P<days>\d+) days?)?[?.!]*$", re.IGNORECASE)
 _WEATHER = re.compile(r"weather (?:in|for) (?P<city>.+?)[?.!]*$", re.IGNORECASE)
 _TOMORROW = re.compile(r"\btomorrow\b", re.IGNORECASE)
 _DATA = re.compile(r"\b(revenue|active users|orders|sales)\b", re.IGNORECASE)
@@ -90,7 +88,7 @@ def _weather_call(city: str, mistakes: frozenset[str]) -> PlannedCall:
     return PlannedCall("get_weather", {"city": city})
 
 
-def _last_city(history: list[dict[str, Any]]) -> Optional[str]:
+def _last_city(history: list[dict[str, Any]]) -> str | None:
     """The city of the latest successful weather/forecast call: what "tomorrow" refers to."""
     for message in reversed(history):
         if message["role"] == "tool" and message.get("name") in ("get_weather", "get_forecast"):
@@ -100,7 +98,7 @@ def _last_city(history: list[dict[str, Any]]) -> Optional[str]:
     return None
 
 
-def _retry_after_error(since_user: list[dict[str, Any]]) -> Optional[Decision]:
+def _retry_after_error(since_user: list[dict[str, Any]]) -> Decision | None:
     """Retry a failed call once when the tool suggested a correction ("Did you mean 'Berlin'?")."""
     last_batch = _last_tool_batch(since_user)
     already_retried = sum(1 for message in since_user if message["role"] == "assistant") > 1
@@ -194,7 +192,9 @@ def _data_answer(answer: dict[str, Any]) -> str:
     rows = answer.get("rows") or []
     if rows and "revenue" in rows[0]:
         users = ", ".join(row["user_id"] for row in rows)
-        return f"The top {len(rows)} users by revenue are {users}; {rows[0]['user_id']} leads with {rows[0]['revenue']}."
+        return (
+            f"The top {len(rows)} users by revenue are {users}; {rows[0]['user_id']} leads with {rows[0]['revenue']}."
+        )
     if rows and "active_users" in rows[0]:
         return f"We had {rows[0]['active_users']} active users in {rows[0]['month']}."
     return "The database returned no rows."

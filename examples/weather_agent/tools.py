@@ -7,7 +7,8 @@ these numbers and sentences, and a change here must be mirrored there.
 from __future__ import annotations
 
 import difflib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 WEATHER: dict[str, dict[str, Any]] = {
     "Tokyo": {"temperature_c": 22, "condition": "sunny"},
@@ -19,16 +20,31 @@ WEATHER: dict[str, dict[str, Any]] = {
 
 #: Day-by-day forecast; day 1 is tomorrow.
 FORECAST: dict[str, list[dict[str, Any]]] = {
-    "Tokyo": [{"temperature_c": 24, "condition": "sunny"}, {"temperature_c": 21, "condition": "showers"},
-              {"temperature_c": 20, "condition": "cloudy"}],
-    "Paris": [{"temperature_c": 20, "condition": "sunny"}, {"temperature_c": 17, "condition": "rain"},
-              {"temperature_c": 19, "condition": "cloudy"}],
-    "London": [{"temperature_c": 16, "condition": "cloudy"}, {"temperature_c": 14, "condition": "rain"},
-               {"temperature_c": 17, "condition": "sunny"}],
-    "Berlin": [{"temperature_c": 13, "condition": "cloudy"}, {"temperature_c": 15, "condition": "sunny"},
-               {"temperature_c": 11, "condition": "rain"}],
-    "New York": [{"temperature_c": 27, "condition": "sunny"}, {"temperature_c": 26, "condition": "humid"},
-                 {"temperature_c": 23, "condition": "storms"}],
+    "Tokyo": [
+        {"temperature_c": 24, "condition": "sunny"},
+        {"temperature_c": 21, "condition": "showers"},
+        {"temperature_c": 20, "condition": "cloudy"},
+    ],
+    "Paris": [
+        {"temperature_c": 20, "condition": "sunny"},
+        {"temperature_c": 17, "condition": "rain"},
+        {"temperature_c": 19, "condition": "cloudy"},
+    ],
+    "London": [
+        {"temperature_c": 16, "condition": "cloudy"},
+        {"temperature_c": 14, "condition": "rain"},
+        {"temperature_c": 17, "condition": "sunny"},
+    ],
+    "Berlin": [
+        {"temperature_c": 13, "condition": "cloudy"},
+        {"temperature_c": 15, "condition": "sunny"},
+        {"temperature_c": 11, "condition": "rain"},
+    ],
+    "New York": [
+        {"temperature_c": 27, "condition": "sunny"},
+        {"temperature_c": 26, "condition": "humid"},
+        {"temperature_c": 23, "condition": "storms"},
+    ],
 }
 
 #: What the database agent "knows": a question keyword → the table it queries and the rows it returns.
@@ -94,14 +110,13 @@ def call_db_agent(question: str, table: str | None = None) -> dict[str, Any]:
     text = question.lower()
     if "active user" in text:
         table = table or "monthly_active_users"
-        sql = f"SELECT month, COUNT(DISTINCT user_id) AS active_users FROM {table} WHERE month = '2024-05' GROUP BY month"
+        sql = (
+            f"SELECT month, COUNT(DISTINCT user_id) AS active_users FROM {table} WHERE month = '2024-05' GROUP BY month"
+        )
         return {"sql": sql, "rows": ACTIVE_USERS_ROWS}
     if "revenue" in text:
         table = table or "user_revenue_table"
-        sql = (
-            f"SELECT user_id, SUM(amount) AS revenue FROM {table} "
-            "GROUP BY user_id ORDER BY revenue DESC LIMIT 10"
-        )
+        sql = f"SELECT user_id, SUM(amount) AS revenue FROM {table} GROUP BY user_id ORDER BY revenue DESC LIMIT 10"
         return {"sql": sql, "rows": REVENUE_ROWS}
     raise ToolError(f"The database agent cannot answer: {question!r}")
 

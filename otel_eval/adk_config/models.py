@@ -7,7 +7,7 @@ as it does in ADK (tests/test_adk_config.py checks that against the installed go
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -35,62 +35,62 @@ class GenerateContentConfig(_Forbid):
     unchecked (tests/test_adk_config.py checks the key list against the installed google-genai)."""
 
     http_options: Any = None
-    should_return_http_response: Optional[bool] = None
+    should_return_http_response: bool | None = None
     system_instruction: Any = None
-    temperature: Optional[float] = None
-    top_p: Optional[float] = None
-    top_k: Optional[float] = None
-    candidate_count: Optional[int] = None
-    max_output_tokens: Optional[int] = None
-    stop_sequences: Optional[list[str]] = None
-    response_logprobs: Optional[bool] = None
-    logprobs: Optional[int] = None
-    presence_penalty: Optional[float] = None
-    frequency_penalty: Optional[float] = None
-    seed: Optional[int] = None
-    response_mime_type: Optional[str] = None
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: float | None = None
+    candidate_count: int | None = None
+    max_output_tokens: int | None = None
+    stop_sequences: list[str] | None = None
+    response_logprobs: bool | None = None
+    logprobs: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    seed: int | None = None
+    response_mime_type: str | None = None
     response_schema: Any = None
     response_json_schema: Any = None
     routing_config: Any = None
     model_selection_config: Any = None
-    safety_settings: Optional[list[Any]] = None
-    tools: Optional[list[Any]] = None
+    safety_settings: list[Any] | None = None
+    tools: list[Any] | None = None
     tool_config: Any = None
-    labels: Optional[dict[str, str]] = None
-    cached_content: Optional[str] = None
-    response_modalities: Optional[list[str]] = None
+    labels: dict[str, str] | None = None
+    cached_content: str | None = None
+    response_modalities: list[str] | None = None
     media_resolution: Any = None
     speech_config: Any = None
-    audio_timestamp: Optional[bool] = None
+    audio_timestamp: bool | None = None
     automatic_function_calling: Any = None
     thinking_config: Any = None
     image_config: Any = None
-    enable_enhanced_civic_answers: Optional[bool] = None
+    enable_enhanced_civic_answers: bool | None = None
     model_armor_config: Any = None
     service_tier: Any = None
     audio_transcription_config: Any = None
     continuation_token: Any = None
-    automatic_continuation: Optional[bool] = None
+    automatic_continuation: bool | None = None
     generation_output_config: Any = None
-    store: Optional[bool] = None
+    store: bool | None = None
 
 
 class JudgeModelOptions(_Forbid):
     judge_model: str = "gemini-2.5-flash"
-    judge_model_config: Optional[GenerateContentConfig] = None
+    judge_model_config: GenerateContentConfig | None = None
     num_samples: int = Field(default=5, ge=1)
     parallelism_limit: int = Field(default=1, ge=1)
 
 
 class AdkRubricContent(_Forbid):
-    text_property: Optional[str] = None
+    text_property: str | None = None
 
 
 class AdkRubric(_Forbid):
     rubric_id: str
     rubric_content: AdkRubricContent
-    description: Optional[str] = None
-    type: Optional[str] = None
+    description: str | None = None
+    type: str | None = None
 
 
 class BaseCriterion(_Allow):
@@ -163,19 +163,19 @@ class Interval(_Forbid):
 
 
 class MetricValueInfo(_Forbid):
-    interval: Optional[Interval] = None
+    interval: Interval | None = None
 
 
 class MetricInfo(_Forbid):
     metric_name: str
-    description: Optional[str] = None
+    description: str | None = None
     metric_value_info: MetricValueInfo
     requires_threshold: bool = True
 
 
 class CustomMetricConfig(_Ignore):
     code_config: CodeConfig
-    metric_info: Optional[MetricInfo] = None
+    metric_info: MetricInfo | None = None
     description: str = ""
 
 
@@ -187,7 +187,7 @@ class _UserSimulatorConfig(_Allow):
     model: str = "gemini-2.5-flash"
     model_configuration: GenerateContentConfig = Field(default_factory=GenerateContentConfig)
     max_allowed_invocations: int = 20
-    custom_instructions: Optional[str] = None
+    custom_instructions: str | None = None
     include_function_calls: bool = False
 
 
@@ -205,11 +205,12 @@ class LlmAudioUserSimulatorConfig(_UserSimulatorConfig):
 class AdkEvalConfig(_Ignore):
     """google-adk's ``EvalConfig``: unknown top-level keys are ignored, as ADK ignores them."""
 
-    criteria: dict[str, Union[float, BaseCriterion]] = Field(default_factory=dict)
-    custom_metrics: Optional[dict[str, CustomMetricConfig]] = None
-    user_simulator_config: Optional[Annotated[Union[LlmBackedUserSimulatorConfig, LlmAudioUserSimulatorConfig],
-                                              Field(discriminator="type")]] = None
-    live_model_config: Optional[LiveModelConfig] = None
+    criteria: dict[str, float | BaseCriterion] = Field(default_factory=dict)
+    custom_metrics: dict[str, CustomMetricConfig] | None = None
+    user_simulator_config: (
+        Annotated[LlmBackedUserSimulatorConfig | LlmAudioUserSimulatorConfig, Field(discriminator="type")] | None
+    ) = None
+    live_model_config: LiveModelConfig | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -6,14 +6,24 @@ stricter checks (near-miss keys, thresholds outside 0-1).
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel, to_snake
 
 from ..models.suggest import closest_key
-from .models import (AdkEvalConfig, AdkRubric, AdkRubricContent, CodeConfig, GenerateContentConfig, Interval,
-                     JudgeModelOptions, MetricInfo, MetricValueInfo)
+from .models import (
+    AdkEvalConfig,
+    AdkRubric,
+    AdkRubricContent,
+    CodeConfig,
+    GenerateContentConfig,
+    Interval,
+    JudgeModelOptions,
+    MetricInfo,
+    MetricValueInfo,
+)
 
 _UNION_TAGS = {"float", "BaseCriterion", "llm_backed", "llm_audio", "function-after[_coerce_match_type()]"}
 
@@ -70,8 +80,12 @@ def validation_problems(exc: ValidationError, data: Any, prefix: str = "$") -> l
             value = data.get("criteria", {}).get(loc[1]) if isinstance(data, dict) else None
             if isinstance(value, dict):
                 continue
-            found.append((path_in_file(data, loc[:2], prefix),
-                          f"expected a number (the threshold) or an object with a threshold, got {json.dumps(value)}"))
+            found.append(
+                (
+                    path_in_file(data, loc[:2], prefix),
+                    f"expected a number (the threshold) or an object with a threshold, got {json.dumps(value)}",
+                )
+            )
             continue
         if len(loc) >= 3 and loc[0] == "criteria" and loc[2] == "BaseCriterion":
             value = data.get("criteria", {}).get(loc[1]) if isinstance(data, dict) else None
@@ -98,16 +112,24 @@ def validation_problems(exc: ValidationError, data: Any, prefix: str = "$") -> l
 
 
 _KNOWN_AT: dict[str, type[BaseModel]] = {
-    "judge_model_options": JudgeModelOptions, "judgeModelOptions": JudgeModelOptions,
-    "judge_model_config": GenerateContentConfig, "judgeModelConfig": GenerateContentConfig,
-    "rubric_content": AdkRubricContent, "rubricContent": AdkRubricContent,
-    "metric_info": MetricInfo, "metricInfo": MetricInfo, "metric_value_info": MetricValueInfo,
-    "metricValueInfo": MetricValueInfo, "interval": Interval, "code_config": CodeConfig, "codeConfig": CodeConfig,
+    "judge_model_options": JudgeModelOptions,
+    "judgeModelOptions": JudgeModelOptions,
+    "judge_model_config": GenerateContentConfig,
+    "judgeModelConfig": GenerateContentConfig,
+    "rubric_content": AdkRubricContent,
+    "rubricContent": AdkRubricContent,
+    "metric_info": MetricInfo,
+    "metricInfo": MetricInfo,
+    "metric_value_info": MetricValueInfo,
+    "metricValueInfo": MetricValueInfo,
+    "interval": Interval,
+    "code_config": CodeConfig,
+    "codeConfig": CodeConfig,
     "rubrics": AdkRubric,
 }
 
 
-def _spelled_like(key: str, guess: Optional[str]) -> Optional[str]:
+def _spelled_like(key: str, guess: str | None) -> str | None:
     """The suggestion in the file's spelling: snake_case unless the key has a capital."""
     if guess is None or any(c.isupper() for c in key):
         return guess
@@ -134,8 +156,9 @@ def top_level_key_problems(data: Any) -> tuple[list[tuple[str, str]], list[str]]
                 continue
             guess = closest_key(str(key), _TOP_LEVEL)
             if guess is not None:
-                problems.append((f"$.{key}", f"unknown key '{key}' (did you mean '{guess}'?); google-adk would "
-                                             "ignore it silently"))
+                problems.append(
+                    (f"$.{key}", f"unknown key '{key}' (did you mean '{guess}'?); google-adk would ignore it silently")
+                )
             else:
                 warnings.append(f"at $.{key}: not a test_config.json key; ignored, as google-adk ignores it")
     return problems, warnings
@@ -152,17 +175,24 @@ def criterion_key_problems(name: str, value: Mapping[str, Any], model: type[Base
         guess = _spelled_like(str(key), closest_key(str(key), known))
         where = f"$.criteria.{name}.{key}"
         if guess is not None:
-            problems.append((where, f"unknown key '{key}' (did you mean '{guess}'?); google-adk would ignore it "
-                                    "silently and use the default"))
+            problems.append(
+                (
+                    where,
+                    f"unknown key '{key}' (did you mean '{guess}'?); google-adk would ignore it "
+                    "silently and use the default",
+                )
+            )
         else:
             warnings.append(f"at {where}: '{key}' is no setting of {name}; ignored, as google-adk ignores it")
     return problems, warnings
 
 
-def threshold_problem(name: str, value: Any, threshold: float) -> Optional[tuple[str, str]]:
+def threshold_problem(name: str, value: Any, threshold: float) -> tuple[str, str] | None:
     """A threshold outside 0-1 (google-adk accepts it, and every case then passes or every one fails)."""
     if 0.0 <= threshold <= 1.0:
         return None
     where = f"$.criteria.{name}" + (".threshold" if isinstance(value, dict) else "")
-    return where, (f"threshold must be between 0 and 1 (every score is 0-1), got {threshold:g}; google-adk would "
-                   "accept it and pass or fail every case")
+    return where, (
+        f"threshold must be between 0 and 1 (every score is 0-1), got {threshold:g}; google-adk would "
+        "accept it and pass or fail every case"
+    )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import NamedTuple, Union
+from typing import NamedTuple
 
 from pydantic import ValidationError
 
@@ -18,8 +18,13 @@ from ..errors import InputError
 from ..models.evalset import CriterionConfig, EvalConfig
 from ..models.suggest import unknown_name
 from .models import CRITERION_TYPES, AdkEvalConfig, BaseCriterion
-from .problems import (criterion_key_problems, path_in_file, threshold_problem, top_level_key_problems,
-                       validation_problems)
+from .problems import (
+    criterion_key_problems,
+    path_in_file,
+    threshold_problem,
+    top_level_key_problems,
+    validation_problems,
+)
 from .translate import adk_criterion_config, custom_metric_config, own_criterion_config
 
 TEST_CONFIG = "test_config.json"
@@ -57,9 +62,14 @@ def read_test_config(text: str, source: str = TEST_CONFIG) -> TestConfig:
         value = raw_criteria.get(name)
         where = f"$.criteria.{name}"
         if name in informational:
-            problems.append((where, f"{name} does not support a threshold: it reports a value and never passes or "
-                                    "fails. Remove it from criteria; it is reported automatically (google-adk refuses "
-                                    "it too)"))
+            problems.append(
+                (
+                    where,
+                    f"{name} does not support a threshold: it reports a value and never passes or "
+                    "fails. Remove it from criteria; it is reported automatically (google-adk refuses "
+                    "it too)",
+                )
+            )
             continue
         if name in custom:
             threshold = criterion if isinstance(criterion, float) else criterion.threshold
@@ -97,12 +107,16 @@ def read_test_config(text: str, source: str = TEST_CONFIG) -> TestConfig:
             problems.append(problem)
             continue
         if typed.include_intermediate_responses_in_final and name in REGISTRY.adk_metrics("deterministic"):
-            warnings.append(f"at {where}.include_intermediate_responses_in_final: has no effect on {name} "
-                            "(google-adk ignores it there too)")
+            warnings.append(
+                f"at {where}.include_intermediate_responses_in_final: has no effect on {name} "
+                "(google-adk ignores it there too)"
+            )
         criteria[name] = adk_criterion_config(name, typed)
     if adk.user_simulator_config is not None:
-        warnings.append("at $.user_simulator_config: ignored; otel-eval scores the conversations your agent had and "
-                        "runs no user simulator")
+        warnings.append(
+            "at $.user_simulator_config: ignored; otel-eval scores the conversations your agent had and "
+            "runs no user simulator"
+        )
     if adk.live_model_config is not None:
         warnings.append("at $.live_model_config: ignored; otel-eval does not run the agent")
     for name in informational:  # reported for every case, as google-adk does
@@ -121,7 +135,7 @@ def read_test_config(text: str, source: str = TEST_CONFIG) -> TestConfig:
     return TestConfig(config, warnings)
 
 
-def load_test_config(path: Union[str, Path]) -> TestConfig:
+def load_test_config(path: str | Path) -> TestConfig:
     """:func:`read_test_config` of a file; a file that cannot be read is an :class:`InputError`."""
     path = Path(path)
     try:
@@ -135,4 +149,3 @@ def load_test_config(path: Union[str, Path]) -> TestConfig:
     except OSError as exc:
         raise InputError(str(path), f"cannot read: {exc.strerror}") from None
     return read_test_config(text, str(path))
-

@@ -9,8 +9,9 @@ as ``adk eval`` does (:func:`resolve_config`).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, Optional, Sequence, Union
+from typing import Any, NamedTuple
 
 from ..errors import InputError
 from ..models.evalset import EvalConfig
@@ -25,12 +26,12 @@ ADK_DEFAULT_CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score"
 """google-adk's criteria when it finds no test_config.json (``_DEFAULT_EVAL_CONFIG``)."""
 
 
-def is_test_config(path: Union[str, Path]) -> bool:
+def is_test_config(path: str | Path) -> bool:
     """A config path that names a test_config.json (any ``.json`` file) rather than TOML."""
     return str(path).lower().endswith(".json")
 
 
-def beside(golden: Sequence[Union[str, Path]]) -> list[tuple[Path, Path]]:
+def beside(golden: Sequence[str | Path]) -> list[tuple[Path, Path]]:
     """(test_config.json, the golden file it is beside) for each ``.evalset.json`` / ``.test.json``
     in ``golden`` that has one, once per test_config.json (paths as the golden paths were given)."""
     found: dict[Path, tuple[Path, Path]] = {}
@@ -44,7 +45,7 @@ def beside(golden: Sequence[Union[str, Path]]) -> list[tuple[Path, Path]]:
     return list(found.values())
 
 
-def _toml_table(path: Union[str, Path]) -> dict[str, Any]:
+def _toml_table(path: str | Path) -> dict[str, Any]:
     """The part of a TOML config file that speaks about evaluation (its ``[evaluation]`` table, if any)."""
     from ..criteria_file import read_toml
 
@@ -52,33 +53,40 @@ def _toml_table(path: Union[str, Path]) -> dict[str, Any]:
     return data["evaluation"] if isinstance(data.get("evaluation"), dict) else data
 
 
-def _criteria_file_of_toml(path: Union[str, Path]) -> Optional[str]:
+def _criteria_file_of_toml(path: str | Path) -> str | None:
     """The test_config.json a TOML file names with ``criteria_file`` (relative to the TOML file), if any."""
     table = _toml_table(path)
     named = table.get("criteria_file", table.get("criteria-file"))
     if named is None:
         return None
     if not isinstance(named, str) or not is_test_config(named):
-        raise InputError(str(path), f"criteria_file names google-adk's test_config.json (a .json file), got {named!r}",
-                         "$.criteria_file")
+        raise InputError(
+            str(path),
+            f"criteria_file names google-adk's test_config.json (a .json file), got {named!r}",
+            "$.criteria_file",
+        )
     if "criteria" in table:
-        raise InputError(str(path), "give the criteria either as [criteria.NAME] tables or as criteria_file, not both",
-                         "$.criteria_file")
+        raise InputError(
+            str(path),
+            "give the criteria either as [criteria.NAME] tables or as criteria_file, not both",
+            "$.criteria_file",
+        )
     return named if Path(named).is_absolute() else str(Path(path).parent / named)
 
 
 class Resolved(NamedTuple):
-    config: Optional[EvalConfig]
+    config: EvalConfig | None
     """None: no file; the caller's defaults (``EvalConfig.default()``) apply."""
-    source: Optional[str]
+    source: str | None
     """The file the criteria came from, or None."""
     message: str
     """One line saying which criteria apply and why."""
     warnings: list[str]
 
 
-def resolve_config(config_path: Optional[Union[str, Path]], golden: Sequence[Union[str, Path]] = (),
-                   toml_loader: Any = None) -> Resolved:
+def resolve_config(
+    config_path: str | Path | None, golden: Sequence[str | Path] = (), toml_loader: Any = None
+) -> Resolved:
     """The criteria a run uses: ``config_path`` (a ``.json`` test_config.json, else TOML read by
     ``toml_loader``), else the test_config.json beside a golden ``.evalset.json`` / ``.test.json``
     (as ``adk eval``), else none (otel-eval's defaults). Raises :class:`InputError` for a bad
@@ -90,8 +98,9 @@ def resolve_config(config_path: Optional[Union[str, Path]], golden: Sequence[Uni
         named = _criteria_file_of_toml(config_path)
         if named is not None:  # a collector TOML file naming a test_config.json serves evaluate too
             read = load_test_config(named)
-            return Resolved(read.config, named, f"criteria from {named} (criteria_file of {config_path})",
-                            read.warnings)
+            return Resolved(
+                read.config, named, f"criteria from {named} (criteria_file of {config_path})", read.warnings
+            )
         if toml_loader is None:
             from ..criteria_file import load_eval_config as toml_loader
         config = toml_loader(config_path)
@@ -102,25 +111,31 @@ def resolve_config(config_path: Optional[Union[str, Path]], golden: Sequence[Uni
     found = beside(golden)
     if len(found) > 1:
         listed = "; ".join(f"{c} (beside {g})" for c, g in found)
-        raise InputError(str(found[1][1]), f"the golden files have different {TEST_CONFIG} files: {listed}. Name the "
-                                           "one to use with --config (adk eval reads one eval set's at a time)",
-                         "--golden")
+        raise InputError(
+            str(found[1][1]),
+            f"the golden files have different {TEST_CONFIG} files: {listed}. Name the "
+            "one to use with --config (adk eval reads one eval set's at a time)",
+            "--golden",
+        )
     if found:
         config_file, golden_file = found[0]
         shown = str(config_file)
         read = load_test_config(shown)
-        return Resolved(read.config, shown, f"criteria from {shown} (found beside {golden_file}, as adk eval does)",
-                        read.warnings)
+        return Resolved(
+            read.config, shown, f"criteria from {shown} (found beside {golden_file}, as adk eval does)", read.warnings
+        )
     adk_named = [str(g) for g in golden if str(g).lower().endswith(ADK_EVAL_SET_SUFFIXES)]
     if adk_named:
-        message = (f"no {TEST_CONFIG} beside {adk_named[0]}: otel-eval's default criteria apply (not adk eval's "
-                   "tool_trajectory_avg_score 1.0 and response_match_score 0.8; see docs/adk.md)")
+        message = (
+            f"no {TEST_CONFIG} beside {adk_named[0]}: otel-eval's default criteria apply (not adk eval's "
+            "tool_trajectory_avg_score 1.0 and response_match_score 0.8; see docs/adk.md)"
+        )
     else:
         message = "otel-eval's default criteria apply (no --config)"
     return Resolved(None, None, message, [])
 
 
-def config_for_command(config_path: Optional[str], golden: Sequence[str] = ()) -> Optional[EvalConfig]:
+def config_for_command(config_path: str | None, golden: Sequence[str] = ()) -> EvalConfig | None:
     """:func:`resolve_config` for ``evaluate`` and ``rescore``: the criteria, with one line on
     stderr saying which test_config.json is used (and one per key it ignores)."""
     import sys

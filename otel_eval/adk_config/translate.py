@@ -19,8 +19,9 @@ def adk_criterion_config(name: str, typed: BaseCriterion) -> CriterionConfig:
     """An ADK metric's criterion: a trajectory's match type and argument check, a response match's
     threshold, a judge's model, rubrics and options."""
     if isinstance(typed, ToolTrajectoryCriterion):
-        return CriterionConfig(threshold=typed.threshold, match_type=MatchType(typed.match_type.name),
-                               check_args=not typed.ignore_args)
+        return CriterionConfig(
+            threshold=typed.threshold, match_type=MatchType(typed.match_type.name), check_args=not typed.ignore_args
+        )
     if name == "response_match_score":
         return CriterionConfig(threshold=typed.threshold)
     fields, options = _judge_options(typed)
@@ -38,7 +39,9 @@ def own_criterion_config(value: Any) -> CriterionConfig:
     if isinstance(value, dict):
         return CriterionConfig.model_validate(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"expected a number (the threshold) or an object of otel-eval settings, got {json.dumps(value)}")
+        raise ValueError(
+            f"expected a number (the threshold) or an object of otel-eval settings, got {json.dumps(value)}"
+        )
     return CriterionConfig(threshold=float(value))
 
 
@@ -56,8 +59,9 @@ def _judge_options(criterion: BaseCriterion) -> tuple[dict[str, Any], dict[str, 
             options["judge_model_config"] = judge.judge_model_config.model_dump(exclude_none=True)
     rubrics = getattr(criterion, "rubrics", None) or []
     if rubrics:
-        fields["rubrics"] = [Rubric(name=r.rubric_id, description=r.rubric_content.text_property or r.description or "")
-                             for r in rubrics]
+        fields["rubrics"] = [
+            Rubric(name=r.rubric_id, description=r.rubric_content.text_property or r.description or "") for r in rubrics
+        ]
         types = {r.rubric_id: r.type for r in rubrics if r.type}
         if types:
             options["rubric_types"] = types

@@ -6,7 +6,19 @@ program with its error, not be dropped so that its spans quietly read as another
 
 from __future__ import annotations
 
-from . import genai, google_adk, langfuse, mastra, mlflow, noveum, openinference, pydantic_ai, semantic_kernel, traceloop, vercel_ai
+from . import (
+    genai,
+    google_adk,
+    langfuse,
+    mastra,
+    mlflow,
+    noveum,
+    openinference,
+    pydantic_ai,
+    semantic_kernel,
+    traceloop,
+    vercel_ai,
+)
 from .base import Convention
 
 #: DESIGN §4 order, with each specific dialect ahead of the general one it builds on:
@@ -17,8 +29,19 @@ from .base import Convention
 #: GenAI spans (known by their scope) whose function names carry the plugin. Langfuse's own
 #: langfuse.observation.* spans go ahead of the general GenAI and Noveum readers, as do MLflow's
 #: mlflow.* ones.
-CONVENTIONS: list[Convention] = [openinference, pydantic_ai, google_adk, traceloop, vercel_ai, mastra,
-                                 semantic_kernel, langfuse, mlflow, genai, noveum]
+CONVENTIONS: list[Convention] = [
+    openinference,
+    pydantic_ai,
+    google_adk,
+    traceloop,
+    vercel_ai,
+    mastra,
+    semantic_kernel,
+    langfuse,
+    mlflow,
+    genai,
+    noveum,
+]
 
 DETECTION_ORDER = tuple(module.NAME for module in CONVENTIONS)
 

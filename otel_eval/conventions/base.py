@@ -11,10 +11,10 @@ looks at raw attributes, so a new dialect is one new module.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from itertools import repeat
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Protocol, Sequence, runtime_checkable
+from itertools import repeat
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 # as_text: also still imported from here by trajectory.py and google_adk.py (files other work
 # holds now); their home is json_text.
@@ -34,16 +34,16 @@ class Convention(Protocol):
     NAME: str
     """The name stored with each span (``spans.convention``): "openinference", "genai", ..."""
 
-    def detect(self, span: "SpanRecord") -> bool:
+    def detect(self, span: SpanRecord) -> bool:
         """Cheap: looks at attribute keys and the span name only."""
 
-    def read(self, span: "SpanRecord") -> "Reading":
+    def read(self, span: SpanRecord) -> Reading:
         """Pure: never raises on missing or malformed attributes."""
 
-    quick_span_type: Optional[Callable[["SpanRecord"], SpanType]]
+    quick_span_type: Callable[[SpanRecord], SpanType] | None
     """``read(span).span_type``, cheaply, so ingest can store it; None: known only at scoring."""
 
-    tool_observations: Optional[Callable[[Sequence["SpanRecord"]], dict[str, Any]]]
+    tool_observations: Callable[[Sequence[SpanRecord]], dict[str, Any]] | None
     """``spans -> {llm span id: observation}`` for a dialect whose tool spans record outputs that
     cannot be trusted (Noveum: the run's final answer), so its tool results come only from what
     the LLM was later shown; None: tool spans are believed."""
@@ -51,10 +51,10 @@ class Convention(Protocol):
     SEQUENTIAL_NESTING: bool
     """True: parent links chain consecutive steps instead of meaning "called from inside"."""
 
-    IDENTITY_KEYS: "IdentityKeys"
+    IDENTITY_KEYS: IdentityKeys
     """The attributes that name a span's session and user in this dialect."""
 
-    def merge_logs(self, span: "SpanRecord", reading: "Reading", events: Sequence["LogEvent"]) -> "Reading":
+    def merge_logs(self, span: SpanRecord, reading: Reading, events: Sequence[LogEvent]) -> Reading:
         """A copy of ``reading`` with the content its span's OTLP log records carry merged in
         (span attributes win). Log records in the GenAI event form may come beside any
         instrumentation's spans, so every dialect merges those (``genai.merge_logs``); one whose
@@ -84,8 +84,9 @@ class IdentityKeys:
 #: OpenTelemetry's own keys, ahead of any dialect's: ``session.id`` and ``user.id`` /
 #: ``enduser.id`` of the general semantic conventions, and the GenAI spellings that most
 #: dialects here build on.
-OTEL_IDENTITY = IdentityKeys(session=("session.id", "gen_ai.conversation.id"),
-                             user=("user.id", "enduser.id", "gen_ai.user.id"))
+OTEL_IDENTITY = IdentityKeys(
+    session=("session.id", "gen_ai.conversation.id"), user=("user.id", "enduser.id", "gen_ai.user.id")
+)
 
 
 @dataclass
@@ -107,7 +108,7 @@ class RequestedToolCall:
 
     name: str
     args: dict[str, Any] = field(default_factory=dict)
-    call_id: Optional[str] = None
+    call_id: str | None = None
 
 
 @dataclass
@@ -117,9 +118,9 @@ class ExecutedToolCall:
 
     name: str
     args: dict[str, Any] = field(default_factory=dict)
-    call_id: Optional[str] = None
+    call_id: str | None = None
     result: Any = None
-    error: Optional[str] = None
+    error: str | None = None
     """None on success; the error message (status message, exception message) on failure."""
 
 
@@ -127,28 +128,28 @@ class ExecutedToolCall:
 class Reading:
     convention: str
     span_type: SpanType = "unknown"
-    agent_name: Optional[str] = None
-    user_input: Optional[str] = None
+    agent_name: str | None = None
+    user_input: str | None = None
     """The user's request as this span saw it (agent task, or the last user message of an LLM call)."""
-    system_prompt: Optional[str] = None
-    response: Optional[str] = None
+    system_prompt: str | None = None
+    response: str | None = None
     """The span's output as text (agent final answer, LLM completion text, tool output)."""
     tools_available: list[ToolSchema] = field(default_factory=list)
     requested_calls: list[RequestedToolCall] = field(default_factory=list)
     """Tool calls decided by this span (LLM tool_calls of one response = one parallel group)."""
-    tool: Optional[ExecutedToolCall] = None
+    tool: ExecutedToolCall | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
-    retrieval_query: Optional[list[str]] = None
-    retrieved_documents: Optional[list[str]] = None
-    session_id: Optional[str] = None
-    user_id: Optional[str] = None
+    retrieval_query: list[str] | None = None
+    retrieved_documents: list[str] | None = None
+    session_id: str | None = None
+    user_id: str | None = None
     agent_exit: bool = False
     is_wrapper: bool = False
     """A span that groups or forwards calls (ADK ``(merged tools)``, an MCP client wrapper): never a call."""
-    model: Optional[str] = None
-    input_tokens: Optional[int] = None
-    output_tokens: Optional[int] = None
-    trace: Optional[str] = None
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    trace: str | None = None
     """JSON dump of the span's events, where the convention keeps them (Noveum agent spans)."""
     sources: dict[str, str] = field(default_factory=dict)
     """AgentData field → the attribute it came from (shown by ``otel-eval inspect``)."""
@@ -212,7 +213,8 @@ def _flags_beside_kwargs(value: dict[str, Any]) -> bool:
     """``{"args": [], "kwargs": {...}, "sanitize_inputs_outputs": true}`` (smolagents): a call
     record with the framework's own switches beside it, which are no arguments."""
     return isinstance(value.get("kwargs"), dict) and all(
-        key in _WRAPPER_KEYS or isinstance(flag, bool) or flag is None for key, flag in value.items())
+        key in _WRAPPER_KEYS or isinstance(flag, bool) or flag is None for key, flag in value.items()
+    )
 
 
 def unwrap_call_input(value: dict[str, Any], single_key: str = "input") -> dict[str, Any]:
@@ -252,11 +254,14 @@ def unwrap_call_input(value: dict[str, Any], single_key: str = "input") -> dict[
 def tool_schema(name: Any, description: Any, parameters: Any) -> ToolSchema:
     """A tool definition as AgentData keeps it: name and description as text (no description: ""),
     the parameters only when they are a JSON-schema object."""
-    return ToolSchema(name=str(name), description=str(description or ""),
-                      args_schema=parameters if isinstance(parameters, dict) else None)
+    return ToolSchema(
+        name=str(name),
+        description=str(description or ""),
+        args_schema=parameters if isinstance(parameters, dict) else None,
+    )
 
 
-def as_int(value: Any) -> Optional[int]:
+def as_int(value: Any) -> int | None:
     """A count attribute as an int; missing or non-numeric values are None, not an error."""
     if value in (None, "") or isinstance(value, bool):
         return None
@@ -266,7 +271,7 @@ def as_int(value: Any) -> Optional[int]:
         return None
 
 
-def span_error(span: "SpanRecord") -> Optional[str]:
+def span_error(span: SpanRecord) -> str | None:
     """A failed span's error as one line (``"ValueError: Unknown city"``), or None if it
     succeeded; the same rule in every dialect.
 
@@ -298,5 +303,5 @@ def span_error(span: "SpanRecord") -> Optional[str]:
 _NO_TYPE = frozenset({"_OTHER", "unknown"})
 
 
-def _text_or_none(value: Any) -> Optional[str]:
+def _text_or_none(value: Any) -> str | None:
     return None if value in (None, "") else str(value)

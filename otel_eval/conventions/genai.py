@@ -23,32 +23,40 @@ messages (pydantic_ai, google_adk, traceloop) live in :mod:`otel_eval.convention
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
-from typing import Any, Iterable, Optional, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from ..spans import LogEvent, SpanEvent, SpanRecord
 from ..json_text import as_text, json_value, parse_json_maybe
-from .base import (ExecutedToolCall, IdentityKeys, Reading, SpanType, as_arguments, may_have_key_starting, note_unread,
-                   span_error)
+from ..spans import LogEvent, SpanEvent, SpanRecord
+from .base import (
+    ExecutedToolCall,
+    IdentityKeys,
+    Reading,
+    SpanType,
+    as_arguments,
+    may_have_key_starting,
+    note_unread,
+    span_error,
+)
 from .messages import (
+    Message,
+    all_parts,
     as_list,
     fill_from_messages,
     first_text,
     indexed_messages,
     instructions_text,
-    all_parts,
     is_part,
-    Message,
     note_unread_messages,
     parse_history,
     parse_message,
     parse_messages,
     read_content,
     result_value,
-    token_count,
-    tool_schemas,
     set_path,
     str_or_none,
+    token_count,
+    tool_schemas,
 )
 
 NAME = "genai"
@@ -86,7 +94,8 @@ DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 
 # --- detect / read -----------------------------------------------------------------------------
 
-def operation_of(span: SpanRecord) -> Optional[str]:
+
+def operation_of(span: SpanRecord) -> str | None:
     operation = span.attributes.get("gen_ai.operation.name")
     if operation:
         return str(operation)
@@ -104,7 +113,7 @@ def detect(span: SpanRecord) -> bool:
     return any(event.name.startswith("gen_ai.") for event in span.events)
 
 
-def _span_type_of(span: SpanRecord, operation: Optional[str]) -> SpanType:
+def _span_type_of(span: SpanRecord, operation: str | None) -> SpanType:
     if operation in OPERATION_TYPES:
         return OPERATION_TYPES[operation]
     attrs = span.attributes
@@ -112,8 +121,20 @@ def _span_type_of(span: SpanRecord, operation: Optional[str]) -> SpanType:
         return "tool"
     if "gen_ai.retrieval.query.text" in attrs or "gen_ai.retrieval.documents" in attrs:
         return "retriever"
-    if any(key.startswith(("gen_ai.prompt", "gen_ai.completion", "gen_ai.input.", "gen_ai.output.",
-                           "gen_ai.request.", "gen_ai.usage.", "gen_ai.response.")) for key in attrs):
+    if any(
+        key.startswith(
+            (
+                "gen_ai.prompt",
+                "gen_ai.completion",
+                "gen_ai.input.",
+                "gen_ai.output.",
+                "gen_ai.request.",
+                "gen_ai.usage.",
+                "gen_ai.response.",
+            )
+        )
+        for key in attrs
+    ):
         return "llm"
     if any(e.name in _MESSAGE_EVENTS or e.name in (CHOICE_EVENT, DETAILS_EVENT) for e in span.events):
         return "llm"
@@ -158,10 +179,12 @@ def read_as(span: SpanRecord, convention: str) -> Reading:
     model, key = first_text(attrs, "gen_ai.response.model", "gen_ai.request.model")
     if model is not None:
         reading.model = model
-    reading.input_tokens = token_count(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens",
-                                       "llm.usage.prompt_tokens")
-    reading.output_tokens = token_count(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
-                                        "llm.usage.completion_tokens")
+    reading.input_tokens = token_count(
+        attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.usage.prompt_tokens"
+    )
+    reading.output_tokens = token_count(
+        attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.usage.completion_tokens"
+    )
 
     tools = tool_schemas(attrs.get("gen_ai.tool.definitions"))
     if tools:
@@ -231,7 +254,7 @@ def read_messages(span: SpanRecord, reading: Reading, with_calls: bool = True) -
             _apply_events(reading, events, "event:", with_calls)
 
 
-def tool_invocation(span: SpanRecord, target: Optional[str] = None) -> ExecutedToolCall:
+def tool_invocation(span: SpanRecord, target: str | None = None) -> ExecutedToolCall:
     attrs = span.attributes
     name, _ = first_text(attrs, "gen_ai.tool.name")
     return ExecutedToolCall(
@@ -279,6 +302,7 @@ def document_text(document: Any) -> str:
 
 # --- events: span events and OTLP log records --------------------------------------------------
 
+
 def merge_logs(span: SpanRecord, reading: Reading, events: Sequence[LogEvent]) -> Reading:
     """The convention hook (``Convention.merge_logs``) of every dialect that has no names of its
     own to fix: :func:`apply_log_events`."""
@@ -319,7 +343,7 @@ def _apply_events(reading: Reading, events: Sequence[LogEvent], prefix: str, wit
     read is named in ``reading.unread``."""
     inputs: list[Message] = []
     outputs: list[Message] = []
-    system: Optional[str] = None
+    system: str | None = None
     names = {"input": "", "output": "", "system": ""}
     for event in events:
         name = event.event_name
@@ -362,9 +386,14 @@ def _apply_events(reading: Reading, events: Sequence[LogEvent], prefix: str, wit
                 outputs.extend(found)
                 names["output"] = where
     fill_from_messages(
-        reading, inputs, outputs, system,
-        input_source=names["input"], output_source=names["output"],
-        system_source=names["system"] or names["input"], with_calls=with_calls,
+        reading,
+        inputs,
+        outputs,
+        system,
+        input_source=names["input"],
+        output_source=names["output"],
+        system_source=names["system"] or names["input"],
+        with_calls=with_calls,
     )
 
 
@@ -378,6 +407,7 @@ def _note_messages(reading: Reading, messages: Sequence[Message], where: str) ->
 
 
 # --- a tool span's events: its arguments and result ---------------------------------------------
+
 
 def tool_from_events(reading: Reading, events: Sequence[LogEvent], prefix: str) -> dict[str, str]:
     """Fill the tool call's missing arguments and result from its span's GenAI events (span events
@@ -486,7 +516,7 @@ def _event_payload(body: Any, keys: tuple[str, ...], reading: Reading, where: st
     return value
 
 
-def _payload_message(value: Any, reading: Reading, where: str) -> Optional[Message]:
+def _payload_message(value: Any, reading: Reading, where: str) -> Message | None:
     """Content blocks, one block, or a whole message, read as a tool message; None for a plain
     value (the input object, the result itself)."""
     if isinstance(value, (list, tuple)):
@@ -495,8 +525,9 @@ def _payload_message(value: Any, reading: Reading, where: str) -> Optional[Messa
         message = read_content(value, "tool")
     elif isinstance(value, Mapping) and is_part(value):
         message = read_content(value, "tool")
-    elif isinstance(value, Mapping) and ("role" in value or "parts" in value
-                                         or ("content" in value and len(value.keys() - {"content", "id"}) == 0)):
+    elif isinstance(value, Mapping) and (
+        "role" in value or "parts" in value or ("content" in value and len(value.keys() - {"content", "id"}) == 0)
+    ):
         message = parse_message(value, "tool")
         if message is None:
             return None
@@ -506,7 +537,7 @@ def _payload_message(value: Any, reading: Reading, where: str) -> Optional[Messa
     return message
 
 
-def _own_call(message: Message, name: Optional[str]) -> Any:
+def _own_call(message: Message, name: str | None) -> Any:
     for call in message.calls:
         if name in (None, "unknown") or call.name == name:
             return call

@@ -22,14 +22,21 @@ quirks are undone:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any
 
 from ..spans import SpanRecord
 from . import genai
-from .messages import (as_list, fill_from_messages, instructions_text, parse_messages, token_count,
-                       tool_schemas)
-from .base import (ExecutedToolCall, IdentityKeys, Reading, any_key_starts, as_arguments, as_text, parse_json_maybe,
-                   span_error)
+from .base import (
+    ExecutedToolCall,
+    IdentityKeys,
+    Reading,
+    any_key_starts,
+    as_arguments,
+    as_text,
+    parse_json_maybe,
+    span_error,
+)
+from .messages import as_list, fill_from_messages, instructions_text, parse_messages, token_count, tool_schemas
 
 NAME = "adk"
 quick_span_type = None  # the span type is known only once the span is read
@@ -75,7 +82,7 @@ INVOCATION_ID = PREFIX + "invocation_id"
 EVENT_ID = PREFIX + "event_id"
 
 
-def invocation_id(span: SpanRecord) -> Optional[str]:
+def invocation_id(span: SpanRecord) -> str | None:
     """The ADK invocation a model span ran in (``gcp.vertex.agent.invocation_id``, on the model
     spans of both telemetry schemas). One invocation is one turn of ``adk eval``, even over several
     traces: a ``task`` agent that asks the user something is resumed by the user's answer, in a
@@ -84,16 +91,16 @@ def invocation_id(span: SpanRecord) -> Optional[str]:
     return _text(span.attributes.get(INVOCATION_ID))
 
 
-def model_call_id(span: SpanRecord) -> Optional[str]:
+def model_call_id(span: SpanRecord) -> str | None:
     """The ADK event a model span produced (``gcp.vertex.agent.event_id``): the legacy schema
     wraps each model call in a ``call_llm`` span with a ``generate_content`` span inside, both
     carrying the same event id: one model call, as ADK counts it (one model event)."""
     return _text(span.attributes.get(EVENT_ID))
 
 
-def _stand_in_id(name: str, call_id: Optional[str]) -> bool:
+def _stand_in_id(name: str, call_id: str | None) -> bool:
     """ADK's id for a function call that had none: ``f"{name}_{index of the part}"``."""
-    return call_id is not None and call_id.startswith(name + "_") and call_id[len(name) + 1:].isdigit()
+    return call_id is not None and call_id.startswith(name + "_") and call_id[len(name) + 1 :].isdigit()
 
 
 def is_merged(span: SpanRecord) -> bool:
@@ -101,6 +108,7 @@ def is_merged(span: SpanRecord) -> bool:
 
 
 # --- LLM: gcp.vertex.agent.llm_request / llm_response ------------------------------------------
+
 
 def _read_llm(attrs: Mapping[str, Any], reading: Reading) -> None:
     request = _content(attrs.get(PREFIX + "llm_request"))
@@ -150,6 +158,7 @@ def _instruction_parts(value: Any) -> Any:
 
 # --- tools ---------------------------------------------------------------------------------------
 
+
 def _read_tool(span: SpanRecord, reading: Reading) -> None:
     attrs = span.attributes
     if is_merged(span):
@@ -158,8 +167,11 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
         reading.tool = None
         reading.parameters = {}
         reading.response = as_text(parse_json_maybe(attrs.get(PREFIX + "tool_response")))
-        reading.sources = {k: v for k, v in reading.sources.items() if k not in ("tool_calls", "parameters_passed",
-                                                                                  "tool_call_results")}
+        reading.sources = {
+            k: v
+            for k, v in reading.sources.items()
+            if k not in ("tool_calls", "parameters_passed", "tool_call_results")
+        }
         return
     tool = reading.tool or ExecutedToolCall(name=str(attrs.get("gen_ai.tool.name") or "unknown"))
     args_key = "gen_ai.tool.call.arguments"
@@ -192,7 +204,7 @@ def _unwrap_result(result: Any) -> Any:
     return result
 
 
-def _content(value: Any) -> Optional[Any]:
+def _content(value: Any) -> Any | None:
     """A JSON attribute, or None when ADK wrote a placeholder (``"{}"`` on tool spans, content off)."""
     if value is None or (isinstance(value, str) and value.strip() in _PLACEHOLDERS):
         return None
@@ -200,5 +212,5 @@ def _content(value: Any) -> Optional[Any]:
     return None if parsed in ({}, None) else parsed
 
 
-def _text(value: Any) -> Optional[str]:
+def _text(value: Any) -> str | None:
     return None if value in (None, "") else str(value)

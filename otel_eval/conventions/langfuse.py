@@ -17,15 +17,31 @@ What the SDK writes on each observation's span (``langfuse/_client/attributes.py
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any
 
-from ..spans import SpanRecord
 from ..json_text import as_text, parse_json_maybe
+from ..spans import SpanRecord
 from . import genai
-from .base import (ExecutedToolCall, IdentityKeys, Reading, SpanType, any_key_starts, as_arguments, as_int, note_unread,
-                   span_error)
-from .messages import (last_user_text, note_unread_messages, output_calls, output_text, parse_messages,
-                       system_text, tool_schemas)
+from .base import (
+    ExecutedToolCall,
+    IdentityKeys,
+    Reading,
+    SpanType,
+    any_key_starts,
+    as_arguments,
+    as_int,
+    note_unread,
+    span_error,
+)
+from .messages import (
+    last_user_text,
+    note_unread_messages,
+    output_calls,
+    output_text,
+    parse_messages,
+    system_text,
+    tool_schemas,
+)
 
 NAME = "langfuse"
 tool_observations = None  # tool spans are believed
@@ -47,12 +63,24 @@ SESSION_ATTRIBUTES = ("session.id", "langfuse.session.id", "langfuse.trace.sessi
 USER_ATTRIBUTES = ("user.id", "langfuse.user.id", "langfuse.trace.user_id")
 #: ``langfuse.session.id`` / ``langfuse.user.id`` are read on every span: other exporters put them
 #: on spans of any instrumentation.
-IDENTITY_KEYS = IdentityKeys(session=("langfuse.session.id",), user=("langfuse.user.id",),
-                             own_session=SESSION_ATTRIBUTES, own_user=USER_ATTRIBUTES)
+IDENTITY_KEYS = IdentityKeys(
+    session=("langfuse.session.id",),
+    user=("langfuse.user.id",),
+    own_session=SESSION_ATTRIBUTES,
+    own_user=USER_ATTRIBUTES,
+)
 
 _TYPES: dict[str, SpanType] = {
-    "agent": "agent", "generation": "llm", "embedding": "llm", "tool": "tool", "retriever": "retriever",
-    "span": "chain", "chain": "chain", "evaluator": "chain", "guardrail": "chain", "event": "chain",
+    "agent": "agent",
+    "generation": "llm",
+    "embedding": "llm",
+    "tool": "tool",
+    "retriever": "retriever",
+    "span": "chain",
+    "chain": "chain",
+    "evaluator": "chain",
+    "guardrail": "chain",
+    "event": "chain",
 }
 _INPUT_KEYS = ("input", "query", "question", "message", "prompt", "user_input", "task")
 
@@ -119,7 +147,7 @@ def _read_context(attrs: Mapping[str, Any], reading: Reading) -> None:
         reading.output_tokens = _first_int(usage, "completion_tokens", "output", "output_tokens")
 
 
-def _first_int(usage: Mapping[str, Any], *keys: str) -> Optional[int]:
+def _first_int(usage: Mapping[str, Any], *keys: str) -> int | None:
     for key in keys:
         value = as_int(usage.get(key))
         if value is not None:
@@ -148,7 +176,7 @@ def _read_agent(attrs: Mapping[str, Any], reading: Reading) -> None:
     reading.agent_exit = reading.response is not None
 
 
-def _user_text(value: Any) -> Optional[str]:
+def _user_text(value: Any) -> str | None:
     """The user's request in an observation's input: plain text, the lone positional string of a
     recorded call, or a dict's ``input`` / ``query`` / ``question`` / ``message`` field."""
     if isinstance(value, str):

@@ -27,10 +27,10 @@ gen-ai-semantics.ts`` and ``span-converter.ts``):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any
 
-from ..spans import SpanRecord
 from ..json_text import as_text, parse_json_maybe
+from ..spans import SpanRecord
 from . import genai
 from .base import IdentityKeys, Reading, SpanType, any_key_starts, as_arguments, tool_schema
 from .messages import Message, last_user_text, note_unread_messages, system_text
@@ -59,8 +59,12 @@ SPAN_TYPES: dict[str, SpanType] = {
 }
 #: The attribute keys that name a span's session / user, in precedence order (the memory thread is
 #: also ``gen_ai.conversation.id``, and the resource is whoever owns the thread).
-SESSION_ATTRIBUTES = ("mastra.metadata.sessionId", "mastra.metadata.session_id", "mastra.metadata.threadId",
-                "mastra.metadata.conversationId")
+SESSION_ATTRIBUTES = (
+    "mastra.metadata.sessionId",
+    "mastra.metadata.session_id",
+    "mastra.metadata.threadId",
+    "mastra.metadata.conversationId",
+)
 USER_ATTRIBUTES = ("mastra.metadata.userId", "mastra.metadata.user_id", "mastra.metadata.resourceId")
 IDENTITY_KEYS = IdentityKeys(own_session=SESSION_ATTRIBUTES, own_user=USER_ATTRIBUTES)
 
@@ -127,8 +131,9 @@ def _read_context(attrs: Mapping[str, Any], reading: Reading) -> None:
                 break
 
 
-def _read_io(attrs: Mapping[str, Any], reading: Reading, prefix: str, calls: bool = False,
-             legacy: bool = False) -> None:
+def _read_io(
+    attrs: Mapping[str, Any], reading: Reading, prefix: str, calls: bool = False, legacy: bool = False
+) -> None:
     """``<prefix>.input`` / ``.output`` (the first exporter's ``input`` / ``output`` on a run) into the
     empty fields: the last user text and system prompt of the input, the output's text."""
     input_key = f"{prefix}.input" if f"{prefix}.input" in attrs or not legacy else "input"
@@ -186,21 +191,27 @@ def _ai_sdk_message(message: Any) -> Any:
             parts.append({"type": "text", "text": part["text"]})
         elif part.get("type") == "tool-invocation" and isinstance(part.get("toolInvocation"), Mapping):
             call = part["toolInvocation"]
-            parts.append({"type": "tool-call", "toolCallId": call.get("toolCallId"), "toolName": call.get("toolName"),
-                          "input": call.get("args")})
+            parts.append(
+                {
+                    "type": "tool-call",
+                    "toolCallId": call.get("toolCallId"),
+                    "toolName": call.get("toolName"),
+                    "input": call.get("args"),
+                }
+            )
     if not parts and isinstance(content.get("content"), str):
         parts = [{"type": "text", "text": content["content"]}]
     return {"role": message.get("role") or "user", "content": parts}
 
 
-def _plain_text(value: Any) -> Optional[str]:
+def _plain_text(value: Any) -> str | None:
     """Text that is just text (JSON that did not parse is not: the reading names it unread)."""
     if isinstance(value, str) and value and value.strip()[:1] not in ("{", "["):
         return value
     return None
 
 
-def _output_text(value: Any) -> Optional[str]:
+def _output_text(value: Any) -> str | None:
     if isinstance(value, str):
         return _plain_text(value)
     if isinstance(value, Mapping):
@@ -232,7 +243,7 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
                 result_key = key
                 break
     if tool.error is not None and str(attrs.get("error.type")) == "unknown" and tool.error.startswith("unknown: "):
-        tool.error = tool.error[len("unknown: "):]  # Mastra's "no error id", not a type
+        tool.error = tool.error[len("unknown: ") :]  # Mastra's "no error id", not a type
     reading.parameters = dict(tool.args)
     reading.response = as_text(tool.result) if tool.result is not None else None
     genai.tool_sources(reading, args_key, result_key)

@@ -8,13 +8,22 @@ return value (for an OpenAI CHAT_MODEL span: the request and the ChatCompletion 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any
 
-from ..spans import SpanRecord
 from ..json_text import as_text, parse_json_maybe
+from ..spans import SpanRecord
 from . import genai
-from .base import (ExecutedToolCall, IdentityKeys, Reading, RequestedToolCall, SpanType, as_arguments, as_int,
-                   note_unread, span_error)
+from .base import (
+    ExecutedToolCall,
+    IdentityKeys,
+    Reading,
+    RequestedToolCall,
+    SpanType,
+    as_arguments,
+    as_int,
+    note_unread,
+    span_error,
+)
 from .messages import last_user_text, parse_messages, system_text, tool_schemas
 
 NAME = "mlflow"
@@ -23,8 +32,13 @@ SEQUENTIAL_NESTING = False
 IDENTITY_KEYS = IdentityKeys()  # session.id / user.id: OpenTelemetry's own
 merge_logs = genai.merge_logs  # log records in the GenAI event form
 
-_TYPES: dict[str, SpanType] = {"AGENT": "agent", "CHAT_MODEL": "llm", "LLM": "llm", "TOOL": "tool",
-                               "RETRIEVER": "retriever"}
+_TYPES: dict[str, SpanType] = {
+    "AGENT": "agent",
+    "CHAT_MODEL": "llm",
+    "LLM": "llm",
+    "TOOL": "tool",
+    "RETRIEVER": "retriever",
+}
 _INPUT_KEYS = ("question", "query", "input", "message", "prompt", "user_input")
 _OUTPUT_KEYS = ("content", "answer", "output", "text")
 
@@ -88,7 +102,7 @@ def _read(span: SpanRecord, reading: Reading) -> None:
         reading.agent_exit = kind == "agent" and answer is not None
 
 
-def _input_text(inputs: Any) -> Optional[str]:
+def _input_text(inputs: Any) -> str | None:
     if isinstance(inputs, str):
         return inputs or None
     if not isinstance(inputs, Mapping):
@@ -105,7 +119,7 @@ def _input_text(inputs: Any) -> Optional[str]:
     return strings[0] if len(strings) == 1 else None
 
 
-def _completion_message(outputs: Any) -> Optional[Mapping[str, Any]]:
+def _completion_message(outputs: Any) -> Mapping[str, Any] | None:
     if isinstance(outputs, Mapping) and isinstance(outputs.get("choices"), list) and outputs["choices"]:
         choice = outputs["choices"][0]
         if isinstance(choice, Mapping) and isinstance(choice.get("message"), Mapping):
@@ -113,7 +127,7 @@ def _completion_message(outputs: Any) -> Optional[Mapping[str, Any]]:
     return None
 
 
-def _output_text(outputs: Any) -> Optional[str]:
+def _output_text(outputs: Any) -> str | None:
     if outputs is None:
         return None
     if isinstance(outputs, str):
@@ -166,8 +180,13 @@ def _read_llm(attrs: Mapping[str, Any], reading: Reading, inputs: Any, outputs: 
             function = call.get("function") if isinstance(call, Mapping) else None
             if not isinstance(function, Mapping) or not function.get("name"):
                 continue
-            calls.append(RequestedToolCall(str(function["name"]), as_arguments(function.get("arguments")),
-                                           str(call["id"]) if call.get("id") else None))
+            calls.append(
+                RequestedToolCall(
+                    str(function["name"]),
+                    as_arguments(function.get("arguments")),
+                    str(call["id"]) if call.get("id") else None,
+                )
+            )
         if calls:
             reading.requested_calls = calls
             reading.sources["tool_calls"] = "mlflow.spanOutputs"

@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any, Optional, Sequence
+from typing import Any
 
+from ..json_text import as_text, parse_json_maybe
 from ..models.agent_data import ToolSchema
 from ..spans import SpanEvent, SpanRecord
-from ..json_text import as_text, parse_json_maybe
 from . import genai
-from .base import IdentityKeys, Reading, RequestedToolCall, SpanType, ExecutedToolCall, as_int, span_error
+from .base import ExecutedToolCall, IdentityKeys, Reading, RequestedToolCall, SpanType, as_int, span_error
 
 NAME = "noveum"
 quick_span_type = None  # the span type is known only once the span is read
@@ -101,6 +101,7 @@ def read(span: SpanRecord) -> Reading:
 
 # --- per span type ---------------------------------------------------------------------------
 
+
 def _read_agent(span: SpanRecord, reading: Reading) -> None:
     attrs = span.attributes
     task = _nested(attrs, "chain.inputs", "input")
@@ -156,7 +157,9 @@ def _read_llm(span: SpanRecord, reading: Reading) -> None:
 def _read_tool(span: SpanRecord, reading: Reading) -> None:
     attrs = span.attributes
     name = str(attrs["tool.name"])
-    inputs = {key[len(_TOOL_INPUT_PREFIX):]: value for key, value in attrs.items() if key.startswith(_TOOL_INPUT_PREFIX)}
+    inputs = {
+        key[len(_TOOL_INPUT_PREFIX) :]: value for key, value in attrs.items() if key.startswith(_TOOL_INPUT_PREFIX)
+    }
     reading.parameters = dict(inputs)
     reading.sources["parameters_passed"] = "tool.input.*"
     invocation = ExecutedToolCall(name=name, args=tool_arguments(inputs))
@@ -203,6 +206,7 @@ def tool_arguments(inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 # --- ReAct text ------------------------------------------------------------------------------
 
+
 def parse_react_tools(prompt: str) -> list[ToolSchema]:
     """The tool list of a ReAct prompt: ``name(arg: type = default) -> rettype - description``.
 
@@ -211,7 +215,7 @@ def parse_react_tools(prompt: str) -> list[ToolSchema]:
     prompt (instructions, question, scratchpad).
     """
     tools: list[ToolSchema] = []
-    current: Optional[dict[str, Any]] = None
+    current: dict[str, Any] | None = None
     for line in prompt.split("\n"):
         match = _SIGNATURE.match(line)
         if match:
@@ -280,7 +284,7 @@ def _unquote(text: str) -> str:
     return text
 
 
-def react_action(text: str) -> Optional[RequestedToolCall]:
+def react_action(text: str) -> RequestedToolCall | None:
     """The action a ReAct LLM output asks for, parsed as LangChain's ReAct parser does
     (``Action:`` / ``Action Input:``; the input stripped of spaces, then of double quotes)."""
     match = _REACT_ACTION.search(text)
@@ -293,7 +297,7 @@ def react_action(text: str) -> Optional[RequestedToolCall]:
     return RequestedToolCall(name=tool, args={"input": tool_input})
 
 
-def react_question(prompt: str) -> Optional[str]:
+def react_question(prompt: str) -> str | None:
     """The user's question in a ReAct prompt (``Question: ...`` before the first ``Thought:``)."""
     marker = prompt.rfind("\nBegin!")
     match = _REACT_QUESTION.search(prompt, marker if marker >= 0 else 0)
@@ -306,9 +310,7 @@ def tool_observations(spans: Sequence[SpanRecord]) -> dict[str, Any]:
     LangChain appends ``<llm output>\\nObservation: <tool output>\\nThought:`` to the scratchpad,
     so the observation after LLM span *i*'s action is in LLM span *i+1*'s prompt, right after
     span *i*'s output text. LLM spans with no later LLM span get no entry (unknown)."""
-    llms = sorted(
-        (s for s in spans if span_type_of(s) == "llm"), key=lambda s: (s.start_ns, s.end_ns, s.span_id)
-    )
+    llms = sorted((s for s in spans if span_type_of(s) == "llm"), key=lambda s: (s.start_ns, s.end_ns, s.span_id))
     found: dict[str, Any] = {}
     for current, following in zip(llms, llms[1:]):
         log = _first(current.attributes.get("llm.output.response"))
@@ -321,7 +323,7 @@ def tool_observations(spans: Sequence[SpanRecord]) -> dict[str, Any]:
     return found
 
 
-def observation_after(prompt: str, log: str) -> Optional[str]:
+def observation_after(prompt: str, log: str) -> str | None:
     """The observation following ``log`` in a ReAct scratchpad (the last occurrence of ``log``;
     if the log is not found, the prompt's last observation)."""
     at = prompt.rfind(log + _OBSERVATION)
@@ -339,10 +341,13 @@ def observation_after(prompt: str, log: str) -> Optional[str]:
 
 # --- helpers ---------------------------------------------------------------------------------
 
+
 def events_json(events: Sequence[SpanEvent]) -> str:
     """The span's events as NovaEval's ``trace`` field: ``json.dumps`` of
     ``[{"name", "timestamp" (ISO 8601, microseconds, +00:00), "attributes"}]``."""
-    return json.dumps([{"name": e.name, "timestamp": _iso_time(e.time_ns), "attributes": dict(e.attributes)} for e in events])
+    return json.dumps(
+        [{"name": e.name, "timestamp": _iso_time(e.time_ns), "attributes": dict(e.attributes)} for e in events]
+    )
 
 
 def _iso_time(time_ns: int) -> str:
@@ -368,4 +373,3 @@ def _first(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return value[0] if value else None
     return value
-

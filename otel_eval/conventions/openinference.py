@@ -19,16 +19,32 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any
 
 from ..json_text import as_text, json_value, parse_json_maybe
 from ..models.agent_data import ToolSchema
 from ..spans import SpanRecord
 from . import genai
-from .base import (ExecutedToolCall, IdentityKeys, Reading, SpanType, as_arguments, as_int, may_have_key_starting,
-                   span_error, tool_schema)
-from .messages import (IndexedGroups, last_text_from, last_user_text, openinference_messages, read_content,
-                       state_messages, system_text)
+from .base import (
+    ExecutedToolCall,
+    IdentityKeys,
+    Reading,
+    SpanType,
+    as_arguments,
+    as_int,
+    may_have_key_starting,
+    span_error,
+    tool_schema,
+)
+from .messages import (
+    IndexedGroups,
+    last_text_from,
+    last_user_text,
+    openinference_messages,
+    read_content,
+    state_messages,
+    system_text,
+)
 
 NAME = "openinference"
 tool_observations = None  # tool spans are believed
@@ -86,8 +102,9 @@ def read(span: SpanRecord) -> Reading:
 
 # --- per span type ---------------------------------------------------------------------------
 
+
 def _read_identity(attrs: Mapping[str, Any], reading: Reading) -> None:
-    metadata: Optional[dict[str, Any]] = None  # parsed only when an attribute is missing
+    metadata: dict[str, Any] | None = None  # parsed only when an attribute is missing
     for field_name, key in (("session_id", "session.id"), ("user_id", "user.id")):
         value = attrs.get(key)
         if value in (None, ""):
@@ -135,8 +152,10 @@ def _read_llm(span: SpanRecord, reading: Reading) -> None:
     reading.tools_available = _tool_schemas(groups.get("llm.tools", {}))
     if reading.tools_available:
         reading.sources["tools_available"] = "llm.tools.*.tool.json_schema"
-    reading.model = _str(attrs.get("llm.model_name")) or _str(attrs.get("llm.response.model_name")) or _str(
-        attrs.get("llm.request.model_name")
+    reading.model = (
+        _str(attrs.get("llm.model_name"))
+        or _str(attrs.get("llm.response.model_name"))
+        or _str(attrs.get("llm.request.model_name"))
     )
     reading.input_tokens = as_int(attrs.get("llm.token_count.prompt"))
     reading.output_tokens = as_int(attrs.get("llm.token_count.completion"))
@@ -155,9 +174,7 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
         invocation.args = dict(definition)  # some tracers put the call's values here
         reading.sources["parameters_passed"] = "tool.parameters"
     if isinstance(definition, dict) and _is_schema(definition):
-        reading.tools_available = [
-            tool_schema(name, _str(attrs.get("tool.description")), definition)
-        ]
+        reading.tools_available = [tool_schema(name, _str(attrs.get("tool.description")), definition)]
         reading.sources["tools_available"] = "tool.parameters"
     invocation.call_id = _str(attrs.get("tool.id")) or _str(attrs.get("tool_call.id"))
     if "output.value" in attrs:
@@ -224,6 +241,7 @@ def _read_agent_or_chain(span: SpanRecord, reading: Reading) -> None:
 
 # --- input / output values -------------------------------------------------------------------
 
+
 def _io_value(attrs: Mapping[str, Any], which: str) -> Any:
     """``input.value``/``output.value``, JSON-parsed when its mime type says JSON (spec: else text)."""
     value = attrs.get(f"{which}.value")
@@ -235,7 +253,7 @@ def _io_value(attrs: Mapping[str, Any], which: str) -> Any:
     return value
 
 
-def user_text(value: Any) -> Optional[str]:
+def user_text(value: Any) -> str | None:
     """The user's request in an agent/chain input: plain text, the last user message of a
     ``messages`` state, or a conventional ``input``/``question``/``query``/``task`` field. Text
     that is a JSON object with no mime type saying so (smolagents' ``run`` arguments) is read as
@@ -258,7 +276,7 @@ def user_text(value: Any) -> Optional[str]:
     return None
 
 
-def answer_text(value: Any) -> Optional[str]:
+def answer_text(value: Any) -> str | None:
     """The answer in an agent/chain output: plain text, the last AI message (with text) of a
     ``messages`` state, a conventional ``output``/``answer`` field, else the value as JSON."""
     if value is None or value == "":
@@ -278,10 +296,10 @@ def answer_text(value: Any) -> Optional[str]:
     return as_text(value)
 
 
-def unwrap_tool_message(value: Any) -> tuple[Any, Optional[str], bool]:
+def unwrap_tool_message(value: Any) -> tuple[Any, str | None, bool]:
     """(result, tool_call_id, failed) of a tool output: a serialized LangChain ``ToolMessage``
     is unwrapped to its content (JSON-parsed when it is JSON); anything else is the result."""
-    body: Optional[dict[str, Any]] = None
+    body: dict[str, Any] | None = None
     if isinstance(value, dict):
         if value.get("type") == "tool" and isinstance(value.get("data"), dict):
             body = value["data"]
@@ -305,6 +323,7 @@ def _query_text(query: Any) -> str:
 
 # --- indexed attributes ----------------------------------------------------------------------
 
+
 def _group_indexed(attrs: Mapping[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
     """``prefix.N.rest`` keys as {N: {rest: value}}."""
     if len(attrs) > _SCAN_LIMIT and not _HAS_INDEX.search(prefix):
@@ -323,7 +342,7 @@ def _group_indexed(attrs: Mapping[str, Any], prefix: str) -> dict[int, dict[str,
     for key, value in attrs.items():
         if not key.startswith(start):
             continue
-        match = _INDEXED.match(key[len(start):])
+        match = _INDEXED.match(key[len(start) :])
         if match:
             found.setdefault(int(match.group(1)), {})[match.group(2)] = value
     return found
@@ -343,9 +362,9 @@ def _group_all(attrs: Mapping[str, Any]) -> dict[str, dict[int, dict[str, Any]]]
         found = _FIRST_INDEX.search(key)
         if found is None:
             continue
-        match = _INDEXED.match(key[found.start() + 1:])
+        match = _INDEXED.match(key[found.start() + 1 :])
         if match:
-            out.setdefault(key[:found.start()], {}).setdefault(int(match.group(1)), {})[match.group(2)] = value
+            out.setdefault(key[: found.start()], {}).setdefault(int(match.group(1)), {})[match.group(2)] = value
     return out
 
 
@@ -365,18 +384,21 @@ def _tool_schemas(grouped: dict[int, dict[str, Any]]) -> list[ToolSchema]:
         if schema is not None:
             schemas.append(schema)
         elif fields.get("tool.name"):
-            schemas.append(tool_schema(fields["tool.name"], fields.get("tool.description"),
-                                       parse_json_maybe(fields.get("tool.parameters"))))
+            schemas.append(
+                tool_schema(
+                    fields["tool.name"], fields.get("tool.description"), parse_json_maybe(fields.get("tool.parameters"))
+                )
+            )
     return schemas
 
 
 @functools.lru_cache(maxsize=512)
-def _schema_of_text(text: str) -> Optional[ToolSchema]:
+def _schema_of_text(text: str) -> ToolSchema | None:
     """The ToolSchema a ``tool.json_schema`` text defines, or None."""
     return _schema_of_definition(parse_json_maybe(text))
 
 
-def _schema_of_definition(definition: Any) -> Optional[ToolSchema]:
+def _schema_of_definition(definition: Any) -> ToolSchema | None:
     """An OpenAI function definition (``{"type": "function", "function": {...}}``) or a bare one
     as a ToolSchema; None when it is not a definition with a name."""
     if not isinstance(definition, dict):
@@ -410,12 +432,12 @@ def documents_with_ids(attrs: Mapping[str, Any], prefix: str = "retrieval.docume
 
 # --- small helpers ---------------------------------------------------------------------------
 
+
 def _is_schema(value: dict[str, Any]) -> bool:
     return "properties" in value or value.get("type") == "object" or "$schema" in value
 
 
-def _str(value: Any) -> Optional[str]:
+def _str(value: Any) -> str | None:
     if value in (None, ""):
         return None
     return str(value)
-

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..spans import SpanRecord
 from ..json_text import as_text, parse_json_maybe
+from ..spans import SpanRecord
 from . import genai
+from .base import ExecutedToolCall, IdentityKeys, Reading, any_key_starts, as_arguments, as_int
 from .messages import last_user_text, parse_messages, system_text
-from .base import IdentityKeys, Reading, ExecutedToolCall, as_arguments, as_int, any_key_starts
 
 NAME = "pydantic_ai"
 quick_span_type = None  # the span type is known only once the span is read
@@ -30,8 +30,14 @@ tool_observations = None  # tool spans are believed
 SEQUENTIAL_NESTING = False
 IDENTITY_KEYS = IdentityKeys()  # gen_ai.conversation.id: OpenTelemetry's own
 merge_logs = genai.merge_logs  # log records in the GenAI event form
-_OWN_KEYS = ("pydantic_ai.all_messages", "final_result", "model_request_parameters", "gen_ai.agent.call.id",
-             "all_messages_events", "pydantic_ai.new_message_index")
+_OWN_KEYS = (
+    "pydantic_ai.all_messages",
+    "final_result",
+    "model_request_parameters",
+    "gen_ai.agent.call.id",
+    "all_messages_events",
+    "pydantic_ai.new_message_index",
+)
 _V2_SPAN_NAMES = {"agent run": "agent", "running tool": "tool", "running output function": "tool"}
 
 
@@ -119,4 +125,3 @@ def _retry_message(span: SpanRecord) -> str | None:
                 return f"{kind}: {message}"
             return str(message or kind) if (message or kind) else None
     return None
-

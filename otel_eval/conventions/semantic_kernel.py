@@ -14,7 +14,8 @@ records SK sends its content as, the messages); what is SK's own:
 from __future__ import annotations
 
 import ast
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..spans import LogEvent, SpanRecord
 from . import genai

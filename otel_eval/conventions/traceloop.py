@@ -15,13 +15,13 @@ its LLM spans.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any
 
-from ..spans import SpanRecord
 from ..json_text import as_text, parse_json_maybe
+from ..spans import SpanRecord
 from . import genai
+from .base import ExecutedToolCall, IdentityKeys, Reading, SpanType, any_key_starts, as_arguments, span_error
 from .messages import indexed_tool_schemas, last_user_text, parse_messages, token_count
-from .base import IdentityKeys, Reading, SpanType, ExecutedToolCall, any_key_starts, as_arguments, span_error
 
 NAME = "traceloop"
 quick_span_type = None  # the span type is known only once the span is read
@@ -29,8 +29,9 @@ tool_observations = None  # tool spans are believed
 SEQUENTIAL_NESTING = False
 #: The Traceloop SDK stamps its association properties on every span of the context, whichever
 #: instrumentation made it.
-IDENTITY_KEYS = IdentityKeys(session=("traceloop.association.properties.session_id",),
-                             user=("traceloop.association.properties.user_id",))
+IDENTITY_KEYS = IdentityKeys(
+    session=("traceloop.association.properties.session_id",), user=("traceloop.association.properties.user_id",)
+)
 merge_logs = genai.merge_logs  # log records in the GenAI event form
 KIND = "traceloop.span.kind"
 ENTITY_NAME = "traceloop.entity.name"
@@ -96,8 +97,9 @@ def _read_entity(span: SpanRecord, reading: Reading, kind: str) -> None:
             error=span_error(span),
         )
         reading.parameters = dict(arguments)
-        reading.sources.update({"tool_calls": ENTITY_NAME, "parameters_passed": ENTITY_INPUT,
-                                "tool_call_results": ENTITY_OUTPUT})
+        reading.sources.update(
+            {"tool_calls": ENTITY_NAME, "parameters_passed": ENTITY_INPUT, "tool_call_results": ENTITY_OUTPUT}
+        )
     else:
         reading.agent_name = str(name) if name else _text(attrs.get(WORKFLOW_NAME))
         reading.sources["agent_name"] = ENTITY_NAME if name else WORKFLOW_NAME
@@ -131,7 +133,7 @@ def entity_arguments(value: Any) -> dict[str, Any]:
     return dict(value)
 
 
-def request_text(value: Any) -> Optional[str]:
+def request_text(value: Any) -> str | None:
     """The user's request inside an entity input: a plain string, a well-known argument
     (``input``, ``query``, ...), or the last user message of a ``messages`` list."""
     value = parse_json_maybe(value)
@@ -178,9 +180,9 @@ def _has_prompts(attrs: Mapping[str, Any]) -> bool:
     return any(key.startswith(("gen_ai.prompt.", "gen_ai.completion.", "llm.prompts.")) for key in attrs)
 
 
-def _association(attrs: Mapping[str, Any], key: str) -> Optional[str]:
+def _association(attrs: Mapping[str, Any], key: str) -> str | None:
     return _text(attrs.get(ASSOCIATION + key))
 
 
-def _text(value: Any) -> Optional[str]:
+def _text(value: Any) -> str | None:
     return None if value in (None, "") else str(value)

@@ -36,14 +36,25 @@ SDK's own keys win wherever both say something.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any
 
+from ..json_text import as_text, parse_json_maybe
 from ..models.agent_data import ToolSchema
 from ..spans import SpanRecord
-from ..json_text import as_text, parse_json_maybe
 from . import genai
-from .base import (ExecutedToolCall, IdentityKeys, Reading, RequestedToolCall, SpanType, any_key_starts, as_arguments,
-                   as_int, note_unread, span_error, tool_schema)
+from .base import (
+    ExecutedToolCall,
+    IdentityKeys,
+    Reading,
+    RequestedToolCall,
+    SpanType,
+    any_key_starts,
+    as_arguments,
+    as_int,
+    note_unread,
+    span_error,
+    tool_schema,
+)
 from .messages import Message, last_user_text, note_unread_messages, parse_messages, system_text
 
 NAME = "vercel_ai"
@@ -57,8 +68,18 @@ TOOL_OPERATION = "ai.toolCall"
 
 #: Keys under ``ai.telemetry.metadata.`` / ``ai.settings.context.`` that name a session or a user,
 #: in the spellings applications use.
-SESSION_KEYS = ("sessionId", "session_id", "session.id", "sessionID", "conversationId", "conversation_id",
-                "threadId", "thread_id", "chatId", "chat_id")
+SESSION_KEYS = (
+    "sessionId",
+    "session_id",
+    "session.id",
+    "sessionID",
+    "conversationId",
+    "conversation_id",
+    "threadId",
+    "thread_id",
+    "chatId",
+    "chat_id",
+)
 USER_KEYS = ("userId", "user_id", "user.id", "userID", "endUserId")
 _CONTEXT_PREFIXES = ("ai.telemetry.metadata.", "ai.settings.context.")
 #: The attribute keys that name a span's session / user, in precedence order: what ingest needs to
@@ -70,6 +91,7 @@ IDENTITY_KEYS = IdentityKeys(own_session=SESSION_ATTRIBUTES, own_user=USER_ATTRI
 
 # --- detect / span type ------------------------------------------------------------------------
 
+
 def detect(span: SpanRecord) -> bool:
     attrs = span.attributes
     if "ai.operationId" in attrs:
@@ -77,14 +99,14 @@ def detect(span: SpanRecord) -> bool:
     return any_key_starts(attrs, "ai.")
 
 
-def _operation_of(span: SpanRecord) -> Optional[str]:
+def _operation_of(span: SpanRecord) -> str | None:
     operation = span.attributes.get("ai.operationId")
     if isinstance(operation, str) and operation:
         return operation
     return span.name if span.name.startswith("ai.") else None
 
 
-def span_type_of_operation(operation: Optional[str]) -> Optional[SpanType]:
+def span_type_of_operation(operation: str | None) -> SpanType | None:
     """The span type an ``ai.operationId`` names; None for an operation this does not know."""
     if operation is None:
         return None
@@ -106,6 +128,7 @@ def quick_span_type(span: SpanRecord) -> SpanType:
 
 
 # --- read ----------------------------------------------------------------------------------------
+
 
 def read(span: SpanRecord) -> Reading:
     attrs = span.attributes
@@ -159,7 +182,7 @@ def _read_context(span: SpanRecord, reading: Reading, kind: SpanType) -> None:
             reading.sources["agent_name"] = "resource:service.name"
 
 
-def _context_value(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[Optional[str], str]:
+def _context_value(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[str | None, str]:
     for key in keys:
         value = attrs.get(key)
         if value not in (None, "") and not isinstance(value, (dict, list, tuple)):
@@ -181,7 +204,7 @@ def _read_model(attrs: Mapping[str, Any], reading: Reading) -> None:
         reading.output_tokens = tokens_out
 
 
-def _first_int(attrs: Mapping[str, Any], *keys: str) -> Optional[int]:
+def _first_int(attrs: Mapping[str, Any], *keys: str) -> int | None:
     for key in keys:
         value = as_int(attrs.get(key))
         if value is not None:
@@ -260,17 +283,24 @@ def _read_tool(span: SpanRecord, reading: Reading) -> None:
     result_key = "ai.toolCall.result" if "ai.toolCall.result" in attrs else "ai.toolCall.output"
     tool = ExecutedToolCall(
         name=str(name) if name not in (None, "") else (known.name if known is not None else "unknown"),
-        args=as_arguments(parsed_attribute(reading, attrs, args_key)) if args_key in attrs else (
-            known.args if known else {}),
+        args=as_arguments(parsed_attribute(reading, attrs, args_key))
+        if args_key in attrs
+        else (known.args if known else {}),
         call_id=_str(attrs.get("ai.toolCall.id")) or (known.call_id if known is not None else None),
-        result=parsed_attribute(reading, attrs, result_key) if result_key in attrs else (known.result if known else None),
+        result=parsed_attribute(reading, attrs, result_key)
+        if result_key in attrs
+        else (known.result if known else None),
         error=span_error(span),
     )
     reading.tool = tool
     reading.parameters = dict(tool.args)
     reading.response = as_text(tool.result) if tool.result is not None else None
-    reading.sources.update({"tool_calls": "ai.toolCall.name" if name not in (None, "") else "gen_ai.tool.name",
-                            "parameters_passed": args_key if args_key in attrs else "gen_ai.tool.call.arguments"})
+    reading.sources.update(
+        {
+            "tool_calls": "ai.toolCall.name" if name not in (None, "") else "gen_ai.tool.name",
+            "parameters_passed": args_key if args_key in attrs else "gen_ai.tool.call.arguments",
+        }
+    )
     if tool.result is not None:
         key = result_key if result_key in attrs else "gen_ai.tool.call.result"
         reading.sources["tool_call_results"] = key
@@ -287,11 +317,12 @@ def parsed_attribute(reading: Reading, attrs: Mapping[str, Any], key: str) -> An
     return parsed
 
 
-def _str(value: Any) -> Optional[str]:
+def _str(value: Any) -> str | None:
     return None if value in (None, "") else str(value)
 
 
 # --- the SDK's message format --------------------------------------------------------------------
+
 
 def messages_of(value: Any) -> list[Message]:
     """AI SDK messages (``ModelMessage`` / the provider prompt) as :class:`Message`s. Each is put
@@ -323,7 +354,7 @@ def _as_parts_message(message: Any) -> Any:
     return {"role": role, "parts": parts}
 
 
-def _part(item: Any) -> Optional[dict[str, Any]]:
+def _part(item: Any) -> dict[str, Any] | None:
     item = parse_json_maybe(item)
     if isinstance(item, str):
         return {"type": "text", "content": item} if item else None
@@ -335,13 +366,21 @@ def _part(item: Any) -> Optional[dict[str, Any]]:
         return {"type": "text", "content": text} if isinstance(text, str) and text else None
     if kind == "tool-call":
         arguments = item.get("input", item.get("args"))
-        return {"type": "tool_call", "id": _str(item.get("toolCallId")), "name": str(item.get("toolName") or ""),
-                "arguments": as_arguments(arguments)}
+        return {
+            "type": "tool_call",
+            "id": _str(item.get("toolCallId")),
+            "name": str(item.get("toolName") or ""),
+            "arguments": as_arguments(arguments),
+        }
     if kind == "tool-result":
         output = parse_json_maybe(item.get("output"))
         value = tool_result_value(output) if "output" in item else parse_json_maybe(item.get("result"))
-        part = {"type": "tool_call_response", "id": _str(item.get("toolCallId")),
-                "name": _str(item.get("toolName")), "response": value}
+        part = {
+            "type": "tool_call_response",
+            "id": _str(item.get("toolCallId")),
+            "name": _str(item.get("toolName")),
+            "response": value,
+        }
         if isinstance(output, Mapping) and output.get("type") in _ERROR_OUTPUTS or item.get("isError") is True:
             part["status"] = "error"
         return part
@@ -372,7 +411,7 @@ def tool_result_value(output: Any) -> Any:
     return output
 
 
-def _system_of(value: Any) -> Optional[str]:
+def _system_of(value: Any) -> str | None:
     """``system`` / ``instructions`` of ``ai.prompt``: a string, a system message, or a list of them."""
     value = parse_json_maybe(value)
     if value in (None, "", []):
@@ -407,8 +446,9 @@ def requested_calls(value: Any) -> list[RequestedToolCall]:
         if name in (None, ""):
             continue
         arguments = item.get("input", item.get("args", item.get("arguments")))
-        calls.append(RequestedToolCall(str(name), as_arguments(arguments),
-                                       _str(item.get("toolCallId", item.get("id")))))
+        calls.append(
+            RequestedToolCall(str(name), as_arguments(arguments), _str(item.get("toolCallId", item.get("id"))))
+        )
     return calls
 
 

@@ -4,7 +4,8 @@ beyond the case are not scored. Both gaps are reported in ``details['turns']``."
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from ..models.evalset import CriterionConfig, EvalCase, Invocation
 from ..trajectory import Trajectory, Turn
@@ -43,8 +44,15 @@ def per_invocation(
         turn = turn_at(trajectory, i)
         score, details = score_one(invocation, turn)
         scores.append(score)
-        per_turn.append({"invocation": invocation.invocation_id, "turn": i,
-                         "turn_present": i < len(trajectory.turns), "score": round(score, 6), **details})
+        per_turn.append(
+            {
+                "invocation": invocation.invocation_id,
+                "turn": i,
+                "turn_present": i < len(trajectory.turns),
+                "score": round(score, 6),
+                **details,
+            }
+        )
     if not scores:
         raise Skip(nothing_expected)
     return sum(scores) / len(scores), {"per_turn": per_turn, "turns": turn_gap(trajectory, case)}
@@ -59,7 +67,13 @@ class PerInvocationCriterion(Criterion):
     def score_turn(self, inv: Invocation, turn: Turn, cfg: CriterionConfig) -> tuple[float, dict[str, Any]]:
         raise NotImplementedError
 
-    def score(self, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Any = None,
-              name: str = "") -> tuple[float, dict[str, Any]]:
-        return per_invocation(trajectory, case, self.expectation.applies,
-                              lambda inv, turn: self.score_turn(inv, turn, cfg), self.expectation.nothing_expected)
+    def score(
+        self, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Any = None, name: str = ""
+    ) -> tuple[float, dict[str, Any]]:
+        return per_invocation(
+            trajectory,
+            case,
+            self.expectation.applies,
+            lambda inv, turn: self.score_turn(inv, turn, cfg),
+            self.expectation.nothing_expected,
+        )

@@ -9,7 +9,7 @@ Partial credit comes only from the criteria named for it.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, Optional, Union
+from typing import Any, ClassVar, Literal
 
 from ..metrics.alignment import Alignment, align
 from ..models.arguments import ArgumentPolicy
@@ -20,17 +20,17 @@ from .base import Criterion, CriterionOptions, Expectation
 
 
 class TrajectoryOptions(CriterionOptions):
-    max_depth: Union[int, Literal["auto"], None] = "auto"
+    max_depth: int | Literal["auto"] | None = "auto"
     """Which calls are the agent's: "auto" (the top-level agent's, unless the expectation names a
     tool only a sub-agent used), a depth, or None for every call."""
     collapse_retries: bool = True
     """Set a failed attempt the agent retried aside (neither expected nor extra)."""
     first_call_only: bool = False
     """Compare only the first expected call with the agent's first call (Big Sky's matchToolCall)."""
-    graded: Optional[bool] = None
+    graded: bool | None = None
     """Refused: partial credit is a criterion of its own (trajectory_in_order_score, ...)."""
     args_mode: Literal["exact", "subset", "ignore"] = "exact"
-    keys: Optional[list[str]] = None
+    keys: list[str] | None = None
     fold_case: bool = False
     fold_whitespace: bool = False
     comparators: dict[str, str] = {}
@@ -49,8 +49,11 @@ def _expects_calls(inv: Invocation) -> bool:
     return inv.expected_tool_trajectory is not None or inv.first_call_only
 
 
-EXPECTS_CALLS = Expectation("expected_tool_trajectory", _expects_calls,
-                            "the case does not say which tools to call (no expected_tool_trajectory) in any turn")
+EXPECTS_CALLS = Expectation(
+    "expected_tool_trajectory",
+    _expects_calls,
+    "the case does not say which tools to call (no expected_tool_trajectory) in any turn",
+)
 
 
 def calls_for(turn: Turn, expected_names: Any, max_depth: Any) -> tuple[list[ActualToolCall], Any]:
@@ -79,14 +82,14 @@ class TrajectoryCriterion(Criterion):
 
     measure: ClassVar[str]
     Options = TrajectoryOptions
-    expectation: ClassVar[Optional[Expectation]] = EXPECTS_CALLS
+    expectation: ClassVar[Expectation | None] = EXPECTS_CALLS
     refused = frozenset({"graded"})
     arguments: ClassVar[str] = "by meaning"
     """How arguments compare when ``check_args`` is on (``details['arguments']``)."""
-    reference: ClassVar[Optional[str]] = None
+    reference: ClassVar[str | None] = None
     """The other tool whose number this is (``details['reference']``)."""
 
-    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: Any) -> Optional[str]:
+    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: Any) -> str | None:
         return None  # its options are checked first: a bad one is an error, also when nothing is expected
 
     # Hooks a trajectory criterion may change:
@@ -94,36 +97,50 @@ class TrajectoryCriterion(Criterion):
     def refuse_options(self, options: dict[str, Any]) -> None:
         """Raise ValueError for an option this criterion knows but will not take."""
         if options.get("graded"):
-            raise ValueError("options.graded: partial credit is a criterion of its own; use trajectory_in_order_score "
-                             "(or trajectory_f1 / trajectory_recall / trajectory_precision) with its own threshold")
+            raise ValueError(
+                "options.graded: partial credit is a criterion of its own; use trajectory_in_order_score "
+                "(or trajectory_f1 / trajectory_recall / trajectory_precision) with its own threshold"
+            )
 
-    def argument_policy(self, options: dict[str, Any]) -> Optional[ArgumentPolicy]:
+    def argument_policy(self, options: dict[str, Any]) -> ArgumentPolicy | None:
         if any(key in options for key in ARGUMENT_OPTIONS):
             return ArgumentPolicy.from_options(options)
         return _DEFAULT_POLICY  # no argument option: the default policy (frozen, never changed), built once
 
-    def tool_name(self, options: dict[str, Any]) -> Optional[str]:
+    def tool_name(self, options: dict[str, Any]) -> str | None:
         """The one tool the criterion is about, if it is about one."""
         return None
 
     def calls(self, turn: Turn, expected_names: Any, max_depth: Any) -> tuple[list[ActualToolCall], Any]:
         return calls_for(turn, expected_names, max_depth)
 
-    def align(self, expected: list[ExpectedToolCall], calls: list[ActualToolCall], cfg: CriterionConfig,
-              policy: Optional[ArgumentPolicy], first_call_only: bool) -> tuple[Alignment, bool]:
+    def align(
+        self,
+        expected: list[ExpectedToolCall],
+        calls: list[ActualToolCall],
+        cfg: CriterionConfig,
+        policy: ArgumentPolicy | None,
+        first_call_only: bool,
+    ) -> tuple[Alignment, bool]:
         """The turn's alignment and whether the match type holds."""
-        alignment = align(expected, calls, check_args=cfg.check_args, arg_options=policy,
-                          collapse_retries=bool(cfg.options.get("collapse_retries", True)),
-                          first_call_only=first_call_only)
+        alignment = align(
+            expected,
+            calls,
+            check_args=cfg.check_args,
+            arg_options=policy,
+            collapse_retries=bool(cfg.options.get("collapse_retries", True)),
+            first_call_only=first_call_only,
+        )
         return alignment, alignment.satisfies(cfg.match_type)
 
-    def turn_score(self, alignment: Alignment, satisfied: bool, tool_name: Optional[str]) -> float:
+    def turn_score(self, alignment: Alignment, satisfied: bool, tool_name: str | None) -> float:
         if self.measure == "adk_match_avg":
             return float(satisfied)
         return getattr(alignment, self.measure)  # precision, recall, f1, in_order_f1: the alignment's properties
 
-    def score(self, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Any = None,
-              name: str = "") -> tuple[float, dict[str, Any]]:
+    def score(
+        self, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Any = None, name: str = ""
+    ) -> tuple[float, dict[str, Any]]:
         options = cfg.options
         self.refuse_options(options)
         policy = self.argument_policy(options)

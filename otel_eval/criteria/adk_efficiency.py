@@ -6,7 +6,7 @@ counts) reports it skipped, n/a."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar
 
 from ..models.evalset import CriterionConfig, EvalCase
 from ..models.results import CriterionResult
@@ -32,8 +32,15 @@ class EfficiencyMetric(Criterion):
         """The turn's value: a number, a dict with ``total_tokens`` and its parts, or None (n/a)."""
         raise NotImplementedError
 
-    def score(self, trajectory: Trajectory, case: Optional[EvalCase], cfg: CriterionConfig, *, judge: Any = None,
-              name: str = "") -> tuple[float, dict[str, Any]]:
+    def score(
+        self,
+        trajectory: Trajectory,
+        case: EvalCase | None,
+        cfg: CriterionConfig,
+        *,
+        judge: Any = None,
+        name: str = "",
+    ) -> tuple[float, dict[str, Any]]:
         per_turn: list[dict[str, Any]] = []
         values: list[float] = []
         for turn in trajectory.turns:
@@ -49,13 +56,18 @@ class EfficiencyMetric(Criterion):
         if not values:
             raise Skip(f"{self.kind}: n/a, no turn of the session reported it{self.missing}")
         average = sum(values) / (len(per_turn) if self.over_every_turn else len(values))
-        return average, {"informational": True, "measure": self.unit, "per_turn": per_turn,
-                         "reason": "informational: reported, never passes or fails"}
+        return average, {
+            "informational": True,
+            "measure": self.unit,
+            "per_turn": per_turn,
+            "reason": "informational: reported, never passes or fails",
+        }
 
     def decide(self, name: str, cfg: CriterionConfig, score: float, details: dict[str, Any]) -> CriterionResult:
         """Reported, never failing: a value, not a verdict."""
-        return CriterionResult(criterion=name, score=round(score, 6), passed=True, threshold=cfg.threshold,
-                               details=details)
+        return CriterionResult(
+            criterion=name, score=round(score, 6), passed=True, threshold=cfg.threshold, details=details
+        )
 
 
 class ToolCallCount(EfficiencyMetric):
@@ -96,8 +108,11 @@ class TokenUsage(EfficiencyMetric):
         output_tokens = turn.output_tokens - turn.output_tokens_inside_calls
         if not (input_tokens or output_tokens):
             return None  # no model call reported a count: n/a, not zero
-        return {"total_tokens": float(input_tokens + output_tokens),
-                "input_tokens": float(input_tokens), "output_tokens": float(output_tokens)}
+        return {
+            "total_tokens": float(input_tokens + output_tokens),
+            "input_tokens": float(input_tokens),
+            "output_tokens": float(output_tokens),
+        }
 
 
 class InvocationDuration(EfficiencyMetric):

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, ClassVar, Optional
+from typing import Any, ClassVar
 
 from ..judging.adk import from_trajectory as adk_invocations
 from ..judging.adk import protocol
@@ -31,54 +32,57 @@ from ._invocations import turn_at
 from .base import CriterionOptions, JudgeFailed, Skip
 from .judge_base import JudgeCriterion, endpoint_configured
 
-_NO_JUDGE_REASON = ("{name} needs an LLM judge: no judge endpoint configured (set OTEL_EVAL_JUDGE_BASE_URL to an "
-                    "OpenAI-compatible endpoint)")
+_NO_JUDGE_REASON = (
+    "{name} needs an LLM judge: no judge endpoint configured (set OTEL_EVAL_JUDGE_BASE_URL to an "
+    "OpenAI-compatible endpoint)"
+)
 
 
 class AdkJudgeOptions(CriterionOptions):
     """What an ADK judge metric carries from ADK's criterion besides ``threshold``, ``judge_model``
     and ``rubrics`` (CriterionConfig fields), in snake_case."""
 
-    num_samples: Optional[int] = None
+    num_samples: int | None = None
     """judge_model_options.num_samples: judge samples per invocation (google-adk's default: 5)."""
-    parallelism_limit: Optional[int] = None
+    parallelism_limit: int | None = None
     """Accepted; the judge pool's concurrency bounds the calls instead."""
-    judge_model_config: Optional[dict[str, Any]] = None
+    judge_model_config: dict[str, Any] | None = None
     """genai's GenerateContentConfig: temperature, top_p, max_output_tokens, seed, stop_sequences,
     presence/frequency_penalty and system_instruction reach the endpoint."""
-    rubric_types: Optional[dict[str, str]] = None
+    rubric_types: dict[str, str] | None = None
     """The criterion rubrics' ``type``, by rubric id."""
-    include_intermediate_responses_in_final: Optional[bool] = None
-    evaluate_intermediate_nl_responses: Optional[bool] = None
-    base_url: Optional[str] = None
+    include_intermediate_responses_in_final: bool | None = None
+    evaluate_intermediate_nl_responses: bool | None = None
+    base_url: str | None = None
 
 
 class AdkJudgeMetricOptions(AdkJudgeOptions):
     """ADK's options, and the judge pool's, as ``llm_judge`` takes them."""
 
-    judge_models: Optional[dict[str, str]] = None
+    judge_models: dict[str, str] | None = None
     """judge_model name → the endpoint's model, for this criterion."""
-    model: Optional[str] = None
+    model: str | None = None
     """The endpoint's model when ``judge_model`` is not mapped (else OTEL_EVAL_JUDGE_MODEL)."""
-    api_key: Optional[str] = None
-    api_key_env: Optional[str] = None
+    api_key: str | None = None
+    api_key_env: str | None = None
     timeout: float = 30.0
     max_retries: int = 3
     backoff: float = 0.5
     sample_rate: float = 1.0
-    when: Optional[dict[str, Any]] = None
-    max_calls_per_hour: Optional[int] = None
-    max_calls_per_day: Optional[int] = None
-    max_tokens_per_hour: Optional[int] = None
-    max_tokens_per_day: Optional[int] = None
+    when: dict[str, Any] | None = None
+    max_calls_per_hour: int | None = None
+    max_calls_per_day: int | None = None
+    max_tokens_per_hour: int | None = None
+    max_tokens_per_day: int | None = None
 
 
 def _map_problems(options: dict[str, Any]) -> list[str]:
     value = options.get("judge_models")
     if value is None:
         return []
-    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) and v
-                                              for k, v in value.items()):
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and v for k, v in value.items()
+    ):
         return [f"options.judge_models must map judge model names to endpoint models (got {value!r})"]
     return []
 
@@ -107,21 +111,31 @@ class AdkJudgeMetric(JudgeCriterion):
     def option_value_problems(self, options: dict[str, Any]) -> list[str]:
         return option_problems(options) + _map_problems(options)
 
-    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: Any) -> Optional[str]:
+    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: Any) -> str | None:
         if judge is None and not endpoint_configured(cfg.options):
             return _NO_JUDGE_REASON.format(name=self.kind)
         return None
 
     def judges_unmatched(self, cfg: CriterionConfig) -> bool:
         options = cfg.options
-        return (not self.needs_reference and judges_unmatched(options.get("when"))
-                and not self.unknown_options(options) and not self.option_value_problems(options)
-                and endpoint_configured(options))
+        return (
+            not self.needs_reference
+            and judges_unmatched(options.get("when"))
+            and not self.unknown_options(options)
+            and not self.option_value_problems(options)
+            and endpoint_configured(options)
+        )
 
     # --- the request ------------------------------------------------------------------------
 
-    def judge_request(self, name: str, cfg: CriterionConfig, trajectory: Trajectory, case: Optional[EvalCase],
-                      context: Optional[Callable[[], dict[str, Any]]]) -> dict[str, Any]:
+    def judge_request(
+        self,
+        name: str,
+        cfg: CriterionConfig,
+        trajectory: Trajectory,
+        case: EvalCase | None,
+        context: Callable[[], dict[str, Any]] | None,
+    ) -> dict[str, Any]:
         """The case's invocations as ADK's (from the turns, the golden case, and what the spans
         recorded of the agents: ``context()``), rendered into ADK's prompts. Where google-adk's
         evaluator raises (no rubrics, no reference), the metric is skipped with that reason:
@@ -137,22 +151,37 @@ class AdkJudgeMetric(JudgeCriterion):
         try:
             for i, turn, inv in pairs:
                 system, tools = seen.get(turn.trace_id, (None, None))
-                actual.append(adk_invocations.actual_invocation(
-                    turn, invocation_id=inv.invocation_id if inv is not None else "",
-                    user_text=inv.user_content.get_text() if inv is not None else None, system=system, tools=tools,
-                    view=seen.get((CONTEXT_KEY, turn.trace_id)), rubrics=adk_invocations.invocation_rubrics(case, i)))
+                actual.append(
+                    adk_invocations.actual_invocation(
+                        turn,
+                        invocation_id=inv.invocation_id if inv is not None else "",
+                        user_text=inv.user_content.get_text() if inv is not None else None,
+                        system=system,
+                        tools=tools,
+                        view=seen.get((CONTEXT_KEY, turn.trace_id)),
+                        rubrics=adk_invocations.invocation_rubrics(case, i),
+                    )
+                )
                 expected.append(adk_invocations.expected_invocation(inv) if inv is not None else None)
-            return protocol.build(self.kind, name=name, threshold=cfg.threshold, judge_model=cfg.judge_model,
-                                  options=public_options(cfg.options),
-                                  rubrics=protocol.criterion_rubrics(cfg.rubrics, cfg.options.get("rubric_types")),
-                                  actual=actual, expected=expected, turns=[i for i, _, _ in pairs])
+            return protocol.build(
+                self.kind,
+                name=name,
+                threshold=cfg.threshold,
+                judge_model=cfg.judge_model,
+                options=public_options(cfg.options),
+                rubrics=protocol.criterion_rubrics(cfg.rubrics, cfg.options.get("rubric_types")),
+                actual=actual,
+                expected=expected,
+                turns=[i for i, _, _ in pairs],
+            )
         except ValueError as exc:
             raise Skip(f"{self.kind}: {exc} (google-adk's evaluator refuses it too: NOT_EVALUATED)") from None
 
     # --- in line ----------------------------------------------------------------------------
 
-    def score(self, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Any = None,
-              name: str = "") -> tuple[float, dict[str, Any]]:
+    def score(
+        self, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Any = None, name: str = ""
+    ) -> tuple[float, dict[str, Any]]:
         """Judged in line (``score_session`` given a ``judge``, or without the judge pool): the
         same request, each call through ``judge.complete`` (the judge's own model and retries;
         without one, a judge built from the options, its model mapped as the pool maps it)."""
@@ -161,9 +190,12 @@ class AdkJudgeMetric(JudgeCriterion):
         if judge is None:
             if not endpoint_configured(options):
                 raise Skip(_NO_JUDGE_REASON.format(name=name))
-            model = protocol.endpoint_model(cfg.judge_model, options,
-                                            protocol.parse_model_map(os.environ.get(ENV_JUDGE_MODELS, "")),
-                                            options.get("model") or os.environ.get(ENV_MODEL))
+            model = protocol.endpoint_model(
+                cfg.judge_model,
+                options,
+                protocol.parse_model_map(os.environ.get(ENV_JUDGE_MODELS, "")),
+                options.get("model") or os.environ.get(ENV_MODEL),
+            )
             judge = Judge.from_config(cfg.model_copy(update={"options": {**options, "model": model}}))
         if not getattr(judge, "configured", True):
             raise Skip(_NO_JUDGE_REASON.format(name=name))

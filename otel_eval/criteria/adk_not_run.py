@@ -5,20 +5,26 @@ a ``test_config.json``'s custom metrics (ADK imports the agent's own Python func
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar
 
 from ..models.evalset import CriterionConfig, EvalCase
 from ..trajectory import Trajectory
 from .adk_judge import AdkJudgeOptions
 from .base import Criterion, CriterionOptions, Skip
 
-_VERTEX_REASON = ("google-adk computes {name} with the Vertex AI Gen AI evaluation service (a Google Cloud "
-                  "project); otel-eval does not call Vertex AI, so it is not evaluated")
-_SIMULATOR_REASON = ("{name} judges google-adk's user simulator (a conversation_scenario run by `adk eval`); "
-                     "otel-eval scores the conversations your agent actually had and runs no user simulator, "
-                     "so it is not evaluated")
-_CUSTOM_REASON = ("custom metric {name} ({function}): google-adk imports that Python function from your agent's "
-                  "code; otel-eval does not, so it is not evaluated")
+_VERTEX_REASON = (
+    "google-adk computes {name} with the Vertex AI Gen AI evaluation service (a Google Cloud "
+    "project); otel-eval does not call Vertex AI, so it is not evaluated"
+)
+_SIMULATOR_REASON = (
+    "{name} judges google-adk's user simulator (a conversation_scenario run by `adk eval`); "
+    "otel-eval scores the conversations your agent actually had and runs no user simulator, "
+    "so it is not evaluated"
+)
+_CUSTOM_REASON = (
+    "custom metric {name} ({function}): google-adk imports that Python function from your agent's "
+    "code; otel-eval does not, so it is not evaluated"
+)
 
 
 class NotRun(Criterion):
@@ -26,8 +32,15 @@ class NotRun(Criterion):
 
     reason: ClassVar[str]
 
-    def score(self, trajectory: Trajectory, case: Optional[EvalCase], cfg: CriterionConfig, *, judge: Any = None,
-              name: str = "") -> tuple[float, dict[str, Any]]:
+    def score(
+        self,
+        trajectory: Trajectory,
+        case: EvalCase | None,
+        cfg: CriterionConfig,
+        *,
+        judge: Any = None,
+        name: str = "",
+    ) -> tuple[float, dict[str, Any]]:
         raise Skip(self.reason.format(name=name, function=cfg.options.get("function", "?")))
 
 
@@ -42,17 +55,20 @@ def _vertex_metric(class_name: str, kind: str, measures: str) -> type[VertexMetr
 
 
 Safety = _vertex_metric("Safety", "safety_v1", "safety metric")
-ResponseEvaluationScore = _vertex_metric("ResponseEvaluationScore", "response_evaluation_score",
-                                         "response coherence metric")
+ResponseEvaluationScore = _vertex_metric(
+    "ResponseEvaluationScore", "response_evaluation_score", "response coherence metric"
+)
 MultiTurnTaskSuccess = _vertex_metric("MultiTurnTaskSuccess", "multi_turn_task_success_v1", "multi-turn task success")
-MultiTurnTrajectoryQuality = _vertex_metric("MultiTurnTrajectoryQuality", "multi_turn_trajectory_quality_v1",
-                                            "multi-turn trajectory quality")
-MultiTurnToolUseQuality = _vertex_metric("MultiTurnToolUseQuality", "multi_turn_tool_use_quality_v1",
-                                         "multi-turn tool use quality")
+MultiTurnTrajectoryQuality = _vertex_metric(
+    "MultiTurnTrajectoryQuality", "multi_turn_trajectory_quality_v1", "multi-turn trajectory quality"
+)
+MultiTurnToolUseQuality = _vertex_metric(
+    "MultiTurnToolUseQuality", "multi_turn_tool_use_quality_v1", "multi-turn tool use quality"
+)
 
 
 class UserSimulatorOptions(AdkJudgeOptions):
-    stop_signal: Optional[str] = None
+    stop_signal: str | None = None
 
 
 class PerTurnUserSimulatorQuality(NotRun):
@@ -64,7 +80,7 @@ class PerTurnUserSimulatorQuality(NotRun):
 
 
 class CustomMetricOptions(CriterionOptions):
-    function: Optional[str] = None
+    function: str | None = None
     """The Python function google-adk would import (``custom_metrics.<name>.code_config.name``)."""
 
 

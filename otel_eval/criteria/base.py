@@ -30,7 +30,8 @@ decides the verdict.
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, NamedTuple, Optional
+from collections.abc import Callable
+from typing import Any, ClassVar, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -75,7 +76,7 @@ class CriterionOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Optional[str] = Field(None, description="the criterion kind, when the criterion's name is another")
+    kind: str | None = Field(None, description="the criterion kind, when the criterion's name is another")
 
 
 class Criterion:
@@ -85,14 +86,14 @@ class Criterion:
     description: ClassVar[str]
     Options: ClassVar[type[CriterionOptions]] = CriterionOptions
     default_threshold: ClassVar[float] = DEFAULT_THRESHOLD
-    expectation: ClassVar[Optional[Expectation]] = None
+    expectation: ClassVar[Expectation | None] = None
     judge: ClassVar[bool] = False
     informational: ClassVar[bool] = False
     reference_free: ClassVar[bool] = False
     decides_as_adk: ClassVar[bool] = False
     """Its number is google-adk's: stored unrounded and PASS exactly when ``score >= threshold``,
     as ADK decides: no tolerance, which an average of 0/1 verdicts does not need and ADK does not give."""
-    adk: ClassVar[Optional[str]] = None
+    adk: ClassVar[str | None] = None
     """google-adk's metric of this name, run here as: ``deterministic`` (ADK's number, computed),
     ``informational``, ``judge``, ``vertex``, ``user_simulator``, ``custom``; None: otel-eval's own."""
 
@@ -129,7 +130,7 @@ class Criterion:
 
     # --- running ---------------------------------------------------------------------------
 
-    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: Any) -> Optional[str]:
+    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: Any) -> str | None:
         """Why the criterion would skip, when that is known without running it: no invocation of
         the case states its expectation (most cases state one or two kinds). Asked first, it
         spares calling the criterion and raising and catching its :class:`Skip` every session;
@@ -138,8 +139,9 @@ class Criterion:
             return None
         return None if any(map(self.expectation.applies, case.conversation)) else self.expectation.nothing_expected
 
-    def score(self, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Any = None,
-              name: str = "") -> tuple[float, dict[str, Any]]:
+    def score(
+        self, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Any = None, name: str = ""
+    ) -> tuple[float, dict[str, Any]]:
         """(score 0–1, details) of the session against the case; :class:`Skip` when it does not apply,
         ValueError for a bad option."""
         raise NotImplementedError
@@ -155,12 +157,18 @@ class Criterion:
         """Passed when the score reaches the threshold (within :data:`EPSILON`, unless
         :meth:`decides_exactly`)."""
         if self.decides_exactly(name):
-            return CriterionResult(criterion=name, score=score, passed=score >= cfg.threshold,
-                                   threshold=cfg.threshold, details=details)
+            return CriterionResult(
+                criterion=name, score=score, passed=score >= cfg.threshold, threshold=cfg.threshold, details=details
+            )
         # Decided on the unrounded score: the six-place rounding is for display only, so 0.6666666
         # never meets a threshold of 0.666667.
-        return CriterionResult(criterion=name, score=round(score, 6), passed=score + EPSILON >= cfg.threshold,
-                               threshold=cfg.threshold, details=details)
+        return CriterionResult(
+            criterion=name,
+            score=round(score, 6),
+            passed=score + EPSILON >= cfg.threshold,
+            threshold=cfg.threshold,
+            details=details,
+        )
 
     def decides_exactly(self, name: str) -> bool:
         """Whether the criterion configured as ``name`` computes google-adk's number (see :attr:`decides_as_adk`)."""
@@ -168,8 +176,14 @@ class Criterion:
 
     # --- the judge pool ----------------------------------------------------------------------
 
-    def judge_request(self, name: str, cfg: CriterionConfig, trajectory: Trajectory, case: Optional[EvalCase],
-                      context: Optional[Callable[[], dict[str, Any]]]) -> dict[str, Any]:
+    def judge_request(
+        self,
+        name: str,
+        cfg: CriterionConfig,
+        trajectory: Trajectory,
+        case: EvalCase | None,
+        context: Callable[[], dict[str, Any]] | None,
+    ) -> dict[str, Any]:
         """The request the judge pool answers for this criterion (plain data: it is stored with the
         pending evaluation). ``case`` None: a session no golden case matched, judged without a
         reference. ``context()`` returns trace id → (system instructions, tool definitions) the

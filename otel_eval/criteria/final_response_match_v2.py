@@ -15,6 +15,8 @@ from .adk_judge import AdkJudgeMetric
 
 class FinalResponseMatchV2(AdkJudgeMetric):
     kind = "final_response_match_v2"
-    description = ("google-adk's judge: is each turn's final answer valid against the expected one (a majority of "
-                   "num_samples labels); the share of valid turns")
+    description = (
+        "google-adk's judge: is each turn's final answer valid against the expected one (a majority of "
+        "num_samples labels); the share of valid turns"
+    )
     needs_reference = True

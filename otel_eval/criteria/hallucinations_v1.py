@@ -15,5 +15,6 @@ from .adk_judge import AdkJudgeMetric
 
 class Hallucinations(AdkJudgeMetric):
     kind = "hallucinations_v1"
-    description = ("google-adk's judge: the share of the answers' sentences the context supports (segmented, then "
-                   "validated)")
+    description = (
+        "google-adk's judge: the share of the answers' sentences the context supports (segmented, then validated)"
+    )

@@ -3,7 +3,7 @@ tokens, a final answer; :mod:`otel_eval.metrics.health`), failing only on limits
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import create_model
 
@@ -14,8 +14,9 @@ from ..trajectory import Trajectory
 from .base import Criterion, CriterionOptions
 
 HealthOptions = create_model(
-    "HealthOptions", __base__=CriterionOptions,
-    **{limit: (Optional[float], None) for limit in LIMITS},  # type: ignore[call-overload]
+    "HealthOptions",
+    __base__=CriterionOptions,
+    **{limit: (float | None, None) for limit in LIMITS},  # type: ignore[call-overload]
     **{flag: (bool, False) for flag in FLAG_LIMITS},
 )
 """A limit a metric: the session fails when the metric exceeds it."""
@@ -28,8 +29,15 @@ class Health(Criterion):
     default_threshold = 1.0
     reference_free = True
 
-    def score(self, trajectory: Trajectory, case: Optional[EvalCase], cfg: CriterionConfig, *, judge: Any = None,
-              name: str = "") -> tuple[float, dict[str, Any]]:
+    def score(
+        self,
+        trajectory: Trajectory,
+        case: EvalCase | None,
+        cfg: CriterionConfig,
+        *,
+        judge: Any = None,
+        name: str = "",
+    ) -> tuple[float, dict[str, Any]]:
         limits = {k: v for k, v in cfg.options.items() if k != "kind"}
         report = health(trajectory, limits)
         checked = len(limits)
@@ -37,5 +45,6 @@ class Health(Criterion):
 
     def result(self, name: str, cfg: CriterionConfig, score: float, details: dict[str, Any]) -> CriterionResult:
         """Passed when no limit is exceeded, whatever the threshold."""
-        return CriterionResult(criterion=name, score=round(score, 6), passed=details["passed"],
-                               threshold=cfg.threshold, details=details)
+        return CriterionResult(
+            criterion=name, score=round(score, 6), passed=details["passed"], threshold=cfg.threshold, details=details
+        )

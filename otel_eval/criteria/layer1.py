@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from ..metrics.layer1 import check_record
 from ..models.evalset import CriterionConfig, EvalCase
@@ -14,8 +14,8 @@ from .base import Criterion, CriterionOptions
 
 class Layer1Options(CriterionOptions):
     field: Literal["prompt", "prompt_concat", "response_concat", "response", "title"] = "response_concat"
-    regex: Optional[str] = None
-    contains: Optional[str] = None
+    regex: str | None = None
+    contains: str | None = None
     expect: bool = True
     """true: the pattern must be found; false: it must not be."""
     ignore_case: bool = False
@@ -23,12 +23,20 @@ class Layer1Options(CriterionOptions):
 
 class Layer1(Criterion):
     kind = "layer1"
-    description = ("1 when options.regex / options.contains is found (or, with expect = false, not found) "
-                   "in a text field")
+    description = (
+        "1 when options.regex / options.contains is found (or, with expect = false, not found) in a text field"
+    )
     Options = Layer1Options
 
-    def score(self, trajectory: Trajectory, case: Optional[EvalCase], cfg: CriterionConfig, *, judge: Any = None,
-              name: str = "") -> tuple[float, dict[str, Any]]:
+    def score(
+        self,
+        trajectory: Trajectory,
+        case: EvalCase | None,
+        cfg: CriterionConfig,
+        *,
+        judge: Any = None,
+        name: str = "",
+    ) -> tuple[float, dict[str, Any]]:
         """The session's Vertex record (from its trajectory: user messages and final answers; LLM
         texts between tool calls are only in exports) checked per options."""
         return check_record(vertex_record(trajectory), cfg.options)

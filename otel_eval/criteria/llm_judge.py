@@ -8,7 +8,8 @@ builds the pool's request); :func:`otel_eval.scoring.score_session` given a ``ju
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from ..judging import context as judge_context
 from ..judging.jobs import public_options
@@ -17,17 +18,17 @@ from ..metrics.judge import DEFAULT_RUBRICS, ENV_BASE_URL, Judge
 from ..models.evalset import CriterionConfig, EvalCase, Invocation
 from ..trajectory import Trajectory, Turn
 from ._invocations import per_invocation, turn_at
-from .judge_base import NO_JUDGE, JudgeCriterion
 from .base import CriterionOptions, JudgeFailed, Skip
+from .judge_base import NO_JUDGE, JudgeCriterion
 
 
 class LlmJudgeOptions(CriterionOptions):
-    base_url: Optional[str] = None
+    base_url: str | None = None
     """The OpenAI-compatible endpoint (else OTEL_EVAL_JUDGE_BASE_URL)."""
-    model: Optional[str] = None
+    model: str | None = None
     """The judge model (else OTEL_EVAL_JUDGE_MODEL, else judge_model)."""
-    api_key: Optional[str] = None
-    api_key_env: Optional[str] = None
+    api_key: str | None = None
+    api_key_env: str | None = None
     """The environment variable holding the API key."""
     timeout: float = 30.0
     max_retries: int = 3
@@ -35,14 +36,14 @@ class LlmJudgeOptions(CriterionOptions):
     json_mode: bool = False
     sample_rate: float = 1.0
     """The share of sessions judged (by a hash of the criterion name and session id)."""
-    when: Optional[dict[str, Any]] = None
+    when: dict[str, Any] | None = None
     """Which sessions are judged: case_ids, agent_versions, verdict, tool_errors, unmatched."""
     num_samples: int = 1
-    temperature: Optional[float] = None
-    max_calls_per_hour: Optional[int] = None
-    max_calls_per_day: Optional[int] = None
-    max_tokens_per_hour: Optional[int] = None
-    max_tokens_per_day: Optional[int] = None
+    temperature: float | None = None
+    max_calls_per_hour: int | None = None
+    max_calls_per_day: int | None = None
+    max_tokens_per_hour: int | None = None
+    max_tokens_per_day: int | None = None
     max_context_chars: int = judge_context.DEFAULT_MAX_CONTEXT_CHARS
 
 
@@ -64,16 +65,27 @@ class LlmJudge(JudgeCriterion):
     def option_value_problems(self, options: dict[str, Any]) -> list[str]:
         return option_problems(options)
 
-    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: Any) -> Optional[str]:
+    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: Any) -> str | None:
         return NO_JUDGE if judge is None and _no_endpoint(cfg.options) else None
 
     def judges_unmatched(self, cfg: CriterionConfig) -> bool:
         options = cfg.options
-        return (judges_unmatched(options.get("when")) and not self.unknown_options(options)
-                and not option_problems(options) and not _no_endpoint(options))
+        return (
+            judges_unmatched(options.get("when"))
+            and not self.unknown_options(options)
+            and not option_problems(options)
+            and not _no_endpoint(options)
+        )
 
-    def score(self, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Optional[Judge] = None,
-              name: str = "llm_judge") -> tuple[float, dict[str, Any]]:
+    def score(
+        self,
+        trajectory: Trajectory,
+        case: EvalCase,
+        cfg: CriterionConfig,
+        *,
+        judge: Judge | None = None,
+        name: str = "llm_judge",
+    ) -> tuple[float, dict[str, Any]]:
         if judge is None and _no_endpoint(cfg.options):
             raise Skip(NO_JUDGE)
         judge = judge if judge is not None else Judge.from_config(cfg)
@@ -86,7 +98,10 @@ class LlmJudge(JudgeCriterion):
                 question=turn.user_input or inv.user_content.get_text(),
                 response=turn.final_response,
                 reference=inv.expected_final_response.get_text() if inv.expected_final_response else None,
-                rubrics=cfg.rubrics, threshold=cfg.threshold, criterion=name, calls=turn.calls,
+                rubrics=cfg.rubrics,
+                threshold=cfg.threshold,
+                criterion=name,
+                calls=turn.calls,
             )
             if result.skipped:
                 raise Skip(result.details.get("reason", "judge skipped"))
@@ -99,8 +114,14 @@ class LlmJudge(JudgeCriterion):
             raise JudgeFailed("; ".join(errors), details)
         return score, details
 
-    def judge_request(self, name: str, cfg: CriterionConfig, trajectory: Trajectory, case: Optional[EvalCase],
-                      context: Optional[Callable[[], dict[str, Any]]]) -> dict[str, Any]:
+    def judge_request(
+        self,
+        name: str,
+        cfg: CriterionConfig,
+        trajectory: Trajectory,
+        case: EvalCase | None,
+        context: Callable[[], dict[str, Any]] | None,
+    ) -> dict[str, Any]:
         """Each turn's messages for the judge: the question, the answer, the reference (when the
         case has one), the turn's tool calls and, when the spans recorded them, the system
         instructions and tool definitions."""
@@ -109,18 +130,37 @@ class LlmJudge(JudgeCriterion):
         max_chars = int(options.get("max_context_chars", judge_context.DEFAULT_MAX_CONTEXT_CHARS))
         turns = []
         seen = context() if context is not None else {}  # built only for a session the judge will see
-        pairs = ([(i, turn_at(trajectory, i), inv) for i, inv in enumerate(case.conversation)] if case is not None
-                 else [(i, turn, None) for i, turn in enumerate(trajectory.turns)])
+        pairs = (
+            [(i, turn_at(trajectory, i), inv) for i, inv in enumerate(case.conversation)]
+            if case is not None
+            else [(i, turn, None) for i, turn in enumerate(trajectory.turns)]
+        )
         for i, turn, inv in pairs:
             system, tools = seen.get(turn.trace_id, (None, None))
             question = turn.user_input or (inv.user_content.get_text() if inv is not None else None)
-            reference = (inv.expected_final_response.get_text() if inv is not None and inv.expected_final_response
-                         else None)
-            messages = judge_context.build_messages(question, turn.final_response, reference, rubrics,
-                                                    calls=turn.calls, system=system, tools=tools, max_chars=max_chars)
-            turns.append({"turn": i, "invocation": inv.invocation_id if inv is not None else None,
-                          "messages": messages})
+            reference = (
+                inv.expected_final_response.get_text() if inv is not None and inv.expected_final_response else None
+            )
+            messages = judge_context.build_messages(
+                question,
+                turn.final_response,
+                reference,
+                rubrics,
+                calls=turn.calls,
+                system=system,
+                tools=tools,
+                max_chars=max_chars,
+            )
+            turns.append(
+                {"turn": i, "invocation": inv.invocation_id if inv is not None else None, "messages": messages}
+            )
         if not turns:
             raise Skip("the case has no turns to judge")
-        return {"criterion": name, "threshold": cfg.threshold, "judge_model": cfg.judge_model,
-                "rubrics": [r.model_dump() for r in rubrics], "options": public_options(options), "turns": turns}
+        return {
+            "criterion": name,
+            "threshold": cfg.threshold,
+            "judge_model": cfg.judge_model,
+            "rubrics": [r.model_dump() for r in rubrics],
+            "options": public_options(options),
+            "turns": turns,
+        }

@@ -9,13 +9,20 @@ that has rubrics is an ``llm_judge``.
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from collections.abc import Iterator
 
 from ..models.evalset import CriterionConfig
 from ..models.suggest import unknown_name
 from .adk_efficiency import InferenceCallCount, InvocationDuration, TokenUsage, ToolCallCount
-from .adk_not_run import (CustomMetric, MultiTurnTaskSuccess, MultiTurnToolUseQuality, MultiTurnTrajectoryQuality,
-                          PerTurnUserSimulatorQuality, ResponseEvaluationScore, Safety)
+from .adk_not_run import (
+    CustomMetric,
+    MultiTurnTaskSuccess,
+    MultiTurnToolUseQuality,
+    MultiTurnTrajectoryQuality,
+    PerTurnUserSimulatorQuality,
+    ResponseEvaluationScore,
+    Safety,
+)
 from .base import Criterion
 from .final_response_match_v2 import FinalResponseMatchV2
 from .hallucinations_v1 import Hallucinations
@@ -50,8 +57,9 @@ class Registry:
         self._aliases: dict[str, str] = {}
         self._adk_aliases: dict[str, str] = {}
 
-    def register(self, criterion: type[Criterion], *, aliases: tuple[str, ...] = (),
-                 adk_aliases: Optional[dict[str, str]] = None) -> type[Criterion]:
+    def register(
+        self, criterion: type[Criterion], *, aliases: tuple[str, ...] = (), adk_aliases: dict[str, str] | None = None
+    ) -> type[Criterion]:
         """Register ``criterion`` under its kind and ``aliases`` (other names for the same
         measure). ``adk_aliases``: aliases that are google-adk metric names, each with how it is
         run (a ``Criterion.adk`` value; the criterion tells them apart by name). A kind or alias
@@ -93,7 +101,7 @@ class Registry:
     def aliases_of(self, kind: str) -> list[str]:
         return [a for a, k in self._aliases.items() if k == kind]
 
-    def kind_of(self, name: str, cfg: CriterionConfig) -> Optional[str]:
+    def kind_of(self, name: str, cfg: CriterionConfig) -> str | None:
         """The kind of the criterion configured as ``name``: ``options.kind`` (a kind, not an
         alias), else the name or the kind it is an alias of; a criterion of another name with
         rubrics is an ``llm_judge``. None: no criterion of that name."""
@@ -104,7 +112,7 @@ class Registry:
             return LlmJudge.kind
         return None
 
-    def criterion_for(self, name: str, cfg: CriterionConfig) -> Optional[Criterion]:
+    def criterion_for(self, name: str, cfg: CriterionConfig) -> Criterion | None:
         kind = self.kind_of(name, cfg)
         return self._criteria[kind] if kind is not None else None
 
@@ -120,8 +128,10 @@ class Registry:
         """The google-adk metric names (kinds and aliases) run here as ``families`` (``Criterion.adk``
         values), in registration order; with none, every metric name google-adk registers."""
         families = families or ADK_FAMILIES
-        return (*(k for k, c in self._criteria.items() if c.adk in families),
-                *(a for a, family in self._adk_aliases.items() if family in families))
+        return (
+            *(k for k, c in self._criteria.items() if c.adk in families),
+            *(a for a, family in self._adk_aliases.items() if family in families),
+        )
 
 
 REGISTRY = Registry()

@@ -7,7 +7,7 @@ never another method.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from ..metrics.response import adk_rouge1, contains, exact_match, regex_match, rouge1
 from ..models.evalset import CriterionConfig, EvalCase, Invocation
@@ -24,9 +24,9 @@ class ResponseMatchOptions(CriterionOptions):
     method: Literal["rouge1", "adk_rouge1", "exact", "contains", "regex"] = "rouge1"
     use_stemmer: bool = False
     """rouge1: Porter-stem tokens longer than 3 characters, as rouge-score does."""
-    fold_case: Optional[bool] = None
+    fold_case: bool | None = None
     """exact: ignore case (default false); contains: ignore case (default true)."""
-    pattern: Optional[str] = None
+    pattern: str | None = None
     """regex: the pattern searched for in the session's final answer."""
     ignore_case: bool = False
     """regex: match case-insensitively."""
@@ -37,29 +37,42 @@ class ResponseMatch(Criterion):
     description = "ROUGE-1 F of the final answer vs expected_final_response (or ADK's ROUGE-1, exact, contains, regex)"
     Options = ResponseMatchOptions
     default_threshold = 0.7
-    expectation = Expectation("expected_final_response", lambda inv: inv.expected_final_response is not None,
-                              "the case has no expected final response")
+    expectation = Expectation(
+        "expected_final_response",
+        lambda inv: inv.expected_final_response is not None,
+        "the case has no expected final response",
+    )
 
-    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: Any) -> Optional[str]:
+    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: Any) -> str | None:
         return None  # a regex needs no expected response; the method is known only while scoring
 
     def decides_exactly(self, name: str) -> bool:
         return name == ADK_RESPONSE_MATCH  # ADK's ROUGE-1, decided as ADK decides
 
-    def score(self, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Any = None,
-              name: str = "response_match") -> tuple[float, dict[str, Any]]:
+    def score(
+        self,
+        trajectory: Trajectory,
+        case: EvalCase,
+        cfg: CriterionConfig,
+        *,
+        judge: Any = None,
+        name: str = "response_match",
+    ) -> tuple[float, dict[str, Any]]:
         options = cfg.options
         if name == ADK_RESPONSE_MATCH:
             if options.get("method", "adk_rouge1") != "adk_rouge1" or "use_stemmer" in options:
-                raise ValueError(f"{ADK_RESPONSE_MATCH} is google-adk's ROUGE-1 (method adk_rouge1, always stemmed); "
-                                 "for another method or stemming choice name the criterion differently, "
-                                 "with options.kind = \"response_match\"")
+                raise ValueError(
+                    f"{ADK_RESPONSE_MATCH} is google-adk's ROUGE-1 (method adk_rouge1, always stemmed); "
+                    "for another method or stemming choice name the criterion differently, "
+                    "with options.kind = \"response_match\""
+                )
             method = "adk_rouge1"
         else:
             method = options.get("method", "rouge1")
         if method not in METHODS:
-            raise ValueError(f"options.method: unknown response method {method!r}; "
-                             f"expected one of {', '.join(METHODS)}")
+            raise ValueError(
+                f"options.method: unknown response method {method!r}; expected one of {', '.join(METHODS)}"
+            )
         fold_case = options.get("fold_case")
         if method == "regex":
             pattern = options.get("pattern")
@@ -85,6 +98,7 @@ class ResponseMatch(Criterion):
                 details.update(precision=round(r.precision, 6), recall=round(r.recall, 6))
             return score, details
 
-        score, details = per_invocation(trajectory, case, self.expectation.applies, one,
-                                        self.expectation.nothing_expected)
+        score, details = per_invocation(
+            trajectory, case, self.expectation.applies, one, self.expectation.nothing_expected
+        )
         return score, {"method": method, **details}

@@ -14,5 +14,7 @@ from .adk_judge import AdkJudgeMetric
 
 class RubricBasedFinalResponseQuality(AdkJudgeMetric):
     kind = "rubric_based_final_response_quality_v1"
-    description = ("google-adk's judge: yes/no verdicts on rubrics about the final answer, the tool calls its "
-                   "evidence; the mean verdict")
+    description = (
+        "google-adk's judge: yes/no verdicts on rubrics about the final answer, the tool calls its "
+        "evidence; the mean verdict"
+    )

@@ -15,5 +15,6 @@ from .adk_judge import AdkJudgeMetric
 
 class RubricBasedMultiTurnTrajectoryQuality(AdkJudgeMetric):
     kind = "rubric_based_multi_turn_trajectory_quality_v1"
-    description = ("google-adk's judge: yes/no verdicts on rubrics about the whole conversation, judged once on "
-                   "its last turn")
+    description = (
+        "google-adk's judge: yes/no verdicts on rubrics about the whole conversation, judged once on its last turn"
+    )

@@ -13,5 +13,6 @@ from .adk_judge import AdkJudgeMetric
 
 class RubricBasedToolUseQuality(AdkJudgeMetric):
     kind = "rubric_based_tool_use_quality_v1"
-    description = ("google-adk's judge: yes/no verdicts on rubrics about the tool calls and their results; the "
-                   "mean verdict")
+    description = (
+        "google-adk's judge: yes/no verdicts on rubrics about the tool calls and their results; the mean verdict"
+    )

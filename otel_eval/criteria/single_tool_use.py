@@ -3,14 +3,14 @@ Needs no golden trajectory: every turn is checked."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from ..metrics.alignment import Alignment
 from ._trajectory import TrajectoryCriterion, TrajectoryOptions
 
 
 class SingleToolUseOptions(TrajectoryOptions):
-    tool_name: Optional[str] = None
+    tool_name: str | None = None
     """The tool that must be used (required)."""
 
 
@@ -21,11 +21,11 @@ class SingleToolUse(TrajectoryCriterion):
     Options = SingleToolUseOptions
     expectation = None  # needs no golden trajectory: every turn is checked
 
-    def tool_name(self, options: dict[str, Any]) -> Optional[str]:
+    def tool_name(self, options: dict[str, Any]) -> str | None:
         tool_name = options.get("tool_name")
         if not isinstance(tool_name, str):
             raise ValueError("options.tool_name: single_tool_use needs the name of the tool that must be used")
         return tool_name
 
-    def turn_score(self, alignment: Alignment, satisfied: bool, tool_name: Optional[str]) -> float:
+    def turn_score(self, alignment: Alignment, satisfied: bool, tool_name: str | None) -> float:
         return float(alignment.single_tool_use(tool_name or ""))

@@ -15,12 +15,16 @@ class SqlGeneration(PerInvocationCriterion):
     kind = "sql_generation"
     description = "1 when (SQL found in the turn's calls, results or answer) == expected_sql, else 0"
     default_threshold = 1.0
-    expectation = Expectation("expected_sql", lambda inv: inv.expected_sql is not None,
-                              "the case does not say whether SQL is expected")
+    expectation = Expectation(
+        "expected_sql", lambda inv: inv.expected_sql is not None, "the case does not say whether SQL is expected"
+    )
 
     def score_turn(self, inv: Invocation, turn: Turn, cfg: CriterionConfig) -> tuple[float, dict[str, Any]]:
         statements, tables = sql_and_tables(turn.sql_values())
         generated = bool(statements)
         return float(generated == inv.expected_sql), {
-            "expected_sql": inv.expected_sql, "sql_generated": generated, "sql": statements, "tables": tables,
+            "expected_sql": inv.expected_sql,
+            "sql_generated": generated,
+            "sql": statements,
+            "tables": tables,
         }

@@ -22,6 +22,9 @@ class TableUsage(PerInvocationCriterion):
         found = [e for e in inv.expected_tables if any(table_matches(e, t) for t in tables)]
         missing = [e for e in inv.expected_tables if e not in found]
         return len(found) / len(inv.expected_tables), {
-            "expected_tables": inv.expected_tables, "actual_tables": tables, "found": found,
-            "missing": missing, "sql": statements,
+            "expected_tables": inv.expected_tables,
+            "actual_tables": tables,
+            "found": found,
+            "missing": missing,
+            "sql": statements,
         }

@@ -5,14 +5,13 @@ averaged. Names and Python ``==`` on the arguments (``check_args = false`` is AD
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from ..metrics.alignment import Alignment, adk_match, align
 from ..models.arguments import ArgumentPolicy
 from ..models.evalset import CriterionConfig, ExpectedToolCall
 from ..trajectory import ActualToolCall, Turn
 from ._trajectory import TrajectoryCriterion, TrajectoryOptions, calls_for
-
 
 
 class ToolTrajectoryAvgScore(TrajectoryCriterion):
@@ -30,25 +29,39 @@ class ToolTrajectoryAvgScore(TrajectoryCriterion):
         super().refuse_options(options)
         refused = sorted(self.refused.intersection(options))
         if refused:
-            raise ValueError(f"options.{refused[0]}: tool_trajectory_avg_score computes "
-                             "google-adk's number (names, Python == on arguments, check_args = not ignore_args); "
-                             "use trajectory_match for argument options")
+            raise ValueError(
+                f"options.{refused[0]}: tool_trajectory_avg_score computes "
+                "google-adk's number (names, Python == on arguments, check_args = not ignore_args); "
+                "use trajectory_match for argument options"
+            )
 
-    def argument_policy(self, options: dict[str, Any]) -> Optional[ArgumentPolicy]:
+    def argument_policy(self, options: dict[str, Any]) -> ArgumentPolicy | None:
         return None  # Python == on the argument dicts, as ADK compares them
 
     def calls(self, turn: Turn, expected_names: Any, max_depth: Any) -> tuple[list[ActualToolCall], Any]:
-        """"auto" is what ``adk eval`` counts: every call but those made inside another tool call
+        """ "auto" is what ``adk eval`` counts: every call but those made inside another tool call
         (an ``AgentTool``'s agent runs in a session of its own), so a sub-agent's calls after a
         transfer count and an agent-as-tool's never do."""
         if max_depth == "auto":
             return [c for c in turn.calls if not c.inside_call], "auto"
         return calls_for(turn, expected_names, max_depth)
 
-    def align(self, expected: list[ExpectedToolCall], calls: list[ActualToolCall], cfg: CriterionConfig,
-              policy: Optional[ArgumentPolicy], first_call_only: bool) -> tuple[Alignment, bool]:
+    def align(
+        self,
+        expected: list[ExpectedToolCall],
+        calls: list[ActualToolCall],
+        cfg: CriterionConfig,
+        policy: ArgumentPolicy | None,
+        first_call_only: bool,
+    ) -> tuple[Alignment, bool]:
         # ADK's rules: every call in recorded order, no groups, failed attempts count
-        alignment = align(expected, calls, check_args=cfg.check_args, collapse_retries=False,
-                          first_call_only=first_call_only, parallel_groups=False,
-                          compare=lambda e, a: a.args == e.args)
+        alignment = align(
+            expected,
+            calls,
+            check_args=cfg.check_args,
+            collapse_retries=False,
+            first_call_only=first_call_only,
+            parallel_groups=False,
+            compare=lambda e, a: a.args == e.args,
+        )
         return alignment, adk_match(expected, alignment.actual, cfg.match_type, ignore_args=not cfg.check_args)

@@ -9,15 +9,16 @@ queries appear whatever the files are called (``otel-eval datasette-metadata DB.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence, Union
+from typing import Any
 
 METADATA_FILE = Path(__file__).with_name("metadata.json")
 TEMPLATE_KEY = "otel-eval"
 """The key of the database entry in :data:`METADATA_FILE`."""
 
 
-def datasette_names(db_paths: Sequence[Union[str, Path]]) -> list[str]:
+def datasette_names(db_paths: Sequence[str | Path]) -> list[str]:
     """The names Datasette serves these files under, in order (``datasette a.db b.db``)."""
     names: list[str] = []
     for path in db_paths:
@@ -31,7 +32,7 @@ def datasette_names(db_paths: Sequence[Union[str, Path]]) -> list[str]:
     return names
 
 
-def metadata_for(db_paths: Sequence[Union[str, Path]]) -> dict[str, Any]:
+def metadata_for(db_paths: Sequence[str | Path]) -> dict[str, Any]:
     """The metadata with one database entry (descriptions and canned queries) per file."""
     template = json.loads(METADATA_FILE.read_text(encoding="utf-8"))
     entry = template["databases"][TEMPLATE_KEY]

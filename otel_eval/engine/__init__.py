@@ -33,6 +33,14 @@ from .settings import EngineSettings
 from .writer import EngineHealth
 
 __all__ = [
-    "Engine", "EngineClosed", "EngineHealth", "EngineSettings", "EngineUnavailable", "EvaluationStored",
-    "IngestResult", "IngestTarget", "QueueFull", "StorageUnavailable",
+    "Engine",
+    "EngineClosed",
+    "EngineHealth",
+    "EngineSettings",
+    "EngineUnavailable",
+    "EvaluationStored",
+    "IngestResult",
+    "IngestTarget",
+    "QueueFull",
+    "StorageUnavailable",
 ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from ..sessions import KEYED_BY_TRACE, Timing
 
@@ -20,8 +20,14 @@ log = logging.getLogger("otel_eval.engine")
 
 
 class ActivityLog:
-    def __init__(self, timing: Timing, per_window: int = 20, window: float = 10.0,
-                 clock: Callable[[], float] = time.monotonic, logger: logging.Logger = log):
+    def __init__(
+        self,
+        timing: Timing,
+        per_window: int = 20,
+        window: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+        logger: logging.Logger = log,
+    ):
         self._timing = timing
         self._per_window = per_window
         self._window = window
@@ -36,13 +42,22 @@ class ActivityLog:
         if keyed_by == KEYED_BY_TRACE:
             when = f"scored {self._timing.trace_quiet:g} s after its trace completes"
         else:
-            when = (f"scored {self._timing.session_idle:g} s after its last trace completes, "
-                    "or as soon as it ends explicitly")
+            when = (
+                f"scored {self._timing.session_idle:g} s after its last trace completes, "
+                "or as soon as it ends explicitly"
+            )
         self._say("opened", "session %s opened; it will be %s", session_id, when)
 
     def scored(self, session_id: str, revision: int, verdict: str, case: str, score: float) -> None:
-        self._say("scored", "session %s scored (revision %d): %s, case %s, score %.2f",
-                  session_id, revision, verdict, case, score)
+        self._say(
+            "scored",
+            "session %s scored (revision %d): %s, case %s, score %.2f",
+            session_id,
+            revision,
+            verdict,
+            case,
+            score,
+        )
 
     def flush(self) -> None:
         """Say what the current window held back (at shutdown)."""
@@ -64,6 +79,11 @@ class ActivityLog:
     def _summarize(self) -> None:
         opened, scored = self._quiet["opened"], self._quiet["scored"]
         if opened or scored:
-            self._log.info("... and %d more session(s) opened, %d more scored (one line a session up to %d "
-                           "lines per %g s)", opened, scored, self._per_window, self._window)
+            self._log.info(
+                "... and %d more session(s) opened, %d more scored (one line a session up to %d lines per %g s)",
+                opened,
+                scored,
+                self._per_window,
+                self._window,
+            )
         self._quiet = {"opened": 0, "scored": 0}

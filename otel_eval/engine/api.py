@@ -3,8 +3,9 @@ small protocol the receivers (OTLP gRPC/HTTP, the SDK processor) are written aga
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Protocol, Sequence
+from typing import Protocol
 
 from .. import errors
 from ..spans import LogEvent, SpanRecord
@@ -43,11 +44,11 @@ class StorageUnavailable(EngineUnavailable, errors.OtelEvalError):
 class IngestTarget(Protocol):
     """The part of :class:`otel_eval.engine.Engine` a receiver uses."""
 
-    def ingest(self, spans: Sequence[SpanRecord], wait: bool = True,
-               timeout: Optional[float] = None) -> IngestResult: ...
+    def ingest(self, spans: Sequence[SpanRecord], wait: bool = True, timeout: float | None = None) -> IngestResult: ...
 
-    def ingest_logs(self, events: Sequence[LogEvent], wait: bool = True,
-                    timeout: Optional[float] = None) -> IngestResult: ...
+    def ingest_logs(
+        self, events: Sequence[LogEvent], wait: bool = True, timeout: float | None = None
+    ) -> IngestResult: ...
 
-    def health_problem(self) -> Optional[str]:
+    def health_problem(self) -> str | None:
         """Why spans cannot be stored now (the writer keeps failing), or None."""

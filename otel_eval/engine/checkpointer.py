@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from typing import Callable, Optional
+from collections.abc import Callable
 
 log = logging.getLogger("otel_eval.engine")
 
@@ -37,8 +37,13 @@ class Checkpointer:
     The test is the frames the WAL holds, not its file's size: SQLite starts a WAL over in place
     once every frame is copied and no reader needs them, and the file keeps the size it reached."""
 
-    def __init__(self, db_path: str, interval: float = 0.5, restart_bytes: int = 64 * 1024 * 1024,
-                 restart: Optional[Callable[[], None]] = None):
+    def __init__(
+        self,
+        db_path: str,
+        interval: float = 0.5,
+        restart_bytes: int = 64 * 1024 * 1024,
+        restart: Callable[[], None] | None = None,
+    ):
         self.db_path = db_path
         self.interval = interval
         self.restart_bytes = restart_bytes
@@ -46,7 +51,7 @@ class Checkpointer:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="otel-eval-checkpoint", daemon=True)
 
-    def start(self) -> "Checkpointer":
+    def start(self) -> Checkpointer:
         self._thread.start()
         return self
 
@@ -82,7 +87,7 @@ class Checkpointer:
         finally:
             conn.close()
 
-    def stop(self, timeout: Optional[float] = None) -> None:
+    def stop(self, timeout: float | None = None) -> None:
         self._stop.set()
         self._thread.join(timeout)
 

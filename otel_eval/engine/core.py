@@ -18,8 +18,9 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence, TextIO, Union
+from typing import Any, TextIO
 
 from ..golden import GoldenSets, GoldenSource
 from ..mapping import use_identity_attributes
@@ -61,27 +62,36 @@ INGEST_IDLE_SECONDS = 0.1
 class Engine:
     def __init__(
         self,
-        db: Union[str, Path],
+        db: str | Path,
         golden: Iterable[GoldenSource] = (),
-        config: Optional[EvalConfig] = None,
+        config: EvalConfig | None = None,
         trace_quiet: float = UNSET,
         session_idle: float = UNSET,
-        on_result: Optional[ResultCallback] = None,
+        on_result: ResultCallback | None = None,
         max_queue_spans: int = UNSET,
         fuzzy_threshold: float = UNSET,
-        embedding_threshold: Optional[float] = UNSET,
+        embedding_threshold: float | None = UNSET,
         judge: Any = UNSET,
         embed: Any = UNSET,
         max_value_chars: int = UNSET,
         score_workers: int = UNSET,
         *,
-        settings: Optional[EngineSettings] = None,
+        settings: EngineSettings | None = None,
     ):
         """``settings`` holds every knob; the keyword arguments of the same names override it."""
         self.settings = merged_settings(
-            settings, config, trace_quiet=trace_quiet, session_idle=session_idle, max_queue_spans=max_queue_spans,
-            fuzzy_threshold=fuzzy_threshold, embedding_threshold=embedding_threshold, judge=judge, embed=embed,
-            max_value_chars=max_value_chars, score_workers=score_workers)
+            settings,
+            config,
+            trace_quiet=trace_quiet,
+            session_idle=session_idle,
+            max_queue_spans=max_queue_spans,
+            fuzzy_threshold=fuzzy_threshold,
+            embedding_threshold=embedding_threshold,
+            judge=judge,
+            embed=embed,
+            max_value_chars=max_value_chars,
+            score_workers=score_workers,
+        )
         use_identity_attributes(self.settings.session_attributes, self.settings.user_attributes)
         self.db_path = str(db)
         self.golden = GoldenSets.load(golden)
@@ -100,16 +110,17 @@ class Engine:
         self._outstanding = 0
         """Sessions handed to the workers whose evaluation is not committed (or given up) yet."""
         self._idle = threading.Condition()
-        self._notify_queue: "queue.Queue[Optional[EvaluationStored]]" = queue.Queue()
+        self._notify_queue: queue.Queue[EvaluationStored | None] = queue.Queue()
         self._handoff = threading.BoundedSemaphore(
-            MAX_WAITING_FROM_PROCESSES if self.settings.score_workers > 0 else MAX_WAITING_EVALUATIONS)
+            MAX_WAITING_FROM_PROCESSES if self.settings.score_workers > 0 else MAX_WAITING_EVALUATIONS
+        )
         """One slot per finished evaluation between a worker and the writer's commit."""
-        self._writer: Optional[Writer] = None
-        self._checkpointer: Optional[Checkpointer] = None
-        self._workers: Optional[ScoreWorkers] = None
-        self._notifier: Optional[threading.Thread] = None
-        self._lock_file: Optional[TextIO] = None
-        self._judge: Optional[JudgeLink] = None
+        self._writer: Writer | None = None
+        self._checkpointer: Checkpointer | None = None
+        self._workers: ScoreWorkers | None = None
+        self._notifier: threading.Thread | None = None
+        self._lock_file: TextIO | None = None
+        self._judge: JudgeLink | None = None
         self._closing = False
         self._closed = False
 
@@ -140,13 +151,18 @@ class Engine:
 
     def scoring_context(self) -> ScoringContext:
         s = self.settings
-        return ScoringContext(index=self.golden_index, config=s.config, judge=s.judge,
-                              max_value_chars=s.max_value_chars, config_hash=self.config_hash,
-                              defer_judge=s.judge is None)
+        return ScoringContext(
+            index=self.golden_index,
+            config=s.config,
+            judge=s.judge,
+            max_value_chars=s.max_value_chars,
+            config_hash=self.config_hash,
+            defer_judge=s.judge is None,
+        )
 
     # --- lifecycle -----------------------------------------------------------------------------
 
-    def start(self) -> "Engine":
+    def start(self) -> Engine:
         if self._writer is not None:
             return self
         self._lock_file = exclusive_lock(self.db_path)
@@ -159,9 +175,16 @@ class Engine:
             self._release_cases()
             self._judge = JudgeLink(self.settings, self._put_judgment, self._judgment_stored)
             resumed = self._judge.start(store)
-            self._writer = Writer(store, self._scheduler, self._stats, ended=self._score,
-                                  stored=self._stored, given_up=self._given_up, released=self._release,
-                                  judged=self._judge.committed)
+            self._writer = Writer(
+                store,
+                self._scheduler,
+                self._stats,
+                ended=self._score,
+                stored=self._stored,
+                given_up=self._given_up,
+                released=self._release,
+                judged=self._judge.committed,
+            )
         except BaseException:
             if self._judge is not None:
                 self._judge.close(5)
@@ -187,7 +210,7 @@ class Engine:
             item.info = None
             self._judge.committed(item)
 
-    def _judgment_stored(self, item: CompleteJudgment, event: Optional[EvaluationStored]) -> None:
+    def _judgment_stored(self, item: CompleteJudgment, event: EvaluationStored | None) -> None:
         """A judge outcome committed (``event``: its revision, None when it completed nothing)."""
         if event is not None:
             with self._idle:
@@ -211,19 +234,32 @@ class Engine:
     def _make_workers(self) -> ScoreWorkers:
         if self.settings.score_workers > 0:
             s = self.settings
-            init = dict(db=self.db_path, eval_sets=[e.model_dump_json() for e in self.eval_sets], defer_judge=True,
-                        config=s.config.model_dump_json(), fuzzy_threshold=s.fuzzy_threshold,
-                        embedding_threshold=s.embedding_threshold, embed=s.embed, max_value_chars=s.max_value_chars,
-                        config_hash=self.config_hash, session_attributes=s.session_attributes,
-                        user_attributes=s.user_attributes)
+            init = dict(
+                db=self.db_path,
+                eval_sets=[e.model_dump_json() for e in self.eval_sets],
+                defer_judge=True,
+                config=s.config.model_dump_json(),
+                fuzzy_threshold=s.fuzzy_threshold,
+                embedding_threshold=s.embedding_threshold,
+                embed=s.embed,
+                max_value_chars=s.max_value_chars,
+                config_hash=self.config_hash,
+                session_attributes=s.session_attributes,
+                user_attributes=s.user_attributes,
+            )
             idle = None
             if s.score_when_idle:  # with the context the worker processes have: no in-process judge
-                idle = IdleScoring(self.db_path, dataclasses.replace(self.scoring_context(), judge=None, defer_judge=True),
-                                   self._ingest_idle)
-            return ProcessWorkers(s.score_workers, init, self._deliver, self._skipped, self._wants_results,
-                                  idle).start()
-        return ThreadWorkers(self.db_path, self.scoring_context(), self._deliver, self._skipped,
-                             self._wants_results).start()
+                idle = IdleScoring(
+                    self.db_path,
+                    dataclasses.replace(self.scoring_context(), judge=None, defer_judge=True),
+                    self._ingest_idle,
+                )
+            return ProcessWorkers(
+                s.score_workers, init, self._deliver, self._skipped, self._wants_results, idle
+            ).start()
+        return ThreadWorkers(
+            self.db_path, self.scoring_context(), self._deliver, self._skipped, self._wants_results
+        ).start()
 
     def _ingest_idle(self) -> bool:
         return time.monotonic() - self._last_ingest >= INGEST_IDLE_SECONDS
@@ -232,7 +268,7 @@ class Engine:
         """Whether a listener may read a full result: else workers drop it once scored."""
         return bool(self._results) or any(with_result for _, with_result in self._listeners)
 
-    def __enter__(self) -> "Engine":
+    def __enter__(self) -> Engine:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -251,15 +287,15 @@ class Engine:
 
     # --- ingest API ----------------------------------------------------------------------------
 
-    def ingest(self, spans: Sequence[SpanRecord], wait: bool = True, timeout: Optional[float] = None) -> IngestResult:
+    def ingest(self, spans: Sequence[SpanRecord], wait: bool = True, timeout: float | None = None) -> IngestResult:
         """Queue spans for storage; with ``wait`` return only once they are committed. The
         spans are read into their rows here, on the caller's thread (a receiver's)."""
         return self._submit(IngestBatch(spans=[span_row(span) for span in spans]), wait, timeout)
 
-    def ingest_logs(self, events: Sequence[LogEvent], wait: bool = True, timeout: Optional[float] = None) -> IngestResult:
+    def ingest_logs(self, events: Sequence[LogEvent], wait: bool = True, timeout: float | None = None) -> IngestResult:
         return self._submit(IngestBatch(logs=list(events)), wait, timeout)
 
-    def _submit(self, batch: IngestBatch, wait: bool, timeout: Optional[float]) -> IngestResult:
+    def _submit(self, batch: IngestBatch, wait: bool, timeout: float | None) -> IngestResult:
         writer = self._writer
         if self._closing or writer is None:
             raise EngineClosed("engine is not running")
@@ -279,7 +315,7 @@ class Engine:
             raise batch.error
         return batch.result
 
-    def add_span_source(self, source: "SpanSource") -> None:
+    def add_span_source(self, source: SpanSource) -> None:
         """Let the writer pull spans from ``source()`` at every round (the in-process processor's
         buffer: the agent's thread only appends, and converting and storing happen here).
         Call :meth:`wake` when the source goes from empty to non-empty."""
@@ -304,7 +340,7 @@ class Engine:
         request.done.wait()
         return bool(request.ended)
 
-    def flush(self, timeout: Optional[float] = None) -> bool:
+    def flush(self, timeout: float | None = None) -> bool:
         """Wait until everything queued so far is committed."""
         if self._writer is None or not self._writer.alive:
             return True
@@ -312,12 +348,12 @@ class Engine:
         self._writer.put(barrier)
         return barrier.done.wait(timeout)
 
-    def wait_idle(self, timeout: Optional[float] = None) -> bool:
+    def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until the queue is empty and every ended session is scored and stored, its judge
         outcome included (bounded by ``EngineSettings.judge_deadline``)."""
         return self._wait_idle(timeout, judge=True)
 
-    def _wait_idle(self, timeout: Optional[float], judge: bool) -> bool:
+    def _wait_idle(self, timeout: float | None, judge: bool) -> bool:
         deadline = None if timeout is None else time.monotonic() + timeout
         if not self.flush(timeout):
             return False
@@ -329,7 +365,7 @@ class Engine:
                 self._idle.wait(remaining if remaining is not None else 0.5)
         return self.flush(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
-    def close(self, score_open: bool = False, timeout: Optional[float] = None, wait_judge: bool = False) -> None:
+    def close(self, score_open: bool = False, timeout: float | None = None, wait_judge: bool = False) -> None:
         """Stop accepting, commit what is queued; ``score_open`` also ends and scores open sessions;
         ``wait_judge`` also waits for their judge outcomes (offline runs, whose database may be
         temporary: no next start would resume the judge work)."""
@@ -375,7 +411,7 @@ class Engine:
             return EngineHealth(False, "engine not started")
         return self._writer.health()
 
-    def health_problem(self) -> Optional[str]:
+    def health_problem(self) -> str | None:
         """Why the engine cannot store what it is sent now (for /healthz), or None."""
         health = self.health()
         return None if health.ok else health.reason
@@ -444,13 +480,24 @@ class Engine:
         self._release_handoff()
         if finished.rows.judge_job is not None and self._judge is not None:
             self._judge.submit(evaluation_id, finished.session_id, finished.rows.judge_job)
-        self._notify_queue.put(EvaluationStored(
-            judge_pending=int(finished.rows.evaluation.get("judge_pending") or 0),
-            revision=revision, evaluation_id=evaluation_id,
-            session_id=finished.session_id, trace_ids=finished.trace_ids, root_span_ids=finished.root_span_ids,
-            agent_version=finished.agent_version, matched=finished.matched, matched_by=finished.matched_by,
-            score_seconds=finished.seconds, verdict=finished.verdict, case_id=finished.case_id,
-            score=finished.score, load_result=lambda: finished.result))
+        self._notify_queue.put(
+            EvaluationStored(
+                judge_pending=int(finished.rows.evaluation.get("judge_pending") or 0),
+                revision=revision,
+                evaluation_id=evaluation_id,
+                session_id=finished.session_id,
+                trace_ids=finished.trace_ids,
+                root_span_ids=finished.root_span_ids,
+                agent_version=finished.agent_version,
+                matched=finished.matched,
+                matched_by=finished.matched_by,
+                score_seconds=finished.seconds,
+                verdict=finished.verdict,
+                case_id=finished.case_id,
+                score=finished.score,
+                load_result=lambda: finished.result,
+            )
+        )
 
     def _notify_loop(self) -> None:
         while True:
@@ -478,9 +525,13 @@ class Engine:
             else:
                 self._stats.add(evaluations_not_evaluated=1)
         if event.counted:
-            self._scheduler.activity.scored(event.session_id, event.revision,
-                                            event.verdict if event.matched else event.matched_by,
-                                            event.case_id or "-", event.score)
+            self._scheduler.activity.scored(
+                event.session_id,
+                event.revision,
+                event.verdict if event.matched else event.matched_by,
+                event.case_id or "-",
+                event.score,
+            )
         for listener, _ in self._listeners:
             try:
                 listener(event)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 from ..models.results import NOT_EVALUATED, PASSED, EvalCaseResult
 
@@ -21,7 +22,7 @@ class EvaluationStored:
     session_id: str
     trace_ids: tuple[str, ...]
     root_span_ids: tuple[str, ...]
-    agent_version: Optional[str]
+    agent_version: str | None
     matched: bool
     """A golden case was found, so ``result.passed`` is a verdict."""
     matched_by: str
@@ -30,7 +31,7 @@ class EvaluationStored:
     """CPU-side time the worker spent loading and scoring the session."""
     verdict: str
     """passed, failed or not_evaluated."""
-    case_id: Optional[str]
+    case_id: str | None
     """The golden case's eval_id; None when no case matched."""
     score: float
     """Mean score of the criteria that ran (0.0, meaningless, when not evaluated)."""
@@ -38,7 +39,7 @@ class EvaluationStored:
     judge_pending: int = 0
     """Judge criteria this revision waits for: its verdict is computed from what is checked so
     far, and a later revision (``completes``) records the judge's outcome."""
-    completes: Optional[int] = None
+    completes: int | None = None
     """This revision records the judge's outcome for revision ``completes`` of the same session: a
     completion, not a new scoring."""
     backfill: bool = False

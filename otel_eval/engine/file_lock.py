@@ -4,12 +4,12 @@ so a second engine on the same file is refused instead of scoring every session 
 from __future__ import annotations
 
 import os
-from typing import Optional, TextIO
+from typing import TextIO
 
 from ..errors import OtelEvalError
 
 
-def exclusive_lock(db_path: str) -> Optional[TextIO]:
+def exclusive_lock(db_path: str) -> TextIO | None:
     """Hold ``<db>.lock`` while running: two engines on one database would each end and score
     the same sessions. Readers (report, watch, Datasette) need no lock."""
     try:
@@ -26,8 +26,10 @@ def exclusive_lock(db_path: str) -> Optional[TextIO]:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
             handle.close()
-            raise OtelEvalError(f"{db_path}: already in use by {holder}; run one otel-eval engine per database "
-                                "(a second one would score sessions twice)") from None
+            raise OtelEvalError(
+                f"{db_path}: already in use by {holder}; run one otel-eval engine per database "
+                "(a second one would score sessions twice)"
+            ) from None
         try:
             same_file = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
         except FileNotFoundError:
@@ -43,7 +45,7 @@ def exclusive_lock(db_path: str) -> Optional[TextIO]:
     return handle
 
 
-def release_lock(handle: Optional[TextIO]) -> None:
+def release_lock(handle: TextIO | None) -> None:
     """Remove ``<db>.lock`` on a clean stop (a killed engine leaves it; the next start takes it
     over, since the lock is the flock, not the file). Removed while still locked, so no other
     engine can hold a lock on a file that is about to vanish (see the inode check above)."""

@@ -16,7 +16,8 @@ import json
 import logging
 import threading
 import time
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from ..judging import jobs as J
 from ..judging.budget import DAY, Limits
@@ -24,8 +25,8 @@ from ..judging.pool import JudgePool
 from ..models.results import CriterionResult, EvalCaseResult
 from ..store import Store
 from .events import EvaluationStored
-from .settings import EngineSettings
 from .queue_items import CompleteJudgment
+from .settings import EngineSettings
 
 log = logging.getLogger("otel_eval.judge")
 
@@ -34,33 +35,43 @@ USAGE_KEPT_DAYS = 30
 
 
 class JudgeLink:
-    def __init__(self, settings: EngineSettings, put: Callable[[CompleteJudgment], None],
-                 stored: Callable[[CompleteJudgment, Optional[EvaluationStored]], None]):
+    def __init__(
+        self,
+        settings: EngineSettings,
+        put: Callable[[CompleteJudgment], None],
+        stored: Callable[[CompleteJudgment, EvaluationStored | None], None],
+    ):
         self.settings = settings
         self._put = put
         self._stored = stored
         self._lock = threading.Lock()
         self._busy = 0
         """Jobs handed to the pool whose outcome is not committed yet."""
-        self.pool: Optional[JudgePool] = None
+        self.pool: JudgePool | None = None
         self._resumed: list[J.JudgeJob] = []
 
     def _options(self, name: str) -> dict[str, Any]:
         cfg = self.settings.config.criteria.get(name)
         return dict(cfg.options) if cfg is not None else {}
 
-    def _secret(self, name: str) -> Optional[str]:
+    def _secret(self, name: str) -> str | None:
         return self._options(name).get("api_key")
 
     def start(self, store: Store) -> int:
         """Start the pool, charge it with the spend of the last day, and read the jobs left pending
         (sent by :meth:`resume`, once the writer that records their outcomes runs)."""
         s = self.settings
-        self.pool = JudgePool(self._outcome, concurrency=s.judge_concurrency, max_queue=s.judge_queue,
-                              deadline=s.judge_deadline, breaker_threshold=s.judge_breaker_failures,
-                              breaker_cooldown=s.judge_breaker_cooldown, secrets=self._secret,
-                              judge_models=dict(s.judge_models),
-                              limits=lambda name: Limits.from_options(self._options(name))).start()
+        self.pool = JudgePool(
+            self._outcome,
+            concurrency=s.judge_concurrency,
+            max_queue=s.judge_queue,
+            deadline=s.judge_deadline,
+            breaker_threshold=s.judge_breaker_failures,
+            breaker_cooldown=s.judge_breaker_cooldown,
+            secrets=self._secret,
+            judge_models=dict(s.judge_models),
+            limits=lambda name: Limits.from_options(self._options(name)),
+        ).start()
         store.forget_judge_usage(time.time() - USAGE_KEPT_DAYS * DAY)
         for criterion, at, calls, tokens in store.judge_usage_since(time.time() - DAY):
             self.pool.charge(criterion, at, calls, tokens)
@@ -97,8 +108,9 @@ class JudgeLink:
             results = [J.not_evaluated(c, J.QUEUE_FULL, J.QUEUE_FULL_REASON) for c in job.criteria]
             self._put(CompleteJudgment(job, results, [], retry=False))
 
-    def _outcome(self, job: J.JudgeJob, results: list[CriterionResult], usage: dict[str, list[int]],
-                 retry: bool) -> None:
+    def _outcome(
+        self, job: J.JudgeJob, results: list[CriterionResult], usage: dict[str, list[int]], retry: bool
+    ) -> None:
         if job.backfill:
             with self._lock:
                 self._busy += 1
@@ -114,12 +126,23 @@ class JudgeLink:
         event = None
         if info is not None:
             event = EvaluationStored(
-                revision=info["revision"], evaluation_id=info["evaluation_id"], session_id=info["session_id"],
-                trace_ids=info["trace_ids"], root_span_ids=info["root_span_ids"], agent_version=info["agent_version"],
-                matched=bool(info["case_id"]), matched_by=info["matched_by"] or "", score_seconds=0.0,
-                verdict=info["verdict"], case_id=info["case_id"], score=info["score"] or 0.0,
-                load_result=lambda: _result(info), judge_pending=0, completes=info["completes"],
-                backfill=item.job.backfill)
+                revision=info["revision"],
+                evaluation_id=info["evaluation_id"],
+                session_id=info["session_id"],
+                trace_ids=info["trace_ids"],
+                root_span_ids=info["root_span_ids"],
+                agent_version=info["agent_version"],
+                matched=bool(info["case_id"]),
+                matched_by=info["matched_by"] or "",
+                score_seconds=0.0,
+                verdict=info["verdict"],
+                case_id=info["case_id"],
+                score=info["score"] or 0.0,
+                load_result=lambda: _result(info),
+                judge_pending=0,
+                completes=info["completes"],
+                backfill=item.job.backfill,
+            )
         self._stored(item, event)
 
     def busy(self) -> bool:
@@ -132,15 +155,30 @@ class JudgeLink:
             out["pending_jobs"] = self._busy
         return out
 
-    def close(self, timeout: Optional[float] = None) -> None:
+    def close(self, timeout: float | None = None) -> None:
         if self.pool is not None:
             self.pool.close(timeout)
 
 
 def _result(info: dict[str, Any]) -> EvalCaseResult:
-    criteria = [CriterionResult(criterion=c[0], score=c[1] or 0.0, passed=bool(c[2]), threshold=c[3] or 0.0,
-                                skipped=bool(c[4]), error=c[5], details=json.loads(c[6]) if c[6] else {})
-                for c in info["criteria"]]
-    return EvalCaseResult(eval_id=info["case_id"] or "", passed=info["verdict"] == "passed", verdict=info["verdict"],
-                          criterion_results=criteria, session_id=info["session_id"], score=info["score"] or 0.0,
-                          error=info["error"])
+    criteria = [
+        CriterionResult(
+            criterion=c[0],
+            score=c[1] or 0.0,
+            passed=bool(c[2]),
+            threshold=c[3] or 0.0,
+            skipped=bool(c[4]),
+            error=c[5],
+            details=json.loads(c[6]) if c[6] else {},
+        )
+        for c in info["criteria"]
+    ]
+    return EvalCaseResult(
+        eval_id=info["case_id"] or "",
+        passed=info["verdict"] == "passed",
+        verdict=info["verdict"],
+        criterion_results=criteria,
+        session_id=info["session_id"],
+        score=info["score"] or 0.0,
+        error=info["error"],
+    )

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence, Union
+from typing import Any
 
 from ..pipeline import FinishedEvaluation
 from ..span_rows import SpanRow
@@ -26,7 +27,7 @@ class IngestBatch:
     logs: Sequence[LogEvent] = ()
     done: threading.Event = field(default_factory=threading.Event)
     result: IngestResult = field(default_factory=IngestResult)
-    error: Optional[BaseException] = None
+    error: BaseException | None = None
     enqueued: float = field(default_factory=time.perf_counter)
     unattended: bool = False
     """Pulled from a span source: no caller waits for it, and it is not in the queue's count."""
@@ -54,14 +55,14 @@ class CompleteJudgment:
     usage: list
     """``(criterion, calls, tokens)`` spent."""
     retry: bool
-    info: Optional[dict] = None
+    info: dict | None = None
 
 
 @dataclass
 class EndSessions:
     """End a session now (or every open one); ``ended`` says how many were."""
 
-    session_id: Optional[str]
+    session_id: str | None
     """None: every open session (shutdown with ``score_open``)."""
     done: threading.Event = field(default_factory=threading.Event)
     ended: int = 0
@@ -90,4 +91,4 @@ class RestartWal:
     connection, before the next round (see :class:`~.checkpointer.Checkpointer`)."""
 
 
-WriterItem = Union[IngestBatch, StoreEvaluation, CompleteJudgment, EndSessions, Barrier, Stop, Wake, RestartWal]
+WriterItem = IngestBatch | StoreEvaluation | CompleteJudgment | EndSessions | Barrier | Stop | Wake | RestartWal

@@ -8,9 +8,10 @@ it committed (:meth:`Staged.apply`), so the timers never count spans that were r
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence
 
+from ..mapping import session_id_of
 from ..sessions import (
     KEYED_BY_ATTRIBUTE,
     KEYED_BY_TRACE,
@@ -19,7 +20,6 @@ from ..sessions import (
     SessionTracker,
     Timing,
 )
-from ..mapping import session_id_of
 from ..span_rows import END_NS, ENDS_SESSION, NAMED_SESSION_ID, PARENT_SPAN_ID, SPAN_ID, START_NS, TRACE_ID, SpanRow
 from ..spans import SpanRecord
 from ..store import ENDED, OPEN, SCORED, Store
@@ -36,11 +36,11 @@ class Staged:
     changes: list[Callable[[SessionTracker], None]] = field(default_factory=list)
     traces: dict[str, str] = field(default_factory=dict)
     """trace id → session id decided in this write (the tracker learns them only at commit)."""
-    earlier: Optional["Staged"] = None
+    earlier: Staged | None = None
     """The staged writes before this one in the same transaction (a group commit)."""
 
-    def session_of_trace(self, trace_id: str) -> Optional[str]:
-        staged: Optional[Staged] = self
+    def session_of_trace(self, trace_id: str) -> str | None:
+        staged: Staged | None = self
         while staged is not None:
             found = staged.traces.get(trace_id)
             if found is not None:
@@ -56,7 +56,7 @@ class Staged:
 
 
 class SessionScheduler:
-    def __init__(self, timing: Timing, activity: Optional[ActivityLog] = None):
+    def __init__(self, timing: Timing, activity: ActivityLog | None = None):
         self.timing = timing
         self.tracker = SessionTracker(timing)
         self.activity = activity or ActivityLog(timing)
@@ -85,8 +85,9 @@ class SessionScheduler:
             self.tracker.resume(row.session_id, row.keyed_by, row.end_requested, store.traces_of(row.session_id))
         pending = [row.session_id for row in store.sessions_with_status(ENDED)]
         if opened or pending:
-            log.info("resumed %d open session(s) and %d awaiting scoring from %s", len(opened), len(pending),
-                     store.path)
+            log.info(
+                "resumed %d open session(s) and %d awaiting scoring from %s", len(opened), len(pending), store.path
+            )
         return with_span_counts(store, pending)
 
     # --- ingest (inside the writer's transaction) ----------------------------------------------
@@ -111,8 +112,9 @@ class SessionScheduler:
                 if first != found:  # two sessions named inside one trace: settled below
                     self._contested.add(trace_id)
         tracked = self.tracker.session_of_trace
-        known: dict[str, Optional[str]] = {
-            trace_id: staged.session_of_trace(trace_id) or tracked(trace_id) for trace_id in by_trace}
+        known: dict[str, str | None] = {
+            trace_id: staged.session_of_trace(trace_id) or tracked(trace_id) for trace_id in by_trace
+        }
         unknown = [trace_id for trace_id, session in known.items() if session is None]
         if unknown:  # traces this process has not seen since it started: maybe stored before
             known.update(store.trace_sessions(unknown))
@@ -122,8 +124,10 @@ class SessionScheduler:
                 self._contested.add(trace_id)
         for trace_id in self._contested.intersection(known):
             named[trace_id] = nearest_root_session(store.trace_spans(trace_id), rows, trace_id)
-        resolved = {trace_id: self._resolve(store, trace_id, session, named.get(trace_id), staged)
-                    for trace_id, session in known.items()}
+        resolved = {
+            trace_id: self._resolve(store, trace_id, session, named.get(trace_id), staged)
+            for trace_id, session in known.items()
+        }
         fresh = store.insert_spans([(row, resolved[row[TRACE_ID]][0]) for row in rows], now_ns)
         if all(fresh):
             per_trace = by_trace
@@ -159,7 +163,8 @@ class SessionScheduler:
             staged.changes.append(lambda t: _observe(t, observed, now_ns))
         store.touch_traces(trace_rows, now_ns)
         previous = store.touch_sessions(
-            [(session_id, keyed_by, count, ends) for session_id, (keyed_by, count, ends) in per_session.items()], now_ns)
+            [(session_id, keyed_by, count, ends) for session_id, (keyed_by, count, ends) in per_session.items()], now_ns
+        )
         for session_id, (keyed_by, count, _) in per_session.items():
             if previous.get(session_id) in (SCORED, ENDED):
                 log.info("session %s re-opened by %d late span(s); it will be scored again", session_id, count)
@@ -167,8 +172,9 @@ class SessionScheduler:
                 staged.changes.append(lambda t, s=session_id, k=keyed_by: self.activity.opened(s, k))
         return sum(fresh)
 
-    def _resolve(self, store: Store, trace_id: str, known: Optional[str], named: Optional[str],
-                 staged: Staged) -> tuple[str, str]:
+    def _resolve(
+        self, store: Store, trace_id: str, known: str | None, named: str | None, staged: Staged
+    ) -> tuple[str, str]:
         """The session a trace belongs to (``known``: where it is so far, if anywhere). A trace
         first seen without a session id is its own session; when a later span names one, the
         trace moves there."""
@@ -184,7 +190,7 @@ class SessionScheduler:
 
     # --- ends ------------------------------------------------------------------------------------
 
-    def take_requested(self, session_id: Optional[str]) -> list[tuple[str, str]]:
+    def take_requested(self, session_id: str | None) -> list[tuple[str, str]]:
         """Sessions an explicit request ends now (None: every open one, at shutdown)."""
         if session_id is None:
             ended = [(sid, REASON_SHUTDOWN) for sid in self.tracker.open_sessions()]
@@ -207,8 +213,9 @@ class SessionScheduler:
     def _settle_contested(self) -> None:
         """Stop watching the contested traces of sessions that ended: they are settled."""
         if self._contested:
-            self._contested = {t for t in self._contested
-                               if (s := self.tracker.session_of_trace(t)) is not None and s in self.tracker}
+            self._contested = {
+                t for t in self._contested if (s := self.tracker.session_of_trace(t)) is not None and s in self.tracker
+            }
 
     def end_failed(self, ended: list[tuple[str, str]]) -> None:
         self._retry_ends.extend(ended)
@@ -239,7 +246,7 @@ def nearest_root_session(stored: Sequence[SpanRecord], rows: Sequence[SpanRow], 
     usually arrives first: the answer is worked out again on every batch of the trace, from
     all of its spans seen so far, so that it does not depend on where the SDK cut the batches.
     A span whose parent has not arrived counts its depth up to the gap."""
-    parent_of: dict[str, Optional[str]] = {}
+    parent_of: dict[str, str | None] = {}
     naming: dict[str, tuple[str, int]] = {}
     for span in stored:
         parent_of[span.span_id] = span.parent_span_id

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from ..models.evalset import EvalConfig
 from ..pipeline import config_hash
@@ -26,7 +26,7 @@ class EngineSettings:
     max_value_chars: int = DEFAULT_LIMIT
     """Characters kept per mapped text value (the raw span is stored whole)."""
     fuzzy_threshold: float = 90.0
-    embedding_threshold: Optional[float] = None
+    embedding_threshold: float | None = None
     """Offline embedding match after fuzzy fails (0-100); None turns it off."""
     embed: Any = None
     """The embedding step's model (a callable ``texts -> vectors``); None: the offline n-grams.
@@ -55,7 +55,7 @@ class EngineSettings:
     """Consecutive failed judge calls that open the circuit breaker."""
     judge_breaker_cooldown: float = 30.0
     """Seconds the breaker stays open before one probe call."""
-    write_cache_mib: Optional[int] = None
+    write_cache_mib: int | None = None
     """SQLite's page cache for the writer's connection, in MiB; None keeps SQLite's 2 MB. Trace
     ids are random, so every span lands on a random page of the indexes keyed by them: with a
     cache that holds those pages the writer reads far fewer of them back (benchmarks/README.md,
@@ -67,7 +67,7 @@ class EngineSettings:
     user_attributes: tuple[str, ...] = ()
     """The same for the user id."""
 
-    def replace(self, **changes: Any) -> "EngineSettings":
+    def replace(self, **changes: Any) -> EngineSettings:
         return dataclasses.replace(self, **changes)
 
     @property
@@ -85,8 +85,9 @@ class EngineSettings:
 UNSET: Any = object()
 
 
-def merged_settings(settings: Optional[EngineSettings], config: Optional[EvalConfig] = None,
-                    **overrides: Any) -> EngineSettings:
+def merged_settings(
+    settings: EngineSettings | None, config: EvalConfig | None = None, **overrides: Any
+) -> EngineSettings:
     """``settings`` (default: every default) with each keyword argument that was given (not
     :data:`UNSET`) and ``config`` when it is not None: how the Engine's flat keyword arguments
     override its ``settings``."""
@@ -100,5 +101,9 @@ def golden_index(eval_sets: Any, settings: EngineSettings) -> Any:
     """The GoldenIndex these settings describe (thresholds, embedding model)."""
     from ..golden import GoldenIndex
 
-    return GoldenIndex(eval_sets, fuzzy_threshold=settings.fuzzy_threshold,
-                       embedding_threshold=settings.embedding_threshold, embed=settings.embed)
+    return GoldenIndex(
+        eval_sets,
+        fuzzy_threshold=settings.fuzzy_threshold,
+        embedding_threshold=settings.embedding_threshold,
+        embed=settings.embed,
+    )

@@ -8,10 +8,25 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-COUNTERS = ("spans_received", "spans_stored", "spans_duplicate", "spans_dropped", "logs_stored",
-            "sessions_scored", "evaluations_total", "evaluations_passed", "evaluations_matched",
-            "evaluations_not_evaluated", "ingest_seconds_sum", "ingest_seconds_count", "score_seconds_sum", "score_seconds_count",
-            "commit_failures", "evaluations_judge_pending", "evaluations_judge_completed")
+COUNTERS = (
+    "spans_received",
+    "spans_stored",
+    "spans_duplicate",
+    "spans_dropped",
+    "logs_stored",
+    "sessions_scored",
+    "evaluations_total",
+    "evaluations_passed",
+    "evaluations_matched",
+    "evaluations_not_evaluated",
+    "ingest_seconds_sum",
+    "ingest_seconds_count",
+    "score_seconds_sum",
+    "score_seconds_count",
+    "commit_failures",
+    "evaluations_judge_pending",
+    "evaluations_judge_completed",
+)
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 
 

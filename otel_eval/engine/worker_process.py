@@ -19,7 +19,6 @@ import sys
 import time
 from typing import Any, BinaryIO
 
-
 FLUSH_SECONDS = 0.02
 """A worker answers a list of sessions in frames: whatever is scored, at least this often."""
 
@@ -38,20 +37,28 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _context(init: dict[str, Any]) -> Any:
+    from ..mapping import use_identity_attributes
     from ..models.evalset import EvalConfig, EvalSet
     from ..pipeline import ScoringContext
     from .settings import EngineSettings, golden_index
 
-    from ..mapping import use_identity_attributes
-
     use_identity_attributes(init.get("session_attributes", ()), init.get("user_attributes", ()))
     eval_sets = [EvalSet.model_validate_json(text) for text in init["eval_sets"]]
-    index = golden_index(eval_sets, EngineSettings(fuzzy_threshold=init["fuzzy_threshold"],
-                                                   embedding_threshold=init["embedding_threshold"],
-                                                   embed=init.get("embed")))
-    return ScoringContext(index=index, config=EvalConfig.model_validate_json(init["config"]),
-                          max_value_chars=init["max_value_chars"], config_hash=init["config_hash"],
-                          defer_judge=bool(init.get("defer_judge", False)))
+    index = golden_index(
+        eval_sets,
+        EngineSettings(
+            fuzzy_threshold=init["fuzzy_threshold"],
+            embedding_threshold=init["embedding_threshold"],
+            embed=init.get("embed"),
+        ),
+    )
+    return ScoringContext(
+        index=index,
+        config=EvalConfig.model_validate_json(init["config"]),
+        max_value_chars=init["max_value_chars"],
+        config_hash=init["config_hash"],
+        defer_judge=bool(init.get("defer_judge", False)),
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -64,8 +71,8 @@ def main(argv: list[str]) -> int:
     out: BinaryIO = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s [score worker]: %(message)s")
-    from ..store import Store
     from ..pipeline import score_session
+    from ..store import Store
     from .own_process import FullCollections, freeze_long_lived, widen_young_generation
     from .workers import read_frame
 

@@ -25,8 +25,9 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any
 
 from ..pipeline import FinishedEvaluation, ScoringContext, score_session
 from ..store import Store
@@ -79,9 +80,9 @@ class ScoreWorkers:
         self._deliver = deliver
         self._skip = skip
         self._wants_results = wants_results
-        self.queue: "queue.Queue[Optional[str]]" = queue.Queue()
+        self.queue: queue.Queue[str | None] = queue.Queue()
         """The small sessions' lane."""
-        self.big_queue: "queue.Queue[Optional[str]]" = queue.Queue()
+        self.big_queue: queue.Queue[str | None] = queue.Queue()
         """The big sessions' lane."""
         self._threads: list[threading.Thread] = []
         """The small lane's threads (each takes an end-of-work marker, None, from :attr:`queue`)."""
@@ -112,7 +113,7 @@ class ScoreWorkers:
                     self._skip(item)
         return dropped
 
-    def close(self, timeout: Optional[float] = None) -> None:
+    def close(self, timeout: float | None = None) -> None:
         for lane, threads in ((self.queue, self._threads), (self.big_queue, self._big_threads)):
             for _ in threads:
                 lane.put(None)
@@ -130,22 +131,32 @@ class ThreadWorkers(ScoreWorkers):
     stays is the cyclic GC's full collections that a giant's millions of objects bring on, which
     hold every thread of the process (0.1-0.4 s each for 32,000 spans; benchmarks/README.md)."""
 
-    def __init__(self, db_path: str, context: ScoringContext, deliver: Deliver, skip: Skip,
-                 wants_results: WantsResults = lambda: True, threads: int = 1):
+    def __init__(
+        self,
+        db_path: str,
+        context: ScoringContext,
+        deliver: Deliver,
+        skip: Skip,
+        wants_results: WantsResults = lambda: True,
+        threads: int = 1,
+    ):
         super().__init__(deliver, skip, wants_results)
         self._db_path = db_path
         self._context = context
-        self._threads = [threading.Thread(target=self._run, args=(self.queue,), name=f"otel-eval-scorer-{i}",
-                                          daemon=True) for i in range(threads)]
-        self._big_threads = [threading.Thread(target=self._run, args=(self.big_queue,),
-                                              name="otel-eval-scorer-big", daemon=True)]
+        self._threads = [
+            threading.Thread(target=self._run, args=(self.queue,), name=f"otel-eval-scorer-{i}", daemon=True)
+            for i in range(threads)
+        ]
+        self._big_threads = [
+            threading.Thread(target=self._run, args=(self.big_queue,), name="otel-eval-scorer-big", daemon=True)
+        ]
 
-    def start(self) -> "ThreadWorkers":
+    def start(self) -> ThreadWorkers:
         for thread in self._threads + self._big_threads:
             thread.start()
         return self
 
-    def _run(self, lane: "queue.Queue[Optional[str]]") -> None:
+    def _run(self, lane: queue.Queue[str | None]) -> None:
         session_id = lane.get()  # the connection is opened at the lane's first session: most never see a big one
         if session_id is None:
             return
@@ -158,8 +169,9 @@ class ThreadWorkers(ScoreWorkers):
             store.close()
 
 
-def _score_here(store: Store, session_id: str, context: ScoringContext, deliver: Deliver, skip: Skip,
-                wants_results: WantsResults) -> bool:
+def _score_here(
+    store: Store, session_id: str, context: ScoringContext, deliver: Deliver, skip: Skip, wants_results: WantsResults
+) -> bool:
     """Score one session in this thread and hand the record on (as :class:`ThreadWorkers` do);
     False when there was nothing to hand on (no spans, or reading failed)."""
     try:
@@ -175,24 +187,34 @@ def _score_here(store: Store, session_id: str, context: ScoringContext, deliver:
 
 
 class ProcessWorkers(ScoreWorkers):
-    def __init__(self, processes: int, init: dict[str, Any], deliver: Deliver, skip: Skip,
-                 wants_results: WantsResults = lambda: True, idle: Optional[IdleScoring] = None):
+    def __init__(
+        self,
+        processes: int,
+        init: dict[str, Any],
+        deliver: Deliver,
+        skip: Skip,
+        wants_results: WantsResults = lambda: True,
+        idle: IdleScoring | None = None,
+    ):
         super().__init__(deliver, skip, wants_results)
         self._init = pickle.dumps(init, protocol=pickle.HIGHEST_PROTOCOL)
         # One slot a worker process: ``processes`` for the small lane, then the big lane's, whose
         # process is started at its first session and stopped when idle (BIG_LANE_IDLE_SECONDS).
-        self._children: list[Optional[subprocess.Popen]] = [None] * (processes + 1)
+        self._children: list[subprocess.Popen | None] = [None] * (processes + 1)
         self._big_slot = processes
-        self._threads = [threading.Thread(target=self._feed, args=(i,), name=f"otel-eval-scorer-{i}", daemon=True)
-                         for i in range(processes)]
-        self._big_threads = [threading.Thread(target=self._feed, args=(self._big_slot,),
-                                              name="otel-eval-scorer-big", daemon=True)]
+        self._threads = [
+            threading.Thread(target=self._feed, args=(i,), name=f"otel-eval-scorer-{i}", daemon=True)
+            for i in range(processes)
+        ]
+        self._big_threads = [
+            threading.Thread(target=self._feed, args=(self._big_slot,), name="otel-eval-scorer-big", daemon=True)
+        ]
         self._closing = False
         self._idle = idle
         self._idle_stop = threading.Event()
         self._idle_thread = threading.Thread(target=self._score_while_idle, name="otel-eval-idle-scorer", daemon=True)
 
-    def start(self) -> "ProcessWorkers":
+    def start(self) -> ProcessWorkers:
         # Start the children here, so a broken worker fails the engine's start, not a session later.
         for i in range(self._big_slot):
             self._children[i] = self._spawn()
@@ -202,7 +224,7 @@ class ProcessWorkers(ScoreWorkers):
             self._idle_thread.start()
         return self
 
-    def close(self, timeout: Optional[float] = None) -> None:
+    def close(self, timeout: float | None = None) -> None:
         self._idle_stop.set()
         if self._idle_thread.is_alive():
             self._idle_thread.join(timeout)
@@ -241,7 +263,11 @@ class ProcessWorkers(ScoreWorkers):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         child = subprocess.Popen(
             [sys.executable, "-m", "otel_eval.engine.worker_process", str(os.getpid())],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True, env=env, bufsize=ANSWER_PIPE_BYTES,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            close_fds=True,
+            env=env,
+            bufsize=ANSWER_PIPE_BYTES,
         )
         _widen_pipe(child.stdout)
         _send(child, self._init)
@@ -263,8 +289,9 @@ class ProcessWorkers(ScoreWorkers):
             child = self._children[slot]
             try:
                 while not closing and len(in_flight) < ahead:
-                    batch, closing = self._next_batch(lane, batch_size, wait=not in_flight,
-                                                      timeout=BIG_LANE_IDLE_SECONDS if big else None)
+                    batch, closing = self._next_batch(
+                        lane, batch_size, wait=not in_flight, timeout=BIG_LANE_IDLE_SECONDS if big else None
+                    )
                     if not batch:
                         break
                     in_flight.append(batch)  # first: if starting or sending fails, these are skipped below
@@ -289,8 +316,12 @@ class ProcessWorkers(ScoreWorkers):
                 # The worker died (killed, out of memory). These sessions stay 'ended' in the
                 # database and are scored at the next start; a fresh worker takes the next ones.
                 left = [session_id for batch in in_flight for session_id in batch][answered:]
-                log.error("score worker %s died (%s); %d session(s) left for the next start, starting a new worker",
-                          child.pid if child else "?", exc, len(left))
+                log.error(
+                    "score worker %s died (%s); %d session(s) left for the next start, starting a new worker",
+                    child.pid if child else "?",
+                    exc,
+                    len(left),
+                )
                 _stop(child)
                 self._children[slot] = None
                 in_flight.clear()
@@ -302,8 +333,9 @@ class ProcessWorkers(ScoreWorkers):
         self._children[slot] = None
 
     @staticmethod
-    def _next_batch(lane: "queue.Queue[Optional[str]]", size: int, wait: bool,
-                    timeout: Optional[float] = None) -> tuple[list[str], bool]:
+    def _next_batch(
+        lane: queue.Queue[str | None], size: int, wait: bool, timeout: float | None = None
+    ) -> tuple[list[str], bool]:
         """Up to ``size`` sessions waiting in ``lane`` (waiting for the first only when ``wait``,
         for ``timeout`` seconds at most: then none), and whether the end-of-work marker (None)
         came: this thread's cue to stop once its batches are answered."""
@@ -365,7 +397,7 @@ def read_frame(stream: Any) -> bytes:
     return payload
 
 
-def _stop(child: Optional[subprocess.Popen]) -> None:
+def _stop(child: subprocess.Popen | None) -> None:
     if child is None:
         return
     try:

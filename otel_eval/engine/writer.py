@@ -25,16 +25,24 @@ import queue
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
 
 from ..pipeline import FinishedEvaluation, commit_evaluation, commit_evaluations
 from ..span_rows import SpanRow
 from ..store import ENDED, Store
 from ..store.agent_rows import AgentDataParams
 from .api import StorageUnavailable
-from .queue_items import (Barrier, CompleteJudgment, EndSessions, IngestBatch, RestartWal, Stop, StoreEvaluation,
-                          WriterItem)
+from .queue_items import (
+    Barrier,
+    CompleteJudgment,
+    EndSessions,
+    IngestBatch,
+    RestartWal,
+    Stop,
+    StoreEvaluation,
+    WriterItem,
+)
 from .scheduler import SessionScheduler, Staged, with_span_counts
 from .stats import EngineStats
 
@@ -90,15 +98,17 @@ class Slices:
 
     def next_slice(self) -> AgentDataParams:
         params = self.params
-        return AgentDataParams(params.rows[self.written:self.written + AGENT_ROWS_PER_ROUND], params.texts,
-                               params.null_columns)
+        return AgentDataParams(
+            params.rows[self.written : self.written + AGENT_ROWS_PER_ROUND], params.texts, params.null_columns
+        )
 
     def rest(self) -> StoreEvaluation:
         """The evaluation with the rows not written yet, to be committed like any other."""
         params = self.params
         if self.written:
-            self.item.finished.rows.agent_params = AgentDataParams(params.rows[self.written:], params.texts,
-                                                                   params.null_columns)
+            self.item.finished.rows.agent_params = AgentDataParams(
+                params.rows[self.written :], params.texts, params.null_columns
+            )
         return self.item
 
 
@@ -115,16 +125,22 @@ class EngineHealth:
 class Writer:
     """The one writer thread: drains :attr:`queue` in rounds, each one group commit."""
 
-    def __init__(self, store: Store, scheduler: SessionScheduler, stats: EngineStats, *,
-                 ended: Callable[[list[tuple[str, int]]], None],
-                 stored: Callable[[FinishedEvaluation, int, int], None],
-                 given_up: Callable[[FinishedEvaluation], None],
-                 released: Callable[[int], None],
-                 judged: Callable[[CompleteJudgment], None] = lambda item: None):
+    def __init__(
+        self,
+        store: Store,
+        scheduler: SessionScheduler,
+        stats: EngineStats,
+        *,
+        ended: Callable[[list[tuple[str, int]]], None],
+        stored: Callable[[FinishedEvaluation, int, int], None],
+        given_up: Callable[[FinishedEvaluation], None],
+        released: Callable[[int], None],
+        judged: Callable[[CompleteJudgment], None] = lambda item: None,
+    ):
         self.store = store
         self.scheduler = scheduler
         self.stats = stats
-        self.queue: "queue.Queue[WriterItem]" = queue.Queue()
+        self.queue: queue.Queue[WriterItem] = queue.Queue()
         self._ended = ended
         self._stored = stored
         self._given_up = given_up
@@ -135,7 +151,7 @@ class Writer:
         self._failures = 0
         self._last_error = ""
         self._stopped = False
-        self._thread: Optional[threading.Thread] = None
+        self._thread: threading.Thread | None = None
         self._sources: list[SpanSource] = []
         self._settled: set[int] = set()
         """Evaluations of the current round already stored, retried or given up (by ``id``)."""
@@ -147,7 +163,7 @@ class Writer:
         """The evaluations the current round commits."""
         self._sliced: list[Slices] = []
         """Evaluations whose agent rows are being written a slice a round, oldest first."""
-        self._slicing: Optional[Slices] = None
+        self._slicing: Slices | None = None
         """The one whose slice the current round writes."""
 
     def add_source(self, source: SpanSource) -> None:
@@ -159,7 +175,7 @@ class Writer:
         self._thread = threading.Thread(target=self._run, name="otel-eval-writer", daemon=True)
         self._thread.start()
 
-    def join(self, timeout: Optional[float] = None) -> None:
+    def join(self, timeout: float | None = None) -> None:
         if self._thread is not None:
             self._thread.join(timeout)
 
@@ -297,7 +313,7 @@ class Writer:
             return due
         return []
 
-    def _pull_sources(self, waited_on: bool) -> Optional[IngestBatch]:
+    def _pull_sources(self, waited_on: bool) -> IngestBatch | None:
         spans: list[SpanRow] = []
         for source in self._sources:
             try:
@@ -319,7 +335,7 @@ class Writer:
         judgments: Sequence[CompleteJudgment] = self._judgments
         self._judgments = []
         now_ns = time.time_ns()
-        staged: Optional[Staged] = None
+        staged: Staged | None = None
         kept: list[tuple[IngestBatch, int, int]] = []
         written: list[tuple[StoreEvaluation, int, int]] = []
         try:
@@ -334,8 +350,12 @@ class Writer:
                         batch.error = _as_batch_error(exc)
                         if not store.conn.in_transaction:
                             raise  # SQLite rolled the whole group back (disk full, I/O error)
-                        log.warning("a batch of %d span(s) and %d log record(s) was not stored: %s",
-                                    len(batch.spans), len(batch.logs), exc)
+                        log.warning(
+                            "a batch of %d span(s) and %d log record(s) was not stored: %s",
+                            len(batch.spans),
+                            len(batch.logs),
+                            exc,
+                        )
                         continue
                     staged = mine
                     kept.append((batch, spans_stored, logs_stored))
@@ -398,8 +418,11 @@ class Writer:
         sliced.item.attempts += 1
         if sliced.item.attempts < MAX_EVALUATION_ATTEMPTS:
             return
-        log.error("storing the agent rows of session %s failed %d times; it stays 'ended' and is scored at the next "
-                  "start", sliced.item.finished.session_id, sliced.item.attempts)
+        log.error(
+            "storing the agent rows of session %s failed %d times; it stays 'ended' and is scored at the next start",
+            sliced.item.finished.session_id,
+            sliced.item.attempts,
+        )
         self._sliced.remove(sliced)
         self._given_up(sliced.item.finished)
 
@@ -414,24 +437,29 @@ class Writer:
         except Exception as exc:
             if not self.store.conn.in_transaction or _is_storage_fault(exc):
                 raise
-            log.warning("storing agent rows of session %s failed (%s); storing its evaluation whole",
-                        sliced.item.finished.session_id, exc)
+            log.warning(
+                "storing agent rows of session %s failed (%s); storing its evaluation whole",
+                sliced.item.finished.session_id,
+                exc,
+            )
             self._sliced.remove(sliced)
             self._held.append(sliced.rest())
 
     def _write_judgment(self, item: CompleteJudgment) -> None:
         job = item.job
         try:
-            item.info = self.store.complete_judgment(job.evaluation_id, item.results, item.usage, item.retry,
-                                                     job.backfill)
+            item.info = self.store.complete_judgment(
+                job.evaluation_id, item.results, item.usage, item.retry, job.backfill
+            )
         except Exception as exc:
             if not self.store.conn.in_transaction:
                 raise
             log.error("recording the judge outcome of session %s failed: %s", job.session_id, exc)
             item.info = None
 
-    def _write_evaluations(self, evaluations: list[StoreEvaluation],
-                           written: list[tuple[StoreEvaluation, int, int]]) -> None:
+    def _write_evaluations(
+        self, evaluations: list[StoreEvaluation], written: list[tuple[StoreEvaluation, int, int]]
+    ) -> None:
         """Store the round's evaluations, appending ``(item, evaluation_id, revision)`` to ``written``.
 
         Together first (one statement a table: :func:`commit_evaluations`); if that fails, one
@@ -446,8 +474,7 @@ class Writer:
                 if not store.conn.in_transaction:
                     written.extend((item, 0, 0) for item in evaluations)
                     raise
-                log.info("storing %d evaluations together failed (%s); storing them one by one",
-                         len(evaluations), exc)
+                log.info("storing %d evaluations together failed (%s); storing them one by one", len(evaluations), exc)
             else:
                 written.extend((item, *ids) for item, ids in zip(evaluations, stored))
                 return
@@ -474,8 +501,11 @@ class Writer:
             log.warning("storing the evaluation of session %s failed (%s); will retry", session_id, exc)
             self.queue.put(item)
             return
-        log.error("storing the evaluation of session %s failed: %s; it stays 'ended' and is scored at the next "
-                  "start", session_id, exc)
+        log.error(
+            "storing the evaluation of session %s failed: %s; it stays 'ended' and is scored at the next start",
+            session_id,
+            exc,
+        )
         self._given_up(item.finished)
 
     def _mark_ended(self, ended: list[tuple[str, str]]) -> None:

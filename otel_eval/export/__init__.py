@@ -16,9 +16,10 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from ..errors import InputError
 from ..pipeline import load_session
@@ -38,7 +39,7 @@ class SessionSelection:
     """Which sessions to export. Empty lists mean "no filter"; filters combine with AND."""
 
     session_ids: list[str] = field(default_factory=list)
-    since_ns: Optional[int] = None
+    since_ns: int | None = None
     """Only sessions whose first span started at or after this time."""
     results: list[str] = field(default_factory=list)
     """Outcome of the current evaluation: passed, failed, not_evaluated (matched, nothing checked),
@@ -57,7 +58,7 @@ class SessionForExport:
     session_id: str
     trajectory: Trajectory
     intermediate: dict[str, list[str]]
-    created_ns: Optional[int]
+    created_ns: int | None
     result: str = "unscored"
     """The current evaluation's outcome, one of :data:`RESULTS`."""
 
@@ -103,12 +104,16 @@ def load_sessions(db: DbPath, session_ids: Sequence[str], max_value_chars: int =
         for session_id in session_ids:
             loaded = load_session(store, session_id, max_value_chars)
             mapped = loaded.mapped if loaded is not None else []
-            out.append(SessionForExport(
-                db=str(db), session_id=session_id, trajectory=build_trajectory(session_id, mapped),
-                intermediate=intermediate_texts(mapped),
-                created_ns=min((m.span.start_ns for m in mapped), default=None),
-                result=current_outcome(store.conn, session_id),
-            ))
+            out.append(
+                SessionForExport(
+                    db=str(db),
+                    session_id=session_id,
+                    trajectory=build_trajectory(session_id, mapped),
+                    intermediate=intermediate_texts(mapped),
+                    created_ns=min((m.span.start_ns for m in mapped), default=None),
+                    result=current_outcome(store.conn, session_id),
+                )
+            )
         return out
     finally:
         store.close()
@@ -124,19 +129,32 @@ def collect(dbs: Sequence[DbPath], selection: SessionSelection) -> list[SessionF
 @dataclass
 class ExportResult:
     format: str
-    output: Optional[str]
+    output: str | None
     dbs: list[str]
     sessions: list[str]
     records: int
     skipped: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"format": self.format, "output": self.output, "dbs": self.dbs, "sessions": self.sessions,
-                "count": len(self.sessions), "records": self.records, "skipped": self.skipped}
+        return {
+            "format": self.format,
+            "output": self.output,
+            "dbs": self.dbs,
+            "sessions": self.sessions,
+            "count": len(self.sessions),
+            "records": self.records,
+            "skipped": self.skipped,
+        }
 
 
-def export_sessions(fmt: str, dbs: Sequence[DbPath], selection: SessionSelection, out: Any,
-                    eval_set_id: str = "promoted", name: str = "") -> ExportResult:
+def export_sessions(
+    fmt: str,
+    dbs: Sequence[DbPath],
+    selection: SessionSelection,
+    out: Any,
+    eval_set_id: str = "promoted",
+    name: str = "",
+) -> ExportResult:
     """Write the chosen sessions in ``fmt`` to the text stream ``out``."""
     if fmt not in FORMATS:
         raise InputError("--format", f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}", "--format")
@@ -157,19 +175,24 @@ def export_sessions(fmt: str, dbs: Sequence[DbPath], selection: SessionSelection
             from .adk_eval_set import check_eval_set_id
 
             check_eval_set_id(eval_set_id)
-        promotion = promote_sessions(trajectories, eval_set_id=eval_set_id, name=name,
-                                     metadata={"exported_at": _now_iso(), "dbs": [str(d) for d in dbs]},
-                                     verdicts={s.session_id: s.result for s in sessions})
+        promotion = promote_sessions(
+            trajectories,
+            eval_set_id=eval_set_id,
+            name=name,
+            metadata={"exported_at": _now_iso(), "dbs": [str(d) for d in dbs]},
+            verdicts={s.session_id: s.result for s in sessions},
+        )
         if fmt == "evalset":
             out.write(promotion.eval_set.model_dump_json(indent=2) + "\n")
         else:
             from .adk_eval_set import adk_eval_set
 
             started = {s.session_id: s.created_ns / 1e9 for s in sessions if s.created_ns}
-            case_times = {c.eval_id: started.get(c.metadata["session_id"], 0.0)
-                          for c in promotion.eval_set.eval_cases}
-            out.write(json.dumps(adk_eval_set(promotion.eval_set, case_times), ensure_ascii=False, indent=2,
-                                 default=str) + "\n")
+            case_times = {c.eval_id: started.get(c.metadata["session_id"], 0.0) for c in promotion.eval_set.eval_cases}
+            out.write(
+                json.dumps(adk_eval_set(promotion.eval_set, case_times), ensure_ascii=False, indent=2, default=str)
+                + "\n"
+            )
         skipped = [s.to_dict() for s in promotion.skipped]
         exported = [c.metadata["session_id"] for c in promotion.eval_set.eval_cases]
         records = len(promotion.eval_set.eval_cases)
@@ -190,29 +213,58 @@ def _now_iso() -> str:
 
 # --- CLI -------------------------------------------------------------------------------------
 
+
 def add_export_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``export`` subcommand's options, for the CLI to attach to its subparser."""
-    parser.add_argument("--format", required=True, choices=FORMATS,
-                        help="vertex: one Vertex-native JSON record per session (JSON lines); evalset: the "
-                             "sessions as golden cases (.evalset.json, otel-eval's schema); adk: the same cases in "
-                             "google-adk's EvalSet schema, for `adk eval`; bigsky: a Big Sky eval dataset")
-    parser.add_argument("--db", action="append", default=[], metavar="PATH",
-                        help="otel-eval database; repeat to export from several collectors (default otel-eval.db)")
-    parser.add_argument("--session", action="append", default=[], metavar="ID",
-                        help="export this session (repeatable); default: every ended session")
-    parser.add_argument("--since", metavar="ISO-TIME", help="only sessions that started at/after this time "
-                        f"(UTC unless it says otherwise; {SINCE_EXAMPLES})")
-    parser.add_argument("--result", action="append", default=[], choices=RESULTS,
-                        help="only sessions whose current evaluation passed / failed / checked nothing "
-                             "(not_evaluated) / matched no case (unmatched) / has none yet (unscored); repeatable")
-    parser.add_argument("--version", action="append", default=[], metavar="V",
-                        help="only sessions of this agent version (repeatable)")
+    parser.add_argument(
+        "--format",
+        required=True,
+        choices=FORMATS,
+        help="vertex: one Vertex-native JSON record per session (JSON lines); evalset: the "
+        "sessions as golden cases (.evalset.json, otel-eval's schema); adk: the same cases in "
+        "google-adk's EvalSet schema, for `adk eval`; bigsky: a Big Sky eval dataset",
+    )
+    parser.add_argument(
+        "--db",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="otel-eval database; repeat to export from several collectors (default otel-eval.db)",
+    )
+    parser.add_argument(
+        "--session",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="export this session (repeatable); default: every ended session",
+    )
+    parser.add_argument(
+        "--since",
+        metavar="ISO-TIME",
+        help=f"only sessions that started at/after this time (UTC unless it says otherwise; {SINCE_EXAMPLES})",
+    )
+    parser.add_argument(
+        "--result",
+        action="append",
+        default=[],
+        choices=RESULTS,
+        help="only sessions whose current evaluation passed / failed / checked nothing "
+        "(not_evaluated) / matched no case (unmatched) / has none yet (unscored); repeatable",
+    )
+    parser.add_argument(
+        "--version", action="append", default=[], metavar="V", help="only sessions of this agent version (repeatable)"
+    )
     parser.add_argument("--include-open", action="store_true", help="also export sessions still receiving spans")
-    parser.add_argument("--eval-set-id", default="promoted", help="eval_set_id of an evalset/adk export (default promoted; adk: letters, digits, '_')")
+    parser.add_argument(
+        "--eval-set-id",
+        default="promoted",
+        help="eval_set_id of an evalset/adk export (default promoted; adk: letters, digits, '_')",
+    )
     parser.add_argument("--name", default="", help="name of the exported set / dataset")
     parser.add_argument("-o", "--output", metavar="FILE", help="write here (default: standard output)")
-    parser.add_argument("--json", action="store_true",
-                        help="print a JSON summary of the export (needs -o; see docs/exports.md)")
+    parser.add_argument(
+        "--json", action="store_true", help="print a JSON summary of the export (needs -o; see docs/exports.md)"
+    )
 
 
 def export_main(args: argparse.Namespace) -> int:
@@ -220,8 +272,7 @@ def export_main(args: argparse.Namespace) -> int:
     output = getattr(args, "output", None)
     as_json = getattr(args, "json", False)
     if as_json and not output:
-        raise InputError("export", "--json prints a summary on standard output, so the export needs -o FILE",
-                         "--json")
+        raise InputError("export", "--json prints a summary on standard output, so the export needs -o FILE", "--json")
     selection = SessionSelection(
         session_ids=list(getattr(args, "session", None) or []),
         since_ns=parse_since(getattr(args, "since", None)),
@@ -250,14 +301,24 @@ def export_main(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_dict(), indent=2))
     else:
         where = result.output or "standard output"
-        print(f"exported {len(result.sessions)} session(s) as {result.format} ({result.records} record(s)) "
-              f"to {where}", file=sys.stderr)
+        print(
+            f"exported {len(result.sessions)} session(s) as {result.format} ({result.records} record(s)) to {where}",
+            file=sys.stderr,
+        )
         for s in result.skipped:
             print(f"  skipped {s['session_id']}: {s['reason']}", file=sys.stderr)
     return 0
 
 
 __all__ = [
-    "FORMATS", "ExportResult", "SessionForExport", "SessionSelection", "add_export_arguments", "collect",
-    "export_main", "export_sessions", "load_sessions", "select_sessions",
+    "FORMATS",
+    "ExportResult",
+    "SessionForExport",
+    "SessionSelection",
+    "add_export_arguments",
+    "collect",
+    "export_main",
+    "export_sessions",
+    "load_sessions",
+    "select_sessions",
 ]

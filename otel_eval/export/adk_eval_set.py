@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from ..errors import InputError
-from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent, ExpectedToolCall
+from ..models.evalset import EvalCase, EvalSet, ExpectedToolCall, Invocation, MessageContent
 
 #: ADK's ``LocalEvalSetsManager`` accepts only these ids (its ``_validate_id``), and ``adk eval
 #: AGENT EVAL_SET_ID`` finds the set as ``<agent>/<eval_set_id>.evalset.json``.
@@ -29,8 +30,12 @@ ADK_ID = re.compile(r"^[a-zA-Z0-9_]+$")
 
 def check_eval_set_id(eval_set_id: str, source: str = "--eval-set-id") -> str:
     if not ADK_ID.fullmatch(eval_set_id or ""):
-        raise InputError(source, f"ADK eval set ids may only contain letters, digits and '_' "
-                                 f"(google-adk's {ADK_ID.pattern}), got {eval_set_id!r}", source)
+        raise InputError(
+            source,
+            f"ADK eval set ids may only contain letters, digits and '_' "
+            f"(google-adk's {ADK_ID.pattern}), got {eval_set_id!r}",
+            source,
+        )
     return eval_set_id
 
 
@@ -88,9 +93,11 @@ def adk_case(case: EvalCase, creation_timestamp: float = 0.0) -> dict[str, Any]:
     session = case.session_input
     if session is not None and session.config.get("app_name") and session.config.get("user_id"):
         # ADK's SessionInput requires both; without them the case starts a fresh session anyway.
-        session_input: dict[str, Any] = {"app_name": str(session.config["app_name"]),
-                                         "user_id": str(session.config["user_id"]),
-                                         "state": dict(session.initial_state)}
+        session_input: dict[str, Any] = {
+            "app_name": str(session.config["app_name"]),
+            "user_id": str(session.config["user_id"]),
+            "state": dict(session.initial_state),
+        }
         if session.thread_id:
             session_input["session_id"] = session.thread_id
         out["session_input"] = session_input
@@ -98,8 +105,9 @@ def adk_case(case: EvalCase, creation_timestamp: float = 0.0) -> dict[str, Any]:
     return out
 
 
-def adk_eval_set(eval_set: EvalSet, case_times: Optional[Mapping[str, float]] = None,
-                 creation_timestamp: Optional[float] = None) -> dict[str, Any]:
+def adk_eval_set(
+    eval_set: EvalSet, case_times: Mapping[str, float] | None = None, creation_timestamp: float | None = None
+) -> dict[str, Any]:
     """``eval_set`` as a JSON-ready google-adk EvalSet. ``case_times``: eval_id → Unix seconds
     (when the promoted session started), ADK's ``creation_timestamp`` of the case."""
     times = case_times or {}
@@ -141,6 +149,7 @@ def write_adk_file(source: str, output: str) -> list[str]:
     eval_set = load_golden(source)
     target = Path(output)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(adk_eval_set(eval_set), ensure_ascii=False, indent=2, default=str) + "\n",
-                      encoding="utf-8")
+    target.write_text(
+        json.dumps(adk_eval_set(eval_set), ensure_ascii=False, indent=2, default=str) + "\n", encoding="utf-8"
+    )
     return fields_adk_cannot_hold(eval_set)

@@ -13,13 +13,14 @@ Pure functions: :mod:`otel_eval.export` loads the sessions.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
 from ..golden.matcher import normalize_query
-from ..metrics.sql import sql_and_tables
 from ..metrics.alignment import expected_calls
-from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent, ExpectedToolCall
+from ..metrics.sql import sql_and_tables
+from ..models.evalset import EvalCase, EvalSet, ExpectedToolCall, Invocation, MessageContent
 from ..trajectory import Trajectory
 from ..vertex_record import title_of
 
@@ -41,35 +42,49 @@ class Promotion:
     skipped: list[Skipped] = field(default_factory=list)
 
 
-def session_case(trajectory: Trajectory, eval_id: Optional[str] = None,
-                 metadata: Optional[dict[str, Any]] = None) -> EvalCase:
+def session_case(
+    trajectory: Trajectory, eval_id: str | None = None, metadata: dict[str, Any] | None = None
+) -> EvalCase:
     """One session as a golden case (``eval_id`` defaults to the session id)."""
     eval_id = eval_id or trajectory.session_id
     invocations = []
     for turn in trajectory.turns:
         statements, tables = sql_and_tables(turn.sql_values())
-        invocations.append(Invocation(
-            invocation_id=f"{eval_id}-{turn.index + 1}",
-            user_content=MessageContent.user(turn.user_input or ""),
-            expected_tool_trajectory=[ExpectedToolCall(name=c.name, args=dict(c.args)) for c in expected_calls(turn)],
-            expected_final_response=MessageContent.assistant(turn.final_response) if turn.final_response else None,
-            expected_sql=True if statements else None,
-            expected_tables=tables,
-            metadata={"trace_id": turn.trace_id},
-        ))
+        invocations.append(
+            Invocation(
+                invocation_id=f"{eval_id}-{turn.index + 1}",
+                user_content=MessageContent.user(turn.user_input or ""),
+                expected_tool_trajectory=[
+                    ExpectedToolCall(name=c.name, args=dict(c.args)) for c in expected_calls(turn)
+                ],
+                expected_final_response=MessageContent.assistant(turn.final_response) if turn.final_response else None,
+                expected_sql=True if statements else None,
+                expected_tables=tables,
+                metadata={"trace_id": turn.trace_id},
+            )
+        )
     return EvalCase(
         eval_id=eval_id,
         name=title_of(trajectory),
         conversation=invocations,
-        metadata={"source": SOURCE, "session_id": trajectory.session_id,
-                  "agent_version": trajectory.agent_version, **(metadata or {})},
+        metadata={
+            "source": SOURCE,
+            "session_id": trajectory.session_id,
+            "agent_version": trajectory.agent_version,
+            **(metadata or {}),
+        },
         tags=["promoted"],
     )
 
 
-def promote_sessions(trajectories: Sequence[Trajectory], eval_set_id: str = "promoted", name: str = "",
-                     description: str = "", metadata: Optional[dict[str, Any]] = None,
-                     verdicts: Optional[Mapping[str, str]] = None) -> Promotion:
+def promote_sessions(
+    trajectories: Sequence[Trajectory],
+    eval_set_id: str = "promoted",
+    name: str = "",
+    description: str = "",
+    metadata: dict[str, Any] | None = None,
+    verdicts: Mapping[str, str] | None = None,
+) -> Promotion:
     """Sessions → an EvalSet. ``verdicts`` (session id → evaluation outcome) go into each case's
     ``metadata.verdict``, so a promoted case says how its session was judged.
     A session that cannot become a usable case is skipped with a reason:
@@ -85,8 +100,12 @@ def promote_sessions(trajectories: Sequence[Trajectory], eval_set_id: str = "pro
             skipped.append(Skipped(trajectory.session_id, "the session's first turn has no user message to match on"))
             continue
         if query in taken:
-            skipped.append(Skipped(trajectory.session_id,
-                                   f"same first user message as case {taken[query]!r}; a second case would be ambiguous"))
+            skipped.append(
+                Skipped(
+                    trajectory.session_id,
+                    f"same first user message as case {taken[query]!r}; a second case would be ambiguous",
+                )
+            )
             continue
         eval_id = trajectory.session_id
         suffix = 2

@@ -30,9 +30,10 @@ import queue
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import InputError
@@ -50,10 +51,11 @@ CRITERION_ERROR = "otel_eval.criterion_error"
 the message itself is in the explanation."""
 EXPLANATION_CHARS = 1000
 
-Locator = Callable[[str], tuple[Optional[str], Optional[str]]]
+Locator = Callable[[str], tuple[str | None, str | None]]
 
 
 # --- the records ---------------------------------------------------------------------------------
+
 
 def _explanation(c: CriterionResult) -> str:
     if c.error:
@@ -72,8 +74,9 @@ def _label(c: CriterionResult) -> str:
     return LABEL_PASS if c.passed else LABEL_FAIL
 
 
-def evaluation_attributes(result: EvalCaseResult, criterion: CriterionResult,
-                          response_id: Optional[str] = None) -> dict[str, Any]:
+def evaluation_attributes(
+    result: EvalCaseResult, criterion: CriterionResult, response_id: str | None = None
+) -> dict[str, Any]:
     """The attributes of one ``gen_ai.evaluation.result`` record (pure; what gets sent)."""
     attributes: dict[str, Any] = {
         "gen_ai.evaluation.name": criterion.criterion,
@@ -105,13 +108,13 @@ def is_skip(criterion: CriterionResult) -> bool:
     return bool(criterion.skipped) and not criterion.error
 
 
-def database_response_id(db: Union[str, Path]) -> Callable[[str], Optional[str]]:
+def database_response_id(db: str | Path) -> Callable[[str], str | None]:
     """session id → ``gen_ai.response.id`` of the session's last completion (the latest-ending
     span that has one), read from an otel-eval database; None when no span recorded one."""
     return _lookup(db, last_response_id, None, "the response id")
 
 
-def database_locator(db: Union[str, Path]) -> Locator:
+def database_locator(db: str | Path) -> Locator:
     """session id → (trace id, root span id) of its first trace, read from an otel-eval database.
 
     A fresh read-only connection per lookup: listeners run on the engine's scorer thread, and an
@@ -119,8 +122,9 @@ def database_locator(db: Union[str, Path]) -> Locator:
     return _lookup(db, first_trace, (None, None), "the trace")
 
 
-def _lookup(db: Union[str, Path], query: Callable[[sqlite3.Connection, str], Any], fallback: Any,
-            what: str) -> Callable[[str], Any]:
+def _lookup(
+    db: str | Path, query: Callable[[sqlite3.Connection, str], Any], fallback: Any, what: str
+) -> Callable[[str], Any]:
     """``query`` of a session on a fresh read-only connection; a database that cannot answer is
     logged and gives ``fallback`` (forwarding results must never stop the scorer)."""
     path = str(db)
@@ -142,7 +146,7 @@ def _lookup(db: Union[str, Path], query: Callable[[sqlite3.Connection, str], Any
     return lookup
 
 
-def _hex_id(value: Optional[str], length: int) -> Optional[int]:
+def _hex_id(value: str | None, length: int) -> int | None:
     """OTLP ids are hex; Noveum's UUID ids (dashes) still fit once the dashes go."""
     if not value:
         return None
@@ -157,6 +161,7 @@ def _hex_id(value: Optional[str], length: int) -> Optional[int]:
 
 
 # --- exporters -----------------------------------------------------------------------------------
+
 
 def parse_export_url(url: str) -> tuple[str, str]:
     """``grpc://host:port`` → ("grpc", "host:port"); ``http(s)://host:port[/path]`` → ("http", url)."""
@@ -176,13 +181,13 @@ def _signal_url(url: str, signal: str) -> str:
     return url
 
 
-def log_exporter_for(endpoint: Optional[str] = None, headers: Optional[dict[str, str]] = None,
-                     timeout: float = 10.0) -> Any:
+def log_exporter_for(endpoint: str | None = None, headers: dict[str, str] | None = None, timeout: float = 10.0) -> Any:
     """The SDK's OTLPLogExporter for ``endpoint``; with none, the ``OTEL_EXPORTER_OTLP_*``
     variables decide, ``OTEL_EXPORTER_OTLP_(LOGS_)PROTOCOL`` choosing gRPC (default) or HTTP."""
     if endpoint is None:
         protocol = os.environ.get("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL") or os.environ.get(
-            "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+            "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"
+        )
         if protocol.startswith("http"):
             from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpExporter
 
@@ -202,6 +207,7 @@ def log_exporter_for(endpoint: Optional[str] = None, headers: Optional[dict[str,
 
 # --- results → log records -------------------------------------------------------------------
 
+
 class ResultForwarder:
     """An Engine listener that emits every evaluation as ``gen_ai.evaluation.result`` log records.
 
@@ -212,10 +218,19 @@ class ResultForwarder:
     the engine: a failed lookup only leaves the ids out.
     """
 
-    def __init__(self, endpoint: Optional[str] = None, *, db: Optional[Union[str, Path]] = None,
-                 locate: Optional[Locator] = None, exporter: Any = None, resource: Any = None,
-                 schedule_delay_millis: float = 1000, headers: Optional[dict[str, str]] = None,
-                 response_id: Optional[Callable[[str], Optional[str]]] = None, forward_skipped: bool = False):
+    def __init__(
+        self,
+        endpoint: str | None = None,
+        *,
+        db: str | Path | None = None,
+        locate: Locator | None = None,
+        exporter: Any = None,
+        resource: Any = None,
+        schedule_delay_millis: float = 1000,
+        headers: dict[str, str] | None = None,
+        response_id: Callable[[str], str | None] | None = None,
+        forward_skipped: bool = False,
+    ):
         from opentelemetry.sdk._logs import LoggerProvider
         from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
         from opentelemetry.sdk.resources import Resource
@@ -225,10 +240,12 @@ class ResultForwarder:
         self.response_id = response_id or (database_response_id(db) if db is not None else (lambda _sid: None))
         self.forward_skipped = forward_skipped
         self.exporter = exporter if exporter is not None else log_exporter_for(endpoint, headers)
-        self.provider = LoggerProvider(resource=resource or Resource.create({"service.name": "otel-eval"}),
-                                       shutdown_on_exit=False)
+        self.provider = LoggerProvider(
+            resource=resource or Resource.create({"service.name": "otel-eval"}), shutdown_on_exit=False
+        )
         self.provider.add_log_record_processor(
-            BatchLogRecordProcessor(self.exporter, schedule_delay_millis=schedule_delay_millis))
+            BatchLogRecordProcessor(self.exporter, schedule_delay_millis=schedule_delay_millis)
+        )
         self.logger = self.provider.get_logger(SCOPE_NAME)
         self.emitted = 0
         self.skipped = 0
@@ -258,8 +275,9 @@ class ResultForwarder:
             response_id = self.response_id(result.session_id)
         context = None
         if trace_id and span_id:
-            parent = SpanContext(trace_id=trace_id, span_id=span_id, is_remote=True,
-                                 trace_flags=TraceFlags(TraceFlags.SAMPLED))
+            parent = SpanContext(
+                trace_id=trace_id, span_id=span_id, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED)
+            )
             context = set_span_in_context(NonRecordingSpan(parent))
         now = time.time_ns()
         for criterion in criteria:
@@ -283,7 +301,7 @@ class ResultForwarder:
         self.provider.shutdown()
 
 
-def forward_results(engine: Any, endpoint: Optional[str] = None, **kwargs: Any) -> ResultForwarder:
+def forward_results(engine: Any, endpoint: str | None = None, **kwargs: Any) -> ResultForwarder:
     """Attach a :class:`ResultForwarder` for ``engine``'s database to the engine; returns it."""
     kwargs.setdefault("db", engine.db_path)
     forwarder = ResultForwarder(endpoint, **kwargs)
@@ -292,6 +310,7 @@ def forward_results(engine: Any, endpoint: Optional[str] = None, **kwargs: Any) 
 
 
 # --- spans, passed on ------------------------------------------------------------------------------
+
 
 @dataclass
 class ForwardStats:
@@ -311,8 +330,15 @@ class SpanForwarder:
     counted as failed.
     """
 
-    def __init__(self, endpoint: str, max_queue: int = 1000, timeout: float = 10.0, retries: int = 3,
-                 backoff: float = 0.2, headers: Optional[dict[str, str]] = None):
+    def __init__(
+        self,
+        endpoint: str,
+        max_queue: int = 1000,
+        timeout: float = 10.0,
+        retries: int = 3,
+        backoff: float = 0.2,
+        headers: dict[str, str] | None = None,
+    ):
         self.kind, self.target = parse_export_url(endpoint)
         self.endpoint = endpoint
         self.timeout = timeout
@@ -321,7 +347,7 @@ class SpanForwarder:
         self.headers = dict(headers or {})
         self.stats = ForwardStats()
         self._lock = threading.Lock()
-        self._queue: "queue.Queue[Any]" = queue.Queue(maxsize=max_queue)
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=max_queue)
         self._closing = threading.Event()
         self._send = self._grpc_sender() if self.kind == "grpc" else self._http_sender()
         self._thread = threading.Thread(target=self._run, name="otel-eval-span-forwarder", daemon=True)
@@ -362,7 +388,7 @@ class SpanForwarder:
                         log.warning("forwarding %d span(s) to %s failed: %s", spans, self.endpoint, exc)
                         self._count("spans_failed", spans)
                         break
-                    time.sleep(self.backoff * (2 ** attempt))
+                    time.sleep(self.backoff * (2**attempt))
                 else:
                     self._count("requests_forwarded", 1)
                     self._count("spans_forwarded", spans)
@@ -376,8 +402,12 @@ class SpanForwarder:
         stub = TraceServiceStub(channel)
         metadata = tuple((k.lower(), v) for k, v in self.headers.items())
         self._close_transport = channel.close
-        retryable = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
-                     grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.ABORTED}
+        retryable = {
+            grpc.StatusCode.UNAVAILABLE,
+            grpc.StatusCode.DEADLINE_EXCEEDED,
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            grpc.StatusCode.ABORTED,
+        }
 
         def send(request: Any) -> None:
             try:

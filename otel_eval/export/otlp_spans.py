@@ -10,7 +10,8 @@ kept as given) cannot be an OTLP span and is left out, counted by the caller.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
@@ -18,8 +19,13 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from ..spans import STATUS_ERROR, STATUS_OK, SpanRecord
 
-_KINDS = {"internal": Span.SPAN_KIND_INTERNAL, "server": Span.SPAN_KIND_SERVER, "client": Span.SPAN_KIND_CLIENT,
-          "producer": Span.SPAN_KIND_PRODUCER, "consumer": Span.SPAN_KIND_CONSUMER}
+_KINDS = {
+    "internal": Span.SPAN_KIND_INTERNAL,
+    "server": Span.SPAN_KIND_SERVER,
+    "client": Span.SPAN_KIND_CLIENT,
+    "producer": Span.SPAN_KIND_PRODUCER,
+    "consumer": Span.SPAN_KIND_CONSUMER,
+}
 _STATUS = {STATUS_OK: Status.STATUS_CODE_OK, STATUS_ERROR: Status.STATUS_CODE_ERROR}
 
 
@@ -35,7 +41,7 @@ def to_any_value(value: Any) -> AnyValue:
     """A Python value as an OTLP ``AnyValue`` (the reverse of :func:`otel_eval.spans.any_value`)."""
     if isinstance(value, bool):
         return AnyValue(bool_value=value)
-    if isinstance(value, int) and -2**63 <= value < 2**63:
+    if isinstance(value, int) and -(2**63) <= value < 2**63:
         return AnyValue(int_value=value)
     if isinstance(value, float):
         return AnyValue(double_value=value)
@@ -82,9 +88,15 @@ def trace_request(records: Iterable[SpanRecord]) -> tuple[ExportTraceServiceRequ
             ss = resources[resource_key].scope_spans.add()
             ss.scope.name = r.scope
             scopes[scope_key] = ss
-        span = scopes[scope_key].spans.add(trace_id=trace_id, span_id=span_id, parent_span_id=parent, name=r.name,
-                                           kind=_KINDS.get(r.kind, Span.SPAN_KIND_INTERNAL),
-                                           start_time_unix_nano=r.start_ns, end_time_unix_nano=r.end_ns)
+        span = scopes[scope_key].spans.add(
+            trace_id=trace_id,
+            span_id=span_id,
+            parent_span_id=parent,
+            name=r.name,
+            kind=_KINDS.get(r.kind, Span.SPAN_KIND_INTERNAL),
+            start_time_unix_nano=r.start_ns,
+            end_time_unix_nano=r.end_ns,
+        )
         span.attributes.extend(to_key_values(r.attributes))
         for e in r.events:
             event = span.events.add(name=e.name, time_unix_nano=e.time_ns)

@@ -4,11 +4,23 @@ finds the golden case of a session. Formats and rules: docs/golden-formats.md.""
 
 from __future__ import annotations
 
-from .bigsky import criteria_from_bigsky
-from .load import (FORMATS, UnknownFormat, convert, detect_format, expects_nothing, load_golden, load_golden_data,
-                   load_golden_files, read_golden_file, save_evalset, validate_golden, validate_golden_data)
-from .matcher import GoldenIndex, Match, normalize_query
 from ..models.problems import GoldenFileError, Problem, ProblemLog
+from .bigsky import criteria_from_bigsky
+from .load import (
+    FORMATS,
+    UnknownFormat,
+    convert,
+    detect_format,
+    expects_nothing,
+    load_golden,
+    load_golden_data,
+    load_golden_files,
+    read_golden_file,
+    save_evalset,
+    validate_golden,
+    validate_golden_data,
+)
+from .matcher import GoldenIndex, Match, normalize_query
 from .sets import GoldenSets, GoldenSource, distinct_ids
 
 __all__ = [

@@ -23,77 +23,157 @@ is read as such. Old test files: ``expected_tool_use`` absent → ``None``, ``[]
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
-from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent, SessionInput, ExpectedToolCall
-from .common import TOOL_USE_KEYS, check_unique_ids, parse_arguments, parse_tool_uses
+from ..models.evalset import EvalCase, EvalSet, ExpectedToolCall, Invocation, MessageContent, SessionInput
 from ..models.keys import ListOf, MapOf, Obj, TupleOf, check_keys, closest_key
 from ..models.problems import ProblemLog, child, type_name
+from .common import TOOL_USE_KEYS, check_unique_ids, parse_arguments, parse_tool_uses
 
 # --- the keys of google-adk's models (src/google/adk/evaluation/eval_set.py, eval_case.py, and the
 # google-genai types they hold). None = a value whose keys are not checked (scalars, free-form
 # objects: args, response, state, usage metadata...). camel=True: ADK/genai accept camelCase aliases.
 
 _FUNCTION_CALL = Obj({"id": None, "args": None, "name": None, "partial_args": None, "will_continue": None}, camel=True)
-_FUNCTION_RESPONSE = Obj({"will_continue": None, "scheduling": None, "parts": None, "id": None, "name": None,
-                          "response": None}, camel=True)
-_PART = Obj({
-    "media_resolution": None, "code_execution_result": None, "executable_code": None, "file_data": None,
-    "function_call": _FUNCTION_CALL, "function_response": _FUNCTION_RESPONSE, "inline_data": None, "text": None,
-    "thought": None, "thought_signature": None, "video_metadata": None, "tool_call": None, "tool_response": None,
-    "part_metadata": None, "audio_transcription": None, "media_processing": None, "speech_metadata": None,
-}, camel=True)
+_FUNCTION_RESPONSE = Obj(
+    {"will_continue": None, "scheduling": None, "parts": None, "id": None, "name": None, "response": None}, camel=True
+)
+_PART = Obj(
+    {
+        "media_resolution": None,
+        "code_execution_result": None,
+        "executable_code": None,
+        "file_data": None,
+        "function_call": _FUNCTION_CALL,
+        "function_response": _FUNCTION_RESPONSE,
+        "inline_data": None,
+        "text": None,
+        "thought": None,
+        "thought_signature": None,
+        "video_metadata": None,
+        "tool_call": None,
+        "tool_response": None,
+        "part_metadata": None,
+        "audio_transcription": None,
+        "media_processing": None,
+        "speech_metadata": None,
+    },
+    camel=True,
+)
 _CONTENT = Obj({"parts": ListOf(_PART), "role": None}, camel=True)
-_RUBRIC = Obj({"rubric_id": None, "rubric_content": Obj({"text_property": None}, camel=True), "description": None,
-               "type": None}, camel=True)
-_INVOCATION_EVENT = Obj({
-    "author": None, "content": _CONTENT, "grounding_metadata": None, "usage_metadata": None, "model_version": None,
-    # Written by the adk web eval editor; ADK ignores them (InvocationEvent has extra="ignore" for them).
-    "invocation_index": None, "tool_use_index": None,
-}, camel=True)
+_RUBRIC = Obj(
+    {"rubric_id": None, "rubric_content": Obj({"text_property": None}, camel=True), "description": None, "type": None},
+    camel=True,
+)
+_INVOCATION_EVENT = Obj(
+    {
+        "author": None,
+        "content": _CONTENT,
+        "grounding_metadata": None,
+        "usage_metadata": None,
+        "model_version": None,
+        # Written by the adk web eval editor; ADK ignores them (InvocationEvent has extra="ignore" for them).
+        "invocation_index": None,
+        "tool_use_index": None,
+    },
+    camel=True,
+)
 #: IntermediateData | InvocationEvents: the keys of both alternatives.
-_INTERMEDIATE_DATA = Obj({
-    "tool_uses": ListOf(_FUNCTION_CALL), "tool_responses": ListOf(_FUNCTION_RESPONSE),
-    "intermediate_responses": ListOf(TupleOf((None, ListOf(_PART)))), "invocation_events": ListOf(_INVOCATION_EVENT),
-}, camel=True)
-_APP_DETAILS = Obj({"agent_details": MapOf(Obj({"name": None, "instructions": None, "tool_declarations": None},
-                                                camel=True))}, camel=True)
-_INVOCATION = Obj({
-    "invocation_id": None, "user_content": _CONTENT, "final_response": _CONTENT, "intermediate_data": _INTERMEDIATE_DATA,
-    "creation_timestamp": None, "duration": None, "model_duration": None, "tool_duration": None,
-    "rubrics": ListOf(_RUBRIC), "app_details": _APP_DETAILS,
-}, camel=True)
-_EVAL_CASE = Obj({
-    "eval_id": None, "conversation": ListOf(_INVOCATION),
-    "conversation_scenario": Obj({"starting_prompt": None, "conversation_plan": None, "user_persona": None}, camel=True),
-    "session_input": Obj({"app_name": None, "user_id": None, "session_id": None, "state": None}, camel=True),
-    "creation_timestamp": None, "rubrics": ListOf(_RUBRIC), "final_session_state": None,
-    # otel-eval's own: ADK's EvalCase allows extra keys, and `golden suggest` files a draft's
-    # cluster (size, phrasings, example sessions) here.
-    "metadata": None,
-}, camel=True)
+_INTERMEDIATE_DATA = Obj(
+    {
+        "tool_uses": ListOf(_FUNCTION_CALL),
+        "tool_responses": ListOf(_FUNCTION_RESPONSE),
+        "intermediate_responses": ListOf(TupleOf((None, ListOf(_PART)))),
+        "invocation_events": ListOf(_INVOCATION_EVENT),
+    },
+    camel=True,
+)
+_APP_DETAILS = Obj(
+    {"agent_details": MapOf(Obj({"name": None, "instructions": None, "tool_declarations": None}, camel=True))},
+    camel=True,
+)
+_INVOCATION = Obj(
+    {
+        "invocation_id": None,
+        "user_content": _CONTENT,
+        "final_response": _CONTENT,
+        "intermediate_data": _INTERMEDIATE_DATA,
+        "creation_timestamp": None,
+        "duration": None,
+        "model_duration": None,
+        "tool_duration": None,
+        "rubrics": ListOf(_RUBRIC),
+        "app_details": _APP_DETAILS,
+    },
+    camel=True,
+)
+_EVAL_CASE = Obj(
+    {
+        "eval_id": None,
+        "conversation": ListOf(_INVOCATION),
+        "conversation_scenario": Obj(
+            {"starting_prompt": None, "conversation_plan": None, "user_persona": None}, camel=True
+        ),
+        "session_input": Obj({"app_name": None, "user_id": None, "session_id": None, "state": None}, camel=True),
+        "creation_timestamp": None,
+        "rubrics": ListOf(_RUBRIC),
+        "final_session_state": None,
+        # otel-eval's own: ADK's EvalCase allows extra keys, and `golden suggest` files a draft's
+        # cluster (size, phrasings, example sessions) here.
+        "metadata": None,
+    },
+    camel=True,
+)
 #: ADK's EvalSet. (ADK reads its top level in snake_case only; ``evalCases`` is accepted here too.)
-EVAL_SET_KEYS = Obj({"eval_set_id": None, "name": None, "description": None, "eval_cases": ListOf(_EVAL_CASE),
-                     "creation_timestamp": None}, camel=True)
+EVAL_SET_KEYS = Obj(
+    {
+        "eval_set_id": None,
+        "name": None,
+        "description": None,
+        "eval_cases": ListOf(_EVAL_CASE),
+        "creation_timestamp": None,
+    },
+    camel=True,
+)
 
 #: The keys above by the google-adk / google-genai class they come from (tests compare them with
 #: the models of the installed google-adk).
 MODEL_KEYS = {
-    "EvalSet": EVAL_SET_KEYS, "EvalCase": _EVAL_CASE, "Invocation": _INVOCATION, "IntermediateData": _INTERMEDIATE_DATA,
-    "InvocationEvents": _INTERMEDIATE_DATA, "InvocationEvent": _INVOCATION_EVENT,
-    "SessionInput": _EVAL_CASE.fields["session_input"], "ConversationScenario": _EVAL_CASE.fields["conversation_scenario"],
-    "Rubric": _RUBRIC, "RubricContent": _RUBRIC.fields["rubric_content"], "AppDetails": _APP_DETAILS,
-    "AgentDetails": _APP_DETAILS.fields["agent_details"].value, "Content": _CONTENT, "Part": _PART,
-    "FunctionCall": _FUNCTION_CALL, "FunctionResponse": _FUNCTION_RESPONSE,
+    "EvalSet": EVAL_SET_KEYS,
+    "EvalCase": _EVAL_CASE,
+    "Invocation": _INVOCATION,
+    "IntermediateData": _INTERMEDIATE_DATA,
+    "InvocationEvents": _INTERMEDIATE_DATA,
+    "InvocationEvent": _INVOCATION_EVENT,
+    "SessionInput": _EVAL_CASE.fields["session_input"],
+    "ConversationScenario": _EVAL_CASE.fields["conversation_scenario"],
+    "Rubric": _RUBRIC,
+    "RubricContent": _RUBRIC.fields["rubric_content"],
+    "AppDetails": _APP_DETAILS,
+    "AgentDetails": _APP_DETAILS.fields["agent_details"].value,
+    "Content": _CONTENT,
+    "Part": _PART,
+    "FunctionCall": _FUNCTION_CALL,
+    "FunctionResponse": _FUNCTION_RESPONSE,
 }
 
 #: An item of an old test file (AgentEvaluator's ``.test.json``).
-TEST_FILE_ITEM_KEYS = Obj({"query": None, "expected_tool_use": ListOf(TOOL_USE_KEYS),
-                           "expected_intermediate_agent_responses": ListOf(Obj({"author": None, "text": None})),
-                           "reference": None})
+TEST_FILE_ITEM_KEYS = Obj(
+    {
+        "query": None,
+        "expected_tool_use": ListOf(TOOL_USE_KEYS),
+        "expected_intermediate_agent_responses": ListOf(Obj({"author": None, "text": None})),
+        "reference": None,
+    }
+)
 #: An entry of an old eval set.
-OLD_EVAL_SET_ENTRY_KEYS = Obj({"name": None, "data": ListOf(TEST_FILE_ITEM_KEYS),
-                               "initial_session": Obj({"state": None, "app_name": None, "user_id": None})})
+OLD_EVAL_SET_ENTRY_KEYS = Obj(
+    {
+        "name": None,
+        "data": ListOf(TEST_FILE_ITEM_KEYS),
+        "initial_session": Obj({"state": None, "app_name": None, "user_id": None}),
+    }
+)
 
 
 def _camel(snake: str) -> str:
@@ -101,7 +181,7 @@ def _camel(snake: str) -> str:
     return head + "".join(word.title() for word in rest)
 
 
-def _key(obj: dict, snake: str) -> Optional[str]:
+def _key(obj: dict, snake: str) -> str | None:
     """The key ``obj`` uses for a field: ADK writes snake_case and accepts camelCase aliases."""
     if snake in obj:
         return snake
@@ -163,7 +243,7 @@ def parse_adk_eval_set(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
 # --- current EvalSet schema -------------------------------------------------------------------
 
 
-def _parse_case(raw: Any, path: str, log: ProblemLog) -> Optional[EvalCase]:
+def _parse_case(raw: Any, path: str, log: ProblemLog) -> EvalCase | None:
     raw = log.object(raw, path, "an eval case object")
     if raw is None:
         return None
@@ -200,7 +280,9 @@ def _parse_case(raw: Any, path: str, log: ProblemLog) -> Optional[EvalCase]:
                 # A simulated user: only the opening message is known; it is what a session is matched on.
                 invocations.append(Invocation(invocation_id=f"{eval_id}-1", user_content=MessageContent.user(prompt)))
                 metadata["conversation_scenario"] = scenario
-    session_input = _session_input(_get(raw, "session_input"), child(path, _key(raw, "session_input") or "session_input"), log)
+    session_input = _session_input(
+        _get(raw, "session_input"), child(path, _key(raw, "session_input") or "session_input"), log
+    )
     for field in ("rubrics", "final_session_state"):
         if _get(raw, field):
             metadata[field] = _get(raw, field)
@@ -213,7 +295,7 @@ def _parse_case(raw: Any, path: str, log: ProblemLog) -> Optional[EvalCase]:
     return EvalCase(eval_id=eval_id, conversation=invocations, session_input=session_input, metadata=metadata)
 
 
-def _session_input(value: Any, path: str, log: ProblemLog) -> Optional[SessionInput]:
+def _session_input(value: Any, path: str, log: ProblemLog) -> SessionInput | None:
     if value is None:
         return None
     value = log.object(value, path)
@@ -224,11 +306,12 @@ def _session_input(value: Any, path: str, log: ProblemLog) -> Optional[SessionIn
         return None
     config = {k: _get(value, k) for k in ("app_name", "user_id") if _get(value, k) is not None}
     session_id = _get(value, "session_id")
-    return SessionInput(thread_id=session_id if isinstance(session_id, str) else None, config=config,
-                        initial_state=state or {})
+    return SessionInput(
+        thread_id=session_id if isinstance(session_id, str) else None, config=config, initial_state=state or {}
+    )
 
 
-def _parse_invocation(raw: Any, path: str, log: ProblemLog, default_id: str, first: bool) -> Optional[Invocation]:
+def _parse_invocation(raw: Any, path: str, log: ProblemLog, default_id: str, first: bool) -> Invocation | None:
     raw = log.object(raw, path, "an invocation object")
     if raw is None:
         return None
@@ -243,8 +326,12 @@ def _parse_invocation(raw: Any, path: str, log: ProblemLog, default_id: str, fir
     else:
         log.required(raw, user_key, path)
     final_key = _key(raw, "final_response")
-    final = _content(raw[final_key], child(path, final_key), log, "assistant") if final_key and raw[final_key] is not None else None
-    calls: Optional[list[ExpectedToolCall]] = None  # no intermediate_data: tool use is not checked
+    final = (
+        _content(raw[final_key], child(path, final_key), log, "assistant")
+        if final_key and raw[final_key] is not None
+        else None
+    )
+    calls: list[ExpectedToolCall] | None = None  # no intermediate_data: tool use is not checked
     responses: list[MessageContent] = []
     data_key = _key(raw, "intermediate_data")
     if data_key and raw[data_key] is not None:
@@ -262,7 +349,7 @@ def _parse_invocation(raw: Any, path: str, log: ProblemLog, default_id: str, fir
     )
 
 
-def _content(value: Any, path: str, log: ProblemLog, role: str, require_text: bool = False) -> Optional[MessageContent]:
+def _content(value: Any, path: str, log: ProblemLog, role: str, require_text: bool = False) -> MessageContent | None:
     """A genai ``Content`` ({parts: [{text}|{function_call}|...], role}) as a MessageContent.
 
     Text-only content becomes a plain string (what matching and ROUGE use); content with other
@@ -317,7 +404,9 @@ def _intermediate(value: Any, path: str, log: ProblemLog) -> tuple[list[Expected
     ir_key = _key(value, "intermediate_responses") or "intermediate_responses"
     for j, entry in enumerate(log.array(value.get(ir_key) or [], child(path, ir_key)) or []):
         entry_path = child(child(path, ir_key), j)
-        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], list)):
+        if not (
+            isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], list)
+        ):
             log.add(entry_path, "expected an [author, parts] pair")
             continue
         text = "\n".join(p["text"] for p in entry[1] if isinstance(p, dict) and isinstance(p.get("text"), str))
@@ -342,18 +431,21 @@ def _events(value: dict, path: str, log: ProblemLog) -> tuple[list[ExpectedToolC
                 continue
             fc_key, fr_key = _key(part, "function_call"), _key(part, "function_response")
             if fc_key and part[fc_key] is not None:
-                call = _function_call(part[fc_key], child(child(child(child(e_path, "content"), "parts"), k), fc_key), log)
+                call = _function_call(
+                    part[fc_key], child(child(child(child(e_path, "content"), "parts"), k), fc_key), log
+                )
                 if call is not None:
                     calls.append(call)
             elif fr_key and isinstance(part[fr_key], dict):
                 _attach_result(calls, part[fr_key])
             elif isinstance(part.get("text"), str) and part["text"].strip():
-                responses.append(MessageContent(role="assistant", content=part["text"],
-                                                metadata={"author": event.get("author", "")}))
+                responses.append(
+                    MessageContent(role="assistant", content=part["text"], metadata={"author": event.get("author", "")})
+                )
     return calls, responses
 
 
-def _function_call(raw: Any, path: str, log: ProblemLog) -> Optional[ExpectedToolCall]:
+def _function_call(raw: Any, path: str, log: ProblemLog) -> ExpectedToolCall | None:
     raw = log.object(raw, path, "a function call object")
     if raw is None:
         return None
@@ -411,8 +503,10 @@ def _parse_legacy_eval_set(items: list, log: ProblemLog, eval_set_id: str) -> Ev
         session = item.get("initial_session")
         session_input = None
         if isinstance(session, dict) and session:
-            session_input = SessionInput(config={k: session[k] for k in ("app_name", "user_id") if k in session},
-                                         initial_state=session.get("state") or {})
+            session_input = SessionInput(
+                config={k: session[k] for k in ("app_name", "user_id") if k in session},
+                initial_state=session.get("state") or {},
+            )
         if len(log.problems) == before and isinstance(name, str):
             cases.append(EvalCase(eval_id=name, conversation=invocations, session_input=session_input))
             log.case_paths.append(path)
@@ -435,22 +529,32 @@ def _legacy_invocations(items: list, base: str, log: ProblemLog, case_id: str) -
             query = log.string(query, child(path, "query"), non_empty=True)
         calls = parse_tool_uses(item.get("expected_tool_use"), child(path, "expected_tool_use"), log)
         responses = []
-        for k, resp in enumerate(log.array(item.get("expected_intermediate_agent_responses") or [],
-                                           child(path, "expected_intermediate_agent_responses")) or []):
+        for k, resp in enumerate(
+            log.array(
+                item.get("expected_intermediate_agent_responses") or [],
+                child(path, "expected_intermediate_agent_responses"),
+            )
+            or []
+        ):
             r_path = child(child(path, "expected_intermediate_agent_responses"), k)
             if isinstance(resp, dict) and isinstance(resp.get("text"), str):
-                responses.append(MessageContent(role="assistant", content=resp["text"],
-                                                metadata={"author": resp.get("author", "")}))
+                responses.append(
+                    MessageContent(role="assistant", content=resp["text"], metadata={"author": resp.get("author", "")})
+                )
             else:
                 log.add(r_path, "expected an object with 'author' and 'text'")
         reference = log.string(item.get("reference"), child(path, "reference"), required=False)
         if len(log.problems) > before or not isinstance(query, str):
             continue
-        invocations.append(Invocation(
-            invocation_id=f"{case_id}-{n + 1}",
-            user_content=MessageContent.user(query),
-            expected_tool_trajectory=calls,
-            expected_intermediate_responses=responses,
-            expected_final_response=MessageContent.assistant(reference) if reference and reference.strip() else None,
-        ))
+        invocations.append(
+            Invocation(
+                invocation_id=f"{case_id}-{n + 1}",
+                user_content=MessageContent.user(query),
+                expected_tool_trajectory=calls,
+                expected_intermediate_responses=responses,
+                expected_final_response=MessageContent.assistant(reference)
+                if reference and reference.strip()
+                else None,
+            )
+        )
     return invocations

@@ -21,29 +21,59 @@ arguments fails (see docs/golden-formats.md).
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any
 
 from ..errors import InputError
-from ..models.evalset import (IGNORE, CriterionConfig, EvalCase, EvalSet, Invocation, MatchType,
-                              MessageContent, SessionInput, ExpectedToolCall)
-from .common import check_unique_ids, content_text, parse_arguments, raw_id, slug_id
+from ..models.evalset import (
+    IGNORE,
+    CriterionConfig,
+    EvalCase,
+    EvalSet,
+    ExpectedToolCall,
+    Invocation,
+    MatchType,
+    MessageContent,
+    SessionInput,
+)
 from ..models.keys import ListOf, Obj, check_keys
 from ..models.problems import ProblemLog, child, type_name
+from .common import check_unique_ids, content_text, parse_arguments, raw_id, slug_id
 
 # --- the documented keys (seed bigsky-eval-dataset.md); messages are OpenAI chat messages ---
 _TOOL_CALL = Obj({"id": None, "type": None, "function": Obj({"name": None, "arguments": None})})
-_MESSAGE = Obj({"role": None, "content": None, "name": None, "tool_calls": ListOf(_TOOL_CALL), "tool_call_id": None,
-                "function_call": None, "refusal": None, "audio": None})
+_MESSAGE = Obj(
+    {
+        "role": None,
+        "content": None,
+        "name": None,
+        "tool_calls": ListOf(_TOOL_CALL),
+        "tool_call_id": None,
+        "function_call": None,
+        "refusal": None,
+        "audio": None,
+    }
+)
 _EVALUATOR = Obj({"key": None, "description": None, "function": None, "arguments": None})
-_EXAMPLE = Obj({
-    "id": None, "description": None,
-    "inputs": Obj({"context": None, "messages": ListOf(_MESSAGE)}),
-    "outputs": Obj({"message": _MESSAGE}),
-})
+_EXAMPLE = Obj(
+    {
+        "id": None,
+        "description": None,
+        "inputs": Obj({"context": None, "messages": ListOf(_MESSAGE)}),
+        "outputs": Obj({"message": _MESSAGE}),
+    }
+)
 #: A Big Sky dataset. ``context``, evaluator ``arguments`` and ``metadata`` are free-form.
-DATASET_KEYS = Obj({"name": None, "description": None, "data": ListOf(_EXAMPLE), "evaluators": ListOf(_EVALUATOR),
-                    "comparativeEvaluators": ListOf(_EVALUATOR), "summaryEvaluators": ListOf(_EVALUATOR),
-                    "metadata": None})
+DATASET_KEYS = Obj(
+    {
+        "name": None,
+        "description": None,
+        "data": ListOf(_EXAMPLE),
+        "evaluators": ListOf(_EVALUATOR),
+        "comparativeEvaluators": ListOf(_EVALUATOR),
+        "summaryEvaluators": ListOf(_EVALUATOR),
+        "metadata": None,
+    }
+)
 
 #: Big Sky evaluators otel-eval knows but cannot express as a criterion; kept, not scored.
 KNOWN_UNMAPPED = {
@@ -51,16 +81,22 @@ KNOWN_UNMAPPED = {
 }
 
 
-def _match_tool_call(args: dict, log: ProblemLog, path: str) -> Optional[list[tuple[str, CriterionConfig]]]:
+def _match_tool_call(args: dict, log: ProblemLog, path: str) -> list[tuple[str, CriterionConfig]] | None:
     # Big Sky's matchToolCall (src/eval/evaluators/chat.js, every version that reads
     # ``outputs.message``, the seed's format): the first call's name, and its arguments by deep
     # equality with every "IGNORE" key left out on both sides; with no call expected, the first
     # call's arguments against {} (metrics.alignment.align, first_call_only).
-    return [("trajectory_match", CriterionConfig(threshold=1.0, match_type=MatchType.EXACT, check_args=True,
-                                                 options={"first_call_only": True}))]
+    return [
+        (
+            "trajectory_match",
+            CriterionConfig(
+                threshold=1.0, match_type=MatchType.EXACT, check_args=True, options={"first_call_only": True}
+            ),
+        )
+    ]
 
 
-def _match_output(args: dict, log: ProblemLog, path: str) -> Optional[list[tuple[str, CriterionConfig]]]:
+def _match_output(args: dict, log: ProblemLog, path: str) -> list[tuple[str, CriterionConfig]] | None:
     # A deep equality of the whole expected message: every tool call with its arguments, and the content.
     return [
         ("trajectory_match", CriterionConfig(threshold=1.0, match_type=MatchType.EXACT, check_args=True)),
@@ -68,29 +104,35 @@ def _match_output(args: dict, log: ProblemLog, path: str) -> Optional[list[tuple
     ]
 
 
-def _match_message_or_tool_call(args: dict, log: ProblemLog, path: str) -> Optional[list[tuple[str, CriterionConfig]]]:
+def _match_message_or_tool_call(args: dict, log: ProblemLog, path: str) -> list[tuple[str, CriterionConfig]] | None:
     # Despite its name (and its comment in chat.js) both must hold: the content equal when one is
     # expected, and the first call's NAME equal when one is expected.
     return [
-        ("trajectory_match", CriterionConfig(threshold=1.0, match_type=MatchType.EXACT, check_args=False,
-                                             options={"first_call_only": True})),
+        (
+            "trajectory_match",
+            CriterionConfig(
+                threshold=1.0, match_type=MatchType.EXACT, check_args=False, options={"first_call_only": True}
+            ),
+        ),
         ("response_match", CriterionConfig(threshold=1.0, options={"method": "exact"})),
     ]
 
 
-def _compare_content(args: dict, log: ProblemLog, path: str) -> Optional[list[tuple[str, CriterionConfig]]]:
+def _compare_content(args: dict, log: ProblemLog, path: str) -> list[tuple[str, CriterionConfig]] | None:
     return [("response_match", CriterionConfig(threshold=0.7))]
 
 
-def _include_string(args: dict, log: ProblemLog, path: str) -> Optional[list[tuple[str, CriterionConfig]]]:
+def _include_string(args: dict, log: ProblemLog, path: str) -> list[tuple[str, CriterionConfig]] | None:
     value = args.get("string")
     if not isinstance(value, str) or not value:
         log.add(child(child(path, "arguments"), "string"), "chat:includeString needs a non-empty 'string' argument")
         return None
-    return [("response_match", CriterionConfig(threshold=1.0, options={"method": "regex", "pattern": re.escape(value)}))]
+    return [
+        ("response_match", CriterionConfig(threshold=1.0, options={"method": "regex", "pattern": re.escape(value)}))
+    ]
 
 
-def _match_regex(args: dict, log: ProblemLog, path: str) -> Optional[list[tuple[str, CriterionConfig]]]:
+def _match_regex(args: dict, log: ProblemLog, path: str) -> list[tuple[str, CriterionConfig]] | None:
     pattern = args.get("pattern")
     where = child(child(path, "arguments"), "pattern")
     if not isinstance(pattern, str) or not pattern:
@@ -115,8 +157,9 @@ EVALUATOR_CRITERIA = {
 }
 
 
-def criteria_from_bigsky(evaluators: Any, log: Optional[ProblemLog] = None,
-                         path: str = "$.evaluators") -> dict[str, CriterionConfig]:
+def criteria_from_bigsky(
+    evaluators: Any, log: ProblemLog | None = None, path: str = "$.evaluators"
+) -> dict[str, CriterionConfig]:
     """Big Sky per-example evaluators → otel-eval criteria.
 
     ``chat:matchToolCall`` → ``trajectory_match`` (the first call, its name and arguments,
@@ -152,7 +195,7 @@ def _evaluator_entries(evaluators: Any, log: ProblemLog, path: str) -> list[dict
     return out
 
 
-def _build(entry: dict, path: str, log: ProblemLog) -> Optional[list[tuple[str, CriterionConfig]]]:
+def _build(entry: dict, path: str, log: ProblemLog) -> list[tuple[str, CriterionConfig]] | None:
     if not entry:
         return None
     function = log.required(entry, "function", path)
@@ -189,7 +232,9 @@ def parse_bigsky(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
     for key in ("comparativeEvaluators", "summaryEvaluators"):
         if data.get(key) is not None:
             log.array(data[key], child("$", key), "an array of evaluators")
-    first_call_only = bool(criteria.get("trajectory_match") and criteria["trajectory_match"].options.get("first_call_only"))
+    first_call_only = bool(
+        criteria.get("trajectory_match") and criteria["trajectory_match"].options.get("first_call_only")
+    )
 
     examples = log.required(data, "data", "$")
     cases: list[EvalCase] = []
@@ -217,8 +262,14 @@ def parse_bigsky(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
     }
     if isinstance(data.get("metadata"), dict):
         metadata["bigsky"]["metadata"] = data["metadata"]
-    return EvalSet(eval_set_id=eval_set_id, name=name, description=description, eval_cases=cases,
-                   criteria=criteria, metadata=metadata)
+    return EvalSet(
+        eval_set_id=eval_set_id,
+        name=name,
+        description=description,
+        eval_cases=cases,
+        criteria=criteria,
+        metadata=metadata,
+    )
 
 
 def _evaluator_notes(evaluators: Any, criteria: dict[str, CriterionConfig]) -> tuple[list[dict], dict[str, str]]:
@@ -228,7 +279,7 @@ def _evaluator_notes(evaluators: Any, criteria: dict[str, CriterionConfig]) -> t
     if not isinstance(evaluators, list):
         return unmapped, sources
     scratch = ProblemLog("<notes>")
-    for i, entry in enumerate(evaluators):
+    for _i, entry in enumerate(evaluators):
         if not isinstance(entry, dict) or not isinstance(entry.get("function"), str):
             continue
         key = entry.get("key") if isinstance(entry.get("key"), str) else entry["function"]
@@ -240,14 +291,19 @@ def _evaluator_notes(evaluators: Any, criteria: dict[str, CriterionConfig]) -> t
         args = entry.get("arguments") if isinstance(entry.get("arguments"), dict) else {}
         for name, _ in (builder(args, scratch, "$") if builder else None) or []:
             if name in sources:
-                unmapped.append({"key": key, "function": function,
-                                 "reason": f"criterion '{name}' already comes from evaluator '{sources[name]}'"})
+                unmapped.append(
+                    {
+                        "key": key,
+                        "function": function,
+                        "reason": f"criterion '{name}' already comes from evaluator '{sources[name]}'",
+                    }
+                )
             else:
                 sources[name] = key
     return unmapped, sources
 
 
-def _parse_example(example: Any, path: str, log: ProblemLog, first_call_only: bool) -> Optional[EvalCase]:
+def _parse_example(example: Any, path: str, log: ProblemLog, first_call_only: bool) -> EvalCase | None:
     example = log.object(example, path, "an example object")
     if example is None:
         return None
@@ -262,8 +318,8 @@ def _parse_example(example: Any, path: str, log: ProblemLog, first_call_only: bo
 
     outputs = log.required(example, "outputs", path)
     outputs_path = child(path, "outputs")
-    calls: Optional[list[ExpectedToolCall]] = None
-    response: Optional[MessageContent] = None
+    calls: list[ExpectedToolCall] | None = None
+    response: MessageContent | None = None
     if "outputs" in example and log.object(outputs, outputs_path) is not None:
         message = log.required(outputs, "message", outputs_path)
         message_path = child(outputs_path, "message")
@@ -272,7 +328,9 @@ def _parse_example(example: Any, path: str, log: ProblemLog, first_call_only: bo
             content = message.get("content")
             text = content_text(content)
             if content is not None and text is None and not isinstance(content, list):
-                log.add(child(message_path, "content"), f"expected a string or an array of parts, got {type_name(content)}")
+                log.add(
+                    child(message_path, "content"), f"expected a string or an array of parts, got {type_name(content)}"
+                )
             elif text and text.strip() and text.strip() != IGNORE:
                 response = MessageContent.assistant(content if isinstance(content, str) else text)
 
@@ -302,13 +360,13 @@ def _parse_example(example: Any, path: str, log: ProblemLog, first_call_only: bo
     )
 
 
-def _messages(inputs: dict, path: str, log: ProblemLog) -> tuple[Optional[str], list, list]:
+def _messages(inputs: dict, path: str, log: ProblemLog) -> tuple[str | None, list, list]:
     """(query = text of the last user message, messages before it, messages after it)."""
     messages_path = child(path, "messages")
     messages = log.required(inputs, "messages", path)
     if "messages" not in inputs or log.array(messages, messages_path) is None:
         return None, [], []
-    last_user: Optional[int] = None
+    last_user: int | None = None
     for k, message in enumerate(messages):
         m_path = child(messages_path, k)
         if log.object(message, m_path, "a message object") is None:
@@ -324,10 +382,10 @@ def _messages(inputs: dict, path: str, log: ProblemLog) -> tuple[Optional[str], 
     if text is None or not text.strip():
         log.add(q_path, "missing query: the last user message has no text")
         return None, [], []
-    return text, messages[:last_user], messages[last_user + 1:]
+    return text, messages[:last_user], messages[last_user + 1 :]
 
 
-def _tool_calls(value: Any, path: str, log: ProblemLog) -> Optional[list[ExpectedToolCall]]:
+def _tool_calls(value: Any, path: str, log: ProblemLog) -> list[ExpectedToolCall] | None:
     """``tool_calls`` of the expected message; absent (or null) → None: tool use not checked."""
     if value is None:
         return None
@@ -354,10 +412,14 @@ def _tool_calls(value: Any, path: str, log: ProblemLog) -> Optional[list[Expecte
     return calls
 
 
-def _example_id(example: dict, path: str, log: ProblemLog, query: Optional[str]) -> Optional[str]:
+def _example_id(example: dict, path: str, log: ProblemLog, query: str | None) -> str | None:
     if "id" in example:
         value = example["id"]
-        if isinstance(value, bool) or not isinstance(value, (str, int)) or (isinstance(value, str) and not value.strip()):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (str, int))
+            or (isinstance(value, str) and not value.strip())
+        ):
             log.add(child(path, "id"), f"expected a non-empty string or an integer, got {type_name(value)}")
             return None
         return str(value)

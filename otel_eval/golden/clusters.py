@@ -11,8 +11,8 @@ many sessions asked each. Pure: no I/O, no randomness, the same input gives the 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence
 
 from .embedding import TfidfEmbedder, dense_cosine, sparse_cosine
 
@@ -39,8 +39,12 @@ class Cluster:
         return sum(self.weights)
 
 
-def cluster_queries(queries: Sequence[str], weights: Sequence[int], similarity: float = DEFAULT_SIMILARITY,
-                    embed: Optional[Embed] = None) -> list[Cluster]:
+def cluster_queries(
+    queries: Sequence[str],
+    weights: Sequence[int],
+    similarity: float = DEFAULT_SIMILARITY,
+    embed: Embed | None = None,
+) -> list[Cluster]:
     """Distinct ``queries`` (``weights[i]`` sessions asked ``queries[i]``) grouped by meaning,
     most sessions first. ``embed``: a model's vectors instead of the offline n-grams."""
     if len(queries) != len(weights):
@@ -70,10 +74,17 @@ def cluster_queries(queries: Sequence[str], weights: Sequence[int], similarity: 
     clusters = []
     for members in groups:
         # The medoid: the member with the greatest session-weighted similarity to the others.
-        def centrality(i: int) -> float:
+        def centrality(i: int, members: list[int] = members) -> float:
             return sum(weights[j] * cosine(vectors[i], vectors[j]) for j in members)
+
         medoid = max(members, key=lambda i: (centrality(i), weights[i], -members.index(i)))
-        clusters.append(Cluster(queries=[queries[i] for i in members], weights=[weights[i] for i in members],
-                                representative=queries[medoid], members=list(members)))
+        clusters.append(
+            Cluster(
+                queries=[queries[i] for i in members],
+                weights=[weights[i] for i in members],
+                representative=queries[medoid],
+                members=list(members),
+            )
+        )
     clusters.sort(key=lambda c: (-c.sessions, c.representative))
     return clusters

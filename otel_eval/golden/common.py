@@ -6,8 +6,9 @@ import hashlib
 import json
 import re
 import unicodedata
+from collections.abc import Iterable
 from pathlib import PurePath
-from typing import Any, Iterable, Optional
+from typing import Any
 
 from ..models.evalset import ExpectedToolCall
 from ..models.keys import Obj
@@ -49,7 +50,7 @@ def slug_id(text: str, max_len: int = 40) -> str:
     return f"{slug}-{digest}" if slug else f"case-{digest}"
 
 
-def parse_arguments(value: Any, log: ProblemLog, path: str) -> Optional[dict[str, Any]]:
+def parse_arguments(value: Any, log: ProblemLog, path: str) -> dict[str, Any] | None:
     """Tool arguments given as an object or as a JSON string holding an object (OpenAI style).
 
     ``None`` and ``""`` mean no arguments. Anything else that is not an object is a problem.
@@ -88,7 +89,7 @@ def check_unique_ids(ids: Iterable[tuple[str, str]], log: ProblemLog) -> None:
             seen[eval_id] = path
 
 
-def raw_id(item: Any) -> Optional[str]:
+def raw_id(item: Any) -> str | None:
     """An item's own ``id`` when it is usable (string or integer), for duplicate checks."""
     value = item.get("id") if isinstance(item, dict) else None
     if isinstance(value, bool) or not isinstance(value, (str, int)) or str(value).strip() == "":
@@ -96,7 +97,7 @@ def raw_id(item: Any) -> Optional[str]:
     return str(value)
 
 
-def parse_tool_uses(value: Any, path: str, log: ProblemLog) -> Optional[list[ExpectedToolCall]]:
+def parse_tool_uses(value: Any, path: str, log: ProblemLog) -> list[ExpectedToolCall] | None:
     """``expected_tool_use: [{tool_name, tool_input?}]`` (trajectory-golden and old ADK test files).
 
     ``None`` (the key absent, or null) → ``None``: tool use is not checked. ``[]`` → ``[]``: the
@@ -125,7 +126,7 @@ def parse_tool_uses(value: Any, path: str, log: ProblemLog) -> Optional[list[Exp
     return calls
 
 
-def content_text(content: Any) -> Optional[str]:
+def content_text(content: Any) -> str | None:
     """Text of a chat message ``content``: a string, or OpenAI/ADK style parts with ``text``."""
     if isinstance(content, str):
         return content
@@ -135,5 +136,13 @@ def content_text(content: Any) -> Optional[str]:
     return None
 
 
-__all__ = ["eval_set_id_from_source", "slug_id", "parse_arguments", "parse_tool_uses", "check_unique_ids", "content_text",
-           "child", "TOOL_USE_KEYS"]
+__all__ = [
+    "eval_set_id_from_source",
+    "slug_id",
+    "parse_arguments",
+    "parse_tool_uses",
+    "check_unique_ids",
+    "content_text",
+    "child",
+    "TOOL_USE_KEYS",
+]

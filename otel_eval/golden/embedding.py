@@ -28,7 +28,8 @@ import threading
 import time
 import zlib
 from collections import Counter
-from typing import Any, Callable, Mapping, Optional, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 from .text import normalize_query, query_words
@@ -59,7 +60,7 @@ def text_features(text: str, ngrams: tuple[int, int] = DEFAULT_NGRAMS) -> Counte
     return counts
 
 
-def numbers_in(text: Optional[str]) -> list[str]:
+def numbers_in(text: str | None) -> list[str]:
     """The numbers a text mentions, sorted ("top 10 users for 2024" → ['10', '2024'])."""
     return sorted(_NUMBER.findall(normalize_query(text)))
 
@@ -80,7 +81,7 @@ class TfidfEmbedder:
         self.idf: dict[str, float] = {}
         self.unseen_idf = 1.0
 
-    def fit(self, corpus: Sequence[str]) -> "TfidfEmbedder":
+    def fit(self, corpus: Sequence[str]) -> TfidfEmbedder:
         documents = len(corpus)
         frequency: Counter = Counter()
         for text in corpus:
@@ -90,8 +91,10 @@ class TfidfEmbedder:
         return self
 
     def vector(self, text: str) -> SparseVector:
-        weights = {f: (1.0 + math.log(c)) * self.idf.get(f, self.unseen_idf)
-                   for f, c in text_features(text, self.ngrams).items()}
+        weights = {
+            f: (1.0 + math.log(c)) * self.idf.get(f, self.unseen_idf)
+            for f, c in text_features(text, self.ngrams).items()
+        }
         return normalized(weights)
 
     def vectors(self, texts: Sequence[str]) -> list[SparseVector]:
@@ -120,7 +123,9 @@ def dense_cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / (na * nb) if na and nb else 0.0
 
 
-def hashed_ngram_embed(texts: list[str], dim: int = 1024, ngrams: tuple[int, int] = DEFAULT_NGRAMS) -> list[list[float]]:
+def hashed_ngram_embed(
+    texts: list[str], dim: int = 1024, ngrams: tuple[int, int] = DEFAULT_NGRAMS
+) -> list[list[float]]:
     """Dense, L2-normalised hashed-feature vectors (no IDF, no fitting): an ``embed`` callable.
 
     Features are hashed with CRC-32 (stable across processes, unlike ``hash()``), the sign taken
@@ -158,8 +163,17 @@ class OpenAIEmbeddings:
     their own cache).
     """
 
-    def __init__(self, base_url: str, model: str, api_key: Optional[str] = None, timeout: float = 10.0,
-                 retries: int = 2, backoff: float = 0.5, batch_size: int = 128, max_cache: int = 50_000):
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 10.0,
+        retries: int = 2,
+        backoff: float = 0.5,
+        batch_size: int = 128,
+        max_cache: int = 50_000,
+    ):
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError(f"embedding URL must be http(s)://HOST[:PORT][/v1], got {base_url!r}")
@@ -194,7 +208,7 @@ class OpenAIEmbeddings:
         self._lock = threading.Lock()
 
     def _key(self, text: str) -> str:
-        return hashlib.sha256(f"{self.model}\0{text}".encode("utf-8")).hexdigest()
+        return hashlib.sha256(f"{self.model}\0{text}".encode()).hexdigest()
 
     def __call__(self, texts: list[str]) -> list[list[float]]:
         with self._lock:
@@ -240,6 +254,7 @@ class OpenAIEmbeddings:
 
     def _vectors(self, content: bytes, count: int) -> list[list[float]]:
         """The embeddings of an OpenAI ``{"data": [{"index", "embedding"}]}`` answer, in input order."""
+
         def bad(why: str) -> EmbeddingError:
             return EmbeddingError(f"{self.url}: the answer is not OpenAI embeddings: {why}")
 
@@ -252,14 +267,17 @@ class OpenAIEmbeddings:
             raise bad("no 'data' list")
         if len(data) != count:
             raise bad(f"{len(data)} embedding(s) for {count} text(s)")
-        ordered: list[Optional[list[float]]] = [None] * count
+        ordered: list[list[float] | None] = [None] * count
         for n, item in enumerate(data):
             index = item.get("index", n) if isinstance(item, dict) else None
             vector = item.get("embedding") if isinstance(item, dict) else None
             if not isinstance(index, int) or not 0 <= index < count or ordered[index] is not None:
                 raise bad(f"data[{n}].index is {index!r}")
-            if (not isinstance(vector, list) or not vector
-                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vector)):
+            if (
+                not isinstance(vector, list)
+                or not vector
+                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vector)
+            ):
                 raise bad(f"data[{n}].embedding is not a list of numbers")
             ordered[index] = [float(x) for x in vector]
         if len({len(v) for v in ordered if v is not None}) > 1:
@@ -271,12 +289,15 @@ class EmbeddingScorer:
     """Similarity (0–1) of a query to each golden query, with the built-in TF-IDF embedding or a
     user's ``embed`` callable. Golden queries are embedded once, on first use."""
 
-    def __init__(self, corpus: Sequence[str], embed: Optional[EmbedFunction] = None):
+    def __init__(self, corpus: Sequence[str], embed: EmbedFunction | None = None):
         self.corpus = list(corpus)
         self.embed = embed
-        self.model = (getattr(embed, "model_name", None) or getattr(embed, "__name__", type(embed).__name__)
-                      if embed is not None else TfidfEmbedder.name)
-        self._tfidf: Optional[TfidfEmbedder] = None
+        self.model = (
+            getattr(embed, "model_name", None) or getattr(embed, "__name__", type(embed).__name__)
+            if embed is not None
+            else TfidfEmbedder.name
+        )
+        self._tfidf: TfidfEmbedder | None = None
         self._sparse: list[SparseVector] = []
         self._dense: list[list[float]] = []
         self._ready = False

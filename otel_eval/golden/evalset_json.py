@@ -10,14 +10,14 @@ must call no tool.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import ValidationError
 
 from ..models.evalset import EvalCase, EvalSet
-from .common import check_unique_ids, content_text
 from ..models.keys import check_keys, model_spec
 from ..models.problems import ProblemLog, child, log_validation_errors
+from .common import check_unique_ids, content_text
 
 
 def parse_evalset_json(data: Any, log: ProblemLog, default_eval_set_id: str) -> EvalSet:
@@ -53,8 +53,10 @@ def _check_cases(data: Any, log: ProblemLog) -> None:
         if isinstance(user, dict) and "content" in user:
             text = content_text(user["content"])
             if text is not None and not text.strip():
-                log.add(child(child(child(path, "conversation"), 0), "user_content") + ".content",
-                        "missing query: the first user message is empty")
+                log.add(
+                    child(child(child(path, "conversation"), 0), "user_content") + ".content",
+                    "missing query: the first user message is empty",
+                )
     check_unique_ids(ids, log)
 
 
@@ -70,11 +72,10 @@ def _salvage(data: Any, default_eval_set_id: str, log: ProblemLog) -> EvalSet:
             cases.append(case)
             log.case_paths.append(child("$.eval_cases", i))
     eval_set_id = data.get("eval_set_id")
-    return EvalSet(eval_set_id=eval_set_id if isinstance(eval_set_id, str) else default_eval_set_id,
-                   eval_cases=cases)
+    return EvalSet(eval_set_id=eval_set_id if isinstance(eval_set_id, str) else default_eval_set_id, eval_cases=cases)
 
 
-def _try(model: Any, raw: Any) -> Optional[Any]:
+def _try(model: Any, raw: Any) -> Any | None:
     try:
         return model.model_validate(raw)
     except ValidationError:

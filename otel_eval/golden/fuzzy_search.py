@@ -36,9 +36,10 @@ import math
 import threading
 from bisect import bisect_left, bisect_right
 from collections import Counter, OrderedDict
+from collections.abc import Iterable, Sequence
 from itertools import accumulate, compress, count
 from operator import add
-from typing import Any, Iterable, Sequence, Union
+from typing import Any
 
 from rapidfuzz import fuzz, process
 
@@ -67,7 +68,7 @@ _COPIES_COUNTED = 16
 _DIGIT_FLAGS = bytes.maketrans(b"01", b"\x00\x01")
 
 #: What a character is counted as: itself, or the number of the counter it shares.
-_Counted = Union[str, int]
+_Counted = str | int
 
 
 class QueryTable:
@@ -84,8 +85,10 @@ class QueryTable:
         self._by_length = tuple(self.queries[i] for i in order)
         self._lengths = tuple(len(q) for q in self._by_length)
         #: Where each run of equal lengths starts in ``_by_length`` (and the end, last).
-        self._run_starts = (*(i for i in range(len(order)) if i == 0 or self._lengths[i] != self._lengths[i - 1]),
-                            len(order))
+        self._run_starts = (
+            *(i for i in range(len(order)) if i == 0 or self._lengths[i] != self._lengths[i - 1]),
+            len(order),
+        )
         # A table that small never uses the character bound: no index for it.
         self._lack = _LackCounts(self._by_length) if len(order) >= _BOUND_FROM else None
         self._remembered: OrderedDict[tuple[str, str, float], tuple[Hit, ...]] = OrderedDict()
@@ -219,8 +222,10 @@ class _LackCounts:
                     by_copies[k].append(i)
         #: x → [the queries with fewer than k copies, for k = 1, 2, ...]; past the end of the
         #: list (or for an x not here) every query has fewer.
-        self._fewer = {counted: [everyone ^ _bits(at_least, len(queries)) for at_least in by_copies]
-                       for counted, by_copies in having.items()}
+        self._fewer = {
+            counted: [everyone ^ _bits(at_least, len(queries)) for at_least in by_copies]
+            for counted, by_copies in having.items()
+        }
 
     def _counts(self, query: str) -> Counter[_Counted]:
         """Copies per counter: a character shares its counter with others when it is rare in the

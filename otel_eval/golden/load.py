@@ -10,8 +10,9 @@ expectation under a misspelled key would silently not be checked.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Optional, Union
+from typing import Any
 
 from ..errors import InputError
 from ..models.evalset import EvalCase, EvalSet
@@ -41,10 +42,10 @@ class UnknownFormat(InputError):
     """The data matches none of the golden formats."""
 
 
-PathLike = Union[str, Path]
+PathLike = str | Path
 
 
-def detect_format(data: Any, source: Optional[str] = None) -> str:
+def detect_format(data: Any, source: str | None = None) -> str:
     """Which golden format ``data`` is in: "evalset" | "trajectory" | "bigsky" | "adk".
 
     Decided by shape, not by file name, except for one case the shapes share: a list of bare
@@ -56,18 +57,27 @@ def detect_format(data: Any, source: Optional[str] = None) -> str:
     if isinstance(data, dict):
         if "eval_cases" in data or "evalCases" in data:
             return "adk" if _looks_adk(data.get("eval_cases", data.get("evalCases"))) else "evalset"
-        if "evaluators" in data or (isinstance(data.get("data"), list) and any(
-                isinstance(x, dict) and ("inputs" in x or "outputs" in x) for x in data["data"])):
+        if "evaluators" in data or (
+            isinstance(data.get("data"), list)
+            and any(isinstance(x, dict) and ("inputs" in x or "outputs" in x) for x in data["data"])
+        ):
             return "bigsky"
         items, _, _ = trajectory_golden.items_of(data)
         if items is not None:
             return "trajectory"
-        guesses = [f"'{key}' (did you mean '{guess}'?)" for key in data
-                   if (guess := closest_key(str(key), list(_TOP_LEVEL_KEYS))) is not None and guess != key]
-        raise UnknownFormat(where, "unrecognised golden format: expected an EvalSet ('eval_cases'), a Big Sky "
-                                   "dataset ('data' + 'evaluators'), or a list of test cases ('query', "
-                                   "'expected_tool_use'); found keys " + ", ".join(sorted(map(str, data))[:10])
-                            + ("; " + ", ".join(guesses) if guesses else ""))
+        guesses = [
+            f"'{key}' (did you mean '{guess}'?)"
+            for key in data
+            if (guess := closest_key(str(key), list(_TOP_LEVEL_KEYS))) is not None and guess != key
+        ]
+        raise UnknownFormat(
+            where,
+            "unrecognised golden format: expected an EvalSet ('eval_cases'), a Big Sky "
+            "dataset ('data' + 'evaluators'), or a list of test cases ('query', "
+            "'expected_tool_use'); found keys "
+            + ", ".join(sorted(map(str, data))[:10])
+            + ("; " + ", ".join(guesses) if guesses else ""),
+        )
     if isinstance(data, list):
         dicts = [x for x in data if isinstance(x, dict)]
         if adk_eval_set.is_old_eval_set(dicts):
@@ -138,7 +148,7 @@ def read_golden_file(path: PathLike, log: ProblemLog) -> Any:
         return None
 
 
-def _parse(data: Any, log: ProblemLog, fmt: Optional[str]) -> Optional[EvalSet]:
+def _parse(data: Any, log: ProblemLog, fmt: str | None) -> EvalSet | None:
     if fmt is None:
         try:
             fmt = detect_format(data, log.source)
@@ -161,8 +171,11 @@ def expects_nothing(case: EvalCase) -> bool:
     an absent one (``None``) is not.
     """
     return not any(
-        inv.expected_tool_trajectory is not None or inv.expected_final_response is not None
-        or inv.expected_tool_selection is not None or inv.expected_sql is not None or inv.expected_tables
+        inv.expected_tool_trajectory is not None
+        or inv.expected_final_response is not None
+        or inv.expected_tool_selection is not None
+        or inv.expected_sql is not None
+        or inv.expected_tables
         for inv in case.conversation
     )
 
@@ -171,13 +184,15 @@ def _warn_nothing_to_check(eval_set: EvalSet, log: ProblemLog) -> None:
     paths = log.case_paths if len(log.case_paths) == len(eval_set.eval_cases) else []
     for n, case in enumerate(eval_set.eval_cases):
         if expects_nothing(case):
-            log.warn(paths[n] if paths else "$",
-                     f"case '{case.eval_id}' has nothing to check: no turn gives an expected tool trajectory, "
-                     "response, tool selection, SQL expectation or table, so every criterion that compares a "
-                     "session with it is skipped (an explicitly empty tool list means 'must call no tool')")
+            log.warn(
+                paths[n] if paths else "$",
+                f"case '{case.eval_id}' has nothing to check: no turn gives an expected tool trajectory, "
+                "response, tool selection, SQL expectation or table, so every criterion that compares a "
+                "session with it is skipped (an explicitly empty tool list means 'must call no tool')",
+            )
 
 
-def load_golden_data(data: Any, source: str = "<data>", fmt: Optional[str] = None) -> EvalSet:
+def load_golden_data(data: Any, source: str = "<data>", fmt: str | None = None) -> EvalSet:
     """Already-parsed JSON in any golden format → EvalSet. ``source`` names it in errors and gives
     the eval_set_id when the format has none (file stem). Raises :class:`GoldenFileError`."""
     log = ProblemLog(source)
@@ -187,7 +202,7 @@ def load_golden_data(data: Any, source: str = "<data>", fmt: Optional[str] = Non
     return eval_set
 
 
-def load_golden(path: PathLike, fmt: Optional[str] = None) -> EvalSet:
+def load_golden(path: PathLike, fmt: str | None = None) -> EvalSet:
     """A golden file in any supported format → EvalSet; any problem raises :class:`GoldenFileError`
     (an :class:`InputError` naming the first, with ``problems`` listing all)."""
     log = ProblemLog(str(path))
@@ -212,14 +227,15 @@ def load_golden_files(paths: Iterable[PathLike]) -> list[EvalSet]:
     return sets
 
 
-def validate_golden_data(data: Any, source: str = "<data>", fmt: Optional[str] = None, *,
-                         warnings: bool = False) -> list[Problem]:
+def validate_golden_data(
+    data: Any, source: str = "<data>", fmt: str | None = None, *, warnings: bool = False
+) -> list[Problem]:
     log = ProblemLog(source)
     _parse(data, log, fmt)
     return log.problems + (log.warnings if warnings else [])
 
 
-def validate_golden(path: PathLike, fmt: Optional[str] = None, *, warnings: bool = False) -> list[Problem]:
+def validate_golden(path: PathLike, fmt: str | None = None, *, warnings: bool = False) -> list[Problem]:
     """Every problem of a golden file (empty when it loads cleanly); with ``warnings``, the
     warnings too (``severity == "warning"``, after the errors)."""
     log = ProblemLog(str(path))
@@ -242,7 +258,7 @@ def save_evalset(eval_set: EvalSet, path: PathLike) -> Path:
     return path
 
 
-def convert(path: PathLike, out_path: PathLike, fmt: Optional[str] = None) -> EvalSet:
+def convert(path: PathLike, out_path: PathLike, fmt: str | None = None) -> EvalSet:
     """Any golden format → ``.evalset.json``. Returns the EvalSet written."""
     eval_set = load_golden(path, fmt)
     save_evalset(eval_set, out_path)

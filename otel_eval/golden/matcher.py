@@ -34,8 +34,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional
+from typing import Any
 
 from ..models.evalset import EvalCase, EvalSet
 from .embedding import EmbeddingError, EmbeddingScorer, numbers_in
@@ -50,8 +51,8 @@ EVIDENCE_CANDIDATES = 5
 class Match:
     """The outcome of matching one session; ``case`` is None unless method is case_id/exact/fuzzy."""
 
-    case: Optional[EvalCase]
-    eval_set_id: Optional[str]
+    case: EvalCase | None
+    eval_set_id: str | None
     method: str
     """"case_id" | "exact" | "fuzzy" | "embedding" | "ambiguous" | "unmatched"."""
     score: float
@@ -62,7 +63,7 @@ class Match:
     candidates the word guard rejected with the words that differ."""
 
     @property
-    def eval_id(self) -> Optional[str]:
+    def eval_id(self) -> str | None:
         return self.case.eval_id if self.case is not None else None
 
 
@@ -97,7 +98,7 @@ class _RecentCases:
         self._seen: dict[CaseNo, None] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: CaseNo) -> Optional[EvalCase]:
+    def get(self, key: CaseNo) -> EvalCase | None:
         with self._lock:
             case = self._cases.get(key)
             if case is not None:
@@ -137,16 +138,23 @@ class GoldenIndex:
     full passes almost nothing; as objects (a record a case, a list a lookup) it was ~30,000 more
     objects for every full pass to walk, on whichever thread allocates: in-process, the agent's."""
 
-    def __init__(self, eval_sets: Iterable[EvalSet], fuzzy_threshold: float = 90.0, ambiguity_margin: float = 2.0,
-                 embedding_threshold: Optional[float] = None,
-                 embed: Optional[Callable[[list[str]], list[list[float]]]] = None):
+    def __init__(
+        self,
+        eval_sets: Iterable[EvalSet],
+        fuzzy_threshold: float = 90.0,
+        ambiguity_margin: float = 2.0,
+        embedding_threshold: float | None = None,
+        embed: Callable[[list[str]], list[list[float]]] | None = None,
+    ):
         """``embedding_threshold`` (0–100, like ``fuzzy_threshold``) turns the embedding step on;
         ``embed`` replaces the built-in offline embedding with a model of your own."""
         self.fuzzy_threshold = float(fuzzy_threshold)
         self.ambiguity_margin = float(ambiguity_margin)
         if embed is not None and embedding_threshold is None:
-            raise ValueError("embed is given but embedding_threshold is not: set the similarity (0-100) "
-                             "at which the embedding step accepts a case")
+            raise ValueError(
+                "embed is given but embedding_threshold is not: set the similarity (0-100) "
+                "at which the embedding step accepts a case"
+            )
         if embedding_threshold is not None and not 0.0 <= float(embedding_threshold) <= 100.0:
             raise ValueError(f"embedding_threshold must be between 0 and 100, got {embedding_threshold!r}")
         self.embedding_threshold = None if embedding_threshold is None else float(embedding_threshold)
@@ -171,9 +179,11 @@ class GoldenIndex:
             for case in eval_set.eval_cases:
                 key = (eval_set.eval_set_id, case.eval_id)
                 if key in by_key:
-                    raise ValueError(f"two cases are known as {'/'.join(key)!r}: a case is known by "
-                                     "(eval_set_id, eval_id), so sets that share an id must not share an "
-                                     "eval_id (otel_eval.golden.GoldenSets makes such ids distinct)")
+                    raise ValueError(
+                        f"two cases are known as {'/'.join(key)!r}: a case is known by "
+                        "(eval_set_id, eval_id), so sets that share an id must not share an "
+                        "eval_id (otel_eval.golden.GoldenSets makes such ids distinct)"
+                    )
                 number = by_key[key] = len(set_ids)
                 set_ids.append(eval_set.eval_set_id)
                 eval_ids.append(case.eval_id)
@@ -198,7 +208,7 @@ class GoldenIndex:
 
     # --- lookups ------------------------------------------------------------------------------
 
-    def set_of(self, eval_set_id: Optional[str], eval_id: Optional[str]) -> Optional[EvalSet]:
+    def set_of(self, eval_set_id: str | None, eval_id: str | None) -> EvalSet | None:
         """The loaded eval set that case ``eval_id`` of ``eval_set_id`` came from (a match's
         ``eval_set_id`` and ``eval_id``), without its cases; None when there is no such case. Its ``criteria``, when
         it declares any, score the case. Two files may give their sets one id, so this is by
@@ -208,7 +218,7 @@ class GoldenIndex:
         number = self._by_key.get((eval_set_id, eval_id))
         return None if number is None else self._headers[self._header_of[number]]
 
-    def case(self, eval_set_id: str, eval_id: str) -> Optional[EvalCase]:
+    def case(self, eval_set_id: str, eval_id: str) -> EvalCase | None:
         """The case ``eval_id`` of eval set ``eval_set_id``: how a case is known across processes."""
         number = self._by_key.get((eval_set_id, eval_id))
         return self.case_of(number) if number is not None else None
@@ -221,9 +231,12 @@ class GoldenIndex:
             self._parsed.add(number, parsed)
         return parsed
 
-    def _describe(self, number: CaseNo, score: Optional[float] = None) -> dict[str, Any]:
-        out: dict[str, Any] = {"eval_set_id": self._set_id[number], "eval_id": self._eval_id[number],
-                               "query": self._query[number]}
+    def _describe(self, number: CaseNo, score: float | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "eval_set_id": self._set_id[number],
+            "eval_id": self._eval_id[number],
+            "query": self._query[number],
+        }
         if score is not None:
             out["score"] = round(score, 2)
         return out
@@ -235,7 +248,7 @@ class GoldenIndex:
     def __len__(self) -> int:
         return len(self._set_id)
 
-    def get(self, eval_id: str) -> Optional[EvalCase]:
+    def get(self, eval_id: str) -> EvalCase | None:
         """The case with ``eval_id`` (or ``eval_set_id/eval_id``); None when there is none.
 
         Raises LookupError when a bare eval_id is used by several eval sets.
@@ -261,11 +274,11 @@ class GoldenIndex:
 
     # --- matching -----------------------------------------------------------------------------
 
-    def match(self, query: Optional[str], case_hint: Optional[str] = None) -> Match:
+    def match(self, query: str | None, case_hint: str | None = None) -> Match:
         normalized = normalize_query(query)
         evidence: dict[str, Any] = {"query": query, "normalized": normalized, "case_hint": case_hint}
-        scope: Optional[tuple[CaseNo, ...]] = None
-        scope_set: Optional[str] = None
+        scope: tuple[CaseNo, ...] | None = None
+        scope_set: str | None = None
 
         if case_hint:
             by_id = self._resolve_id(case_hint)
@@ -275,7 +288,9 @@ class GoldenIndex:
                 return Match(self.case_of(number), self._set_id[number], "case_id", 100.0, evidence)
             if by_id:
                 scope = by_id
-                evidence["hint_scope"] = f"eval_id {case_hint!r} is in {len(by_id)} eval sets; matching the query among them"
+                evidence["hint_scope"] = (
+                    f"eval_id {case_hint!r} is in {len(by_id)} eval sets; matching the query among them"
+                )
             elif case_hint in self._by_set:
                 scope, scope_set = self._by_set[case_hint], case_hint
                 evidence["hint_scope"] = f"eval set {case_hint!r}"
@@ -304,8 +319,9 @@ class GoldenIndex:
             return fuzzy
         return self._by_embedding(normalized, scope, evidence, guarded) or fuzzy
 
-    def _table_for(self, scope: Optional[tuple[CaseNo, ...]],
-                   scope_set: Optional[str]) -> tuple[QueryTable, dict[str, tuple[CaseNo, ...]]]:
+    def _table_for(
+        self, scope: tuple[CaseNo, ...] | None, scope_set: str | None
+    ) -> tuple[QueryTable, dict[str, tuple[CaseNo, ...]]]:
         """The query table to search and its cases by normalised query: all cases, or a scope."""
         if scope is None:
             return self._table, self._by_query
@@ -321,8 +337,14 @@ class GoldenIndex:
             self._set_tables[scope_set] = found
         return found
 
-    def _fuzzy(self, normalized: str, scope: Optional[tuple[CaseNo, ...]], evidence: dict[str, Any],
-               guarded: Optional[set[str]] = None, scope_set: Optional[str] = None) -> Match:
+    def _fuzzy(
+        self,
+        normalized: str,
+        scope: tuple[CaseNo, ...] | None,
+        evidence: dict[str, Any],
+        guarded: set[str] | None = None,
+        scope_set: str | None = None,
+    ) -> Match:
         """``guarded`` receives the normalised queries the word guard rejected; ``scope_set``
         names the eval set ``scope`` is, when it is one (its query table is kept)."""
         table, groups = self._table_for(scope, scope_set)
@@ -338,24 +360,38 @@ class GoldenIndex:
             for number in groups[choice]:
                 if extra_query or extra_case:
                     if len(rejected) < EVIDENCE_CANDIDATES:
-                        rejected.append({**self._describe(number, score),
-                                         "differing_words": {"query": extra_query, "case": extra_case}})
+                        rejected.append(
+                            {
+                                **self._describe(number, score),
+                                "differing_words": {"query": extra_query, "case": extra_case},
+                            }
+                        )
                 else:
                     accepted.append((number, score))
         if rejected:
             evidence["rejected"] = rejected
         if accepted:
-            return self._pick(accepted, evidence, "fuzzy", "fuzzy score",
-                              lambda best: f"fuzzy ratio {best:.2f} >= {self.fuzzy_threshold:g} "
-                                           "and every word has a counterpart")
+            return self._pick(
+                accepted,
+                evidence,
+                "fuzzy",
+                "fuzzy score",
+                lambda best: f"fuzzy ratio {best:.2f} >= {self.fuzzy_threshold:g} and every word has a counterpart",
+            )
         # Nothing qualified: show the nearest queries so a near miss can be diagnosed.
         nearest = table.nearest(normalized, EVIDENCE_CANDIDATES, found=hits)
-        evidence.setdefault("candidates", [
-            self._describe(number, score) for choice, score, _ in nearest for number in groups[choice]
-        ][:EVIDENCE_CANDIDATES])
+        evidence.setdefault(
+            "candidates",
+            [self._describe(number, score) for choice, score, _ in nearest for number in groups[choice]][
+                :EVIDENCE_CANDIDATES
+            ],
+        )
         best = max((s for _, s, _ in nearest), default=0.0)
-        evidence["reason"] = (f"no case with fuzzy ratio >= {self.fuzzy_threshold:g} whose words all match"
-                              if rejected else f"no case with fuzzy ratio >= {self.fuzzy_threshold:g}")
+        evidence["reason"] = (
+            f"no case with fuzzy ratio >= {self.fuzzy_threshold:g} whose words all match"
+            if rejected
+            else f"no case with fuzzy ratio >= {self.fuzzy_threshold:g}"
+        )
         return Match(None, None, "unmatched", round(best, 2), evidence)
 
     def _foreign_words(self, normalized: str, choice: str) -> list[str]:
@@ -375,8 +411,9 @@ class GoldenIndex:
         foreign += [w for w in extra_case if fuzzy_word(w) and 1 < self._word_df.get(w, 0) < common]
         return foreign
 
-    def _by_embedding(self, normalized: str, scope: Optional[tuple[CaseNo, ...]], evidence: dict[str, Any],
-                      guarded: set[str]) -> Optional[Match]:
+    def _by_embedding(
+        self, normalized: str, scope: tuple[CaseNo, ...] | None, evidence: dict[str, Any], guarded: set[str]
+    ) -> Match | None:
         """The embedding step: a Match when a case qualifies or several tie, else None (the fuzzy
         step's unmatched stands, with this step's evidence added)."""
         assert self.embedding_threshold is not None
@@ -410,8 +447,10 @@ class GoldenIndex:
             else:
                 foreign = self._foreign_words(normalized, choice)
                 if foreign:
-                    why = (f"word(s) {', '.join(repr(w) for w in foreign)} differ between query and case and "
-                           f"tell other golden cases apart")
+                    why = (
+                        f"word(s) {', '.join(repr(w) for w in foreign)} differ between query and case and "
+                        f"tell other golden cases apart"
+                    )
             for number in groups_of(self._by_query, choice, scope):
                 if why:
                     if len(rejected) < EVIDENCE_CANDIDATES:
@@ -419,23 +458,33 @@ class GoldenIndex:
                 else:
                     accepted.append((number, score))
         found: dict[str, Any] = {
-            "model": scorer.model, "threshold": self.embedding_threshold,
-            "nearest": [self._describe(number, score) for score, choice in scored[:EVIDENCE_CANDIDATES]
-                        for number in groups_of(self._by_query, choice, scope)][:EVIDENCE_CANDIDATES],
+            "model": scorer.model,
+            "threshold": self.embedding_threshold,
+            "nearest": [
+                self._describe(number, score)
+                for score, choice in scored[:EVIDENCE_CANDIDATES]
+                for number in groups_of(self._by_query, choice, scope)
+            ][:EVIDENCE_CANDIDATES],
         }
         if rejected:
             found["rejected"] = rejected
         evidence["embedding"] = found
         if not accepted:
             evidence["reason"] += f"; no case with embedding similarity >= {self.embedding_threshold:g}" + (
-                " that passes the word and number checks" if rejected else "")
+                " that passes the word and number checks" if rejected else ""
+            )
             return None
-        return self._pick(accepted, evidence, "embedding", "embedding similarity",
-                          lambda best: f"embedding similarity {best:.2f} >= {self.embedding_threshold:g} "
-                                       f"({scorer.model})")
+        return self._pick(
+            accepted,
+            evidence,
+            "embedding",
+            "embedding similarity",
+            lambda best: f"embedding similarity {best:.2f} >= {self.embedding_threshold:g} ({scorer.model})",
+        )
 
-    def _pick(self, accepted: list, evidence: dict[str, Any], method: str, measure: str,
-              winner_reason: Callable[[float], str]) -> "Match":
+    def _pick(
+        self, accepted: list, evidence: dict[str, Any], method: str, measure: str, winner_reason: Callable[[float], str]
+    ) -> Match:
         """The best accepted candidate, or "ambiguous" when another is within the margin: the same
         rule for every similarity strategy."""
         accepted = sorted(accepted, key=lambda pair: -pair[1])
@@ -443,8 +492,7 @@ class GoldenIndex:
         close = [(n, s) for n, s in accepted if s >= best - self.ambiguity_margin]
         evidence["candidates"] = [self._describe(n, s) for n, s in accepted[:EVIDENCE_CANDIDATES]]
         if len(close) > 1:
-            evidence["reason"] = (f"{len(close)} cases within {self.ambiguity_margin:g} of the best {measure} "
-                                  f"{best:.2f}")
+            evidence["reason"] = f"{len(close)} cases within {self.ambiguity_margin:g} of the best {measure} {best:.2f}"
             return Match(None, None, "ambiguous", round(best, 2), evidence)
         evidence["reason"] = winner_reason(best)
         return Match(self.case_of(best_number), self._set_id[best_number], method, round(best, 2), evidence)
@@ -458,8 +506,9 @@ def _word_frequency(queries: Iterable[str]) -> dict[str, int]:
     return counts
 
 
-def groups_of(by_query: dict[str, tuple[CaseNo, ...]], choice: str,
-              scope: Optional[tuple[CaseNo, ...]]) -> tuple[CaseNo, ...]:
+def groups_of(
+    by_query: dict[str, tuple[CaseNo, ...]], choice: str, scope: tuple[CaseNo, ...] | None
+) -> tuple[CaseNo, ...]:
     """The cases with normalised query ``choice``, within the hint's scope if there is one."""
     numbers = by_query.get(choice, ())
     if scope is None:

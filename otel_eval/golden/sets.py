@@ -22,8 +22,9 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path, PurePath
-from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Protocol, Sequence, Union
+from typing import Any, NamedTuple, Protocol
 
 from ..models.evalset import EvalSet
 from .load import load_golden_files
@@ -38,7 +39,8 @@ class GoldenStore(Protocol):
 
     def save_golden(self, sets: list[dict[str, Any]], cases: list[dict[str, Any]]) -> Any: ...
 
-GoldenSource = Union[str, Path, EvalSet]
+
+GoldenSource = str | Path | EvalSet
 
 
 class SetSummary(NamedTuple):
@@ -55,7 +57,7 @@ class GoldenSets:
         self.sets: list[EvalSet] = distinct_ids(list(sets))
 
     @classmethod
-    def load(cls, sources: Iterable[GoldenSource]) -> "GoldenSets":
+    def load(cls, sources: Iterable[GoldenSource]) -> GoldenSets:
         """Files loaded in any golden format (their path kept as ``metadata["source"]``), EvalSets
         taken as given. A problem in any file raises one
         :class:`~otel_eval.models.problems.GoldenFileError` listing the problems of all of them."""
@@ -72,7 +74,7 @@ class GoldenSets:
         return cls(sets)
 
     @classmethod
-    def stored(cls, store: GoldenStore) -> "GoldenSets":
+    def stored(cls, store: GoldenStore) -> GoldenSets:
         """Every set stored in the database (by this run or earlier ones), criteria included."""
         return cls(store.stored_eval_sets())
 
@@ -84,29 +86,55 @@ class GoldenSets:
         for eval_set in self.sets:
             source = str(eval_set.metadata.get("source", ""))
             digest = hashlib.sha256(eval_set.model_dump_json().encode()).hexdigest()[:16]
-            set_rows.append({
-                "eval_set_id": eval_set.eval_set_id, "source": source, "name": eval_set.name,
-                "description": eval_set.description,
-                "criteria": json.dumps({n: c.model_dump(mode="json") for n, c in eval_set.criteria.items()}),
-                "metadata": json.dumps(eval_set.metadata, ensure_ascii=False, default=str), "saved_at": stamp})
-            case_rows += [{"eval_set_id": eval_set.eval_set_id, "source": source, "eval_id": case.eval_id,
-                           "name": case.name, "query": case.query, "file_hash": digest,
-                           "case_json": case.model_dump_json(), "loaded_at": stamp}
-                          for case in eval_set.eval_cases]
+            set_rows.append(
+                {
+                    "eval_set_id": eval_set.eval_set_id,
+                    "source": source,
+                    "name": eval_set.name,
+                    "description": eval_set.description,
+                    "criteria": json.dumps({n: c.model_dump(mode="json") for n, c in eval_set.criteria.items()}),
+                    "metadata": json.dumps(eval_set.metadata, ensure_ascii=False, default=str),
+                    "saved_at": stamp,
+                }
+            )
+            case_rows += [
+                {
+                    "eval_set_id": eval_set.eval_set_id,
+                    "source": source,
+                    "eval_id": case.eval_id,
+                    "name": case.name,
+                    "query": case.query,
+                    "file_hash": digest,
+                    "case_json": case.model_dump_json(),
+                    "loaded_at": stamp,
+                }
+                for case in eval_set.eval_cases
+            ]
         store.save_golden(set_rows, case_rows)
 
-    def index(self, fuzzy_threshold: float = 90.0, ambiguity_margin: float = 2.0,
-              embedding_threshold: Optional[float] = None,
-              embed: Optional[Callable[[list[str]], list[list[float]]]] = None) -> GoldenIndex:
+    def index(
+        self,
+        fuzzy_threshold: float = 90.0,
+        ambiguity_margin: float = 2.0,
+        embedding_threshold: float | None = None,
+        embed: Callable[[list[str]], list[list[float]]] | None = None,
+    ) -> GoldenIndex:
         """The index that matches sessions to these sets' cases."""
-        return GoldenIndex(self.sets, fuzzy_threshold=fuzzy_threshold, ambiguity_margin=ambiguity_margin,
-                           embedding_threshold=embedding_threshold, embed=embed)
+        return GoldenIndex(
+            self.sets,
+            fuzzy_threshold=fuzzy_threshold,
+            ambiguity_margin=ambiguity_margin,
+            embedding_threshold=embedding_threshold,
+            embed=embed,
+        )
 
-    def summary(self) -> list["SetSummary"]:
-        return [SetSummary(str(s.metadata.get("source", s.eval_set_id)), s.eval_set_id, len(s.eval_cases))
-                for s in self.sets]
+    def summary(self) -> list[SetSummary]:
+        return [
+            SetSummary(str(s.metadata.get("source", s.eval_set_id)), s.eval_set_id, len(s.eval_cases))
+            for s in self.sets
+        ]
 
-    def without_cases(self) -> "GoldenSets":
+    def without_cases(self) -> GoldenSets:
         """The same sets (ids, criteria, metadata) with their cases left out."""
         out = GoldenSets()
         out.sets = [s.model_copy(update={"eval_cases": []}) for s in self.sets]
@@ -156,7 +184,7 @@ def _share_a_case(sets: list[EvalSet]) -> bool:
     return False
 
 
-def _telling_folders(sources: list[str]) -> Optional[list[str]]:
+def _telling_folders(sources: list[str]) -> list[str] | None:
     """The shortest trailing run of parent folders that differs between every source, or None
     when none does (a source without a folder, or the same file twice)."""
     parents = [PurePath(source).parent.parts if source and not source.startswith("<") else () for source in sources]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Optional
 
 from rapidfuzz import fuzz
 
@@ -15,14 +14,26 @@ WORD_SIMILARITY = 80.0
 #: Words shorter than this, and words with digits, must be identical ("in"/"on", "10"/"100").
 MIN_FUZZY_WORD = 4
 
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
-                         "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"'})
+_QUOTES = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u2033": '"',
+    }
+)
 _SPACES = re.compile(r"\s+")
 _TRAILING_PUNCT = re.compile(r"[\s.!?\u2026\u3002\uff1f\uff01]+$")
 _WORD = re.compile(r"\w+")
 
 
-def normalize_query(text: Optional[str]) -> str:
+def normalize_query(text: str | None) -> str:
     """The form queries are compared in: Unicode NFKC, typographic quotes → ASCII, case-folded,
     whitespace runs → one space, trimmed, trailing sentence punctuation (. ! ? … 。？！) removed.
 

@@ -15,22 +15,33 @@ must call no tool. Keys are strict (:data:`ITEM_KEYS`); free-form data goes unde
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from ..models.evalset import EvalCase, EvalSet, Invocation, MessageContent
-from .common import TOOL_USE_KEYS, check_unique_ids, parse_tool_uses, raw_id, slug_id
 from ..models.keys import ListOf, Obj, Spec, check_keys
 from ..models.problems import ProblemLog, child, type_name
+from .common import TOOL_USE_KEYS, check_unique_ids, parse_tool_uses, raw_id, slug_id
 
 #: Object keys under which a trajectory-golden list may sit.
 CONTAINER_KEYS = ("test_cases", "cases", "golden_dataset", "examples")
 
 #: The keys of one test case; ``metadata`` is free-form and becomes the case's metadata.
-ITEM_KEYS = Obj({
-    "id": None, "eval_id": None, "name": None, "query": None, "expected_tool_use": ListOf(TOOL_USE_KEYS),
-    "expected_table": None, "expected_tables": None, "expected_trajectory": None, "reference": None,
-    "expected_response": None, "tags": None, "metadata": None,
-})
+ITEM_KEYS = Obj(
+    {
+        "id": None,
+        "eval_id": None,
+        "name": None,
+        "query": None,
+        "expected_tool_use": ListOf(TOOL_USE_KEYS),
+        "expected_table": None,
+        "expected_tables": None,
+        "expected_trajectory": None,
+        "reference": None,
+        "expected_response": None,
+        "tags": None,
+        "metadata": None,
+    }
+)
 
 #: Values of ``sql_generation`` lines.
 _YES = {"yes", "true", "y", "1"}
@@ -43,7 +54,7 @@ TRAJECTORY_KEYS = ("tool_selection", "sql_generation", "table_usage")
 _NO_TABLE = {"", "n/a", "na", "none"}
 
 
-def items_of(data: Any) -> tuple[Optional[list], str, dict]:
+def items_of(data: Any) -> tuple[list | None, str, dict]:
     """The item list, its JSON path and the enclosing object (for name/description)."""
     if isinstance(data, list):
         return data, "$", {}
@@ -66,8 +77,12 @@ def key_spec(data: Any) -> Spec:
 def parse_trajectory_golden(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
     items, base, container = items_of(data)
     if items is None:
-        log.add("$", "expected a JSON array of test cases (or an object with one under "
-                     + "/".join(f"'{k}'" for k in CONTAINER_KEYS) + f"), got {type_name(data)}")
+        log.add(
+            "$",
+            "expected a JSON array of test cases (or an object with one under "
+            + "/".join(f"'{k}'" for k in CONTAINER_KEYS)
+            + f"), got {type_name(data)}",
+        )
         return EvalSet(eval_set_id=eval_set_id)
     check_keys(data, key_spec(data), "$", log)
     cases: list[EvalCase] = []
@@ -88,11 +103,12 @@ def parse_trajectory_golden(data: Any, log: ProblemLog, eval_set_id: str) -> Eva
     metadata = container.get("metadata", {})
     if log.object(metadata, "$.metadata") is None:
         metadata = {}
-    return EvalSet(eval_set_id=eval_set_id, name=name, description=description, eval_cases=cases,
-                   metadata=dict(metadata))
+    return EvalSet(
+        eval_set_id=eval_set_id, name=name, description=description, eval_cases=cases, metadata=dict(metadata)
+    )
 
 
-def _parse_item(item: Any, path: str, log: ProblemLog) -> Optional[EvalCase]:
+def _parse_item(item: Any, path: str, log: ProblemLog) -> EvalCase | None:
     item = log.object(item, path, "a test case object")
     if item is None:
         return None
@@ -104,8 +120,9 @@ def _parse_item(item: Any, path: str, log: ProblemLog) -> Optional[EvalCase]:
     eval_id = _eval_id(item, path, log, query)
     calls = parse_tool_uses(item.get("expected_tool_use"), child(path, "expected_tool_use"), log)
     tables = _tables(item, path, log)
-    selection, expected_sql, line_tables = _trajectory_lines(item.get("expected_trajectory"),
-                                                             child(path, "expected_trajectory"), log)
+    selection, expected_sql, line_tables = _trajectory_lines(
+        item.get("expected_trajectory"), child(path, "expected_trajectory"), log
+    )
     for table in line_tables:
         if table not in tables:
             tables.append(table)
@@ -117,8 +134,10 @@ def _parse_item(item: Any, path: str, log: ProblemLog) -> Optional[EvalCase]:
                 response = MessageContent.assistant(text)
                 break
     if calls == [] and selection is not None:
-        log.add(child(path, "expected_trajectory"), f"'tool_selection: {selection}' contradicts 'expected_tool_use: []' "
-                                                    "(the agent must call no tool)")
+        log.add(
+            child(path, "expected_trajectory"),
+            f"'tool_selection: {selection}' contradicts 'expected_tool_use: []' (the agent must call no tool)",
+        )
     tags = item.get("tags", [])
     if not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
         log.add(child(path, "tags"), "expected an array of strings")
@@ -142,11 +161,15 @@ def _parse_item(item: Any, path: str, log: ProblemLog) -> Optional[EvalCase]:
     return EvalCase(eval_id=eval_id, name=name, conversation=[invocation], tags=list(tags), metadata=dict(metadata))
 
 
-def _eval_id(item: dict, path: str, log: ProblemLog, query: Any) -> Optional[str]:
+def _eval_id(item: dict, path: str, log: ProblemLog, query: Any) -> str | None:
     for key in ("id", "eval_id"):
         if key in item:
             value = item[key]
-            if isinstance(value, bool) or not isinstance(value, (str, int)) or (isinstance(value, str) and not value.strip()):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (str, int))
+                or (isinstance(value, str) and not value.strip())
+            ):
                 log.add(child(path, key), f"expected a non-empty string or an integer, got {type_name(value)}")
                 return None
             return str(value)
@@ -169,13 +192,13 @@ def _tables(item: dict, path: str, log: ProblemLog) -> list[str]:
     return tables
 
 
-def _trajectory_lines(value: Any, path: str, log: ProblemLog) -> tuple[Optional[str], Optional[bool], list[str]]:
+def _trajectory_lines(value: Any, path: str, log: ProblemLog) -> tuple[str | None, bool | None, list[str]]:
     """``["tool_selection: X", "sql_generation: yes", "table_usage: T"]`` → (X, True, [T]).
 
     A line this loader does not understand is a problem: dropping it would silently weaken the test.
     """
-    selection: Optional[str] = None
-    expected_sql: Optional[bool] = None
+    selection: str | None = None
+    expected_sql: bool | None = None
     tables: list[str] = []
     if value is None:
         return selection, expected_sql, tables
@@ -191,8 +214,11 @@ def _trajectory_lines(value: Any, path: str, log: ProblemLog) -> tuple[Optional[
         key, sep, raw = line.partition(":")
         key, raw = key.strip().lower(), raw.strip()
         if not sep or key not in TRAJECTORY_KEYS:
-            log.add(line_path, f"unknown trajectory line {line!r}: expected one of "
-                               + ", ".join(f"'{k}: ...'" for k in TRAJECTORY_KEYS))
+            log.add(
+                line_path,
+                f"unknown trajectory line {line!r}: expected one of "
+                + ", ".join(f"'{k}: ...'" for k in TRAJECTORY_KEYS),
+            )
             continue
         if not raw:
             log.add(line_path, f"'{key}' has no value")

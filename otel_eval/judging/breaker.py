@@ -27,7 +27,7 @@ class Breaker:
     probing: bool = False
     """In half_open: the probe call is out."""
 
-    def allows(self, now: float) -> tuple[bool, "Breaker"]:
+    def allows(self, now: float) -> tuple[bool, Breaker]:
         """May a call start now? (and the breaker after asking: a probe marks itself out)."""
         if self.state == CLOSED:
             return True, self
@@ -39,15 +39,17 @@ class Breaker:
             return False, self
         return True, replace(self, probing=True)
 
-    def succeeded(self) -> "Breaker":
+    def succeeded(self) -> Breaker:
         return replace(self, state=CLOSED, failures=0, until=0.0, probing=False)
 
-    def failed(self, now: float) -> "Breaker":
+    def failed(self, now: float) -> Breaker:
         failures = self.failures + 1
         if self.state == HALF_OPEN or failures >= self.threshold:
             return replace(self, state=OPEN, failures=failures, until=now + self.cooldown, probing=False)
         return replace(self, failures=failures)
 
     def reason(self) -> str:
-        return (f"judge circuit open after {self.failures} consecutive failure(s); "
-                f"calls resume after a {self.cooldown:g} s cooldown")
+        return (
+            f"judge circuit open after {self.failures} consecutive failure(s); "
+            f"calls resume after a {self.cooldown:g} s cooldown"
+        )

@@ -10,8 +10,8 @@ last 3600 s and the last 86400 s before ``now``.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
 
 HOUR, DAY = 3600.0, 86400.0
 
@@ -28,24 +28,26 @@ EXHAUSTED = "judge budget exhausted"
 
 @dataclass(frozen=True)
 class Limits:
-    calls_per_hour: Optional[int] = None
-    calls_per_day: Optional[int] = None
-    tokens_per_hour: Optional[int] = None
-    tokens_per_day: Optional[int] = None
+    calls_per_hour: int | None = None
+    calls_per_day: int | None = None
+    tokens_per_hour: int | None = None
+    tokens_per_day: int | None = None
 
     @classmethod
-    def from_options(cls, options: dict) -> "Limits":
-        def get(name: str) -> Optional[int]:
+    def from_options(cls, options: dict) -> Limits:
+        def get(name: str) -> int | None:
             value = options.get(name)
             return None if value is None else int(value)
 
-        return cls(get("max_calls_per_hour"), get("max_calls_per_day"), get("max_tokens_per_hour"),
-                   get("max_tokens_per_day"))
+        return cls(
+            get("max_calls_per_hour"), get("max_calls_per_day"), get("max_tokens_per_hour"), get("max_tokens_per_day")
+        )
 
     @property
     def unlimited(self) -> bool:
-        return all(v is None for v in (self.calls_per_hour, self.calls_per_day, self.tokens_per_hour,
-                                       self.tokens_per_day))
+        return all(
+            v is None for v in (self.calls_per_hour, self.calls_per_day, self.tokens_per_hour, self.tokens_per_day)
+        )
 
 
 def used(ledger: Iterable[tuple[float, int, int]], now: float, window: float) -> tuple[int, int]:
@@ -58,15 +60,17 @@ def used(ledger: Iterable[tuple[float, int, int]], now: float, window: float) ->
     return calls, tokens
 
 
-def exhausted(limits: Limits, ledger: Iterable[tuple[float, int, int]], now: float, in_flight: int = 0) -> Optional[str]:
+def exhausted(limits: Limits, ledger: Iterable[tuple[float, int, int]], now: float, in_flight: int = 0) -> str | None:
     """Why one more call must not start now, or None. ``in_flight``: calls reserved, unanswered."""
     ledger = list(ledger)
     hour_calls, hour_tokens = used(ledger, now, HOUR)
     day_calls, day_tokens = used(ledger, now, DAY)
-    checks = ((limits.calls_per_hour, hour_calls + in_flight, "calls per hour"),
-              (limits.calls_per_day, day_calls + in_flight, "calls per day"),
-              (limits.tokens_per_hour, hour_tokens, "tokens per hour"),
-              (limits.tokens_per_day, day_tokens, "tokens per day"))
+    checks = (
+        (limits.calls_per_hour, hour_calls + in_flight, "calls per hour"),
+        (limits.calls_per_day, day_calls + in_flight, "calls per day"),
+        (limits.tokens_per_hour, hour_tokens, "tokens per hour"),
+        (limits.tokens_per_day, day_tokens, "tokens per day"),
+    )
     for limit, spent, what in checks:
         if limit is not None and spent >= limit:
             return f"{EXHAUSTED} ({spent} of {limit} {what})"
@@ -79,10 +83,12 @@ def left(limits: Limits, ledger: Iterable[tuple[float, int, int]], now: float, i
     hour_calls, hour_tokens = used(ledger, now, HOUR)
     day_calls, day_tokens = used(ledger, now, DAY)
     out = {}
-    for key, limit, spent in (("calls_per_hour", limits.calls_per_hour, hour_calls + in_flight),
-                              ("calls_per_day", limits.calls_per_day, day_calls + in_flight),
-                              ("tokens_per_hour", limits.tokens_per_hour, hour_tokens),
-                              ("tokens_per_day", limits.tokens_per_day, day_tokens)):
+    for key, limit, spent in (
+        ("calls_per_hour", limits.calls_per_hour, hour_calls + in_flight),
+        ("calls_per_day", limits.calls_per_day, day_calls + in_flight),
+        ("tokens_per_hour", limits.tokens_per_hour, hour_tokens),
+        ("tokens_per_day", limits.tokens_per_day, day_tokens),
+    ):
         if limit is not None:
             out[key] = max(0, limit - spent)
     return out
@@ -96,7 +102,7 @@ class Budget:
     ledger: deque = field(default_factory=deque)
     in_flight: int = 0
 
-    def try_reserve(self, now: float) -> Optional[str]:
+    def try_reserve(self, now: float) -> str | None:
         """Reserve one call, or say why not."""
         self._forget(now)
         reason = exhausted(self.limits, self.ledger, now, self.in_flight)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import ssl
 from dataclasses import dataclass
-from typing import Optional
 from urllib.parse import urlsplit
 
 MAX_BODY = 8 * 1024 * 1024
@@ -54,8 +53,13 @@ class Client:
         port = parts.port or (443 if scheme == "https" else 80)
         key = (scheme, host, port)
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        head = [f"POST {path} HTTP/1.1", f"Host: {parts.netloc}", f"Content-Length: {len(body)}",
-                "Connection: keep-alive", *(f"{k}: {v}" for k, v in headers.items())]
+        head = [
+            f"POST {path} HTTP/1.1",
+            f"Host: {parts.netloc}",
+            f"Content-Length: {len(body)}",
+            "Connection: keep-alive",
+            *(f"{k}: {v}" for k, v in headers.items()),
+        ]
         payload = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
         for attempt in (0, 1):
             reused = bool(self._idle.get(key))

@@ -6,7 +6,8 @@ a size, with a visible marker saying how much was left out."""
 from __future__ import annotations
 
 import json
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..models.evalset import Rubric
 
@@ -52,10 +53,17 @@ def tool_lines(calls: Sequence[Any], per_value: int) -> list[str]:
     return lines
 
 
-def build_messages(question: Optional[str], response: Optional[str], reference: Optional[str],
-                   rubrics: Sequence[Rubric], *, calls: Sequence[Any] = (), system: Optional[str] = None,
-                   tools: Optional[Sequence[Any]] = None,
-                   max_chars: int = DEFAULT_MAX_CONTEXT_CHARS) -> list[dict[str, str]]:
+def build_messages(
+    question: str | None,
+    response: str | None,
+    reference: str | None,
+    rubrics: Sequence[Rubric],
+    *,
+    calls: Sequence[Any] = (),
+    system: str | None = None,
+    tools: Sequence[Any] | None = None,
+    max_chars: int = DEFAULT_MAX_CONTEXT_CHARS,
+) -> list[dict[str, str]]:
     """The chat messages of one judge call. The rubrics and the answer are never cut away: the
     other parts share what is left of ``max_chars``."""
     part = max(500, max_chars // 6)
@@ -63,8 +71,10 @@ def build_messages(question: Optional[str], response: Optional[str], reference: 
     if system:
         lines += [f"Agent's system instructions:\n{cut(system, part)}", ""]
     if tools:
-        names = [_value(t) if not isinstance(t, dict) else _value({k: t[k] for k in ("name", "description") if k in t})
-                 for t in tools]
+        names = [
+            _value(t) if not isinstance(t, dict) else _value({k: t[k] for k in ("name", "description") if k in t})
+            for t in tools
+        ]
         lines += ["Tools available to the agent:\n" + cut("\n".join(f"- {n}" for n in names), part), ""]
     lines += [f"User request:\n{cut(question or '(none)', part)}", ""]
     if reference:

@@ -16,13 +16,22 @@ Both are stored the same way, so a resumed job runs as it would have.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 from ..models.results import CriterionResult
 
 PENDING, NOT_SAMPLED, FILTERED, UNAVAILABLE, BUDGET, QUEUE_FULL, ANSWERED, INVALID = (
-    "pending", "not_sampled", "filtered", "unavailable", "budget", "queue_full", "answered", "invalid_answer")
+    "pending",
+    "not_sampled",
+    "filtered",
+    "unavailable",
+    "budget",
+    "queue_full",
+    "answered",
+    "invalid_answer",
+)
 """``details['judge']`` of a judge criterion: what became of it."""
 
 QUEUE_FULL_REASON = "judge queue full"
@@ -46,8 +55,15 @@ def with_live_options(criteria: list[dict[str, Any]], live: Callable[[str], dict
     out = []
     for criterion in criteria:
         now = live(criterion["criterion"])
-        out.append({**criterion, "options": {**criterion.get("options", {}),
-                                             **{k: v for k, v in now.items() if k in CONNECTION_OPTIONS}}})
+        out.append(
+            {
+                **criterion,
+                "options": {
+                    **criterion.get("options", {}),
+                    **{k: v for k, v in now.items() if k in CONNECTION_OPTIONS},
+                },
+            }
+        )
     return out
 
 
@@ -68,8 +84,10 @@ class JudgeJob:
     def calls_needed(self) -> int:
         """Judge calls the job makes at most: a protocol's request says (``calls``); otherwise one
         per turn and sample."""
-        return sum(int(c.get("calls") or len(c["turns"]) * int(c.get("options", {}).get("num_samples", 1) or 1))
-                   for c in self.criteria)
+        return sum(
+            int(c.get("calls") or len(c["turns"]) * int(c.get("options", {}).get("num_samples", 1) or 1))
+            for c in self.criteria
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {"session_id": self.session_id, "criteria": self.criteria}
@@ -84,7 +102,7 @@ class Sample:
 @dataclass
 class TurnAnswer:
     turn: int
-    invocation: Optional[str]
+    invocation: str | None
     samples: list[Sample] = field(default_factory=list)
 
 
@@ -96,23 +114,45 @@ def aggregate(criterion: dict[str, Any], answers: list[TurnAnswer], model: str) 
     for answer in answers:
         scores = [s.score for s in answer.samples]
         mean = sum(scores) / len(scores)
-        entry: dict[str, Any] = {"turn": answer.turn, "invocation": answer.invocation, "score": round(mean, 6),
-                                 "rubrics": answer.samples[0].rubrics}
+        entry: dict[str, Any] = {
+            "turn": answer.turn,
+            "invocation": answer.invocation,
+            "score": round(mean, 6),
+            "rubrics": answer.samples[0].rubrics,
+        }
         if len(scores) > 1:
-            entry["samples"] = {"scores": [round(s, 6) for s in scores], "min": round(min(scores), 6),
-                                "max": round(max(scores), 6), "stdev": round(statistics.pstdev(scores), 6),
-                                "passed": sum(1 for s in scores if s + 1e-9 >= threshold)}
+            entry["samples"] = {
+                "scores": [round(s, 6) for s in scores],
+                "min": round(min(scores), 6),
+                "max": round(max(scores), 6),
+                "stdev": round(statistics.pstdev(scores), 6),
+                "passed": sum(1 for s in scores if s + 1e-9 >= threshold),
+            }
         per_turn.append(entry)
     score = sum(e["score"] for e in per_turn) / len(per_turn)
-    return CriterionResult(criterion=criterion["criterion"], score=round(score, 6), passed=score + 1e-9 >= threshold,
-                           threshold=threshold,
-                           details={"judge": ANSWERED, "model": model, "per_turn": per_turn,
-                                    "num_samples": len(answers[0].samples) if answers else 0})
+    return CriterionResult(
+        criterion=criterion["criterion"],
+        score=round(score, 6),
+        passed=score + 1e-9 >= threshold,
+        threshold=threshold,
+        details={
+            "judge": ANSWERED,
+            "model": model,
+            "per_turn": per_turn,
+            "num_samples": len(answers[0].samples) if answers else 0,
+        },
+    )
 
 
 def not_evaluated(criterion: dict[str, Any], state: str, reason: str, error: bool = False) -> CriterionResult:
     """A judge criterion with no answer: *not evaluated* (skipped) with the reason, never a FAIL.
     ``error``: the judge was asked and failed (the reason is also the criterion's error text)."""
-    return CriterionResult(criterion=criterion["criterion"], score=0.0, passed=False,
-                           threshold=float(criterion["threshold"]), skipped=True,
-                           error=reason if error else None, details={"judge": state, "reason": reason})
+    return CriterionResult(
+        criterion=criterion["criterion"],
+        score=0.0,
+        passed=False,
+        threshold=float(criterion["threshold"]),
+        skipped=True,
+        error=reason if error else None,
+        details={"judge": state, "reason": reason},
+    )

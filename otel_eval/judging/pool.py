@@ -24,7 +24,8 @@ import threading
 import time
 from bisect import bisect_left
 from collections import Counter, deque
-from typing import Any, Callable, Mapping, Optional
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..metrics.judge import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, JudgeError, parse_scores, weighted_score
 from ..models.evalset import Rubric
@@ -70,13 +71,22 @@ class _Garbage(Exception):
 
 
 class JudgePool:
-    def __init__(self, on_outcome: Outcome, *, concurrency: int = DEFAULT_CONCURRENCY,
-                 max_queue: int = DEFAULT_QUEUE, deadline: float = DEFAULT_DEADLINE,
-                 breaker_threshold: int = 5, breaker_cooldown: float = 30.0,
-                 secrets: Optional[Callable[[str], Optional[str]]] = None,
-                 limits: Optional[Callable[[str], Limits]] = None,
-                 env: Optional[Mapping[str, str]] = None, judge_models: Optional[Mapping[str, str]] = None,
-                 wall: Callable[[], float] = time.time, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        on_outcome: Outcome,
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        max_queue: int = DEFAULT_QUEUE,
+        deadline: float = DEFAULT_DEADLINE,
+        breaker_threshold: int = 5,
+        breaker_cooldown: float = 30.0,
+        secrets: Callable[[str], str | None] | None = None,
+        limits: Callable[[str], Limits] | None = None,
+        env: Mapping[str, str] | None = None,
+        judge_models: Mapping[str, str] | None = None,
+        wall: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.on_outcome = on_outcome
         self.concurrency = max(1, int(concurrency))
         self.max_queue = max(1, int(max_queue))
@@ -97,22 +107,22 @@ class JudgePool:
         self._in_flight = 0
         self._budgets: dict[str, Budget] = {}
         self._backfill: deque[J.JudgeJob] = deque()
-        self._probe: Optional[asyncio.Task] = None
+        self._probe: asyncio.Task | None = None
         self._counts: Counter = Counter()
         self._latency = [0] * (len(LATENCY_BUCKETS) + 1)
         self._latency_sum = 0.0
         self._tokens = 0
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
-        self._thread: Optional[threading.Thread] = None
-        self._client: Optional[Client] = None
-        self._semaphore: Optional[asyncio.Semaphore] = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._client: Client | None = None
+        self._semaphore: asyncio.Semaphore | None = None
         self._tasks: set[asyncio.Task] = set()
         self._ready = threading.Event()
         self._closing = False
 
     # --- lifecycle ------------------------------------------------------------------------------
 
-    def start(self) -> "JudgePool":
+    def start(self) -> JudgePool:
         self._thread = threading.Thread(target=self._run_loop, name="otel-eval-judge", daemon=True)
         self._thread.start()
         self._ready.wait(10)
@@ -132,7 +142,7 @@ class JudgePool:
             self._client.close()
             loop.close()
 
-    def close(self, timeout: Optional[float] = None) -> None:
+    def close(self, timeout: float | None = None) -> None:
         """Stop: jobs not finished are cancelled, with no outcome; their owner keeps them (the
         engine's stay queued in the database for the next start)."""
         self._closing = True
@@ -226,8 +236,9 @@ class JudgePool:
             retry = retry or unavailable
         return results, retry
 
-    async def _judge_criterion(self, job: J.JudgeJob, criterion: dict[str, Any],
-                               usage: dict[str, list[int]]) -> tuple[CriterionResult, bool]:
+    async def _judge_criterion(
+        self, job: J.JudgeJob, criterion: dict[str, Any], usage: dict[str, list[int]]
+    ) -> tuple[CriterionResult, bool]:
         options = criterion.get("options") or {}
         name = criterion["criterion"]
         base_url = (options.get("base_url") or self._env.get(ENV_BASE_URL) or "").rstrip("/")
@@ -243,16 +254,18 @@ class JudgePool:
         deadline = job.created + self.deadline
 
         async def sample(messages: list[dict[str, str]]) -> J.Sample:
-            content = await self._call(name, base_url, model, options, messages, usage, deadline,
-                                       {"temperature": temperature})
+            content = await self._call(
+                name, base_url, model, options, messages, usage, deadline, {"temperature": temperature}
+            )
             scores = parse_scores(content, rubrics)
             return J.Sample(weighted_score(scores), scores)
 
         # Every turn and sample at once (the semaphore bounds the calls in flight), so a long
         # conversation waits for one answer's time, not one per turn.
         turns = criterion["turns"]
-        outcomes = await asyncio.gather(*(sample(t["messages"]) for t in turns for _ in range(samples)),
-                                        return_exceptions=True)
+        outcomes = await asyncio.gather(
+            *(sample(t["messages"]) for t in turns for _ in range(samples)), return_exceptions=True
+        )
         faults = [o for o in outcomes if isinstance(o, _Fault)]
         if faults:
             state = J.BUDGET if faults[0].kind == "budget" else J.UNAVAILABLE
@@ -264,12 +277,15 @@ class JudgePool:
         for o in outcomes:
             if isinstance(o, BaseException):
                 raise o
-        answers = [J.TurnAnswer(t["turn"], t.get("invocation"), list(outcomes[i * samples:(i + 1) * samples]))
-                   for i, t in enumerate(turns)]  # type: ignore[arg-type]
+        answers = [
+            J.TurnAnswer(t["turn"], t.get("invocation"), list(outcomes[i * samples : (i + 1) * samples]))
+            for i, t in enumerate(turns)
+        ]  # type: ignore[arg-type]
         return J.aggregate(criterion, answers, model), False
 
-    async def _judge_protocol(self, job: J.JudgeJob, criterion: dict[str, Any], usage: dict[str, list[int]],
-                              base_url: str) -> tuple[CriterionResult, bool]:
+    async def _judge_protocol(
+        self, job: J.JudgeJob, criterion: dict[str, Any], usage: dict[str, list[int]], base_url: str
+    ) -> tuple[CriterionResult, bool]:
         """A google-adk judge metric: its calls (one per sample, or a segmenter then a validator
         call per response for hallucinations_v1) each through the budget, the breaker and the
         job's deadline, like any judge call; its parsing and aggregation are ADK's
@@ -277,10 +293,15 @@ class JudgePool:
         options = criterion.get("options") or {}
         name = criterion["criterion"]
         if criterion["protocol"] not in adk.METRICS:
-            return J.not_evaluated(criterion, J.INVALID, f"unknown judge protocol {criterion['protocol']!r}",
-                                   error=True), False
-        model = adk.endpoint_model(criterion.get("judge_model") or adk.DEFAULT_JUDGE_MODEL, options,
-                                   self._judge_models, options.get("model") or self._env.get(ENV_MODEL))
+            return J.not_evaluated(
+                criterion, J.INVALID, f"unknown judge protocol {criterion['protocol']!r}", error=True
+            ), False
+        model = adk.endpoint_model(
+            criterion.get("judge_model") or adk.DEFAULT_JUDGE_MODEL,
+            options,
+            self._judge_models,
+            options.get("model") or self._env.get(ENV_MODEL),
+        )
         params = adk.generation(options.get("judge_model_config"))
         deadline = job.created + self.deadline
 
@@ -299,9 +320,17 @@ class JudgePool:
 
     # --- one call ---------------------------------------------------------------------------------
 
-    async def _call(self, name: str, base_url: str, model: str, options: dict[str, Any],
-                    messages: list[dict[str, str]], usage: dict[str, list[int]], deadline: float,
-                    params: Optional[dict[str, Any]] = None) -> str:
+    async def _call(
+        self,
+        name: str,
+        base_url: str,
+        model: str,
+        options: dict[str, Any],
+        messages: list[dict[str, str]],
+        usage: dict[str, list[int]],
+        deadline: float,
+        params: dict[str, Any] | None = None,
+    ) -> str:
         """One judge call (``params``: sampling parameters of the request body, e.g. temperature)."""
         with self._lock:
             budget = self._budget(name, options)
@@ -315,8 +344,9 @@ class JudgePool:
             async with self._semaphore:
                 if deadline - self._wall() < MIN_ATTEMPT + DEADLINE_MARGIN:
                     self._count("no_slot")
-                    raise _Fault("no_slot", f"no free judge slot before the judge deadline "
-                                            f"({self.concurrency} calls in flight)")
+                    raise _Fault(
+                        "no_slot", f"no free judge slot before the judge deadline ({self.concurrency} calls in flight)"
+                    )
                 allowed, self.breaker = self.breaker.allows(self._clock())
                 if not allowed:
                     self._count("circuit_open")
@@ -325,8 +355,9 @@ class JudgePool:
                 with self._lock:
                     self._in_flight += 1
                 try:
-                    content, tokens = await self._with_retries(name, base_url, model, options, messages,
-                                                               params or {}, deadline)
+                    content, tokens = await self._with_retries(
+                        name, base_url, model, options, messages, params or {}, deadline
+                    )
                 finally:
                     with self._lock:
                         self._in_flight -= 1
@@ -339,9 +370,16 @@ class JudgePool:
                 spent[1] += tokens
         return content
 
-    async def _with_retries(self, name: str, base_url: str, model: str, options: dict[str, Any],
-                            messages: list[dict[str, str]], params: dict[str, Any],
-                            deadline: float) -> tuple[str, int]:
+    async def _with_retries(
+        self,
+        name: str,
+        base_url: str,
+        model: str,
+        options: dict[str, Any],
+        messages: list[dict[str, str]],
+        params: dict[str, Any],
+        deadline: float,
+    ) -> tuple[str, int]:
         """One call with its retries, all before ``deadline`` (``time.time()`` clock): each
         attempt's timeout is cut to what is left, and a wait (backoff, ``Retry-After``) that would
         end past it is not waited: the call gives up with the last reason at once."""
@@ -390,7 +428,7 @@ class JudgePool:
             self._failed(kind)
             if self.breaker.state == OPEN or attempt == max_retries:
                 break
-            delay = backoff * (2 ** attempt)
+            delay = backoff * (2**attempt)
             if retry_after:
                 try:
                     delay = max(delay, min(float(retry_after), 60.0))
@@ -402,7 +440,7 @@ class JudgePool:
             await asyncio.sleep(delay)
         raise _Fault("unavailable", f"{last} (gave up after {attempt + 1} attempt(s))")
 
-    def _api_key(self, name: str, options: dict[str, Any]) -> Optional[str]:
+    def _api_key(self, name: str, options: dict[str, Any]) -> str | None:
         key = self._secrets(name)
         if not key and options.get("api_key_env"):
             key = self._env.get(str(options["api_key_env"]))
@@ -461,7 +499,7 @@ class JudgePool:
                 self._jobs += 1
             self._start_backfill(job)
 
-    def _budget(self, name: str, options: Optional[dict[str, Any]] = None) -> Budget:
+    def _budget(self, name: str, options: dict[str, Any] | None = None) -> Budget:
         budget = self._budgets.get(name)
         if budget is None:
             limits = self._limits(name) if self._limits is not None else Limits.from_options(options or {})
@@ -518,6 +556,8 @@ def _content(raw: bytes, url: str) -> tuple[str, int]:
     if isinstance(usage, dict):
         total = usage.get("total_tokens")
         if not isinstance(total, int):
-            total = sum(v for k, v in usage.items() if k in ("prompt_tokens", "completion_tokens") and isinstance(v, int))
+            total = sum(
+                v for k, v in usage.items() if k in ("prompt_tokens", "completion_tokens") and isinstance(v, int)
+            )
         tokens = int(total)
     return content, tokens

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-from typing import Any, Optional
+from typing import Any
 
 WHEN_KEYS = ("case_ids", "agent_versions", "verdict", "tool_errors", "unmatched")
 UNMATCHED_VALUES = (True, False, "only")
@@ -31,8 +31,8 @@ def sampled(session_id: str, rate: float, criterion: str = "llm_judge") -> bool:
         return True
     if rate <= 0.0:
         return False
-    digest = hashlib.sha256(f"{criterion}\0{session_id}".encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") / 2.0 ** 64 < rate
+    digest = hashlib.sha256(f"{criterion}\0{session_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2.0**64 < rate
 
 
 def when_problems(when: Any) -> list[str]:
@@ -41,8 +41,11 @@ def when_problems(when: Any) -> list[str]:
 
     if not isinstance(when, dict):
         return [f"options.when must be a table of filters ({', '.join(WHEN_KEYS)})"]
-    problems = [f"options.when.{key}: " + unknown_name("filter", str(key), WHEN_KEYS, scope="when")
-                for key in when if key not in WHEN_KEYS]
+    problems = [
+        f"options.when.{key}: " + unknown_name("filter", str(key), WHEN_KEYS, scope="when")
+        for key in when
+        if key not in WHEN_KEYS
+    ]
     for key in ("case_ids", "agent_versions"):
         value = when.get(key)
         if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
@@ -56,13 +59,14 @@ def when_problems(when: Any) -> list[str]:
     return problems
 
 
-def judges_unmatched(when: Optional[dict]) -> bool:
+def judges_unmatched(when: dict | None) -> bool:
     """Whether sessions no golden case matched are judged too (``when.unmatched``)."""
     return bool(when) and when.get("unmatched") in (True, "only")
 
 
-def filtered_out(when: Optional[dict], *, case_id: Optional[str], agent_version: Optional[str],
-                 verdict: str, tool_errors: int) -> Optional[str]:
+def filtered_out(
+    when: dict | None, *, case_id: str | None, agent_version: str | None, verdict: str, tool_errors: int
+) -> str | None:
     """Why the session is left out by the ``when`` filters, or None when it is judged."""
     if not when:
         return None
@@ -96,8 +100,13 @@ def option_problems(options: dict[str, Any]) -> list[str]:
     samples = options.get("num_samples")
     if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1):
         problems.append(f"options.num_samples must be a whole number of at least 1 (got {samples!r})")
-    for name in ("max_calls_per_hour", "max_calls_per_day", "max_tokens_per_hour", "max_tokens_per_day",
-                 "max_context_chars"):
+    for name in (
+        "max_calls_per_hour",
+        "max_calls_per_day",
+        "max_tokens_per_hour",
+        "max_tokens_per_day",
+        "max_context_chars",
+    ):
         value = options.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             problems.append(f"options.{name} must be a whole number of at least 0 (got {value!r})")

@@ -21,18 +21,20 @@ criteria (``otel_eval.criteria``, one module each) decide which number a config 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
-from ..models.evalset import MatchType, ExpectedToolCall
-from ..trajectory import ActualToolCall
 from ..models.arguments import ArgumentPolicy
+from ..models.evalset import ExpectedToolCall, MatchType
+from ..trajectory import ActualToolCall
 
 Pair = tuple[int, int]
 """(index into expected, index into actual)."""
 
 
 # --- retries ------------------------------------------------------------------------------------
+
 
 def _later_step(failed: ActualToolCall, later: ActualToolCall) -> bool:
     """Did ``later`` come from a later model step than ``failed``? With step numbers on both, they
@@ -49,8 +51,14 @@ def retried_by(calls: Sequence[ActualToolCall]) -> dict[int, int]:
     for i, call in enumerate(calls):
         if call.error is None:
             continue
-        j = next((j for j in range(i + 1, len(calls))
-                  if calls[j].name == call.name and calls[j].turn == call.turn and _later_step(call, calls[j])), None)
+        j = next(
+            (
+                j
+                for j in range(i + 1, len(calls))
+                if calls[j].name == call.name and calls[j].turn == call.turn and _later_step(call, calls[j])
+            ),
+            None,
+        )
         if j is not None:
             out[i] = j
     return out
@@ -80,11 +88,18 @@ def split_retries(calls: Sequence[ActualToolCall]) -> tuple[list[ActualToolCall]
 
 
 def _retry_entry(calls: Sequence[ActualToolCall], i: int, j: int) -> dict[str, Any]:
-    return {"actual_index": i, "name": calls[i].name, "args": calls[i].args, "error": calls[i].error,
-            "retried_by": j, "retry_succeeded": calls[j].error is None}
+    return {
+        "actual_index": i,
+        "name": calls[i].name,
+        "args": calls[i].args,
+        "error": calls[i].error,
+        "retried_by": j,
+        "retry_succeeded": calls[j].error is None,
+    }
 
 
 # --- matchings ----------------------------------------------------------------------------------
+
 
 def _matching(compatible: list[list[bool]], actual_order: Sequence[int], seed: Sequence[Pair] = ()) -> list[Pair]:
     """Maximum bipartite matching by augmenting paths from the actual side, in ``actual_order``.
@@ -103,23 +118,30 @@ def _matching(compatible: list[list[bool]], actual_order: Sequence[int], seed: S
     return sorted((e, a) for a, e in match_of_actual.items())
 
 
-def _augment(compatible: list[list[bool]], a: int, seen: set[int], match_of_expected: dict[int, int],
-             match_of_actual: dict[int, int]) -> bool:
+def _augment(
+    compatible: list[list[bool]],
+    a: int,
+    seen: set[int],
+    match_of_expected: dict[int, int],
+    match_of_actual: dict[int, int],
+) -> bool:
     """Pair actual call ``a`` along an augmenting path, if there is one. (A module function, not
     a closure: a recursive closure holds itself through its cell, a cycle left for the garbage
     collector on every call.)"""
     for e in range(len(compatible)):
         if compatible[e][a] and e not in seen:
             seen.add(e)
-            if e not in match_of_expected or _augment(compatible, match_of_expected[e], seen,
-                                                      match_of_expected, match_of_actual):
+            if e not in match_of_expected or _augment(
+                compatible, match_of_expected[e], seen, match_of_expected, match_of_actual
+            ):
                 match_of_expected[e], match_of_actual[a] = a, e
                 return True
     return False
 
 
-def _preferred(compatible: list[list[bool]], actual: Sequence[int], candidates: set[int],
-               seed: Sequence[Pair] = ()) -> list[Pair]:
+def _preferred(
+    compatible: list[list[bool]], actual: Sequence[int], candidates: set[int], seed: Sequence[Pair] = ()
+) -> list[Pair]:
     """A maximum matching over the ``actual`` indices pairing as few retry candidates as possible
     (equivalently as many other calls); ``seed`` pairs kept when that costs nothing."""
     order = [a for a in actual if a not in candidates] + [a for a in actual if a in candidates]
@@ -200,6 +222,7 @@ def _f1(p: float, r: float) -> float:
 
 # --- the alignment --------------------------------------------------------------------------------
 
+
 @dataclass
 class Alignment:
     """Expected vs actual tool calls, aligned once. Every measure is a property of this object."""
@@ -215,7 +238,7 @@ class Alignment:
     """Retry candidates: failed call index → the later-step call of the same tool."""
     check_args: bool = True
     policy: ArgumentPolicy = field(default_factory=ArgumentPolicy)
-    passed_over: Optional[ActualToolCall] = None
+    passed_over: ActualToolCall | None = None
     """First-call-only with no call expected: the agent's first call, when it does not count
     (it has no arguments, or arguments are not checked), as Big Sky's evaluators decide."""
 
@@ -366,17 +389,16 @@ class Alignment:
                     "name": expected[missing_e[i]].name,
                     "expected_index": missing_e[i],
                     "actual_index": extra_a[j],
-                    "arguments": self.policy.diff(expected[missing_e[i]].name,
-                                                  expected[missing_e[i]].args, actual[extra_a[j]].args),
+                    "arguments": self.policy.diff(
+                        expected[missing_e[i]].name, expected[missing_e[i]].args, actual[extra_a[j]].args
+                    ),
                 }
                 for i, j in _matching(by_name, range(len(extra_a)))
             ]
         return {
             "matched": matched,
-            "missing": [{"expected_index": e, "name": expected[e].name, "args": expected[e].args}
-                        for e in missing_e],
-            "extra": [{"actual_index": a, "name": actual[a].name, "args": actual[a].args}
-                      for a in extra_a],
+            "missing": [{"expected_index": e, "name": expected[e].name, "args": expected[e].args} for e in missing_e],
+            "extra": [{"actual_index": a, "name": actual[a].name, "args": actual[a].args} for a in extra_a],
             "out_of_order": out_of_order,
             "argument_mismatches": argument_mismatches,
             "retries": [_retry_entry(actual, a, self.retried[a]) for a in neutral],
@@ -416,8 +438,11 @@ class Alignment:
             "in_order_f1": round(in_order_f1, 4),
             "check_args": self.check_args,
             **self.diff(),
-            **({"passed_over": {"name": self.passed_over.name, "args": self.passed_over.args}}
-               if self.passed_over is not None else {}),
+            **(
+                {"passed_over": {"name": self.passed_over.name, "args": self.passed_over.args}}
+                if self.passed_over is not None
+                else {}
+            ),
         }
 
 
@@ -428,11 +453,11 @@ def align(
     expected: Sequence[ExpectedToolCall],
     actual: Sequence[ActualToolCall],
     check_args: bool = True,
-    arg_options: Optional[dict[str, Any] | ArgumentPolicy] = None,
+    arg_options: dict[str, Any] | ArgumentPolicy | None = None,
     collapse_retries: bool = True,
     first_call_only: bool = False,
     parallel_groups: bool = True,
-    compare: Optional[Compare] = None,
+    compare: Compare | None = None,
 ) -> Alignment:
     """Align expected and actual calls once.
 
@@ -465,14 +490,26 @@ def align(
 
     candidates = set(retried)
     blocks = _blocks(actual) if parallel_groups else [[i] for i in range(len(actual))]
-    if (len(expected) == len(actual) and not candidates and len(blocks) == len(actual)
-            and all(e.name == a.name and same_args(e, a) for e, a in zip(expected, actual))):
+    if (
+        len(expected) == len(actual)
+        and not candidates
+        and len(blocks) == len(actual)
+        and all(e.name == a.name and same_args(e, a) for e, a in zip(expected, actual))
+    ):
         # Every call where the golden puts it (the usual case): an order-preserving matching as
         # large as both lists is the identity, and it is what the DP and the seeded maximum
         # matching below would return. Only the diagonal needs comparing (argument comparison
         # is the costly part of aligning).
-        return Alignment(expected, actual, [(i, i) for i in range(len(expected))],
-                         [(i, i) for i in range(len(expected))], retried, check_args, policy, passed_over)
+        return Alignment(
+            expected,
+            actual,
+            [(i, i) for i in range(len(expected))],
+            [(i, i) for i in range(len(expected))],
+            retried,
+            check_args,
+            policy,
+            passed_over,
+        )
     compatible = [[e.name == a.name and same_args(e, a) for a in actual] for e in expected]
     ordered = _ordered_matching(compatible, blocks, candidates)
     pairs = _preferred(compatible, range(len(actual)), candidates, seed=ordered)
@@ -481,8 +518,13 @@ def align(
 
 # --- google-adk's TrajectoryEvaluator ------------------------------------------------------------
 
-def adk_match(expected: Sequence[ExpectedToolCall], actual: Sequence[ActualToolCall], match_type: MatchType | str,
-              ignore_args: bool = False) -> bool:
+
+def adk_match(
+    expected: Sequence[ExpectedToolCall],
+    actual: Sequence[ActualToolCall],
+    match_type: MatchType | str,
+    ignore_args: bool = False,
+) -> bool:
     """google-adk's ``TrajectoryEvaluator`` rule for one invocation, transcribed: names equal and
     arguments equal by Python ``==`` (unless ``ignore_args``, or the golden call names the tool
     only); every call counts, failed ones too, in the order recorded.
@@ -491,6 +533,7 @@ def adk_match(expected: Sequence[ExpectedToolCall], actual: Sequence[ActualToolC
     expectation is always met). ANY_ORDER: each expected call takes the first unused equal call
     (an empty expectation is always met).
     """
+
     def equal(a: ActualToolCall, e: ExpectedToolCall) -> bool:
         return a.name == e.name and (ignore_args or e.check_args is False or a.args == e.args)
 

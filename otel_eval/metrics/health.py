@@ -7,7 +7,8 @@ Every session gets these numbers, matched or not. They fail only against limits 
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from ..trajectory import Trajectory
 
@@ -65,7 +66,9 @@ def health_metrics(trajectory: Trajectory) -> dict[str, Any]:
             ends.append(end)
         if not (turn.final_response or "").strip():
             unanswered.append(turn.index)
-    session_latency = round((max(ends) - min(starts)) / 1e6, 3) if starts and ends and max(ends) >= min(starts) else None
+    session_latency = (
+        round((max(ends) - min(starts)) / 1e6, 3) if starts and ends and max(ends) >= min(starts) else None
+    )
     last = turns[-1] if turns else None
     return {
         "turns": len(turns),
@@ -113,7 +116,7 @@ def _repeats(turn_index: int, calls: list[Any], loops: list[dict[str, Any]]) -> 
     return repeated
 
 
-def check_limits(metrics: Mapping[str, Any], limits: Optional[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def check_limits(metrics: Mapping[str, Any], limits: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """Violations of the configured limits. Unknown limit names raise ValueError (a typo must not
     silently disable a check)."""
     violations: list[dict[str, Any]] = []
@@ -129,12 +132,13 @@ def check_limits(metrics: Mapping[str, Any], limits: Optional[Mapping[str, Any]]
             raise ValueError(f"health limit {name!r} must be a number, got {limit!r}")
         value = metrics[LIMITS[name]]
         if value is not None and value > limit:
-            violations.append({"limit": name, "max": limit, "value": value,
-                               "reason": f"{LIMITS[name]} = {value} exceeds {limit}"})
+            violations.append(
+                {"limit": name, "max": limit, "value": value, "reason": f"{LIMITS[name]} = {value} exceeds {limit}"}
+            )
     return violations
 
 
-def health(trajectory: Trajectory, limits: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+def health(trajectory: Trajectory, limits: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Metrics, the limits applied, violations and ``passed`` (no limit exceeded)."""
     metrics = health_metrics(trajectory)
     violations = check_limits(metrics, limits)

@@ -21,10 +21,13 @@ import time
 import urllib.error
 import urllib.request
 from collections import OrderedDict
-from typing import Any, Callable, Mapping, MutableMapping, Optional, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from typing import Any
 
-from ..judging.context import SYSTEM_PROMPT  # noqa: F401  (re-exported: one prompt for both paths)
-from ..judging.context import build_messages
+from ..judging.context import (
+    SYSTEM_PROMPT,  # noqa: F401  (re-exported: one prompt for both paths)
+    build_messages,
+)
 from ..models.evalset import CriterionConfig, Rubric
 from ..models.results import CriterionResult
 
@@ -36,7 +39,7 @@ DEFAULT_RUBRICS = [
     Rubric(
         name="correctness",
         description="Does the response answer the user's request correctly and completely, "
-                    "agreeing with the reference answer when one is given?",
+        "agreeing with the reference answer when one is given?",
         scoring_guide="5=correct and complete, 3=partly correct or incomplete, 1=wrong or no answer",
     )
 ]
@@ -87,7 +90,7 @@ def parse_scores(content: str, rubrics: Sequence[Rubric]) -> dict[str, dict[str,
     if start < 0 or end <= start:
         raise JudgeError(f"judge answer is not JSON: {content[:200]!r}")
     try:
-        data = json.loads(text[start:end + 1])
+        data = json.loads(text[start : end + 1])
     except ValueError as exc:
         raise JudgeError(f"judge answer is not valid JSON ({exc}): {content[:200]!r}") from None
     scores = data.get("scores", data) if isinstance(data, dict) else None
@@ -121,14 +124,14 @@ class Judge:
 
     def __init__(
         self,
-        base_url: Optional[str] = None,
-        model: Optional[str] = None,
-        api_key: Optional[str] = None,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
         timeout: float = 30.0,
         max_retries: int = 3,
         backoff: float = 0.5,
         json_mode: bool = False,
-        cache: Optional[MutableMapping[str, Any]] = None,
+        cache: MutableMapping[str, Any] | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.base_url = base_url.rstrip("/") if base_url else None
@@ -144,8 +147,12 @@ class Judge:
         """HTTP requests made (retries included): lets callers see the cache at work."""
 
     @classmethod
-    def from_config(cls, config: Optional[CriterionConfig] = None, env: Optional[Mapping[str, str]] = None,
-                    cache: Optional[MutableMapping[str, Any]] = None) -> "Judge":
+    def from_config(
+        cls,
+        config: CriterionConfig | None = None,
+        env: Mapping[str, str] | None = None,
+        cache: MutableMapping[str, Any] | None = None,
+    ) -> Judge:
         """Options first, then the environment; the model falls back to ``judge_model``."""
         env = os.environ if env is None else env
         options = dict(config.options) if config else {}
@@ -182,7 +189,7 @@ class Judge:
             headers["Authorization"] = f"Bearer {self.api_key}"
         url = f"{self.base_url}/chat/completions"
         last = ""
-        retry_after: Optional[str] = None
+        retry_after: str | None = None
         for attempt in range(self.max_retries + 1):
             if attempt:
                 self.sleep(self._delay(attempt, retry_after))
@@ -199,7 +206,7 @@ class Judge:
                     retry_after = exc.headers.get("Retry-After") if exc.headers else None
                     continue
                 raise JudgeError(last) from None
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 last = f"timed out after {self.timeout}s calling {url}"
                 continue
             except urllib.error.URLError as exc:
@@ -215,7 +222,7 @@ class Judge:
             return self._content(raw, url)
         raise JudgeError(f"{last} (gave up after {self.max_retries + 1} attempts)")
 
-    def _delay(self, attempt: int, retry_after: Optional[str]) -> float:
+    def _delay(self, attempt: int, retry_after: str | None) -> float:
         """Exponential backoff; a server's Retry-After (seconds, capped at 60) wins when longer."""
         delay = self.backoff * (2 ** (attempt - 1))
         if retry_after:
@@ -239,8 +246,8 @@ class Judge:
     def evaluate(
         self,
         question: str,
-        response: Optional[str],
-        reference: Optional[str] = None,
+        response: str | None,
+        reference: str | None = None,
         rubrics: Sequence[Rubric] = (),
         threshold: float = 0.7,
         criterion: str = "llm_judge",
@@ -251,7 +258,11 @@ class Judge:
         base = {"model": self.model, "endpoint": self.base_url}
         if not self.configured:
             return CriterionResult(
-                criterion=criterion, score=0.0, passed=False, threshold=threshold, skipped=True,
+                criterion=criterion,
+                score=0.0,
+                passed=False,
+                threshold=threshold,
+                skipped=True,
                 details={"reason": f"no judge endpoint configured (set options.base_url or {ENV_BASE_URL})"},
             )
         # The same context the judge pool sends, the turn's tool calls included.
@@ -266,13 +277,28 @@ class Judge:
                 scores = cached
             score = weighted_score(scores)
         except JudgeError as exc:
-            return CriterionResult(criterion=criterion, score=0.0, passed=False, threshold=threshold,
-                                   error=str(exc), details={**base, "reason": str(exc)})
+            return CriterionResult(
+                criterion=criterion,
+                score=0.0,
+                passed=False,
+                threshold=threshold,
+                error=str(exc),
+                details={**base, "reason": str(exc)},
+            )
         except Exception as exc:  # the judge must never take the scorer down
             reason = f"{type(exc).__name__}: {exc}"
-            return CriterionResult(criterion=criterion, score=0.0, passed=False, threshold=threshold,
-                                   error=reason, details={**base, "reason": reason})
+            return CriterionResult(
+                criterion=criterion,
+                score=0.0,
+                passed=False,
+                threshold=threshold,
+                error=reason,
+                details={**base, "reason": reason},
+            )
         return CriterionResult(
-            criterion=criterion, score=round(score, 4), passed=score >= threshold, threshold=threshold,
+            criterion=criterion,
+            score=round(score, 4),
+            passed=score >= threshold,
+            threshold=threshold,
             details={**base, "rubrics": scores, "cached": cached is not None},
         )

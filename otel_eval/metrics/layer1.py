@@ -14,7 +14,8 @@ invalid regex) is a ``ValueError``, which the scorer reports as the criterion's 
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 FIELDS = ("prompt", "prompt_concat", "response_concat", "response", "title")
 DEFAULT_FIELD = "response_concat"

@@ -17,7 +17,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Optional
+from typing import Any
 
 _NON_ALPHANUM = re.compile(r"[^a-z0-9]+")
 _ALPHANUM_RUN = re.compile(r"[a-z0-9]+")
@@ -36,21 +36,21 @@ def normalize(text: str, fold_case: bool = False, fold_whitespace: bool = True) 
     return text
 
 
-def exact_match(reference: str, candidate: Optional[str], fold_case: bool = False, fold_whitespace: bool = True) -> bool:
+def exact_match(reference: str, candidate: str | None, fold_case: bool = False, fold_whitespace: bool = True) -> bool:
     """Same text; by default runs of whitespace and surrounding space do not count."""
     if candidate is None:
         return False
     return normalize(reference, fold_case, fold_whitespace) == normalize(candidate, fold_case, fold_whitespace)
 
 
-def contains(reference: str, candidate: Optional[str], fold_case: bool = True, fold_whitespace: bool = True) -> bool:
+def contains(reference: str, candidate: str | None, fold_case: bool = True, fold_whitespace: bool = True) -> bool:
     """The reference text occurs in the candidate (case-insensitive by default)."""
     if candidate is None:
         return False
     return normalize(reference, fold_case, fold_whitespace) in normalize(candidate, fold_case, fold_whitespace)
 
 
-def compile_pattern(pattern: Any, ignore_case: bool = False) -> "re.Pattern[str]":
+def compile_pattern(pattern: Any, ignore_case: bool = False) -> re.Pattern[str]:
     """A config-supplied pattern compiled, or ValueError saying what is wrong with it."""
     if not isinstance(pattern, str) or not pattern:
         raise ValueError("regex pattern must be a non-empty string")
@@ -62,7 +62,7 @@ def compile_pattern(pattern: Any, ignore_case: bool = False) -> "re.Pattern[str]
         raise ValueError(f"invalid regex pattern {pattern!r}: {exc}") from None
 
 
-def regex_match(pattern: Any, candidate: Optional[str], ignore_case: bool = False) -> bool:
+def regex_match(pattern: Any, candidate: str | None, ignore_case: bool = False) -> bool:
     """``re.search`` of the pattern in the candidate. Bad pattern → ValueError."""
     compiled = compile_pattern(pattern, ignore_case)
     return candidate is not None and compiled.search(candidate) is not None
@@ -123,20 +123,25 @@ def rouge1_f(reference: str, candidate: str, use_stemmer: bool = False) -> float
 
 # --- google-adk's response_match_score --------------------------------------------------------
 
+
 def _is_cjk(char: str) -> bool:
     code = ord(char)
-    return (0x4E00 <= code <= 0x9FFF      # CJK Unified Ideographs
-            or 0x3040 <= code <= 0x309F   # Hiragana
-            or 0x30A0 <= code <= 0x30FF   # Katakana
-            or 0xAC00 <= code <= 0xD7AF)  # Hangul Syllables
+    return (
+        0x4E00 <= code <= 0x9FFF  # CJK Unified Ideographs
+        or 0x3040 <= code <= 0x309F  # Hiragana
+        or 0x30A0 <= code <= 0x30FF  # Katakana
+        or 0xAC00 <= code <= 0xD7AF
+    )  # Hangul Syllables
 
 
 def _is_non_spaced_script(char: str) -> bool:
     code = ord(char)
-    return (0x0E00 <= code <= 0x0E7F      # Thai
-            or 0x0E80 <= code <= 0x0EFF   # Lao
-            or 0x1780 <= code <= 0x17FF   # Khmer
-            or 0x1000 <= code <= 0x109F)  # Myanmar
+    return (
+        0x0E00 <= code <= 0x0E7F  # Thai
+        or 0x0E80 <= code <= 0x0EFF  # Lao
+        or 0x1780 <= code <= 0x17FF  # Khmer
+        or 0x1000 <= code <= 0x109F
+    )  # Myanmar
 
 
 def _is_mark(char: str) -> bool:

@@ -30,7 +30,8 @@ or a quoted name are not recognised), and not a word it reads as a function with
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from sqlglot import TokenType
 from sqlglot.parser import Parser
@@ -44,7 +45,7 @@ _READ_AS_FUNCTIONS = frozenset(Parser.NO_PAREN_FUNCTION_PARSERS)
 not names here, though they are ``VAR`` tokens."""
 
 
-def simple_select_table(tokens: Sequence[Any]) -> Optional[tuple[str, ...]]:
+def simple_select_table(tokens: Sequence[Any]) -> tuple[str, ...] | None:
     """The name parts (one to three: ``[[catalog.]db.]table``) of the table a single-table
     SELECT reads, when the tokens are one sentence of the grammar above; None otherwise."""
     reader = _Reader(tokens)
@@ -74,7 +75,7 @@ class _Reader:
             return True
         return False
 
-    def name(self) -> Optional[str]:
+    def name(self) -> str | None:
         if self.kinds[self.at] is _NAME:
             text = self.tokens[self.at].text
             if text.upper() not in _READ_AS_FUNCTIONS:
@@ -82,7 +83,7 @@ class _Reader:
                 return text
         return None
 
-    def statement(self) -> Optional[tuple[str, ...]]:
+    def statement(self) -> tuple[str, ...] | None:
         if not (self.take(TokenType.SELECT) and self.items() and self.take(TokenType.FROM)):
             return None
         table = self.table()
@@ -116,7 +117,7 @@ class _Reader:
         self.name()
         return True
 
-    def table(self) -> Optional[tuple[str, ...]]:
+    def table(self) -> tuple[str, ...] | None:
         first = self.name()
         if first is None:
             return None

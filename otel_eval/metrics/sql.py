@@ -18,13 +18,31 @@ import functools
 import json
 import re
 import threading
-from typing import Any, Iterable, NamedTuple, Optional, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 from ..json_text import as_text
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
-_SQL_FENCE_LANGS = {"sql", "bigquery", "googlesql", "postgres", "postgresql", "psql", "mysql", "sqlite",
-                    "tsql", "plsql", "snowflake", "duckdb", "spark", "sparksql", "hive", "presto", "trino"}
+_SQL_FENCE_LANGS = {
+    "sql",
+    "bigquery",
+    "googlesql",
+    "postgres",
+    "postgresql",
+    "psql",
+    "mysql",
+    "sqlite",
+    "tsql",
+    "plsql",
+    "snowflake",
+    "duckdb",
+    "spark",
+    "sparksql",
+    "hive",
+    "presto",
+    "trino",
+}
 #: The keywords a statement starts with; the patterns and quick checks below are all built from it.
 _KEYWORDS = ("SELECT", "WITH", "INSERT", "UPDATE", "DELETE", "CREATE", "MERGE")
 _STATEMENT_START = re.compile(rf"\b({'|'.join(_KEYWORDS)})\b", re.IGNORECASE)
@@ -56,8 +74,17 @@ def _may_hold_sql(text: str) -> bool:
     faster than the regex's alternation (which Unicode case folding needs for other text)."""
     if text.isascii():
         low = text.lower()  # _MARKERS, spelled out: 40% faster than any(map(...)) on this hot path
-        return ("select" in low or "with" in low or "insert" in low or "update" in low or "delete" in low
-                or "create" in low or "merge" in low or "```" in low or "\\u" in low)
+        return (
+            "select" in low
+            or "with" in low
+            or "insert" in low
+            or "update" in low
+            or "delete" in low
+            or "create" in low
+            or "merge" in low
+            or "```" in low
+            or "\\u" in low
+        )
     return _MAY_HOLD_SQL.search(text) is not None
 
 
@@ -80,7 +107,7 @@ def _bare_statements(text: str) -> list[str]:
             return found
         end_m = _STATEMENT_END.search(text, m.start())
         end = end_m.start() if end_m else len(text)
-        statement = text[m.start():end].strip()
+        statement = text[m.start() : end].strip()
         terminated = bool(end_m and end_m.group() == ";")
         line_start = _at_line_start(text, m.start())
         trusted = m.group(1).isupper() or (line_start and terminated)
@@ -116,11 +143,30 @@ def _at_line_start(text: str, at: int) -> bool:
         return True
     if not text[i].isspace():
         return False
-    return not text[:i + 1].strip()  # other whitespace (a \r, a form feed): all of it, or not
+    return not text[: i + 1].strip()  # other whitespace (a \r, a form feed): all of it, or not
 
 
-_DETERMINERS = {"the", "an", "my", "your", "our", "their", "his", "her", "its", "this", "that", "these", "those",
-                "each", "every", "some", "any", "which", "what"}
+_DETERMINERS = {
+    "the",
+    "an",
+    "my",
+    "your",
+    "our",
+    "their",
+    "his",
+    "her",
+    "its",
+    "this",
+    "that",
+    "these",
+    "those",
+    "each",
+    "every",
+    "some",
+    "any",
+    "which",
+    "what",
+}
 """An unquoted table named like this is English ("select a date from the list"), not SQL."""
 
 
@@ -144,7 +190,7 @@ def _whole_sql(stripped: str) -> tuple[str, ...]:
     return ()
 
 
-def _parsed_statements(text: str, dialect: Optional[str]) -> Optional[tuple[str, ...]]:
+def _parsed_statements(text: str, dialect: str | None) -> tuple[str, ...] | None:
     reading = _read(text, dialect)
     if reading is None:
         return None
@@ -164,10 +210,10 @@ def _parsed_statements(text: str, dialect: Optional[str]) -> Optional[tuple[str,
     return tuple(pieces)
 
 
-_dialects: dict[Optional[str], Any] = {}
+_dialects: dict[str | None, Any] = {}
 
 
-def _dialect(name: Optional[str]) -> Any:
+def _dialect(name: str | None) -> Any:
     """The sqlglot dialect object of that name, made once (it only holds settings; tokenizing and
     parsing make their own tokenizer and parser objects)."""
     found = _dialects.get(name)
@@ -181,7 +227,7 @@ def _dialect(name: Optional[str]) -> Any:
 _per_thread = threading.local()
 
 
-def _tools(name: Optional[str]) -> tuple[Any, Any]:
+def _tools(name: str | None) -> tuple[Any, Any]:
     """This thread's sqlglot tokenizer and parser for the dialect. ``Dialect.tokenize`` makes a new
     tokenizer per text, which costs a quarter as much as tokenizing one; both reset their state at
     the start of every text, so one of each is kept per thread (they are not thread-safe)."""
@@ -236,12 +282,12 @@ def _statement_of(tree: Any) -> _Statement:
     return _Statement(tuple(tables), frozenset(ctes))
 
 
-_recent_parses: dict[tuple[str, Optional[str]], Optional[_Reading]] = {}
+_recent_parses: dict[tuple[str, str | None], _Reading | None] = {}
 _NOT_READ: Any = object()
 """Not in ``_recent_parses`` (where None means "sqlglot cannot read it")."""
 
 
-def _read(text: str, dialect: Optional[str]) -> Optional[_Reading]:
+def _read(text: str, dialect: str | None) -> _Reading | None:
     """``sqlglot.parse(text, read=dialect)`` read down to what the finder uses; None when sqlglot
     cannot read the text. Parsing is most of the cost of scoring a session with SQL, and a
     statement found by :func:`whole_sql` is read again at once for its tables with the same text
@@ -269,7 +315,7 @@ def _read(text: str, dialect: Optional[str]) -> Optional[_Reading]:
     return reading
 
 
-def _statements(tokens: list[Any], text: str, dialect: Optional[str]) -> Optional[tuple[_Statement, ...]]:
+def _statements(tokens: list[Any], text: str, dialect: str | None) -> tuple[_Statement, ...] | None:
     """The statements sqlglot parses ``tokens`` into; None when it cannot. A single-table SELECT
     in the default dialect (the first one tried) is recognised without building its tree."""
     if dialect is None:
@@ -279,7 +325,7 @@ def _statements(tokens: list[Any], text: str, dialect: Optional[str]) -> Optiona
     return _statements_by_parser(tokens, text, dialect)
 
 
-def _statement_by_recognizer(tokens: list[Any]) -> Optional[_Statement]:
+def _statement_by_recognizer(tokens: list[Any]) -> _Statement | None:
     """What the default dialect's parser makes of a single-table SELECT, or None for any other
     text (:mod:`otel_eval.metrics.simple_select`; its tests hold it to the parser)."""
     from .simple_select import simple_select_table
@@ -291,7 +337,7 @@ def _statement_by_recognizer(tokens: list[Any]) -> Optional[_Statement]:
     return _Statement((_Table(catalog, db, name, bare=len(parts) == 1),), frozenset())
 
 
-def _statements_by_parser(tokens: list[Any], text: str, dialect: Optional[str]) -> Optional[tuple[_Statement, ...]]:
+def _statements_by_parser(tokens: list[Any], text: str, dialect: str | None) -> tuple[_Statement, ...] | None:
     from sqlglot import exp
 
     try:
@@ -448,13 +494,13 @@ def find_sql(texts: Iterable[Any]) -> list[str]:
     return found
 
 
-def contains_sql(text: Optional[str]) -> bool:
+def contains_sql(text: str | None) -> bool:
     return bool(find_sql([text]))
 
 
 # --- tables --------------------------------------------------------------------------------
 
-_DIALECTS: tuple[Optional[str], ...] = (None, "bigquery", "postgres", "mysql", "tsql", "snowflake")
+_DIALECTS: tuple[str | None, ...] = (None, "bigquery", "postgres", "mysql", "tsql", "snowflake")
 _TABLE_REF = re.compile(
     r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+((?:`[^`]+`|\"[^\"]+\"|\[[^\]]+\]|[A-Za-z_][\w$-]*)"
     r"(?:\s*\.\s*(?:`[^`]+`|\"[^\"]+\"|\[[^\]]+\]|[A-Za-z_][\w$-]*))*)",
@@ -472,7 +518,7 @@ def _strip_quotes(part: str) -> str:
     return part
 
 
-def _tables_by_parser(sql: str, dialect: Optional[str]) -> Optional[list[str]]:
+def _tables_by_parser(sql: str, dialect: str | None) -> list[str] | None:
     reading = _read(sql, dialect)
     if reading is None:
         return None
@@ -503,17 +549,17 @@ def _tables_by_regex(sql: str) -> list[str]:
     return names
 
 
-def extract_tables(sql: str, lower: bool = False, dialect: Optional[str] = None) -> list[str]:
+def extract_tables(sql: str, lower: bool = False, dialect: str | None = None) -> list[str]:
     """Tables the statement reads or writes, qualified names kept (``proj.ds.tbl``), CTE names
     excluded, in order of first appearance. ``lower`` folds names for case-insensitive compares."""
     return list(_extract_tables(sql, lower, dialect))
 
 
 @functools.lru_cache(maxsize=4096)
-def _extract_tables(sql: str, lower: bool, dialect: Optional[str]) -> tuple[str, ...]:
+def _extract_tables(sql: str, lower: bool, dialect: str | None) -> tuple[str, ...]:
     # Parsing is the costly part of scoring and agents repeat their queries: cache by text.
-    names: Optional[list[str]] = None
-    for candidate in ((dialect,) if dialect else _DIALECTS):
+    names: list[str] | None = None
+    for candidate in (dialect,) if dialect else _DIALECTS:
         names = _tables_by_parser(sql, candidate)
         if names is not None:
             break
@@ -552,4 +598,4 @@ def table_matches(expected: str, actual: str) -> bool:
     (``orders`` matches ``shop.orders`` and ``proj.shop.orders``)."""
     e = [p for p in _strip_quotes(expected).lower().split(".") if p]
     a = [p for p in _strip_quotes(actual).lower().split(".") if p]
-    return bool(e) and len(e) <= len(a) and a[-len(e):] == e
+    return bool(e) and len(e) <= len(a) and a[-len(e) :] == e

@@ -7,6 +7,7 @@ from .evalset import (
     EvalCase,
     EvalConfig,
     EvalSet,
+    ExpectedToolCall,
     Invocation,
     MatchType,
     MessageContent,
@@ -15,7 +16,6 @@ from .evalset import (
     StepType,
     TrajectoryStep,
 )
-from .evalset import ExpectedToolCall
 from .results import (
     FAILED,
     NOT_EVALUATED,
@@ -29,9 +29,30 @@ from .results import (
 )
 
 __all__ = [
-    "AgentData", "ToolCall", "ToolResult", "ToolSchema",
-    "IGNORE", "CriterionConfig", "EvalCase", "EvalConfig", "EvalSet", "Invocation", "MatchType",
-    "MessageContent", "Rubric", "SessionInput", "StepType", "TrajectoryStep", "ExpectedToolCall",
-    "CriterionResult", "CriterionStats", "EvalCaseResult", "EvalReport", "EvalSummary",
-    "PASSED", "FAILED", "NOT_EVALUATED", "verdict_of",
+    "AgentData",
+    "ToolCall",
+    "ToolResult",
+    "ToolSchema",
+    "IGNORE",
+    "CriterionConfig",
+    "EvalCase",
+    "EvalConfig",
+    "EvalSet",
+    "Invocation",
+    "MatchType",
+    "MessageContent",
+    "Rubric",
+    "SessionInput",
+    "StepType",
+    "TrajectoryStep",
+    "ExpectedToolCall",
+    "CriterionResult",
+    "CriterionStats",
+    "EvalCaseResult",
+    "EvalReport",
+    "EvalSummary",
+    "PASSED",
+    "FAILED",
+    "NOT_EVALUATED",
+    "verdict_of",
 ]

@@ -7,7 +7,7 @@ Field names and types follow NovaEval's ``AgentData`` as used to produce its ref
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -15,8 +15,8 @@ from pydantic import BaseModel, Field
 class ToolSchema(BaseModel):
     name: str
     description: str
-    args_schema: Optional[dict[str, Any]] = None
-    return_schema: Optional[dict[str, Any]] = None
+    args_schema: dict[str, Any] | None = None
+    return_schema: dict[str, Any] | None = None
 
 
 class ToolCall(BaseModel):
@@ -29,34 +29,34 @@ class ToolResult(BaseModel):
     call_id: str
     result: Any
     success: bool
-    error_message: Optional[str] = None
+    error_message: str | None = None
 
 
 class AgentData(BaseModel):
-    user_id: Optional[str] = None
-    task_id: Optional[str] = None
-    turn_id: Optional[str] = None
+    user_id: str | None = None
+    task_id: str | None = None
+    turn_id: str | None = None
 
-    ground_truth: Optional[str] = None
-    expected_tool_call: Optional[ToolCall] = None
+    ground_truth: str | None = None
+    expected_tool_call: ToolCall | None = None
 
-    agent_name: Optional[str] = None
-    agent_role: Optional[str] = None
-    agent_task: Optional[str] = None
+    agent_name: str | None = None
+    agent_role: str | None = None
+    agent_task: str | None = None
 
-    system_prompt: Optional[str] = None
-    agent_response: Optional[str] = None
-    trace: Optional[str] = None
+    system_prompt: str | None = None
+    agent_response: str | None = None
+    trace: str | None = None
 
     tools_available: list[ToolSchema] = Field(default_factory=list)
     tool_calls: list[ToolCall] = Field(default_factory=list)
     parameters_passed: dict[str, Any] = Field(default_factory=dict)
     tool_call_results: list[ToolResult] = Field(default_factory=list)
 
-    retrieval_query: Optional[list[str]] = None
-    retrieved_context: Optional[list[list[str]]] = None
+    retrieval_query: list[str] | None = None
+    retrieved_context: list[list[str]] | None = None
 
-    exit_status: Optional[str] = None
+    exit_status: str | None = None
     agent_exit: bool = False
 
-    metadata: Optional[str] = None
+    metadata: str | None = None

@@ -25,10 +25,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping  # not typing's: its isinstance checks cost three times as much
+from collections.abc import Callable, Iterable, Mapping  # not typing's: its isinstance checks cost three times as much
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Callable, Optional
+from typing import Any
 
 #: Argument value that matches anything (Big Sky's ``"IGNORE"``).
 IGNORE = "IGNORE"
@@ -68,7 +68,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _spells(text: str, number: "int | float") -> bool:
+def _spells(text: str, number: int | float) -> bool:
     """Does the string spell the number in canonical decimal form? ``"10"`` spells 10 and 10.0,
     ``"10.5"`` spells 10.5; ``"02139"``, ``"1e3"``, ``"+5"`` and ``" 10"`` spell nothing. The text
     is read as the number's own type reads it (a float by ``float``, an int as JSON reads it), so
@@ -89,7 +89,7 @@ def _decoded_against(value: Any, other: Any) -> Any:
     return value
 
 
-def _number(value: Any) -> Optional[Decimal]:
+def _number(value: Any) -> Decimal | None:
     """The value as an exact decimal when it is a number or a canonical numeric string (bools are not numbers)."""
     if isinstance(value, str):
         return Decimal(value) if _CANONICAL_DECIMAL.fullmatch(value) else None
@@ -106,8 +106,9 @@ def _fold(text: str, fold_case: bool, fold_whitespace: bool) -> str:
     return text
 
 
-def values_equal(expected: Any, actual: Any, mode: str = "exact", fold_case: bool = False,
-                 fold_whitespace: bool = False) -> bool:
+def values_equal(
+    expected: Any, actual: Any, mode: str = "exact", fold_case: bool = False, fold_whitespace: bool = False
+) -> bool:
     """Equality by meaning; ``mode`` applies to nested objects too (subset: extra nested keys allowed).
 
     Values of one JSON type compare as Python's ``==`` does (google-adk's rule), folding aside;
@@ -141,6 +142,7 @@ def values_equal(expected: Any, actual: Any, mode: str = "exact", fold_case: boo
 
 # --- comparators: the only per-key behaviours a config may name -------------------------------
 
+
 def _cmp_exact(e: Any, a: Any) -> bool:
     return values_equal(e, a)
 
@@ -165,8 +167,10 @@ def _cmp_contains(e: Any, a: Any) -> bool:
     """The expected text occurs in the actual text (case- and whitespace-folded)."""
     if e == IGNORE:
         return True
+
     def text(v: Any) -> str:
         return v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str)
+
     return _fold(text(e), True, True) in _fold(text(a), True, True)
 
 
@@ -216,14 +220,15 @@ COMPARATORS: dict[str, Callable[[Any, Any], bool]] = {
 
 # --- per-argument diff ----------------------------------------------------------------------
 
+
 def diff_mappings(
     expected: Mapping[str, Any],
     actual: Mapping[str, Any],
     mode: str = "exact",
-    keys: Optional[Iterable[str]] = None,
+    keys: Iterable[str] | None = None,
     fold_case: bool = False,
     fold_whitespace: bool = False,
-    comparators: Optional[Mapping[str, str]] = None,
+    comparators: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """One entry per key of either side: ``{key, expected, actual, status}``, status one of
     equal / different / missing (expected, not sent) / extra (sent, not expected) / ignored."""
@@ -274,10 +279,10 @@ def argument_diff(
     expected: Any,
     actual: Any,
     mode: str = "exact",
-    keys: Optional[Iterable[str]] = None,
+    keys: Iterable[str] | None = None,
     fold_case: bool = False,
     fold_whitespace: bool = False,
-    comparators: Optional[Mapping[str, str]] = None,
+    comparators: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Per-argument comparison of two calls' arguments (dicts or JSON strings)."""
     return diff_mappings(_as_args(expected), _as_args(actual), mode, keys, fold_case, fold_whitespace, comparators)
@@ -287,16 +292,21 @@ def arguments_equal(
     expected: Any,
     actual: Any,
     mode: str = "exact",
-    keys: Optional[Iterable[str]] = None,
+    keys: Iterable[str] | None = None,
     fold_case: bool = False,
     fold_whitespace: bool = False,
-    comparators: Optional[Mapping[str, str]] = None,
+    comparators: Mapping[str, str] | None = None,
 ) -> bool:
     """True when the arguments agree under ``mode`` (see :data:`MODES`)."""
     if mode == "ignore":
         return True
-    if (not comparators and mode in MODES and type(expected) is dict and type(actual) is dict
-            and _same(expected, actual)):
+    if (
+        not comparators
+        and mode in MODES
+        and type(expected) is dict
+        and type(actual) is dict
+        and _same(expected, actual)
+    ):
         return True  # the usual case, decided without building the per-key diff
     entries = argument_diff(expected, actual, mode, keys, fold_case, fold_whitespace, comparators)
     return not _mismatches(entries, mode)
@@ -344,14 +354,14 @@ class ArgumentPolicy:
     """
 
     mode: str = "exact"
-    keys: Optional[tuple[str, ...]] = None
+    keys: tuple[str, ...] | None = None
     fold_case: bool = False
     fold_whitespace: bool = False
     comparators: Mapping[str, str] = field(default_factory=dict)
-    tools: Mapping[str, "ArgumentPolicy"] = field(default_factory=dict)
+    tools: Mapping[str, ArgumentPolicy] = field(default_factory=dict)
 
     @classmethod
-    def from_options(cls, options: Optional[Mapping[str, Any]]) -> "ArgumentPolicy":
+    def from_options(cls, options: Mapping[str, Any] | None) -> ArgumentPolicy:
         """Validate the options; a bad mode or comparator name raises ValueError naming the option."""
         options = options or {}
         base = cls._one(options, "options", mode_key="args_mode")
@@ -363,16 +373,20 @@ class ArgumentPolicy:
             if not isinstance(settings, Mapping):
                 raise ValueError(f"options.tools.{tool} must be a table of settings")
             merged = {
-                "mode": base.mode, "fold_case": base.fold_case, "fold_whitespace": base.fold_whitespace,
+                "mode": base.mode,
+                "fold_case": base.fold_case,
+                "fold_whitespace": base.fold_whitespace,
                 **settings,
             }
-            tools[str(tool)] = cls._one(merged, f"options.tools.{tool}", mode_key="mode",
-                                        inherit_comparators=base.comparators)
+            tools[str(tool)] = cls._one(
+                merged, f"options.tools.{tool}", mode_key="mode", inherit_comparators=base.comparators
+            )
         return cls(base.mode, base.keys, base.fold_case, base.fold_whitespace, base.comparators, tools)
 
     @classmethod
-    def _one(cls, opts: Mapping[str, Any], where: str, mode_key: str,
-             inherit_comparators: Optional[Mapping[str, str]] = None) -> "ArgumentPolicy":
+    def _one(
+        cls, opts: Mapping[str, Any], where: str, mode_key: str, inherit_comparators: Mapping[str, str] | None = None
+    ) -> ArgumentPolicy:
         mode = opts.get(mode_key, "exact")
         if mode not in MODES:
             raise ValueError(f"{where}.{mode_key}: unknown argument mode {mode!r}; expected one of {', '.join(MODES)}")
@@ -392,10 +406,11 @@ class ArgumentPolicy:
                     f"expected one of {', '.join(sorted(COMPARATORS))}"
                 )
             comparators[str(key)] = name
-        return cls(mode, keys, bool(opts.get("fold_case", False)), bool(opts.get("fold_whitespace", False)),
-                   comparators)
+        return cls(
+            mode, keys, bool(opts.get("fold_case", False)), bool(opts.get("fold_whitespace", False)), comparators
+        )
 
-    def for_tool(self, name: str) -> "ArgumentPolicy":
+    def for_tool(self, name: str) -> ArgumentPolicy:
         return self.tools.get(name, self)
 
     def equal(self, tool: str, expected: Any, actual: Any) -> bool:

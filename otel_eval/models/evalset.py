@@ -11,11 +11,18 @@ from __future__ import annotations
 import json
 from enum import Enum
 from pathlib import Path
-from typing import Any, ClassVar, Optional, Union
+from typing import Any, ClassVar
 
-from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, field_validator,
-                      model_serializer, model_validator)
-
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from ..errors import InputError
@@ -35,15 +42,15 @@ class _Golden(BaseModel):
 
 class MessageContent(_Golden):
     role: str
-    content: Union[str, list[dict[str, Any]]]
+    content: str | list[dict[str, Any]]
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
-    def user(cls, text: str) -> "MessageContent":
+    def user(cls, text: str) -> MessageContent:
         return cls(role="user", content=text)
 
     @classmethod
-    def assistant(cls, text: str) -> "MessageContent":
+    def assistant(cls, text: str) -> MessageContent:
         return cls(role="assistant", content=text)
 
     def get_text(self) -> str:
@@ -64,13 +71,13 @@ class ExpectedToolCall(_Golden):
 
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
-    call_id: Optional[str] = None
-    result: Optional[Any] = None
-    check_args: Optional[bool] = None
+    call_id: str | None = None
+    result: Any | None = None
+    check_args: bool | None = None
     """False: the golden names the tool only (no ``tool_input``), so any arguments match.
     None: the criterion's ``check_args`` decides."""
 
-    def matches(self, other: "ExpectedToolCall", check_args: bool = True, check_call_id: bool = False) -> bool:
+    def matches(self, other: ExpectedToolCall, check_args: bool = True, check_call_id: bool = False) -> bool:
         """Same tool, and (by default) the same arguments; ``"IGNORE"`` values match anything."""
         if self.name != other.name:
             return False
@@ -92,33 +99,33 @@ class TrajectoryStep(_Golden):
     step_type: StepType
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
-    timestamp: Optional[float] = None
+    timestamp: float | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
-    def node(cls, name: str, timestamp: Optional[float] = None, **metadata: Any) -> "TrajectoryStep":
+    def node(cls, name: str, timestamp: float | None = None, **metadata: Any) -> TrajectoryStep:
         return cls(step_type=StepType.NODE, name=name, timestamp=timestamp, metadata=metadata)
 
     @classmethod
     def tool(
-        cls, name: str, args: Optional[dict[str, Any]] = None, timestamp: Optional[float] = None, **metadata: Any
-    ) -> "TrajectoryStep":
+        cls, name: str, args: dict[str, Any] | None = None, timestamp: float | None = None, **metadata: Any
+    ) -> TrajectoryStep:
         return cls(step_type=StepType.TOOL, name=name, args=args or {}, timestamp=timestamp, metadata=metadata)
 
 
 class Invocation(_Golden):
     invocation_id: str
     user_content: MessageContent
-    expected_tool_trajectory: Optional[list[ExpectedToolCall]] = None
+    expected_tool_trajectory: list[ExpectedToolCall] | None = None
     """None: the golden file does not say (tool use not checked); []: the agent must call no tool."""
     expected_intermediate_responses: list[MessageContent] = Field(default_factory=list)
-    expected_final_response: Optional[MessageContent] = None
+    expected_final_response: MessageContent | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     # Expectations from the trajectory-golden and Big Sky formats.
-    expected_tool_selection: Optional[str] = None
+    expected_tool_selection: str | None = None
     """The tool the agent should pick first (trajectory-golden ``tool_selection``)."""
-    expected_sql: Optional[bool] = None
+    expected_sql: bool | None = None
     """Whether SQL should be generated (``sql_generation: yes|no``); None = not checked."""
     expected_tables: list[str] = Field(default_factory=list)
     """Tables the generated SQL should read (``expected_table``)."""
@@ -136,7 +143,7 @@ class Invocation(_Golden):
 
 
 class SessionInput(_Golden):
-    thread_id: Optional[str] = None
+    thread_id: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)
     initial_state: dict[str, Any] = Field(default_factory=dict)
 
@@ -145,7 +152,7 @@ class EvalCase(_Golden):
     eval_id: str
     name: str = ""
     conversation: list[Invocation] = Field(default_factory=list)
-    session_input: Optional[SessionInput] = None
+    session_input: SessionInput | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     tags: list[str] = Field(default_factory=list)
 
@@ -160,7 +167,7 @@ class EvalSet(_Golden):
     name: str = ""
     description: str = ""
     eval_cases: list[EvalCase] = Field(default_factory=list)
-    criteria: dict[str, "CriterionConfig"] = Field(default_factory=dict)
+    criteria: dict[str, CriterionConfig] = Field(default_factory=dict)
     """The criteria the set itself says its cases are judged by (Big Sky's ``evaluators``); they
     replace the run config's reference criteria for its cases (``scoring.config_for_case``).
     Empty: the run config decides. Not written when empty."""
@@ -170,8 +177,12 @@ class EvalSet(_Golden):
     @classmethod
     def _criteria_from_old_metadata(cls, data: Any) -> Any:
         # Sets saved before `criteria` was a field kept it in metadata (databases, converted files).
-        if isinstance(data, dict) and "criteria" not in data and isinstance(data.get("metadata"), dict) \
-                and isinstance(data["metadata"].get("criteria"), dict):
+        if (
+            isinstance(data, dict)
+            and "criteria" not in data
+            and isinstance(data.get("metadata"), dict)
+            and isinstance(data["metadata"].get("criteria"), dict)
+        ):
             metadata = dict(data["metadata"])
             data = {**data, "criteria": metadata.pop("criteria"), "metadata": metadata}
         return data
@@ -184,7 +195,7 @@ class EvalSet(_Golden):
         return data
 
     @classmethod
-    def load(cls, path: Union[str, Path]) -> "EvalSet":
+    def load(cls, path: str | Path) -> EvalSet:
         """Read an ``.evalset.json`` file; a bad file raises :class:`InputError` naming the JSON path."""
         path = Path(path)
         try:
@@ -198,7 +209,7 @@ class EvalSet(_Golden):
         return cls.from_dict(data, source=str(path))
 
     @classmethod
-    def from_dict(cls, data: Any, source: str = "<evalset>") -> "EvalSet":
+    def from_dict(cls, data: Any, source: str = "<evalset>") -> EvalSet:
         """``data`` as an EvalSet; unknown keys and invalid values raise :class:`GoldenFileError`
         (an :class:`InputError`) with every one of them, each at its JSON path."""
         log = ProblemLog(source)
@@ -211,7 +222,7 @@ class EvalSet(_Golden):
             raise GoldenFileError(log.problems)
         return eval_set
 
-    def save(self, path: Union[str, Path]) -> None:
+    def save(self, path: str | Path) -> None:
         Path(path).write_text(self.model_dump_json(indent=2, exclude_defaults=False) + "\n", encoding="utf-8")
 
 
@@ -279,7 +290,9 @@ class CriterionConfig(_StrictSettings):
     def _a_score_can_reach_it(cls, value: float) -> float:
         # Every score is 0–1: a threshold outside would pass (or fail) every session unseen.
         if not 0.0 <= value <= 1.0:
-            raise PydanticCustomError("threshold_range", f"threshold must be between 0 and 1 (scores are 0–1), got {value:g}")
+            raise PydanticCustomError(
+                "threshold_range", f"threshold must be between 0 and 1 (scores are 0–1), got {value:g}"
+            )
         return value
 
     @model_validator(mode="before")
@@ -299,10 +312,10 @@ class UserSimulatorConfig(_Golden):
 
 class EvalConfig(_Golden):
     criteria: dict[str, CriterionConfig] = Field(default_factory=dict)
-    user_simulator_config: Optional[UserSimulatorConfig] = None
+    user_simulator_config: UserSimulatorConfig | None = None
 
     @classmethod
-    def default(cls) -> "EvalConfig":
+    def default(cls) -> EvalConfig:
         """The seed defaults plus the trajectory-golden checks, which skip when a case sets no expectation."""
         return cls(
             criteria={

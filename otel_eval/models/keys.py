@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import inspect
 import types
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, Mapping, Union, get_args, get_origin
+from functools import cache
+from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from .suggest import closest_key
 from .problems import ProblemLog, child
+from .suggest import closest_key
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class Obj:
     google-adk and google-genai accept: ``tool_uses`` or ``toolUses``).
     """
 
-    fields: Mapping[str, "Spec"]
+    fields: Mapping[str, Spec]
     camel: bool = False
     _names: dict = field(init=False, repr=False, compare=False, hash=False, default=None)  # type: ignore[assignment]
 
@@ -43,7 +44,7 @@ class Obj:
             names.update({to_camel(key): key for key in self.fields})
         object.__setattr__(self, "_names", names)
 
-    def spec_of(self, key: str) -> tuple[bool, "Spec"]:
+    def spec_of(self, key: str) -> tuple[bool, Spec]:
         """(known, spec of the value) for ``key``."""
         name = self._names.get(key)
         if name is None:
@@ -59,14 +60,14 @@ class Obj:
 
 @dataclass(frozen=True)
 class ListOf:
-    item: "Spec"
+    item: Spec
 
 
 @dataclass(frozen=True)
 class MapOf:
     """An object with free keys (names chosen by the author) whose values have one shape."""
 
-    value: "Spec"
+    value: Spec
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class TupleOf:
     items: tuple
 
 
-Spec = Union[None, Obj, ListOf, MapOf, TupleOf]
+Spec = None | Obj | ListOf | MapOf | TupleOf
 
 
 def to_camel(snake: str) -> str:
@@ -121,19 +122,18 @@ def check_keys(value: Any, spec: Spec, path: str, log: ProblemLog) -> None:
                 check_keys(item, item_spec, child(path, i), log)
 
 
-@lru_cache(maxsize=None)
+@cache
 def model_spec(model: type) -> Obj:
     """The keys of a pydantic model (its field names, or aliases), recursively.
 
     Fields typed ``dict[...]`` or ``Any`` are free-form (``metadata``, ``args``, ``initial_state``).
     """
-    return Obj({info.alias or name: _annotation_spec(info.annotation)
-                for name, info in model.model_fields.items()})
+    return Obj({info.alias or name: _annotation_spec(info.annotation) for name, info in model.model_fields.items()})
 
 
 def _annotation_spec(annotation: Any) -> Spec:
     origin = get_origin(annotation)
-    if origin is Union or (hasattr(types, "UnionType") and origin is getattr(types, "UnionType")):
+    if origin is Union or (hasattr(types, "UnionType") and origin is types.UnionType):
         specs = [s for s in (_annotation_spec(a) for a in get_args(annotation) if a is not type(None)) if s is not None]
         # Several structured alternatives would need merging; none of the golden models has them.
         return specs[0] if len(specs) == 1 else None

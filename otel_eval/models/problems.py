@@ -9,8 +9,9 @@ A warning (a case with nothing to check) is shown by ``validate`` but does not s
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence, Union
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -54,7 +55,7 @@ class GoldenFileError(InputError):
         return [str(p) for p in self.problems]
 
 
-def child(path: str, key: Union[str, int]) -> str:
+def child(path: str, key: str | int) -> str:
     """The JSON path of ``key`` under ``path``; keys that are not identifiers are quoted."""
     if isinstance(key, int):
         return f"{path}[{key}]"
@@ -102,19 +103,19 @@ class ProblemLog:
 
     # --- typed reads: each logs a problem and returns None when the value is unusable ---
 
-    def object(self, value: Any, path: str, what: str = "an object") -> Optional[dict]:
+    def object(self, value: Any, path: str, what: str = "an object") -> dict | None:
         if isinstance(value, dict):
             return value
         self.add(path, f"expected {what}, got {type_name(value)}")
         return None
 
-    def array(self, value: Any, path: str, what: str = "an array") -> Optional[list]:
+    def array(self, value: Any, path: str, what: str = "an array") -> list | None:
         if isinstance(value, list):
             return value
         self.add(path, f"expected {what}, got {type_name(value)}")
         return None
 
-    def string(self, value: Any, path: str, required: bool = True, non_empty: bool = False) -> Optional[str]:
+    def string(self, value: Any, path: str, required: bool = True, non_empty: bool = False) -> str | None:
         if value is None and not required:
             return None
         if not isinstance(value, str):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Iterable, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -23,7 +24,7 @@ class CriterionResult(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
     skipped: bool = False
     """The criterion did not apply or could not run; ``details['reason']`` says why. Never fails a case."""
-    error: Optional[str] = None
+    error: str | None = None
     """The criterion tried to run and failed (an LLM judge timeout, say): the case fails, with this reason."""
 
 
@@ -52,15 +53,15 @@ def verdict_of(criteria: Iterable[CriterionResult]) -> Verdict:
 
 class EvalCaseResult(BaseModel):
     eval_id: str
-    name: Optional[str] = None
+    name: str | None = None
     passed: bool
     """``verdict == "passed"``."""
     verdict: Verdict = FAILED
     """passed, failed or not_evaluated; when only ``passed`` is given, passed or failed."""
     criterion_results: list[CriterionResult] = Field(default_factory=list)
-    error: Optional[str] = None
+    error: str | None = None
     duration_seconds: float = 0.0
-    session_id: Optional[str] = None
+    session_id: str | None = None
     score: float = 0.0
     """Mean score of the criteria that ran (skipped ones excluded); 0.0, and meaningless, when
     the verdict is not_evaluated (shown as ``-``)."""
@@ -73,7 +74,7 @@ class EvalCaseResult(BaseModel):
         return data
 
     @model_validator(mode="after")
-    def _passed_from_verdict(self) -> "EvalCaseResult":
+    def _passed_from_verdict(self) -> EvalCaseResult:
         self.passed = self.verdict == PASSED
         return self
 
@@ -106,7 +107,7 @@ class EvalSummary(BaseModel):
 class EvalReport(BaseModel):
     report_id: str
     eval_set_id: str
-    eval_set_name: Optional[str] = None
+    eval_set_name: str | None = None
     results: list[EvalCaseResult] = Field(default_factory=list)
     summary: EvalSummary
     config_used: dict[str, Any] = Field(default_factory=dict)

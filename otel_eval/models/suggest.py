@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import difflib
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 
-def closest_key(key: str, known: Iterable[str]) -> Optional[str]:
+def closest_key(key: str, known: Iterable[str]) -> str | None:
     """The known key ``key`` most likely misspells, if any is close (difflib, case-insensitive)."""
     lowered = {k.lower(): k for k in known}
     match = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.7)

@@ -7,9 +7,10 @@ aggregate query per database: it stays cheap on a database of millions of sessio
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from .database import DbPath, open_database
 
@@ -20,26 +21,33 @@ UNKNOWN_VERSION = "unknown"
 class CaseCoverage:
     eval_set_id: str
     eval_id: str
-    name: Optional[str] = None
-    query: Optional[str] = None
+    name: str | None = None
+    query: str | None = None
     sessions: int = 0
     by_day: dict[str, int] = field(default_factory=dict)
     """UTC date (YYYY-MM-DD) → sessions matched that day."""
     by_version: dict[str, int] = field(default_factory=dict)
-    last_seen: Optional[str] = None
+    last_seen: str | None = None
     in_golden_set: bool = True
     """False: sessions matched it, but no loaded golden set has it any more."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"eval_set_id": self.eval_set_id, "eval_id": self.eval_id, "name": self.name, "query": self.query,
-                "sessions": self.sessions, "by_day": dict(sorted(self.by_day.items())),
-                "by_version": dict(sorted(self.by_version.items())), "last_seen": self.last_seen,
-                "in_golden_set": self.in_golden_set}
+        return {
+            "eval_set_id": self.eval_set_id,
+            "eval_id": self.eval_id,
+            "name": self.name,
+            "query": self.query,
+            "sessions": self.sessions,
+            "by_day": dict(sorted(self.by_day.items())),
+            "by_version": dict(sorted(self.by_version.items())),
+            "last_seen": self.last_seen,
+            "in_golden_set": self.in_golden_set,
+        }
 
 
 @dataclass
 class Coverage:
-    since: Optional[str]
+    since: str | None
     sessions: int = 0
     """Sessions with a current evaluation in the window, matched or not."""
     unmatched: int = 0
@@ -51,7 +59,7 @@ class Coverage:
         return self.sessions - self.unmatched
 
     @property
-    def unmatched_share(self) -> Optional[float]:
+    def unmatched_share(self) -> float | None:
         return self.unmatched / self.sessions if self.sessions else None
 
     @property
@@ -64,15 +72,22 @@ class Coverage:
 
     def to_dict(self) -> dict[str, Any]:
         golden = [c for c in self.cases if c.in_golden_set]
-        return {"since": self.since, "sessions": self.sessions, "matched": self.matched, "unmatched": self.unmatched,
-                "unmatched_share": None if self.unmatched_share is None else round(self.unmatched_share, 6),
-                "golden_cases": len(golden), "exercised": sum(1 for c in golden if c.sessions),
-                "never_exercised": [{"eval_set_id": c.eval_set_id, "eval_id": c.eval_id, "name": c.name}
-                                    for c in self.never_exercised],
-                "cases": [c.to_dict() for c in self.cases]}
+        return {
+            "since": self.since,
+            "sessions": self.sessions,
+            "matched": self.matched,
+            "unmatched": self.unmatched,
+            "unmatched_share": None if self.unmatched_share is None else round(self.unmatched_share, 6),
+            "golden_cases": len(golden),
+            "exercised": sum(1 for c in golden if c.sessions),
+            "never_exercised": [
+                {"eval_set_id": c.eval_set_id, "eval_id": c.eval_id, "name": c.name} for c in self.never_exercised
+            ],
+            "cases": [c.to_dict() for c in self.cases],
+        }
 
 
-def coverage(db_paths: Sequence[DbPath], since: Optional[str] = None) -> Coverage:
+def coverage(db_paths: Sequence[DbPath], since: str | None = None) -> Coverage:
     """Coverage over every database's current evaluations created at or after ``since`` (the
     store's ISO ``created_at`` format, :func:`otel_eval.read.times.iso_utc`; None: all)."""
     out = Coverage(since=since)
@@ -81,7 +96,8 @@ def coverage(db_paths: Sequence[DbPath], since: Optional[str] = None) -> Coverag
         with closing(open_database(path)) as conn:
             if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'golden_cases'").fetchone():
                 for set_id, eval_id, name, query in conn.execute(
-                        "SELECT eval_set_id, eval_id, name, query FROM golden_cases ORDER BY eval_set_id, eval_id"):
+                    "SELECT eval_set_id, eval_id, name, query FROM golden_cases ORDER BY eval_set_id, eval_id"
+                ):
                     cases.setdefault((set_id or "", eval_id), CaseCoverage(set_id or "", eval_id, name, query))
             for set_id, case_id, day, version, n, last in conn.execute(
                 "SELECT eval_set_id, case_id, substr(created_at, 1, 10), agent_version, count(*), max(created_at)"

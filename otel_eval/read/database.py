@@ -9,14 +9,15 @@ current schema; rows come back as :class:`sqlite3.Row` (by index or by column na
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any
 
 from ..errors import InputError
 from ..store import SCHEMA_VERSION, Store
 from ..store.connection import connect_read_only
 
-DbPath = Union[str, Path]
+DbPath = str | Path
 
 #: Seconds a reader waits on a lock before SQLite gives up (the writer holds one for milliseconds).
 READ_TIMEOUT_S = 5.0
@@ -53,7 +54,7 @@ def open_store(path: DbPath, timeout: float = READ_TIMEOUT_S) -> Store:
     return Store.open_read_only(path, timeout)
 
 
-def upgrade_if_older(conn: sqlite3.Connection, path: Union[str, Path]) -> None:
+def upgrade_if_older(conn: sqlite3.Connection, path: str | Path) -> None:
     """Readers open the file read-only; a file an older otel-eval wrote (schema version below
     :data:`SCHEMA_VERSION`) is migrated first, with one writable open. Version 0 (no schema yet:
     the collector has not started) is left for the collector to create."""
@@ -63,8 +64,11 @@ def upgrade_if_older(conn: sqlite3.Connection, path: Union[str, Path]) -> None:
     try:
         Store(path).close()
     except sqlite3.Error as exc:
-        raise InputError(str(path), f"database schema version {version} is older than this otel-eval's "
-                                    f"({SCHEMA_VERSION}) and migrating it failed: {exc}") from None
+        raise InputError(
+            str(path),
+            f"database schema version {version} is older than this otel-eval's "
+            f"({SCHEMA_VERSION}) and migrating it failed: {exc}",
+        ) from None
 
 
 def named_rows(conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
@@ -89,7 +93,7 @@ def missing_schema(exc: sqlite3.OperationalError) -> bool:
     return "no such table" in str(exc)
 
 
-def first_key_at_or_after(conn: sqlite3.Connection, table: str, key: str, column: str, value: Any) -> Optional[int]:
+def first_key_at_or_after(conn: sqlite3.Connection, table: str, key: str, column: str, value: Any) -> int | None:
     """Smallest ``key`` (an integer rowid) whose row has ``column >= value``, assuming ``column``
     grows with ``key``; None when no row qualifies. O(log n) indexed lookups, no table scan.
     ``table``, ``key`` and ``column`` are this package's own names, never user input."""

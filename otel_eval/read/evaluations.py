@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from contextlib import closing
-from typing import Any, NamedTuple, Optional, Sequence
+from typing import Any, NamedTuple
 
 from ..models.results import FAILED, NOT_EVALUATED, PASSED
 from .database import DbPath, missing_schema, named_rows, open_database
@@ -22,7 +23,7 @@ UNMATCHED, UNSCORED = "unmatched", "unscored"
 OUTCOMES = (PASSED, FAILED, NOT_EVALUATED, UNMATCHED, UNSCORED)
 
 
-def outcome(case_id: Optional[str], verdict: Optional[str]) -> str:
+def outcome(case_id: str | None, verdict: str | None) -> str:
     """The stored verdict (passed, failed, not_evaluated) of a matched session, else unmatched or
     unscored (``verdict`` None: no evaluation)."""
     if verdict is None:
@@ -32,7 +33,7 @@ def outcome(case_id: Optional[str], verdict: Optional[str]) -> str:
     return verdict
 
 
-def parse_details(text: Optional[str]) -> Any:
+def parse_details(text: str | None) -> Any:
     """A stored ``details`` column: ``{}`` when empty; text that is not JSON is kept, not raised."""
     if not text:
         return {}
@@ -44,17 +45,23 @@ def parse_details(text: Optional[str]) -> Any:
 
 def criterion_dict(row: sqlite3.Row) -> dict[str, Any]:
     """One ``criterion_results`` row as the views show it."""
-    return {"criterion": row["criterion"], "score": row["score"], "passed": bool(row["passed"]),
-            "threshold": row["threshold"], "skipped": bool(row["skipped"]), "error": row["error"],
-            "details": parse_details(row["details"])}
+    return {
+        "criterion": row["criterion"],
+        "score": row["score"],
+        "passed": bool(row["passed"]),
+        "threshold": row["threshold"],
+        "skipped": bool(row["skipped"]),
+        "error": row["error"],
+        "details": parse_details(row["details"]),
+    }
 
 
 JUDGE_STATES = {"pending": "judge pending", "not_sampled": "not sampled"}
 """``details.judge`` of a judge criterion → how the views mark its session (see otel_eval.judging)."""
 
 
-def judge_state(criteria: Sequence[dict[str, Any]]) -> Optional[str]:
-    """"judge pending" while a judge answer is awaited (the verdict is the deterministic one so
+def judge_state(criteria: Sequence[dict[str, Any]]) -> str | None:
+    """ "judge pending" while a judge answer is awaited (the verdict is the deterministic one so
     far), "not sampled" when the judge left the session out by sampling, else None."""
     states = {(c.get("details") or {}).get("judge") for c in criteria if isinstance(c.get("details"), dict)}
     for state in ("pending", "not_sampled"):
@@ -65,7 +72,9 @@ def judge_state(criteria: Sequence[dict[str, Any]]) -> Optional[str]:
 
 def failing_criteria(row: dict[str, Any]) -> list[str]:
     """The criteria that ran and did not pass, health left out (it has its own column)."""
-    return [c["criterion"] for c in row["criteria"] if not c["skipped"] and not c["passed"] and c["criterion"] != "health"]
+    return [
+        c["criterion"] for c in row["criteria"] if not c["skipped"] and not c["passed"] and c["criterion"] != "health"
+    ]
 
 
 def current_evaluations(db_paths: Sequence[DbPath]) -> list[dict[str, Any]]:
@@ -86,16 +95,28 @@ def current_evaluations(db_paths: Sequence[DbPath]) -> list[dict[str, Any]]:
             ):
                 criteria.setdefault(c["evaluation_id"], []).append(criterion_dict(c))
             for e in evaluations:
-                rows.append({
-                    "db": str(path), "session_id": e["session_id"], "revision": e["revision"],
-                    "case_id": e["case_id"], "eval_set_id": e["eval_set_id"], "matched_by": e["matched_by"],
-                    "match_score": e["match_score"], "passed": bool(e["passed"]), "verdict": e["verdict"],
-                    "score": e["score"],
-                    "agent_version": e["agent_version"], "query": e["query"], "created_at": e["created_at"],
-                    "error": e["error"], "user_id": e["user_id"], "end_reason": e["end_reason"],
-                    "tool_path": e["tool_path"],
-                    "criteria": criteria.get(e["id"], []),
-                })
+                rows.append(
+                    {
+                        "db": str(path),
+                        "session_id": e["session_id"],
+                        "revision": e["revision"],
+                        "case_id": e["case_id"],
+                        "eval_set_id": e["eval_set_id"],
+                        "matched_by": e["matched_by"],
+                        "match_score": e["match_score"],
+                        "passed": bool(e["passed"]),
+                        "verdict": e["verdict"],
+                        "score": e["score"],
+                        "agent_version": e["agent_version"],
+                        "query": e["query"],
+                        "created_at": e["created_at"],
+                        "error": e["error"],
+                        "user_id": e["user_id"],
+                        "end_reason": e["end_reason"],
+                        "tool_path": e["tool_path"],
+                        "criteria": criteria.get(e["id"], []),
+                    }
+                )
     return rows
 
 
@@ -105,8 +126,9 @@ def criteria_of(conn: sqlite3.Connection, evaluation_ids: Sequence[int]) -> dict
     if not evaluation_ids:
         return out
     marks = ",".join("?" * len(evaluation_ids))
-    for c in named_rows(conn, f"SELECT * FROM criterion_results WHERE evaluation_id IN ({marks}) ORDER BY id",
-                        list(evaluation_ids)):
+    for c in named_rows(
+        conn, f"SELECT * FROM criterion_results WHERE evaluation_id IN ({marks}) ORDER BY id", list(evaluation_ids)
+    ):
         out.setdefault(c["evaluation_id"], []).append(criterion_dict(c))
     return out
 
@@ -120,31 +142,40 @@ def match_evidence(conn: sqlite3.Connection, evaluation_id: int) -> dict[str, An
 
 def revisions(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
     """Every evaluation of a session, newest revision first."""
-    return [dict(r) for r in named_rows(
-        conn, "SELECT revision, case_id, passed, verdict, score, created_at, superseded FROM evaluations"
-        " WHERE session_id = ? ORDER BY revision DESC", (session_id,))]
+    return [
+        dict(r)
+        for r in named_rows(
+            conn,
+            "SELECT revision, case_id, passed, verdict, score, created_at, superseded FROM evaluations"
+            " WHERE session_id = ? ORDER BY revision DESC",
+            (session_id,),
+        )
+    ]
 
 
 class LatestEvaluation(NamedTuple):
     revision: int
-    case_id: Optional[str]
+    case_id: str | None
     verdict: str
-    score: Optional[float]
-    matched_by: Optional[str]
+    score: float | None
+    matched_by: str | None
 
 
-def latest_evaluation(conn: sqlite3.Connection, session_id: str) -> Optional[LatestEvaluation]:
+def latest_evaluation(conn: sqlite3.Connection, session_id: str) -> LatestEvaluation | None:
     """The session's latest revision (what a rescore replaces), or None when it has none."""
     row = conn.execute(
         "SELECT revision, case_id, verdict, score, matched_by FROM evaluations"
-        " WHERE session_id = ? ORDER BY revision DESC LIMIT 1", (session_id,)).fetchone()
+        " WHERE session_id = ? ORDER BY revision DESC LIMIT 1",
+        (session_id,),
+    ).fetchone()
     return LatestEvaluation(*row) if row else None
 
 
 def current_outcome(conn: sqlite3.Connection, session_id: str) -> str:
     """:func:`outcome` of the session's current evaluation (unscored when it has none)."""
-    row = conn.execute("SELECT case_id, verdict FROM evaluations WHERE session_id = ? AND superseded = 0",
-                       (session_id,)).fetchone()
+    row = conn.execute(
+        "SELECT case_id, verdict FROM evaluations WHERE session_id = ? AND superseded = 0", (session_id,)
+    ).fetchone()
     return outcome(row[0], row[1]) if row else UNSCORED
 
 
@@ -155,20 +186,26 @@ def recent_sessions(db_paths: Sequence[DbPath], limit: int = 5) -> list[str]:
     for path in db_paths:
         with closing(open_database(path)) as conn:
             try:
-                found += [(r[0], r[1], r[2]) for r in conn.execute(
-                    "SELECT created_at, id, session_id FROM evaluations WHERE superseded = 0 ORDER BY id DESC LIMIT ?",
-                    (limit,))]
+                found += [
+                    (r[0], r[1], r[2])
+                    for r in conn.execute(
+                        "SELECT created_at, id, session_id FROM evaluations WHERE superseded = 0 ORDER BY id DESC LIMIT ?",
+                        (limit,),
+                    )
+                ]
             except sqlite3.OperationalError as exc:
                 if not missing_schema(exc):
                     raise
     return [sid for _, _, sid in sorted(found, reverse=True)[:limit]]
 
 
-def pass_rate_points(conn: sqlite3.Connection, case_id: Optional[str] = None) -> dict[str, list[tuple[str, str, bool]]]:
+def pass_rate_points(conn: sqlite3.Connection, case_id: str | None = None) -> dict[str, list[tuple[str, str, bool]]]:
     """Per case: ``(created_at, agent_version, passed)`` of every current evaluation that checked
     something, oldest first (a not_evaluated session is no point of a pass rate)."""
-    sql = ("SELECT case_id, created_at, COALESCE(agent_version, 'unknown'), passed FROM evaluations"
-           " WHERE superseded = 0 AND case_id IS NOT NULL AND verdict != 'not_evaluated'")
+    sql = (
+        "SELECT case_id, created_at, COALESCE(agent_version, 'unknown'), passed FROM evaluations"
+        " WHERE superseded = 0 AND case_id IS NOT NULL AND verdict != 'not_evaluated'"
+    )
     params: list[Any] = []
     if case_id:
         sql += " AND case_id = ?"

@@ -19,7 +19,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ..models.results import FAILED, NOT_EVALUATED, PASSED
 from .database import DbPath, first_key_at_or_after, missing_schema, open_database
@@ -27,8 +27,18 @@ from .times import iso_utc, parse_iso
 
 #: Numeric health metrics kept per evaluation (the keys of ``metrics.health.health_metrics``).
 HEALTH_KEYS = (
-    "turns", "tool_calls", "tool_errors", "tool_error_rate", "repeated_calls", "llm_calls", "steps",
-    "max_turn_latency_ms", "session_latency_ms", "input_tokens", "output_tokens", "total_tokens",
+    "turns",
+    "tool_calls",
+    "tool_errors",
+    "tool_error_rate",
+    "repeated_calls",
+    "llm_calls",
+    "steps",
+    "max_turn_latency_ms",
+    "session_latency_ms",
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
     "missing_final_answer",
 )
 HEALTH_CRITERION = "health"
@@ -42,14 +52,14 @@ class EvaluationRow:
     db: str
     session_id: str
     revision: int
-    case_id: Optional[str]
-    agent_version: Optional[str]
+    case_id: str | None
+    agent_version: str | None
     passed: bool
     score: float
     created_at: str
-    query: Optional[str] = None
-    matched_by: Optional[str] = None
-    error: Optional[str] = None
+    query: str | None = None
+    matched_by: str | None = None
+    error: str | None = None
     superseded: bool = False
     failing: tuple[str, ...] = ()
     """Criteria that ran and did not pass (errors included), health included."""
@@ -62,7 +72,7 @@ class EvaluationRow:
     judge_pending: bool = False
     """A judge criterion awaits its answer: the verdict is the deterministic one so far, and a
     later revision (which supersedes this one) completes it."""
-    tool_path: Optional[str] = None
+    tool_path: str | None = None
     """The session's tool path (``evaluations.tool_path``), for trajectory drift."""
     created_s: float = field(init=False, default=0.0)
     """``created_at`` as epoch seconds, parsed once (windows compare it on every refresh)."""
@@ -101,15 +111,15 @@ class EvaluationFeed:
     def __init__(self, path: DbPath):
         self.path = str(path)
         self.last_id = 0
-        self._conn: Optional[sqlite3.Connection] = None
+        self._conn: sqlite3.Connection | None = None
         self._positioned = False
-        self._since: Optional[float] = None
+        self._since: float | None = None
 
     @property
     def available(self) -> bool:
         return self.connection() is not None
 
-    def connection(self) -> Optional[sqlite3.Connection]:
+    def connection(self) -> sqlite3.Connection | None:
         """The feed's read-only connection, or None while the file does not exist."""
         if self._conn is None and Path(self.path).is_file():
             self._conn = open_database(self.path)
@@ -120,7 +130,7 @@ class EvaluationFeed:
             self._conn.close()
             self._conn = None
 
-    def seek(self, since_s: Optional[float]) -> None:
+    def seek(self, since_s: float | None) -> None:
         """Start at the first evaluation created at or after ``since_s`` (None: only evaluations
         stored from now on). A database that does not exist yet is read from its first row."""
         self._since = since_s
@@ -166,12 +176,16 @@ class EvaluationFeed:
                     " WHERE id > ? ORDER BY id",
                     (self.last_id,),
                 ).fetchall()
-                criteria = conn.execute(
-                    "SELECT evaluation_id, criterion, passed, skipped, error,"
-                    " CASE WHEN criterion = ? OR json_type(details, '$.violations') = 'array' THEN details END"
-                    " FROM criterion_results WHERE evaluation_id > ? AND evaluation_id <= ? ORDER BY id",
-                    (HEALTH_CRITERION, self.last_id, rows[-1][0] if rows else self.last_id),
-                ).fetchall() if rows else []
+                criteria = (
+                    conn.execute(
+                        "SELECT evaluation_id, criterion, passed, skipped, error,"
+                        " CASE WHEN criterion = ? OR json_type(details, '$.violations') = 'array' THEN details END"
+                        " FROM criterion_results WHERE evaluation_id > ? AND evaluation_id <= ? ORDER BY id",
+                        (HEALTH_CRITERION, self.last_id, rows[-1][0] if rows else self.last_id),
+                    ).fetchall()
+                    if rows
+                    else []
+                )
             finally:
                 conn.execute("COMMIT")
         except sqlite3.OperationalError as exc:
@@ -183,9 +197,22 @@ class EvaluationFeed:
         by_id: dict[int, EvaluationRow] = {}
         for r in rows:
             by_id[r[0]] = EvaluationRow(
-                id=r[0], db=self.path, session_id=r[1], revision=r[2], case_id=r[3] or None, agent_version=r[4],
-                passed=bool(r[5]), score=float(r[6] or 0.0), created_at=r[7], query=r[8], matched_by=r[9],
-                error=r[10], superseded=bool(r[11]), verdict=r[12], judge_pending=bool(r[13]), tool_path=r[14],
+                id=r[0],
+                db=self.path,
+                session_id=r[1],
+                revision=r[2],
+                case_id=r[3] or None,
+                agent_version=r[4],
+                passed=bool(r[5]),
+                score=float(r[6] or 0.0),
+                created_at=r[7],
+                query=r[8],
+                matched_by=r[9],
+                error=r[10],
+                superseded=bool(r[11]),
+                verdict=r[12],
+                judge_pending=bool(r[13]),
+                tool_path=r[14],
             )
         for evaluation_id, criterion, passed, skipped, error, details in criteria:
             row = by_id.get(evaluation_id)
@@ -204,15 +231,16 @@ class EvaluationFeed:
         if conn is None:
             return set()
         try:
-            return {r[0] for r in conn.execute(
-                "SELECT id FROM evaluations WHERE id >= ? AND superseded = 1", (min_id,))}
+            return {
+                r[0] for r in conn.execute("SELECT id FROM evaluations WHERE id >= ? AND superseded = 1", (min_id,))
+            }
         except sqlite3.OperationalError as exc:
             if missing_schema(exc):
                 return set()
             raise
 
 
-def _read_health(row: EvaluationRow, criterion: str, passed: bool, error: Optional[str], details: str) -> None:
+def _read_health(row: EvaluationRow, criterion: str, passed: bool, error: str | None, details: str) -> None:
     try:
         report = json.loads(details)
     except ValueError:
@@ -222,7 +250,9 @@ def _read_health(row: EvaluationRow, criterion: str, passed: bool, error: Option
     row.health = {k: report[k] for k in HEALTH_KEYS if k in report}
     if not passed or error:
         row.health_failed = True
-        reasons = [str(v.get("reason")) for v in report.get("violations") or [] if isinstance(v, dict) and v.get("reason")]
+        reasons = [
+            str(v.get("reason")) for v in report.get("violations") or [] if isinstance(v, dict) and v.get("reason")
+        ]
         if error:
             reasons.append(f"{criterion}: {error}")
         row.health_reasons = tuple(reasons)

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from ..models.results import FAILED, PASSED
 from .database import DbPath, missing_schema, named_rows, open_database
@@ -35,7 +36,7 @@ from .evaluations import UNSCORED, criteria_of, outcome
 _OPPOSITE = {PASSED: FAILED, FAILED: PASSED}
 
 
-def corrected_verdict(labelled_verdict: str, label: str) -> Optional[str]:
+def corrected_verdict(labelled_verdict: str, label: str) -> str | None:
     """The verdict people say is right: the labelled one (agree) or its opposite (disagree);
     None when the labelled verdict has no opposite (not_evaluated, unmatched)."""
     if labelled_verdict not in _OPPOSITE:
@@ -55,13 +56,18 @@ class CriterionAgreement:
     """It failed; people say the session passed."""
 
     @property
-    def rate(self) -> Optional[float]:
+    def rate(self) -> float | None:
         return self.agree / self.sessions if self.sessions else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"criterion": self.criterion, "sessions": self.sessions, "agree": self.agree,
-                "agreement": None if self.rate is None else round(self.rate, 4),
-                "false_pass": self.false_pass, "false_fail": self.false_fail}
+        return {
+            "criterion": self.criterion,
+            "sessions": self.sessions,
+            "agree": self.agree,
+            "agreement": None if self.rate is None else round(self.rate, 4),
+            "false_pass": self.false_pass,
+            "false_fail": self.false_fail,
+        }
 
 
 @dataclass
@@ -99,11 +105,18 @@ class Calibration:
         return sum(f.count for f in self.feedback)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"labels": self.labels, "labelled_sessions": self.labelled_sessions, "agree": self.agree,
-                "disagree": self.disagree, "without_verdict": self.without_verdict,
-                "rescored_since": self.rescored_since,
-                "verdict": self.verdict.to_dict(), "criteria": [c.to_dict() for c in self.criteria],
-                "feedback_total": self.feedback_total, "feedback": [f.to_dict() for f in self.feedback]}
+        return {
+            "labels": self.labels,
+            "labelled_sessions": self.labelled_sessions,
+            "agree": self.agree,
+            "disagree": self.disagree,
+            "without_verdict": self.without_verdict,
+            "rescored_since": self.rescored_since,
+            "verdict": self.verdict.to_dict(),
+            "criteria": [c.to_dict() for c in self.criteria],
+            "feedback_total": self.feedback_total,
+            "feedback": [f.to_dict() for f in self.feedback],
+        }
 
 
 def calibration(db_paths: Sequence[DbPath]) -> Calibration:
@@ -120,8 +133,10 @@ def calibration(db_paths: Sequence[DbPath]) -> Calibration:
                 if not missing_schema(exc):
                     raise
     out.criteria = sorted(criteria.values(), key=lambda c: (c.rate if c.rate is not None else 2.0, c.criterion))
-    out.feedback = [FeedbackCount(o, n, v, c) for (o, n, v), c in
-                    sorted(feedback.items(), key=lambda item: (_OUTCOME_ORDER.get(item[0][0], 9), item[0]))]
+    out.feedback = [
+        FeedbackCount(o, n, v, c)
+        for (o, n, v), c in sorted(feedback.items(), key=lambda item: (_OUTCOME_ORDER.get(item[0][0], 9), item[0]))
+    ]
     return out
 
 
@@ -164,7 +179,8 @@ _LATEST_LABELS = (
     "SELECT l.*, e.id AS current_id, e.revision AS current_revision, e.case_id AS current_case,"
     " e.verdict AS current_verdict FROM labels l"
     " JOIN (SELECT session_id, MAX(id) AS id FROM labels GROUP BY session_id) latest ON latest.id = l.id"
-    " LEFT JOIN evaluations e ON e.session_id = l.session_id AND e.superseded = 0")
+    " LEFT JOIN evaluations e ON e.session_id = l.session_id AND e.superseded = 0"
+)
 
 
 def _add_feedback(conn: sqlite3.Connection, into: dict[tuple[str, str, str], int]) -> None:
@@ -178,7 +194,7 @@ def _add_feedback(conn: sqlite3.Connection, into: dict[tuple[str, str, str], int
         into[key] = into.get(key, 0) + count
 
 
-def feedback_value(label: Optional[str], score: Optional[float]) -> str:
+def feedback_value(label: str | None, score: float | None) -> str:
     """What a feedback record said, in one word: its label, else its score, else ``-``."""
     if label:
         return label
@@ -189,20 +205,30 @@ def feedback_value(label: Optional[str], score: Optional[float]) -> str:
 
 # --- one session ------------------------------------------------------------------------------
 
+
 def session_labels(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
     """Every label of the session, newest first (the first is the one that counts)."""
-    return [dict(r) for r in named_rows(
-        conn, "SELECT id, evaluation_id, revision, verdict, case_id, label, note, who, source, created_at"
-        " FROM labels WHERE session_id = ? ORDER BY id DESC", (session_id,))]
+    return [
+        dict(r)
+        for r in named_rows(
+            conn,
+            "SELECT id, evaluation_id, revision, verdict, case_id, label, note, who, source, created_at"
+            " FROM labels WHERE session_id = ? ORDER BY id DESC",
+            (session_id,),
+        )
+    ]
 
 
 def session_feedback(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
     """The user feedback about the session (named by attribute, or through one of its traces),
     oldest first, ``attributes`` parsed."""
     rows = named_rows(
-        conn, "SELECT * FROM (SELECT * FROM feedback WHERE session_id = ?"
+        conn,
+        "SELECT * FROM (SELECT * FROM feedback WHERE session_id = ?"
         " UNION ALL SELECT f.* FROM feedback f JOIN traces t ON t.trace_id = f.trace_id"
-        " WHERE f.session_id IS NULL AND t.session_id = ?) ORDER BY time_ns, id", (session_id, session_id))
+        " WHERE f.session_id IS NULL AND t.session_id = ?) ORDER BY time_ns, id",
+        (session_id, session_id),
+    )
     out = []
     for r in rows:
         item = dict(r)
@@ -215,11 +241,17 @@ def session_feedback(conn: sqlite3.Connection, session_id: str) -> list[dict[str
 
 def recent_labels(conn: sqlite3.Connection, limit: int = 50) -> list[dict[str, Any]]:
     """The latest labels across sessions, newest first, with the session's current outcome."""
-    rows = [dict(r) for r in named_rows(
-        conn, "SELECT l.session_id, l.revision, l.verdict, l.case_id, l.label, l.note, l.who, l.source, l.created_at,"
-        " e.case_id AS current_case, e.verdict AS current_verdict, e.revision AS current_revision FROM labels l"
-        " LEFT JOIN evaluations e ON e.session_id = l.session_id AND e.superseded = 0"
-        " ORDER BY l.id DESC LIMIT ?", (limit,))]
+    rows = [
+        dict(r)
+        for r in named_rows(
+            conn,
+            "SELECT l.session_id, l.revision, l.verdict, l.case_id, l.label, l.note, l.who, l.source, l.created_at,"
+            " e.case_id AS current_case, e.verdict AS current_verdict, e.revision AS current_revision FROM labels l"
+            " LEFT JOIN evaluations e ON e.session_id = l.session_id AND e.superseded = 0"
+            " ORDER BY l.id DESC LIMIT ?",
+            (limit,),
+        )
+    ]
     for r in rows:
         r["corrected"] = corrected_verdict(r["verdict"], r["label"])
         r["current"] = outcome(r.pop("current_case"), r.pop("current_verdict"))
@@ -229,8 +261,9 @@ def recent_labels(conn: sqlite3.Connection, limit: int = 50) -> list[dict[str, A
 def label_stamp(conn: sqlite3.Connection) -> str:
     """Changes whenever a label or a feedback record is stored (the dashboard polls it)."""
     try:
-        row = conn.execute("SELECT (SELECT COALESCE(MAX(id), 0) FROM labels),"
-                           " (SELECT COALESCE(MAX(id), 0) FROM feedback)").fetchone()
+        row = conn.execute(
+            "SELECT (SELECT COALESCE(MAX(id), 0) FROM labels), (SELECT COALESCE(MAX(id), 0) FROM feedback)"
+        ).fetchone()
     except sqlite3.OperationalError as exc:
         if not missing_schema(exc):
             raise

@@ -5,8 +5,8 @@ path (``evaluations.tool_path``, written by the scorer since schema 7)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import closing
-from typing import Sequence
 
 from ..drift import PathCounts
 from .database import DbPath, open_database

@@ -9,15 +9,23 @@ plain Python data; nothing here knows about HTML or terminals.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
 from ..errors import InputError
 from ..store import SCORED
 from .database import DbPath, missing_schema, named_rows, open_database
-from .evaluations import (criteria_of, current_evaluations, failing_criteria, judge_state, match_evidence, outcome,
-                          revisions)
+from .evaluations import (
+    criteria_of,
+    current_evaluations,
+    failing_criteria,
+    judge_state,
+    match_evidence,
+    outcome,
+    revisions,
+)
 from .spans import session_reading, session_turns
 
 #: Result filter values and the SQL condition each stands for (on the current evaluation ``e``).
@@ -41,16 +49,18 @@ class SessionFilter:
     page_size: int = 50
 
     @classmethod
-    def from_query(cls, params: Mapping[str, Sequence[str]]) -> "SessionFilter":
+    def from_query(cls, params: Mapping[str, Sequence[str]]) -> SessionFilter:
         """From a parsed query string; raises :class:`InputError` naming the parameter that is wrong."""
+
         def one(name: str) -> str:
             values = params.get(name) or [""]
             return values[-1].strip()
 
         result = one("result").lower()
         if result and result not in RESULT_FILTERS:
-            raise InputError("query string", f"result must be one of {', '.join(RESULT_FILTERS)}, got {result!r}",
-                             "result")
+            raise InputError(
+                "query string", f"result must be one of {', '.join(RESULT_FILTERS)}, got {result!r}", "result"
+            )
         numbers = {}
         for name, default, upper in (("page", 1, 1_000_000), ("page_size", 50, MAX_PAGE_SIZE)):
             text = one(name)
@@ -64,9 +74,14 @@ class SessionFilter:
 
     def query_params(self, **overrides: Any) -> dict[str, str]:
         """The non-default settings as query parameters (for links that keep the other filters)."""
-        values = {"case": self.case, "version": self.version, "result": self.result, "q": self.text,
-                  "page": "" if self.page == 1 else str(self.page),
-                  "page_size": "" if self.page_size == 50 else str(self.page_size)}
+        values = {
+            "case": self.case,
+            "version": self.version,
+            "result": self.result,
+            "q": self.text,
+            "page": "" if self.page == 1 else str(self.page),
+            "page_size": "" if self.page_size == 50 else str(self.page_size),
+        }
         values.update({k: str(v) for k, v in overrides.items()})
         return {k: v for k, v in values.items() if v}
 
@@ -120,9 +135,15 @@ def list_sessions(conn: sqlite3.Connection, f: SessionFilter) -> tuple[list[dict
     """One page of sessions, most recently active first, and how many match the filter in all."""
     where, params = _where(f)
     total = conn.execute("SELECT COUNT(*)" + _SESSION_FROM + where, params).fetchone()[0]
-    rows = _dict_rows(conn, "SELECT" + _SESSION_COLUMNS + _SESSION_FROM + where
-                      + " ORDER BY s.last_received_ns DESC, s.session_id LIMIT ? OFFSET ?",
-                      [*params, f.page_size, (f.page - 1) * f.page_size])
+    rows = _dict_rows(
+        conn,
+        "SELECT"
+        + _SESSION_COLUMNS
+        + _SESSION_FROM
+        + where
+        + " ORDER BY s.last_received_ns DESC, s.session_id LIMIT ? OFFSET ?",
+        [*params, f.page_size, (f.page - 1) * f.page_size],
+    )
     criteria = criteria_of(conn, [r["evaluation_id"] for r in rows if r["evaluation_id"] is not None])
     for r in rows:
         r["verdict"] = verdict(r)
@@ -146,9 +167,14 @@ def filter_options(conn: sqlite3.Connection) -> dict[str, list[str]]:
     """Cases (scored ones and every loaded golden case) and agent versions seen, for the filter menus."""
     cases = {r[0] for r in conn.execute("SELECT DISTINCT case_id FROM evaluations WHERE case_id IS NOT NULL")}
     cases |= {r[0] for r in conn.execute("SELECT eval_id FROM golden_cases")}
-    versions = {r[0] for r in conn.execute(
-        "SELECT DISTINCT COALESCE(e.agent_version, s.agent_version)" + _SESSION_FROM
-        + " WHERE COALESCE(e.agent_version, s.agent_version) IS NOT NULL")}
+    versions = {
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT COALESCE(e.agent_version, s.agent_version)"
+            + _SESSION_FROM
+            + " WHERE COALESCE(e.agent_version, s.agent_version) IS NOT NULL"
+        )
+    }
     return {"cases": sorted(cases), "versions": sorted(versions)}
 
 
@@ -162,7 +188,7 @@ def change_stamp(conn: sqlite3.Connection) -> str:
     return "-".join(str(v or 0) for v in (*s, *e))
 
 
-def session_overview(conn: sqlite3.Connection, session_id: str) -> Optional[dict[str, Any]]:
+def session_overview(conn: sqlite3.Connection, session_id: str) -> dict[str, Any] | None:
     """The session, its current evaluation with criteria and match evidence, and every revision."""
     found = _dict_rows(conn, "SELECT" + _SESSION_COLUMNS + _SESSION_FROM + " WHERE s.session_id = ?", (session_id,))
     if not found:
@@ -182,7 +208,7 @@ def session_overview(conn: sqlite3.Connection, session_id: str) -> Optional[dict
     return out
 
 
-def session_detail(db_paths: Sequence[DbPath], session_id: str) -> Optional[dict[str, Any]]:
+def session_detail(db_paths: Sequence[DbPath], session_id: str) -> dict[str, Any] | None:
     """The session's current evaluation (as :func:`~otel_eval.read.evaluations.current_evaluations`
     gives it) with ``turns``: per turn (trace) its ``user_input``, as the scorer read it, and
     ``match``: how it was matched to its case, and why not (``details.match``)."""
@@ -190,14 +216,15 @@ def session_detail(db_paths: Sequence[DbPath], session_id: str) -> Optional[dict
         if row["session_id"] == session_id:
             with closing(open_database(row["db"])) as conn:
                 row["turns"], row["unread"] = session_reading(conn, session_id)
-                found = conn.execute("SELECT id FROM evaluations WHERE session_id = ? AND revision = ?",
-                                     (session_id, row["revision"])).fetchone()
+                found = conn.execute(
+                    "SELECT id FROM evaluations WHERE session_id = ? AND revision = ?", (session_id, row["revision"])
+                ).fetchone()
                 row["match"] = match_evidence(conn, found[0]) if found else {}
             return row
     return None
 
 
-def session_state(db_paths: Sequence[DbPath], session_id: str) -> Optional[str]:
+def session_state(db_paths: Sequence[DbPath], session_id: str) -> str | None:
     """The stored status (open, ended, scored) of a session in any of the databases, or None."""
     for path in db_paths:
         with closing(open_database(path)) as conn:
@@ -218,11 +245,11 @@ class SessionOutcome:
 
     session_id: str
     status: str
-    agent_version: Optional[str]
+    agent_version: str | None
     """The session's agent version, else its evaluation's."""
     outcome: str
     """:func:`otel_eval.read.evaluations.outcome` of its current evaluation."""
-    started_ns: Optional[int]
+    started_ns: int | None
     """When its first span started."""
 
 
@@ -234,32 +261,45 @@ def session_outcomes(conn: sqlite3.Connection) -> list[SessionOutcome]:
         " FROM sessions s LEFT JOIN evaluations e ON e.session_id = s.session_id AND e.superseded = 0"
         " ORDER BY started, s.session_id"
     ).fetchall()
-    return [SessionOutcome(sid, status, version or eval_version, outcome(case_id, verdict_), started)
-            for sid, status, version, case_id, verdict_, eval_version, started in rows]
+    return [
+        SessionOutcome(sid, status, version or eval_version, outcome(case_id, verdict_), started)
+        for sid, status, version, case_id, verdict_, eval_version, started in rows
+    ]
 
 
-def scored_sessions(conn: sqlite3.Connection, path: DbPath, since_ns: Optional[int] = None,
-                    wanted: Optional[Sequence[str]] = None) -> list[str]:
+def scored_sessions(
+    conn: sqlite3.Connection, path: DbPath, since_ns: int | None = None, wanted: Sequence[str] | None = None
+) -> list[str]:
     """The scored sessions, in the order they started; ``wanted``: only these, each of which must
     exist and be scored (else :class:`InputError` naming it); ``since_ns``: only those with a
     span received at or after then. An open or ended session is the live engine's to score."""
     if wanted:
         chosen = list(dict.fromkeys(wanted))
         marks = ",".join("?" * len(chosen))
-        status = dict(conn.execute(
-            f"SELECT session_id, status FROM sessions WHERE session_id IN ({marks})", chosen).fetchall())
+        status = dict(
+            conn.execute(f"SELECT session_id, status FROM sessions WHERE session_id IN ({marks})", chosen).fetchall()
+        )
         for sid in chosen:
             if sid not in status:
                 raise InputError(str(path), f"no session {sid!r} in this database", "--session")
             if status[sid] != SCORED:
-                raise InputError(str(path), f"session {sid!r} is {status[sid]}, not scored yet: the live engine "
-                                            "scores it when it ends", "--session")
+                raise InputError(
+                    str(path),
+                    f"session {sid!r} is {status[sid]}, not scored yet: the live engine scores it when it ends",
+                    "--session",
+                )
     else:
-        chosen = [r[0] for r in conn.execute(
-            "SELECT s.session_id FROM sessions s WHERE s.status = ? ORDER BY"
-            " (SELECT MIN(t.start_ns) FROM traces t WHERE t.session_id = s.session_id), s.session_id", (SCORED,))]
+        chosen = [
+            r[0]
+            for r in conn.execute(
+                "SELECT s.session_id FROM sessions s WHERE s.status = ? ORDER BY"
+                " (SELECT MIN(t.start_ns) FROM traces t WHERE t.session_id = s.session_id), s.session_id",
+                (SCORED,),
+            )
+        ]
     if since_ns is not None:
-        recent = {r[0] for r in conn.execute(
-            "SELECT session_id FROM sessions WHERE last_received_ns >= ?", (since_ns,))}
+        recent = {
+            r[0] for r in conn.execute("SELECT session_id FROM sessions WHERE last_received_ns >= ?", (since_ns,))
+        }
         chosen = [sid for sid in chosen if sid in recent]
     return chosen

@@ -4,18 +4,19 @@ few facts other views look up (its first trace, its last response id, the ingest
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from ..errors import InputError
 from ..pipeline import map_session
 from ..spans import LogEvent, SpanRecord, from_json
 from ..store.agent_rows import JSON_FIELDS
+from ..store.session_rows import IN_SESSION_TRACES, session_log_events, session_span_rows
 from ..trajectory import build_trajectory
 from ..unread import unread_in_session
 from .database import DbPath, first_key_at_or_after, named_rows
 from .evaluations import parse_details
-from ..store.session_rows import IN_SESSION_TRACES, session_log_events, session_span_rows
 
 
 def stored_spans(conn: sqlite3.Connection, path: DbPath, session_id: str) -> tuple[list[SpanRecord], list[LogEvent]]:
@@ -32,8 +33,12 @@ def stored_spans(conn: sqlite3.Connection, path: DbPath, session_id: str) -> tup
 
 def recently_received_sessions(conn: sqlite3.Connection, limit: int = 5) -> list[str]:
     """Sessions whose first span arrived last, newest first (scored or not)."""
-    return [r[0] for r in conn.execute(
-        "SELECT session_id FROM sessions ORDER BY first_received_ns DESC, rowid DESC LIMIT ?", (limit,))]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT session_id FROM sessions ORDER BY first_received_ns DESC, rowid DESC LIMIT ?", (limit,)
+        )
+    ]
 
 
 def session_turns(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
@@ -47,11 +52,16 @@ def session_reading(conn: sqlite3.Connection, session_id: str) -> tuple[list[dic
     """:func:`session_turns`, each turn also with where its answer was read (``answer_source``),
     and what the session's spans carry that no rule read (:func:`otel_eval.unread.unread_in_session`)."""
     rows = session_span_rows(conn, session_id)
-    mapped = map_session([from_json(raw) for raw, _, _ in rows], session_log_events(conn, session_id),
-                         conventions=[convention for _, convention, _ in rows])
+    mapped = map_session(
+        [from_json(raw) for raw, _, _ in rows],
+        session_log_events(conn, session_id),
+        conventions=[convention for _, convention, _ in rows],
+    )
     trajectory = build_trajectory(session_id, mapped)
-    turns = [{"turn": t.index, "trace_id": t.trace_id, "user_input": t.user_input, "answer_source": t.answer_source}
-             for t in trajectory.turns]
+    turns = [
+        {"turn": t.index, "trace_id": t.trace_id, "user_input": t.user_input, "answer_source": t.answer_source}
+        for t in trajectory.turns
+    ]
     return turns, [item.to_dict() for item in unread_in_session(mapped)]
 
 
@@ -62,8 +72,8 @@ class TreeRow:
 
     span: SpanRecord
     depth: int
-    convention: Optional[str]
-    span_type: Optional[str]
+    convention: str | None
+    span_type: str | None
 
 
 @dataclass
@@ -76,7 +86,7 @@ class TraceTree:
 
 def session_traces(conn: sqlite3.Connection, session_id: str) -> list[TraceTree]:
     """The session's spans as one tree per trace (parents before children, siblings by start time)."""
-    by_trace: dict[str, list[tuple[SpanRecord, Optional[str], Optional[str]]]] = {}
+    by_trace: dict[str, list[tuple[SpanRecord, str | None, str | None]]] = {}
     for raw, convention, span_type in session_span_rows(conn, session_id):
         span = from_json(raw)
         by_trace.setdefault(span.trace_id, []).append((span, convention, span_type))
@@ -84,10 +94,10 @@ def session_traces(conn: sqlite3.Connection, session_id: str) -> list[TraceTree]
     return sorted(trees, key=lambda t: (t.start_ns, t.trace_id))
 
 
-def build_tree(trace_id: str, members: Sequence[tuple[SpanRecord, Optional[str], Optional[str]]]) -> TraceTree:
+def build_tree(trace_id: str, members: Sequence[tuple[SpanRecord, str | None, str | None]]) -> TraceTree:
     """Depth-first order. A span whose parent never arrived is shown as a root, not dropped."""
     ids = {span.span_id for span, _, _ in members}
-    children: dict[Optional[str], list[tuple[SpanRecord, Optional[str], Optional[str]]]] = {}
+    children: dict[str | None, list[tuple[SpanRecord, str | None, str | None]]] = {}
     for member in members:
         parent = member[0].parent_span_id
         children.setdefault(parent if parent in ids else None, []).append(member)
@@ -132,7 +142,7 @@ def session_agent_data(conn: sqlite3.Connection, session_id: str) -> dict[tuple[
     return out
 
 
-def first_trace(conn: sqlite3.Connection, session_id: str) -> tuple[Optional[str], Optional[str]]:
+def first_trace(conn: sqlite3.Connection, session_id: str) -> tuple[str | None, str | None]:
     """``(trace id, root span id)`` of the session's first trace; when its root never arrived the
     earliest span stands in, as in the trajectory. ``(None, None)`` for an unknown session."""
     row = conn.execute(
@@ -143,13 +153,14 @@ def first_trace(conn: sqlite3.Connection, session_id: str) -> tuple[Optional[str
         return None, None
     trace_id, span_id = row
     if not span_id:
-        found = conn.execute("SELECT span_id FROM spans WHERE trace_id = ? ORDER BY start_ns LIMIT 1",
-                             (trace_id,)).fetchone()
+        found = conn.execute(
+            "SELECT span_id FROM spans WHERE trace_id = ? ORDER BY start_ns LIMIT 1", (trace_id,)
+        ).fetchone()
         span_id = found[0] if found else None
     return trace_id, span_id
 
 
-def last_response_id(conn: sqlite3.Connection, session_id: str) -> Optional[str]:
+def last_response_id(conn: sqlite3.Connection, session_id: str) -> str | None:
     """``gen_ai.response.id`` of the session's last completion (the latest-ending span that has
     one); None when no span recorded one."""
     row = conn.execute(
@@ -166,5 +177,6 @@ def spans_received_between(conn: sqlite3.Connection, low_ns: int, high_ns: int) 
     first = first_key_at_or_after(conn, "spans", "rowid", "received_ns", low_ns)
     if first is None:
         return 0
-    return conn.execute("SELECT COUNT(*) FROM spans WHERE rowid >= ? AND received_ns BETWEEN ? AND ?",
-                        (first, low_ns, high_ns)).fetchone()[0]
+    return conn.execute(
+        "SELECT COUNT(*) FROM spans WHERE rowid >= ? AND received_ns BETWEEN ? AND ?", (first, low_ns, high_ns)
+    ).fetchone()[0]

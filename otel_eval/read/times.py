@@ -6,7 +6,6 @@ import calendar
 import re
 import time
 from datetime import datetime, timezone
-from typing import Optional, Union
 
 from ..errors import InputError
 
@@ -18,11 +17,11 @@ SINCE_FORMAT = re.compile(
     r"(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:[Zz]|[+-]\d{2}:\d{2})?)?"
 )
 SINCE_EXAMPLES = "e.g. 2025-01-31 or 2025-01-31T12:00:00Z"
-_NS_MIN, _NS_MAX = -2**63, 2**63 - 1
+_NS_MIN, _NS_MAX = -(2**63), 2**63 - 1
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
-def parse_since(value: Union[str, datetime, None], source: str = "--since") -> Optional[int]:
+def parse_since(value: str | datetime | None, source: str = "--since") -> int | None:
     """``--since`` (of ``export`` and ``rescore``) as epoch nanoseconds; None when not given.
 
     The rules are :data:`SINCE_FORMAT`. Anything else is an :class:`InputError` naming ``source``

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Optional
 
 _WHERE = " FROM evaluations WHERE superseded = 0 AND case_id IS NULL AND created_at >= ?"
 _HAS_QUERY = " AND TRIM(COALESCE(query, '')) != ''"
@@ -27,11 +26,13 @@ class UnmatchedQueries:
         return self.with_query > len(self.sessions)
 
 
-def unmatched_queries(conn: sqlite3.Connection, since: Optional[str], limit: int) -> UnmatchedQueries:
+def unmatched_queries(conn: sqlite3.Connection, since: str | None, limit: int) -> UnmatchedQueries:
     """Unmatched sessions created at or after ``since`` (the store's ``created_at`` form; None: all)."""
     bound = (since or "",)
     total, with_query = conn.execute(
-        f"SELECT COUNT(*), COALESCE(SUM(TRIM(COALESCE(query, '')) != ''), 0){_WHERE}", bound).fetchone()
-    rows = conn.execute(f"SELECT session_id, query, created_at{_WHERE}{_HAS_QUERY} ORDER BY id DESC LIMIT ?",
-                        (*bound, limit)).fetchall()
+        f"SELECT COUNT(*), COALESCE(SUM(TRIM(COALESCE(query, '')) != ''), 0){_WHERE}", bound
+    ).fetchone()
+    rows = conn.execute(
+        f"SELECT session_id, query, created_at{_WHERE}{_HAS_QUERY} ORDER BY id DESC LIMIT ?", (*bound, limit)
+    ).fetchall()
     return UnmatchedQueries(total, with_query, [(r[0], r[1], r[2]) for r in reversed(rows)])

@@ -6,9 +6,9 @@ asked on every Prometheus scrape reads counts, not every session's criteria.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from ..models.results import FAILED, PASSED
 from .database import DbPath, open_database

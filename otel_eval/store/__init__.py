@@ -24,7 +24,6 @@ writes. The views read it through :mod:`otel_eval.read`, never through a Store.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional, Union
 
 from . import schema
 from .agent_rows import agent_data_params
@@ -43,8 +42,7 @@ class Store(Spans, Sessions, Evaluations, JudgeJobs, GoldenRows, Labels):
     """One SQLite file through one connection. Not shared across threads: open one Store per
     thread. A writable Store migrates an older file when it opens it."""
 
-    def __init__(self, path: Union[str, Path], timeout: float = 30.0, read_only: bool = False,
-                 cache_mib: Optional[int] = None):
+    def __init__(self, path: str | Path, timeout: float = 30.0, read_only: bool = False, cache_mib: int | None = None):
         """``cache_mib``: SQLite's page cache for this connection, in MiB (None: SQLite's default, 2 MB)."""
         super().__init__(path, timeout, read_only, cache_mib)
         if not read_only:
@@ -60,5 +58,6 @@ class Store(Spans, Sessions, Evaluations, JudgeJobs, GoldenRows, Labels):
             out[table] = self.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
         for status in (OPEN, ENDED, SCORED):
             out[f"sessions_{status}"] = self.conn.execute(
-                "SELECT COUNT(*) FROM sessions WHERE status = ?", (status,)).fetchone()[0]
+                "SELECT COUNT(*) FROM sessions WHERE status = ?", (status,)
+            ).fetchone()[0]
         return out

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import operator
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any
 
 from pydantic import TypeAdapter
 
@@ -21,8 +22,15 @@ from .statements import RowsInsert, stored_json
 
 AGENT_DATA_FIELDS = list(AgentData.model_fields)
 #: AgentData fields stored as JSON text.
-JSON_FIELDS = {"expected_tool_call", "tools_available", "tool_calls", "parameters_passed", "tool_call_results",
-               "retrieval_query", "retrieved_context"}
+JSON_FIELDS = {
+    "expected_tool_call",
+    "tools_available",
+    "tool_calls",
+    "parameters_passed",
+    "tool_call_results",
+    "retrieval_query",
+    "retrieved_context",
+}
 #: AgentData text fields that repeat on row after row (every LLM span of an agent carries the same
 #: system prompt and tool schemas): ``agent_data_rows`` holds a digest, ``agent_texts`` the text once.
 SHARED_TEXT_FIELDS = ("system_prompt", "tools_available")
@@ -63,7 +71,7 @@ class AgentDataParams:
             full.append(tuple(values))
         return full
 
-    def __add__(self, other: "AgentDataParams") -> "AgentDataParams":
+    def __add__(self, other: AgentDataParams) -> AgentDataParams:
         return _without_null_columns(self.full_rows() + other.full_rows(), list(dict(self.texts + other.texts).items()))
 
 
@@ -88,16 +96,19 @@ def agent_data_upsert(null_columns: tuple[int, ...]) -> RowsInsert:
     statement = _agent_data_upserts.get(null_columns)
     if statement is None:
         values = ", ".join("NULL" if at in null_columns else "?" for at in range(len(AGENT_ROW_COLUMNS)))
-        statement = RowsInsert(f"INSERT INTO agent_data_rows ({', '.join(AGENT_ROW_COLUMNS)})", f"({values})",
-                               " ON CONFLICT(trace_id, span_id, level) DO UPDATE SET "
-                               + ", ".join(f"{n} = excluded.{n}" for n in AGENT_ROW_COLUMNS[2:]))
+        statement = RowsInsert(
+            f"INSERT INTO agent_data_rows ({', '.join(AGENT_ROW_COLUMNS)})",
+            f"({values})",
+            " ON CONFLICT(trace_id, span_id, level) DO UPDATE SET "
+            + ", ".join(f"{n} = excluded.{n}" for n in AGENT_ROW_COLUMNS[2:]),
+        )
         if len(_agent_data_upserts) >= 256:  # a few shapes in practice; never an unbounded cache
             _agent_data_upserts.clear()
         _agent_data_upserts[null_columns] = statement
     return statement
 
 
-def agent_data_params(rows: Iterable[tuple[str, str, Optional[str], str, AgentData]]) -> AgentDataParams:
+def agent_data_params(rows: Iterable[tuple[str, str, str | None, str, AgentData]]) -> AgentDataParams:
     """``(trace_id, span_id, session_id, level, data)`` rows as ``agent_data_rows`` parameters: list
     and dict fields as JSON text, shared texts as digests. Pure, so a worker process can do it and
     the writer only executes."""
@@ -179,8 +190,11 @@ def _kept_values(null_columns: tuple[int, ...]) -> Callable[[Sequence[Any]], tup
 
 _DUMPED_FIELDS = JSON_FIELDS - {"tools_available"}
 _field_values = operator.itemgetter(*AGENT_DATA_FIELDS)
-_DUMPED_AT = [(AGENT_DATA_COLUMNS.index(name), TypeAdapter(AgentData.model_fields[name].annotation).serializer.to_json)
-              for name in AGENT_DATA_FIELDS if name in _DUMPED_FIELDS]
+_DUMPED_AT = [
+    (AGENT_DATA_COLUMNS.index(name), TypeAdapter(AgentData.model_fields[name].annotation).serializer.to_json)
+    for name in AGENT_DATA_FIELDS
+    if name in _DUMPED_FIELDS
+]
 _TOOLS_AT = AGENT_DATA_COLUMNS.index("tools_available")
 _PROMPT_AT = AGENT_DATA_COLUMNS.index("system_prompt")
 _EXIT_AT = AGENT_DATA_COLUMNS.index("agent_exit")
@@ -213,7 +227,7 @@ _STORED_TEXTS_LIMIT = 65536
 class AgentRows(StoreConnection):
     """The part of a Store that writes AgentData rows and their shared texts."""
 
-    def upsert_agent_data(self, rows: Iterable[tuple[str, str, Optional[str], str, AgentData]]) -> None:
+    def upsert_agent_data(self, rows: Iterable[tuple[str, str, str | None, str, AgentData]]) -> None:
         """Rows ``(trace_id, span_id, session_id, level, data)``; a trace-level row is replaced on re-aggregation."""
         self.upsert_agent_data_params(agent_data_params(rows))
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Optional, TypeVar, Union
+from typing import TypeVar
 
 import sqlite_utils
 
@@ -26,8 +27,7 @@ _Opened = TypeVar("_Opened", bound="StoreConnection")
 class StoreConnection:
     """One SQLite file through one connection. Not shared across threads: open one per thread."""
 
-    def __init__(self, path: Union[str, Path], timeout: float = 30.0, read_only: bool = False,
-                 cache_mib: Optional[int] = None):
+    def __init__(self, path: str | Path, timeout: float = 30.0, read_only: bool = False, cache_mib: int | None = None):
         """``cache_mib``: SQLite's page cache for this connection, in MiB (None: SQLite's default, 2 MB)."""
         self.path = str(path)
         self.timeout = timeout
@@ -56,7 +56,7 @@ class StoreConnection:
         not be sent again."""
 
     @classmethod
-    def open_read_only(cls: type[_Opened], path: Union[str, Path], timeout: float = 30.0) -> _Opened:
+    def open_read_only(cls: type[_Opened], path: str | Path, timeout: float = 30.0) -> _Opened:
         """A connection that can only read (``mode=ro``); the database must already exist."""
         return cls(path, timeout=timeout, read_only=True)
 
@@ -94,7 +94,7 @@ class StoreConnection:
                 raise
 
 
-def connect_read_only(path: Union[str, Path], timeout: float = 30.0) -> sqlite3.Connection:
+def connect_read_only(path: str | Path, timeout: float = 30.0) -> sqlite3.Connection:
     """The one read-only connection (``mode=ro``: SQLite itself refuses any write through it) that
     score workers and every reader (:mod:`otel_eval.read`) use. The file must exist. Autocommit,
     so a reader holds a snapshot only inside a ``BEGIN`` of its own and never blocks the writer's

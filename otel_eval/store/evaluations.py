@@ -11,8 +11,9 @@ import json
 import operator
 import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from .. import json_text
 from ..models.agent_data import AgentData
@@ -42,63 +43,116 @@ class EvaluationRows:
     """``(trace_id, span_id, span_type)`` of spans whose stored type changed."""
     expected_status: str = ENDED
     """The status flips to scored only if the session is still this one when committed."""
-    judge_job: Optional[dict[str, Any]] = None
+    judge_job: dict[str, Any] | None = None
     """The judge work this evaluation waits for (:mod:`otel_eval.judging.jobs`), stored with it in
     ``judge_jobs``; None when no judge criterion is pending."""
 
     @classmethod
-    def build(cls, result: EvalCaseResult, *, eval_set_id: Optional[str], matched_by: str, match_score: float,
-              config_hash: str, agent_version: Optional[str], query: Optional[str], columns: dict[str, Any],
-              details: dict[str, Any], session_fields: Optional[dict[str, Any]] = None,
-              expected_status: str = ENDED, agent_params: Optional["AgentDataParams"] = None,
-              span_types: Sequence[tuple[str, str, str]] = (),
-              judge_job: Optional[dict[str, Any]] = None, tool_path: Optional[str] = None) -> "EvaluationRows":
+    def build(
+        cls,
+        result: EvalCaseResult,
+        *,
+        eval_set_id: str | None,
+        matched_by: str,
+        match_score: float,
+        config_hash: str,
+        agent_version: str | None,
+        query: str | None,
+        columns: dict[str, Any],
+        details: dict[str, Any],
+        session_fields: dict[str, Any] | None = None,
+        expected_status: str = ENDED,
+        agent_params: AgentDataParams | None = None,
+        span_types: Sequence[tuple[str, str, str]] = (),
+        judge_job: dict[str, Any] | None = None,
+        tool_path: str | None = None,
+    ) -> EvaluationRows:
         pending = [c.criterion for c in result.criterion_results if c.skipped and c.details.get("judge") == "pending"]
         if pending:
             details = {**details, "judge": {"pending": pending}}
         evaluation = {
-            "case_id": result.eval_id or None, "eval_set_id": eval_set_id, "matched_by": matched_by,
-            "match_score": match_score, "passed": int(result.passed), "verdict": result.verdict,
+            "case_id": result.eval_id or None,
+            "eval_set_id": eval_set_id,
+            "matched_by": matched_by,
+            "match_score": match_score,
+            "passed": int(result.passed),
+            "verdict": result.verdict,
             # A not_evaluated result has no score: NULL, never a 0.0 that reads as a failure.
             "score": result.score if result.evaluated else None,
-            "config_hash": config_hash, "agent_version": agent_version, "query": query,
+            "config_hash": config_hash,
+            "agent_version": agent_version,
+            "query": query,
             **{name: columns.get(name) for name in _EVALUATION_COLUMN_FIELDS},
-            "error": result.error, "details": stored_json(details), "judge_pending": len(pending),
+            "error": result.error,
+            "details": stored_json(details),
+            "judge_pending": len(pending),
             "tool_path": tool_path,
         }
         criteria = [criterion_row(c) for c in result.criterion_results]
-        return cls(evaluation, criteria, dict(session_fields or {}), agent_params or AgentDataParams(),
-                   list(span_types), expected_status, judge_job if pending else None)
+        return cls(
+            evaluation,
+            criteria,
+            dict(session_fields or {}),
+            agent_params or AgentDataParams(),
+            list(span_types),
+            expected_status,
+            judge_job if pending else None,
+        )
 
 
 #: Columns of ``evaluations`` filled from the evaluation's ``columns`` (the flat, queryable facts).
 _EVALUATION_COLUMN_FIELDS = ("expected_tool", "actual_tool", "expected_table", "actual_table", "sql_generated")
-EVALUATION_COLUMNS = ("case_id", "eval_set_id", "matched_by", "match_score", "passed", "verdict", "score",
-                      "config_hash", "agent_version", "query", *_EVALUATION_COLUMN_FIELDS, "error", "details",
-                      "judge_pending", "tool_path")
+EVALUATION_COLUMNS = (
+    "case_id",
+    "eval_set_id",
+    "matched_by",
+    "match_score",
+    "passed",
+    "verdict",
+    "score",
+    "config_hash",
+    "agent_version",
+    "query",
+    *_EVALUATION_COLUMN_FIELDS,
+    "error",
+    "details",
+    "judge_pending",
+    "tool_path",
+)
 CRITERION_COLUMNS = ("criterion", "score", "passed", "threshold", "skipped", "error", "details")
 #: Positional parameters: ``session_id, revision, created_at, *EVALUATION_COLUMNS values`` (named
 #: ones cost the sqlite3 module a string built and looked up per parameter).
 INSERT_EVALUATION = (
     f"INSERT INTO evaluations (session_id, revision, created_at, superseded, {', '.join(EVALUATION_COLUMNS)})"
-    f" VALUES (?, ?, ?, 0, {', '.join('?' * len(EVALUATION_COLUMNS))})")
+    f" VALUES (?, ?, ?, 0, {', '.join('?' * len(EVALUATION_COLUMNS))})"
+)
 evaluation_values = operator.itemgetter(*EVALUATION_COLUMNS)
 INSERT_CRITERION = (
     f"INSERT INTO criterion_results (evaluation_id, {', '.join(CRITERION_COLUMNS)})"
-    f" VALUES (?, {', '.join('?' * len(CRITERION_COLUMNS))})")
+    f" VALUES (?, {', '.join('?' * len(CRITERION_COLUMNS))})"
+)
 #: A judge job stored with the evaluation it completes (:mod:`.judge`).
-INSERT_JOB = ("INSERT OR REPLACE INTO judge_jobs (evaluation_id, session_id, status, request, created_at)"
-              " VALUES (?, ?, 'queued', ?, ?)")
+INSERT_JOB = (
+    "INSERT OR REPLACE INTO judge_jobs (evaluation_id, session_id, status, request, created_at)"
+    " VALUES (?, ?, 'queued', ?, ?)"
+)
 
 
 def criterion_row(result: CriterionResult) -> tuple:
     """A criterion's :data:`CRITERION_COLUMNS` values; a skipped criterion's score is NULL, as a
     not_evaluated result's is (never a 0.0 that reads as a failure)."""
-    return (result.criterion, None if result.skipped else result.score, int(result.passed), result.threshold,
-            int(result.skipped), result.error, stored_json(result.details))
+    return (
+        result.criterion,
+        None if result.skipped else result.score,
+        int(result.passed),
+        result.threshold,
+        int(result.skipped),
+        result.error,
+        stored_json(result.details),
+    )
 
 
-def health_details(details: Optional[str]) -> dict[str, Any]:
+def health_details(details: str | None) -> dict[str, Any]:
     """What :func:`verdict_of` needs of a stored criterion's details: only a health report's
     shape matters, so other details are not parsed."""
     if not details or '"violations"' not in details:
@@ -116,9 +170,14 @@ def now_iso() -> str:
 class Evaluations(AgentRows):
     """The part of a Store that commits evaluations (with their AgentData rows)."""
 
-    def record_evaluation(self, session_id: str, result: EvalCaseResult, *,
-                          agent_rows: Sequence[tuple[str, str, Optional[str], str, AgentData]] = (),
-                          **record: Any) -> tuple[int, int]:
+    def record_evaluation(
+        self,
+        session_id: str,
+        result: EvalCaseResult,
+        *,
+        agent_rows: Sequence[tuple[str, str, str | None, str, AgentData]] = (),
+        **record: Any,
+    ) -> tuple[int, int]:
         """Store one evaluation as the session's next revision (``record``: the keyword arguments
         of :meth:`EvaluationRows.build`; ``agent_rows``: the session's AgentData rows
         ``(trace_id, span_id, session_id, level, data)``). See :meth:`store_evaluation`."""
@@ -139,13 +198,20 @@ class Evaluations(AgentRows):
                 self.upsert_agent_data_params(rows.agent_params)
             if rows.span_types:
                 set_span_types(conn, rows.span_types)
-            revision = conn.execute("SELECT COALESCE(MAX(revision), 0) FROM evaluations WHERE session_id = ?",
-                                    (session_id,)).fetchone()[0] + 1
+            revision = (
+                conn.execute(
+                    "SELECT COALESCE(MAX(revision), 0) FROM evaluations WHERE session_id = ?", (session_id,)
+                ).fetchone()[0]
+                + 1
+            )
             evaluation_id = conn.execute(
-                INSERT_EVALUATION, (session_id, revision, now_iso(), *evaluation_values(rows.evaluation))).lastrowid
+                INSERT_EVALUATION, (session_id, revision, now_iso(), *evaluation_values(rows.evaluation))
+            ).lastrowid
             if revision > 1:  # a session's first evaluation (the usual case) has nothing to supersede
-                conn.execute("UPDATE evaluations SET superseded = 1 WHERE session_id = ? AND revision < ?",
-                             (session_id, revision))
+                conn.execute(
+                    "UPDATE evaluations SET superseded = 1 WHERE session_id = ? AND revision < ?",
+                    (session_id, revision),
+                )
             conn.executemany(INSERT_CRITERION, [(evaluation_id, *row) for row in rows.criteria])
             if rows.judge_job is not None:
                 conn.execute(INSERT_JOB, (evaluation_id, session_id, stored_json(rows.judge_job), time.time()))
@@ -205,19 +271,24 @@ class Evaluations(AgentRows):
 
 _INSERT_EVALUATIONS = RowsInsert(
     f"INSERT INTO evaluations (id, session_id, revision, created_at, superseded, {', '.join(EVALUATION_COLUMNS)})",
-    f"(?,?,?,?,0,{','.join('?' * len(EVALUATION_COLUMNS))})")
+    f"(?,?,?,?,0,{','.join('?' * len(EVALUATION_COLUMNS))})",
+)
 _INSERT_CRITERIA = RowsInsert(
     f"INSERT INTO criterion_results (evaluation_id, {', '.join(CRITERION_COLUMNS)})",
-    f"(?,{','.join('?' * len(CRITERION_COLUMNS))})")
+    f"(?,{','.join('?' * len(CRITERION_COLUMNS))})",
+)
 # Rows (session_id, revision) as a common table: each session's earlier evaluations superseded.
 _SUPERSEDE = RowsInsert(
-    "WITH scored(session_id, revision) AS (", "(?,?)",
+    "WITH scored(session_id, revision) AS (",
+    "(?,?)",
     ") UPDATE evaluations SET superseded = 1 FROM scored"
-    " WHERE evaluations.session_id = scored.session_id AND evaluations.revision < scored.revision")
+    " WHERE evaluations.session_id = scored.session_id AND evaluations.revision < scored.revision",
+)
 
 
-def _store_evaluation_rows(conn: sqlite3.Connection,
-                           group: Sequence[tuple[str, EvaluationRows]]) -> list[tuple[int, int]]:
+def _store_evaluation_rows(
+    conn: sqlite3.Connection, group: Sequence[tuple[str, EvaluationRows]]
+) -> list[tuple[int, int]]:
     """The group's evaluations (each its session's next revision, earlier ones superseded),
     criteria and session updates; returns ``(evaluation_id, revision)`` each."""
     revisions = dict(_latest_revisions(conn, [session_id for session_id, _ in group]))
@@ -239,8 +310,11 @@ def _store_evaluation_rows(conn: sqlite3.Connection,
     if superseding:
         _SUPERSEDE.run(conn, superseding)
     _INSERT_CRITERIA.run(conn, criteria)
-    jobs = [(evaluation_id, session_id, stored_json(rows.judge_job), time.time())
-            for (evaluation_id, _), (session_id, rows) in zip(stored, group) if rows.judge_job is not None]
+    jobs = [
+        (evaluation_id, session_id, stored_json(rows.judge_job), time.time())
+        for (evaluation_id, _), (session_id, rows) in zip(stored, group)
+        if rows.judge_job is not None
+    ]
     if jobs:
         conn.executemany(INSERT_JOB, jobs)
     for names, values in by_fields.items():
@@ -258,11 +332,12 @@ def _groupable(group: Sequence[tuple[str, EvaluationRows]]) -> bool:
 def _latest_revisions(conn: sqlite3.Connection, session_ids: Sequence[str]) -> list[list[Any]]:
     """``[session_id, revision]`` of the latest evaluation of each of these sessions that has one,
     in one step (see :func:`~.statements.pairs`)."""
-    (found,), = conn.execute(
+    ((found,),) = conn.execute(
         "SELECT json_group_array(json_array(session_id, revision)) FROM"
         " (SELECT session_id, MAX(revision) AS revision FROM evaluations"
         "   WHERE session_id IN (SELECT value FROM json_each(?)) GROUP BY session_id)",
-        (json_text.dumps(list(session_ids)),)).fetchall()
+        (json_text.dumps(list(session_ids)),),
+    ).fetchall()
     return json_text.loads(found)
 
 
@@ -278,10 +353,12 @@ def _sessions_scored(fields: tuple[str, ...]) -> RowsInsert:
         names = ("session_id", "revision", "expected", *(f"f{at}" for at in range(len(fields))))
         sets = "".join(f", {name} = scored.f{at}" for at, name in enumerate(fields))
         found = RowsInsert(
-            f"WITH scored({', '.join(names)}) AS (", f"({','.join('?' * len(names))})",
+            f"WITH scored({', '.join(names)}) AS (",
+            f"({','.join('?' * len(names))})",
             f") UPDATE sessions SET revision = scored.revision{sets},"
             f" status = CASE WHEN sessions.status = scored.expected THEN '{SCORED}' ELSE sessions.status END"
-            " FROM scored WHERE sessions.session_id = scored.session_id")
+            " FROM scored WHERE sessions.session_id = scored.session_id",
+        )
         if len(_sessions_updates) >= 64:
             _sessions_updates.clear()
         _sessions_updates[fields] = found

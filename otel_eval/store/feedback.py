@@ -6,7 +6,7 @@ same commit, so a feedback export is acknowledged only once it is stored."""
 from __future__ import annotations
 
 import sqlite3
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..mapping import identity_attributes
 from ..spans import LogEvent
@@ -32,12 +32,27 @@ def insert_feedback(conn: sqlite3.Connection, events: Sequence[LogEvent], receiv
         fields = feedback_fields(event.attributes, event.resource, session_keys)
         if not fields.session_id and not event.trace_id:
             continue
-        rows.append((fields.session_id, event.trace_id, event.span_id, fields.name, fields.score, fields.label,
-                     fields.explanation, fields.response_id, event.time_ns or 0, received_ns,
-                     stored_json(dict(event.attributes)), stored_json(event.body)))
+        rows.append(
+            (
+                fields.session_id,
+                event.trace_id,
+                event.span_id,
+                fields.name,
+                fields.score,
+                fields.label,
+                fields.explanation,
+                fields.response_id,
+                event.time_ns or 0,
+                received_ns,
+                stored_json(dict(event.attributes)),
+                stored_json(event.body),
+            )
+        )
     if not rows:
         return 0
     cursor = conn.executemany(
         "INSERT OR IGNORE INTO feedback (session_id, trace_id, span_id, name, score, label, explanation, response_id,"
-        " time_ns, received_ns, attributes, body) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        " time_ns, received_ns, attributes, body) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        rows,
+    )
     return cursor.rowcount

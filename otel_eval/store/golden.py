@@ -29,18 +29,28 @@ class GoldenRows(StoreConnection):
         Sets stored before ``criteria`` had a column keep them in ``metadata`` (EvalSet reads both)."""
         sets: dict[tuple[str, str], dict[str, Any]] = {}
         for set_id, source, name, description, criteria, metadata in self.conn.execute(
-                "SELECT eval_set_id, source, name, description, criteria, metadata FROM golden_sets"):
+            "SELECT eval_set_id, source, name, description, criteria, metadata FROM golden_sets"
+        ):
             sets[(set_id, source or "")] = {
-                "eval_set_id": set_id, "name": name or "", "description": description or "",
+                "eval_set_id": set_id,
+                "name": name or "",
+                "description": description or "",
                 **({"criteria": json.loads(criteria)} if criteria else {}),
-                "metadata": json.loads(metadata) if metadata else {}, "eval_cases": []}
+                "metadata": json.loads(metadata) if metadata else {},
+                "eval_cases": [],
+            }
         for set_id, eval_id, case_json, source in self.conn.execute(
-                "SELECT eval_set_id, eval_id, case_json, source FROM golden_cases ORDER BY rowid"):
-            entry = sets.setdefault((set_id, source or ""), {"eval_set_id": set_id,
-                                                             "metadata": {"source": source or ""}, "eval_cases": []})
+            "SELECT eval_set_id, eval_id, case_json, source FROM golden_cases ORDER BY rowid"
+        ):
+            entry = sets.setdefault(
+                (set_id, source or ""), {"eval_set_id": set_id, "metadata": {"source": source or ""}, "eval_cases": []}
+            )
             try:
                 entry["eval_cases"].append(EvalCase.model_validate_json(case_json))
             except ValueError as exc:
-                raise InputError(self.path, f"stored golden case is not a valid EvalCase: {exc}",
-                                 f"golden_cases[eval_set_id={set_id!r}, eval_id={eval_id!r}].case_json") from None
+                raise InputError(
+                    self.path,
+                    f"stored golden case is not a valid EvalCase: {exc}",
+                    f"golden_cases[eval_set_id={set_id!r}, eval_id={eval_id!r}].case_json",
+                ) from None
         return [EvalSet(**sets[k]) for k in sorted(sets) if sets[k]["eval_cases"]]

@@ -10,7 +10,6 @@ writer's commits, as ``rescore``'s writes do. Every label is kept; the latest of
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from .connection import StoreConnection
 from .evaluations import now_iso
@@ -24,7 +23,7 @@ MAX_NOTE_CHARS = 4000
 class UnlabellableSession(LookupError):
     """The session is unknown (``state`` None) or has no evaluation yet (``state`` open / ended)."""
 
-    def __init__(self, session_id: str, state: Optional[str]):
+    def __init__(self, session_id: str, state: str | None):
         super().__init__(session_id)
         self.session_id = session_id
         self.state = state
@@ -39,9 +38,9 @@ class StoredLabel:
     verdict: str
     """What was labelled: the current evaluation's verdict (passed, failed, not_evaluated), or
     ``unmatched`` when it matched no golden case."""
-    case_id: Optional[str]
+    case_id: str | None
     label: str
-    note: Optional[str]
+    note: str | None
     who: str
     source: str
     created_at: str
@@ -50,7 +49,7 @@ class StoredLabel:
 class Labels(StoreConnection):
     """The part of a Store that records human labels."""
 
-    def add_label(self, session_id: str, label: str, *, note: Optional[str], who: str, source: str) -> StoredLabel:
+    def add_label(self, session_id: str, label: str, *, note: str | None, who: str, source: str) -> StoredLabel:
         """Label the session's current evaluation; :class:`UnlabellableSession` when it has none,
         ValueError for a label other than agree / disagree or an overlong note."""
         if label not in LABELS:
@@ -62,7 +61,9 @@ class Labels(StoreConnection):
             # Read and write in one transaction: the engine cannot supersede the evaluation between.
             found = conn.execute(
                 "SELECT id, revision, case_id, verdict FROM evaluations WHERE session_id = ? AND superseded = 0"
-                " ORDER BY revision DESC LIMIT 1", (session_id,)).fetchone()
+                " ORDER BY revision DESC LIMIT 1",
+                (session_id,),
+            ).fetchone()
             if found is None:
                 state = conn.execute("SELECT status FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
                 raise UnlabellableSession(session_id, state[0] if state else None)
@@ -72,6 +73,18 @@ class Labels(StoreConnection):
             cursor = conn.execute(
                 "INSERT INTO labels (session_id, evaluation_id, revision, verdict, case_id, label, note, who, source,"
                 " created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (session_id, evaluation_id, revision, verdict, case_id, label, note, who, source, created_at))
-        return StoredLabel(int(cursor.lastrowid or 0), session_id, evaluation_id, revision, verdict, case_id, label,
-                           note, who, source, created_at)
+                (session_id, evaluation_id, revision, verdict, case_id, label, note, who, source, created_at),
+            )
+        return StoredLabel(
+            int(cursor.lastrowid or 0),
+            session_id,
+            evaluation_id,
+            revision,
+            verdict,
+            case_id,
+            label,
+            note,
+            who,
+            source,
+            created_at,
+        )

@@ -8,8 +8,9 @@ or any BI tool reads it as is."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from itertools import groupby
-from typing import Any, Callable, Optional
+from typing import Any
 
 import sqlite_utils
 
@@ -21,7 +22,7 @@ from .sessions import OPEN
 SCHEMA_VERSION = 7
 
 
-def outdated_version(conn: sqlite3.Connection, path: str) -> Optional[int]:
+def outdated_version(conn: sqlite3.Connection, path: str) -> int | None:
     """The file's schema version when it is older than :data:`SCHEMA_VERSION` (0: no schema yet),
     None when it is current. A newer version is a RuntimeError naming the file."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -42,11 +43,22 @@ def migrate(conn: sqlite3.Connection, db: sqlite_utils.Database, version: int) -
 def _create_v1(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
     db["spans"].create(
         {
-            "trace_id": str, "span_id": str, "parent_span_id": str, "session_id": str, "name": str,
-            "kind": str, "status": str, "start_ns": int, "end_ns": int, "received_ns": int,
-            "convention": str, "span_type": str, "raw": str,
+            "trace_id": str,
+            "span_id": str,
+            "parent_span_id": str,
+            "session_id": str,
+            "name": str,
+            "kind": str,
+            "status": str,
+            "start_ns": int,
+            "end_ns": int,
+            "received_ns": int,
+            "convention": str,
+            "span_type": str,
+            "raw": str,
         },
-        pk=("trace_id", "span_id"), if_not_exists=True,
+        pk=("trace_id", "span_id"),
+        if_not_exists=True,
     )
     db["spans"].create_index(["session_id"], if_not_exists=True)
     columns: dict[str, Any] = {"id": int, "trace_id": str, "span_id": str, "session_id": str, "level": str}
@@ -56,44 +68,115 @@ def _create_v1(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
     db["agent_data"].create_index(["trace_id", "span_id", "level"], unique=True, if_not_exists=True)
     db["agent_data"].create_index(["session_id"], if_not_exists=True)
     db["log_events"].create(
-        {"trace_id": str, "span_id": str, "time_ns": int, "event_name": str, "body": str, "attributes": str,
-         "received_ns": int},
-        pk=("trace_id", "span_id", "time_ns", "event_name"), if_not_exists=True,
+        {
+            "trace_id": str,
+            "span_id": str,
+            "time_ns": int,
+            "event_name": str,
+            "body": str,
+            "attributes": str,
+            "received_ns": int,
+        },
+        pk=("trace_id", "span_id", "time_ns", "event_name"),
+        if_not_exists=True,
     )
     db["traces"].create(
-        {"trace_id": str, "session_id": str, "root_span_id": str, "start_ns": int, "end_ns": int,
-         "span_count": int, "first_received_ns": int, "last_received_ns": int},
-        pk="trace_id", if_not_exists=True,
+        {
+            "trace_id": str,
+            "session_id": str,
+            "root_span_id": str,
+            "start_ns": int,
+            "end_ns": int,
+            "span_count": int,
+            "first_received_ns": int,
+            "last_received_ns": int,
+        },
+        pk="trace_id",
+        if_not_exists=True,
     )
     db["traces"].create_index(["session_id"], if_not_exists=True)
     db["sessions"].create(
-        {"session_id": str, "status": str, "keyed_by": str, "first_received_ns": int,
-         "last_received_ns": int, "end_requested": int, "ended_ns": int, "end_reason": str,
-         "revision": int, "span_count": int, "trace_count": int, "user_id": str, "agent_version": str,
-         "service_name": str, "query": str},
-        pk="session_id", if_not_exists=True,
+        {
+            "session_id": str,
+            "status": str,
+            "keyed_by": str,
+            "first_received_ns": int,
+            "last_received_ns": int,
+            "end_requested": int,
+            "ended_ns": int,
+            "end_reason": str,
+            "revision": int,
+            "span_count": int,
+            "trace_count": int,
+            "user_id": str,
+            "agent_version": str,
+            "service_name": str,
+            "query": str,
+        },
+        pk="session_id",
+        if_not_exists=True,
         defaults={"status": OPEN, "end_requested": 0, "revision": 0, "span_count": 0, "trace_count": 0},
     )
     db["sessions"].create_index(["status"], if_not_exists=True)
     db["golden_cases"].create(
-        {"eval_set_id": str, "eval_id": str, "name": str, "query": str, "source": str, "file_hash": str,
-         "case_json": str, "loaded_at": str},
-        pk=("eval_set_id", "eval_id"), if_not_exists=True,
+        {
+            "eval_set_id": str,
+            "eval_id": str,
+            "name": str,
+            "query": str,
+            "source": str,
+            "file_hash": str,
+            "case_json": str,
+            "loaded_at": str,
+        },
+        pk=("eval_set_id", "eval_id"),
+        if_not_exists=True,
     )
     db["evaluations"].create(
-        {"id": int, "session_id": str, "revision": int, "case_id": str, "eval_set_id": str,
-         "matched_by": str, "match_score": float, "passed": int, "score": float, "created_at": str,
-         "superseded": int, "config_hash": str, "agent_version": str, "query": str,
-         "expected_tool": str, "actual_tool": str, "expected_table": str, "actual_table": str,
-         "sql_generated": int, "error": str, "details": str},
-        pk="id", if_not_exists=True, defaults={"superseded": 0},
+        {
+            "id": int,
+            "session_id": str,
+            "revision": int,
+            "case_id": str,
+            "eval_set_id": str,
+            "matched_by": str,
+            "match_score": float,
+            "passed": int,
+            "score": float,
+            "created_at": str,
+            "superseded": int,
+            "config_hash": str,
+            "agent_version": str,
+            "query": str,
+            "expected_tool": str,
+            "actual_tool": str,
+            "expected_table": str,
+            "actual_table": str,
+            "sql_generated": int,
+            "error": str,
+            "details": str,
+        },
+        pk="id",
+        if_not_exists=True,
+        defaults={"superseded": 0},
     )
     db["evaluations"].create_index(["session_id", "revision"], unique=True, if_not_exists=True)
     db["evaluations"].create_index(["case_id"], if_not_exists=True)
     db["criterion_results"].create(
-        {"id": int, "evaluation_id": int, "criterion": str, "score": float, "passed": int,
-         "threshold": float, "skipped": int, "error": str, "details": str},
-        pk="id", foreign_keys=[("evaluation_id", "evaluations", "id")], if_not_exists=True,
+        {
+            "id": int,
+            "evaluation_id": int,
+            "criterion": str,
+            "score": float,
+            "passed": int,
+            "threshold": float,
+            "skipped": int,
+            "error": str,
+            "details": str,
+        },
+        pk="id",
+        foreign_keys=[("evaluation_id", "evaluations", "id")],
+        if_not_exists=True,
     )
     db["criterion_results"].create_index(["evaluation_id"], if_not_exists=True)
 
@@ -106,13 +189,24 @@ def _migrate_v2(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
     conn.execute("ALTER TABLE evaluations ADD COLUMN verdict TEXT")
     rows = conn.execute(
         "SELECT e.id, e.error, c.passed, c.skipped, c.error, c.details FROM evaluations e"
-        " LEFT JOIN criterion_results c ON c.evaluation_id = e.id ORDER BY e.id, c.id")
+        " LEFT JOIN criterion_results c ON c.evaluation_id = e.id ORDER BY e.id, c.id"
+    )
     updates = []
     for evaluation_id, group in groupby(rows, key=lambda r: r[0]):
         members = list(group)
-        criteria = [CriterionResult(criterion="", score=0.0, threshold=0.0, passed=bool(passed),
-                                    skipped=bool(skipped), error=error, details=health_details(details))
-                    for _, _, passed, skipped, error, details in members if skipped is not None]
+        criteria = [
+            CriterionResult(
+                criterion="",
+                score=0.0,
+                threshold=0.0,
+                passed=bool(passed),
+                skipped=bool(skipped),
+                error=error,
+                details=health_details(details),
+            )
+            for _, _, passed, skipped, error, details in members
+            if skipped is not None
+        ]
         verdict = "failed" if members[0][1] else verdict_of(criteria)
         updates.append((verdict, int(verdict == "passed"), evaluation_id))
     conn.executemany("UPDATE evaluations SET verdict = ?, passed = ? WHERE id = ?", updates)
@@ -128,21 +222,39 @@ def _migrate_v3_golden(conn: sqlite3.Connection, db: sqlite_utils.Database) -> N
     (until now created on first use) exists from here on, with the set's own ``criteria``."""
     conn.execute("ALTER TABLE golden_cases RENAME TO golden_cases_v2")
     db["golden_cases"].create(
-        {"eval_set_id": str, "source": str, "eval_id": str, "name": str, "query": str, "file_hash": str,
-         "case_json": str, "loaded_at": str},
-        pk=("eval_set_id", "source", "eval_id"))
+        {
+            "eval_set_id": str,
+            "source": str,
+            "eval_id": str,
+            "name": str,
+            "query": str,
+            "file_hash": str,
+            "case_json": str,
+            "loaded_at": str,
+        },
+        pk=("eval_set_id", "source", "eval_id"),
+    )
     conn.execute(
         "INSERT INTO golden_cases (eval_set_id, source, eval_id, name, query, file_hash, case_json, loaded_at)"
         " SELECT eval_set_id, COALESCE(source, ''), eval_id, name, query, file_hash, case_json, loaded_at"
-        " FROM golden_cases_v2 ORDER BY rowid")
+        " FROM golden_cases_v2 ORDER BY rowid"
+    )
     conn.execute("DROP TABLE golden_cases_v2")
     if db["golden_sets"].exists():
         conn.execute("ALTER TABLE golden_sets ADD COLUMN criteria TEXT")
     else:
         db["golden_sets"].create(
-            {"eval_set_id": str, "source": str, "name": str, "description": str, "criteria": str,
-             "metadata": str, "saved_at": str},
-            pk=("eval_set_id", "source"))
+            {
+                "eval_set_id": str,
+                "source": str,
+                "name": str,
+                "description": str,
+                "criteria": str,
+                "metadata": str,
+                "saved_at": str,
+            },
+            pk=("eval_set_id", "source"),
+        )
 
 
 def _migrate_v4_shared_texts(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
@@ -151,21 +263,28 @@ def _migrate_v4_shared_texts(conn: sqlite3.Connection, db: sqlite_utils.Database
     two thirds of the bytes a scored session writes. ``agent_data`` becomes a view with the
     columns it had, so every query of it (Datasette's too) reads the same."""
     conn = conn
-    conn.create_function("otel_eval_digest", 1, lambda text: None if text is None else text_digest(text),
-                         deterministic=True)
+    conn.create_function(
+        "otel_eval_digest", 1, lambda text: None if text is None else text_digest(text), deterministic=True
+    )
     conn.execute("CREATE TABLE agent_texts (digest BLOB PRIMARY KEY, text TEXT NOT NULL) WITHOUT ROWID")
-    columns = ", ".join(f"[{c}_digest] BLOB" if c in SHARED_TEXT_FIELDS else f"[{c}] {_column_type(c)}"
-                        for c in AGENT_DATA_COLUMNS)
+    columns = ", ".join(
+        f"[{c}_digest] BLOB" if c in SHARED_TEXT_FIELDS else f"[{c}] {_column_type(c)}" for c in AGENT_DATA_COLUMNS
+    )
     conn.execute(f"CREATE TABLE agent_data_rows ([id] INTEGER PRIMARY KEY, {columns})")
     for name in SHARED_TEXT_FIELDS:
-        conn.execute(f"INSERT OR IGNORE INTO agent_texts (digest, text) SELECT otel_eval_digest({name}), {name}"
-                     f" FROM agent_data WHERE {name} IS NOT NULL")
+        conn.execute(
+            f"INSERT OR IGNORE INTO agent_texts (digest, text) SELECT otel_eval_digest({name}), {name}"
+            f" FROM agent_data WHERE {name} IS NOT NULL"
+        )
     sources = ", ".join(f"otel_eval_digest({c})" if c in SHARED_TEXT_FIELDS else c for c in AGENT_DATA_COLUMNS)
-    conn.execute(f"INSERT INTO agent_data_rows (id, {', '.join(AGENT_ROW_COLUMNS)})"
-                 f" SELECT id, {sources} FROM agent_data ORDER BY id")
+    conn.execute(
+        f"INSERT INTO agent_data_rows (id, {', '.join(AGENT_ROW_COLUMNS)})"
+        f" SELECT id, {sources} FROM agent_data ORDER BY id"
+    )
     conn.execute("DROP TABLE agent_data")
-    conn.execute("CREATE UNIQUE INDEX idx_agent_data_rows_trace_id_span_id_level"
-                 " ON agent_data_rows (trace_id, span_id, level)")
+    conn.execute(
+        "CREATE UNIQUE INDEX idx_agent_data_rows_trace_id_span_id_level ON agent_data_rows (trace_id, span_id, level)"
+    )
     conn.execute("CREATE INDEX idx_agent_data_rows_session_id ON agent_data_rows (session_id)")
 
 
@@ -190,11 +309,13 @@ def _migrate_v6_judge(conn: sqlite3.Connection, db: sqlite_utils.Database) -> No
     conn.execute(
         "CREATE TABLE IF NOT EXISTS judge_jobs (evaluation_id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,"
         " status TEXT NOT NULL, request TEXT NOT NULL, created_at REAL NOT NULL, finished_at REAL,"
-        " outcome_evaluation_id INTEGER, backfilled INTEGER NOT NULL DEFAULT 0)")
+        " outcome_evaluation_id INTEGER, backfilled INTEGER NOT NULL DEFAULT 0)"
+    )
     conn.execute("CREATE INDEX IF NOT EXISTS idx_judge_jobs_status ON judge_jobs (status)")
     conn.execute(
         "CREATE TABLE IF NOT EXISTS judge_usage (id INTEGER PRIMARY KEY, at REAL NOT NULL, criterion TEXT NOT NULL,"
-        " calls INTEGER NOT NULL, tokens INTEGER NOT NULL)")
+        " calls INTEGER NOT NULL, tokens INTEGER NOT NULL)"
+    )
     conn.execute("CREATE INDEX IF NOT EXISTS idx_judge_usage_at ON judge_usage (at)")
 
 
@@ -213,14 +334,18 @@ def _migrate_v7_labels(conn: sqlite3.Connection, db: sqlite_utils.Database) -> N
         "CREATE TABLE labels (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, evaluation_id INTEGER,"
         " revision INTEGER, verdict TEXT NOT NULL, case_id TEXT,"
         " label TEXT NOT NULL CHECK (label IN ('agree', 'disagree')), note TEXT, who TEXT NOT NULL,"
-        " source TEXT NOT NULL, created_at TEXT NOT NULL)")
+        " source TEXT NOT NULL, created_at TEXT NOT NULL)"
+    )
     conn.execute("CREATE INDEX idx_labels_session_id ON labels (session_id, id)")
     conn.execute(
         "CREATE TABLE feedback (id INTEGER PRIMARY KEY, session_id TEXT, trace_id TEXT NOT NULL DEFAULT '',"
         " span_id TEXT NOT NULL DEFAULT '', name TEXT, score REAL, label TEXT, explanation TEXT, response_id TEXT,"
-        " time_ns INTEGER NOT NULL, received_ns INTEGER NOT NULL, attributes TEXT, body TEXT)")
-    conn.execute("CREATE UNIQUE INDEX idx_feedback_record ON feedback"
-                 " (trace_id, span_id, time_ns, COALESCE(name, ''), COALESCE(session_id, ''))")
+        " time_ns INTEGER NOT NULL, received_ns INTEGER NOT NULL, attributes TEXT, body TEXT)"
+    )
+    conn.execute(
+        "CREATE UNIQUE INDEX idx_feedback_record ON feedback"
+        " (trace_id, span_id, time_ns, COALESCE(name, ''), COALESCE(session_id, ''))"
+    )
     conn.execute("CREATE INDEX idx_feedback_session_id ON feedback (session_id)")
     conn.execute("CREATE INDEX idx_feedback_trace_id ON feedback (trace_id)")
     conn.execute("ALTER TABLE evaluations ADD COLUMN tool_path TEXT")
@@ -230,14 +355,14 @@ def _create_views(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
     """The views at this schema version, replacing older definitions."""
     for view in ("trajectory_evaluations", "daily_pass_rate", "agent_data"):
         conn.execute(f"DROP VIEW IF EXISTS {view}")
-    selected = ", ".join(f"{c}_text.text AS {c}" if c in SHARED_TEXT_FIELDS else f"r.{c}"
-                         for c in AGENT_DATA_COLUMNS)
-    joins = " ".join(f"LEFT JOIN agent_texts {c}_text ON {c}_text.digest = r.{c}_digest"
-                     for c in SHARED_TEXT_FIELDS)
+    selected = ", ".join(f"{c}_text.text AS {c}" if c in SHARED_TEXT_FIELDS else f"r.{c}" for c in AGENT_DATA_COLUMNS)
+    joins = " ".join(f"LEFT JOIN agent_texts {c}_text ON {c}_text.digest = r.{c}_digest" for c in SHARED_TEXT_FIELDS)
     conn.execute(f"CREATE VIEW agent_data AS SELECT r.id, {selected} FROM agent_data_rows r {joins}")
     # Deleting through the view (a user pruning rows) deletes the row; its shared texts stay.
-    conn.execute("CREATE TRIGGER agent_data_delete INSTEAD OF DELETE ON agent_data"
-                      " BEGIN DELETE FROM agent_data_rows WHERE id = OLD.id; END")
+    conn.execute(
+        "CREATE TRIGGER agent_data_delete INSTEAD OF DELETE ON agent_data"
+        " BEGIN DELETE FROM agent_data_rows WHERE id = OLD.id; END"
+    )
     db.create_view(
         "trajectory_evaluations",
         """
@@ -276,11 +401,16 @@ def _create_views(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
 #: The step to each version from the one before (``STEPS[0]`` creates version 1): each the
 #: historical definition of its version, so a test can build a file as an older otel-eval wrote it.
 STEPS: tuple[Callable[[sqlite3.Connection, sqlite_utils.Database], None], ...] = (
-    _create_v1, _migrate_v2, _migrate_v3_golden, _migrate_v4_shared_texts, _migrate_v5_rows_by_trace,
-    _migrate_v6_judge, _migrate_v7_labels)
+    _create_v1,
+    _migrate_v2,
+    _migrate_v3_golden,
+    _migrate_v4_shared_texts,
+    _migrate_v5_rows_by_trace,
+    _migrate_v6_judge,
+    _migrate_v7_labels,
+)
 assert len(STEPS) == SCHEMA_VERSION
 
 
 def _column_type(name: str) -> str:
     return "INTEGER" if name == "agent_exit" else "TEXT"
-

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Optional
 
 from ..spans import LogEvent
 
@@ -17,7 +16,7 @@ from ..spans import LogEvent
 IN_SESSION_TRACES = "trace_id IN (SELECT trace_id FROM traces WHERE session_id = ?) AND session_id = ?"
 
 
-def session_span_rows(conn: sqlite3.Connection, session_id: str) -> list[tuple[str, Optional[str], Optional[str]]]:
+def session_span_rows(conn: sqlite3.Connection, session_id: str) -> list[tuple[str, str | None, str | None]]:
     """``(raw JSON, convention, span type)`` of a session's spans, in start order, as stored."""
     return conn.execute(
         f"SELECT raw, convention, span_type FROM spans WHERE {IN_SESSION_TRACES} ORDER BY start_ns, end_ns",

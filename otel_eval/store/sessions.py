@@ -3,8 +3,8 @@ lookups the writer's scheduler makes when it resumes after a restart."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
 
 from .connection import StoreConnection
 from .statements import RowsInsert, pairs
@@ -34,8 +34,10 @@ class Sessions(StoreConnection):
         the previous status of the sessions that existed."""
         previous = dict(pairs(self.conn, "session_id, status", "sessions", "session_id", [row[0] for row in rows]))
         # New and known sessions alike in one upsert: a known one keeps its keyed_by and first time.
-        _TOUCH_SESSIONS.run(self.conn, [(sid, OPEN, keyed_by, received_ns, received_ns, int(end), spans)
-                                        for sid, keyed_by, spans, end in rows])
+        _TOUCH_SESSIONS.run(
+            self.conn,
+            [(sid, OPEN, keyed_by, received_ns, received_ns, int(end), spans) for sid, keyed_by, spans, end in rows],
+        )
         return previous
 
     def touch_session(self, session_id: str, keyed_by: str, spans: int, received_ns: int, end_requested: bool) -> str:
@@ -61,8 +63,9 @@ class Sessions(StoreConnection):
             self.conn.execute(f"UPDATE {table} SET session_id = ? WHERE trace_id = ?", (new_session, trace_id))
         left = self.conn.execute("SELECT COUNT(*) FROM traces WHERE session_id = ?", (old_session,)).fetchone()[0]
         if left == 0:
-            scored = self.conn.execute("SELECT COUNT(*) FROM evaluations WHERE session_id = ?",
-                                       (old_session,)).fetchone()[0]
+            scored = self.conn.execute(
+                "SELECT COUNT(*) FROM evaluations WHERE session_id = ?", (old_session,)
+            ).fetchone()[0]
             if scored:
                 self.conn.execute("UPDATE evaluations SET superseded = 1 WHERE session_id = ?", (old_session,))
             self.conn.execute("DELETE FROM sessions WHERE session_id = ?", (old_session,))
@@ -86,7 +89,7 @@ class Sessions(StoreConnection):
         ).fetchall()
         return [SessionRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6]) for r in rows]
 
-    def traces_of(self, session_id: str) -> list[tuple[str, Optional[str], int]]:
+    def traces_of(self, session_id: str) -> list[tuple[str, str | None, int]]:
         """``(trace_id, root_span_id, last_received_ns)`` of a session's traces."""
         return self.conn.execute(
             "SELECT trace_id, root_span_id, last_received_ns FROM traces WHERE session_id = ?", (session_id,)
@@ -95,7 +98,9 @@ class Sessions(StoreConnection):
 
 _TOUCH_SESSIONS = RowsInsert(
     "INSERT INTO sessions (session_id, status, keyed_by, first_received_ns, last_received_ns, end_requested,"
-    " span_count)", "(?,?,?,?,?,?,?)",
+    " span_count)",
+    "(?,?,?,?,?,?,?)",
     " ON CONFLICT(session_id) DO UPDATE SET status = excluded.status,"
     " last_received_ns = excluded.last_received_ns, span_count = sessions.span_count + excluded.span_count,"
-    " end_requested = MAX(sessions.end_requested, excluded.end_requested)")
+    " end_requested = MAX(sessions.end_requested, excluded.end_requested)",
+)

@@ -8,7 +8,7 @@ harmless; multi-row statements (:class:`~.statements.RowsInsert`) and one-step l
 from __future__ import annotations
 
 import sqlite3
-from typing import Iterable, Optional, Sequence
+from collections.abc import Iterable, Sequence
 
 from ..span_rows import TRACE_ID, SpanRow
 from ..spans import LogEvent, SpanRecord, from_json
@@ -55,8 +55,18 @@ class Spans(StoreConnection):
         cur = self.conn.executemany(
             "INSERT OR IGNORE INTO log_events (trace_id, span_id, time_ns, event_name, body, attributes, received_ns)"
             " VALUES (?,?,?,?,?,?,?)",
-            [(e.trace_id, e.span_id, e.time_ns, e.event_name, stored_json(e.body), stored_json(dict(e.attributes)),
-              received_ns) for e in events],
+            [
+                (
+                    e.trace_id,
+                    e.span_id,
+                    e.time_ns,
+                    e.event_name,
+                    stored_json(e.body),
+                    stored_json(dict(e.attributes)),
+                    received_ns,
+                )
+                for e in events
+            ],
         )
         return stored + cur.rowcount
 
@@ -64,40 +74,54 @@ class Spans(StoreConnection):
         """trace id → session id of the given traces that are stored."""
         return dict(pairs(self.conn, "trace_id, session_id", "traces", "trace_id", trace_ids))
 
-    def touch_traces(self, rows: Sequence[tuple[str, str, Optional[str], int, int, int]], received_ns: int) -> None:
+    def touch_traces(self, rows: Sequence[tuple[str, str, str | None, int, int, int]], received_ns: int) -> None:
         """:meth:`touch_trace` for many ``(trace_id, session_id, root_span_id, start_ns, end_ns, spans)``."""
         _TOUCH_TRACES.run(self.conn, [(*row, received_ns, received_ns) for row in rows])
 
-    def touch_trace(self, trace_id: str, session_id: str, root_span_id: Optional[str], start_ns: int, end_ns: int,
-                    spans: int, received_ns: int) -> None:
-        self.conn.execute(_TOUCH_TRACE, (trace_id, session_id, root_span_id, start_ns, end_ns, spans, received_ns,
-                                         received_ns))
+    def touch_trace(
+        self,
+        trace_id: str,
+        session_id: str,
+        root_span_id: str | None,
+        start_ns: int,
+        end_ns: int,
+        spans: int,
+        received_ns: int,
+    ) -> None:
+        self.conn.execute(
+            _TOUCH_TRACE, (trace_id, session_id, root_span_id, start_ns, end_ns, spans, received_ns, received_ns)
+        )
 
     def trace_spans(self, trace_id: str) -> list[SpanRecord]:
         rows = self.conn.execute("SELECT raw FROM spans WHERE trace_id = ? ORDER BY start_ns", (trace_id,)).fetchall()
         return [from_json(r[0]) for r in rows]
 
-    def trace_session(self, trace_id: str) -> Optional[str]:
+    def trace_session(self, trace_id: str) -> str | None:
         row = self.conn.execute("SELECT session_id FROM traces WHERE trace_id = ?", (trace_id,)).fetchone()
         return row[0] if row else None
 
 
 def set_span_types(conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str]]) -> None:
     """``(trace_id, span_id, span_type)``: known once the span has been read at scoring time."""
-    conn.executemany("UPDATE spans SET span_type = ? WHERE trace_id = ? AND span_id = ?",
-                     [(span_type, trace_id, span_id) for trace_id, span_id, span_type in rows])
+    conn.executemany(
+        "UPDATE spans SET span_type = ? WHERE trace_id = ? AND span_id = ?",
+        [(span_type, trace_id, span_id) for trace_id, span_id, span_type in rows],
+    )
 
 
 _TOUCH_TRACES = RowsInsert(
     "INSERT INTO traces (trace_id, session_id, root_span_id, start_ns, end_ns, span_count, first_received_ns,"
-    " last_received_ns)", "(?,?,?,?,?,?,?,?)",
+    " last_received_ns)",
+    "(?,?,?,?,?,?,?,?)",
     " ON CONFLICT(trace_id) DO UPDATE SET"
     " session_id = excluded.session_id,"
     " root_span_id = COALESCE(traces.root_span_id, excluded.root_span_id),"
     " start_ns = MIN(traces.start_ns, excluded.start_ns), end_ns = MAX(traces.end_ns, excluded.end_ns),"
-    " span_count = traces.span_count + excluded.span_count, last_received_ns = excluded.last_received_ns"
+    " span_count = traces.span_count + excluded.span_count, last_received_ns = excluded.last_received_ns",
 )
 _TOUCH_TRACE = _TOUCH_TRACES.text(1)
 _INSERT_SPANS = RowsInsert(
     "INSERT OR IGNORE INTO spans (trace_id, span_id, parent_span_id, session_id, name, kind, status, start_ns,"
-    " end_ns, received_ns, convention, span_type, raw)", "(?,?,?,?,?,?,?,?,?,?,?,?,?)")
+    " end_ns, received_ns, convention, span_type, raw)",
+    "(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+)

@@ -6,13 +6,14 @@ Every statement takes its values as parameters."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable, Sequence
 from itertools import chain
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
 from .. import json_text
 
 
-def stored_json(value: Any) -> Optional[str]:
+def stored_json(value: Any) -> str | None:
     """A value as the JSON text a column stores (None stays NULL)."""
     if value is None:
         return None
@@ -51,7 +52,7 @@ class RowsInsert:
         at, count = 0, len(rows)
         while at < count:
             size = min(most, 1 << ((count - at).bit_length() - 1))  # the largest power of two left
-            changed += conn.execute(self.text(size), list(chain.from_iterable(rows[at:at + size]))).rowcount
+            changed += conn.execute(self.text(size), list(chain.from_iterable(rows[at : at + size]))).rowcount
             at += size
         return changed
 
@@ -83,8 +84,8 @@ def pairs(conn: sqlite3.Connection, columns: str, table: str, key: str, keys: It
     keys = list(keys)
     if not keys:
         return []
-    statement = (f"SELECT json_group_array(json_array({columns})) FROM {table}"
-                 f" WHERE {key} IN (SELECT value FROM json_each(?))")
-    (found,), = conn.execute(statement, (json_text.dumps(keys),)).fetchall()
+    statement = (
+        f"SELECT json_group_array(json_array({columns})) FROM {table} WHERE {key} IN (SELECT value FROM json_each(?))"
+    )
+    ((found,),) = conn.execute(statement, (json_text.dumps(keys),)).fetchall()
     return json_text.loads(found)
-

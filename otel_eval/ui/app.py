@@ -38,27 +38,28 @@ import json
 import os
 import secrets
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Callable, Optional
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from ..drift import drift
 from ..errors import InputError
+from ..gate import gate
 from ..hosts import HostPolicy
 from ..listen_address import parse_endpoint
 from ..read import evaluations, labels, sessions, spans
-from ..drift import drift
-from ..gate import gate
 from ..read.coverage import coverage
-from ..read.paths import path_counts
-from ..read.verdicts import verdict_counts
-from .release_page import release_page
 from ..read.database import open_database
+from ..read.paths import path_counts
 from ..read.times import iso_utc, parse_since
 from ..read.unmatched import unmatched_queries
+from ..read.verdicts import verdict_counts
 from ..store import Store
 from ..store.labels import LABELS, MAX_NOTE_CHARS, UnlabellableSession
 from .markup import Links, layout, message_page
+from .release_page import release_page
 from .session_page import session_page
 from .sessions_page import sessions_page
 from .summary_pages import clusters_page, coverage_page, labels_page
@@ -78,7 +79,7 @@ SECURITY_HEADERS = {
     # No inline script or style anywhere, no other origin: a hostile span value that slipped
     # past escaping still could not run.
     "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                               "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     "x-content-type-options": "nosniff",
     # No Referer to other sites. Not "no-referrer": under it a browser sends ``Origin: null`` with
     # the page's own form POSTs, and the label form's same-origin check needs the real origin.
@@ -109,8 +110,15 @@ class DashboardApp:
     mounted. ``hosts(host_header) -> bool``: the Host names to answer (None: the server that mounts
     the app checks them, as the collector does)."""
 
-    def __init__(self, db: str, *, auth_token: Optional[str] = None, prefix: str = "/ui", poll_seconds: float = 2.0,
-                 hosts: Optional[Callable[[Optional[str]], bool]] = None):
+    def __init__(
+        self,
+        db: str,
+        *,
+        auth_token: str | None = None,
+        prefix: str = "/ui",
+        poll_seconds: float = 2.0,
+        hosts: Callable[[str | None], bool] | None = None,
+    ):
         self.db = str(db)
         self.prefix = prefix.rstrip("/")
         self.links = Links(self.prefix)
@@ -125,8 +133,11 @@ class DashboardApp:
         if scope["type"] != "http":  # served with lifespan="off": no startup or shutdown work
             return
         reply = await self._dispatch(scope, receive)
-        headers = [(b"content-type", reply.content_type.encode()), (b"content-length", str(len(reply.body)).encode()),
-                   (b"cache-control", b"no-store")]
+        headers = [
+            (b"content-type", reply.content_type.encode()),
+            (b"content-length", str(len(reply.body)).encode()),
+            (b"cache-control", b"no-store"),
+        ]
         headers += [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
         headers += [(k.lower().encode(), v.encode("latin-1")) for k, v in reply.headers.items()]
         await send({"type": "http.response.start", "status": reply.status, "headers": headers})
@@ -177,7 +188,7 @@ class DashboardApp:
         return hmac.new(self._csrf_key, f"label:{nonce}".encode(), hashlib.sha256).hexdigest()
 
     @staticmethod
-    def _cookie_named(headers: dict[str, str], name: str) -> Optional[str]:
+    def _cookie_named(headers: dict[str, str], name: str) -> str | None:
         for part in headers.get("cookie", "").split(";"):
             key, _, value = part.strip().partition("=")
             if key == name and value:
@@ -189,7 +200,7 @@ class DashboardApp:
         return f"{CSRF_COOKIE}={nonce}; Path={self.prefix or '/'}; HttpOnly; SameSite=Strict{secure}"
 
     @staticmethod
-    def cross_site(headers: dict[str, str]) -> Optional[str]:
+    def cross_site(headers: dict[str, str]) -> str | None:
         """Why a write request does not come from this dashboard's own pages, or None. Browsers
         send ``Sec-Fetch-Site`` and ``Origin`` with a form POST; a client that sends neither
         (curl, a script) still needs the token and the CSRF cookie and field."""
@@ -223,8 +234,12 @@ class DashboardApp:
         form = {k: v[-1] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
         nonce = self._cookie_named(headers, CSRF_COOKIE)
         if nonce is None or not hmac.compare_digest(form.get("csrf", "").encode(), self.csrf_token(nonce).encode()):
-            return self._refused(403, "Form expired", "this form is not from this dashboard, or is from before it "
-                                 "restarted: reload the session page and label again")
+            return self._refused(
+                403,
+                "Form expired",
+                "this form is not from this dashboard, or is from before it "
+                "restarted: reload the session page and label again",
+            )
         session_id, label = form.get("session", ""), form.get("label", "")
         if not session_id or label not in LABELS:
             return self._refused(400, "Bad label", "a label needs a session and agree or disagree")
@@ -232,18 +247,23 @@ class DashboardApp:
         try:
             await asyncio.to_thread(self._write_label, session_id, label, form.get("note"), who)
         except UnlabellableSession as exc:
-            why = ("it is not scored yet" if exc.state in ("open", "ended") else "no such session")
-            return self._refused(404 if exc.state is None else 409, "Nothing to label",
-                                 f"session {session_id!r} cannot be labelled: {why}")
+            why = "it is not scored yet" if exc.state in ("open", "ended") else "no such session"
+            return self._refused(
+                404 if exc.state is None else 409,
+                "Nothing to label",
+                f"session {session_id!r} cannot be labelled: {why}",
+            )
         except ValueError as exc:
             return self._refused(400, "Bad label", str(exc))
         except sqlite3.Error as exc:  # the collector's writer held the file past the timeout, disk full, ...
-            return Reply(503, message_page(self.links, "Label not stored",
-                                           f"database {self.db}: {exc}; try again").encode(),
-                         headers={"Retry-After": "2"})
+            return Reply(
+                503,
+                message_page(self.links, "Label not stored", f"database {self.db}: {exc}; try again").encode(),
+                headers={"Retry-After": "2"},
+            )
         return Reply(303, b"", HTML, {"Location": self.links.session(session_id) + "#labels"})
 
-    def _write_label(self, session_id: str, label: str, note: Optional[str], who: str) -> None:
+    def _write_label(self, session_id: str, label: str, note: str | None, who: str) -> None:
         """The dashboard's only write: one short transaction on a connection of its own."""
         store = Store(self.db, timeout=LABEL_WRITE_TIMEOUT_S)
         try:
@@ -260,27 +280,31 @@ class DashboardApp:
         path: str = scope["path"]
         if not (path == self.prefix or path.startswith(self.prefix + "/")):
             return Reply(404, b"not found", "text/plain")
-        route = path[len(self.prefix):] or "/"
+        route = path[len(self.prefix) :] or "/"
         method = scope["method"]
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         if self.hosts is not None and not self.hosts(headers.get("host")):
             # DNS rebinding: a page whose name now points at us must not read or write anything.
-            return Reply(403, f"Host {headers.get('host')!r} is not served here (DNS rebinding protection)".encode(),
-                         "text/plain")
+            return Reply(
+                403,
+                f"Host {headers.get('host')!r} is not served here (DNS rebinding protection)".encode(),
+                "text/plain",
+            )
         if route == "/login":
             if method != "POST":
                 return Reply(405, b"use POST", "text/plain", {"Allow": "POST"})
             return await self._login(scope, receive)
         if route == "/label":
             if method != "POST":
-                return Reply(405, b"labels are posted by the session page's form: use POST", "text/plain",
-                             {"Allow": "POST"})
+                return Reply(
+                    405, b"labels are posted by the session page's form: use POST", "text/plain", {"Allow": "POST"}
+                )
             return await self._label(scope, receive, headers)
         if method not in ("GET", "HEAD"):
             return Reply(405, b"the dashboard is read-only: use GET", "text/plain", {"Allow": "GET, HEAD"})
         if route.startswith("/static/"):
             # Assets hold no data; serving them without a token lets the login page be styled.
-            return self._static(route[len("/static/"):])
+            return self._static(route[len("/static/") :])
         if not self.authorized(headers):
             return self._unauthorized(route.startswith("/api/"))
         params = parse_qs(scope.get("query_string", b"").decode("utf-8", "replace"))
@@ -304,8 +328,9 @@ class DashboardApp:
             message = f"database {self.db}: {exc}"
             if route.startswith("/api/"):
                 return _json_reply({"error": message}, 503)
-            return Reply(503, message_page(self.links, "Database unavailable", message).encode(),
-                         headers={"Retry-After": "2"})
+            return Reply(
+                503, message_page(self.links, "Database unavailable", message).encode(), headers={"Retry-After": "2"}
+            )
 
     def _static(self, name: str) -> Reply:
         if name not in STATIC:
@@ -334,7 +359,7 @@ class DashboardApp:
                 return self._release(params)
             for base, api in (("/sessions/", False), ("/api/sessions/", True)):
                 if route.startswith(base) and len(route) > len(base):
-                    return self._session(conn, route[len(base):], api, csrf)
+                    return self._session(conn, route[len(base) :], api, csrf)
             if route.startswith("/api/"):
                 return _json_reply({"error": f"no such API route {route}"}, 404)
             return Reply(404, message_page(self.links, "Not found", f"no page at {self.prefix}{route}").encode())
@@ -352,35 +377,70 @@ class DashboardApp:
         counts = sessions.result_counts(conn, f)
         stamp = self._stamp(conn)
         if api:
-            return _json_reply({"stamp": stamp, "total": total, "page": f.page, "page_size": f.page_size,
-                                "counts": counts, "sessions": rows})
-        main = sessions_page(self.links, f, rows, total, counts, sessions.filter_options(conn),
-                             evaluations.pass_rate_points(conn, f.case or None))
-        return Reply(200, layout(self.links, "sessions", main, stamp=stamp,
-                                 poll_seconds=self.poll_seconds, current="sessions").encode())
+            return _json_reply(
+                {
+                    "stamp": stamp,
+                    "total": total,
+                    "page": f.page,
+                    "page_size": f.page_size,
+                    "counts": counts,
+                    "sessions": rows,
+                }
+            )
+        main = sessions_page(
+            self.links,
+            f,
+            rows,
+            total,
+            counts,
+            sessions.filter_options(conn),
+            evaluations.pass_rate_points(conn, f.case or None),
+        )
+        return Reply(
+            200,
+            layout(
+                self.links, "sessions", main, stamp=stamp, poll_seconds=self.poll_seconds, current="sessions"
+            ).encode(),
+        )
 
     def _session(self, conn: sqlite3.Connection, session_id: str, api: bool, csrf: str = "") -> Reply:
         overview = sessions.session_overview(conn, session_id)
         if overview is None:
             if api:
                 return _json_reply({"error": f"no session {session_id!r}"}, 404)
-            return Reply(404, message_page(self.links, "Session not found",
-                                           f"no session {session_id!r} in {self.db}").encode())
+            return Reply(
+                404, message_page(self.links, "Session not found", f"no session {session_id!r} in {self.db}").encode()
+            )
         overview["labels"] = labels.session_labels(conn, session_id)
         overview["feedback"] = labels.session_feedback(conn, session_id)
         if api:
             return _json_reply(overview)
         stamp = self._stamp(conn)
-        main = session_page(self.links, overview, spans.session_traces(conn, session_id),
-                            spans.session_agent_data(conn, session_id), csrf=csrf)
-        return Reply(200, layout(self.links, f"session {session_id}", main, stamp=stamp,
-                                 poll_seconds=self.poll_seconds).encode())
+        main = session_page(
+            self.links,
+            overview,
+            spans.session_traces(conn, session_id),
+            spans.session_agent_data(conn, session_id),
+            csrf=csrf,
+        )
+        return Reply(
+            200, layout(self.links, f"session {session_id}", main, stamp=stamp, poll_seconds=self.poll_seconds).encode()
+        )
 
     def _coverage(self, conn: sqlite3.Connection, params: dict[str, list[str]]) -> Reply:
         since = _since(params)
         main = coverage_page(self.links, coverage([self.db], since), _one(params, "since"))
-        return Reply(200, layout(self.links, "golden coverage", main, stamp=self._stamp(conn),
-                                 poll_seconds=self.poll_seconds, current="coverage").encode())
+        return Reply(
+            200,
+            layout(
+                self.links,
+                "golden coverage",
+                main,
+                stamp=self._stamp(conn),
+                poll_seconds=self.poll_seconds,
+                current="coverage",
+            ).encode(),
+        )
 
     def _clusters(self, conn: sqlite3.Connection, params: dict[str, list[str]]) -> Reply:
         from ..golden_suggest import UnmatchedSession, cluster_sessions
@@ -405,13 +465,23 @@ class DashboardApp:
             result = gate(counts, baseline, candidate)
             drift_results = drift(path_counts([self.db], baseline, candidate))
         main = release_page(self.links, counts.sessions, baseline, candidate, result, drift_results or [])
-        return Reply(200, layout(self.links, "release", main, poll_seconds=self.poll_seconds,
-                                 current="release").encode())
+        return Reply(
+            200, layout(self.links, "release", main, poll_seconds=self.poll_seconds, current="release").encode()
+        )
 
     def _labels(self, conn: sqlite3.Connection) -> Reply:
         main = labels_page(self.links, labels.calibration([self.db]), labels.recent_labels(conn))
-        return Reply(200, layout(self.links, "human labels", main, stamp=self._stamp(conn),
-                                 poll_seconds=self.poll_seconds, current="labels").encode())
+        return Reply(
+            200,
+            layout(
+                self.links,
+                "human labels",
+                main,
+                stamp=self._stamp(conn),
+                poll_seconds=self.poll_seconds,
+                current="labels",
+            ).encode(),
+        )
 
 
 #: Smallest cluster the Unmatched clusters page lists unless ``?min=`` says otherwise.
@@ -433,7 +503,7 @@ def _one(params: dict[str, list[str]], name: str) -> str:
     return ((params.get(name) or [""])[-1]).strip()
 
 
-def _since(params: dict[str, list[str]]) -> Optional[str]:
+def _since(params: dict[str, list[str]]) -> str | None:
     """``?since=`` as the store's ``created_at`` form; a bad value is a 400 naming the parameter."""
     try:
         since_ns = parse_since(_one(params, "since"), "since")
@@ -444,16 +514,32 @@ def _since(params: dict[str, list[str]]) -> Optional[str]:
 
 # --- `otel-eval ui`: the dashboard on its own, over an existing database ------------------------
 
+
 def add_ui_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", default="otel-eval.db", help="SQLite file written by the collector (default otel-eval.db)")
-    parser.add_argument("--listen", default="127.0.0.1:8080", metavar="HOST:PORT",
-                        help="address to serve the dashboard on, under /ui (default 127.0.0.1:8080)")
-    parser.add_argument("--auth-token", default=None, metavar="TOKEN",
-                        help="require this bearer token (or the login cookie); env OTEL_EVAL_AUTH_TOKEN")
-    parser.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
-                        help="also answer requests for this Host name (a reverse proxy's); loopback names and the "
-                             "--listen address are always answered, other names refused against DNS rebinding; "
-                             "repeatable, '*' turns the check off")
+    parser.add_argument(
+        "--db", default="otel-eval.db", help="SQLite file written by the collector (default otel-eval.db)"
+    )
+    parser.add_argument(
+        "--listen",
+        default="127.0.0.1:8080",
+        metavar="HOST:PORT",
+        help="address to serve the dashboard on, under /ui (default 127.0.0.1:8080)",
+    )
+    parser.add_argument(
+        "--auth-token",
+        default=None,
+        metavar="TOKEN",
+        help="require this bearer token (or the login cookie); env OTEL_EVAL_AUTH_TOKEN",
+    )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests for this Host name (a reverse proxy's); loopback names and the "
+        "--listen address are always answered, other names refused against DNS rebinding; "
+        "repeatable, '*' turns the check off",
+    )
 
 
 def ui_main(args: argparse.Namespace) -> int:
@@ -472,9 +558,19 @@ def ui_main(args: argparse.Namespace) -> int:
         return 2
     token = args.auth_token or os.environ.get("OTEL_EVAL_AUTH_TOKEN") or None
     host = f"[{endpoint.host}]" if ":" in endpoint.host else endpoint.host
-    print(f"dashboard at http://{host}:{endpoint.port}/ui/ over {args.db}"
-          + (" (bearer token required)" if token else ""), file=sys.stderr)
+    print(
+        f"dashboard at http://{host}:{endpoint.port}/ui/ over {args.db}"
+        + (" (bearer token required)" if token else ""),
+        file=sys.stderr,
+    )
     hosts = HostPolicy(endpoint.host, getattr(args, "allowed_host", None) or ())
-    uvicorn.run(DashboardApp(args.db, auth_token=token, hosts=hosts.allows), host=endpoint.host, port=endpoint.port,
-                log_level="warning", access_log=False, server_header=False, lifespan="off")
+    uvicorn.run(
+        DashboardApp(args.db, auth_token=token, hosts=hosts.allows),
+        host=endpoint.host,
+        port=endpoint.port,
+        log_level="warning",
+        access_log=False,
+        server_header=False,
+        lifespan="off",
+    )
     return 0

@@ -8,10 +8,10 @@ production traffic gets days, and a chart never has more than :data:`MAX_BUCKETS
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from html import escape
-from typing import Sequence
 
 MAX_BUCKETS = 24
 #: Candidate bucket widths in seconds, narrowest first.
@@ -76,23 +76,28 @@ def _label(seconds: float, width: int) -> str:
     return moment.strftime("%m-%d %H:%M")
 
 
-def render_chart(width: int, series: dict[str, list[Bucket]], *, title: str,
-                 size: tuple[int, int] = (360, 150)) -> str:
+def render_chart(width: int, series: dict[str, list[Bucket]], *, title: str, size: tuple[int, int] = (360, 150)) -> str:
     """SVG markup: y = pass rate (0–100 %), x = time, one line per agent version, a dot per bucket
     whose tooltip gives the counts. Every text from the data is escaped."""
     w, h = size
     left, right, top, bottom = 34, 10, 10, 34
     plot_w, plot_h = w - left - right, h - top - bottom
     starts = sorted({b.start for buckets in series.values() for b in buckets})
-    parts = [f'<svg class="chart" role="img" viewBox="0 0 {w} {h}" width="{w}" height="{h}" '
-             f'xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>']
+    parts = [
+        f'<svg class="chart" role="img" viewBox="0 0 {w} {h}" width="{w}" height="{h}" '
+        f'xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>'
+    ]
     for rate in (0.0, 0.5, 1.0):
         y = top + plot_h * (1 - rate)
-        parts.append(f'<line class="grid" x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}"/>'
-                     f'<text class="axis" x="{left - 4}" y="{y + 3:.1f}" text-anchor="end">{rate:.0%}</text>')
+        parts.append(
+            f'<line class="grid" x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}"/>'
+            f'<text class="axis" x="{left - 4}" y="{y + 3:.1f}" text-anchor="end">{rate:.0%}</text>'
+        )
     if not starts:
-        parts.append(f'<text class="axis" x="{left + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" '
-                     f'text-anchor="middle">no evaluations yet</text></svg>')
+        parts.append(
+            f'<text class="axis" x="{left + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" '
+            f'text-anchor="middle">no evaluations yet</text></svg>'
+        )
         return "".join(parts)
 
     def x_of(start: float) -> float:
@@ -114,11 +119,15 @@ def render_chart(width: int, series: dict[str, list[Bucket]], *, title: str,
                 f'from {_label(b.start, width)} UTC</title></circle>'
             )
         legend_x = left + index * 90
-        parts.append(f'<rect x="{legend_x}" y="{h - 12}" width="10" height="4" fill="{colour}"/>'
-                     f'<text class="legend" x="{legend_x + 14}" y="{h - 7}">{escape(version[:14])}</text>')
+        parts.append(
+            f'<rect x="{legend_x}" y="{h - 12}" width="10" height="4" fill="{colour}"/>'
+            f'<text class="legend" x="{legend_x + 14}" y="{h - 7}">{escape(version[:14])}</text>'
+        )
     parts.append(f'<text class="axis" x="{left}" y="{top + plot_h + 13}">{_label(starts[0], width)}</text>')
     if len(starts) > 1:
-        parts.append(f'<text class="axis" x="{left + plot_w}" y="{top + plot_h + 13}" text-anchor="end">'
-                     f'{_label(starts[-1], width)}</text>')
+        parts.append(
+            f'<text class="axis" x="{left + plot_w}" y="{top + plot_h + 13}" text-anchor="end">'
+            f'{_label(starts[-1], width)}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from html import escape
-from typing import Any, Mapping, Optional
+from typing import Any
 from urllib.parse import quote, urlencode
 
 #: Longest value shown inline; longer ones are cut with a note of how much was left out.
@@ -21,8 +22,13 @@ MAX_SHOWN_CHARS = 4000
 #: title and target): ids that share a long prefix stay tellable apart by their ends.
 SESSION_ID_CHARS = 36
 #: A session's verdict → the word its badge shows.
-VERDICT_LABELS = {"pass": "PASS", "fail": "FAIL", "not_evaluated": "NOT EVALUATED", "unmatched": "unmatched",
-                  "pending": "pending"}
+VERDICT_LABELS = {
+    "pass": "PASS",
+    "fail": "FAIL",
+    "not_evaluated": "NOT EVALUATED",
+    "unmatched": "unmatched",
+    "pending": "pending",
+}
 #: A human label → the word its badge shows.
 LABEL_WORDS = {"agree": "AGREE", "disagree": "DISAGREE"}
 #: A stored verdict (what a label was given on) → the word the pages show.
@@ -54,7 +60,7 @@ class Links:
     def __init__(self, prefix: str):
         self.prefix = prefix.rstrip("/")
 
-    def home(self, params: Optional[Mapping[str, str]] = None) -> str:
+    def home(self, params: Mapping[str, str] | None = None) -> str:
         query = urlencode(params or {})
         return f"{self.prefix}/" + (f"?{query}" if query else "")
 
@@ -67,11 +73,11 @@ class Links:
     def stamp(self) -> str:
         return f"{self.prefix}/api/stamp"
 
-    def coverage(self, params: Optional[Mapping[str, str]] = None) -> str:
+    def coverage(self, params: Mapping[str, str] | None = None) -> str:
         query = urlencode({k: v for k, v in (params or {}).items() if v})
         return f"{self.prefix}/coverage" + (f"?{query}" if query else "")
 
-    def clusters(self, params: Optional[Mapping[str, str]] = None) -> str:
+    def clusters(self, params: Mapping[str, str] | None = None) -> str:
         query = urlencode({k: v for k, v in (params or {}).items() if v})
         return f"{self.prefix}/clusters" + (f"?{query}" if query else "")
 
@@ -83,13 +89,23 @@ class Links:
 
 
 #: The pages in the header's navigation: (key a page passes as ``current``, link text).
-NAV = (("sessions", "Sessions"), ("coverage", "Coverage"), ("clusters", "Unmatched clusters"), ("labels", "Labels"),
-       ("release", "Release"))
+NAV = (
+    ("sessions", "Sessions"),
+    ("coverage", "Coverage"),
+    ("clusters", "Unmatched clusters"),
+    ("labels", "Labels"),
+    ("release", "Release"),
+)
 
 
 def _nav(links: Links, current: str) -> str:
-    targets = {"sessions": links.home(), "coverage": links.coverage(), "clusters": links.clusters(),
-               "labels": links.labels(), "release": f"{links.prefix}/release"}
+    targets = {
+        "sessions": links.home(),
+        "coverage": links.coverage(),
+        "clusters": links.clusters(),
+        "labels": links.labels(),
+        "release": f"{links.prefix}/release",
+    }
     items = []
     for key, text in NAV:
         mark = ' aria-current="page"' if key == current else ""
@@ -97,13 +113,17 @@ def _nav(links: Links, current: str) -> str:
     return f'<nav class="site">{"".join(items)}</nav>'
 
 
-def layout(links: Links, title: str, main: str, *, stamp: str = "", poll_seconds: float = 2.0,
-           current: str = "") -> str:
+def layout(
+    links: Links, title: str, main: str, *, stamp: str = "", poll_seconds: float = 2.0, current: str = ""
+) -> str:
     """A whole page: ``main`` in the frame with the navigation (``current`` marked); with a
     ``stamp`` of the data shown, ``static/ui.js`` polls every ``poll_seconds`` and re-fetches the
     page when the data changes."""
-    live = ('<span id="live" class="live" title="the page refreshes itself when new data arrives">live</span>'
-            if stamp else "")
+    live = (
+        '<span id="live" class="live" title="the page refreshes itself when new data arrives">live</span>'
+        if stamp
+        else ""
+    )
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
@@ -122,8 +142,8 @@ def verdict_badge(verdict: str) -> str:
     return f'<span class="badge v-{esc(verdict)}">{esc(VERDICT_LABELS.get(verdict, verdict))}</span>'
 
 
-def judge_badge(state: Optional[str]) -> str:
-    """"judge pending" (the verdict is the deterministic one until the judge answers) or "not
+def judge_badge(state: str | None) -> str:
+    """ "judge pending" (the verdict is the deterministic one until the judge answers) or "not
     sampled", marked apart from the verdict."""
     if not state:
         return ""
@@ -131,12 +151,12 @@ def judge_badge(state: Optional[str]) -> str:
     return f' <span class="badge j-{kind}">{esc(state)}</span>'
 
 
-def score_text(value: Optional[float]) -> str:
+def score_text(value: float | None) -> str:
     """A 0-1 score to two places, or a dash when there is none."""
     return "–" if value is None else f"{value:.2f}"
 
 
-def time_cell(received_ns: Optional[int]) -> str:
+def time_cell(received_ns: int | None) -> str:
     """When a session last received a span: a ``<time>`` in UTC, to the second."""
     if not received_ns:
         return "–"
@@ -149,8 +169,10 @@ def message_page(links: Links, title: str, message: str, *, login: bool = False)
     """A whole page saying why something cannot be shown; with ``login``, the token form too."""
     body = f'<h1>{esc(title)}</h1><p>{esc(message)}</p>'
     if login:
-        body += (f'<form class="login" method="post" action="{esc(links.prefix)}/login">'
-                 '<label>token <input type="password" name="token" autocomplete="current-password" autofocus></label>'
-                 '<button type="submit">open the dashboard</button></form>')
+        body += (
+            f'<form class="login" method="post" action="{esc(links.prefix)}/login">'
+            '<label>token <input type="password" name="token" autocomplete="current-password" autofocus></label>'
+            '<button type="submit">open the dashboard</button></form>'
+        )
     body += f'<p><a href="{esc(links.home())}">back to the sessions</a></p>'
     return layout(links, title, body)

@@ -6,14 +6,25 @@ final responses and revisions (the spans come from :mod:`.span_tree`). Values ar
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..read.sessions import VERDICT_WORDS
 from ..read.spans import TraceTree
 from ..report import is_response_criterion, is_trajectory_criterion, measure_label, response_turns, trajectory_rows
 from ..store.labels import MAX_NOTE_CHARS
-from .markup import (LABEL_WORDS, STORED_VERDICT_WORDS, VERDICT_LABELS, Links, esc, judge_badge, score_text, shorten,
-                     time_cell, verdict_badge)
+from .markup import (
+    LABEL_WORDS,
+    STORED_VERDICT_WORDS,
+    VERDICT_LABELS,
+    Links,
+    esc,
+    judge_badge,
+    score_text,
+    shorten,
+    time_cell,
+    verdict_badge,
+)
 from .span_tree import spans_section
 
 #: Trajectory row kinds (from otel_eval.report.trajectory_rows) → symbol and words for the mark column.
@@ -28,33 +39,55 @@ TRAJECTORY_MARKS = {
 }
 
 
-def session_page(links: Links, overview: Mapping[str, Any], traces: Sequence[TraceTree],
-                 agent_data: Mapping[tuple[str, str, str], Mapping[str, Any]], *, csrf: str = "") -> str:
+def session_page(
+    links: Links,
+    overview: Mapping[str, Any],
+    traces: Sequence[TraceTree],
+    agent_data: Mapping[tuple[str, str, str], Mapping[str, Any]],
+    *,
+    csrf: str = "",
+) -> str:
     """One session: verdict and match, the human label form with the labels and user feedback,
     criteria, the aligned trajectory, responses, revisions, spans. ``csrf``: the label form's token."""
     o = overview
     match = o.get("match") or {}
     evidence = match.get("evidence") or {}
     facts = [
-        ("result", verdict_badge(o["verdict"]) + (f' score {score_text(o.get("score"))}'
-                                                   if o["verdict"] in ("pass", "fail") else "")
-         + judge_badge(o.get("judge"))),
-        ("golden case", esc(o.get("case_id") or "none matched")
-         + (f' <span class="muted">({esc(o.get("eval_set_id"))})</span>' if o.get("eval_set_id") else "")),
-        ("matched by", esc(o.get("matched_by") or "–")
-         + (f' <span class="muted">score {float(o["match_score"]):.1f}</span>' if o.get("match_score") is not None else "")
-         + (f' <span class="muted">— {esc(evidence.get("reason"))}</span>' if evidence.get("reason") else "")),
+        (
+            "result",
+            verdict_badge(o["verdict"])
+            + (f' score {score_text(o.get("score"))}' if o["verdict"] in ("pass", "fail") else "")
+            + judge_badge(o.get("judge")),
+        ),
+        (
+            "golden case",
+            esc(o.get("case_id") or "none matched")
+            + (f' <span class="muted">({esc(o.get("eval_set_id"))})</span>' if o.get("eval_set_id") else ""),
+        ),
+        (
+            "matched by",
+            esc(o.get("matched_by") or "–")
+            + (
+                f' <span class="muted">score {float(o["match_score"]):.1f}</span>'
+                if o.get("match_score") is not None
+                else ""
+            )
+            + (f' <span class="muted">— {esc(evidence.get("reason"))}</span>' if evidence.get("reason") else ""),
+        ),
         ("query", esc(o.get("query") or "–")),
         ("agent version", esc(o.get("agent_version") or "–")),
         ("user", esc(o.get("user_id") or "–")),
-        ("status", f'{esc(o.get("status"))} (revision {esc(o.get("revision"))}'
-                   + (f', ended by {esc(o.get("end_reason"))}' if o.get("end_reason") else "") + ")"),
+        (
+            "status",
+            f'{esc(o.get("status"))} (revision {esc(o.get("revision"))}'
+            + (f', ended by {esc(o.get("end_reason"))}' if o.get("end_reason") else "")
+            + ")",
+        ),
         ("spans / traces", f'{esc(o.get("span_count"))} / {esc(o.get("trace_count"))}'),
     ]
     if o.get("error"):
         facts.append(("error", f'<span class="error">{esc(o["error"])}</span>'))
-    parts = ['<section class="facts"><dl>'
-             + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts) + "</dl></section>"]
+    parts = ['<section class="facts"><dl>' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts) + "</dl></section>"]
     parts.append(_review_section(links, o, csrf))
     parts.append(_criteria_section(o.get("criteria") or []))
     parts.append(_trajectory_section(o.get("criteria") or [], o))
@@ -63,7 +96,6 @@ def session_page(links: Links, overview: Mapping[str, Any], traces: Sequence[Tra
     if len(o.get("revisions") or []) > 1:
         parts.append(_revisions_section(o["revisions"]))
     return f'<h1 class="session-title">{esc(o["session_id"])}</h1>' + "".join(parts)
-
 
 
 def _review_section(links: Links, o: Mapping[str, Any], csrf: str) -> str:
@@ -79,22 +111,31 @@ def _review_section(links: Links, o: Mapping[str, Any], csrf: str) -> str:
     history = list(o.get("labels") or [])
     if history:
         latest = history[0]
-        stale = (f' <span class="muted">(given on revision {esc(latest["revision"])}; scored again since)</span>'
-                 if latest.get("revision") != o.get("revision") else "")
+        stale = (
+            f' <span class="muted">(given on revision {esc(latest["revision"])}; scored again since)</span>'
+            if latest.get("revision") != o.get("revision")
+            else ""
+        )
         note = f': <q>{esc(shorten(latest["note"], 1000))}</q>' if latest.get("note") else ""
-        out.append(f'<p class="latest-label" data-label="{esc(latest["label"])}">latest: '
-                   f'<span class="badge l-{esc(latest["label"])}">{LABEL_WORDS.get(latest["label"], "")}</span> '
-                   f'on {esc(STORED_VERDICT_WORDS.get(latest["verdict"], latest["verdict"]))} by {esc(latest["who"])} at '
-                   f'{esc(latest["created_at"])}{stale}{note}</p>')
+        out.append(
+            f'<p class="latest-label" data-label="{esc(latest["label"])}">latest: '
+            f'<span class="badge l-{esc(latest["label"])}">{LABEL_WORDS.get(latest["label"], "")}</span> '
+            f'on {esc(STORED_VERDICT_WORDS.get(latest["verdict"], latest["verdict"]))} by {esc(latest["who"])} at '
+            f'{esc(latest["created_at"])}{stale}{note}</p>'
+        )
         if len(history) > 1:
             items = "".join(
                 f'<li><span class="badge l-{esc(h["label"])}">{LABEL_WORDS.get(h["label"], "")}</span> on '
                 f'{esc(STORED_VERDICT_WORDS.get(h["verdict"], h["verdict"]))} (revision {esc(h["revision"])}) by '
                 f'{esc(h["who"])} at {esc(h["created_at"])}'
-                + (f': <q>{esc(shorten(h["note"], 400))}</q>' if h.get("note") else "") + "</li>"
-                for h in history[1:])
-            out.append(f'<details class="label-history"><summary>{len(history) - 1} earlier label(s); '
-                       f'the latest counts</summary><ul>{items}</ul></details>')
+                + (f': <q>{esc(shorten(h["note"], 400))}</q>' if h.get("note") else "")
+                + "</li>"
+                for h in history[1:]
+            )
+            out.append(
+                f'<details class="label-history"><summary>{len(history) - 1} earlier label(s); '
+                f'the latest counts</summary><ul>{items}</ul></details>'
+            )
     else:
         out.append('<p class="muted">no label yet</p>')
     out.append(
@@ -107,7 +148,8 @@ def _review_section(links: Links, o: Mapping[str, Any], csrf: str) -> str:
         '<div class="buttons">'
         f'<button type="submit" name="label" value="agree" class="agree">Agree: {esc(verdict)} is right</button>'
         f'<button type="submit" name="label" value="disagree" class="disagree">Disagree: {esc(wrong)}</button>'
-        "</div></form>")
+        "</div></form>"
+    )
     return "".join(out) + feedback + "</section>"
 
 
@@ -120,10 +162,13 @@ def _feedback_table(feedback: Sequence[Mapping[str, Any]]) -> str:
         f'<td class="when">{time_cell(f.get("time_ns") or f.get("received_ns"))}</td>'
         f'<td>{esc(f.get("name") or "(unnamed)")}</td><td><b>{esc(f.get("value"))}</b></td>'
         f'<td>{esc(shorten(f.get("explanation") or "", 400)) or "–"}</td></tr>'
-        for f in feedback)
-    return ('<h3>User feedback <span class="muted">(sent by the app as gen_ai.evaluation.result)</span></h3>'
-            '<div class="scroll"><table class="feedback"><thead><tr><th>when</th><th>feedback</th><th>value</th>'
-            f'<th>explanation</th></tr></thead><tbody>{rows}</tbody></table></div>')
+        for f in feedback
+    )
+    return (
+        '<h3>User feedback <span class="muted">(sent by the app as gen_ai.evaluation.result)</span></h3>'
+        '<div class="scroll"><table class="feedback"><thead><tr><th>when</th><th>feedback</th><th>value</th>'
+        f'<th>explanation</th></tr></thead><tbody>{rows}</tbody></table></div>'
+    )
 
 
 def _criteria_section(criteria: Sequence[Mapping[str, Any]]) -> str:
@@ -145,9 +190,12 @@ def _criteria_section(criteria: Sequence[Mapping[str, Any]]) -> str:
             f'<td class="num">{esc(c.get("threshold"))}</td><td>{esc(shorten(str(reason), 400))}</td>'
             f'<td class="measure">{esc(measure_label(details))}</td></tr>'
         )
-    return ('<section><h2>Criteria</h2><table class="criteria"><thead><tr><th>criterion</th><th>state</th>'
-            '<th>score</th><th>threshold</th><th>why</th><th>measure</th></tr></thead><tbody>' + "".join(rows)
-            + "</tbody></table></section>")
+    return (
+        '<section><h2>Criteria</h2><table class="criteria"><thead><tr><th>criterion</th><th>state</th>'
+        '<th>score</th><th>threshold</th><th>why</th><th>measure</th></tr></thead><tbody>'
+        + "".join(rows)
+        + "</tbody></table></section>"
+    )
 
 
 def _response_summary(criterion: Mapping[str, Any]) -> str:
@@ -163,13 +211,16 @@ def _response_summary(criterion: Mapping[str, Any]) -> str:
 
 
 def _trajectory_summary(details: Mapping[str, Any]) -> str:
-    """"1 missing, 1 extra call" over all turns: the why of a trajectory score at a glance."""
+    """ "1 missing, 1 extra call" over all turns: the why of a trajectory score at a glance."""
     counts: dict[str, int] = {}
     for turn in details.get("per_turn") or []:
         for row in trajectory_rows(turn):
             counts[row["kind"]] = counts.get(row["kind"], 0) + 1
-    parts = [f"{counts[kind]} {TRAJECTORY_MARKS[kind][1]}" for kind in ("missing", "extra", "args", "order", "match")
-             if counts.get(kind)]
+    parts = [
+        f"{counts[kind]} {TRAJECTORY_MARKS[kind][1]}"
+        for kind in ("missing", "extra", "args", "order", "match")
+        if counts.get(kind)
+    ]
     return ", ".join(parts)
 
 
@@ -190,19 +241,28 @@ def _user_message(overview: Mapping[str, Any], turn: Any) -> str:
         return ""
     text = inputs[turn]
     label = f"turn {int(turn) + 1} · user: "
-    return (f'<p class="user-msg" data-turn="{esc(turn)}">{esc(label)}<q>{esc(shorten(text, 1000))}</q></p>' if text
-            else f'<p class="user-msg muted" data-turn="{esc(turn)}">{esc(label)}no user message in this turn</p>')
+    return (
+        f'<p class="user-msg" data-turn="{esc(turn)}">{esc(label)}<q>{esc(shorten(text, 1000))}</q></p>'
+        if text
+        else f'<p class="user-msg muted" data-turn="{esc(turn)}">{esc(label)}no user message in this turn</p>'
+    )
 
 
 def _trajectory_section(criteria: Sequence[Mapping[str, Any]], overview: Mapping[str, Any]) -> str:
     """Expected vs actual, per turn, for each trajectory criterion (one table per distinct alignment:
     criteria computed over the same alignment share it), captioned with the measure the score is."""
-    compared = [c for c in criteria if is_trajectory_criterion(dict(c)) and not c.get("skipped")
-                and (c.get("details") or {}).get("per_turn")]
+    compared = [
+        c
+        for c in criteria
+        if is_trajectory_criterion(dict(c)) and not c.get("skipped") and (c.get("details") or {}).get("per_turn")
+    ]
     head = '<section class="trajectory"><h2>Trajectory: expected vs actual</h2>'
     if not compared:
-        why = ("no golden case matched this session" if overview.get("verdict") in ("unmatched", "pending")
-               and not overview.get("case_id") else "the trajectory was not compared")
+        why = (
+            "no golden case matched this session"
+            if overview.get("verdict") in ("unmatched", "pending") and not overview.get("case_id")
+            else "the trajectory was not compared"
+        )
         return head + f'<p class="empty">{esc(why)}</p></section>'
     out = [head]
     shown: list[Any] = []
@@ -248,8 +308,10 @@ def _trajectory_section(criteria: Sequence[Mapping[str, Any]], overview: Mapping
             )
     gaps = compared[0]["details"].get("turns") or {}
     if gaps.get("missing_turns") or gaps.get("unscored_extra_turns"):
-        out.append(f'<p class="warn">turns: expected {esc(gaps.get("expected"))}, actual {esc(gaps.get("actual"))}'
-                   f'; missing {esc(gaps.get("missing_turns"))}; extra {esc(gaps.get("unscored_extra_turns"))}</p>')
+        out.append(
+            f'<p class="warn">turns: expected {esc(gaps.get("expected"))}, actual {esc(gaps.get("actual"))}'
+            f'; missing {esc(gaps.get("missing_turns"))}; extra {esc(gaps.get("unscored_extra_turns"))}</p>'
+        )
     return "".join(out) + "</section>"
 
 
@@ -275,7 +337,8 @@ def _responses_section(criteria: Sequence[Mapping[str, Any]], overview: Mapping[
         tables.append(
             f'<table class="responses" data-criterion="{esc(c["criterion"])}"><caption>{esc(c["criterion"])} '
             f'<span class="badge c-{state}">{state}</span></caption><thead><tr><th>turn</th><th>user</th>'
-            f'<th>expected</th><th>actual</th><th>score</th><th>measure</th></tr></thead><tbody>{rows}</tbody></table>')
+            f'<th>expected</th><th>actual</th><th>score</th><th>measure</th></tr></thead><tbody>{rows}</tbody></table>'
+        )
     if not tables:
         return ""
     return '<section><h2>Final responses</h2>' + "".join(tables) + "</section>"
@@ -288,13 +351,14 @@ def _revisions_section(revisions: Sequence[Mapping[str, Any]]) -> str:
         f'<td class="num">{score_text(r["score"])}</td></tr>'
         for r in revisions
     )
-    return ('<section><h2>Revisions</h2><p class="muted">a span that arrived after scoring re-opened the session; '
-            'earlier results are kept</p><table><thead><tr><th>revision</th><th>scored at</th><th>case</th>'
-            f'<th>result</th><th>score</th></tr></thead><tbody>{rows}</tbody></table></section>')
+    return (
+        '<section><h2>Revisions</h2><p class="muted">a span that arrived after scoring re-opened the session; '
+        'earlier results are kept</p><table><thead><tr><th>revision</th><th>scored at</th><th>case</th>'
+        f'<th>result</th><th>score</th></tr></thead><tbody>{rows}</tbody></table></section>'
+    )
 
 
 def _revision_verdict(r: Mapping[str, Any]) -> str:
     if not r["case_id"]:
         return "unmatched"
     return VERDICT_LABELS.get(VERDICT_WORDS.get(r["verdict"], ""), r["verdict"]).lower()
-

@@ -4,7 +4,8 @@ chart per golden case. Values are escaped as :mod:`.markup` says.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..read.sessions import RESULT_FILTERS, SessionFilter
 from ..tablefit import middle_ellipsis
@@ -21,9 +22,15 @@ def _options(name: str, label: str, values: Sequence[str], chosen: str, all_labe
     return f'<label>{esc(label)} <select name="{name}">{"".join(items)}</select></label>'
 
 
-def sessions_page(links: Links, f: SessionFilter, rows: list[dict[str, Any]], total: int,
-                  counts: Mapping[str, int], options: Mapping[str, list[str]],
-                  pass_rates: Mapping[str, list[tuple[str, str, bool]]]) -> str:
+def sessions_page(
+    links: Links,
+    f: SessionFilter,
+    rows: list[dict[str, Any]],
+    total: int,
+    counts: Mapping[str, int],
+    options: Mapping[str, list[str]],
+    pass_rates: Mapping[str, list[tuple[str, str, bool]]],
+) -> str:
     """The dashboard: result tabs with counts, filters, the sessions table and a chart per case."""
     tabs = []
     for name in ("", *RESULT_FILTERS):
@@ -31,11 +38,14 @@ def sessions_page(links: Links, f: SessionFilter, rows: list[dict[str, Any]], to
         count = counts.get(name or "all", 0)
         current = ' aria-current="page" class="tab current"' if name == f.result else ' class="tab"'
         href = links.home(f.query_params(result=name, page=""))
-        tabs.append(f'<a{current} data-result="{name or "all"}" href="{esc(href)}">{esc(label)} '
-                    f'<span class="count">{count}</span></a>')
+        tabs.append(
+            f'<a{current} data-result="{name or "all"}" href="{esc(href)}">{esc(label)} '
+            f'<span class="count">{count}</span></a>'
+        )
     result_choices = "".join(
         f'<option value="{name}"{" selected" if name == f.result else ""}>{name or "any result"}</option>'
-        for name in ("", *RESULT_FILTERS))
+        for name in ("", *RESULT_FILTERS)
+    )
     filters = (
         f'<form class="filters" method="get" action="{esc(links.home())}">'
         + _options("case", "case", options.get("cases", []), f.case, "any case")
@@ -77,8 +87,9 @@ def sessions_page(links: Links, f: SessionFilter, rows: list[dict[str, Any]], to
         + ("".join(charts) if charts else '<p class="empty">no session has matched a golden case yet</p>')
         + "</section>"
     )
-    return (f'<nav class="tabs">{"".join(tabs)}</nav>{filters}{table}<p class="pager">{" ".join(pager)}</p>'
-            f'{chart_section}')
+    return (
+        f'<nav class="tabs">{"".join(tabs)}</nav>{filters}{table}<p class="pager">{" ".join(pager)}</p>{chart_section}'
+    )
 
 
 def _session_row(links: Links, r: Mapping[str, Any]) -> str:
@@ -95,4 +106,3 @@ def _session_row(links: Links, r: Mapping[str, Any]) -> str:
         f'<td>{verdict_badge(r["verdict"])}{judge_badge(r.get("judge"))}</td><td class="num">{score_text(r.get("score") if r.get("case_id") else None)}</td>'
         f'<td class="failing">{esc(failing)}</td><td class="muted">{esc(r.get("status"))}</td></tr>'
     )
-

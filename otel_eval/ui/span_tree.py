@@ -4,7 +4,8 @@ opening to its AgentData, attributes and events. Values are escaped as :mod:`.ma
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..read.spans import TraceTree
 from .markup import as_display, esc, shorten
@@ -20,15 +21,20 @@ def _bar(start: int, end: int, tree: TraceTree, status: str) -> str:
     span_total = max(1, tree.end_ns - tree.start_ns)
     x = 1000 * (start - tree.start_ns) / span_total
     width = max(3.0, 1000 * max(0, end - start) / span_total)
-    return (f'<svg class="bar" viewBox="0 0 1000 10" preserveAspectRatio="none" aria-hidden="true">'
-            f'<rect class="s-{esc(status)}" x="{min(x, 997):.1f}" y="0" width="{width:.1f}" height="10"/></svg>')
+    return (
+        f'<svg class="bar" viewBox="0 0 1000 10" preserveAspectRatio="none" aria-hidden="true">'
+        f'<rect class="s-{esc(status)}" x="{min(x, 997):.1f}" y="0" width="{width:.1f}" height="10"/></svg>'
+    )
 
 
 def _fields_list(fields: Mapping[str, Any]) -> str:
     if not fields:
         return '<p class="empty">empty</p>'
-    return "<dl class=\"fields\">" + "".join(
-        f"<dt>{esc(k)}</dt><dd><pre>{esc(as_display(v))}</pre></dd>" for k, v in fields.items()) + "</dl>"
+    return (
+        "<dl class=\"fields\">"
+        + "".join(f"<dt>{esc(k)}</dt><dd><pre>{esc(as_display(v))}</pre></dd>" for k, v in fields.items())
+        + "</dl>"
+    )
 
 
 def spans_section(traces: Sequence[TraceTree], agent_data: Mapping[tuple[str, str, str], Mapping[str, Any]]) -> str:
@@ -40,13 +46,18 @@ def spans_section(traces: Sequence[TraceTree], agent_data: Mapping[tuple[str, st
     for number, tree in enumerate(traces, 1):
         trace_level = agent_data.get((tree.trace_id, "", "trace"))
         if trace_level is None:
-            trace_level = next((v for (t, _, level), v in agent_data.items() if t == tree.trace_id and level == "trace"),
-                               None)
-        out.append(f'<h3>trace {number} <code>{esc(tree.trace_id)}</code> '
-                   f'<span class="muted">{len(tree.rows)} spans, {_ms(tree.end_ns - tree.start_ns)}</span></h3>')
+            trace_level = next(
+                (v for (t, _, level), v in agent_data.items() if t == tree.trace_id and level == "trace"), None
+            )
+        out.append(
+            f'<h3>trace {number} <code>{esc(tree.trace_id)}</code> '
+            f'<span class="muted">{len(tree.rows)} spans, {_ms(tree.end_ns - tree.start_ns)}</span></h3>'
+        )
         if trace_level:
-            out.append(f'<details class="trace-agent-data" id="ad-{esc(tree.trace_id)}"><summary>trace AgentData '
-                       f'(aggregated)</summary>{_fields_list(trace_level)}</details>')
+            out.append(
+                f'<details class="trace-agent-data" id="ad-{esc(tree.trace_id)}"><summary>trace AgentData '
+                f'(aggregated)</summary>{_fields_list(trace_level)}</details>'
+            )
         rows = []
         for row in tree.rows:
             s = row.span
@@ -57,7 +68,8 @@ def spans_section(traces: Sequence[TraceTree], agent_data: Mapping[tuple[str, st
             if s.events:
                 events = "<h4>events</h4>" + "".join(
                     f"<p><b>{esc(e.name)}</b> at +{_ms(e.time_ns - s.start_ns)}</p>{_fields_list(dict(e.attributes))}"
-                    for e in s.events)
+                    for e in s.events
+                )
             rows.append(
                 f'<tr class="span s-{esc(s.status)}" data-span="{esc(s.span_id)}" data-name="{esc(s.name)}">'
                 f'<td class="name depth-{min(row.depth, 12)}">'
@@ -68,6 +80,8 @@ def spans_section(traces: Sequence[TraceTree], agent_data: Mapping[tuple[str, st
                 f'{_fields_list(dict(s.attributes))}{events}</details></td>'
                 f'<td class="num">{_ms(s.duration_ns)}</td><td class="timeline">{_bar(s.start_ns, s.end_ns, tree, s.status)}</td></tr>'
             )
-        out.append('<table class="span-tree"><thead><tr><th>span (click for AgentData and attributes)</th>'
-                   '<th>duration</th><th>timeline</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>")
+        out.append(
+            '<table class="span-tree"><thead><tr><th>span (click for AgentData and attributes)</th>'
+            '<th>duration</th><th>timeline</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>"
+        )
     return "".join(out) + "</section>"

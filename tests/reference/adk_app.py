@@ -11,24 +11,28 @@ events, telemetry and ``EvaluationGenerator`` run as they do in ``adk eval``.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncGenerator, Union
+from collections.abc import AsyncGenerator
+from typing import Any
 
 #: The turns, each a user message; the model's script below decides what each agent does.
-QUERIES = ["What time is it, and what is 2+3?", "What is the weather in Paris?",
-           "And in Rome and Oslo?"]
+QUERIES = ["What time is it, and what is 2+3?", "What is the weather in Paris?", "And in Rome and Oslo?"]
 
-Step = Union[str, list[tuple[str, dict[str, Any]]]]
+Step = str | list[tuple[str, dict[str, Any]]]
 """A model response: a final text, or the function calls of one response."""
 
 SCRIPTS: dict[str, list[Step]] = {
     "coordinator": [
-        [("get_time", {})], [("math_agent", {"request": "2+3"})], "It is 10:00, and 2+3 is 5.",
+        [("get_time", {})],
+        [("math_agent", {"request": "2+3"})],
+        "It is 10:00, and 2+3 is 5.",
         [("transfer_to_agent", {"agent_name": "weather_agent"})],
     ],
     "math_agent": [[("add", {"a": 2, "b": 3})], "5"],
     "weather_agent": [
-        [("get_weather", {"city": "Paris"})], "Sunny in Paris.",
-        [("get_weather", {"city": "Rome"}), ("get_weather", {"city": "Oslo"})], "Sunny in Rome, rain in Oslo.",
+        [("get_weather", {"city": "Paris"})],
+        "Sunny in Paris.",
+        [("get_weather", {"city": "Rome"}), ("get_weather", {"city": "Oslo"})],
+        "Sunny in Rome, rain in Oslo.",
     ],
 }
 
@@ -66,12 +70,16 @@ def _app() -> Any:
         script: list[Any]
         _at: int = PrivateAttr(default=0)
 
-        async def generate_content_async(self, llm_request: LlmRequest,
-                                         stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
+        async def generate_content_async(
+            self, llm_request: LlmRequest, stream: bool = False
+        ) -> AsyncGenerator[LlmResponse, None]:
             step = self.script[self._at] if self._at < len(self.script) else "Done."
             self._at += 1
-            parts = ([types.Part(text=step)] if isinstance(step, str) else
-                     [types.Part(function_call=types.FunctionCall(name=name, args=args)) for name, args in step])
+            parts = (
+                [types.Part(text=step)]
+                if isinstance(step, str)
+                else [types.Part(function_call=types.FunctionCall(name=name, args=args)) for name, args in step]
+            )
             yield LlmResponse(content=types.Content(role="model", parts=parts))
 
     def get_time() -> dict:
@@ -86,12 +94,27 @@ def _app() -> Any:
     def model(agent: str) -> Any:
         return Scripted(model="scripted", script=SCRIPTS[agent])
 
-    math_agent = LlmAgent(name="math_agent", model=model("math_agent"), instruction="Do the sum.",
-                          description="Adds numbers.", tools=[add])
-    weather_agent = LlmAgent(name="weather_agent", model=model("weather_agent"), instruction="Tell the weather.",
-                             description="Knows the weather.", tools=[get_weather])
-    return LlmAgent(name="coordinator", model=model("coordinator"), instruction="Help the user.",
-                    tools=[get_time, AgentTool(agent=math_agent)], sub_agents=[weather_agent])
+    math_agent = LlmAgent(
+        name="math_agent",
+        model=model("math_agent"),
+        instruction="Do the sum.",
+        description="Adds numbers.",
+        tools=[add],
+    )
+    weather_agent = LlmAgent(
+        name="weather_agent",
+        model=model("weather_agent"),
+        instruction="Tell the weather.",
+        description="Knows the weather.",
+        tools=[get_weather],
+    )
+    return LlmAgent(
+        name="coordinator",
+        model=model("coordinator"),
+        instruction="Help the user.",
+        tools=[get_time, AgentTool(agent=math_agent)],
+        sub_agents=[weather_agent],
+    )
 
 
 async def _run(content: bool) -> tuple[list[Any], list[Any]]:
@@ -105,12 +128,16 @@ async def _run(content: bool) -> tuple[list[Any], list[Any]]:
     session = await runner.session_service.create_session(app_name="multi_agent", user_id="user")
     # Content on the spans (the query, arguments, results), as a deployment that evaluates turns it
     # on; without, ADK's default: no content on its GenAI spans.
-    run_config = RunConfig(telemetry=TelemetryConfig(
-        capture_message_content=ContentCapturingMode.SPAN_ONLY if content else ContentCapturingMode.NO_CONTENT))
+    run_config = RunConfig(
+        telemetry=TelemetryConfig(
+            capture_message_content=ContentCapturingMode.SPAN_ONLY if content else ContentCapturingMode.NO_CONTENT
+        )
+    )
     for query in QUERIES:
         message = types.Content(role="user", parts=[types.Part(text=query)])
-        async for _ in runner.run_async(user_id="user", session_id=session.id, new_message=message,
-                                        run_config=run_config):
+        async for _ in runner.run_async(
+            user_id="user", session_id=session.id, new_message=message, run_config=run_config
+        ):
             pass
     session = await runner.session_service.get_session(app_name="multi_agent", user_id="user", session_id=session.id)
     return session.events, list(exporter.get_finished_spans())
@@ -133,19 +160,30 @@ def _otlp_json(spans: list[Any]) -> dict[str, Any]:
     status_codes = {"UNSET": 0, "OK": 1, "ERROR": 2}
     out = []
     for span in spans:
-        out.append({
-            "traceId": format(span.context.trace_id, "032x"), "spanId": format(span.context.span_id, "016x"),
-            **({"parentSpanId": format(span.parent.span_id, "016x")} if span.parent else {}),
-            "name": span.name, "kind": span.kind.value + 1,
-            "startTimeUnixNano": str(span.start_time), "endTimeUnixNano": str(span.end_time),
-            "attributes": [{"key": k, "value": _any_value(v)} for k, v in span.attributes.items()],
-            "status": {"code": status_codes[span.status.status_code.name],
-                       **({"message": span.status.description} if span.status.description else {})},
-        })
-    return {"resourceSpans": [{
-        "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "multi_agent"}}]},
-        "scopeSpans": [{"scope": {"name": "gcp.vertex.agent"}, "spans": out}],
-    }]}
+        out.append(
+            {
+                "traceId": format(span.context.trace_id, "032x"),
+                "spanId": format(span.context.span_id, "016x"),
+                **({"parentSpanId": format(span.parent.span_id, "016x")} if span.parent else {}),
+                "name": span.name,
+                "kind": span.kind.value + 1,
+                "startTimeUnixNano": str(span.start_time),
+                "endTimeUnixNano": str(span.end_time),
+                "attributes": [{"key": k, "value": _any_value(v)} for k, v in span.attributes.items()],
+                "status": {
+                    "code": status_codes[span.status.status_code.name],
+                    **({"message": span.status.description} if span.status.description else {}),
+                },
+            }
+        )
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "multi_agent"}}]},
+                "scopeSpans": [{"scope": {"name": "gcp.vertex.agent"}, "spans": out}],
+            }
+        ]
+    }
 
 
 def _text(content: Any) -> str:
@@ -177,9 +215,12 @@ def run(schema: int = 2, content: bool = True) -> dict[str, Any]:
     invocations = EvaluationGenerator.convert_events_to_eval_invocations(events)
     return {
         "otlp": _otlp_json(spans),
-        "invocations": [{"query": _text(inv.user_content),
-                         "calls": [{"name": c.name, "args": c.args or {}}
-                                   for c in get_all_tool_calls(inv.intermediate_data)],
-                         "final_response": _text(inv.final_response)}
-                        for inv in invocations],
+        "invocations": [
+            {
+                "query": _text(inv.user_content),
+                "calls": [{"name": c.name, "args": c.args or {}} for c in get_all_tool_calls(inv.intermediate_data)],
+                "final_response": _text(inv.final_response),
+            }
+            for inv in invocations
+        ],
     }

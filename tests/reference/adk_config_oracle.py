@@ -39,14 +39,16 @@ def _evaluator_class(metric: Any, registry: Any) -> Any:
 
 def read(text: str) -> dict[str, Any]:
     from google.adk.evaluation.eval_config import EvalConfig, get_eval_metrics_from_config
-    from google.adk.evaluation.metric_evaluator_registry import (DEFAULT_METRIC_EVALUATOR_REGISTRY,
-                                                                 register_custom_metrics_from_config)
     from google.adk.evaluation.eval_metrics import BaseCriterion, ToolTrajectoryCriterion
+    from google.adk.evaluation.metric_evaluator_registry import (
+        DEFAULT_METRIC_EVALUATOR_REGISTRY,
+        register_custom_metrics_from_config,
+    )
 
     try:
         config = EvalConfig.model_validate_json(text)
         metrics = get_eval_metrics_from_config(config)
-    except Exception as exc:  # noqa: BLE001 - the refusal is the answer
+    except Exception as exc:
         return {"accepted": False, "stage": "parse", "metric": None, "error": str(exc)}
     registry = register_custom_metrics_from_config(config, DEFAULT_METRIC_EVALUATOR_REGISTRY.fork())
     out = []
@@ -68,7 +70,7 @@ def read(text: str) -> dict[str, Any]:
         criterion_type = getattr(cls, "criterion_type", BaseCriterion)
         try:
             criterion = criterion_type.model_validate(metric.criterion.model_dump())
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             return {"accepted": False, "stage": "metric", "metric": name, "error": str(exc)}
         answer["threshold"] = criterion.threshold
         answer["include_intermediate_responses_in_final"] = criterion.include_intermediate_responses_in_final
@@ -76,12 +78,23 @@ def read(text: str) -> dict[str, Any]:
             answer.update(match_type=criterion.match_type.name, ignore_args=criterion.ignore_args)
         options = getattr(criterion, "judge_model_options", None)
         if options is not None:
-            answer.update(judge_model=options.judge_model, num_samples=options.num_samples,
-                          judge_model_config=(options.judge_model_config.model_dump(exclude_none=True)
-                                              if options.judge_model_config else None))
+            answer.update(
+                judge_model=options.judge_model,
+                num_samples=options.num_samples,
+                judge_model_config=(
+                    options.judge_model_config.model_dump(exclude_none=True) if options.judge_model_config else None
+                ),
+            )
         if hasattr(criterion, "rubrics"):
-            answer["rubrics"] = [{"rubric_id": r.rubric_id, "text": r.rubric_content.text_property, "type": r.type,
-                                  "description": r.description} for r in criterion.rubrics]
+            answer["rubrics"] = [
+                {
+                    "rubric_id": r.rubric_id,
+                    "text": r.rubric_content.text_property,
+                    "type": r.type,
+                    "description": r.description,
+                }
+                for r in criterion.rubrics
+            ]
         if hasattr(criterion, "evaluate_intermediate_nl_responses"):
             answer["evaluate_intermediate_nl_responses"] = criterion.evaluate_intermediate_nl_responses
         if hasattr(criterion, "stop_signal"):
@@ -93,10 +106,10 @@ def read(text: str) -> dict[str, Any]:
 class _Absent:
     """Stands in for anything of a module google-adk's ``[eval]`` extra would provide."""
 
-    def __getattr__(self, name: str) -> "_Absent":
+    def __getattr__(self, name: str) -> _Absent:
         return _Absent()
 
-    def __call__(self, *args: Any, **kwargs: Any) -> "_Absent":
+    def __call__(self, *args: Any, **kwargs: Any) -> _Absent:
         return _Absent()
 
 

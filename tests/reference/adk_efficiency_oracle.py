@@ -15,23 +15,33 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Optional
+from typing import Any
 
 
-def _invocation(index: int, events: list[Optional[dict[str, int]]]) -> Any:
+def _invocation(index: int, events: list[dict[str, int] | None]) -> Any:
     from google.adk.evaluation.eval_case import Invocation, InvocationEvent, InvocationEvents
     from google.genai import types
 
-    def event(usage: Optional[dict[str, int]]) -> Any:
-        metadata = (types.GenerateContentResponseUsageMetadata(
-            prompt_token_count=usage["input_tokens"], candidates_token_count=usage["output_tokens"])
-            if usage is not None else None)
-        return InvocationEvent(author="agent", content=types.Content(role="model", parts=[types.Part(text="x")]),
-                               usage_metadata=metadata, model_version="scripted")
+    def event(usage: dict[str, int] | None) -> Any:
+        metadata = (
+            types.GenerateContentResponseUsageMetadata(
+                prompt_token_count=usage["input_tokens"], candidates_token_count=usage["output_tokens"]
+            )
+            if usage is not None
+            else None
+        )
+        return InvocationEvent(
+            author="agent",
+            content=types.Content(role="model", parts=[types.Part(text="x")]),
+            usage_metadata=metadata,
+            model_version="scripted",
+        )
 
-    return Invocation(invocation_id=f"inv-{index}",
-                      user_content=types.Content(role="user", parts=[types.Part(text="q")]),
-                      intermediate_data=InvocationEvents(invocation_events=[event(u) for u in events]))
+    return Invocation(
+        invocation_id=f"inv-{index}",
+        user_content=types.Content(role="user", parts=[types.Part(text="q")]),
+        intermediate_data=InvocationEvents(invocation_events=[event(u) for u in events]),
+    )
 
 
 def main() -> None:
@@ -39,11 +49,15 @@ def main() -> None:
 
     invocations = [_invocation(i, events) for i, events in enumerate(json.load(sys.stdin))]
     out = {}
-    for metric, evaluator in (("inference_call_count_v1", efficiency._InferenceCallCountV1Evaluator),
-                              ("token_usage_v1", efficiency._TokenUsageV1Evaluator)):
+    for metric, evaluator in (
+        ("inference_call_count_v1", efficiency._InferenceCallCountV1Evaluator),
+        ("token_usage_v1", efficiency._TokenUsageV1Evaluator),
+    ):
         result = evaluator().evaluate_invocations(invocations)
-        out[metric] = {"score": result.overall_score,
-                       "per_invocation": [r.score for r in result.per_invocation_results]}
+        out[metric] = {
+            "score": result.overall_score,
+            "per_invocation": [r.score for r in result.per_invocation_results],
+        }
     json.dump(out, sys.stdout)
 
 

@@ -27,13 +27,14 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import AsyncGenerator
 from pathlib import Path
-from typing import Any, AsyncGenerator
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.judge_server import scripted_answer  # noqa: E402  (standard library only)
-from tests.reference.adk_config_oracle import _import_registry  # noqa: E402  (stand-ins for Vertex AI's imports)
+from tests.judge_server import scripted_answer
+from tests.reference.adk_config_oracle import _import_registry
 
 STATE: dict[str, Any] = {"script": [], "counts": {}, "prompts": [], "configs": []}
 
@@ -50,12 +51,14 @@ def _register_scripted_judge() -> None:
         def supported_models(cls) -> list[str]:
             return [r"gemini-.*"]
 
-        async def generate_content_async(self, llm_request: LlmRequest,
-                                         stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
+        async def generate_content_async(
+            self, llm_request: LlmRequest, stream: bool = False
+        ) -> AsyncGenerator[LlmResponse, None]:
             prompt = "".join(p.text or "" for p in llm_request.contents[-1].parts)
             STATE["prompts"].append(prompt)
-            STATE["configs"].append(llm_request.config.model_dump(mode="json", exclude_none=True)
-                                    if llm_request.config else None)
+            STATE["configs"].append(
+                llm_request.config.model_dump(mode="json", exclude_none=True) if llm_request.config else None
+            )
             answer = scripted_answer(STATE["script"], STATE["counts"], prompt)
             if answer == "__RAISE__":
                 raise ConnectionError("the scripted judge is down")
@@ -71,8 +74,9 @@ def _invocation(data: dict[str, Any]) -> Any:
     invocation = Invocation.model_validate(data)
     if invocation.app_details:
         for details in invocation.app_details.agent_details.values():
-            details.tool_declarations = [types.Tool.model_validate(t) if isinstance(t, dict) else t
-                                         for t in details.tool_declarations]
+            details.tool_declarations = [
+                types.Tool.model_validate(t) if isinstance(t, dict) else t for t in details.tool_declarations
+            ]
     return invocation
 
 
@@ -94,13 +98,15 @@ def evaluate(case: dict[str, Any]) -> dict[str, Any]:
         actual = [_invocation(i) for i in case["actual"]]
         expected = [_invocation(i) for i in case["expected"]] if case.get("expected") is not None else None
         result = asyncio.run(evaluator.evaluate_invocations(actual_invocations=actual, expected_invocations=expected))
-    except Exception as exc:  # noqa: BLE001 - the failure is the answer (adk eval: NOT_EVALUATED)
+    except Exception as exc:
         return {"error": f"{type(exc).__name__}: {exc}", "prompts": STATE["prompts"]}
     return {
         "score": result.overall_score,
         "status": result.overall_eval_status.name,
-        "per_invocation": [{"score": r.score, "status": r.eval_status.name, "rubric_scores": _rubric_scores(r.rubric_scores)}
-                           for r in result.per_invocation_results],
+        "per_invocation": [
+            {"score": r.score, "status": r.eval_status.name, "rubric_scores": _rubric_scores(r.rubric_scores)}
+            for r in result.per_invocation_results
+        ],
         "rubric_scores": _rubric_scores(result.overall_rubric_scores),
         "prompts": STATE["prompts"],
         "configs": STATE["configs"],
@@ -117,7 +123,8 @@ def adk_runs(request: dict[str, Any]) -> dict[str, Any]:
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
-        "adk_multiagent_run", Path(__file__).resolve().parents[2] / "captures" / "python" / "adk_multiagent" / "run.py")
+        "adk_multiagent_run", Path(__file__).resolve().parents[2] / "captures" / "python" / "adk_multiagent" / "run.py"
+    )
     run = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
     spec.loader.exec_module(run)
@@ -129,11 +136,23 @@ def adk_runs(request: dict[str, Any]) -> dict[str, Any]:
         exporter = run._capture_spans()
         invocations, _ = asyncio.run(run._invocations(scenario))
         as_json = [i.model_dump(mode="json", exclude_none=True) for i in invocations]
-        results = {name: evaluate({"metric": name, "criterion": criterion, "actual": as_json, "expected": as_json,
-                                   "script": request.get("script") or []})
-                   for name, criterion in (request.get("metrics") or {}).items()}
-        out[scenario] = {"otlp": run.otlp_json(list(exporter.get_finished_spans())), "invocations": as_json,
-                         "results": results}
+        results = {
+            name: evaluate(
+                {
+                    "metric": name,
+                    "criterion": criterion,
+                    "actual": as_json,
+                    "expected": as_json,
+                    "script": request.get("script") or [],
+                }
+            )
+            for name, criterion in (request.get("metrics") or {}).items()
+        }
+        out[scenario] = {
+            "otlp": run.otlp_json(list(exporter.get_finished_spans())),
+            "invocations": as_json,
+            "results": results,
+        }
     return out
 
 
@@ -147,8 +166,7 @@ def templates() -> dict[str, str]:
         "FINAL_RESPONSE_MATCH_V2": final_response_match_v2._FINAL_RESPONSE_MATCH_V2_PROMPT,
         "RUBRIC_BASED_FINAL_RESPONSE_QUALITY_V1": final_quality._RUBRIC_BASED_FINAL_RESPONSE_QUALITY_V1_PROMPT,
         "RUBRIC_BASED_TOOL_USE_QUALITY_V1": tool_use._RUBRIC_BASED_TOOL_USE_QUALITY_V1_PROMPT,
-        "RUBRIC_BASED_MULTI_TURN_TRAJECTORY_QUALITY_V1":
-            multi_turn._RUBRIC_BASED_MULTI_TURN_TRAJECTORY_QUALITY_V1_PROMPT,
+        "RUBRIC_BASED_MULTI_TURN_TRAJECTORY_QUALITY_V1": multi_turn._RUBRIC_BASED_MULTI_TURN_TRAJECTORY_QUALITY_V1_PROMPT,
         "HALLUCINATIONS_V1_SEGMENTER": hallucinations_v1._HALLUCINATIONS_V1_SEGMENTER_PROMPT,
         "HALLUCINATIONS_V1_VALIDATOR": hallucinations_v1._HALLUCINATIONS_V1_VALIDATOR_PROMPT,
     }

@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from tests.paths import REPO
 
@@ -31,8 +31,9 @@ class _LineProcess:
     name = "reference oracle"
 
     def __init__(self, argv: list[str]) -> None:
-        self._process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sys.stderr,
-                                         text=True, bufsize=1)
+        self._process = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sys.stderr, text=True, bufsize=1
+        )
 
     def _exchange(self, request: dict[str, Any]) -> dict[str, Any]:
         assert self._process.stdin and self._process.stdout
@@ -91,8 +92,9 @@ class BigSkyOracle(_LineProcess):
             )
         super().__init__(["node", str(BIGSKY_ORACLE), str(evaluators)])
 
-    def score(self, function: str, example: dict[str, Any], run: dict[str, Any],
-              arguments: Optional[dict[str, Any]] = None) -> bool:
+    def score(
+        self, function: str, example: dict[str, Any], run: dict[str, Any], arguments: dict[str, Any] | None = None
+    ) -> bool:
         answer = self._exchange({"function": function, "arguments": arguments or {}, "example": example, "run": run})
         if "error" in answer:
             raise RuntimeError(f"Big Sky's {function} refused the example: {answer['error']}")

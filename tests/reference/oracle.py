@@ -71,7 +71,9 @@ def adk_trajectory(request: dict[str, Any]) -> dict[str, Any]:
         match_type=ToolTrajectoryCriterion.MatchType[request.get("match_type", "EXACT")],
         ignore_args=request.get("ignore_args", False),
     )
-    evaluator = TrajectoryEvaluator(eval_metric=EvalMetric(metric_name="tool_trajectory_avg_score", criterion=criterion))
+    evaluator = TrajectoryEvaluator(
+        eval_metric=EvalMetric(metric_name="tool_trajectory_avg_score", criterion=criterion)
+    )
     invocations = request["invocations"]
     actual = [_invocation(i, calls=inv["actual"]) for i, inv in enumerate(invocations)]
     expected = [_invocation(i, calls=inv["expected"]) for i, inv in enumerate(invocations)]
@@ -137,7 +139,9 @@ def adk_eval_set(request: dict[str, Any]) -> dict[str, Any]:
             loader_errors.append(f"adk eval FILE: {type(exc).__name__}: {exc}")
         if loaded is not None:
             os.makedirs(os.path.join(agents_dir, "app"))
-            with open(os.path.join(agents_dir, "app", f"{loaded.eval_set_id}.evalset.json"), "w", encoding="utf-8") as fh:
+            with open(
+                os.path.join(agents_dir, "app", f"{loaded.eval_set_id}.evalset.json"), "w", encoding="utf-8"
+            ) as fh:
                 fh.write(text)
             try:
                 by_id = LocalEvalSetsManager(agents_dir=agents_dir).get_eval_set("app", loaded.eval_set_id)
@@ -152,11 +156,22 @@ def adk_eval_set(request: dict[str, Any]) -> dict[str, Any]:
                 return "".join(p.text or "" for p in content.parts or [])
 
             for case in loaded.eval_cases:
-                cases.append({"eval_id": case.eval_id, "invocations": [
-                    {"user": text_of(inv.user_content), "final_response": text_of(inv.final_response),
-                     "tool_calls": [{"name": c.name, "args": c.args, "id": c.id}
-                                    for c in get_all_tool_calls(inv.intermediate_data)]}
-                    for inv in case.conversation or []]})
+                cases.append(
+                    {
+                        "eval_id": case.eval_id,
+                        "invocations": [
+                            {
+                                "user": text_of(inv.user_content),
+                                "final_response": text_of(inv.final_response),
+                                "tool_calls": [
+                                    {"name": c.name, "args": c.args, "id": c.id}
+                                    for c in get_all_tool_calls(inv.intermediate_data)
+                                ],
+                            }
+                            for inv in case.conversation or []
+                        ],
+                    }
+                )
     return {"model_errors": model_errors, "loader_errors": loader_errors, "cases": cases}
 
 
@@ -176,8 +191,10 @@ def adk_final_status(request: dict[str, Any]) -> dict[str, Any]:
     method = next(n for n in service.body if isinstance(n, ast.FunctionDef) and n.name == "_generate_final_eval_status")
     namespace: dict[str, Any] = {"EvalStatus": EvalStatus, "EvalMetricResult": EvalMetricResult}
     exec(compile(ast.Module(body=[method], type_ignores=[]), path, "exec"), namespace)
-    results = [EvalMetricResult(metric_name=f"m{i}", eval_status=EvalStatus[name])
-               for i, name in enumerate(request["statuses"])]
+    results = [
+        EvalMetricResult(metric_name=f"m{i}", eval_status=EvalStatus[name])
+        for i, name in enumerate(request["statuses"])
+    ]
     return {"status": namespace["_generate_final_eval_status"](None, results).name}
 
 
@@ -199,53 +216,115 @@ def _adk_sample_eval_set() -> Any:
     turn 3: no intermediate data (not checked); turn 4: invocation events. Case 2: a scenario."""
     from google.adk.evaluation.app_details import AgentDetails, AppDetails
     from google.adk.evaluation.conversation_scenarios import ConversationScenario
-    from google.adk.evaluation.eval_case import (EvalCase, IntermediateData, Invocation, InvocationEvent,
-                                                 InvocationEvents, SessionInput)
+    from google.adk.evaluation.eval_case import (
+        EvalCase,
+        IntermediateData,
+        Invocation,
+        InvocationEvent,
+        InvocationEvents,
+        SessionInput,
+    )
     from google.adk.evaluation.eval_rubrics import Rubric, RubricContent
     from google.adk.evaluation.eval_set import EvalSet
     from google.genai import types
 
     def rubric(n: int) -> Any:
-        return Rubric(rubric_id=f"r{n}", rubric_content=RubricContent(text_property="answers the question"),
-                      description="the answer is on topic", type="FINAL_RESPONSE_QUALITY")
+        return Rubric(
+            rubric_id=f"r{n}",
+            rubric_content=RubricContent(text_property="answers the question"),
+            description="the answer is on topic",
+            type="FINAL_RESPONSE_QUALITY",
+        )
 
     call = types.FunctionCall(id="fc-1", name="get_weather", args={"city": "Paris"})
     response = types.FunctionResponse(id="fc-1", name="get_weather", response={"temp": 21})
     turn1 = Invocation(
-        invocation_id="t1", user_content=_content("user", "Weather in Paris?"),
+        invocation_id="t1",
+        user_content=_content("user", "Weather in Paris?"),
         final_response=_content("model", "It is 21 degrees in Paris."),
-        intermediate_data=IntermediateData(tool_uses=[call], tool_responses=[response],
-                                           intermediate_responses=[("helper", [types.Part(text="Looking it up")])]),
-        creation_timestamp=1700000000.5, duration=1.5, model_duration=1.0, tool_duration=0.25, rubrics=[rubric(1)],
-        app_details=AppDetails(agent_details={"weather_agent": AgentDetails(
-            name="weather_agent", instructions="Answer weather questions.", tool_declarations=[])}),
+        intermediate_data=IntermediateData(
+            tool_uses=[call],
+            tool_responses=[response],
+            intermediate_responses=[("helper", [types.Part(text="Looking it up")])],
+        ),
+        creation_timestamp=1700000000.5,
+        duration=1.5,
+        model_duration=1.0,
+        tool_duration=0.25,
+        rubrics=[rubric(1)],
+        app_details=AppDetails(
+            agent_details={
+                "weather_agent": AgentDetails(
+                    name="weather_agent", instructions="Answer weather questions.", tool_declarations=[]
+                )
+            }
+        ),
     )
-    turn2 = Invocation(invocation_id="t2", user_content=_content("user", "Thanks!"),
-                       final_response=_content("model", "You're welcome."),
-                       intermediate_data=IntermediateData(tool_uses=[]))
-    turn3 = Invocation(invocation_id="t3", user_content=_content("user", "Anything else?"),
-                       final_response=_content("model", "No."))
+    turn2 = Invocation(
+        invocation_id="t2",
+        user_content=_content("user", "Thanks!"),
+        final_response=_content("model", "You're welcome."),
+        intermediate_data=IntermediateData(tool_uses=[]),
+    )
+    turn3 = Invocation(
+        invocation_id="t3", user_content=_content("user", "Anything else?"), final_response=_content("model", "No.")
+    )
     turn4 = Invocation(
-        invocation_id="t4", user_content=_content("user", "And in Rome?"),
+        invocation_id="t4",
+        user_content=_content("user", "And in Rome?"),
         final_response=_content("model", "25 degrees in Rome."),
-        intermediate_data=InvocationEvents(invocation_events=[
-            InvocationEvent(author="weather_agent", model_version="gemini-2.0-flash",
-                            content=types.Content(role="model", parts=[types.Part(function_call=types.FunctionCall(
-                                id="fc-2", name="get_weather", args={"city": "Rome"}))]),
-                            usage_metadata=types.GenerateContentResponseUsageMetadata(prompt_token_count=10)),
-            InvocationEvent(author="weather_agent", content=types.Content(role="user", parts=[types.Part(
-                function_response=types.FunctionResponse(id="fc-2", name="get_weather", response={"temp": 25}))])),
-        ]),
+        intermediate_data=InvocationEvents(
+            invocation_events=[
+                InvocationEvent(
+                    author="weather_agent",
+                    model_version="gemini-2.0-flash",
+                    content=types.Content(
+                        role="model",
+                        parts=[
+                            types.Part(
+                                function_call=types.FunctionCall(id="fc-2", name="get_weather", args={"city": "Rome"})
+                            )
+                        ],
+                    ),
+                    usage_metadata=types.GenerateContentResponseUsageMetadata(prompt_token_count=10),
+                ),
+                InvocationEvent(
+                    author="weather_agent",
+                    content=types.Content(
+                        role="user",
+                        parts=[
+                            types.Part(
+                                function_response=types.FunctionResponse(
+                                    id="fc-2", name="get_weather", response={"temp": 25}
+                                )
+                            )
+                        ],
+                    ),
+                ),
+            ]
+        ),
     )
     conversation_case = EvalCase(
-        eval_id="weather", conversation=[turn1, turn2, turn3, turn4],
+        eval_id="weather",
+        conversation=[turn1, turn2, turn3, turn4],
         session_input=SessionInput(app_name="weather_app", user_id="u1", session_id="s1", state={"units": "C"}),
-        creation_timestamp=1700000000.0, rubrics=[rubric(2)], final_session_state={"units": "C"},
+        creation_timestamp=1700000000.0,
+        rubrics=[rubric(2)],
+        final_session_state={"units": "C"},
     )
-    scenario_case = EvalCase(eval_id="simulated", conversation_scenario=ConversationScenario(
-        starting_prompt="I need the weather.", conversation_plan="Ask for Paris, then thank the agent."))
-    return EvalSet(eval_set_id="weather_set", name="Weather", description="built by google-adk",
-                   eval_cases=[conversation_case, scenario_case], creation_timestamp=1700000000.0)
+    scenario_case = EvalCase(
+        eval_id="simulated",
+        conversation_scenario=ConversationScenario(
+            starting_prompt="I need the weather.", conversation_plan="Ask for Paris, then thank the agent."
+        ),
+    )
+    return EvalSet(
+        eval_set_id="weather_set",
+        name="Weather",
+        description="built by google-adk",
+        eval_cases=[conversation_case, scenario_case],
+        creation_timestamp=1700000000.0,
+    )
 
 
 def adk_sample_eval_set(request: dict[str, Any]) -> dict[str, Any]:
@@ -261,14 +340,30 @@ def adk_model_keys(request: dict[str, Any]) -> dict[str, Any]:
     from google.adk.evaluation import app_details, conversation_scenarios, eval_case, eval_rubrics, eval_set
     from google.genai import types
 
-    models = [eval_set.EvalSet, eval_case.EvalCase, eval_case.Invocation, eval_case.IntermediateData,
-              eval_case.InvocationEvents, eval_case.InvocationEvent, eval_case.SessionInput,
-              conversation_scenarios.ConversationScenario, eval_rubrics.Rubric, eval_rubrics.RubricContent,
-              app_details.AppDetails, app_details.AgentDetails, types.Content, types.Part, types.FunctionCall,
-              types.FunctionResponse]
-    return {model.__name__: sorted({name for field_name, info in model.model_fields.items()
-                                    for name in (field_name, info.alias) if name})
-            for model in models}
+    models = [
+        eval_set.EvalSet,
+        eval_case.EvalCase,
+        eval_case.Invocation,
+        eval_case.IntermediateData,
+        eval_case.InvocationEvents,
+        eval_case.InvocationEvent,
+        eval_case.SessionInput,
+        conversation_scenarios.ConversationScenario,
+        eval_rubrics.Rubric,
+        eval_rubrics.RubricContent,
+        app_details.AppDetails,
+        app_details.AgentDetails,
+        types.Content,
+        types.Part,
+        types.FunctionCall,
+        types.FunctionResponse,
+    ]
+    return {
+        model.__name__: sorted(
+            {name for field_name, info in model.model_fields.items() for name in (field_name, info.alias) if name}
+        )
+        for model in models
+    }
 
 
 def adk_multi_agent_run(request: dict[str, Any]) -> dict[str, Any]:

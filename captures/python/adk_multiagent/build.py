@@ -39,8 +39,9 @@ def build(scenarios: list[str], dest: Path = DEST) -> list[Path]:
     written = []
     with tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp)
-        subprocess.run([str(reference_python()), "-W", "ignore", str(RUN), "--out", str(raw), *scenarios],
-                       check=True, cwd=REPO)
+        subprocess.run(
+            [str(reference_python()), "-W", "ignore", str(RUN), "--out", str(raw), *scenarios], check=True, cwd=REPO
+        )
         dest.mkdir(parents=True, exist_ok=True)
         for side in sorted(raw.glob("*.adk.json")):
             name = side.name[: -len(".adk.json")]

@@ -26,10 +26,11 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
-from typing import Any, AsyncGenerator, Callable, Union
+from typing import Any
 
-Step = Union[str, list[tuple[str, dict[str, Any]]]]
+Step = str | list[tuple[str, dict[str, Any]]]
 """One model response: a final text, or the function calls of one response (several: parallel)."""
 
 #: Scenario → {agent name → its model's responses, in order}. An agent asked once more than its
@@ -39,8 +40,10 @@ SCRIPTS: dict[str, dict[str, list[Step]]] = {
     "transfer": {
         "coordinator": [[("get_time", {})], [("transfer_to_agent", {"agent_name": "weather_agent"})]],
         "weather_agent": [
-            [("get_weather", {"city": "Paris"})], "Sunny in Paris.",
-            [("get_weather", {"city": "Rome"}), ("get_weather", {"city": "Oslo"})], "Sunny in Rome, rain in Oslo.",
+            [("get_weather", {"city": "Paris"})],
+            "Sunny in Paris.",
+            [("get_weather", {"city": "Rome"}), ("get_weather", {"city": "Oslo"})],
+            "Sunny in Rome, rain in Oslo.",
         ],
     },
     # An AgentTool: the call of the tool counts, the calls its agent makes (its own session) do not.
@@ -79,8 +82,10 @@ SCRIPTS: dict[str, dict[str, list[Step]]] = {
     # books and ends with finish_task; the parent answers.
     "task": {
         "coordinator": [[("booker", {"request": "Book a table for two on Friday."})], "Your table is booked."],
-        "booker": [[("book_table", {"day": "Friday", "people": 2})],
-                   [("finish_task", {"result": "Booked for Friday."})]],
+        "booker": [
+            [("book_table", {"day": "Friday", "people": 2})],
+            [("finish_task", {"result": "Booked for Friday."})],
+        ],
     },
     # The same task agent asking the user first: the user's answer resumes the invocation the task
     # started in, so ADK lists one invocation for the two user messages.
@@ -126,18 +131,26 @@ def _register_model() -> None:
         def supported_models(cls) -> list[str]:
             return [r"scripted/.*"]
 
-        async def generate_content_async(self, llm_request: LlmRequest,
-                                          stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
-            agent = self.model[len(MODEL_PREFIX):]
+        async def generate_content_async(
+            self, llm_request: LlmRequest, stream: bool = False
+        ) -> AsyncGenerator[LlmResponse, None]:
+            agent = self.model[len(MODEL_PREFIX) :]
             script = SCRIPTS[_scenario][agent]
             at = _cursor.get(agent, 0)
             _cursor[agent] = at + 1
             step = script[at] if at < len(script) else "Done."
-            parts = ([types.Part(text=step)] if isinstance(step, str) else
-                     [types.Part(function_call=types.FunctionCall(name=name, args=args)) for name, args in step])
-            yield LlmResponse(content=types.Content(role="model", parts=parts), model_version=self.model,
-                              usage_metadata=types.GenerateContentResponseUsageMetadata(
-                                  prompt_token_count=10, candidates_token_count=5, total_token_count=15))
+            parts = (
+                [types.Part(text=step)]
+                if isinstance(step, str)
+                else [types.Part(function_call=types.FunctionCall(name=name, args=args)) for name, args in step]
+            )
+            yield LlmResponse(
+                content=types.Content(role="model", parts=parts),
+                model_version=self.model,
+                usage_metadata=types.GenerateContentResponseUsageMetadata(
+                    prompt_token_count=10, candidates_token_count=5, total_token_count=15
+                ),
+            )
 
     LLMRegistry.register(ScriptedLlm)
 
@@ -146,6 +159,7 @@ _scenario = ""
 
 
 # --- the tools -------------------------------------------------------------------------------------
+
 
 def get_time() -> dict:
     """The time now."""
@@ -194,11 +208,13 @@ def lookup_almanac(topic: str) -> dict:
 
 # --- the apps --------------------------------------------------------------------------------------
 
+
 def _agent(name: str, **kwargs: Any) -> Any:
     from google.adk.agents import LlmAgent
 
-    return LlmAgent(name=name, model=MODEL_PREFIX + name, instruction=f"You are {name}.",
-                    description=f"The {name}.", **kwargs)
+    return LlmAgent(
+        name=name, model=MODEL_PREFIX + name, instruction=f"You are {name}.", description=f"The {name}.", **kwargs
+    )
 
 
 def _apps() -> dict[str, Callable[[], Any]]:
@@ -209,22 +225,42 @@ def _apps() -> dict[str, Callable[[], Any]]:
     from google.adk.workflow import Workflow
 
     return {
-        "transfer": lambda: _agent("coordinator", tools=[get_time],
-                                   sub_agents=[_agent("weather_agent", tools=[get_weather])]),
+        "transfer": lambda: _agent(
+            "coordinator", tools=[get_time], sub_agents=[_agent("weather_agent", tools=[get_weather])]
+        ),
         "agent_tool": lambda: _agent("coordinator", tools=[AgentTool(agent=_agent("math_agent", tools=[add]))]),
-        "sequential": lambda: SequentialAgent(name="pipeline", sub_agents=[
-            _agent("researcher", tools=[search]), _agent("writer", tools=[format_text])]),
-        "parallel": lambda: SequentialAgent(name="pipeline", sub_agents=[
-            ParallelAgent(name="fan_out", sub_agents=[_agent("paris_agent", tools=[get_weather]),
-                                                      _agent("rome_agent", tools=[get_weather])]),
-            _agent("summarizer", tools=[format_text])]),
-        "loop": lambda: LoopAgent(name="refine", max_iterations=3, sub_agents=[
-            _agent("drafter", tools=[draft]), _agent("checker", tools=[check, exit_loop])]),
-        "workflow": lambda: Workflow(name="tides", edges=[
-            ("START", _agent("planner", tools=[search]), FunctionTool(lookup_almanac),
-             _agent("reporter", tools=[format_text]))]),
-        "single_turn": lambda: _agent("coordinator", sub_agents=[
-            _agent("summarizer", mode="single_turn", tools=[search])]),
+        "sequential": lambda: SequentialAgent(
+            name="pipeline", sub_agents=[_agent("researcher", tools=[search]), _agent("writer", tools=[format_text])]
+        ),
+        "parallel": lambda: SequentialAgent(
+            name="pipeline",
+            sub_agents=[
+                ParallelAgent(
+                    name="fan_out",
+                    sub_agents=[_agent("paris_agent", tools=[get_weather]), _agent("rome_agent", tools=[get_weather])],
+                ),
+                _agent("summarizer", tools=[format_text]),
+            ],
+        ),
+        "loop": lambda: LoopAgent(
+            name="refine",
+            max_iterations=3,
+            sub_agents=[_agent("drafter", tools=[draft]), _agent("checker", tools=[check, exit_loop])],
+        ),
+        "workflow": lambda: Workflow(
+            name="tides",
+            edges=[
+                (
+                    "START",
+                    _agent("planner", tools=[search]),
+                    FunctionTool(lookup_almanac),
+                    _agent("reporter", tools=[format_text]),
+                )
+            ],
+        ),
+        "single_turn": lambda: _agent(
+            "coordinator", sub_agents=[_agent("summarizer", mode="single_turn", tools=[search])]
+        ),
         "task": lambda: _agent("coordinator", sub_agents=[_agent("booker", mode="task", tools=[book_table])]),
         "task_asks_user": lambda: _agent("coordinator", sub_agents=[_agent("booker", mode="task", tools=[book_table])]),
     }
@@ -273,15 +309,21 @@ async def _invocations(scenario: str) -> tuple[list[Any], list[list[Any]]]:
                 calls.extend(p.function_call for p in event.content.parts if p.function_call)
             yield event
 
-    conversation = [Invocation(invocation_id=f"{scenario}-{i}",
-                               user_content=types.Content(role="user", parts=[types.Part(text=query)]))
-                    for i, query in enumerate(QUERIES[scenario])]
+    conversation = [
+        Invocation(
+            invocation_id=f"{scenario}-{i}", user_content=types.Content(role="user", parts=[types.Part(text=query)])
+        )
+        for i, query in enumerate(QUERIES[scenario])
+    ]
     EvaluationGenerator._generate_inferences_for_single_user_invocation = staticmethod(recording)  # watches only
     try:
         invocations = await EvaluationGenerator._generate_inferences_from_root_agent(
-            _apps()[scenario](), user_simulator=StaticUserSimulator(static_conversation=conversation),
-            initial_session=SessionInput(app_name="adk_multiagent", user_id="user",
-                                         session_id=f"adk_multiagent-{scenario}"))
+            _apps()[scenario](),
+            user_simulator=StaticUserSimulator(static_conversation=conversation),
+            initial_session=SessionInput(
+                app_name="adk_multiagent", user_id="user", session_id=f"adk_multiagent-{scenario}"
+            ),
+        )
     finally:
         EvaluationGenerator._generate_inferences_for_single_user_invocation = staticmethod(generate)
     return invocations, per_message
@@ -309,17 +351,30 @@ def _adk_scores(invocations: list[dict[str, Any]], expected: list[list[dict[str,
     from google.genai import types
 
     def invocation(i: int, calls: list[dict[str, Any]]) -> Any:
-        return Invocation(invocation_id=f"inv-{i}", user_content=types.Content(role="user", parts=[types.Part(text="q")]),
-                          intermediate_data=IntermediateData(tool_uses=[
-                              types.FunctionCall(name=c["name"], args=c["args"]) for c in calls]))
+        return Invocation(
+            invocation_id=f"inv-{i}",
+            user_content=types.Content(role="user", parts=[types.Part(text="q")]),
+            intermediate_data=IntermediateData(
+                tool_uses=[types.FunctionCall(name=c["name"], args=c["args"]) for c in calls]
+            ),
+        )
 
-    evaluator = TrajectoryEvaluator(eval_metric=EvalMetric(
-        metric_name="tool_trajectory_avg_score",
-        criterion=ToolTrajectoryCriterion(threshold=1.0, match_type=ToolTrajectoryCriterion.MatchType.EXACT)))
-    result = evaluator.evaluate_invocations([invocation(i, inv["calls"]) for i, inv in enumerate(invocations)],
-                                            [invocation(i, calls) for i, calls in enumerate(expected)])
-    return {"expected": expected, "score": result.overall_score, "status": result.overall_eval_status.name,
-            "per_invocation": [r.score for r in result.per_invocation_results]}
+    evaluator = TrajectoryEvaluator(
+        eval_metric=EvalMetric(
+            metric_name="tool_trajectory_avg_score",
+            criterion=ToolTrajectoryCriterion(threshold=1.0, match_type=ToolTrajectoryCriterion.MatchType.EXACT),
+        )
+    )
+    result = evaluator.evaluate_invocations(
+        [invocation(i, inv["calls"]) for i, inv in enumerate(invocations)],
+        [invocation(i, calls) for i, calls in enumerate(expected)],
+    )
+    return {
+        "expected": expected,
+        "score": result.overall_score,
+        "status": result.overall_eval_status.name,
+        "per_invocation": [r.score for r in result.per_invocation_results],
+    }
 
 
 #: google-adk's efficiency metrics whose values the spans can show (``invocation_duration_v1`` is
@@ -335,20 +390,25 @@ def _adk_efficiency(adk_invocations: list[Any]) -> dict[str, Any]:
     ``{"input_tokens", "output_tokens", "total_tokens"}``."""
     from google.adk.evaluation import _efficiency_evaluators as efficiency
 
-    evaluators = {"tool_call_count_v1": efficiency._ToolCallCountV1Evaluator,
-                  "inference_call_count_v1": efficiency._InferenceCallCountV1Evaluator,
-                  "token_usage_v1": efficiency._TokenUsageV1Evaluator}
+    evaluators = {
+        "tool_call_count_v1": efficiency._ToolCallCountV1Evaluator,
+        "inference_call_count_v1": efficiency._InferenceCallCountV1Evaluator,
+        "token_usage_v1": efficiency._TokenUsageV1Evaluator,
+    }
     out: dict[str, Any] = {}
     for metric in EFFICIENCY_METRICS:
         evaluator = evaluators[metric]()
         result = evaluator.evaluate_invocations(adk_invocations)
         assert result.overall_eval_status.name == "INFORMATIONAL", (metric, result.overall_eval_status)
-        out[metric] = {"score": result.overall_score,
-                       "per_invocation": [r.score for r in result.per_invocation_results]}
+        out[metric] = {
+            "score": result.overall_score,
+            "per_invocation": [r.score for r in result.per_invocation_results],
+        }
         if metric == "token_usage_v1":
             out[metric]["per_invocation_tokens"] = [
                 {key: getattr(r.token_usage_details, key) for key in ("input_tokens", "output_tokens", "total_tokens")}
-                for r in result.per_invocation_results]
+                for r in result.per_invocation_results
+            ]
     return out
 
 
@@ -384,9 +444,14 @@ def run(scenario: str, schema: int = 2) -> dict[str, Any]:
     def listed(calls: list[Any]) -> list[dict[str, Any]]:
         return [{"name": c.name, "args": c.args or {}} for c in calls]
 
-    invocations = [{"query": _text(inv.user_content), "calls": listed(get_all_tool_calls(inv.intermediate_data)),
-                    "final_response": _text(inv.final_response)}
-                   for inv in adk_invocations]
+    invocations = [
+        {
+            "query": _text(inv.user_content),
+            "calls": listed(get_all_tool_calls(inv.intermediate_data)),
+            "final_response": _text(inv.final_response),
+        }
+        for inv in adk_invocations
+    ]
     return {
         "scenario": scenario,
         "adk_version": _adk_version(),
@@ -410,6 +475,7 @@ def _adk_version() -> str:
 
 
 # --- OTLP/JSON ---------------------------------------------------------------------------------------
+
 
 def _any_value(value: Any) -> dict[str, Any]:
     if isinstance(value, bool):
@@ -440,22 +506,38 @@ def otlp_json(spans: list[Any]) -> dict[str, Any]:
         scope = span.instrumentation_scope
         key = (scope.name if scope else "", (scope.version or "") if scope else "")
         _, scopes = resources.setdefault(id(span.resource), (span.resource, {}))
-        scopes.setdefault(key, []).append({
-            "traceId": format(span.context.trace_id, "032x"), "spanId": format(span.context.span_id, "016x"),
-            **({"parentSpanId": format(span.parent.span_id, "016x")} if span.parent else {}),
-            "name": span.name, "kind": span.kind.value + 1,
-            "startTimeUnixNano": str(span.start_time), "endTimeUnixNano": str(span.end_time),
-            "attributes": _attributes(span.attributes),
-            "events": [{"name": e.name, "timeUnixNano": str(e.timestamp), "attributes": _attributes(e.attributes)}
-                       for e in span.events],
-            "status": {"code": status_codes[span.status.status_code.name],
-                       **({"message": span.status.description} if span.status.description else {})},
-        })
-    return {"resourceSpans": [
-        {"resource": {"attributes": _attributes(resource.attributes)},
-         "scopeSpans": [{"scope": {"name": name, **({"version": version} if version else {})}, "spans": out}
-                        for (name, version), out in scopes.items()]}
-        for resource, scopes in resources.values()]}
+        scopes.setdefault(key, []).append(
+            {
+                "traceId": format(span.context.trace_id, "032x"),
+                "spanId": format(span.context.span_id, "016x"),
+                **({"parentSpanId": format(span.parent.span_id, "016x")} if span.parent else {}),
+                "name": span.name,
+                "kind": span.kind.value + 1,
+                "startTimeUnixNano": str(span.start_time),
+                "endTimeUnixNano": str(span.end_time),
+                "attributes": _attributes(span.attributes),
+                "events": [
+                    {"name": e.name, "timeUnixNano": str(e.timestamp), "attributes": _attributes(e.attributes)}
+                    for e in span.events
+                ],
+                "status": {
+                    "code": status_codes[span.status.status_code.name],
+                    **({"message": span.status.description} if span.status.description else {}),
+                },
+            }
+        )
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": _attributes(resource.attributes)},
+                "scopeSpans": [
+                    {"scope": {"name": name, **({"version": version} if version else {})}, "spans": out}
+                    for (name, version), out in scopes.items()
+                ],
+            }
+            for resource, scopes in resources.values()
+        ]
+    }
 
 
 def capture_name(scenario: str, schema: int) -> str:
@@ -466,8 +548,13 @@ def capture_name(scenario: str, schema: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("scenarios", nargs="*", default=SCENARIOS, help=f"default: all of {', '.join(SCENARIOS)}")
-    parser.add_argument("--schema", type=int, action="append", choices=[1, 2],
-                        help="ADK telemetry schema version(s) to run (default: 2 and 1)")
+    parser.add_argument(
+        "--schema",
+        type=int,
+        action="append",
+        choices=[1, 2],
+        help="ADK telemetry schema version(s) to run (default: 2 and 1)",
+    )
     parser.add_argument("--out", type=Path, help="write DIR/<capture>/0.traces.json and DIR/<capture>.adk.json")
     parser.add_argument("--json", action="store_true", help="print {capture: run} as JSON on stdout")
     args = parser.parse_args()
@@ -478,8 +565,9 @@ def main() -> None:
     # leaves the query, arguments and results off its GenAI spans).
     os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
     _register_model()
-    runs = {capture_name(name, schema): run(name, schema)
-            for schema in (args.schema or [2, 1]) for name in args.scenarios}
+    runs = {
+        capture_name(name, schema): run(name, schema) for schema in (args.schema or [2, 1]) for name in args.scenarios
+    }
     if args.json:
         json.dump(runs, sys.stdout)
         sys.stdout.write("\n")

@@ -15,17 +15,15 @@ import os
 
 os.environ.setdefault("AGNO_TELEMETRY", "false")  # Agno's own usage ping: there is no network
 
+from agno.agent import Agent
+from agno.db.in_memory import InMemoryDb
+from agno.models.openai import OpenAIChat
+from openinference.instrumentation.agno import AgnoInstrumentor
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
-
-from openinference.instrumentation.agno import AgnoInstrumentor
-
-from agno.agent import Agent
-from agno.db.in_memory import InMemoryDb
-from agno.models.openai import OpenAIChat
 
 from captures.scenarios import SCENARIOS, run_tool
 
@@ -78,8 +76,9 @@ def search_docs(query: str) -> str:
 def make_agent() -> Agent:
     return Agent(
         name="assistant",
-        model=OpenAIChat(id="gpt-4o-mini", base_url=os.environ["OPENAI_BASE_URL"],
-                         api_key=os.environ["OPENAI_API_KEY"]),
+        model=OpenAIChat(
+            id="gpt-4o-mini", base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ["OPENAI_API_KEY"]
+        ),
         instructions="You are a helpful assistant. Use the tools to answer.",
         tools=[get_weather, get_forecast, call_db_agent, search_docs],
         db=InMemoryDb(),

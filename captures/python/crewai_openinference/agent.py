@@ -21,18 +21,16 @@ os.environ["CREWAI_DISABLE_TELEMETRY"] = "true"  # crewAI's anonymous usage tele
 os.environ["CREWAI_DISABLE_TRACKING"] = "true"
 os.environ["CREWAI_TRACING_ENABLED"] = "false"  # crewAI's hosted trace upload
 
+from crewai import LLM, Agent, Crew, Process, Task
+from crewai.tools import tool
+from openinference.instrumentation import using_session, using_user
+from openinference.instrumentation.crewai import CrewAIInstrumentor
+from openinference.instrumentation.openai import OpenAIInstrumentor
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
-
-from openinference.instrumentation import using_session, using_user
-from openinference.instrumentation.crewai import CrewAIInstrumentor
-from openinference.instrumentation.openai import OpenAIInstrumentor
-
-from crewai import LLM, Agent, Crew, Process, Task
-from crewai.tools import tool
 
 from captures.scenarios import SCENARIOS, run_tool
 
@@ -72,8 +70,7 @@ def search_docs(query: str) -> str:
 
 def make_agent() -> Agent:
     """A fresh agent (and LLM) per crew, so CrewAI's per-run token usage is that run's only."""
-    llm = LLM(model="openai/gpt-4o-mini", base_url=os.environ["OPENAI_BASE_URL"],
-              api_key=os.environ["OPENAI_API_KEY"])
+    llm = LLM(model="openai/gpt-4o-mini", base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ["OPENAI_API_KEY"])
     return Agent(
         role="Assistant",
         goal="Answer the user's question, using the tools when they help.",
@@ -93,8 +90,7 @@ def run_turn(history: str, question: str) -> str:
         expected_output="A short answer to the user's question.",
         agent=assistant,
     )
-    crew = Crew(name="assistant_crew", agents=[assistant], tasks=[task], process=Process.sequential,
-                verbose=False)
+    crew = Crew(name="assistant_crew", agents=[assistant], tasks=[task], process=Process.sequential, verbose=False)
     return crew.kickoff(inputs={"history": history, "question": question}).raw
 
 

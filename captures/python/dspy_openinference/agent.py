@@ -30,16 +30,16 @@ import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # LiteLLM: no download of its price list
 
-import dspy  # noqa: E402
-from openinference.instrumentation import using_session, using_user  # noqa: E402
-from openinference.instrumentation.dspy import DSPyInstrumentor  # noqa: E402
-from openinference.instrumentation.litellm import LiteLLMInstrumentor  # noqa: E402
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: E402
-from opentelemetry.sdk.resources import Resource  # noqa: E402
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import BatchSpanProcessor  # noqa: E402
+import dspy
+from openinference.instrumentation import using_session, using_user
+from openinference.instrumentation.dspy import DSPyInstrumentor
+from openinference.instrumentation.litellm import LiteLLMInstrumentor
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from captures.scenarios import SCENARIOS, run_tool  # noqa: E402
+from captures.scenarios import SCENARIOS, run_tool
 
 CAPTURE_NAME = os.environ.get("CAPTURE_NAME", "dspy_openinference")
 
@@ -78,8 +78,13 @@ def main() -> None:
     DSPyInstrumentor().instrument(tracer_provider=provider)
     LiteLLMInstrumentor().instrument(tracer_provider=provider)
 
-    lm = dspy.LM("openai/gpt-4o-mini", api_base=os.environ["OPENAI_BASE_URL"], api_key=os.environ["OPENAI_API_KEY"],
-                 cache=False, extra_headers={"x-scripted-dspy-react": "1"})
+    lm = dspy.LM(
+        "openai/gpt-4o-mini",
+        api_base=os.environ["OPENAI_BASE_URL"],
+        api_key=os.environ["OPENAI_API_KEY"],
+        cache=False,
+        extra_headers={"x-scripted-dspy-react": "1"},
+    )
     dspy.configure(lm=lm)
     agent = dspy.ReAct(Assistant, tools=[get_weather, get_forecast, call_db_agent, search_docs], max_iters=8)
     try:

@@ -22,16 +22,17 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 os.environ.setdefault("LANGFUSE_BASE_URL", os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"))
 os.environ.setdefault("LANGFUSE_PUBLIC_KEY", "pk-lf-scripted")
 os.environ.setdefault("LANGFUSE_SECRET_KEY", "sk-lf-scripted")
 
-from langfuse import get_client, observe, propagate_attributes  # noqa: E402
-from langfuse.openai import OpenAI  # noqa: E402
+from langfuse import get_client, observe, propagate_attributes
+from langfuse.openai import OpenAI
 
-from captures.scenarios import SCENARIOS, TOOLS, run_tool  # noqa: E402
+from captures.scenarios import SCENARIOS, TOOLS, run_tool
 
 CAPTURE = os.environ.get("CAPTURE_NAME", "langfuse_openai")
 SYSTEM_PROMPT = "You are a helpful assistant. Use the tools to answer."
@@ -59,8 +60,10 @@ def search_docs(query: str) -> list[dict[str, Any]]:
 
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "get_weather": get_weather, "get_forecast": get_forecast,
-    "call_db_agent": call_db_agent, "search_docs": search_docs,
+    "get_weather": get_weather,
+    "get_forecast": get_forecast,
+    "call_db_agent": call_db_agent,
+    "search_docs": search_docs,
 }
 TOOL_SPECS = [{"type": "function", "function": {"name": name, **spec}} for name, spec in TOOLS.items()]
 
@@ -73,9 +76,20 @@ def tool_loop(client: OpenAI, messages: list[dict[str, Any]]) -> str:
         if not message.tool_calls:
             messages.append({"role": "assistant", "content": message.content})
             return message.content or ""
-        messages.append({"role": "assistant", "content": message.content, "tool_calls": [
-            {"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": c.function.arguments}}
-            for c in message.tool_calls]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": message.content,
+                "tool_calls": [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.function.name, "arguments": c.function.arguments},
+                    }
+                    for c in message.tool_calls
+                ],
+            }
+        )
         for call in message.tool_calls:
             try:
                 result = FUNCTIONS[call.function.name](**json.loads(call.function.arguments))

@@ -32,11 +32,11 @@ from typing import Any
 os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
 os.environ.setdefault("LANGSMITH_TRACING", "false")
 
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: E402
-from opentelemetry.instrumentation.langchain import LangchainInstrumentor  # noqa: E402
-from opentelemetry.sdk.resources import Resource  # noqa: E402
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import BatchSpanProcessor  # noqa: E402
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.instrumentation.langchain import LangchainInstrumentor
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 # Instrument before LangChain is imported, so that the names imported below are the wrapped ones
 # (the instrumentation wraps ``langchain.agents.create_agent`` in place).
@@ -88,8 +88,9 @@ def on_tool_error(exc: Exception, request: Any) -> str | None:
 
 
 def main() -> None:
-    model = ChatOpenAI(model="gpt-4o-mini", base_url=os.environ["OPENAI_BASE_URL"],
-                       api_key=os.environ["OPENAI_API_KEY"], temperature=0)
+    model = ChatOpenAI(
+        model="gpt-4o-mini", base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ["OPENAI_API_KEY"], temperature=0
+    )
     try:
         # One agent and one checkpointer for every session: the thread_id keeps them apart.
         agent = create_agent(
@@ -101,8 +102,10 @@ def main() -> None:
         )
         for scenario in SCENARIOS:
             session = f"{CAPTURE}-{scenario.session}"
-            config = {"configurable": {"thread_id": session},
-                      "metadata": {"session_id": session, "user_id": scenario.user}}
+            config = {
+                "configurable": {"thread_id": session},
+                "metadata": {"session_id": session, "user_id": scenario.user},
+            }
             for turn in scenario.turns:
                 state = agent.invoke({"messages": [{"role": "user", "content": turn}]}, config=config)
                 print(f"{scenario.id}: {turn!r} -> {state['messages'][-1].content!r}", flush=True)

@@ -17,8 +17,8 @@ import json
 import os
 
 from llama_index.core.agent.workflow import FunctionAgent
-from llama_index.core.tools import FunctionTool
 from llama_index.core.memory import Memory
+from llama_index.core.tools import FunctionTool
 from llama_index.llms.openai import OpenAI
 from openinference.instrumentation import using_session, using_user
 from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
@@ -54,16 +54,27 @@ def search_docs(query: str) -> str:
 
 
 def make_agent() -> FunctionAgent:
-    tools = [FunctionTool.from_defaults(fn=fn, name=fn.__name__, description=TOOLS[fn.__name__]["description"])
-             for fn in (get_weather, get_forecast, call_db_agent, search_docs)]
-    llm = OpenAI(model="gpt-4o-mini", api_base=os.environ["OPENAI_BASE_URL"],
-                 api_key=os.environ["OPENAI_API_KEY"], temperature=0.0,
-                 # FunctionAgent streams; without this OpenAI sends no usage on a stream, so the
-                 # LLM spans would carry no token counts (llama-index-llms-openai drops it when
-                 # not streaming).
-                 additional_kwargs={"stream_options": {"include_usage": True}})
-    return FunctionAgent(name="weather_agent", description="Answers questions with tools.",
-                         tools=tools, llm=llm, system_prompt=SYSTEM_PROMPT)
+    tools = [
+        FunctionTool.from_defaults(fn=fn, name=fn.__name__, description=TOOLS[fn.__name__]["description"])
+        for fn in (get_weather, get_forecast, call_db_agent, search_docs)
+    ]
+    llm = OpenAI(
+        model="gpt-4o-mini",
+        api_base=os.environ["OPENAI_BASE_URL"],
+        api_key=os.environ["OPENAI_API_KEY"],
+        temperature=0.0,
+        # FunctionAgent streams; without this OpenAI sends no usage on a stream, so the
+        # LLM spans would carry no token counts (llama-index-llms-openai drops it when
+        # not streaming).
+        additional_kwargs={"stream_options": {"include_usage": True}},
+    )
+    return FunctionAgent(
+        name="weather_agent",
+        description="Answers questions with tools.",
+        tools=tools,
+        llm=llm,
+        system_prompt=SYSTEM_PROMPT,
+    )
 
 
 async def play() -> None:

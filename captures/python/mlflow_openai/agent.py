@@ -39,12 +39,12 @@ if "OTEL_EXPORTER_OTLP_ENDPOINT" in os.environ:
     base = os.environ.pop("OTEL_EXPORTER_OTLP_ENDPOINT").rstrip("/")
     os.environ.setdefault("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", f"{base}/v1/traces")
 
-import mlflow  # noqa: E402
-from mlflow.entities import SpanType  # noqa: E402
-from mlflow.tracing.provider import provider  # noqa: E402
-from openai import OpenAI  # noqa: E402
+import mlflow
+from mlflow.entities import SpanType
+from mlflow.tracing.provider import provider
+from openai import OpenAI
 
-from captures.scenarios import SCENARIOS, TOOLS, run_tool  # noqa: E402
+from captures.scenarios import SCENARIOS, TOOLS, run_tool
 
 CAPTURE = os.environ.get("CAPTURE_NAME", "mlflow_openai")
 SYSTEM_PROMPT = "You are a helpful assistant. Use the tools to answer."
@@ -72,8 +72,12 @@ def search_docs(query: str) -> list[dict[str, Any]]:
     return run_tool("search_docs", {"query": query})
 
 
-FUNCTIONS = {"get_weather": get_weather, "get_forecast": get_forecast,
-             "call_db_agent": call_db_agent, "search_docs": search_docs}
+FUNCTIONS = {
+    "get_weather": get_weather,
+    "get_forecast": get_forecast,
+    "call_db_agent": call_db_agent,
+    "search_docs": search_docs,
+}
 
 
 class WeatherAgent:
@@ -95,9 +99,20 @@ class WeatherAgent:
             if not message.tool_calls:
                 self.messages.append({"role": "assistant", "content": message.content})
                 return message.content or ""
-            self.messages.append({"role": "assistant", "content": message.content, "tool_calls": [
-                {"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": c.function.arguments}}
-                for c in message.tool_calls]})
+            self.messages.append(
+                {
+                    "role": "assistant",
+                    "content": message.content,
+                    "tool_calls": [
+                        {
+                            "id": c.id,
+                            "type": "function",
+                            "function": {"name": c.function.name, "arguments": c.function.arguments},
+                        }
+                        for c in message.tool_calls
+                    ],
+                }
+            )
             for call in message.tool_calls:
                 try:
                     result = FUNCTIONS[call.function.name](**json.loads(call.function.arguments))

@@ -61,22 +61,29 @@ def search_docs(query: str) -> str:
 
 def make_agent() -> Agent:
     client = AsyncOpenAI(base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ["OPENAI_API_KEY"])
-    return Agent(name="weather_agent", instructions=INSTRUCTIONS,
-                 model=OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=client),
-                 tools=[get_weather, get_forecast, call_db_agent, search_docs])
+    return Agent(
+        name="weather_agent",
+        instructions=INSTRUCTIONS,
+        model=OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=client),
+        tools=[get_weather, get_forecast, call_db_agent, search_docs],
+    )
 
 
 def play() -> None:
     agent = make_agent()
     for scenario in SCENARIOS:
         session = f"{CAPTURE_NAME}-{scenario.session}"
-        config = RunConfig(workflow_name="weather_agent workflow", group_id=session,
-                           trace_metadata={"user_id": scenario.user, "scenario": scenario.id})
+        config = RunConfig(
+            workflow_name="weather_agent workflow",
+            group_id=session,
+            trace_metadata={"user_id": scenario.user, "scenario": scenario.id},
+        )
         history: list = []
         with logfire.set_baggage(**{"session.id": session, "user.id": scenario.user}):
             for turn in scenario.turns:
-                result = Runner.run_sync(agent, history + [{"role": "user", "content": turn}] if history else turn,
-                                         run_config=config)
+                result = Runner.run_sync(
+                    agent, history + [{"role": "user", "content": turn}] if history else turn, run_config=config
+                )
                 history = result.to_input_list()
                 print(f"{scenario.id}: {turn!r} -> {result.final_output!r}", flush=True)
 
@@ -90,8 +97,13 @@ def keep_ids(match: logfire.ScrubMatch) -> object:
 
 
 def main() -> None:
-    logfire.configure(send_to_logfire=False, console=False, metrics=False, inspect_arguments=False,
-                      scrubbing=logfire.ScrubbingOptions(callback=keep_ids))
+    logfire.configure(
+        send_to_logfire=False,
+        console=False,
+        metrics=False,
+        inspect_arguments=False,
+        scrubbing=logfire.ScrubbingOptions(callback=keep_ids),
+    )
     set_trace_processors([])  # no export to OpenAI's tracing endpoint; Logfire wraps the provider
     logfire.instrument_openai_agents()
     try:

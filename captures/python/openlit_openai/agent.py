@@ -48,8 +48,9 @@ TOOL_SPECS = [{"type": "function", "function": {"name": name, **spec}} for name,
 def execute_tool(tracer: trace.Tracer, call: Any) -> str:
     """Run one requested tool in an ``execute_tool`` span; an error becomes the tool's message."""
     name, arguments = call.function.name, call.function.arguments
-    with tracer.start_as_current_span(f"execute_tool {name}", kind=SpanKind.INTERNAL,
-                                      record_exception=False, set_status_on_exception=False) as span:
+    with tracer.start_as_current_span(
+        f"execute_tool {name}", kind=SpanKind.INTERNAL, record_exception=False, set_status_on_exception=False
+    ) as span:
         span.set_attribute("gen_ai.operation.name", "execute_tool")
         span.set_attribute("gen_ai.tool.name", name)
         span.set_attribute("gen_ai.tool.type", "function")
@@ -67,11 +68,14 @@ def execute_tool(tracer: trace.Tracer, call: Any) -> str:
         return content
 
 
-def run_turn(tracer: trace.Tracer, client: OpenAI, messages: list[dict[str, Any]], text: str,
-             session: str, user: str) -> str:
+def run_turn(
+    tracer: trace.Tracer, client: OpenAI, messages: list[dict[str, Any]], text: str, session: str, user: str
+) -> str:
     """One agent run: the user's message, then model → tools → model ... until a text answer."""
-    with tracer.start_as_current_span(f"invoke_agent {AGENT}", kind=SpanKind.INTERNAL) as span, \
-            openlit.using_attributes({"session.id": session, "user.id": user}):
+    with (
+        tracer.start_as_current_span(f"invoke_agent {AGENT}", kind=SpanKind.INTERNAL) as span,
+        openlit.using_attributes({"session.id": session, "user.id": user}),
+    ):
         span.set_attribute("gen_ai.operation.name", "invoke_agent")
         span.set_attribute("gen_ai.agent.name", AGENT)
         span.set_attribute("session.id", session)
@@ -83,9 +87,20 @@ def run_turn(tracer: trace.Tracer, client: OpenAI, messages: list[dict[str, Any]
             if not message.tool_calls:
                 messages.append({"role": "assistant", "content": message.content})
                 return message.content or ""
-            messages.append({"role": "assistant", "content": message.content, "tool_calls": [
-                {"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": c.function.arguments}}
-                for c in message.tool_calls]})
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": message.content,
+                    "tool_calls": [
+                        {
+                            "id": c.id,
+                            "type": "function",
+                            "function": {"name": c.function.name, "arguments": c.function.arguments},
+                        }
+                        for c in message.tool_calls
+                    ],
+                }
+            )
             for call in message.tool_calls:
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": execute_tool(tracer, call)})
         raise RuntimeError("the model kept asking for tools")

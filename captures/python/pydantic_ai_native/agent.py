@@ -80,8 +80,12 @@ def main() -> None:
             session = f"{CAPTURE}-{scenario.session}"
             history = None
             for turn in scenario.turns:
-                result = agent.run_sync(turn, message_history=history, conversation_id=session,
-                                        metadata={"session_id": session, "user_id": scenario.user})
+                result = agent.run_sync(
+                    turn,
+                    message_history=history,
+                    conversation_id=session,
+                    metadata={"session_id": session, "user_id": scenario.user},
+                )
                 history = result.all_messages()
                 print(f"{scenario.id}: {turn!r} -> {result.output!r}", flush=True)
     finally:

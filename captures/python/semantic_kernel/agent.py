@@ -34,23 +34,23 @@ from typing import Annotated, Any
 os.environ.setdefault("SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS", "true")
 os.environ.setdefault("SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE", "true")
 
-from openai import AsyncOpenAI  # noqa: E402
-from opentelemetry import baggage, context  # noqa: E402
-from opentelemetry._logs import set_logger_provider  # noqa: E402
-from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter  # noqa: E402
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: E402
-from opentelemetry.processor.baggage import ALLOW_ALL_BAGGAGE_KEYS, BaggageSpanProcessor  # noqa: E402
-from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler  # noqa: E402
-from opentelemetry.sdk._logs.export import BatchLogRecordProcessor  # noqa: E402
-from opentelemetry.sdk.resources import Resource  # noqa: E402
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import BatchSpanProcessor  # noqa: E402
-from opentelemetry.trace import set_tracer_provider  # noqa: E402
-from semantic_kernel.agents import ChatCompletionAgent, ChatHistoryAgentThread  # noqa: E402
-from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion  # noqa: E402
-from semantic_kernel.functions import kernel_function  # noqa: E402
+from openai import AsyncOpenAI
+from opentelemetry import baggage, context
+from opentelemetry._logs import set_logger_provider
+from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.processor.baggage import ALLOW_ALL_BAGGAGE_KEYS, BaggageSpanProcessor
+from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.trace import set_tracer_provider
+from semantic_kernel.agents import ChatCompletionAgent, ChatHistoryAgentThread
+from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
+from semantic_kernel.functions import kernel_function
 
-from captures.scenarios import SCENARIOS, TOOLS, run_tool  # noqa: E402
+from captures.scenarios import SCENARIOS, TOOLS, run_tool
 
 CAPTURE = os.environ.get("CAPTURE_NAME", "semantic_kernel")
 INSTRUCTIONS = "You are a helpful assistant. Use the tools to answer."
@@ -105,8 +105,7 @@ async def play() -> None:
         ctx = baggage.set_baggage("user.id", scenario.user, ctx)
         token = context.attach(ctx)
         try:
-            agent = ChatCompletionAgent(service=service, name="assistant", instructions=INSTRUCTIONS,
-                                        plugins=[Tools()])
+            agent = ChatCompletionAgent(service=service, name="assistant", instructions=INSTRUCTIONS, plugins=[Tools()])
             thread = ChatHistoryAgentThread(thread_id=session)
             for turn in scenario.turns:
                 # Positional: SK's invoke_agent tracing reads the input from args[1] only, so the

@@ -74,11 +74,20 @@ def search_docs(query: str) -> str:
 
 
 def make_agent() -> ToolCallingAgent:
-    model = OpenAIServerModel(model_id="gpt-4o-mini", api_base=os.environ["OPENAI_BASE_URL"],
-                              api_key=os.environ["OPENAI_API_KEY"], temperature=0.0,
-                              client_kwargs={"default_headers": {"x-scripted-final-answer-tool": "final_answer"}})
-    return ToolCallingAgent(tools=[get_weather, get_forecast, call_db_agent, search_docs], model=model,
-                            name="weather_agent", max_steps=6, verbosity_level=0)
+    model = OpenAIServerModel(
+        model_id="gpt-4o-mini",
+        api_base=os.environ["OPENAI_BASE_URL"],
+        api_key=os.environ["OPENAI_API_KEY"],
+        temperature=0.0,
+        client_kwargs={"default_headers": {"x-scripted-final-answer-tool": "final_answer"}},
+    )
+    return ToolCallingAgent(
+        tools=[get_weather, get_forecast, call_db_agent, search_docs],
+        model=model,
+        name="weather_agent",
+        max_steps=6,
+        verbosity_level=0,
+    )
 
 
 def play() -> None:

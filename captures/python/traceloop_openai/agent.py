@@ -24,19 +24,20 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 os.environ.setdefault("TRACELOOP_TRACE_CONTENT", "true")
 os.environ.setdefault("TRACELOOP_TELEMETRY", "false")
 
-from openai import OpenAI  # noqa: E402
-from opentelemetry import context, trace  # noqa: E402
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: E402
-from traceloop.sdk import Traceloop  # noqa: E402
-from traceloop.sdk.decorators import agent, tool, workflow  # noqa: E402
-from traceloop.sdk.tracing import set_conversation_id  # noqa: E402
+from openai import OpenAI
+from opentelemetry import context, trace
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from traceloop.sdk import Traceloop
+from traceloop.sdk.decorators import agent, tool, workflow
+from traceloop.sdk.tracing import set_conversation_id
 
-from captures.scenarios import SCENARIOS, TOOLS, run_tool  # noqa: E402
+from captures.scenarios import SCENARIOS, TOOLS, run_tool
 
 CAPTURE = os.environ.get("CAPTURE_NAME", "traceloop_openai")
 SYSTEM_PROMPT = "You are a helpful assistant. Use the tools to answer."
@@ -64,8 +65,10 @@ def search_docs(query: str) -> list[dict[str, Any]]:
 
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "get_weather": get_weather, "get_forecast": get_forecast,
-    "call_db_agent": call_db_agent, "search_docs": search_docs,
+    "get_weather": get_weather,
+    "get_forecast": get_forecast,
+    "call_db_agent": call_db_agent,
+    "search_docs": search_docs,
 }
 TOOL_SPECS = [{"type": "function", "function": {"name": name, **spec}} for name, spec in TOOLS.items()]
 
@@ -79,9 +82,20 @@ def assistant(client: OpenAI, messages: list[dict[str, Any]]) -> str:
         if not message.tool_calls:
             messages.append({"role": "assistant", "content": message.content})
             return message.content or ""
-        messages.append({"role": "assistant", "content": message.content, "tool_calls": [
-            {"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": c.function.arguments}}
-            for c in message.tool_calls]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": message.content,
+                "tool_calls": [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.function.name, "arguments": c.function.arguments},
+                    }
+                    for c in message.tool_calls
+                ],
+            }
+        )
         for call in message.tool_calls:
             try:
                 result = FUNCTIONS[call.function.name](**json.loads(call.function.arguments))

@@ -44,14 +44,39 @@ from .flattened import IndexedGroups, indexed_messages, openinference_messages, 
 from .lists import last_text_from, parse_history, parse_messages, state_messages, unread_of
 from .model import MAX_NOTES, Message, ToolResponse, as_list, normalise_role, str_or_none
 from .parts import all_parts, instructions_text, is_part, read_content
-from .readings import (fill_from_messages, last_user_text, note_unread_messages, output_calls, output_text,
-                       system_text)
+from .readings import fill_from_messages, last_user_text, note_unread_messages, output_calls, output_text, system_text
 from .tools import first_text, indexed_tool_schemas, token_count, tool_schemas
 
 __all__ = [
-    "IndexedGroups", "MAX_NOTES", "Message", "ToolResponse", "all_parts", "as_list", "fill_from_messages",
-    "first_text", "indexed_messages", "indexed_tool_schemas", "instructions_text", "is_part", "last_text_from",
-    "last_user_text", "normalise_role", "note_unread_messages", "openinference_messages", "output_calls",
-    "output_text", "parse_history", "parse_message", "parse_messages", "read_content", "result_value", "set_path",
-    "state_messages", "str_or_none", "system_text", "token_count", "tool_schemas", "unread_of",
+    "IndexedGroups",
+    "MAX_NOTES",
+    "Message",
+    "ToolResponse",
+    "all_parts",
+    "as_list",
+    "fill_from_messages",
+    "first_text",
+    "indexed_messages",
+    "indexed_tool_schemas",
+    "instructions_text",
+    "is_part",
+    "last_text_from",
+    "last_user_text",
+    "normalise_role",
+    "note_unread_messages",
+    "openinference_messages",
+    "output_calls",
+    "output_text",
+    "parse_history",
+    "parse_message",
+    "parse_messages",
+    "read_content",
+    "result_value",
+    "set_path",
+    "state_messages",
+    "str_or_none",
+    "system_text",
+    "token_count",
+    "tool_schemas",
+    "unread_of",
 ]

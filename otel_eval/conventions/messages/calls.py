@@ -6,7 +6,7 @@ the legacy ``function_call``, GenAI ``tool_call`` / ``tool_call_response`` parts
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any
 
 from ...json_text import parse_json_maybe
 from ..base import RequestedToolCall, as_arguments
@@ -46,11 +46,12 @@ def add_response(message: Message, part: Any, what: str) -> None:
         if key in part:
             value = part[key]
             break
-    message.responses.append(ToolResponse(call_id_of(part), str_or_none(part.get("name")), result_value(value),
-                                          is_failed(part)))
+    message.responses.append(
+        ToolResponse(call_id_of(part), str_or_none(part.get("name")), result_value(value), is_failed(part))
+    )
 
 
-def call_id_of(source: Mapping[str, Any]) -> Optional[str]:
+def call_id_of(source: Mapping[str, Any]) -> str | None:
     """The call id a call, result or tool message carries, under whichever key its shape uses."""
     for key in _ID_KEYS:
         if key in source:
@@ -69,11 +70,14 @@ def is_failed(source: Mapping[str, Any]) -> bool:
     if "status" not in source and "is_error" not in source and "isError" not in source:
         return False
     status = source.get("status")
-    return (source.get("is_error") is True or source.get("isError") is True
-            or (type(status) is str and status.lower() == "error"))
+    return (
+        source.get("is_error") is True
+        or source.get("isError") is True
+        or (type(status) is str and status.lower() == "error")
+    )
 
 
-def _requested_call(call: Any) -> Optional[RequestedToolCall]:
+def _requested_call(call: Any) -> RequestedToolCall | None:
     call = parse_json_maybe(call) if type(call) is str else call
     if not is_mapping(call):
         return None

@@ -6,28 +6,64 @@ list of blocks. :func:`resolve_message` says which it is; its body is read by :m
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any
 
 from ...json_text import parse_json_maybe
 from ..base import RequestedToolCall
 from .calls import add_call, call_id_of, call_list, is_failed, result_value
 from .model import Message, ToolResponse, is_mapping, normalise_role, str_or_none
-from .parts import (BLOCK_KEYS, ITEM_ROLES, LANGCHAIN_TYPES, MAX_DEPTH, PART_TYPES, add_content, add_part,
-                    content_is_parts)
-
+from .parts import (
+    BLOCK_KEYS,
+    ITEM_ROLES,
+    LANGCHAIN_TYPES,
+    MAX_DEPTH,
+    PART_TYPES,
+    add_content,
+    add_part,
+    content_is_parts,
+)
 
 _MESSAGE_KEYS = frozenset({"role", "parts", "content", "message", "tool_calls", "function_call"})
 #: Keys of a message or choice that carry no content: a dict of only these is an empty message.
-_METADATA_KEYS = frozenset({"role", "index", "finish_reason", "id", "name", "type", "status", "tool_call_id",
-                            "call_id", "logprobs", "annotations", "refusal", "audio", "model", "usage",
-                            "stop_reason", "created", "object"})
-_LANGCHAIN_CLASSES = {"HumanMessage": "user", "HumanMessageChunk": "user", "AIMessage": "assistant",
-                      "AIMessageChunk": "assistant", "SystemMessage": "system", "SystemMessageChunk": "system",
-                      "ToolMessage": "tool", "ToolMessageChunk": "tool", "FunctionMessage": "tool",
-                      "FunctionMessageChunk": "tool", "ChatMessage": None, "ChatMessageChunk": None}
+_METADATA_KEYS = frozenset(
+    {
+        "role",
+        "index",
+        "finish_reason",
+        "id",
+        "name",
+        "type",
+        "status",
+        "tool_call_id",
+        "call_id",
+        "logprobs",
+        "annotations",
+        "refusal",
+        "audio",
+        "model",
+        "usage",
+        "stop_reason",
+        "created",
+        "object",
+    }
+)
+_LANGCHAIN_CLASSES = {
+    "HumanMessage": "user",
+    "HumanMessageChunk": "user",
+    "AIMessage": "assistant",
+    "AIMessageChunk": "assistant",
+    "SystemMessage": "system",
+    "SystemMessageChunk": "system",
+    "ToolMessage": "tool",
+    "ToolMessageChunk": "tool",
+    "FunctionMessage": "tool",
+    "FunctionMessageChunk": "tool",
+    "ChatMessage": None,
+    "ChatMessageChunk": None,
+}
 
 
-def parse_message(item: Any, default_role: str = "user") -> Optional[Message]:
+def parse_message(item: Any, default_role: str = "user") -> Message | None:
     """One message in any shape the module docstring lists; None for None. A value no rule makes
     a message of is still a message, empty or with the value as text, its reason in ``unread``."""
     item = parse_json_maybe(item) if type(item) is str else item
@@ -53,7 +89,7 @@ _PLAIN_MESSAGE_KEYS = frozenset({"role", "parts", "finish_reason"})
 _PLAIN_CALL_KEYS = frozenset({"type", "id", "name", "arguments"})
 
 
-def plain_message(item: dict[str, Any], default_role: str) -> Optional[Message]:
+def plain_message(item: dict[str, Any], default_role: str) -> Message | None:
     """The commonest shape, ``{"role", "parts": [...]}`` whose parts are texts
     (``{"type": "text", "content": "..."}``) and tool calls with their arguments as an object
     (``{"type": "tool_call", "id", "name", "arguments": {...}}``), read directly: what the general
@@ -87,7 +123,7 @@ def plain_message(item: dict[str, Any], default_role: str) -> Optional[Message]:
     return Message(role, texts, calls) if role != "tool" else None
 
 
-def resolve_message(item: Any, default_role: str, depth: int = 0) -> tuple[Optional[str], Any, str]:
+def resolve_message(item: Any, default_role: str, depth: int = 0) -> tuple[str | None, Any, str]:
     """``(role, body, form)`` of a message: ``form`` says how ``body`` is read ("text": a string;
     "content": content blocks or a value; "part": one part; "message": a message dict; "empty":
     nothing to read). Role None: no message."""
@@ -158,8 +194,11 @@ def _read_message(message: Message, body: Any, form: str) -> None:
         value = "\n".join(message.texts) if message.texts else None
         message.texts = []
         source = body if is_mapping(body) else {}
-        message.responses.append(ToolResponse(call_id_of(source), str_or_none(source.get("name")),
-                                              parse_json_maybe(value), is_failed(source)))
+        message.responses.append(
+            ToolResponse(
+                call_id_of(source), str_or_none(source.get("name")), parse_json_maybe(value), is_failed(source)
+            )
+        )
 
 
 def _read_body(message: Message, body: Mapping[str, Any]) -> None:
@@ -175,8 +214,9 @@ def _read_body(message: Message, body: Mapping[str, Any]) -> None:
     if content is not None:
         if message.role == "tool" and not content_is_parts(content):
             # a tool's result as it is (an object, a list, a string): no blocks to read
-            message.responses.append(ToolResponse(call_id_of(body), str_or_none(body.get("name")),
-                                                  result_value(content), is_failed(body)))
+            message.responses.append(
+                ToolResponse(call_id_of(body), str_or_none(body.get("name")), result_value(content), is_failed(body))
+            )
         else:
             add_content(message, content, 0)
     tool_calls = body.get("tool_calls")

@@ -51,6 +51,7 @@ def _int_key(key: str) -> tuple[int, str]:
 
 # --- OpenInference: <prefix>.N.message.{role, content, contents.M.*, tool_calls.M.*} ---------------
 
+
 class IndexedGroups:
     """Groups the ``prefix.N.rest`` keys of a fixed set of prefixes (OpenInference's
     ``llm.input_messages.N.message.role``, ...) in one pass over the keys, as ``{prefix: {N:
@@ -103,8 +104,16 @@ _message_groups = IndexedGroups("message.contents", "message.tool_calls")
 #: OpenInference keeps a role as the instrumented library wrote it: these three are its spellings
 #: of the user and the model (and, unlike the general reader, nothing else is renamed).
 _OPENINFERENCE_ROLES = {"human": "user", "ai": "assistant", "model": "assistant"}
-_FLAT_MESSAGE_KEYS = frozenset({"message.role", "message.content", "message.name", "message.tool_call_id",
-                                "message.function_call_name", "message.function_call_arguments_json"})
+_FLAT_MESSAGE_KEYS = frozenset(
+    {
+        "message.role",
+        "message.content",
+        "message.name",
+        "message.tool_call_id",
+        "message.function_call_name",
+        "message.function_call_arguments_json",
+    }
+)
 _NOTHING_NESTED: dict[str, dict[int, dict[str, Any]]] = {}
 
 
@@ -128,22 +137,35 @@ def openinference_messages(grouped: dict[int, dict[str, Any]], with_calls: bool 
         if text not in (None, ""):
             texts = [str(text)]
         else:
-            texts = [str(c["message_content.text"]) for _, c in sorted(nested.get("message.contents", {}).items())
-                     if c.get("message_content.text") not in (None, "")
-                     and str(c.get("message_content.type") or "text") == "text"]
+            texts = [
+                str(c["message_content.text"])
+                for _, c in sorted(nested.get("message.contents", {}).items())
+                if c.get("message_content.text") not in (None, "")
+                and str(c.get("message_content.type") or "text") == "text"
+            ]
         messages.append(Message(role, texts, _openinference_calls(fields, nested) if with_calls else []))
     return messages
 
 
-def _openinference_calls(fields: dict[str, Any],
-                         nested: dict[str, dict[int, dict[str, Any]]]) -> list[RequestedToolCall]:
+def _openinference_calls(
+    fields: dict[str, Any], nested: dict[str, dict[int, dict[str, Any]]]
+) -> list[RequestedToolCall]:
     calls = []
     for _, call in sorted(nested.get("message.tool_calls", {}).items()):
         name = call.get("tool_call.function.name")
         if name:
-            calls.append(RequestedToolCall(str(name), as_arguments(call.get("tool_call.function.arguments")),
-                                           str_or_none(call.get("tool_call.id"))))
+            calls.append(
+                RequestedToolCall(
+                    str(name),
+                    as_arguments(call.get("tool_call.function.arguments")),
+                    str_or_none(call.get("tool_call.id")),
+                )
+            )
     if not calls and fields.get("message.function_call_name"):
-        calls.append(RequestedToolCall(str(fields["message.function_call_name"]),
-                                       as_arguments(fields.get("message.function_call_arguments_json"))))
+        calls.append(
+            RequestedToolCall(
+                str(fields["message.function_call_name"]),
+                as_arguments(fields.get("message.function_call_arguments_json")),
+            )
+        )
     return calls

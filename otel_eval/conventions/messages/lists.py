@@ -3,10 +3,11 @@ an LLM span's history, whose messages are read only when a reader asks for their
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ...json_text import json_value, parse_json_maybe
-from .envelopes import plain_message, resolve_message, parse_message
+from .envelopes import parse_message, plain_message, resolve_message
 from .model import Message, is_mapping, normalise_role
 from .parts import all_parts, is_part
 
@@ -88,7 +89,7 @@ def _batches_flattened(items: Sequence[Any]) -> list[Any]:
     return out
 
 
-def _role_of(item: Any, default_role: str) -> Optional[str]:
+def _role_of(item: Any, default_role: str) -> str | None:
     """The role :func:`parse_message` gives ``item`` (None where it gives no message), without
     reading the content."""
     try:
@@ -98,12 +99,12 @@ def _role_of(item: Any, default_role: str) -> Optional[str]:
 
 
 def _lazy_field(name: str) -> property:
-    def get(self: "_LazyMessage") -> Any:
+    def get(self: _LazyMessage) -> Any:
         if "_loaded" not in self.__dict__:
             self._load()
         return self.__dict__[name]
 
-    def set(self: "_LazyMessage", value: Any) -> None:
+    def set(self: _LazyMessage, value: Any) -> None:
         if "_loaded" not in self.__dict__:
             self._load()
         self.__dict__[name] = value
@@ -121,8 +122,14 @@ class _LazyMessage(Message):
     def _load(self) -> None:
         parsed = parse_message(*self._source)
         assert parsed is not None and parsed.role == self.role
-        self.__dict__.update(texts=parsed.texts, calls=parsed.calls, responses=parsed.responses,
-                             reasoning=parsed.reasoning, unread=parsed.unread, _loaded=True)
+        self.__dict__.update(
+            texts=parsed.texts,
+            calls=parsed.calls,
+            responses=parsed.responses,
+            reasoning=parsed.reasoning,
+            unread=parsed.unread,
+            _loaded=True,
+        )
 
     texts = _lazy_field("texts")  # type: ignore[assignment]
     calls = _lazy_field("calls")  # type: ignore[assignment]
@@ -138,7 +145,7 @@ def unread_of(message: Message) -> Sequence[str]:
     return message.unread
 
 
-def state_messages(value: Any) -> Optional[list[Any]]:
+def state_messages(value: Any) -> list[Any] | None:
     """The messages of a conversation state, unread: ``{"messages": [...]}`` (of a batch of lists,
     as LangChain passes a model its input, the last), or a list of messages (objects with a role,
     or LangChain's serialized forms). None: the value holds no message list."""
@@ -147,14 +154,17 @@ def state_messages(value: Any) -> Optional[list[Any]]:
         if messages and isinstance(messages[0], list):
             messages = messages[-1]
         return messages
-    if isinstance(value, list) and value and isinstance(value[0], dict) and (
-        "role" in value[0] or "lc" in value[0] or "data" in value[0]
+    if (
+        isinstance(value, list)
+        and value
+        and isinstance(value[0], dict)
+        and ("role" in value[0] or "lc" in value[0] or "data" in value[0])
     ):
         return value
     return None
 
 
-def last_text_from(items: Sequence[Any], role: str) -> Optional[str]:
+def last_text_from(items: Sequence[Any], role: str) -> str | None:
     """The text of the last of ``items`` (messages, unread) from ``role`` that has text: a state's
     latest user turn, or its answer. Items are read from the last, and only until one is found;
     an item that is not an object, or a message that names no role, is nobody's."""

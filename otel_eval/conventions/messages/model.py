@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from ...json_text import parse_json_maybe
 from ..base import RequestedToolCall
@@ -16,8 +16,8 @@ _ROLE_ALIASES = {"model": "assistant", "ai": "assistant", "human": "user", "deve
 class ToolResponse:
     """A tool's result as a message carries it back to the model."""
 
-    call_id: Optional[str]
-    name: Optional[str]
+    call_id: str | None
+    name: str | None
     value: Any
     is_error: bool = False
     """The shape says the call failed: Bedrock ``toolResult.status == "error"``, Anthropic
@@ -39,7 +39,7 @@ class Message:
     part type 'foo'"``). Empty tuples until something is noted: most messages need no list."""
 
     @property
-    def text(self) -> Optional[str]:
+    def text(self) -> str | None:
         return "\n".join(self.texts) if self.texts else None
 
     def note(self, reason: str) -> None:
@@ -89,6 +89,6 @@ def as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def str_or_none(value: Any) -> Optional[str]:
+def str_or_none(value: Any) -> str | None:
     """A value as text, None and ``""`` as None."""
     return None if value in (None, "") else str(value)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
-from typing import Any, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ...json_text import as_text, json_value, parse_json_maybe
 from .calls import add_call, add_response
@@ -16,22 +16,70 @@ from .model import Message, is_mapping, normalise_role
 _TEXT_TYPES = frozenset({"text", "input_text", "output_text", "summary_text"})
 _REASONING_TYPES = frozenset({"reasoning", "thinking", "redacted_thinking"})
 _CALL_TYPES = frozenset({"tool_call", "function_call", "tool_use", "server_tool_use", "function"})
-_RESPONSE_TYPES = frozenset({"tool_call_response", "function_response", "tool_result", "function_call_output",
-                             "tool_call_result"})
-_MEDIA_TYPES = frozenset({"image", "image_url", "input_image", "image_file", "audio", "input_audio", "file",
-                          "input_file", "document", "blob", "uri", "video", "media"})
+_RESPONSE_TYPES = frozenset(
+    {"tool_call_response", "function_response", "tool_result", "function_call_output", "tool_call_result"}
+)
+_MEDIA_TYPES = frozenset(
+    {
+        "image",
+        "image_url",
+        "input_image",
+        "image_file",
+        "audio",
+        "input_audio",
+        "file",
+        "input_file",
+        "document",
+        "blob",
+        "uri",
+        "video",
+        "media",
+    }
+)
 PART_TYPES = _TEXT_TYPES | _REASONING_TYPES | _CALL_TYPES | _RESPONSE_TYPES | _MEDIA_TYPES | {"refusal", "json"}
 #: Responses API items: messages of their own in a list, with the role they imply.
 ITEM_ROLES = {"function_call": "assistant", "function_call_output": "tool"}
 #: Untyped blocks (Bedrock Converse, Gemini parts) by their key.
-_MEDIA_KEYS = ("image", "document", "video", "audio", "inline_data", "inlineData", "file_data", "fileData",
-               "cachePoint", "guardContent", "executable_code", "executableCode", "code_execution_result",
-               "codeExecutionResult", "citationsContent")
-BLOCK_KEYS = frozenset({"text", "toolUse", "toolResult", "function_call", "functionCall", "function_response",
-                        "functionResponse", "reasoningContent", "json", *_MEDIA_KEYS})
+_MEDIA_KEYS = (
+    "image",
+    "document",
+    "video",
+    "audio",
+    "inline_data",
+    "inlineData",
+    "file_data",
+    "fileData",
+    "cachePoint",
+    "guardContent",
+    "executable_code",
+    "executableCode",
+    "code_execution_result",
+    "codeExecutionResult",
+    "citationsContent",
+)
+BLOCK_KEYS = frozenset(
+    {
+        "text",
+        "toolUse",
+        "toolResult",
+        "function_call",
+        "functionCall",
+        "function_response",
+        "functionResponse",
+        "reasoningContent",
+        "json",
+        *_MEDIA_KEYS,
+    }
+)
 #: LangChain's serialized messages: ``{"type": ..., "data": {...}}`` / ``{"lc": 1, "id": [..., class]}``.
-LANGCHAIN_TYPES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "chat": None,
-                   "generic": None}
+LANGCHAIN_TYPES = {
+    "human": "user",
+    "ai": "assistant",
+    "system": "system",
+    "tool": "tool",
+    "chat": None,
+    "generic": None,
+}
 MAX_DEPTH = 6
 _JSON_FIRST = frozenset("[{ \t\r\n")
 _JSON_LOOKING = re.compile(r'\s*(\[\s*[{\["\]]|\{\s*")')
@@ -255,7 +303,7 @@ def read_content(content: Any, role: str = "user") -> Message:
     return message
 
 
-def instructions_text(value: Any) -> Optional[str]:
+def instructions_text(value: Any) -> str | None:
     """``gen_ai.system_instructions`` (a part list or plain text) as one string."""
     if isinstance(value, str):
         return _instructions_of_text(value)  # the same prompt on every LLM span: parse it once
@@ -263,11 +311,11 @@ def instructions_text(value: Any) -> Optional[str]:
 
 
 @functools.lru_cache(maxsize=256)
-def _instructions_of_text(value: str) -> Optional[str]:
+def _instructions_of_text(value: str) -> str | None:
     return _instructions_text(value)
 
 
-def _instructions_text(value: Any) -> Optional[str]:
+def _instructions_text(value: Any) -> str | None:
     parsed = parse_json_maybe(value)
     if parsed in (None, "", []):
         return None

@@ -3,14 +3,14 @@ the tool calls asked for, and what the messages could not read."""
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from ..base import Reading, RequestedToolCall, note_unread
 from .lists import unread_of
 from .model import Message
 
 
-def last_user_text(messages: Sequence[Message]) -> Optional[str]:
+def last_user_text(messages: Sequence[Message]) -> str | None:
     """The last user message that says something (tool results sent as role ``user`` do not count)."""
     for message in reversed(messages):
         if message.role == "user" and message.texts:
@@ -18,12 +18,12 @@ def last_user_text(messages: Sequence[Message]) -> Optional[str]:
     return None
 
 
-def system_text(messages: Sequence[Message]) -> Optional[str]:
+def system_text(messages: Sequence[Message]) -> str | None:
     texts = [m.text for m in messages if m.role == "system" and m.texts]
     return "\n".join(t for t in texts if t) or None
 
 
-def output_text(messages: Sequence[Message]) -> Optional[str]:
+def output_text(messages: Sequence[Message]) -> str | None:
     """The answer: the first output message with text (further messages are alternative choices)."""
     for message in messages:
         if message.role != "user" and message.texts:
@@ -33,15 +33,19 @@ def output_text(messages: Sequence[Message]) -> Optional[str]:
 
 def output_calls(messages: Sequence[Message]) -> list[RequestedToolCall]:
     # Each reading gets calls of its own, built directly: copy.copy's generic path costs ~1 µs a call.
-    return [RequestedToolCall(call.name, call.args, call.call_id)
-            for message in messages if message.role != "user" for call in message.calls]
+    return [
+        RequestedToolCall(call.name, call.args, call.call_id)
+        for message in messages
+        if message.role != "user"
+        for call in message.calls
+    ]
 
 
 def fill_from_messages(
     reading: Reading,
     inputs: Sequence[Message] = (),
     outputs: Sequence[Message] = (),
-    system: Optional[str] = None,
+    system: str | None = None,
     *,
     input_source: str = "",
     output_source: str = "",

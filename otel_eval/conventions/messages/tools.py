@@ -6,12 +6,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any
 
 from ...json_text import parse_json_maybe
 from ...models.agent_data import ToolSchema
 from ..base import tool_schema
-from .model import is_mapping, as_list
+from .model import as_list, is_mapping
 
 
 def tool_schemas(value: Any) -> list[ToolSchema]:
@@ -53,7 +53,7 @@ def indexed_tool_schemas(attributes: Mapping[str, Any], prefix: str = "llm.reque
     return tool_schemas([found[i] for i in sorted(found)])
 
 
-def token_count(attributes: Mapping[str, Any], *keys: str) -> Optional[int]:
+def token_count(attributes: Mapping[str, Any], *keys: str) -> int | None:
     for key in keys:
         value = attributes.get(key)
         if value in (None, ""):
@@ -65,7 +65,7 @@ def token_count(attributes: Mapping[str, Any], *keys: str) -> Optional[int]:
     return None
 
 
-def first_text(attributes: Mapping[str, Any], *keys: str) -> tuple[Optional[str], str]:
+def first_text(attributes: Mapping[str, Any], *keys: str) -> tuple[str | None, str]:
     for key in keys:
         value = attributes.get(key)
         if value not in (None, ""):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from . import prompts
 from .invocation import Invocation, response_text, text_of
@@ -31,8 +31,9 @@ def prompt(actual: Invocation, expected: Invocation, include_intermediate: bool 
     """``format_auto_rater_prompt``: the user prompt is the *expected* invocation's."""
     reference = response_text(expected, include_intermediate)
     response = response_text(actual, include_intermediate)
-    return prompts.FINAL_RESPONSE_MATCH_V2.format(prompt=text_of(expected.user_content), response=response or "",
-                                                  golden_response=reference or "")
+    return prompts.FINAL_RESPONSE_MATCH_V2.format(
+        prompt=text_of(expected.user_content), response=response or "", golden_response=reference or ""
+    )
 
 
 def parse_label(answer: str) -> str:
@@ -51,7 +52,7 @@ def parse_label(answer: str) -> str:
     return NOT_FOUND
 
 
-def sample_score(answer: Optional[str]) -> Optional[float]:
+def sample_score(answer: str | None) -> float | None:
     """``convert_auto_rater_response_to_score``: 1.0 valid, 0.0 invalid, None otherwise."""
     if answer is None:
         return None
@@ -59,7 +60,7 @@ def sample_score(answer: Optional[str]) -> Optional[float]:
     return 1.0 if label == VALID else 0.0 if label == INVALID else None
 
 
-def majority(scores: Sequence[Optional[float]]) -> Optional[float]:
+def majority(scores: Sequence[float | None]) -> float | None:
     """``aggregate_per_invocation_samples``: more valid than invalid samples → valid; a tie →
     invalid; no sample with a label → no score."""
     positive = sum(1 for s in scores if s == 1.0)
@@ -69,7 +70,7 @@ def majority(scores: Sequence[Optional[float]]) -> Optional[float]:
     return 1.0 if positive > negative else 0.0
 
 
-def evaluate(answers: Sequence[tuple[int, Optional[str], Sequence[Optional[str]]]], threshold: float) -> Evaluation:
+def evaluate(answers: Sequence[tuple[int, str | None, Sequence[str | None]]], threshold: float) -> Evaluation:
     """The metric from the judge's answers: per invocation (turn, invocation id, its samples'
     answer texts), as ADK aggregates them."""
     per_invocation = []
@@ -78,9 +79,19 @@ def evaluate(answers: Sequence[tuple[int, Optional[str], Sequence[Optional[str]]
         score = majority(scores)
         labels = [parse_label(t) if t is not None else NOT_FOUND for t in texts]
         spread = Counter(labels)
-        per_invocation.append(PerInvocation(turn, invocation_id, score, eval_status(score, threshold), {
-            "label": VALID if score == 1.0 else INVALID if score == 0.0 else NOT_FOUND,
-            "samples": labels, "spread": {VALID: spread[VALID], INVALID: spread[INVALID], "not_found": spread[NOT_FOUND]}}))
+        per_invocation.append(
+            PerInvocation(
+                turn,
+                invocation_id,
+                score,
+                eval_status(score, threshold),
+                {
+                    "label": VALID if score == 1.0 else INVALID if score == 0.0 else NOT_FOUND,
+                    "samples": labels,
+                    "spread": {VALID: spread[VALID], INVALID: spread[INVALID], "not_found": spread[NOT_FOUND]},
+                },
+            )
+        )
     return _overall(per_invocation, threshold)
 
 

@@ -26,10 +26,22 @@ lists it).
 from __future__ import annotations
 
 import json
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from .invocation import (AgentDetails, AppDetails, Content, FunctionCall, FunctionResponse, Invocation,
-                         InvocationEvent, InvocationEvents, Part, Rubric, RubricContent)
+from .invocation import (
+    AgentDetails,
+    AppDetails,
+    Content,
+    FunctionCall,
+    FunctionResponse,
+    Invocation,
+    InvocationEvent,
+    InvocationEvents,
+    Part,
+    Rubric,
+    RubricContent,
+)
 
 DEFAULT_AUTHOR = "agent"
 """The author of events whose agent the spans do not name."""
@@ -67,22 +79,36 @@ def _steps(calls: Sequence[Any]) -> list[list[Any]]:
     return out
 
 
-def _model_event(author: str, calls: Sequence[Any], text: Optional[str] = None) -> InvocationEvent:
+def _model_event(author: str, calls: Sequence[Any], text: str | None = None) -> InvocationEvent:
     """A model response's event: its text, then its function calls."""
     parts = ([Part(text=text)] if text else []) + [
-        Part(function_call=FunctionCall(id=c.call_id, args=dict(c.args or {}), name=c.name)) for c in calls]
+        Part(function_call=FunctionCall(id=c.call_id, args=dict(c.args or {}), name=c.name)) for c in calls
+    ]
     return InvocationEvent(author=author, content=Content(role="model", parts=parts))
 
 
-def _responses_event(author: str, calls: Sequence[Any]) -> Optional[InvocationEvent]:
+def _responses_event(author: str, calls: Sequence[Any]) -> InvocationEvent | None:
     if not calls:
         return None
-    return InvocationEvent(author=author, content=Content(role="user", parts=[
-        Part(function_response=FunctionResponse(id=c.call_id, name=c.name, response=_response(c))) for c in calls]))
+    return InvocationEvent(
+        author=author,
+        content=Content(
+            role="user",
+            parts=[
+                Part(function_response=FunctionResponse(id=c.call_id, name=c.name, response=_response(c)))
+                for c in calls
+            ],
+        ),
+    )
 
 
-def events_of(calls: Sequence[Any], responses: Sequence[dict[str, Any]] = (), final: bool = False,
-              tool_ends: Optional[dict[str, int]] = None, author: str = DEFAULT_AUTHOR) -> list[InvocationEvent]:
+def events_of(
+    calls: Sequence[Any],
+    responses: Sequence[dict[str, Any]] = (),
+    final: bool = False,
+    tool_ends: dict[str, int] | None = None,
+    author: str = DEFAULT_AUTHOR,
+) -> list[InvocationEvent]:
     """The invocation events of a turn, in the order ADK yields them (see the module's notes).
 
     ``responses``: the model's responses (:func:`otel_eval.judging.adk.trace_view.trace_view`).
@@ -97,8 +123,11 @@ def events_of(calls: Sequence[Any], responses: Sequence[dict[str, Any]] = (), fi
     (a delegation to a task agent) has no response event, as in ADK. ``final``: the turn has a
     final answer (its event is added at the end when no response shows it)."""
     steps = _steps([c for c in calls if not c.inside_call])
-    final_index = next((i for i in range(len(responses) - 1, -1, -1)
-                        if responses[i]["text"] and not responses[i]["calls"]), None) if final else None
+    final_index = (
+        next((i for i in range(len(responses) - 1, -1, -1) if responses[i]["text"] and not responses[i]["calls"]), None)
+        if final
+        else None
+    )
     assigned: dict[int, list[Any]] = {}
     timeline: list[tuple[tuple[int, int, int], InvocationEvent]] = []
 
@@ -152,8 +181,14 @@ def tool_declaration(tools: Sequence[Any]) -> list[dict[str, Any]]:
         if function.get("description") is not None:
             declaration["description"] = function["description"]
         declaration["name"] = name
-        schema = next((function[k] for k in ("args_schema", "parameters", "input_schema", "parameters_json_schema")
-                       if isinstance(function.get(k), dict)), None)
+        schema = next(
+            (
+                function[k]
+                for k in ("args_schema", "parameters", "input_schema", "parameters_json_schema")
+                if isinstance(function.get(k), dict)
+            ),
+            None,
+        )
         if schema is not None:
             declaration["parameters_json_schema"] = schema
         declarations.append(declaration)
@@ -171,8 +206,14 @@ def rubrics_of(raw: Any) -> list[Rubric]:
         content = item.get("rubric_content", item.get("rubricContent")) or {}
         text = content.get("text_property", content.get("textProperty")) if isinstance(content, dict) else None
         if isinstance(rid, str):
-            out.append(Rubric(rubric_id=rid, rubric_content=RubricContent(text_property=text),
-                              description=item.get("description"), type=item.get("type")))
+            out.append(
+                Rubric(
+                    rubric_id=rid,
+                    rubric_content=RubricContent(text_property=text),
+                    description=item.get("description"),
+                    type=item.get("type"),
+                )
+            )
     return out
 
 
@@ -190,48 +231,81 @@ def invocation_rubrics(case: Any, index: int) -> list[Rubric]:
     return rubrics
 
 
-def actual_invocation(turn: Any, *, invocation_id: str = "", user_text: Optional[str] = None,
-                      system: Optional[str] = None, tools: Optional[Sequence[Any]] = None,
-                      view: Optional[dict[str, Any]] = None, rubrics: Sequence[Rubric] = ()) -> Invocation:
+def actual_invocation(
+    turn: Any,
+    *,
+    invocation_id: str = "",
+    user_text: str | None = None,
+    system: str | None = None,
+    tools: Sequence[Any] | None = None,
+    view: dict[str, Any] | None = None,
+    rubrics: Sequence[Rubric] = (),
+) -> Invocation:
     """A turn (``otel_eval.trajectory.Turn``) as the invocation ``adk eval`` would have built.
     ``view``: the trace's agents and model responses (:func:`~.trace_view.trace_view`); without
     it, the trace's system instructions and tool definitions (``system``, ``tools``) are the
     first agent's."""
     answer = turn.final_response if turn is not None else None
     responses = (view or {}).get("responses") or []
-    events = events_of(turn.calls if turn is not None else [], responses, final=bool(answer),
-                       tool_ends=(view or {}).get("tool_ends") if view is not None else None)
+    events = events_of(
+        turn.calls if turn is not None else [],
+        responses,
+        final=bool(answer),
+        tool_ends=(view or {}).get("tool_ends") if view is not None else None,
+    )
     agents = (view or {}).get("agents") or {}
     app = None
     if agents:
-        app = AppDetails(agent_details={
-            name: AgentDetails(name=name, instructions=agent.get("instructions") or "",
-                               tool_declarations=tool_declaration(agent.get("tools") or []))
-            for name, agent in agents.items()})
+        app = AppDetails(
+            agent_details={
+                name: AgentDetails(
+                    name=name,
+                    instructions=agent.get("instructions") or "",
+                    tool_declarations=tool_declaration(agent.get("tools") or []),
+                )
+                for name, agent in agents.items()
+            }
+        )
         for author in dict.fromkeys(e.author for e in events):  # an author the LLM spans did not show
             app.agent_details.setdefault(author, AgentDetails(name=author))
     elif system or tools:
         authors = list(dict.fromkeys(e.author for e in events)) or [DEFAULT_AUTHOR]
         declared = tool_declaration(tools or [])
-        app = AppDetails(agent_details={
-            name: AgentDetails(name=name, instructions=(system or "") if i == 0 else "",
-                               tool_declarations=declared if i == 0 else [])
-            for i, name in enumerate(authors)})
+        app = AppDetails(
+            agent_details={
+                name: AgentDetails(
+                    name=name,
+                    instructions=(system or "") if i == 0 else "",
+                    tool_declarations=declared if i == 0 else [],
+                )
+                for i, name in enumerate(authors)
+            }
+        )
     text = (turn.user_input if turn is not None else None) or user_text or ""
-    return Invocation(invocation_id=invocation_id, user_content=Content.of_text(text, "user"),
-                      final_response=Content.of_text(answer, "model") if answer else None,
-                      intermediate_data=InvocationEvents(invocation_events=events),
-                      rubrics=list(rubrics) or None, app_details=app)
+    return Invocation(
+        invocation_id=invocation_id,
+        user_content=Content.of_text(text, "user"),
+        final_response=Content.of_text(answer, "model") if answer else None,
+        intermediate_data=InvocationEvents(invocation_events=events),
+        rubrics=list(rubrics) or None,
+        app_details=app,
+    )
 
 
 def expected_invocation(invocation: Any) -> Invocation:
     """A golden invocation (``otel_eval.models.evalset.Invocation``) as ADK's expected one: its
     user content, intermediate responses (as events) and final response."""
-    events = [InvocationEvent(author=(m.metadata or {}).get("author") or DEFAULT_AUTHOR,
-                              content=Content.of_text(m.get_text(), "model"))
-              for m in invocation.expected_intermediate_responses if m.get_text()]
+    events = [
+        InvocationEvent(
+            author=(m.metadata or {}).get("author") or DEFAULT_AUTHOR, content=Content.of_text(m.get_text(), "model")
+        )
+        for m in invocation.expected_intermediate_responses
+        if m.get_text()
+    ]
     final = invocation.expected_final_response
-    return Invocation(invocation_id=invocation.invocation_id,
-                      user_content=Content.of_text(invocation.user_content.get_text(), "user"),
-                      final_response=Content.of_text(final.get_text(), "model") if final is not None else None,
-                      intermediate_data=InvocationEvents(invocation_events=events))
+    return Invocation(
+        invocation_id=invocation.invocation_id,
+        user_content=Content.of_text(invocation.user_content.get_text(), "user"),
+        final_response=Content.of_text(final.get_text(), "model") if final is not None else None,
+        intermediate_data=InvocationEvents(invocation_events=events),
+    )

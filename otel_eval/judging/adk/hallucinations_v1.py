@@ -17,12 +17,20 @@ from __future__ import annotations
 import json
 import re
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from . import prompts
-from .invocation import (NO_GROUNDING, AppDetails, Invocation, InvocationEvent, developer_instructions, text_of,
-                         tool_declarations_json)
+from .invocation import (
+    NO_GROUNDING,
+    AppDetails,
+    Invocation,
+    InvocationEvent,
+    developer_instructions,
+    text_of,
+    tool_declarations_json,
+)
 from .results import NOT_EVALUATED, Evaluation, PerInvocation, eval_status
 
 POSITIVE_LABELS = frozenset({"supported", "not_applicable"})
@@ -31,7 +39,8 @@ NEGATIVE_LABELS = frozenset({"unsupported", "contradictory", "disputed"})
 _SENTENCE = re.compile(r"<sentence>(.*?)</sentence>", re.DOTALL)
 _VALIDATION = re.compile(
     r"sentence:(.*?)\nlabel:(.*?)\nrationale:(.*?)\nsupporting_excerpt:(.*?)\ncontradicting_excerpt:(.*?)(?=\nsentence:|\Z)",
-    re.DOTALL | re.IGNORECASE)
+    re.DOTALL | re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -45,7 +54,7 @@ class Step:
         return {"nl_response": self.nl_response, "context": self.context}
 
 
-def context(app_details: Optional[AppDetails], invocation: Invocation, events: Sequence[InvocationEvent]) -> str:
+def context(app_details: AppDetails | None, invocation: Invocation, events: Sequence[InvocationEvent]) -> str:
     """``_create_context_for_step``: the header (instructions, user prompt, tool definitions,
     grounding metadata), then each earlier event's text, tool calls and tool outputs."""
     instructions, declarations = "", "Agent has no tools."
@@ -57,8 +66,14 @@ def context(app_details: Optional[AppDetails], invocation: Invocation, events: S
                 found.append(name + ":\n" + text)
         instructions = "\n\n".join(found)
         declarations = tool_declarations_json(app_details)
-    parts = [f"Developer instructions:\n{instructions}\n", f"User prompt:\n{text_of(invocation.user_content)}\n",
-             "Tool definitions:", f"{declarations}\n", "Grounding metadata:", f"{NO_GROUNDING}\n"]
+    parts = [
+        f"Developer instructions:\n{instructions}\n",
+        f"User prompt:\n{text_of(invocation.user_content)}\n",
+        "Tool definitions:",
+        f"{declarations}\n",
+        "Grounding metadata:",
+        f"{NO_GROUNDING}\n",
+    ]
     for event in events:
         if not event.content or not event.content.parts:
             continue
@@ -109,19 +124,25 @@ def validator_prompt(step_context: str, sentences: Sequence[str]) -> str:
     return prompts.HALLUCINATIONS_V1_VALIDATOR.format(context=step_context, sentences=listed)
 
 
-def parse_validation(answer: str) -> list[dict[str, Optional[str]]]:
+def parse_validation(answer: str) -> list[dict[str, str | None]]:
     """``_parse_validation_results``: one entry per ``sentence:`` / ``label:`` / ``rationale:`` /
     ``supporting_excerpt:`` / ``contradicting_excerpt:`` block."""
     out = []
     for match in _VALIDATION.finditer(answer.strip()):
         sentence, label, rationale, supporting, contradicting = match.groups()
-        out.append({"sentence": sentence.strip(), "label": label.strip(), "rationale": rationale.strip(),
-                    "supporting_excerpt": supporting.strip() if supporting.strip().lower() != "null" else None,
-                    "contradicting_excerpt": contradicting.strip() if contradicting.strip().lower() != "null" else None})
+        out.append(
+            {
+                "sentence": sentence.strip(),
+                "label": label.strip(),
+                "rationale": rationale.strip(),
+                "supporting_excerpt": supporting.strip() if supporting.strip().lower() != "null" else None,
+                "contradicting_excerpt": contradicting.strip() if contradicting.strip().lower() != "null" else None,
+            }
+        )
     return out
 
 
-def accuracy(results: Sequence[dict[str, Any]]) -> Optional[float]:
+def accuracy(results: Sequence[dict[str, Any]]) -> float | None:
     """The share of sentences labelled supported or not_applicable; other labels are not counted."""
     scores = []
     for result in results:
@@ -136,8 +157,13 @@ def accuracy(results: Sequence[dict[str, Any]]) -> Optional[float]:
     return statistics.mean(scores) if scores else None
 
 
-def invocation_result(turn: int, invocation_id: Optional[str], step_scores: Sequence[Optional[float]],
-                      threshold: float, details: dict[str, Any]) -> PerInvocation:
+def invocation_result(
+    turn: int,
+    invocation_id: str | None,
+    step_scores: Sequence[float | None],
+    threshold: float,
+    details: dict[str, Any],
+) -> PerInvocation:
     """An invocation from its responses' scores: their mean (responses without one left out);
     no response to judge, or none scored, is NOT_EVALUATED."""
     scored = [s for s in step_scores if s is not None]

@@ -17,7 +17,7 @@ here too (:func:`pydantic_json`).
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,35 +28,35 @@ class _Model(BaseModel):
 
 
 class FunctionCall(_Model):
-    id: Optional[str] = None
-    args: Optional[dict[str, Any]] = None
-    name: Optional[str] = None
+    id: str | None = None
+    args: dict[str, Any] | None = None
+    name: str | None = None
 
 
 class FunctionResponse(_Model):
-    id: Optional[str] = None
-    name: Optional[str] = None
-    response: Optional[dict[str, Any]] = None
+    id: str | None = None
+    name: str | None = None
+    response: dict[str, Any] | None = None
 
 
 class Part(_Model):
-    function_call: Optional[FunctionCall] = None
-    function_response: Optional[FunctionResponse] = None
-    text: Optional[str] = None
+    function_call: FunctionCall | None = None
+    function_response: FunctionResponse | None = None
+    text: str | None = None
 
 
 class Content(_Model):
-    parts: Optional[list[Part]] = None
-    role: Optional[str] = None
+    parts: list[Part] | None = None
+    role: str | None = None
 
     @classmethod
-    def of_text(cls, text: str, role: str) -> "Content":
+    def of_text(cls, text: str, role: str) -> Content:
         return cls(parts=[Part(text=text)], role=role)
 
 
 class InvocationEvent(_Model):
     author: str
-    content: Optional[Content] = None
+    content: Content | None = None
 
 
 class InvocationEvents(_Model):
@@ -76,27 +76,27 @@ class AppDetails(_Model):
 
 
 class RubricContent(_Model):
-    text_property: Optional[str] = None
+    text_property: str | None = None
 
 
 class Rubric(_Model):
     rubric_id: str
     rubric_content: RubricContent
-    description: Optional[str] = None
-    type: Optional[str] = None
+    description: str | None = None
+    type: str | None = None
 
     @property
-    def text(self) -> Optional[str]:
+    def text(self) -> str | None:
         return self.rubric_content.text_property
 
 
 class Invocation(_Model):
     invocation_id: str = ""
     user_content: Content
-    final_response: Optional[Content] = None
-    intermediate_data: Optional[InvocationEvents] = None
-    rubrics: Optional[list[Rubric]] = None
-    app_details: Optional[AppDetails] = None
+    final_response: Content | None = None
+    intermediate_data: InvocationEvents | None = None
+    rubrics: list[Rubric] | None = None
+    app_details: AppDetails | None = None
 
     @property
     def events(self) -> list[InvocationEvent]:
@@ -109,12 +109,13 @@ class Invocation(_Model):
 
 # --- ADK's text helpers (llm_as_judge_utils.py) --------------------------------------------------
 
+
 def pydantic_json(value: Any) -> str:
     """``value`` printed as pydantic's ``model_dump_json(indent=2)`` prints it."""
     return pydantic_core.to_json(value, indent=2).decode("utf-8")
 
 
-def text_of(content: Optional[Content]) -> Optional[str]:
+def text_of(content: Content | None) -> str | None:
     """``get_text_from_content`` of a Content: its text parts joined by newlines (empty texts left
     out); None without content or parts."""
     if content is not None and content.parts:
@@ -122,7 +123,7 @@ def text_of(content: Optional[Content]) -> Optional[str]:
     return None
 
 
-def response_text(invocation: Invocation, include_intermediate: bool = False) -> Optional[str]:
+def response_text(invocation: Invocation, include_intermediate: bool = False) -> str | None:
     """``get_text_from_content`` of an Invocation: its final response's text; with
     ``include_intermediate_responses_in_final``, the texts of its intermediate events first."""
     if not include_intermediate:
@@ -141,13 +142,23 @@ def _dump(model: BaseModel) -> dict[str, Any]:
 
 
 def tool_calls(invocation: Invocation) -> list[FunctionCall]:
-    return [p.function_call for e in invocation.events if e.content and e.content.parts
-            for p in e.content.parts if p.function_call is not None]
+    return [
+        p.function_call
+        for e in invocation.events
+        if e.content and e.content.parts
+        for p in e.content.parts
+        if p.function_call is not None
+    ]
 
 
 def tool_responses(invocation: Invocation) -> list[FunctionResponse]:
-    return [p.function_response for e in invocation.events if e.content and e.content.parts
-            for p in e.content.parts if p.function_response is not None]
+    return [
+        p.function_response
+        for e in invocation.events
+        if e.content and e.content.parts
+        for p in e.content.parts
+        if p.function_response is not None
+    ]
 
 
 def tool_calls_and_responses_json(invocation: Invocation) -> str:
@@ -160,16 +171,40 @@ def tool_calls_and_responses_json(invocation: Invocation) -> str:
     steps = []
     for step, call in enumerate(calls):
         response = by_id.get(call.id)
-        steps.append({"step": step, "tool_call": _dump(call),
-                      "tool_response": _dump(response) if response is not None else "None"})
+        steps.append(
+            {
+                "step": step,
+                "tool_call": _dump(call),
+                "tool_response": _dump(response) if response is not None else "None",
+            }
+        )
     return pydantic_json({"tool_calls_and_response": steps})
 
 
-_TOOL_KEYS = ("retrieval", "computer_use", "file_search", "google_search", "google_maps", "code_execution",
-              "enterprise_web_search", "function_declarations", "google_search_retrieval", "parallel_ai_search",
-              "url_context", "mcp_servers", "exa_ai_search")
-_DECLARATION_KEYS = ("description", "name", "parameters", "parameters_json_schema", "response",
-                     "response_json_schema", "behavior")
+_TOOL_KEYS = (
+    "retrieval",
+    "computer_use",
+    "file_search",
+    "google_search",
+    "google_maps",
+    "code_execution",
+    "enterprise_web_search",
+    "function_declarations",
+    "google_search_retrieval",
+    "parallel_ai_search",
+    "url_context",
+    "mcp_servers",
+    "exa_ai_search",
+)
+_DECLARATION_KEYS = (
+    "description",
+    "name",
+    "parameters",
+    "parameters_json_schema",
+    "response",
+    "response_json_schema",
+    "behavior",
+)
 """genai 2.x's ``Tool`` and ``FunctionDeclaration`` fields, in declaration order (pydantic prints
 them in that order, whatever order a dict gave them in)."""
 
@@ -184,16 +219,27 @@ def tool_dict(tool: Any) -> Any:
     declarations = ordered.get("function_declarations")
     if isinstance(declarations, list):
         ordered["function_declarations"] = [
-            {**{k: d[k] for k in _DECLARATION_KEYS if d.get(k) is not None},
-             **{k: v for k, v in d.items() if k not in _DECLARATION_KEYS and v is not None}}
-            if isinstance(d, dict) else d for d in declarations]
+            {
+                **{k: d[k] for k in _DECLARATION_KEYS if d.get(k) is not None},
+                **{k: v for k, v in d.items() if k not in _DECLARATION_KEYS and v is not None},
+            }
+            if isinstance(d, dict)
+            else d
+            for d in declarations
+        ]
     return ordered
 
 
 def tool_declarations_json(app_details: AppDetails) -> str:
     """``get_tool_declarations_as_json_str``: every agent's tool declarations, by agent name."""
-    return pydantic_json({"tool_declarations": {name: [tool_dict(t) for t in details.tool_declarations]
-                                                for name, details in app_details.agent_details.items()}})
+    return pydantic_json(
+        {
+            "tool_declarations": {
+                name: [tool_dict(t) for t in details.tool_declarations]
+                for name, details in app_details.agent_details.items()
+            }
+        }
+    )
 
 
 NO_GROUNDING = "No grounding metadata was provided."

@@ -23,7 +23,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from typing import Any, Awaitable, Callable, Mapping, Optional, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
 from ...models.results import CriterionResult
 from .. import jobs as J
@@ -53,8 +54,11 @@ EVALUATORS = {
     RUBRIC_MULTI_TURN: "RubricBasedMultiTurnTrajectoryEvaluator",
     HALLUCINATIONS: "HallucinationsV1Evaluator",
 }
-RUBRIC_TYPES = {RUBRIC_FINAL_RESPONSE: rfrq.RUBRIC_TYPE, RUBRIC_TOOL_USE: rtuq.RUBRIC_TYPE,
-                RUBRIC_MULTI_TURN: rmtt.RUBRIC_TYPE}
+RUBRIC_TYPES = {
+    RUBRIC_FINAL_RESPONSE: rfrq.RUBRIC_TYPE,
+    RUBRIC_TOOL_USE: rtuq.RUBRIC_TYPE,
+    RUBRIC_MULTI_TURN: rmtt.RUBRIC_TYPE,
+}
 
 DEFAULT_JUDGE_MODEL = "gemini-2.5-flash"
 DEFAULT_NUM_SAMPLES = 5
@@ -62,9 +66,15 @@ DEFAULT_NUM_SAMPLES = 5
 
 SNIPPET = 200
 
-GENERATION_KEYS = {"temperature": "temperature", "top_p": "top_p", "max_output_tokens": "max_tokens",
-                   "seed": "seed", "stop_sequences": "stop", "presence_penalty": "presence_penalty",
-                   "frequency_penalty": "frequency_penalty"}
+GENERATION_KEYS = {
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "max_output_tokens": "max_tokens",
+    "seed": "seed",
+    "stop_sequences": "stop",
+    "presence_penalty": "presence_penalty",
+    "frequency_penalty": "frequency_penalty",
+}
 """``judge_model_config`` (genai's ``GenerateContentConfig``) keys sent to the chat-completions
 endpoint, under the names it knows; ``system_instruction`` becomes a system message. The others
 (safety settings, thinking config, ...) are Gemini's and are not sent."""
@@ -76,21 +86,33 @@ def num_samples(options: Mapping[str, Any]) -> int:
 
 # --- building the request --------------------------------------------------------------------------
 
-def criterion_rubrics(rubrics: Sequence[Any], types: Optional[Mapping[str, str]] = None) -> list[Rubric]:
+
+def criterion_rubrics(rubrics: Sequence[Any], types: Mapping[str, str] | None = None) -> list[Rubric]:
     """A criterion's rubrics (otel-eval's ``Rubric``: ``name`` is ADK's rubric_id, ``description``
     its ``text_property``) as ADK's, with their ``type`` from ``options.rubric_types``."""
     types = types or {}
-    return [Rubric(rubric_id=r.name, rubric_content=RubricContent(text_property=r.description),
-                   type=types.get(r.name)) for r in rubrics]
+    return [
+        Rubric(rubric_id=r.name, rubric_content=RubricContent(text_property=r.description), type=types.get(r.name))
+        for r in rubrics
+    ]
 
 
 def _rubric_entries(rubrics: Sequence[Rubric]) -> list[dict[str, Any]]:
     return [r.model_dump(mode="json", exclude_none=True) for r in rubrics]
 
 
-def build(metric: str, *, name: str, threshold: float, judge_model: str, options: Mapping[str, Any],
-          rubrics: Sequence[Rubric], actual: Sequence[Invocation], expected: Sequence[Optional[Invocation]],
-          turns: Sequence[int]) -> dict[str, Any]:
+def build(
+    metric: str,
+    *,
+    name: str,
+    threshold: float,
+    judge_model: str,
+    options: Mapping[str, Any],
+    rubrics: Sequence[Rubric],
+    actual: Sequence[Invocation],
+    expected: Sequence[Invocation | None],
+    turns: Sequence[int],
+) -> dict[str, Any]:
     """The request of criterion ``name`` computing ADK's ``metric`` on the case's invocations
     (``actual[i]`` is turn ``turns[i]``, ``expected[i]`` its golden invocation or None). Raises
     ValueError where google-adk's evaluator raises (no rubrics, a rubric id twice, no reference
@@ -111,23 +133,42 @@ def build(metric: str, *, name: str, threshold: float, judge_model: str, options
     elif metric == HALLUCINATIONS:
         evaluate_intermediate = bool(options.get("evaluate_intermediate_nl_responses"))
         for turn, inv_id, act in zip(turns, ids, actual):
-            entries.append({"turn": turn, "invocation": inv_id,
-                            "steps": [s.to_json() for s in hal.steps(act, evaluate_intermediate)]})
+            entries.append(
+                {
+                    "turn": turn,
+                    "invocation": inv_id,
+                    "steps": [s.to_json() for s in hal.steps(act, evaluate_intermediate)],
+                }
+            )
         if not any(e["steps"] for e in entries):
             raise ValueError("no invocation has a natural-language response to judge")
     elif metric == RUBRIC_MULTI_TURN:
         effective = R.effective_rubrics(rubrics, actual[-1].rubrics, RUBRIC_TYPES[metric])
         unjudged = [{"turn": t, "invocation": i} for t, i in zip(turns[:-1], ids[:-1])]
-        entries.append({"turn": turns[-1], "invocation": ids[-1], "prompt": rmtt.prompt(actual, effective),
-                        "rubrics": _rubric_entries(effective)})
+        entries.append(
+            {
+                "turn": turns[-1],
+                "invocation": ids[-1],
+                "prompt": rmtt.prompt(actual, effective),
+                "rubrics": _rubric_entries(effective),
+            }
+        )
     else:
         for turn, inv_id, act in zip(turns, ids, actual):
             effective = R.effective_rubrics(rubrics, act.rubrics, RUBRIC_TYPES[metric])
-            text = rfrq.prompt(act, effective, include) if metric == RUBRIC_FINAL_RESPONSE else rtuq.prompt(act, effective)
+            text = (
+                rfrq.prompt(act, effective, include) if metric == RUBRIC_FINAL_RESPONSE else rtuq.prompt(act, effective)
+            )
             entries.append({"turn": turn, "invocation": inv_id, "prompt": text, "rubrics": _rubric_entries(effective)})
-    request: dict[str, Any] = {"criterion": name, "protocol": metric, "threshold": float(threshold),
-                               "judge_model": judge_model or DEFAULT_JUDGE_MODEL, "rubrics": [],
-                               "options": dict(options), "turns": entries}
+    request: dict[str, Any] = {
+        "criterion": name,
+        "protocol": metric,
+        "threshold": float(threshold),
+        "judge_model": judge_model or DEFAULT_JUDGE_MODEL,
+        "rubrics": [],
+        "options": dict(options),
+        "turns": entries,
+    }
     if unjudged:
         request["unjudged"] = unjudged
     request["calls"] = calls_needed(request)
@@ -147,8 +188,9 @@ _told: set[tuple[str, str]] = set()
 _told_lock = threading.Lock()
 
 
-def endpoint_model(judge_model: str, options: Mapping[str, Any], mapping: Mapping[str, str],
-                   configured: Optional[str]) -> str:
+def endpoint_model(
+    judge_model: str, options: Mapping[str, Any], mapping: Mapping[str, str], configured: str | None
+) -> str:
     """The endpoint's model for ADK's ``judge_model`` (a Gemini name, usually): the criterion's
     ``judge_models`` map, then the run's (``mapping``: the collector's ``judge_models`` and
     ``OTEL_EVAL_JUDGE_MODELS``); unmapped, the configured judge model (``options.model`` or
@@ -163,8 +205,7 @@ def endpoint_model(judge_model: str, options: Mapping[str, Any], mapping: Mappin
         first = (judge_model, chosen) not in _told
         _told.add((judge_model, chosen))
     if first:
-        log.info("judge_model %s is not mapped (judge_models); the judge endpoint is asked for %s",
-                 judge_model, chosen)
+        log.info("judge_model %s is not mapped (judge_models); the judge endpoint is asked for %s", judge_model, chosen)
     return chosen
 
 
@@ -179,7 +220,7 @@ def parse_model_map(text: str) -> dict[str, str]:
     return out
 
 
-def messages(prompt: str, config: Optional[Mapping[str, Any]]) -> list[dict[str, str]]:
+def messages(prompt: str, config: Mapping[str, Any] | None) -> list[dict[str, str]]:
     """ADK sends one user content with the prompt; a ``system_instruction`` comes first."""
     out = []
     system = (config or {}).get("system_instruction")
@@ -191,7 +232,7 @@ def messages(prompt: str, config: Optional[Mapping[str, Any]]) -> list[dict[str,
     return out
 
 
-def generation(config: Optional[Mapping[str, Any]]) -> dict[str, Any]:
+def generation(config: Mapping[str, Any] | None) -> dict[str, Any]:
     """The chat-completions parameters ``judge_model_config`` sets (see :data:`GENERATION_KEYS`)."""
     return {ours: config[key] for key, ours in GENERATION_KEYS.items() if (config or {}).get(key) is not None}
 
@@ -228,17 +269,22 @@ async def run(criterion: Mapping[str, Any], ask: Ask) -> tuple[Evaluation, list[
     samples = num_samples(options)
     turns = criterion["turns"]
     answers = await _gather([ask(messages(t["prompt"], config)) for t in turns for _ in range(samples)])
-    per_turn = [answers[i * samples:(i + 1) * samples] for i in range(len(turns))]
+    per_turn = [answers[i * samples : (i + 1) * samples] for i in range(len(turns))]
     unreadable: list[str] = []
     if metric == FINAL_RESPONSE_MATCH_V2:
         for texts in per_turn:
-            unreadable += [f"no is_the_agent_response_valid label in the judge's answer {_snippet(t)}"
-                           for t in texts if frm.sample_score(t) is None]
-        evaluation = frm.evaluate([(t["turn"], t.get("invocation"), texts) for t, texts in zip(turns, per_turn)],
-                                  threshold)
+            unreadable += [
+                f"no is_the_agent_response_valid label in the judge's answer {_snippet(t)}"
+                for t in texts
+                if frm.sample_score(t) is None
+            ]
+        evaluation = frm.evaluate(
+            [(t["turn"], t.get("invocation"), texts) for t, texts in zip(turns, per_turn)], threshold
+        )
         return evaluation, unreadable
-    results = [PerInvocation(u["turn"], u.get("invocation"), None, NOT_EVALUATED)
-               for u in criterion.get("unjudged") or ()]
+    results = [
+        PerInvocation(u["turn"], u.get("invocation"), None, NOT_EVALUATED) for u in criterion.get("unjudged") or ()
+    ]
     # google-adk 2.13 reads every invocation's answers against the rubrics of the *last*
     # invocation: its evaluator keeps one effective rubric list, reset as each prompt is formatted,
     # and formats every prompt before the first answer is read. An invocation rubric of an earlier
@@ -247,17 +293,20 @@ async def run(criterion: Mapping[str, Any], ask: Ask) -> tuple[Evaluation, list[
     for turn, texts in zip(turns, per_turn):
         for text in texts:
             if not R.sample_scores(text, rubrics)[1]:
-                unreadable.append("no Property/Rationale/Verdict block for the rubrics asked about in the judge's "
-                                  f"answer {_snippet(text)}")
+                unreadable.append(
+                    "no Property/Rationale/Verdict block for the rubrics asked about in the judge's "
+                    f"answer {_snippet(text)}"
+                )
         results.append(R.evaluate_invocation(turn["turn"], turn.get("invocation"), texts, rubrics, threshold))
     return R.summarize(results, threshold), unreadable
 
 
-async def _hallucinations(criterion: Mapping[str, Any], ask: Ask, config: Any,
-                          threshold: float) -> tuple[Evaluation, list[str]]:
+async def _hallucinations(
+    criterion: Mapping[str, Any], ask: Ask, config: Any, threshold: float
+) -> tuple[Evaluation, list[str]]:
     unreadable: list[str] = []
 
-    async def judge(step: Mapping[str, str]) -> tuple[Optional[float], dict[str, Any]]:
+    async def judge(step: Mapping[str, str]) -> tuple[float | None, dict[str, Any]]:
         nl_response = step["nl_response"]
         shown = nl_response if len(nl_response) <= SNIPPET else nl_response[:SNIPPET] + "…"
         segmented = await ask(messages(hal.segmenter_prompt(nl_response), config))
@@ -269,8 +318,11 @@ async def _hallucinations(criterion: Mapping[str, Any], ask: Ask, config: Any,
         validated = await ask(messages(hal.validator_prompt(step["context"], sentences), config))
         results = hal.parse_validation(validated)
         score = hal.accuracy(results)
-        details: dict[str, Any] = {"nl_response": shown, "score": score,
-                                   "sentences": [{"sentence": r["sentence"], "label": r["label"]} for r in results]}
+        details: dict[str, Any] = {
+            "nl_response": shown,
+            "score": score,
+            "sentences": [{"sentence": r["sentence"], "label": r["label"]} for r in results],
+        }
         if score is None:
             details["error"] = f"no sentence labelled in the validator's answer {_snippet(validated)}"
             unreadable.append(details["error"])
@@ -285,30 +337,41 @@ async def _hallucinations(criterion: Mapping[str, Any], ask: Ask, config: Any,
         details: dict[str, Any] = {"responses": [d for _, d in mine]}
         if not mine:
             details["reason"] = "no natural-language response to judge"
-        per_invocation.append(hal.invocation_result(turn["turn"], turn.get("invocation"), [s for s, _ in mine],
-                                                    threshold, details))
+        per_invocation.append(
+            hal.invocation_result(turn["turn"], turn.get("invocation"), [s for s, _ in mine], threshold, details)
+        )
     return hal.overall(per_invocation, threshold), unreadable
 
 
-def result(criterion: Mapping[str, Any], evaluation: Evaluation, unreadable: Sequence[str],
-           model: str) -> CriterionResult:
+def result(
+    criterion: Mapping[str, Any], evaluation: Evaluation, unreadable: Sequence[str], model: str
+) -> CriterionResult:
     """The criterion's result: ADK's score and verdict, or *not evaluated* with the reason."""
     metric = criterion["protocol"]
     threshold = float(criterion["threshold"])
-    details: dict[str, Any] = {"metric": metric, "reference": f"google-adk {EVALUATORS[metric]}", "model": model,
-                               "judge_model": criterion.get("judge_model"),
-                               "per_invocation": [p.to_json() for p in evaluation.per_invocation],
-                               **evaluation.details}
+    details: dict[str, Any] = {
+        "metric": metric,
+        "reference": f"google-adk {EVALUATORS[metric]}",
+        "model": model,
+        "judge_model": criterion.get("judge_model"),
+        "per_invocation": [p.to_json() for p in evaluation.per_invocation],
+        **evaluation.details,
+    }
     if metric != HALLUCINATIONS:
         details["num_samples"] = num_samples(criterion.get("options") or {})
     if unreadable:
         details["unreadable_answers"] = list(unreadable[:10])
     if evaluation.score is None:
         why = unreadable[0] if unreadable else "no verdict in the judge's answers had a score"
-        out = J.not_evaluated(criterion, J.INVALID, f"{metric}: nothing the judge answered could be scored: {why}",
-                              error=True)
+        out = J.not_evaluated(
+            criterion, J.INVALID, f"{metric}: nothing the judge answered could be scored: {why}", error=True
+        )
         out.details.update(details)
         return out
-    return CriterionResult(criterion=criterion["criterion"], score=float(evaluation.score),
-                           passed=evaluation.score >= threshold, threshold=threshold,
-                           details={"judge": J.ANSWERED, **details})
+    return CriterionResult(
+        criterion=criterion["criterion"],
+        score=float(evaluation.score),
+        passed=evaluation.score >= threshold,
+        threshold=threshold,
+        details={"judge": J.ANSWERED, **details},
+    )

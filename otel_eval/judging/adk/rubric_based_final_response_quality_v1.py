@@ -4,11 +4,19 @@ the rubric metrics' own (:mod:`.rubrics`)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from . import prompts
-from .invocation import (NO_GROUNDING, Invocation, Rubric, developer_instructions, response_text, text_of,
-                         tool_calls_and_responses_json, tool_declarations_json)
+from .invocation import (
+    NO_GROUNDING,
+    Invocation,
+    Rubric,
+    developer_instructions,
+    response_text,
+    text_of,
+    tool_calls_and_responses_json,
+    tool_declarations_json,
+)
 from .rubrics import FINAL_RESPONSE_QUALITY, properties_text
 
 RUBRIC_TYPE = FINAL_RESPONSE_QUALITY
@@ -30,6 +38,11 @@ def prompt(actual: Invocation, rubrics: Sequence[Rubric], include_intermediate: 
             instructions = developer_instructions(app, agent)
         declarations = tool_declarations_json(app)
     return prompts.RUBRIC_BASED_FINAL_RESPONSE_QUALITY_V1.format(
-        developer_instructions=instructions, tool_declarations=declarations, user_input=text_of(actual.user_content),
-        response_steps=tool_calls_and_responses_json(actual), grounding_metadata=NO_GROUNDING,
-        final_response=response_text(actual, include_intermediate) or "", rubrics=properties_text(rubrics))
+        developer_instructions=instructions,
+        tool_declarations=declarations,
+        user_input=text_of(actual.user_content),
+        response_steps=tool_calls_and_responses_json(actual),
+        grounding_metadata=NO_GROUNDING,
+        final_response=response_text(actual, include_intermediate) or "",
+        rubrics=properties_text(rubrics),
+    )

@@ -9,7 +9,8 @@ before it are NOT_EVALUATED. Parsing and aggregation are the rubric metrics' own
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from . import prompts
 from .invocation import Invocation, Rubric
@@ -43,8 +44,9 @@ def dialogue(invocations: Sequence[Invocation]) -> str:
                         args = json.dumps(dict(p.function_call.args)) if p.function_call.args else "{}"
                         lines.append(f"{role} TURN {turn} (tool call): {p.function_call.name}({args})")
                     if p.function_response:
-                        response = json.dumps(dict(p.function_response.response)) \
-                            if p.function_response.response else "{}"
+                        response = (
+                            json.dumps(dict(p.function_response.response)) if p.function_response.response else "{}"
+                        )
                         lines.append(f"{role} TURN {turn} (tool output): {p.function_response.name} -> {response}")
         if invocation.final_response and invocation.final_response.parts:
             agent = invocation.events[0].author if invocation.events else "agent"
@@ -83,5 +85,8 @@ def prompt(invocations: Sequence[Invocation], rubrics: Sequence[Rubric]) -> str:
         listed.append(entry)
     instructions, tools = instructions_and_tools(invocations)
     return prompts.RUBRIC_BASED_MULTI_TURN_TRAJECTORY_QUALITY_V1.format(
-        user_agent_dialogue=dialogue(invocations), properties=json.dumps(listed, indent=2),
-        agent_instructions=instructions, agent_tool_definitions=tools)
+        user_agent_dialogue=dialogue(invocations),
+        properties=json.dumps(listed, indent=2),
+        agent_instructions=instructions,
+        agent_tool_definitions=tools,
+    )

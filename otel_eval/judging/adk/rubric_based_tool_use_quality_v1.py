@@ -4,7 +4,7 @@ metrics' own (:mod:`.rubrics`)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from . import prompts
 from .invocation import Invocation, Rubric, text_of, tool_calls_and_responses_json, tool_declarations_json
@@ -16,8 +16,12 @@ RUBRIC_TYPE = TOOL_USE_QUALITY
 def prompt(actual: Invocation, rubrics: Sequence[Rubric]) -> str:
     """``format_auto_rater_prompt``: the tools available, the user's input, the calls made with
     their responses, the rubrics."""
-    declarations = tool_declarations_json(actual.app_details) if actual.app_details is not None \
-        else "Agent has no tools."
+    declarations = (
+        tool_declarations_json(actual.app_details) if actual.app_details is not None else "Agent has no tools."
+    )
     return prompts.RUBRIC_BASED_TOOL_USE_QUALITY_V1.format(
-        tool_declarations=declarations, user_input=text_of(actual.user_content),
-        tool_usage=tool_calls_and_responses_json(actual), rubrics=properties_text(rubrics))
+        tool_declarations=declarations,
+        user_input=text_of(actual.user_content),
+        tool_usage=tool_calls_and_responses_json(actual),
+        rubrics=properties_text(rubrics),
+    )

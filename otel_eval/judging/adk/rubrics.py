@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 import statistics
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from .invocation import Rubric
 from .results import Evaluation, PerInvocation, eval_status
@@ -27,8 +28,10 @@ TOOL_USE_QUALITY = "TOOL_USE_QUALITY"
 TRAJECTORY_QUALITY = "TRAJECTORY_QUALITY"
 """The rubric ``type`` each metric takes from an invocation's (or case's) rubrics."""
 
-AGGREGATED_RATIONALE = ("This is an aggregated score derived from individual entries. Please refer to individual "
-                        "entries in each invocation for actual rationale from the model.")
+AGGREGATED_RATIONALE = (
+    "This is an aggregated score derived from individual entries. Please refer to individual "
+    "entries in each invocation for actual rationale from the model."
+)
 
 _ID = re.compile(r"(?m)^\s*ID: (.*)$")
 _PROPERTY = re.compile(r"(?m)^\s*Property: (.*)$")
@@ -38,17 +41,17 @@ _VERDICT = re.compile(r"(?<=Verdict: )(.*)")
 
 @dataclass
 class RubricResponse:
-    rubric_id: Optional[str]
+    rubric_id: str | None
     property_text: str
     rationale: str
-    score: Optional[float]
+    score: float | None
 
 
 @dataclass
 class RubricScore:
     rubric_id: str
-    score: Optional[float]
-    rationale: Optional[str] = None
+    score: float | None
+    rationale: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         verdict = "yes" if self.score == 1.0 else "no" if self.score is not None else None
@@ -58,8 +61,9 @@ class RubricScore:
         return out
 
 
-def effective_rubrics(criterion_rubrics: Sequence[Rubric], invocation_rubrics: Optional[Sequence[Rubric]],
-                      rubric_type: Optional[str]) -> list[Rubric]:
+def effective_rubrics(
+    criterion_rubrics: Sequence[Rubric], invocation_rubrics: Sequence[Rubric] | None, rubric_type: str | None
+) -> list[Rubric]:
     """``create_effective_rubrics_list``: the criterion's rubrics, then the invocation's of this
     metric's type. A rubric id given twice, or no rubric at all, is an error (ADK's ValueError,
     which leaves the metric NOT_EVALUATED)."""
@@ -68,8 +72,10 @@ def effective_rubrics(criterion_rubrics: Sequence[Rubric], invocation_rubrics: O
     def add(rubrics: Sequence[Rubric], scope: str) -> None:
         for r in rubrics:
             if r.rubric_id in by_id:
-                raise ValueError(f"Rubric with rubric_id '{r.rubric_id}' already exists. Rubric defined in {scope} "
-                                 "conflicts with an existing rubric.")
+                raise ValueError(
+                    f"Rubric with rubric_id '{r.rubric_id}' already exists. Rubric defined in {scope} "
+                    "conflicts with an existing rubric."
+                )
             by_id[r.rubric_id] = r
 
     add(criterion_rubrics, "criterion")
@@ -104,7 +110,7 @@ def parse(answer: str) -> list[RubricResponse]:
     properties = list(_PROPERTY.finditer(answer))
     ids = list(_ID.finditer(answer))
     rationales = _RATIONALE.findall(answer)
-    scores: list[Optional[float]] = []
+    scores: list[float | None] = []
     for verdict in _VERDICT.findall(answer):
         lowered = verdict.lower()
         scores.append(1.0 if "yes" in lowered else 0.0 if "no" in lowered else None)
@@ -121,14 +127,14 @@ def parse(answer: str) -> list[RubricResponse]:
     return out
 
 
-def mean_score(scores: Sequence[RubricScore]) -> Optional[float]:
+def mean_score(scores: Sequence[RubricScore]) -> float | None:
     """``get_average_rubric_score``: the mean of the verdicts that have a score (``statistics.mean``,
     as ADK computes it), None when none has."""
     values = [s.score for s in scores if s.score is not None]
     return statistics.mean(values) if values else None
 
 
-def sample_scores(answer: Optional[str], rubrics: Sequence[Rubric]) -> tuple[Optional[float], list[RubricScore]]:
+def sample_scores(answer: str | None, rubrics: Sequence[Rubric]) -> tuple[float | None, list[RubricScore]]:
     """``convert_auto_rater_response_to_score``: the answer's verdicts on the rubrics asked about
     (blocks naming another rubric are dropped), and their mean."""
     responses = parse(answer) if answer else []
@@ -173,18 +179,29 @@ def spread(samples: Sequence[Sequence[RubricScore]]) -> dict[str, dict[str, int]
     return out
 
 
-def evaluate_invocation(turn: int, invocation_id: Optional[str], answers: Sequence[Optional[str]],
-                        rubrics: Sequence[Rubric], threshold: float) -> PerInvocation:
+def evaluate_invocation(
+    turn: int,
+    invocation_id: str | None,
+    answers: Sequence[str | None],
+    rubrics: Sequence[Rubric],
+    threshold: float,
+) -> PerInvocation:
     """One invocation from its samples' answers."""
     samples = [sample_scores(a, rubrics) for a in answers]
     verdicts = majority([s for _, s in samples])
     score = mean_score(verdicts)
-    return PerInvocation(turn, invocation_id, score, eval_status(score, threshold), {
-        "rubrics": [v.to_json() for v in verdicts],
-        "samples": [{"score": s, "verdicts": {v.rubric_id: v.score for v in vs}} for s, vs in samples],
-        "spread": spread([s for _, s in samples]),
-        "_verdicts": verdicts,
-    })
+    return PerInvocation(
+        turn,
+        invocation_id,
+        score,
+        eval_status(score, threshold),
+        {
+            "rubrics": [v.to_json() for v in verdicts],
+            "samples": [{"score": s, "verdicts": {v.rubric_id: v.score for v in vs}} for s, vs in samples],
+            "spread": spread([s for _, s in samples]),
+            "_verdicts": verdicts,
+        },
+    )
 
 
 def summarize(per_invocation: list[PerInvocation], threshold: float) -> Evaluation:

@@ -13,7 +13,8 @@ The view is plain JSON, built once per judged trace (:func:`trace_view`).
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .from_trajectory import DEFAULT_AUTHOR
 
@@ -31,7 +32,7 @@ def _is_call(m: Any) -> bool:
     return reading.span_type == "tool" and reading.tool is not None and not reading.is_wrapper
 
 
-def _placement(m: Any, by_id: dict[str, Any]) -> tuple[Optional[str], bool]:
+def _placement(m: Any, by_id: dict[str, Any]) -> tuple[str | None, bool]:
     """(the nearest agent above the span, whether a tool call is above it)."""
     agent, inside = None, False
     seen = {m.span.span_id}
@@ -67,8 +68,16 @@ def trace_view(members: Sequence[Any]) -> dict[str, Any]:
             continue
         agent = agent or m.reading.agent_name or root_agent or DEFAULT_AUTHOR
         if agent not in agents:
-            agents[agent] = {"instructions": m.reading.system_prompt or "",
-                             "tools": [_tool_dict(t) for t in m.reading.tools_available or []]}
-        responses.append({"agent": agent, "text": m.reading.response or None,
-                          "calls": len(m.reading.requested_calls or ()), "start_ns": m.span.start_ns})
+            agents[agent] = {
+                "instructions": m.reading.system_prompt or "",
+                "tools": [_tool_dict(t) for t in m.reading.tools_available or []],
+            }
+        responses.append(
+            {
+                "agent": agent,
+                "text": m.reading.response or None,
+                "calls": len(m.reading.requested_calls or ()),
+                "start_ns": m.span.start_ns,
+            }
+        )
     return {"agents": agents, "responses": responses, "tool_ends": tool_ends}
