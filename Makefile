@@ -14,7 +14,7 @@ BIGSKY_PACKAGE := @automattic/big-sky-agents@1.2.2
 BIGSKY := $(REFERENCE)/bigsky
 BIGSKY_STAMP := $(BIGSKY)/.installed
 
-.PHONY: demo test reference clean
+.PHONY: demo test check reference clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,7 +41,12 @@ reference: $(REFERENCE_STAMP) $(BIGSKY_STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m examples.demo
 
-test: $(STAMP) $(REFERENCE_STAMP) $(BIGSKY_STAMP)
+# Lint, layout and types first: a minute, and they say where before the suite says what.
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: check $(REFERENCE_STAMP) $(BIGSKY_STAMP)
 	$(BIN)/python -m pytest -q
 
 clean:
