@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .criteria.base import JudgeClient
+from .golden.matcher import GoldenIndex
 from .mapping import MappedSpan, map_spans
 from .metrics.alignment import tool_path
 from .models.evalset import EvalConfig
@@ -33,10 +35,12 @@ log = logging.getLogger("otel_eval.pipeline")
 class ScoringContext:
     """What scoring a session needs, built once per engine, worker or rescore run."""
 
-    index: Any
-    """A :class:`otel_eval.golden.GoldenIndex` (``match``, ``set_of``)."""
+    index: GoldenIndex
+    """The golden cases sessions are matched to."""
     config: EvalConfig = field(default_factory=EvalConfig.default)
-    judge: Any = None
+    judge: JudgeClient | None = None
+    """Judges the judge criteria in line; None: a judge built from each criterion's options (or
+    the judge pool, with ``defer_judge``)."""
     max_value_chars: int = DEFAULT_LIMIT
     config_hash: str = ""
     defer_judge: bool = False
@@ -55,6 +59,8 @@ def config_hash(config: EvalConfig) -> str:
 
 @dataclass
 class LoadedSession:
+    """A stored session read back and mapped: what :func:`score_loaded` scores."""
+
     session_id: str
     spans: list[SpanRecord]
     events: list[LogEvent]
@@ -122,6 +128,7 @@ class FinishedEvaluation:
 
     @property
     def result(self) -> EvalCaseResult:
+        """The full result, parsed from its JSON text the first time a listener asks."""
         if self._result is None:
             if self._result_json is None:
                 raise LookupError(

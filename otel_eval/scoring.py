@@ -37,13 +37,12 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
-from .criteria.base import Criterion, JudgeFailed, Skip
+from .criteria.base import Criterion, JudgeClient, JudgeContext, JudgeFailed, Skip
 from .criteria.health import Health
 from .criteria.judge_base import NO_JUDGE, endpoint_configured
 from .criteria.registry import REGISTRY
 from .judging.jobs import FILTERED, NOT_SAMPLED, PENDING, PENDING_REASON, UNAVAILABLE
 from .judging.selection import filtered_out, not_sampled_reason, sampled
-from .metrics.judge import Judge
 from .models.evalset import CriterionConfig, EvalCase, EvalConfig, EvalSet
 from .models.results import (
     FAILED,
@@ -81,9 +80,9 @@ def _run(
     trajectory: Trajectory,
     case: EvalCase | None,
     cfg: CriterionConfig,
-    judge: Judge | None,
+    judge: JudgeClient | None,
     probe: bool = False,
-) -> Any:
+) -> CriterionResult | None:
     """The criterion's result. ``probe``: only what is known without running it (a bad option,
     a known skip), else None: the judge criteria the pool answers."""
     try:
@@ -119,8 +118,8 @@ def _deferred_judge(
     trajectory: Trajectory,
     case: EvalCase | None,
     verdict: str,
-    requests: list,
-    context: Callable[[], dict[str, Any]] | None,
+    requests: list[dict[str, Any]],
+    context: Callable[[], JudgeContext] | None,
 ) -> CriterionResult:
     """A judge criterion left to the judge pool: filtered out, not sampled, or pending with its
     request (:meth:`Criterion.judge_request`) appended to ``requests`` (plain data: it is stored
@@ -174,9 +173,9 @@ def score_session(
     trajectory: Trajectory,
     case: EvalCase | None,
     config: EvalConfig,
-    judge: Judge | None = None,
-    judge_requests: list | None = None,
-    judge_context: Callable[[], dict[str, Any]] | None = None,
+    judge: JudgeClient | None = None,
+    judge_requests: list[dict[str, Any]] | None = None,
+    judge_context: Callable[[], JudgeContext] | None = None,
 ) -> EvalCaseResult:
     """Score one session against its golden case (or health only, when unmatched).
 
@@ -185,7 +184,7 @@ def score_session(
     ``judge_context``: returns trace id → (system instructions, tool definitions) the judge may
     see; called only when a judge criterion is deferred."""
     started = time.perf_counter()
-    results: list[CriterionResult] = []
+    results: list[CriterionResult | None] = []  # None: a deferred judge criterion's place, filled in below
     criteria = {n: REGISTRY.criterion_for(n, c) for n, c in config.criteria.items()}
     reference_free = {n: c for n, c in config.criteria.items() if getattr(criteria[n], "reference_free", False)}
     deferred: list[tuple[int, str, Criterion, CriterionConfig]] = []
@@ -201,7 +200,7 @@ def score_session(
                 result = _run(name, criterion, trajectory, case, cfg, judge, probe=True)
                 if result is None:
                     deferred.append((len(results), name, criterion, cfg))
-                results.append(result)  # type: ignore[arg-type]  # None: filled in below
+                results.append(result)
                 continue
             results.append(_run(name, criterion, trajectory, case, cfg, judge))
     elif judge_requests is not None and judge is None:  # unmatched: judge criteria asked to judge it anyway
@@ -209,7 +208,7 @@ def score_session(
             criterion = criteria[name]
             if cfg.enabled and criterion is not None and criterion.pool_judged and criterion.judges_unmatched(cfg):
                 deferred.append((len(results), name, criterion, cfg))
-                results.append(None)  # type: ignore[arg-type]  # filled in below
+                results.append(None)
     if not reference_free:
         reference_free = {HEALTH: _HEALTH_DEFAULT}
     for name, cfg in reference_free.items():
@@ -223,20 +222,21 @@ def score_session(
                 name, criterion, cfg, trajectory, case, verdict_now, judge_requests, judge_context
             )
 
-    ran = [r for r in results if not r.skipped]
+    done = [r for r in results if r is not None]  # every place is filled by now
+    ran = [r for r in done if not r.skipped]
     # Neither reference-free criteria (health) nor informational values (marked in their details,
     # as verdict_of reads them) are part of the case's score.
     scored = [
         r for r in ran if r.criterion not in reference_free and (r.details or {}).get("informational") is not True
     ]
     score = sum(r.score for r in scored) / len(scored) if scored else 0.0
-    verdict = verdict_of(results)
+    verdict = verdict_of(done)
     return EvalCaseResult(
         eval_id=case.eval_id if case is not None else "",
         name=case.name if case is not None else None,
         passed=verdict == PASSED,
         verdict=verdict,
-        criterion_results=results,
+        criterion_results=done,
         duration_seconds=round(time.perf_counter() - started, 6),
         session_id=trajectory.session_id,
         score=round(score, 6),

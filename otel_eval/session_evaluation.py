@@ -10,11 +10,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .criteria.base import JudgeClient, JudgeContext
+from .golden.matcher import GoldenIndex, Match
 from .judging.adk import trace_view as adk_trace_view
 from .mapping import MappedSpan, aggregate_trace, map_spans, to_agent_data, with_log_events
 from .metrics.sql import sql_and_tables
 from .models.agent_data import AgentData
-from .models.evalset import EvalConfig
+from .models.evalset import EvalCase, EvalConfig
 from .models.results import EvalCaseResult
 from .scoring import config_for_case, score_session
 from .spans import LogEvent, SpanRecord
@@ -29,7 +31,7 @@ class SessionEvaluation:
     aggregated AgentData record."""
 
     trajectory: Trajectory
-    match: Any
+    match: Match
     result: EvalCaseResult
     trace_records: dict[str, AgentData] = field(default_factory=dict)
     columns: dict[str, Any] = field(default_factory=dict)
@@ -58,11 +60,13 @@ def evaluate_session(
     session_id: str,
     spans: Sequence[SpanRecord],
     events: Sequence[LogEvent],
-    index: Any,
+    index: GoldenIndex,
     config: EvalConfig,
-    judge: Any = None,
+    judge: JudgeClient | None = None,
     max_value_chars: int = 65536,
 ) -> SessionEvaluation:
+    """A session's spans and log records, mapped and evaluated (:func:`evaluate_mapped`): for
+    callers that hold spans, not a stored session."""
     mapped = map_spans(spans, max_value_chars)
     apply_logs(mapped, events)
     return evaluate_mapped(session_id, mapped, index, config, judge)
@@ -71,9 +75,9 @@ def evaluate_session(
 def evaluate_mapped(
     session_id: str,
     mapped: list[MappedSpan],
-    index: Any,
+    index: GoldenIndex,
     config: EvalConfig,
-    judge: Any = None,
+    judge: JudgeClient | None = None,
     defer_judge: bool = False,
 ) -> SessionEvaluation:
     """A session's mapped spans → trajectory → golden match → scores (see :mod:`otel_eval.pipeline`)."""
@@ -90,7 +94,7 @@ def evaluate_mapped(
     # A golden set that declares its own criteria (Big Sky evaluators) is scored by them.
     eval_set = index.set_of(match.eval_set_id, match.eval_id)
     case_config = config_for_case(config, eval_set)
-    judge_requests: Any = [] if defer_judge and judge is None else None
+    judge_requests: list[dict[str, Any]] | None = [] if defer_judge and judge is None else None
     result = score_session(
         trajectory,
         match.case,
@@ -122,11 +126,11 @@ def evaluate_mapped(
     )
 
 
-def _judge_context(trace_records: dict[str, AgentData], per_trace: dict[str, list[MappedSpan]]) -> dict[str, Any]:
+def _judge_context(trace_records: dict[str, AgentData], per_trace: dict[str, list[MappedSpan]]) -> JudgeContext:
     """Per turn (trace id): the system instructions and tool definitions a judge may see; and, at
     ``(adk_trace_view.CONTEXT_KEY, trace id)``, the trace as google-adk's judge metrics read it
     (each agent's instructions and tools, the model's responses: :func:`adk_trace_view.trace_view`)."""
-    out: dict[str, Any] = {}
+    out: dict[str | tuple[str, str], Any] = {}
     for trace_id, data in trace_records.items():
         tools = [t.model_dump(exclude_none=True) if hasattr(t, "model_dump") else t for t in data.tools_available or []]
         if data.system_prompt or tools:
@@ -163,9 +167,7 @@ def _warn_no_content_once() -> None:
 
 def failed_outcome(session_id: str, exc: Exception) -> SessionEvaluation:
     """What is stored when evaluating a session raised: an evaluation that says why."""
-    from types import SimpleNamespace
-
-    match = SimpleNamespace(case=None, eval_set_id=None, method="error", score=0.0, evidence={})
+    match = Match(case=None, eval_set_id=None, method="error", score=0.0, evidence={})
     result = EvalCaseResult(
         eval_id="", passed=False, session_id=session_id, error=f"evaluation failed: {type(exc).__name__}: {exc}"
     )
@@ -174,7 +176,7 @@ def failed_outcome(session_id: str, exc: Exception) -> SessionEvaluation:
     )
 
 
-def _trajectory_columns(trajectory: Trajectory, case: Any) -> dict[str, Any]:
+def _trajectory_columns(trajectory: Trajectory, case: EvalCase | None) -> dict[str, Any]:
     """The seed's BigQuery columns (expected/actual tool and table, SQL generated)."""
 
     statements, tables = sql_and_tables(trajectory.sql_values())

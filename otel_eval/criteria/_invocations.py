@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from ..models.evalset import CriterionConfig, EvalCase, Invocation
 from ..trajectory import Trajectory, Turn
-from .base import Criterion, Expectation, Skip
+from .base import Criterion, Expectation, JudgeClient, Skip
 
 
 def turn_at(trajectory: Trajectory, index: int) -> Turn:
@@ -68,7 +68,13 @@ class PerInvocationCriterion(Criterion):
         raise NotImplementedError
 
     def score(
-        self, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Any = None, name: str = ""
+        self,
+        trajectory: Trajectory,
+        case: EvalCase,
+        cfg: CriterionConfig,
+        *,
+        judge: JudgeClient | None = None,
+        name: str = "",
     ) -> tuple[float, dict[str, Any]]:
         return per_invocation(
             trajectory,

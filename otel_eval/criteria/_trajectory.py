@@ -16,7 +16,7 @@ from ..models.arguments import ArgumentPolicy
 from ..models.evalset import CriterionConfig, EvalCase, ExpectedToolCall, Invocation
 from ..trajectory import ActualToolCall, Trajectory, Turn
 from ._invocations import per_invocation
-from .base import Criterion, CriterionOptions, Expectation
+from .base import Criterion, CriterionOptions, Expectation, JudgeClient
 
 
 class TrajectoryOptions(CriterionOptions):
@@ -89,7 +89,7 @@ class TrajectoryCriterion(Criterion):
     reference: ClassVar[str | None] = None
     """The other tool whose number this is (``details['reference']``)."""
 
-    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: Any) -> str | None:
+    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: JudgeClient | None) -> str | None:
         return None  # its options are checked first: a bad one is an error, also when nothing is expected
 
     # Hooks a trajectory criterion may change:
@@ -136,10 +136,16 @@ class TrajectoryCriterion(Criterion):
     def turn_score(self, alignment: Alignment, satisfied: bool, tool_name: str | None) -> float:
         if self.measure == "adk_match_avg":
             return float(satisfied)
-        return getattr(alignment, self.measure)  # precision, recall, f1, in_order_f1: the alignment's properties
+        return float(getattr(alignment, self.measure))  # precision, recall, f1, in_order_f1: the alignment's properties
 
     def score(
-        self, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Any = None, name: str = ""
+        self,
+        trajectory: Trajectory,
+        case: EvalCase,
+        cfg: CriterionConfig,
+        *,
+        judge: JudgeClient | None = None,
+        name: str = "",
     ) -> tuple[float, dict[str, Any]]:
         options = cfg.options
         self.refuse_options(options)

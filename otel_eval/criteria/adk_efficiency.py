@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from ..models.evalset import CriterionConfig, EvalCase
 from ..models.results import CriterionResult
 from ..trajectory import Trajectory, Turn
-from .base import Criterion, Skip
+from .base import Criterion, JudgeClient, Skip
 
 
 class EfficiencyMetric(Criterion):
@@ -38,7 +38,7 @@ class EfficiencyMetric(Criterion):
         case: EvalCase | None,
         cfg: CriterionConfig,
         *,
-        judge: Any = None,
+        judge: JudgeClient | None = None,
         name: str = "",
     ) -> tuple[float, dict[str, Any]]:
         per_turn: list[dict[str, Any]] = []

@@ -25,11 +25,11 @@ from ..judging.jobs import public_options
 from ..judging.pool import ENV_JUDGE_MODELS
 from ..judging.selection import judges_unmatched, option_problems
 from ..metrics.judge import ENV_MODEL, Judge, JudgeError
-from ..models.evalset import CriterionConfig, EvalCase
+from ..models.evalset import CriterionConfig, EvalCase, Invocation
 from ..models.results import CriterionResult
-from ..trajectory import Trajectory
+from ..trajectory import Trajectory, Turn
 from ._invocations import turn_at
-from .base import CriterionOptions, JudgeFailed, Skip
+from .base import CriterionOptions, JudgeClient, JudgeContext, JudgeFailed, Skip
 from .judge_base import JudgeCriterion, endpoint_configured
 
 _NO_JUDGE_REASON = (
@@ -87,7 +87,7 @@ def _map_problems(options: dict[str, Any]) -> list[str]:
     return []
 
 
-def _run_in_line(request: dict[str, Any], judge: Judge) -> tuple[Any, list[str]]:
+def _run_in_line(request: dict[str, Any], judge: JudgeClient) -> tuple[Any, list[str]]:
     """The protocol with ``judge`` answering each call (its retries; ``JudgeError`` when it fails),
     on a thread of its own: the caller may be inside an event loop."""
 
@@ -111,7 +111,7 @@ class AdkJudgeMetric(JudgeCriterion):
     def option_value_problems(self, options: dict[str, Any]) -> list[str]:
         return option_problems(options) + _map_problems(options)
 
-    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: Any) -> str | None:
+    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: JudgeClient | None) -> str | None:
         if judge is None and not endpoint_configured(cfg.options):
             return _NO_JUDGE_REASON.format(name=self.kind)
         return None
@@ -134,13 +134,14 @@ class AdkJudgeMetric(JudgeCriterion):
         cfg: CriterionConfig,
         trajectory: Trajectory,
         case: EvalCase | None,
-        context: Callable[[], dict[str, Any]] | None,
+        context: Callable[[], JudgeContext] | None,
     ) -> dict[str, Any]:
         """The case's invocations as ADK's (from the turns, the golden case, and what the spans
         recorded of the agents: ``context()``), rendered into ADK's prompts. Where google-adk's
         evaluator raises (no rubrics, no reference), the metric is skipped with that reason:
         ``adk eval`` records it NOT_EVALUATED."""
         seen = context() if context is not None else {}
+        pairs: list[tuple[int, Turn, Invocation | None]]
         if case is not None:
             pairs = [(i, turn_at(trajectory, i), inv) for i, inv in enumerate(case.conversation)]
         else:
@@ -180,7 +181,13 @@ class AdkJudgeMetric(JudgeCriterion):
     # --- in line ----------------------------------------------------------------------------
 
     def score(
-        self, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Any = None, name: str = ""
+        self,
+        trajectory: Trajectory,
+        case: EvalCase,
+        cfg: CriterionConfig,
+        *,
+        judge: JudgeClient | None = None,
+        name: str = "",
     ) -> tuple[float, dict[str, Any]]:
         """Judged in line (``score_session`` given a ``judge``, or without the judge pool): the
         same request, each call through ``judge.complete`` (the judge's own model and retries;

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from ..models.evalset import CriterionConfig, EvalCase
 from ..trajectory import Trajectory
 from .adk_judge import AdkJudgeOptions
-from .base import Criterion, CriterionOptions, Skip
+from .base import Criterion, CriterionOptions, JudgeClient, Skip
 
 _VERTEX_REASON = (
     "google-adk computes {name} with the Vertex AI Gen AI evaluation service (a Google Cloud "
@@ -38,7 +38,7 @@ class NotRun(Criterion):
         case: EvalCase | None,
         cfg: CriterionConfig,
         *,
-        judge: Any = None,
+        judge: JudgeClient | None = None,
         name: str = "",
     ) -> tuple[float, dict[str, Any]]:
         raise Skip(self.reason.format(name=name, function=cfg.options.get("function", "?")))

@@ -30,21 +30,50 @@ decides the verdict.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, ClassVar, NamedTuple
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..models.evalset import CriterionConfig, EvalCase, Invocation
+from ..models.evalset import CriterionConfig, EvalCase, Invocation, Rubric
 from ..models.results import CriterionResult
 from ..models.suggest import unknown_name
-from ..trajectory import Trajectory
+from ..trajectory import ActualToolCall, Trajectory
 
 EPSILON = 1e-9
 """Scores like 0.7 computed as 0.69999999 still meet a 0.7 threshold."""
 
 DEFAULT_THRESHOLD = CriterionConfig.model_fields["threshold"].default
 """A criterion's threshold when neither the config nor ``EvalConfig.default()`` sets one."""
+
+
+class JudgeClient(Protocol):
+    """An LLM judge the criteria call in line (:class:`otel_eval.metrics.judge.Judge` is one): the
+    ADK judge metrics send it chat messages, ``llm_judge`` asks it to grade one answer. A judge may
+    also have ``configured`` (False: no endpoint, the criterion is skipped) and ``model``."""
+
+    def complete(self, messages: list[dict[str, str]]) -> str:
+        """One chat completion's text; raises ``JudgeError`` when the endpoint fails."""
+        ...
+
+    def evaluate(
+        self,
+        question: str,
+        response: str | None,
+        reference: str | None = None,
+        rubrics: Sequence[Rubric] = (),
+        threshold: float = 0.7,
+        criterion: str = "llm_judge",
+        calls: Sequence[ActualToolCall] = (),
+    ) -> CriterionResult:
+        """One answer graded against the rubrics; failures come back as an error result."""
+        ...
+
+
+JudgeContext = Mapping[str | tuple[str, str], Any]
+"""What a judge may see of a session, built only when a judge criterion asks: per trace id, the
+(system instructions, tool definitions) its spans recorded; at ``(CONTEXT_KEY, trace id)``, the
+trace as google-adk's judge metrics read it (:func:`otel_eval.judging.adk.trace_view.trace_view`)."""
 
 
 class Skip(Exception):
@@ -130,7 +159,7 @@ class Criterion:
 
     # --- running ---------------------------------------------------------------------------
 
-    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: Any) -> str | None:
+    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: JudgeClient | None) -> str | None:
         """Why the criterion would skip, when that is known without running it: no invocation of
         the case states its expectation (most cases state one or two kinds). Asked first, it
         spares calling the criterion and raising and catching its :class:`Skip` every session;
@@ -140,7 +169,13 @@ class Criterion:
         return None if any(map(self.expectation.applies, case.conversation)) else self.expectation.nothing_expected
 
     def score(
-        self, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Any = None, name: str = ""
+        self,
+        trajectory: Trajectory,
+        case: EvalCase,
+        cfg: CriterionConfig,
+        *,
+        judge: JudgeClient | None = None,
+        name: str = "",
     ) -> tuple[float, dict[str, Any]]:
         """(score 0–1, details) of the session against the case; :class:`Skip` when it does not apply,
         ValueError for a bad option."""
@@ -182,12 +217,11 @@ class Criterion:
         cfg: CriterionConfig,
         trajectory: Trajectory,
         case: EvalCase | None,
-        context: Callable[[], dict[str, Any]] | None,
+        context: Callable[[], JudgeContext] | None,
     ) -> dict[str, Any]:
         """The request the judge pool answers for this criterion (plain data: it is stored with the
         pending evaluation). ``case`` None: a session no golden case matched, judged without a
-        reference. ``context()`` returns trace id → (system instructions, tool definitions) the
-        judge may see. Raise :class:`Skip` when there is nothing to judge. Only criteria that
+        reference. ``context()`` returns what the judge may see (:data:`JudgeContext`). Raise :class:`Skip` when there is nothing to judge. Only criteria that
         define it are left to the pool; the others run in line."""
         raise NotImplementedError
 

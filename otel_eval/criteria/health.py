@@ -11,7 +11,7 @@ from ..metrics.health import FLAG_LIMITS, LIMITS, health
 from ..models.evalset import CriterionConfig, EvalCase
 from ..models.results import CriterionResult
 from ..trajectory import Trajectory
-from .base import Criterion, CriterionOptions
+from .base import Criterion, CriterionOptions, JudgeClient
 
 HealthOptions = create_model(
     "HealthOptions",
@@ -35,7 +35,7 @@ class Health(Criterion):
         case: EvalCase | None,
         cfg: CriterionConfig,
         *,
-        judge: Any = None,
+        judge: JudgeClient | None = None,
         name: str = "",
     ) -> tuple[float, dict[str, Any]]:
         limits = {k: v for k, v in cfg.options.items() if k != "kind"}

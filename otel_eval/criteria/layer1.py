@@ -9,7 +9,7 @@ from ..metrics.layer1 import check_record
 from ..models.evalset import CriterionConfig, EvalCase
 from ..trajectory import Trajectory
 from ..vertex_record import vertex_record
-from .base import Criterion, CriterionOptions
+from .base import Criterion, CriterionOptions, JudgeClient
 
 
 class Layer1Options(CriterionOptions):
@@ -34,7 +34,7 @@ class Layer1(Criterion):
         case: EvalCase | None,
         cfg: CriterionConfig,
         *,
-        judge: Any = None,
+        judge: JudgeClient | None = None,
         name: str = "",
     ) -> tuple[float, dict[str, Any]]:
         """The session's Vertex record (from its trajectory: user messages and final answers; LLM

@@ -18,7 +18,7 @@ from ..metrics.judge import DEFAULT_RUBRICS, ENV_BASE_URL, Judge
 from ..models.evalset import CriterionConfig, EvalCase, Invocation
 from ..trajectory import Trajectory, Turn
 from ._invocations import per_invocation, turn_at
-from .base import CriterionOptions, JudgeFailed, Skip
+from .base import CriterionOptions, JudgeClient, JudgeContext, JudgeFailed, Skip
 from .judge_base import NO_JUDGE, JudgeCriterion
 
 
@@ -65,7 +65,7 @@ class LlmJudge(JudgeCriterion):
     def option_value_problems(self, options: dict[str, Any]) -> list[str]:
         return option_problems(options)
 
-    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: Any) -> str | None:
+    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: JudgeClient | None) -> str | None:
         return NO_JUDGE if judge is None and _no_endpoint(cfg.options) else None
 
     def judges_unmatched(self, cfg: CriterionConfig) -> bool:
@@ -83,7 +83,7 @@ class LlmJudge(JudgeCriterion):
         case: EvalCase,
         cfg: CriterionConfig,
         *,
-        judge: Judge | None = None,
+        judge: JudgeClient | None = None,
         name: str = "llm_judge",
     ) -> tuple[float, dict[str, Any]]:
         if judge is None and _no_endpoint(cfg.options):
@@ -120,7 +120,7 @@ class LlmJudge(JudgeCriterion):
         cfg: CriterionConfig,
         trajectory: Trajectory,
         case: EvalCase | None,
-        context: Callable[[], dict[str, Any]] | None,
+        context: Callable[[], JudgeContext] | None,
     ) -> dict[str, Any]:
         """Each turn's messages for the judge: the question, the answer, the reference (when the
         case has one), the turn's tool calls and, when the spans recorded them, the system

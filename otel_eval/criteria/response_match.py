@@ -13,7 +13,7 @@ from ..metrics.response import adk_rouge1, contains, exact_match, regex_match, r
 from ..models.evalset import CriterionConfig, EvalCase, Invocation
 from ..trajectory import Trajectory, Turn
 from ._invocations import per_invocation
-from .base import Criterion, CriterionOptions, Expectation
+from .base import Criterion, CriterionOptions, Expectation, JudgeClient
 
 METHODS = ("rouge1", "adk_rouge1", "exact", "contains", "regex")
 ADK_RESPONSE_MATCH = "response_match_score"
@@ -43,7 +43,7 @@ class ResponseMatch(Criterion):
         "the case has no expected final response",
     )
 
-    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: Any) -> str | None:
+    def known_skip(self, case: EvalCase, cfg: CriterionConfig, judge: JudgeClient | None) -> str | None:
         return None  # a regex needs no expected response; the method is known only while scoring
 
     def decides_exactly(self, name: str) -> bool:
@@ -55,7 +55,7 @@ class ResponseMatch(Criterion):
         case: EvalCase,
         cfg: CriterionConfig,
         *,
-        judge: Any = None,
+        judge: JudgeClient | None = None,
         name: str = "response_match",
     ) -> tuple[float, dict[str, Any]]:
         options = cfg.options

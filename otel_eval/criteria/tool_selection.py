@@ -7,7 +7,7 @@ from typing import Any
 from ..models.evalset import CriterionConfig, EvalCase, Invocation
 from ..trajectory import ActualToolCall, Trajectory, Turn
 from ._invocations import PerInvocationCriterion
-from .base import Expectation
+from .base import Expectation, JudgeClient
 
 
 def first_call(turn: Turn) -> ActualToolCall | None:
@@ -38,7 +38,13 @@ class ToolSelection(PerInvocationCriterion):
         }
 
     def score(
-        self, trajectory: Trajectory, case: EvalCase, cfg: CriterionConfig, *, judge: Any = None, name: str = ""
+        self,
+        trajectory: Trajectory,
+        case: EvalCase,
+        cfg: CriterionConfig,
+        *,
+        judge: JudgeClient | None = None,
+        name: str = "",
     ) -> tuple[float, dict[str, Any]]:
         score, details = super().score(trajectory, case, cfg)
         return score, {"measure": "first_tool_match", **details}

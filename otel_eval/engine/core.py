@@ -20,12 +20,16 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
+from ..criteria.base import JudgeClient
 from ..golden import GoldenSets, GoldenSource
+from ..golden.embedding import EmbedFunction
+from ..golden.matcher import GoldenIndex
 from ..mapping import use_identity_attributes
 from ..models.evalset import EvalConfig, EvalSet
 from ..pipeline import FinishedEvaluation, ScoringContext
+from ..sessions import Timing
 from ..span_rows import span_row
 from ..spans import LogEvent, SpanRecord
 from ..store import Store
@@ -37,7 +41,7 @@ from .judge_link import JudgeLink
 from .queue_items import Barrier, CompleteJudgment, EndSessions, IngestBatch, RestartWal, Stop, StoreEvaluation, Wake
 from .scheduler import SessionScheduler
 from .settings import UNSET, EngineSettings, golden_index, merged_settings
-from .stats import EngineStats
+from .stats import EngineStats, EngineStatsReport
 from .workers import IdleScoring, ProcessWorkers, ScoreWorkers, ThreadWorkers
 from .writer import EngineHealth, SpanSource, Writer, tune_writer_connection
 
@@ -60,6 +64,9 @@ INGEST_IDLE_SECONDS = 0.1
 
 
 class Engine:
+    """Stores what it is sent, ends sessions when they go quiet, scores them and tells listeners:
+    the one object the collector, the in-process processor and ``evaluate()`` drive."""
+
     def __init__(
         self,
         db: str | Path,
@@ -71,8 +78,8 @@ class Engine:
         max_queue_spans: int = UNSET,
         fuzzy_threshold: float = UNSET,
         embedding_threshold: float | None = UNSET,
-        judge: Any = UNSET,
-        embed: Any = UNSET,
+        judge: JudgeClient | None = UNSET,
+        embed: EmbedFunction | None = UNSET,
         max_value_chars: int = UNSET,
         score_workers: int = UNSET,
         *,
@@ -101,7 +108,7 @@ class Engine:
         self._results: list[ResultCallback] = [on_result] if on_result else []
         self._listeners: list[tuple[EventListener, bool]] = []
         """Each listener, and whether it reads full results (see :meth:`on_evaluation`)."""
-        self._index: Any = None
+        self._index: GoldenIndex | None = None
         self._stats = EngineStats()
         self._scheduler = SessionScheduler(self.settings.timing)
         self._queued = 0
@@ -133,23 +140,28 @@ class Engine:
 
     @property
     def config(self) -> EvalConfig:
+        """The criteria sessions are scored with (``settings.config``)."""
         return self.settings.config
 
     @property
-    def timing(self) -> Any:
+    def timing(self) -> Timing:
+        """When a trace is complete and a session ended (``settings.timing``)."""
         return self.settings.timing
 
     @property
     def score_workers(self) -> int:
+        """Score worker processes (0: scoring in a thread of this process)."""
         return self.settings.score_workers
 
     @property
-    def golden_index(self) -> Any:
+    def golden_index(self) -> GoldenIndex:
+        """The golden cases, indexed for matching; built on first use (at start, at the latest)."""
         if self._index is None:
             self._index = golden_index(self.eval_sets, self.settings)
         return self._index
 
     def scoring_context(self) -> ScoringContext:
+        """What the in-process score workers (and idle scoring) score sessions with."""
         s = self.settings
         return ScoringContext(
             index=self.golden_index,
@@ -163,6 +175,8 @@ class Engine:
     # --- lifecycle -----------------------------------------------------------------------------
 
     def start(self) -> Engine:
+        """Take the database's lock, resume what the last run left (open sessions, ended ones to
+        score, judge jobs) and start the writer, workers and notifier; a started engine returns itself."""
         if self._writer is not None:
             return self
         self._lock_file = exclusive_lock(self.db_path)
@@ -271,7 +285,7 @@ class Engine:
     def __enter__(self) -> Engine:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def add_listener(self, callback: ResultCallback) -> None:
@@ -293,6 +307,7 @@ class Engine:
         return self._submit(IngestBatch(spans=[span_row(span) for span in spans]), wait, timeout)
 
     def ingest_logs(self, events: Sequence[LogEvent], wait: bool = True, timeout: float | None = None) -> IngestResult:
+        """Queue log records (content some instrumentations send apart from their spans), as :meth:`ingest`."""
         return self._submit(IngestBatch(logs=list(events)), wait, timeout)
 
     def _submit(self, batch: IngestBatch, wait: bool, timeout: float | None) -> IngestResult:
@@ -324,6 +339,7 @@ class Engine:
         self._writer.add_source(source)
 
     def wake(self) -> None:
+        """Tell the writer a span source has spans again (it sleeps while every source is empty)."""
         if self._writer is not None:
             self._writer.put(Wake())
 
@@ -416,13 +432,18 @@ class Engine:
         health = self.health()
         return None if health.ok else health.reason
 
-    def stats(self) -> dict[str, Any]:
-        out = self._stats.snapshot()
-        out["queue_depth"] = self._queued
-        out["sessions_open"] = len(self._scheduler)
+    def stats(self) -> EngineStatsReport:
+        """The counters and the queues as they are now (a plain dict: /metrics and /stats render it)."""
+        counters = self._stats.snapshot()
         with self._idle:
-            out["sessions_awaiting_score"] = self._outstanding
-        out["sessions_scored_idle"] = self._workers.scored_idle if self._workers is not None else 0
+            awaiting = self._outstanding
+        out = EngineStatsReport(
+            **counters,
+            queue_depth=self._queued,
+            sessions_open=len(self._scheduler),
+            sessions_awaiting_score=awaiting,
+            sessions_scored_idle=self._workers.scored_idle if self._workers is not None else 0,
+        )
         if self._judge is not None:
             out["judge"] = self._judge.stats()
         return out

@@ -4,10 +4,14 @@ Engine, EvalSpanProcessor, the collector, ``evaluate()`` and ``rescore()``."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..models.evalset import EvalConfig
+from ..criteria.base import JudgeClient
+from ..golden.embedding import EmbedFunction
+from ..golden.matcher import GoldenIndex
+from ..models.evalset import EvalConfig, EvalSet
 from ..pipeline import config_hash
 from ..sessions import Timing
 from ..truncation import DEFAULT_LIMIT
@@ -15,6 +19,8 @@ from ..truncation import DEFAULT_LIMIT
 
 @dataclass(frozen=True)
 class EngineSettings:
+    """Every knob of ingest, timing and scoring, with defaults for an agent's own process."""
+
     config: EvalConfig = field(default_factory=EvalConfig.default)
     """The criteria sessions are scored with."""
     trace_quiet: float = 5.0
@@ -28,7 +34,7 @@ class EngineSettings:
     fuzzy_threshold: float = 90.0
     embedding_threshold: float | None = None
     """Offline embedding match after fuzzy fails (0-100); None turns it off."""
-    embed: Any = None
+    embed: EmbedFunction | None = None
     """The embedding step's model (a callable ``texts -> vectors``); None: the offline n-grams.
     Sent to score worker processes, so it must pickle."""
     score_workers: int = 0
@@ -38,7 +44,7 @@ class EngineSettings:
     :data:`~otel_eval.engine.core.INGEST_IDLE_SECONDS`, this process scores waiting sessions too,
     one at a time (a backlog then drains on every core). The collector turns it on; in an agent's
     process the idle time is the agent's."""
-    judge: Any = None
+    judge: JudgeClient | None = None
     """An LLM judge for the judge criteria (in-process scoring only: it is not sent to workers)."""
     judge_concurrency: int = 16
     """Judge calls in flight at most (the judge pool, :mod:`otel_eval.judging`)."""
@@ -68,10 +74,12 @@ class EngineSettings:
     """The same for the user id."""
 
     def replace(self, **changes: Any) -> EngineSettings:
+        """A copy with the named settings changed (``dataclasses.replace``)."""
         return dataclasses.replace(self, **changes)
 
     @property
     def timing(self) -> Timing:
+        """The session timers' settings (``trace_quiet``, ``session_idle``) as the scheduler takes them."""
         return Timing(self.trace_quiet, self.session_idle)
 
     @property
@@ -97,10 +105,8 @@ def merged_settings(
     return (settings or EngineSettings()).replace(**given)
 
 
-def golden_index(eval_sets: Any, settings: EngineSettings) -> Any:
+def golden_index(eval_sets: Iterable[EvalSet], settings: EngineSettings) -> GoldenIndex:
     """The GoldenIndex these settings describe (thresholds, embedding model)."""
-    from ..golden import GoldenIndex
-
     return GoldenIndex(
         eval_sets,
         fuzzy_threshold=settings.fuzzy_threshold,

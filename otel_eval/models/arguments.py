@@ -122,7 +122,7 @@ def values_equal(
         other, flag = (actual, expected) if isinstance(expected, bool) else (expected, actual)
         return isinstance(other, str) and _BOOLEAN_TEXT.get(other.lower()) is flag
     if _is_number(expected) and _is_number(actual):
-        return expected == actual
+        return bool(expected == actual)
     if _is_number(expected) and isinstance(actual, str):
         return _spells(actual, expected)
     if isinstance(expected, str) and _is_number(actual):
@@ -137,7 +137,7 @@ def values_equal(
         )
     if isinstance(expected, str) and isinstance(actual, str):
         return _fold(expected, fold_case, fold_whitespace) == _fold(actual, fold_case, fold_whitespace)
-    return expected == actual
+    return bool(expected == actual)
 
 
 # --- comparators: the only per-key behaviours a config may name -------------------------------
@@ -262,8 +262,8 @@ def diff_mappings(
         elif not in_e:
             status = "extra"
         else:
-            name = comparators.get(key)
-            same = COMPARATORS[name](e, a) if name else values_equal(e, a, mode, fold_case, fold_whitespace)
+            comparator = comparators.get(key)
+            same = COMPARATORS[comparator](e, a) if comparator else values_equal(e, a, mode, fold_case, fold_whitespace)
             status = "equal" if same else "different"
         entry["status"] = status
         out.append(entry)
@@ -325,7 +325,7 @@ def _same(expected: Any, actual: Any) -> bool:
     if kind is not type(actual):
         return False
     if kind in _SCALARS:
-        return expected == actual
+        return bool(expected == actual)
     if kind is dict:
         if expected.keys() != actual.keys():
             return False

@@ -26,7 +26,8 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from ..errors import InputError
-from .arguments import IGNORE, arguments_equal  # noqa: F401  (IGNORE: golden formats import it from here)
+from .arguments import IGNORE as IGNORE  # golden formats import it from here
+from .arguments import arguments_equal
 from .keys import check_keys, model_spec
 from .problems import GoldenFileError, ProblemLog, log_validation_errors
 from .suggest import unknown_name
@@ -136,7 +137,7 @@ class Invocation(_Golden):
     def _absent_stays_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # Written as null, "not checked" would read like a value; a golden file that did not give
         # the trajectory does not get one when it is saved or converted.
-        data = handler(self)
+        data: dict[str, Any] = handler(self)
         if self.expected_tool_trajectory is None:
             data.pop("expected_tool_trajectory", None)
         return data
@@ -189,7 +190,7 @@ class EvalSet(_Golden):
 
     @model_serializer(mode="wrap")
     def _no_empty_criteria(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data = handler(self)
+        data: dict[str, Any] = handler(self)
         if not self.criteria:
             data.pop("criteria", None)
         return data
@@ -226,7 +227,7 @@ class EvalSet(_Golden):
         Path(path).write_text(self.model_dump_json(indent=2, exclude_defaults=False) + "\n", encoding="utf-8")
 
 
-def json_path(loc: tuple) -> str:
+def json_path(loc: tuple[int | str, ...]) -> str:
     """Pydantic's error location as a JSON path: ``('eval_cases', 0, 'eval_id')`` → ``$.eval_cases[0].eval_id``."""
     out = "$"
     for part in loc:

@@ -36,7 +36,7 @@ class Obj:
 
     fields: Mapping[str, Spec]
     camel: bool = False
-    _names: dict = field(init=False, repr=False, compare=False, hash=False, default=None)  # type: ignore[assignment]
+    _names: dict[str, str] = field(init=False, repr=False, compare=False, hash=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         names = {key: key for key in self.fields}
@@ -74,7 +74,7 @@ class MapOf:
 class TupleOf:
     """A JSON array holding a fixed sequence of values (ADK's ``[author, parts]`` pairs)."""
 
-    items: tuple
+    items: tuple[Spec, ...]
 
 
 Spec = None | Obj | ListOf | MapOf | TupleOf
@@ -123,7 +123,7 @@ def check_keys(value: Any, spec: Spec, path: str, log: ProblemLog) -> None:
 
 
 @cache
-def model_spec(model: type) -> Obj:
+def model_spec(model: type[BaseModel]) -> Obj:
     """The keys of a pydantic model (its field names, or aliases), recursively.
 
     Fields typed ``dict[...]`` or ``Any`` are free-form (``metadata``, ``args``, ``initial_state``).

@@ -103,13 +103,13 @@ class ProblemLog:
 
     # --- typed reads: each logs a problem and returns None when the value is unusable ---
 
-    def object(self, value: Any, path: str, what: str = "an object") -> dict | None:
+    def object(self, value: Any, path: str, what: str = "an object") -> dict[str, Any] | None:
         if isinstance(value, dict):
             return value
         self.add(path, f"expected {what}, got {type_name(value)}")
         return None
 
-    def array(self, value: Any, path: str, what: str = "an array") -> list | None:
+    def array(self, value: Any, path: str, what: str = "an array") -> list[Any] | None:
         if isinstance(value, list):
             return value
         self.add(path, f"expected {what}, got {type_name(value)}")
@@ -126,7 +126,7 @@ class ProblemLog:
             return None
         return value
 
-    def required(self, obj: dict, key: str, path: str) -> Any:
+    def required(self, obj: dict[str, Any], key: str, path: str) -> Any:
         """``obj[key]``, or None with a 'missing required field' problem."""
         if key not in obj:
             self.add(child(path, key), f"missing required field '{key}'")
@@ -150,7 +150,7 @@ def log_validation_errors(data: Any, exc: ValidationError, log: ProblemLog) -> N
         log.add(path, " or ".join(reasons))
 
 
-def _error_path(data: Any, loc: tuple, err_type: str) -> str:
+def _error_path(data: Any, loc: tuple[int | str, ...], err_type: str) -> str:
     """Pydantic's location as a JSON path into ``data``.
 
     Locations of union members carry the member type as an extra element (``..., 'content', 'str'``);

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-PASSED, FAILED, NOT_EVALUATED = "passed", "failed", "not_evaluated"
+PASSED: Final = "passed"
+FAILED: Final = "failed"
+NOT_EVALUATED: Final = "not_evaluated"
 VERDICTS = (PASSED, FAILED, NOT_EVALUATED)
 Verdict = Literal["passed", "failed", "not_evaluated"]
 """A session's verdict. ``not_evaluated`` is ADK's NOT_EVALUATED: nothing was checked (every
