@@ -18,7 +18,7 @@ from typing import Any
 
 import grpc
 from google.protobuf.duration_pb2 import Duration
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 from google.rpc.error_details_pb2 import RetryInfo
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2_grpc
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest, ExportLogsServiceResponse
@@ -83,8 +83,8 @@ def _abort_unavailable(context: grpc.ServicerContext, reason: str, retry_after: 
 
 def _raw_bytes_handler(
     export: Callable[[Any, grpc.ServicerContext], Any],
-    request_type: type,
-    response_type: type,
+    request_type: type[Message],
+    response_type: type[Message],
     metrics: CollectorCounters,
     signal: str,
     budget: ByteBudget | None = None,

@@ -34,7 +34,7 @@ from typing import Any
 import h11
 import uvicorn
 from google.protobuf import json_format
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -57,7 +57,7 @@ JSON = "application/json"
 PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
 # google.rpc.Code values for the Status body of error responses.
 _INVALID_ARGUMENT, _RESOURCE_EXHAUSTED, _INTERNAL, _UNAVAILABLE, _UNAUTHENTICATED = 3, 8, 13, 14, 16
-_SIGNALS = {
+_SIGNALS: dict[str, tuple[str, type[Message], Callable[[Any, str], Message]]] = {
     "/v1/traces": ("traces", ExportTraceServiceRequest, parse_trace_request),
     "/v1/logs": ("logs", ExportLogsServiceRequest, parse_logs_request),
 }
@@ -243,8 +243,8 @@ class OtlpHttpApp:
                 return self._unauthorized(JSON)
             if self.gate is None:
                 return HttpResponse(404, b'{"error":"the release gate is off (the collector has no database view)"}')
-            status, body = await asyncio.to_thread(self.gate.answer, scope.get("query_string", b"").decode("latin-1"))
-            return HttpResponse(status, json.dumps(body).encode())
+            status, answer = await asyncio.to_thread(self.gate.answer, scope.get("query_string", b"").decode("latin-1"))
+            return HttpResponse(status, json.dumps(answer).encode())
         if path == "/ui" or path.startswith("/ui/"):
             return HttpResponse(404, b'{"error":"the dashboard is off; start the collector with --ui"}')
         if path not in _SIGNALS:
@@ -397,7 +397,9 @@ class OtlpHttpApp:
         return HttpResponse(200, json.dumps(json_format.MessageToDict(response)).encode(), JSON)
 
     @staticmethod
-    def _decode(body: bytes, content_type: str, request_type: type, parse_json: Callable) -> Any:
+    def _decode(
+        body: bytes, content_type: str, request_type: type[Message], parse_json: Callable[[Any, str], Message]
+    ) -> Message:
         if content_type == PROTOBUF:
             request = request_type()
             try:
@@ -430,7 +432,7 @@ class _TimedH11Protocol(H11Protocol):
 
     header_timeout: float = 10.0
 
-    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+    def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         self._header_deadline: asyncio.TimerHandle | None = None
         self._arm_header_deadline()

@@ -40,13 +40,17 @@ class Convention(Protocol):
     def read(self, span: SpanRecord) -> Reading:
         """Pure: never raises on missing or malformed attributes."""
 
-    quick_span_type: Callable[[SpanRecord], SpanType] | None
-    """``read(span).span_type``, cheaply, so ingest can store it; None: known only at scoring."""
+    # Read-only members (properties), so that a module's function or its ``None`` satisfies them:
+    # a plain attribute here would be settable, and mypy would hold each module to the exact union.
+    @property
+    def quick_span_type(self) -> Callable[[SpanRecord], SpanType] | None:
+        """``read(span).span_type``, cheaply, so ingest can store it; None: known only at scoring."""
 
-    tool_observations: Callable[[Sequence[SpanRecord]], dict[str, Any]] | None
-    """``spans -> {llm span id: observation}`` for a dialect whose tool spans record outputs that
-    cannot be trusted (Noveum: the run's final answer), so its tool results come only from what
-    the LLM was later shown; None: tool spans are believed."""
+    @property
+    def tool_observations(self) -> Callable[[Sequence[SpanRecord]], dict[str, Any]] | None:
+        """``spans -> {llm span id: observation}`` for a dialect whose tool spans record outputs that
+        cannot be trusted (Noveum: the run's final answer), so its tool results come only from what
+        the LLM was later shown; None: tool spans are believed."""
 
     SEQUENTIAL_NESTING: bool
     """True: parent links chain consecutive steps instead of meaning "called from inside"."""

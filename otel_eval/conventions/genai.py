@@ -528,9 +528,10 @@ def _payload_message(value: Any, reading: Reading, where: str) -> Message | None
     elif isinstance(value, Mapping) and (
         "role" in value or "parts" in value or ("content" in value and len(value.keys() - {"content", "id"}) == 0)
     ):
-        message = parse_message(value, "tool")
-        if message is None:
+        whole = parse_message(value, "tool")
+        if whole is None:
             return None
+        message = whole
     else:
         return None
     note_unread_messages(reading, [message], where)

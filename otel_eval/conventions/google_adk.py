@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..json_text import as_text, parse_json_maybe
 from ..spans import SpanRecord
 from . import genai
 from .base import (
@@ -32,8 +33,6 @@ from .base import (
     Reading,
     any_key_starts,
     as_arguments,
-    as_text,
-    parse_json_maybe,
     span_error,
 )
 from .messages import as_list, fill_from_messages, instructions_text, parse_messages, token_count, tool_schemas
@@ -114,7 +113,7 @@ def _read_llm(attrs: Mapping[str, Any], reading: Reading) -> None:
     request = _content(attrs.get(PREFIX + "llm_request"))
     response = _content(attrs.get(PREFIX + "llm_response"))
     if isinstance(request, Mapping):
-        config = request.get("config") if isinstance(request.get("config"), Mapping) else {}
+        config = given if isinstance(given := request.get("config"), Mapping) else {}
         tools = [
             declaration
             for tool in as_list(config.get("tools"))
@@ -139,7 +138,7 @@ def _read_llm(attrs: Mapping[str, Any], reading: Reading) -> None:
         content = response.get("content")
         outputs = parse_messages(content, "assistant") if content is not None else []
         fill_from_messages(reading, (), outputs, output_source=PREFIX + "llm_response")
-        usage = response.get("usage_metadata") if isinstance(response.get("usage_metadata"), Mapping) else {}
+        usage = given if isinstance(given := response.get("usage_metadata"), Mapping) else {}
         if reading.input_tokens is None:
             reading.input_tokens = token_count(usage, "prompt_token_count")
         if reading.output_tokens is None:

@@ -403,7 +403,7 @@ def _schema_of_definition(definition: Any) -> ToolSchema | None:
     as a ToolSchema; None when it is not a definition with a name."""
     if not isinstance(definition, dict):
         return None
-    function = definition.get("function") if isinstance(definition.get("function"), dict) else definition
+    function = inner if isinstance(inner := definition.get("function"), dict) else definition
     name = function.get("name")
     if not name:
         return None

@@ -21,7 +21,7 @@ from typing import Any
 from ..json_text import as_text, parse_json_maybe
 from ..spans import SpanRecord
 from . import genai
-from .base import ExecutedToolCall, IdentityKeys, Reading, any_key_starts, as_arguments, as_int
+from .base import ExecutedToolCall, IdentityKeys, Reading, SpanType, any_key_starts, as_arguments, as_int
 from .messages import last_user_text, parse_messages, system_text
 
 NAME = "pydantic_ai"
@@ -38,7 +38,7 @@ _OWN_KEYS = (
     "all_messages_events",
     "pydantic_ai.new_message_index",
 )
-_V2_SPAN_NAMES = {"agent run": "agent", "running tool": "tool", "running output function": "tool"}
+_V2_SPAN_NAMES: dict[str, SpanType] = {"agent run": "agent", "running tool": "tool", "running output function": "tool"}
 
 
 def detect(span: SpanRecord) -> bool:

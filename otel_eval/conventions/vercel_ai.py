@@ -406,7 +406,7 @@ def tool_result_value(output: Any) -> Any:
     if kind == "execution-denied":
         return output.get("reason") or "execution denied"
     if kind == "content" and isinstance(output.get("value"), list):
-        texts = [p.get("text") for p in output["value"] if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+        texts = [text for p in output["value"] if isinstance(p, Mapping) and isinstance(text := p.get("text"), str)]
         return "\n".join(texts) if texts else output.get("value")
     return output
 

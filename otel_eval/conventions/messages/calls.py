@@ -105,8 +105,9 @@ def result_value(value: Any) -> Any:
             return value
         if len(pieces) == 1:
             return pieces[0]
-        if all(type(piece) is str for piece in pieces):
-            return parse_json_maybe("\n".join(pieces))
+        texts = [piece for piece in pieces if type(piece) is str]
+        if len(texts) == len(pieces):
+            return parse_json_maybe("\n".join(texts))
         return pieces
     return value
 

@@ -131,11 +131,11 @@ class _LazyMessage(Message):
             _loaded=True,
         )
 
-    texts = _lazy_field("texts")  # type: ignore[assignment]
-    calls = _lazy_field("calls")  # type: ignore[assignment]
-    responses = _lazy_field("responses")  # type: ignore[assignment]
-    reasoning = _lazy_field("reasoning")  # type: ignore[assignment]
-    unread = _lazy_field("unread")  # type: ignore[assignment]
+    texts = _lazy_field("texts")
+    calls = _lazy_field("calls")
+    responses = _lazy_field("responses")
+    reasoning = _lazy_field("reasoning")
+    unread = _lazy_field("unread")
 
 
 def unread_of(message: Message) -> Sequence[str]:
