@@ -16,6 +16,8 @@ agent's thread, every ~7,000 waiting spans.
 
 from __future__ import annotations
 
+from typing import Final
+
 from .mapping import convention_name, ends_session, ingest_span_type, session_id_of
 from .spans import SpanRecord, to_json
 
@@ -23,8 +25,20 @@ SpanRow = tuple[str, str, str | None, str, str, str, int, int, str, str | None, 
 """``(trace_id, span_id, parent_span_id, name, kind, status, start_ns, end_ns, convention,
 span_type, raw_json, named_session_id, ends_session)``; the positions below name them."""
 
-TRACE_ID, SPAN_ID, PARENT_SPAN_ID, NAME, KIND, STATUS, START_NS, END_NS = range(8)
-CONVENTION, SPAN_TYPE, RAW_JSON, NAMED_SESSION_ID, ENDS_SESSION = range(8, 13)
+# Final literals, so that a type checker reads row[TRACE_ID] as the tuple's str, not the union of its items
+TRACE_ID: Final = 0
+SPAN_ID: Final = 1
+PARENT_SPAN_ID: Final = 2
+NAME: Final = 3
+KIND: Final = 4
+STATUS: Final = 5
+START_NS: Final = 6
+END_NS: Final = 7
+CONVENTION: Final = 8
+SPAN_TYPE: Final = 9
+RAW_JSON: Final = 10
+NAMED_SESSION_ID: Final = 11
+ENDS_SESSION: Final = 12
 
 
 def span_row(span: SpanRecord) -> SpanRow:

@@ -95,4 +95,4 @@ class Checkpointer:
 def _passive(conn: sqlite3.Connection) -> int:
     """A PASSIVE checkpoint; returns the frames the WAL held when it started."""
     _busy, frames, _copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-    return frames
+    return int(frames)

@@ -42,7 +42,7 @@ from .queue_items import Barrier, CompleteJudgment, EndSessions, IngestBatch, Re
 from .scheduler import SessionScheduler
 from .settings import UNSET, EngineSettings, golden_index, merged_settings
 from .stats import EngineStats, EngineStatsReport
-from .workers import IdleScoring, ProcessWorkers, ScoreWorkers, ThreadWorkers
+from .workers import IdleScoring, ProcessWorkers, ScoreWorkers, ThreadWorkers, WorkerInit
 from .writer import EngineHealth, SpanSource, Writer, tune_writer_connection
 
 log = logging.getLogger("otel_eval.engine")
@@ -248,7 +248,7 @@ class Engine:
     def _make_workers(self) -> ScoreWorkers:
         if self.settings.score_workers > 0:
             s = self.settings
-            init = dict(
+            init = WorkerInit(
                 db=self.db_path,
                 eval_sets=[e.model_dump_json() for e in self.eval_sets],
                 defer_judge=True,

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..judging.jobs import JudgeJob
+from ..models.results import CriterionResult
 from ..pipeline import FinishedEvaluation
 from ..span_rows import SpanRow
 from ..spans import LogEvent
@@ -50,12 +52,14 @@ class CompleteJudgment:
     """The judge pool's outcome for one job (:meth:`otel_eval.store.Store.complete_judgment`):
     committed with the next group as the session's next revision."""
 
-    job: Any
-    results: list
-    usage: list
+    job: JudgeJob
+    results: list[CriterionResult]
+    usage: list[tuple[str, int, int]]
     """``(criterion, calls, tokens)`` spent."""
     retry: bool
-    info: dict | None = None
+    info: dict[str, Any] | None = None
+    """The revision the commit stored (:meth:`otel_eval.store.Store.complete_judgment`'s answer);
+    None until committed, or when it completed nothing."""
 
 
 @dataclass

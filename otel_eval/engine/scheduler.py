@@ -136,7 +136,9 @@ class SessionScheduler:
             for row, is_new in zip(rows, fresh):
                 if is_new:
                     per_trace.setdefault(row[TRACE_ID], []).append(row)
-        per_session: dict[str, list] = {}  # session id → [keyed_by, new spans, an explicit end among them]
+        per_session: dict[
+            str, tuple[str, int, bool]
+        ] = {}  # session id → (keyed_by, new spans, an explicit end among them)
         trace_rows = []
         observed: list[tuple[str, str, str, bool, bool]] = []
         for trace_id, members in per_trace.items():
@@ -154,10 +156,9 @@ class SessionScheduler:
             trace_rows.append((trace_id, session_id, root, start_ns, end_ns, len(members)))
             entry = per_session.get(session_id)
             if entry is None:
-                per_session[session_id] = [keyed_by, len(members), ends]
+                per_session[session_id] = (keyed_by, len(members), ends)
             else:
-                entry[1] += len(members)
-                entry[2] = entry[2] or ends
+                per_session[session_id] = (entry[0], entry[1] + len(members), entry[2] or ends)
             observed.append((session_id, keyed_by, trace_id, root is not None, ends))
         if observed:  # one change for the batch's traces, applied in order once committed
             staged.changes.append(lambda t: _observe(t, observed, now_ns))
@@ -169,7 +170,11 @@ class SessionScheduler:
             if previous.get(session_id) in (SCORED, ENDED):
                 log.info("session %s re-opened by %d late span(s); it will be scored again", session_id, count)
             elif session_id not in previous:  # said once committed: a rolled-back batch opened nothing
-                staged.changes.append(lambda t, s=session_id, k=keyed_by: self.activity.opened(s, k))
+
+                def opened(tracker: SessionTracker, session: str = session_id, keyed: str = keyed_by) -> None:
+                    self.activity.opened(session, keyed)
+
+                staged.changes.append(opened)
         return sum(fresh)
 
     def _resolve(

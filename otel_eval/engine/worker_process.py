@@ -17,7 +17,11 @@ import signal
 import struct
 import sys
 import time
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
+
+if TYPE_CHECKING:
+    from ..pipeline import ScoringContext
+    from .workers import Answer, WorkerInit
 
 FLUSH_SECONDS = 0.02
 """A worker answers a list of sessions in frames: whatever is scored, at least this often."""
@@ -36,7 +40,7 @@ def _die_with_parent(parent: int) -> None:
         os._exit(0)
 
 
-def _context(init: dict[str, Any]) -> Any:
+def _context(init: WorkerInit) -> ScoringContext:
     from ..mapping import use_identity_attributes
     from ..models.evalset import EvalConfig, EvalSet
     from ..pipeline import ScoringContext
@@ -62,6 +66,7 @@ def _context(init: dict[str, Any]) -> Any:
 
 
 def main(argv: list[str]) -> int:
+    """Score the sessions the parent sends until it closes the pipe (or dies); 0 on a clean end."""
     _die_with_parent(int(argv[0]))
     # Ctrl-C (and a service manager's SIGTERM to the whole group) is for the collector, which
     # stops us by closing our stdin once it has the evaluations in flight; we die with it anyway.
@@ -79,7 +84,7 @@ def main(argv: list[str]) -> int:
     widen_young_generation()  # before the golden index is built
     source = sys.stdin.buffer
     try:
-        init = pickle.loads(read_frame(source))
+        init: WorkerInit = pickle.loads(read_frame(source))
     except EOFError:
         return 0
     context = _context(init)
@@ -95,7 +100,7 @@ def main(argv: list[str]) -> int:
             session_ids, with_results = pickle.loads(read_frame(source))
         except EOFError:
             return 0
-        answers: list[Any] = []
+        answers: list[Answer] = []
         sent = time.perf_counter()
         for i, session_id in enumerate(session_ids):
             try:

@@ -27,8 +27,9 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, TypedDict
 
+from ..golden.embedding import EmbedFunction
 from ..pipeline import FinishedEvaluation, ScoringContext, score_session
 from ..store import Store
 
@@ -59,6 +60,27 @@ Deliver = Callable[[FinishedEvaluation], None]
 Skip = Callable[[str], None]
 WantsResults = Callable[[], bool]
 """Whether a listener may ask for the full result of what is scored now (else it is dropped)."""
+
+
+class WorkerInit(TypedDict):
+    """The scoring setup a worker process is sent first (pickled): enough to build the same
+    scoring context as this process's, the golden sets and config as JSON text."""
+
+    db: str
+    eval_sets: list[str]
+    defer_judge: bool
+    config: str
+    fuzzy_threshold: float
+    embedding_threshold: float | None
+    embed: EmbedFunction | None
+    max_value_chars: int
+    config_hash: str
+    session_attributes: tuple[str, ...]
+    user_attributes: tuple[str, ...]
+
+
+Answer = FinishedEvaluation | str | None
+"""A worker process's answer for one session: its record, an error message, or None (no spans)."""
 
 
 @dataclass(frozen=True)
@@ -190,7 +212,7 @@ class ProcessWorkers(ScoreWorkers):
     def __init__(
         self,
         processes: int,
-        init: dict[str, Any],
+        init: WorkerInit,
         deliver: Deliver,
         skip: Skip,
         wants_results: WantsResults = lambda: True,
@@ -200,7 +222,7 @@ class ProcessWorkers(ScoreWorkers):
         self._init = pickle.dumps(init, protocol=pickle.HIGHEST_PROTOCOL)
         # One slot a worker process: ``processes`` for the small lane, then the big lane's, whose
         # process is started at its first session and stopped when idle (BIG_LANE_IDLE_SECONDS).
-        self._children: list[subprocess.Popen | None] = [None] * (processes + 1)
+        self._children: list[subprocess.Popen[bytes] | None] = [None] * (processes + 1)
         self._big_slot = processes
         self._threads = [
             threading.Thread(target=self._feed, args=(i,), name=f"otel-eval-scorer-{i}", daemon=True)
@@ -258,7 +280,7 @@ class ProcessWorkers(ScoreWorkers):
     def pids(self) -> list[int]:
         return [c.pid for c in self._children if c is not None and c.poll() is None]
 
-    def _spawn(self) -> subprocess.Popen:
+    def _spawn(self) -> subprocess.Popen[bytes]:
         # The child imports otel_eval from wherever this process did, whatever its start directory.
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         child = subprocess.Popen(
@@ -350,7 +372,7 @@ class ProcessWorkers(ScoreWorkers):
             batch.append(item)
         return batch, False
 
-    def _answer(self, session_id: str, answer: Any) -> None:
+    def _answer(self, session_id: str, answer: Answer) -> None:
         if isinstance(answer, FinishedEvaluation):
             self._deliver(answer)
         else:
@@ -359,7 +381,7 @@ class ProcessWorkers(ScoreWorkers):
             self._skip(session_id)
 
 
-def _widen_pipe(stream: Any) -> None:
+def _widen_pipe(stream: IO[bytes] | None) -> None:
     """Let the worker write up to :data:`ANSWER_PIPE_BYTES` of answers before it has to wait for
     this process to read them (Linux; elsewhere the pipe keeps its size). A pipe holds 64 KiB,
     four or five finished evaluations, and the thread reading them needs the collector's GIL,
@@ -375,18 +397,20 @@ def _widen_pipe(stream: Any) -> None:
         pass
 
 
-def _send(child: subprocess.Popen, payload: bytes) -> None:
+def _send(child: subprocess.Popen[bytes], payload: bytes) -> None:
     assert child.stdin is not None
     child.stdin.write(struct.pack("!Q", len(payload)) + payload)
     child.stdin.flush()
 
 
-def _receive(child: subprocess.Popen) -> bytes:
+def _receive(child: subprocess.Popen[bytes]) -> bytes:
     assert child.stdout is not None
     return read_frame(child.stdout)
 
 
-def read_frame(stream: Any) -> bytes:
+def read_frame(stream: IO[bytes]) -> bytes:
+    """One length-prefixed message from a pipe (the 8-byte size, then the pickle); EOFError when
+    the other end closed."""
     header = stream.read(8)
     if len(header) < 8:
         raise EOFError("worker pipe closed")
@@ -397,7 +421,7 @@ def read_frame(stream: Any) -> bytes:
     return payload
 
 
-def _stop(child: subprocess.Popen | None) -> None:
+def _stop(child: subprocess.Popen[bytes] | None) -> None:
     if child is None:
         return
     try:
