@@ -59,9 +59,12 @@ class ConverterProcess:
 
     @property
     def alive(self) -> bool:
+        """Whether the converter process converts (else batches are converted in this process)."""
         return self._child is not None and not self._failed
 
     def start(self) -> ConverterProcess:
+        """Start the converter process and its reader thread; when it cannot start, batches are converted here. Returns
+        itself."""
         from .engine.workers import _widen_pipe
         from .mapping import identity_attributes
 
@@ -150,6 +153,7 @@ class ConverterProcess:
             child.stdout.close()
 
     def pid(self) -> int | None:
+        """The converter process's id, None when there is none."""
         return self._child.pid if self._child is not None else None
 
     # --- internals ----------------------------------------------------------------------------

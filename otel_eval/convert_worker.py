@@ -47,6 +47,7 @@ def _yield_to_the_agent() -> None:
 
 
 def main(argv: list[str]) -> int:
+    """Convert the batches the parent sends until it closes the pipe (or dies); 0 on a clean end."""
     from .engine.worker_process import _die_with_parent
 
     _die_with_parent(int(argv[0]))

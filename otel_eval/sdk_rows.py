@@ -60,6 +60,7 @@ class Resources:
         different providers at once each read a consistent pair."""
 
     def of(self, resource: Any) -> dict[str, Any]:
+        """The resource's attributes as stored, read once per resource object (a provider keeps one)."""
         last = self._last
         if resource is not last[0]:
             last = self._last = (resource, sdk_resource(resource))
@@ -137,4 +138,5 @@ def record_of_parts(parts: SpanParts) -> SpanRecord:
 
 
 def row_of_parts(parts: SpanParts) -> SpanRow:
+    """The row the writer stores for an ended span's parts (in the converter process, or here when it is gone)."""
     return span_row(record_of_parts(parts))

@@ -20,6 +20,9 @@ log = logging.getLogger("otel_eval.engine")
 
 
 class ActivityLog:
+    """The engine's INFO lines about sessions, rate-limited to ``per_window`` lines a ``window`` (then counted and
+    summarised)."""
+
     def __init__(
         self,
         timing: Timing,
@@ -39,6 +42,7 @@ class ActivityLog:
         self._quiet = {"opened": 0, "scored": 0}
 
     def opened(self, session_id: str, keyed_by: str) -> None:
+        """Say a session opened and when it will be scored (its timer's length), once its first spans are committed."""
         if keyed_by == KEYED_BY_TRACE:
             when = f"scored {self._timing.trace_quiet:g} s after its trace completes"
         else:
@@ -49,6 +53,7 @@ class ActivityLog:
         self._say("opened", "session %s opened; it will be %s", session_id, when)
 
     def scored(self, session_id: str, revision: int, verdict: str, case: str, score: float) -> None:
+        """Say a session was scored: its revision, verdict, case and score."""
         self._say(
             "scored",
             "session %s scored (revision %d): %s, case %s, score %.2f",

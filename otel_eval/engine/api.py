@@ -13,6 +13,8 @@ from ..spans import LogEvent, SpanRecord
 
 @dataclass
 class IngestResult:
+    """What became of an ingested batch: spans accepted, stored anew, and already stored (a retried export)."""
+
     accepted: int = 0
     stored: int = 0
     duplicates: int = 0
@@ -44,11 +46,13 @@ class StorageUnavailable(EngineUnavailable, errors.OtelEvalError):
 class IngestTarget(Protocol):
     """The part of :class:`otel_eval.engine.Engine` a receiver uses."""
 
-    def ingest(self, spans: Sequence[SpanRecord], wait: bool = True, timeout: float | None = None) -> IngestResult: ...
+    def ingest(self, spans: Sequence[SpanRecord], wait: bool = True, timeout: float | None = None) -> IngestResult:
+        """Store the spans (:meth:`otel_eval.engine.Engine.ingest`); :class:`EngineUnavailable`: retry later."""
+        ...
 
-    def ingest_logs(
-        self, events: Sequence[LogEvent], wait: bool = True, timeout: float | None = None
-    ) -> IngestResult: ...
+    def ingest_logs(self, events: Sequence[LogEvent], wait: bool = True, timeout: float | None = None) -> IngestResult:
+        """Store log records (:meth:`otel_eval.engine.Engine.ingest_logs`), as :meth:`ingest`."""
+        ...
 
     def health_problem(self) -> str | None:
         """Why spans cannot be stored now (the writer keeps failing), or None."""

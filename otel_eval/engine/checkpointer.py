@@ -52,6 +52,7 @@ class Checkpointer:
         self._thread = threading.Thread(target=self._run, name="otel-eval-checkpoint", daemon=True)
 
     def start(self) -> Checkpointer:
+        """Start the checkpoint thread; returns the checkpointer."""
         self._thread.start()
         return self
 
@@ -88,6 +89,7 @@ class Checkpointer:
             conn.close()
 
     def stop(self, timeout: float | None = None) -> None:
+        """Stop the thread (waiting ``timeout`` seconds at most); the WAL keeps what it has not copied back."""
         self._stop.set()
         self._thread.join(timeout)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..models.results import NOT_EVALUATED, PASSED, EvalCaseResult
 
@@ -59,16 +58,20 @@ class EvaluationStored:
 
     @property
     def result(self) -> EvalCaseResult:
+        """The full result; parsed from its stored JSON on first use (a listener registered ``with_result=False`` never
+        reads it)."""
         return self.load_result()
 
     @property
     def passed(self) -> bool:
+        """Whether the verdict is passed."""
         return self.verdict == PASSED
 
     @property
     def evaluated(self) -> bool:
+        """Whether anything was checked (the verdict is not not_evaluated): only such sessions count in a pass rate."""
         return self.verdict != NOT_EVALUATED
 
 
-ResultCallback = Callable[[EvalCaseResult], Any]
-EventListener = Callable[[EvaluationStored], Any]
+ResultCallback = Callable[[EvalCaseResult], object]
+EventListener = Callable[[EvaluationStored], object]

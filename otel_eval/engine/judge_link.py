@@ -35,6 +35,9 @@ USAGE_KEPT_DAYS = 30
 
 
 class JudgeLink:
+    """Starts the judge pool, hands it each pending evaluation's job, and turns its outcomes into writer items and, once
+    committed, listener events."""
+
     def __init__(
         self,
         settings: EngineSettings,
@@ -92,6 +95,8 @@ class JudgeLink:
             self._submit(job)
 
     def submit(self, evaluation_id: int, session_id: str, request: dict[str, Any]) -> None:
+        """Queue the judge job of an evaluation just committed with judge criteria pending (``request``: its criteria's
+        requests)."""
         self._submit(J.JudgeJob(evaluation_id, session_id, request["criteria"]))
 
     def _live(self, job: J.JudgeJob) -> J.JudgeJob:
@@ -146,16 +151,20 @@ class JudgeLink:
         self._stored(item, event)
 
     def busy(self) -> bool:
+        """Whether a judge outcome is still to be committed (``Engine.wait_idle`` waits for it)."""
         with self._lock:
             return self._busy > 0
 
     def stats(self) -> dict[str, Any]:
+        """The judge pool's figures, and the jobs whose outcome is not committed yet (``pending_jobs``)."""
         out = self.pool.stats() if self.pool is not None else {}
         with self._lock:
             out["pending_jobs"] = self._busy
         return out
 
     def close(self, timeout: float | None = None) -> None:
+        """Stop the judge pool (``timeout`` seconds at most); unfinished jobs stay queued in the database for the next
+        start."""
         if self.pool is not None:
             self.pool.close(timeout)
 

@@ -43,6 +43,7 @@ class FullCollections:
         self._next = time.monotonic() + every
 
     def due(self) -> None:
+        """Run a full collection if its time has come; cheap otherwise (one clock read)."""
         now = time.monotonic()
         if now >= self._next:
             gc.collect()

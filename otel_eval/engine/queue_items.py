@@ -36,6 +36,7 @@ class IngestBatch:
 
     @property
     def size(self) -> int:
+        """Spans and log records in the batch: what it counts against ``max_queue_spans``."""
         return len(self.spans) + len(self.logs)
 
 

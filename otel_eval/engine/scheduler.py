@@ -40,6 +40,7 @@ class Staged:
     """The staged writes before this one in the same transaction (a group commit)."""
 
     def session_of_trace(self, trace_id: str) -> str | None:
+        """The session this write (or an earlier one of the same transaction) put the trace in, if any."""
         staged: Staged | None = self
         while staged is not None:
             found = staged.traces.get(trace_id)
@@ -49,6 +50,7 @@ class Staged:
         return None
 
     def apply(self, tracker: SessionTracker) -> None:
+        """Apply the staged changes to the tracker, the earlier writes' first: called once the transaction committed."""
         if self.earlier is not None:
             self.earlier.apply(tracker)
         for change in self.changes:
@@ -56,6 +58,8 @@ class Staged:
 
 
 class SessionScheduler:
+    """Decides which session each trace belongs to and when sessions end, for the writer (its only caller)."""
+
     def __init__(self, timing: Timing, activity: ActivityLog | None = None):
         self.timing = timing
         self.tracker = SessionTracker(timing)
@@ -223,6 +227,7 @@ class SessionScheduler:
             }
 
     def end_failed(self, ended: list[tuple[str, str]]) -> None:
+        """Sessions whose end could not be committed: :meth:`take_due` returns them again next round."""
         self._retry_ends.extend(ended)
 
 

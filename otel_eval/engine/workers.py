@@ -119,6 +119,7 @@ class ScoreWorkers:
         (self.big_queue if spans >= BIG_SESSION_SPANS else self.queue).put(session_id)
 
     def waiting(self) -> int:
+        """Sessions queued and not started yet, both lanes."""
         return self.queue.qsize() + self.big_queue.qsize()
 
     def drop_waiting(self) -> int:
@@ -136,6 +137,8 @@ class ScoreWorkers:
         return dropped
 
     def close(self, timeout: float | None = None) -> None:
+        """Stop the workers once the sessions being scored are done (``timeout`` seconds at most); queued ones stay
+        'ended' for the next start."""
         for lane, threads in ((self.queue, self._threads), (self.big_queue, self._big_threads)):
             for _ in threads:
                 lane.put(None)
@@ -143,6 +146,7 @@ class ScoreWorkers:
             thread.join(timeout)
 
     def pids(self) -> list[int]:
+        """Process ids of the worker processes (none when scoring in threads)."""
         return []
 
 
@@ -174,6 +178,7 @@ class ThreadWorkers(ScoreWorkers):
         ]
 
     def start(self) -> ThreadWorkers:
+        """Start the scoring threads; returns the workers."""
         for thread in self._threads + self._big_threads:
             thread.start()
         return self
@@ -209,6 +214,9 @@ def _score_here(
 
 
 class ProcessWorkers(ScoreWorkers):
+    """Scoring in worker processes (more cores; the agent's or collector's GIL only hands sessions over), a big
+    sessions' process started on demand, and this process scoring too while ingest is idle (:class:`IdleScoring`)."""
+
     def __init__(
         self,
         processes: int,
@@ -237,6 +245,7 @@ class ProcessWorkers(ScoreWorkers):
         self._idle_thread = threading.Thread(target=self._score_while_idle, name="otel-eval-idle-scorer", daemon=True)
 
     def start(self) -> ProcessWorkers:
+        """Start the worker processes and their feeding threads; a worker that cannot start fails the engine's start."""
         # Start the children here, so a broken worker fails the engine's start, not a session later.
         for i in range(self._big_slot):
             self._children[i] = self._spawn()

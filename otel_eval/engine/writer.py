@@ -94,9 +94,11 @@ class Slices:
 
     @property
     def params(self) -> AgentDataParams:
+        """All of the evaluation's agent rows (span and trace records)."""
         return self.item.finished.rows.agent_params
 
     def next_slice(self) -> AgentDataParams:
+        """The next :data:`AGENT_ROWS_PER_ROUND` rows not written yet, for this round's commit."""
         params = self.params
         return AgentDataParams(
             params.rows[self.written : self.written + AGENT_ROWS_PER_ROUND], params.texts, params.null_columns
@@ -167,26 +169,32 @@ class Writer:
         """The one whose slice the current round writes."""
 
     def add_source(self, source: SpanSource) -> None:
+        """Pull spans from ``source`` at every round (see :data:`SpanSource`)."""
         self._sources.append(source)
 
     # --- thread ------------------------------------------------------------------------------
 
     def start(self) -> None:
+        """Start the writer thread."""
         self._thread = threading.Thread(target=self._run, name="otel-eval-writer", daemon=True)
         self._thread.start()
 
     def join(self, timeout: float | None = None) -> None:
+        """Wait for the writer thread to end (after a :class:`Stop` item), ``timeout`` seconds at most."""
         if self._thread is not None:
             self._thread.join(timeout)
 
     @property
     def alive(self) -> bool:
+        """Whether the writer thread runs: items put to a stopped writer are never committed."""
         return self._thread is not None and self._thread.is_alive()
 
     def put(self, item: WriterItem) -> None:
+        """Queue an item for the writer thread (never blocks: ingest bounds the queue itself)."""
         self.queue.put(item)
 
     def health(self) -> EngineHealth:
+        """Whether the writer can store what it is sent; fatal when its thread died."""
         if self._thread is not None and not self._thread.is_alive() and not self._stopped:
             return EngineHealth(False, "the writer thread stopped", fatal=True)
         if self._failures:
