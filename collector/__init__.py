@@ -12,6 +12,7 @@ __all__ = ["Receiver", "RetryLater", "main"]
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the collector (``otel-eval collect``'s command line); returns the exit status."""
     from .app import main as app_main
 
     return app_main(argv)

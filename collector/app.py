@@ -71,6 +71,8 @@ class Collector:
         self._stopped = False
 
     def start(self) -> Collector:
+        """Start the engine, the alert monitor and the receivers that are on; returns the collector.
+        If a part fails to start, the parts already running are stopped before the error goes on."""
         config = self.config
         # Before the engine starts: sessions it resumes and scores at once are counted too. The
         # engine says what it stored, so /metrics never reads the database back.
@@ -82,8 +84,8 @@ class Collector:
         try:
             if config.grpc is not None:
                 tls = None
-                if config.tls:
-                    with open(config.tls_cert, "rb") as cert, open(config.tls_key, "rb") as key:  # type: ignore[arg-type]
+                if config.tls_cert and config.tls_key:  # config.tls: load_config gives both or neither
+                    with open(config.tls_cert, "rb") as cert, open(config.tls_key, "rb") as key:
                         tls = (cert.read(), key.read())
                 self.grpc = GrpcServer(
                     self.receiver,
@@ -151,10 +153,12 @@ class Collector:
 
     @property
     def grpc_port(self) -> int | None:
+        """The port the gRPC receiver listens on (the one the OS chose for port 0); None when it is off."""
         return self.grpc.port if self.grpc else None
 
     @property
     def http_port(self) -> int | None:
+        """The port the HTTP receiver listens on (the one the OS chose for port 0); None when it is off."""
         return self.http.port if self.http else None
 
     def stop(self, grace: float = 5.0) -> None:
@@ -187,12 +191,14 @@ class Collector:
         auth_note = "bearer token required" if config.auth_token else "no auth"
         lines = []
         if self.grpc is not None:
-            lines.append(f"OTLP/gRPC listening on {config.grpc.host}:{self.grpc.port} ({scheme_note}, {auth_note})")  # type: ignore[union-attr]
+            lines.append(
+                f"OTLP/gRPC listening on {self.grpc.endpoint.host}:{self.grpc.port} ({scheme_note}, {auth_note})"
+            )
         else:
             lines.append("OTLP/gRPC off")
         if self.http is not None:
             scheme = "https" if config.tls else "http"
-            base = f"{scheme}://{_host_for_url(config.http.host)}:{self.http.port}"  # type: ignore[union-attr]
+            base = f"{scheme}://{_host_for_url(self.http.endpoint.host)}:{self.http.port}"
             lines.append(
                 f"OTLP/HTTP listening on {base}/v1/traces and {base}/v1/logs ({scheme_note}, {auth_note}); "
                 f"metrics at {base}/metrics, health at {base}/healthz"

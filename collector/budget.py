@@ -59,6 +59,8 @@ class ByteBudget:
             self.peak = max(self.peak, self.in_use)
 
     def release(self, size: int) -> None:
+        """Give back ``size`` bytes. When the budget drains after a burst, free heap pages go back to the
+        OS (on a thread of their own: trimming a large heap takes milliseconds)."""
         with self._lock:
             self.in_use -= size
             self._freed_since_trim += size
@@ -83,11 +85,13 @@ class Reservation:
         self.size = 0
 
     def add(self, size: int) -> None:
+        """Reserve ``size`` more bytes for this request, or raise :class:`OverBudget` (nothing reserved)."""
         if self.budget is not None and size > 0:
             self.budget.reserve(size)
             self.size += size
 
     def close(self) -> None:
+        """Give back every byte this request reserved; closing twice gives back nothing more."""
         if self.budget is not None and self.size:
             self.budget.release(self.size)
             self.size = 0

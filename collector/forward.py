@@ -36,11 +36,13 @@ class ForwardingReceiver:
         self.forwarder = forwarder
 
     def export_traces(self, request: Any) -> Any:
+        """Commit the spans locally (the exporter's answer), then queue the request for forwarding."""
         response = self.inner.export_traces(request)
         self.forwarder.submit(request)
         return response
 
     def export_logs(self, request: Any) -> Any:
+        """Log records are stored, not forwarded: only spans are sent on."""
         return self.inner.export_logs(request)
 
     def __getattr__(self, name: str) -> Any:  # engine, metrics, commit_timeout, ...
@@ -134,6 +136,8 @@ class VerdictSpanForwarder:
             conn.close()
 
     def close(self, timeout: float = 5.0) -> None:
+        """Stop after the sessions already queued are handed to the span forwarder, waiting ``timeout``
+        seconds at most."""
         try:
             self._queue.put(None, timeout=timeout)
         except queue.Full:
@@ -143,11 +147,15 @@ class VerdictSpanForwarder:
 
 @dataclass
 class Forwarding:
+    """What the collector forwards, set up by :func:`install_forwarding`: evaluation results, received
+    spans, and the per-verdict span listener (each None when off)."""
+
     results: Any = None
     spans: Any = None
     by_verdict: VerdictSpanForwarder | None = None
 
     def banner(self) -> list[str]:
+        """The startup banner's lines about forwarding: where results and spans go, and which sessions'."""
         lines = []
         if self.results is not None:
             lines.append(
@@ -164,6 +172,7 @@ class Forwarding:
         return lines
 
     def stats(self) -> dict[str, int]:
+        """Forwarding's counters for ``/metrics`` (sent, dropped, failed), only those of what is on."""
         out: dict[str, int] = {}
         if self.spans is not None:
             s = self.spans.stats

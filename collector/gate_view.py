@@ -24,6 +24,9 @@ MAX_CANDIDATES = 20
 
 
 class GateView:
+    """The release gate over the collector's database, for ``GET /gate`` and the ``/metrics`` gauges,
+    with the verdict counts cached for ``ttl`` seconds so frequent scrapes cost one query."""
+
     def __init__(
         self,
         db_path: str,
@@ -44,6 +47,7 @@ class GateView:
         self._cached: tuple[float, VerdictCounts] | None = None
 
     def counts(self) -> VerdictCounts:
+        """Passed and decided sessions per version and golden case, read at most once every ``ttl`` seconds."""
         with self._lock:
             now = self.clock()
             if self._cached is None or now - self._cached[0] >= self.ttl:
@@ -79,6 +83,8 @@ class GateView:
         return 200, body
 
     def metrics_lines(self) -> list[str]:
+        """The ``otel_eval_gate_*`` gauges, one per candidate version (the most sessions first, at most
+        :data:`MAX_CANDIDATES`); none without a baseline version."""
         if not self.baseline:
             return []
         counts = self.counts()

@@ -42,6 +42,8 @@ RETRY_INFO_KEY = "google.rpc.retryinfo-bin"
 
 
 class TraceServicer(trace_service_pb2_grpc.TraceServiceServicer):
+    """OTLP's TraceService: each ``Export`` goes to the shared :class:`Receiver`, its outcome counted."""
+
     def __init__(self, receiver: Receiver, metrics: CollectorCounters):
         self.receiver = receiver
         self.metrics = metrics
@@ -51,6 +53,8 @@ class TraceServicer(trace_service_pb2_grpc.TraceServiceServicer):
 
 
 class LogsServicer(logs_service_pb2_grpc.LogsServiceServicer):
+    """OTLP's LogsService: each ``Export`` goes to the shared :class:`Receiver`, its outcome counted."""
+
     def __init__(self, receiver: Receiver, metrics: CollectorCounters):
         self.receiver = receiver
         self.metrics = metrics
@@ -201,6 +205,8 @@ class GrpcServer:
         self._tls_pair = tls
 
     def start(self) -> int:
+        """Bind and start serving; returns the port. A port that cannot be bound raises OSError here,
+        since grpc itself would only log it."""
         address = str(self.endpoint)
         # grpc reports a failed bind only through a C-core log line on stderr; find out first.
         check_bindable(self.endpoint, "gRPC")

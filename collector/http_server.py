@@ -74,10 +74,14 @@ class HttpResponse:
 
 
 class BodyTooLarge(Exception):
+    """The request body, as sent or after gunzip, is over ``max_request_bytes``: a 413 answer."""
+
     pass
 
 
 class BadBody(Exception):
+    """The request body is not what its path and headers say (bad gzip, protobuf or OTLP JSON): a 400 answer."""
+
     pass
 
 
@@ -516,6 +520,8 @@ class HttpServer:
         self._thread: threading.Thread | None = None
 
     def start(self, timeout: float = 10.0) -> int:
+        """Load TLS, bind the socket and start uvicorn on its own thread; returns the port once it is
+        serving. A bad certificate or a port in use raises OSError here, not in the server's thread."""
         try:
             self._config.load()
         except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError

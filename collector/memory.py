@@ -38,6 +38,7 @@ def _glibc() -> ctypes.CDLL | None:
 
 
 def available() -> bool:
+    """Whether this process's C library is glibc, so that arena limits and trimming take effect."""
     return _glibc() is not None
 
 

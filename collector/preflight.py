@@ -78,6 +78,8 @@ def check_database(path: str) -> None:
 
 
 def database_problem(path: str) -> str | None:
+    """What keeps this otel-eval from writing ``path`` (its directory, permissions, schema, a write
+    transaction), as one line; None when it can."""
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     if target.is_dir():

@@ -129,6 +129,8 @@ _ENGINE_METRICS = (
 
 
 class Histogram:
+    """A Prometheus histogram of observed values in fixed buckets (not thread-safe: its owner locks)."""
+
     def __init__(self, buckets: tuple[float, ...] = LATENCY_BUCKETS):
         self.buckets = buckets
         self.counts = [0] * (len(buckets) + 1)  # last slot: above the largest bucket
@@ -136,6 +138,7 @@ class Histogram:
         self.count = 0
 
     def observe(self, value: float) -> None:
+        """Count ``value`` in the smallest bucket that holds it and in the sum."""
         self.counts[bisect_left(self.buckets, value)] += 1
         self.sum += value
         self.count += 1
@@ -232,6 +235,7 @@ class EvaluationCounters:
             self.scores.setdefault(version, Histogram(SCORE_BUCKETS)).observe(score)
 
     def render_lines(self) -> list[str]:
+        """The evaluation families in the text exposition format, read under the lock."""
         with self._lock:
             return _render_evaluations(self)
 
@@ -257,19 +261,23 @@ class CollectorCounters:
             self.requests[key] = self.requests.get(key, 0) + 1
 
     def rejected(self, spans: int) -> None:
+        """Count spans left out for invalid ids (the exporter is told so in a partial success)."""
         with self._lock:
             self.spans_rejected += spans
 
     def logs(self, kept: int, ignored: int) -> None:
+        """Count log records received: those stored, and those left out (no span ids, or invalid ones)."""
         with self._lock:
             self.log_records_received += kept
             self.log_records_ignored += ignored
 
     def ingest_seconds(self, seconds: float) -> None:
+        """Observe how long one export request took to decode and commit."""
         with self._lock:
             self.ingest_latency.observe(seconds)
 
     def render(self, engine_stats: Mapping[str, float] | None = None) -> str:
+        """The whole ``/metrics`` page: these counters, the evaluations, and the engine's ``engine_stats``."""
         with self._lock:
             return render_prometheus(self, engine_stats or {})
 

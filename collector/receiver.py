@@ -51,6 +51,9 @@ class RetryLater(Exception):
 
 @dataclass
 class Receiver:
+    """Decoded OTLP request in, engine commit, OTLP response out: the part both servers share, so
+    both protocols answer the same."""
+
     engine: IngestTarget
     metrics: CollectorCounters
     commit_timeout: float | None = 30.0
