@@ -18,6 +18,8 @@ def turn_at(trajectory: Trajectory, index: int) -> Turn:
 
 
 def turn_gap(trajectory: Trajectory, case: EvalCase) -> dict[str, Any]:
+    """How the session's turns line up with the case's invocations: turns missing, and extra turns left
+    unscored."""
     expected, actual = len(case.conversation), len(trajectory.turns)
     return {
         "expected": expected,
@@ -65,6 +67,8 @@ class PerInvocationCriterion(Criterion):
     expectation: ClassVar[Expectation]
 
     def score_turn(self, inv: Invocation, turn: Turn, cfg: CriterionConfig) -> tuple[float, dict[str, Any]]:
+        """(score 0-1, details) of one turn against its invocation; only invocations with the
+        expectation are asked."""
         raise NotImplementedError
 
     def score(

@@ -9,6 +9,7 @@ Partial credit comes only from the criteria named for it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 from ..metrics.alignment import Alignment, align
@@ -20,6 +21,9 @@ from .base import Criterion, CriterionOptions, Expectation, JudgeClient
 
 
 class TrajectoryOptions(CriterionOptions):
+    """The options every trajectory criterion takes: which calls count, how retries and arguments are
+    compared."""
+
     max_depth: int | Literal["auto"] | None = "auto"
     """Which calls are the agent's: "auto" (the top-level agent's, unless the expectation names a
     tool only a sub-agent used), a depth, or None for every call."""
@@ -56,7 +60,9 @@ EXPECTS_CALLS = Expectation(
 )
 
 
-def calls_for(turn: Turn, expected_names: Any, max_depth: Any) -> tuple[list[ActualToolCall], Any]:
+def calls_for(
+    turn: Turn, expected_names: Callable[[], set[str]], max_depth: int | str | None
+) -> tuple[list[ActualToolCall], int | None]:
     """The calls compared with the expectation. "auto": the top-level agent's calls, unless the
     expectation names a tool only a nested (sub-agent) call used — then every call.
     ``expected_names()`` is asked only then: most turns have no nested call."""
@@ -103,6 +109,8 @@ class TrajectoryCriterion(Criterion):
             )
 
     def argument_policy(self, options: dict[str, Any]) -> ArgumentPolicy | None:
+        """How arguments compare (the options' policy, or the default one); None: the criterion compares
+        them its own way."""
         if any(key in options for key in ARGUMENT_OPTIONS):
             return ArgumentPolicy.from_options(options)
         return _DEFAULT_POLICY  # no argument option: the default policy (frozen, never changed), built once
@@ -111,7 +119,11 @@ class TrajectoryCriterion(Criterion):
         """The one tool the criterion is about, if it is about one."""
         return None
 
-    def calls(self, turn: Turn, expected_names: Any, max_depth: Any) -> tuple[list[ActualToolCall], Any]:
+    def calls(
+        self, turn: Turn, expected_names: Callable[[], set[str]], max_depth: int | str | None
+    ) -> tuple[list[ActualToolCall], int | str | None]:
+        """The turn's calls compared with the expectation, and the depth they were taken to
+        (``options.max_depth``: "auto", a depth, None for every call; see :func:`calls_for`)."""
         return calls_for(turn, expected_names, max_depth)
 
     def align(
@@ -134,6 +146,8 @@ class TrajectoryCriterion(Criterion):
         return alignment, alignment.satisfies(cfg.match_type)
 
     def turn_score(self, alignment: Alignment, satisfied: bool, tool_name: str | None) -> float:
+        """The turn's score from its alignment: the :attr:`measure` property, or 1/0 for whether the
+        match type holds."""
         if self.measure == "adk_match_avg":
             return float(satisfied)
         return float(getattr(alignment, self.measure))  # precision, recall, f1, in_order_f1: the alignment's properties

@@ -28,7 +28,7 @@ class EfficiencyMetric(Criterion):
     """Average over every turn once one has a value (a turn without one counts 0), not over the
     turns that have one."""
 
-    def value(self, turn: Turn) -> Any:
+    def value(self, turn: Turn) -> float | dict[str, float] | None:
         """The turn's value: a number, a dict with ``total_tokens`` and its parts, or None (n/a)."""
         raise NotImplementedError
 
@@ -71,22 +71,28 @@ class EfficiencyMetric(Criterion):
 
 
 class ToolCallCount(EfficiencyMetric):
+    """google-adk's ``tool_call_count_v1``: how many tools the agent called per turn, as ``adk eval``
+    counts them (reported, not judged)."""
+
     kind = "tool_call_count_v1"
     description = "google-adk's tool calls per turn, averaged (informational: never passes or fails)"
     unit = "tool calls per turn"
 
-    def value(self, turn: Turn) -> Any:
+    def value(self, turn: Turn) -> float | dict[str, float] | None:
         """The calls ``adk eval`` counts in an invocation: every call but those made inside another
         tool call (an AgentTool's agent runs in a session of its own), as ``tool_trajectory_avg_score``."""
         return float(sum(1 for c in turn.calls if not c.inside_call))
 
 
 class InferenceCallCount(EfficiencyMetric):
+    """google-adk's ``inference_call_count_v1``: model calls per turn, the cost driver a change of
+    prompt or tools moves."""
+
     kind = "inference_call_count_v1"
     description = "google-adk's model calls per turn, averaged (informational: never passes or fails)"
     unit = "model calls per turn"
 
-    def value(self, turn: Turn) -> Any:
+    def value(self, turn: Turn) -> float | dict[str, float] | None:
         """The model calls ADK's invocation has events of: each call once (a legacy ``call_llm``
         span and the ``generate_content`` span inside it are one), none made inside a tool call
         (an ``AgentTool``'s agent runs in a session of its own), as ``tool_call_count_v1``."""
@@ -94,6 +100,9 @@ class InferenceCallCount(EfficiencyMetric):
 
 
 class TokenUsage(EfficiencyMetric):
+    """google-adk's ``token_usage_v1``: tokens per turn (with input and output apart), averaged as ADK
+    averages them."""
+
     kind = "token_usage_v1"
     description = "google-adk's tokens per turn (input, output, total), averaged (informational: never passes or fails)"
     unit = "tokens per turn"
@@ -102,7 +111,7 @@ class TokenUsage(EfficiencyMetric):
     # none, so a turn without counts is 0 tokens once another turn reported some.
     over_every_turn = True
 
-    def value(self, turn: Turn) -> Any:
+    def value(self, turn: Turn) -> float | dict[str, float] | None:
         """The tokens of the model calls ``inference_call_count_v1`` counts, each call's once."""
         input_tokens = turn.input_tokens - turn.input_tokens_inside_calls
         output_tokens = turn.output_tokens - turn.output_tokens_inside_calls
@@ -116,11 +125,14 @@ class TokenUsage(EfficiencyMetric):
 
 
 class InvocationDuration(EfficiencyMetric):
+    """google-adk's ``invocation_duration_v1``: a turn's wall time, from its root span's start to its
+    end."""
+
     kind = "invocation_duration_v1"
     description = "google-adk's seconds per turn, averaged (informational: never passes or fails)"
     unit = "seconds per turn"
 
-    def value(self, turn: Turn) -> Any:
+    def value(self, turn: Turn) -> float | dict[str, float] | None:
         if turn.start_ns and turn.end_ns and turn.end_ns >= turn.start_ns:
             return (turn.end_ns - turn.start_ns) / 1e9
         return None

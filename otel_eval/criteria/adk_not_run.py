@@ -45,13 +45,21 @@ class NotRun(Criterion):
 
 
 class VertexMetric(NotRun):
+    """A google-adk metric that only Vertex AI's evaluation service computes: accepted by name, so an
+    ADK config loads, and reported not evaluated."""
+
     adk = "vertex"
     reason = _VERTEX_REASON
 
 
 def _vertex_metric(class_name: str, kind: str, measures: str) -> type[VertexMetric]:
     description = f"google-adk's Vertex AI {measures} (not evaluated: otel-eval does not call Vertex AI)"
-    return type(class_name, (VertexMetric,), {"kind": kind, "description": description, "__module__": __name__})
+    doc = f"google-adk's ``{kind}``, its {measures}: accepted by name, reported not evaluated (Vertex AI computes it)."
+    return type(
+        class_name,
+        (VertexMetric,),
+        {"kind": kind, "description": description, "__module__": __name__, "__doc__": doc},
+    )
 
 
 Safety = _vertex_metric("Safety", "safety_v1", "safety metric")
@@ -68,10 +76,15 @@ MultiTurnToolUseQuality = _vertex_metric(
 
 
 class UserSimulatorOptions(AdkJudgeOptions):
+    """ADK's judge options, and the user simulator's stop signal, taken so ADK's config loads unchanged."""
+
     stop_signal: str | None = None
 
 
 class PerTurnUserSimulatorQuality(NotRun):
+    """google-adk's judge of its own user simulator: accepted by name and reported not evaluated, since
+    there is no simulator here."""
+
     kind = "per_turn_user_simulator_quality_v1"
     description = "google-adk's judge of its user simulator (not evaluated: otel-eval runs no user simulator)"
     Options = UserSimulatorOptions
@@ -80,11 +93,17 @@ class PerTurnUserSimulatorQuality(NotRun):
 
 
 class CustomMetricOptions(CriterionOptions):
+    """A ``test_config.json`` custom metric's reference to the agent's function, kept for the reason
+    shown."""
+
     function: str | None = None
     """The Python function google-adk would import (``custom_metrics.<name>.code_config.name``)."""
 
 
 class CustomMetric(NotRun):
+    """A ``test_config.json`` custom metric: google-adk runs the agent's own Python function, which
+    otel-eval does not import, so it is reported not evaluated."""
+
     kind = "adk_custom_metric"
     description = "a test_config.json's custom metric (not evaluated: otel-eval does not import the agent's code)"
     Options = CustomMetricOptions

@@ -14,6 +14,9 @@ from .adk_judge import AdkJudgeMetric
 
 
 class FinalResponseMatchV2(AdkJudgeMetric):
+    """google-adk's ``final_response_match_v2``: an LLM judge decides whether each answer is valid
+    against the golden one, where wording differs but meaning may not."""
+
     kind = "final_response_match_v2"
     description = (
         "google-adk's judge: is each turn's final answer valid against the expected one (a majority of "

@@ -14,6 +14,9 @@ from .adk_judge import AdkJudgeMetric
 
 
 class Hallucinations(AdkJudgeMetric):
+    """google-adk's ``hallucinations_v1``: the judge checks each sentence of the answers against what
+    the agent was given and what its tools returned."""
+
     kind = "hallucinations_v1"
     description = (
         "google-adk's judge: the share of the answers' sentences the context supports (segmented, then validated)"

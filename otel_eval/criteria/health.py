@@ -16,13 +16,18 @@ from .base import Criterion, CriterionOptions, JudgeClient
 HealthOptions = create_model(
     "HealthOptions",
     __base__=CriterionOptions,
+    # pydantic's create_model stubs take fields only as named keywords, not a ** mapping
     **{limit: (float | None, None) for limit in LIMITS},  # type: ignore[call-overload]
     **{flag: (bool, False) for flag in FLAG_LIMITS},
+    __doc__="health's options: a limit a metric (None: not limited) and the boolean limits.",
 )
 """A limit a metric: the session fails when the metric exceeds it."""
 
 
 class Health(Criterion):
+    """Reference-free limits on what any session can get wrong (tool errors, repeated calls,
+    steps, latency, tokens): runs on every session, matched or not, and fails only on a configured limit."""
+
     kind = "health"
     description = "reference-free, every session: 1 - violated limits / configured limits (1.0 with no limits)"
     Options = HealthOptions

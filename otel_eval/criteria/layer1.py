@@ -13,6 +13,8 @@ from .base import Criterion, CriterionOptions, JudgeClient
 
 
 class Layer1Options(CriterionOptions):
+    """Which text field of the session's Vertex record to search, and for what."""
+
     field: Literal["prompt", "prompt_concat", "response_concat", "response", "title"] = "response_concat"
     regex: str | None = None
     contains: str | None = None
@@ -22,6 +24,9 @@ class Layer1Options(CriterionOptions):
 
 
 class Layer1(Criterion):
+    """A pattern check on one text field of the session's Vertex record: a text that must (or must
+    not) appear, checked without a golden case."""
+
     kind = "layer1"
     description = (
         "1 when options.regex / options.contains is found (or, with expect = false, not found) in a text field"

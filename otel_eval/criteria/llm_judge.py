@@ -23,6 +23,9 @@ from .judge_base import NO_JUDGE, JudgeCriterion
 
 
 class LlmJudgeOptions(CriterionOptions):
+    """Where the judge is and how it is called (endpoint, model, key, retries, sampling, budgets): per
+    criterion, so two judges may differ."""
+
     base_url: str | None = None
     """The OpenAI-compatible endpoint (else OTEL_EVAL_JUDGE_BASE_URL)."""
     model: str | None = None
@@ -57,6 +60,9 @@ def _no_endpoint(options: dict[str, Any]) -> bool:
 
 
 class LlmJudge(JudgeCriterion):
+    """An LLM judge grading each turn's answer on weighted 1-5 rubrics: for answers whose quality no
+    string comparison captures."""
+
     kind = "llm_judge"
     description = "an LLM judge's weighted rubric scores (1-5), normalised to 0-1, averaged over the turns"
     Options = LlmJudgeOptions

@@ -99,6 +99,7 @@ class Registry:
         return dict(self._aliases)
 
     def aliases_of(self, kind: str) -> list[str]:
+        """The other names a config may use for ``kind`` (``otel-eval criteria`` lists them)."""
         return [a for a, k in self._aliases.items() if k == kind]
 
     def kind_of(self, name: str, cfg: CriterionConfig) -> str | None:
@@ -113,6 +114,7 @@ class Registry:
         return None
 
     def criterion_for(self, name: str, cfg: CriterionConfig) -> Criterion | None:
+        """The criterion that scores the one configured as ``name``; None when no kind matches."""
         kind = self.kind_of(name, cfg)
         return self._criteria[kind] if kind is not None else None
 

@@ -21,6 +21,8 @@ ADK_RESPONSE_MATCH = "response_match_score"
 
 
 class ResponseMatchOptions(CriterionOptions):
+    """How the final answer is compared with the expected one (ROUGE-1 by default)."""
+
     method: Literal["rouge1", "adk_rouge1", "exact", "contains", "regex"] = "rouge1"
     use_stemmer: bool = False
     """rouge1: Porter-stem tokens longer than 3 characters, as rouge-score does."""
@@ -33,6 +35,9 @@ class ResponseMatchOptions(CriterionOptions):
 
 
 class ResponseMatch(Criterion):
+    """Compares each turn's final answer with the golden answer: ROUGE-1 (rouge-score's, or ADK's
+    as ``response_match_score`` computes it), exact, contains or a regex."""
+
     kind = "response_match"
     description = "ROUGE-1 F of the final answer vs expected_final_response (or ADK's ROUGE-1, exact, contains, regex)"
     Options = ResponseMatchOptions

@@ -13,6 +13,9 @@ from .adk_judge import AdkJudgeMetric
 
 
 class RubricBasedFinalResponseQuality(AdkJudgeMetric):
+    """google-adk's ``rubric_based_final_response_quality_v1``: yes/no rubric verdicts on the final
+    answer, for qualities no golden answer pins down."""
+
     kind = "rubric_based_final_response_quality_v1"
     description = (
         "google-adk's judge: yes/no verdicts on rubrics about the final answer, the tool calls its "

@@ -14,6 +14,9 @@ from .adk_judge import AdkJudgeMetric
 
 
 class RubricBasedMultiTurnTrajectoryQuality(AdkJudgeMetric):
+    """google-adk's ``rubric_based_multi_turn_trajectory_quality_v1``: rubric verdicts on the whole
+    conversation, judged once at its last turn."""
+
     kind = "rubric_based_multi_turn_trajectory_quality_v1"
     description = (
         "google-adk's judge: yes/no verdicts on rubrics about the whole conversation, judged once on its last turn"

@@ -12,6 +12,9 @@ from .adk_judge import AdkJudgeMetric
 
 
 class RubricBasedToolUseQuality(AdkJudgeMetric):
+    """google-adk's ``rubric_based_tool_use_quality_v1``: rubric verdicts on how the tools were used and
+    what they returned."""
+
     kind = "rubric_based_tool_use_quality_v1"
     description = (
         "google-adk's judge: yes/no verdicts on rubrics about the tool calls and their results; the mean verdict"

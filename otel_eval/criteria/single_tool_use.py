@@ -10,11 +10,16 @@ from ._trajectory import TrajectoryCriterion, TrajectoryOptions
 
 
 class SingleToolUseOptions(TrajectoryOptions):
+    """The tool every turn must call."""
+
     tool_name: str | None = None
     """The tool that must be used (required)."""
 
 
 class SingleToolUse(TrajectoryCriterion):
+    """Whether each turn called one given tool, needing no golden trajectory: for agents whose job is to
+    always use a tool (a search, a lookup)."""
+
     kind = "single_tool_use"
     description = "per turn 1 when the turn called options.tool_name (any arguments), else 0; averaged"
     measure = "single_tool_use"

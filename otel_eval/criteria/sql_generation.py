@@ -12,6 +12,9 @@ from .base import Expectation
 
 
 class SqlGeneration(PerInvocationCriterion):
+    """Whether a turn produced SQL exactly when the golden case expects it (the seed's
+    ``sql_generated``): catches an agent that answers from memory instead of querying."""
+
     kind = "sql_generation"
     description = "1 when (SQL found in the turn's calls, results or answer) == expected_sql, else 0"
     default_threshold = 1.0

@@ -12,6 +12,9 @@ from .base import Expectation
 
 
 class TableUsage(PerInvocationCriterion):
+    """The share of the expected tables the turn's SQL reads: a query on the wrong table can run fine
+    and still answer wrongly."""
+
     kind = "table_usage"
     description = "expected tables found in the turn's SQL / expected tables"
     default_threshold = 1.0

@@ -19,6 +19,9 @@ def first_call(turn: Turn) -> ActualToolCall | None:
 
 
 class ToolSelection(PerInvocationCriterion):
+    """Whether each turn's first call is the expected tool: the routing decision, checked apart from the
+    rest of the trajectory."""
+
     kind = "tool_selection"
     description = "1 when the turn's first call (shallowest agent level) is expected_tool_selection, else 0"
     default_threshold = 1.0

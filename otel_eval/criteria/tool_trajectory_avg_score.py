@@ -5,6 +5,7 @@ averaged. Names and Python ``==`` on the arguments (``check_args = false`` is AD
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..metrics.alignment import Alignment, adk_match, align
@@ -15,6 +16,9 @@ from ._trajectory import TrajectoryCriterion, TrajectoryOptions, calls_for
 
 
 class ToolTrajectoryAvgScore(TrajectoryCriterion):
+    """google-adk's ``tool_trajectory_avg_score``, computed as ADK's TrajectoryEvaluator computes it
+    (its calls, its match types, Python == on arguments), so the number equals ``adk eval``'s."""
+
     kind = "tool_trajectory_avg_score"
     description = "google-adk's tool_trajectory_avg_score: its TrajectoryEvaluator's number, exactly"
     measure = "adk_match_avg"
@@ -38,7 +42,9 @@ class ToolTrajectoryAvgScore(TrajectoryCriterion):
     def argument_policy(self, options: dict[str, Any]) -> ArgumentPolicy | None:
         return None  # Python == on the argument dicts, as ADK compares them
 
-    def calls(self, turn: Turn, expected_names: Any, max_depth: Any) -> tuple[list[ActualToolCall], Any]:
+    def calls(
+        self, turn: Turn, expected_names: Callable[[], set[str]], max_depth: int | str | None
+    ) -> tuple[list[ActualToolCall], int | str | None]:
         """ "auto" is what ``adk eval`` counts: every call but those made inside another tool call
         (an ``AgentTool``'s agent runs in a session of its own), so a sub-agent's calls after a
         transfer count and an agent-as-tool's never do."""

@@ -6,6 +6,9 @@ from ._trajectory import TrajectoryCriterion
 
 
 class TrajectoryMatch(TrajectoryCriterion):
+    """Pass or fail per turn on the expected calls under ``match_type`` (EXACT, IN_ORDER, ANY_ORDER),
+    with arguments compared by meaning."""
+
     kind = "trajectory_match"
     description = "per turn 1 when the calls satisfy match_type (EXACT, IN_ORDER, ANY_ORDER), else 0; averaged"
     measure = "adk_match_avg"
