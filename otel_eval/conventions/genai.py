@@ -96,6 +96,8 @@ DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 
 
 def operation_of(span: SpanRecord) -> str | None:
+    """``gen_ai.operation.name``, else the first word of the span name when it names an operation
+    (spans that carry their operation only in their name); None when neither does."""
     operation = span.attributes.get("gen_ai.operation.name")
     if operation:
         return str(operation)
@@ -104,6 +106,8 @@ def operation_of(span: SpanRecord) -> str | None:
 
 
 def detect(span: SpanRecord) -> bool:
+    """Any ``gen_ai.*`` attribute or event, or a span named by a GenAI operation (``invoke_agent x``):
+    the general dialect, tried after every one that builds on it."""
     if "gen_ai.operation.name" in span.attributes:
         return True
     if span.name.split(" ", 1)[0] in _NAME_ONLY_OPERATIONS:
@@ -144,6 +148,7 @@ def _span_type_of(span: SpanRecord, operation: str | None) -> SpanType:
 
 
 def read(span: SpanRecord) -> Reading:
+    """The GenAI semconv reading of the span (:func:`read_as`, labelled ``genai``)."""
     return read_as(span, NAME)
 
 
@@ -255,6 +260,8 @@ def read_messages(span: SpanRecord, reading: Reading, with_calls: bool = True) -
 
 
 def tool_invocation(span: SpanRecord, target: str | None = None) -> ExecutedToolCall:
+    """The tool call a tool span records (name, arguments, call id, result, error); ``target`` names it
+    when ``gen_ai.tool.name`` is missing."""
     attrs = span.attributes
     name, _ = first_text(attrs, "gen_ai.tool.name")
     return ExecutedToolCall(
@@ -267,6 +274,8 @@ def tool_invocation(span: SpanRecord, target: str | None = None) -> ExecutedTool
 
 
 def tool_sources(reading: Reading, args_key: str, result_key: str) -> None:
+    """Name the attributes a tool span's call came from, so ``otel-eval inspect`` can show them; the
+    dialects built on GenAI pass their own argument and result keys."""
     reading.sources.update(
         {
             "tool_calls": "gen_ai.tool.name",
@@ -279,6 +288,7 @@ def tool_sources(reading: Reading, args_key: str, result_key: str) -> None:
 
 
 def read_retrieval(span: SpanRecord, reading: Reading) -> None:
+    """A retrieval span's query and documents (``gen_ai.retrieval.*``) into ``reading``."""
     attrs = span.attributes
     query, key = first_text(attrs, "gen_ai.retrieval.query.text")
     if query is not None:

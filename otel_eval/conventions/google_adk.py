@@ -51,12 +51,16 @@ _PLACEHOLDERS = ("", "{}", "N/A", "<not specified>", "<not serializable>")
 
 
 def detect(span: SpanRecord) -> bool:
+    """ADK's tracer scope (``gcp.vertex.agent``), as scope or ``gen_ai.system``, or a
+    ``gcp.vertex.agent.*`` attribute."""
     if span.scope == SCOPE or span.attributes.get("gen_ai.system") == SCOPE:
         return True
     return any_key_starts(span.attributes, PREFIX)
 
 
 def read(span: SpanRecord) -> Reading:
+    """The GenAI reading, with what ADK records in its own attributes: the LLM request and response,
+    the tool's arguments and response, and the session id."""
     attrs = span.attributes
     reading = genai.read_as(span, NAME)
     if span.name == "invocation" and reading.span_type == "unknown":
@@ -103,6 +107,8 @@ def _stand_in_id(name: str, call_id: str | None) -> bool:
 
 
 def is_merged(span: SpanRecord) -> bool:
+    """ADK's merged tool span, which groups the responses of parallel calls that have spans of their
+    own: a wrapper, not a call."""
     return span.attributes.get("gen_ai.tool.name") == MERGED_TOOL_NAME or span.name == "execute_tool (merged)"
 
 

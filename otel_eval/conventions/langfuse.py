@@ -86,15 +86,19 @@ _INPUT_KEYS = ("input", "query", "question", "message", "prompt", "user_input", 
 
 
 def detect(span: SpanRecord) -> bool:
+    """A ``langfuse.observation.*`` attribute: a span the Langfuse SDK wrote itself."""
     return any_key_starts(span.attributes, _PREFIX)
 
 
 def quick_span_type(span: SpanRecord) -> SpanType:
+    """The span type ``langfuse.observation.type`` names (``generation`` → llm, ...); unknown without one."""
     kind = span.attributes.get(TYPE)
     return _TYPES.get(str(kind).lower(), "unknown") if kind not in (None, "") else "unknown"
 
 
 def read(span: SpanRecord) -> Reading:
+    """The reading of a Langfuse observation; a shape no rule foresaw keeps what was read before it
+    and is noted as unread, never raised."""
     reading = Reading(NAME, quick_span_type(span))
     try:
         _read(span, reading)

@@ -70,10 +70,12 @@ IDENTITY_KEYS = IdentityKeys(own_session=SESSION_ATTRIBUTES, own_user=USER_ATTRI
 
 
 def detect(span: SpanRecord) -> bool:
+    """A ``mastra.*`` attribute: a span Mastra's OTel exporter wrote."""
     return "mastra.span.type" in span.attributes or any_key_starts(span.attributes, "mastra.")
 
 
 def mastra_type(span: SpanRecord) -> str:
+    """``mastra.span.type`` in lower case (``agent_run``, ``model_step``, ...); "" without one."""
     value = span.attributes.get("mastra.span.type")
     return str(value).lower() if value not in (None, "") else ""
 
@@ -90,6 +92,8 @@ def quick_span_type(span: SpanRecord) -> SpanType:
 
 
 def read(span: SpanRecord) -> Reading:
+    """The GenAI reading, typed by ``mastra.span.type`` and filled from the ``mastra.*`` inputs and
+    outputs of the run, its steps and its tools."""
     attrs = span.attributes
     reading = genai.read_as(span, NAME)
     kind = quick_span_type(span)

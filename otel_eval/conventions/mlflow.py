@@ -44,6 +44,7 @@ _OUTPUT_KEYS = ("content", "answer", "output", "text")
 
 
 def detect(span: SpanRecord) -> bool:
+    """An ``mlflow.spanType`` attribute, or a resource whose SDK is MLflow's."""
     return "mlflow.spanType" in span.attributes or span.resource.get("telemetry.sdk.name") == "mlflow"
 
 
@@ -52,11 +53,14 @@ def _value(attrs: Mapping[str, Any], key: str) -> Any:
 
 
 def quick_span_type(span: SpanRecord) -> SpanType:
+    """The span type ``mlflow.spanType`` names; chain for a kind not mapped, or none."""
     kind = _value(span.attributes, "mlflow.spanType")
     return _TYPES.get(kind, "chain") if isinstance(kind, str) else "chain"
 
 
 def read(span: SpanRecord) -> Reading:
+    """The reading of an MLflow span from its JSON-encoded inputs and outputs; a shape no rule foresaw
+    is noted as unread, never raised."""
     reading = Reading(NAME)
     try:
         _read(span, reading)

@@ -59,6 +59,8 @@ _OBSERVATION = "\nObservation: "
 
 
 def detect(span: SpanRecord) -> bool:
+    """Attributes only Noveum's LangChain callback writes, or its SDK's span (a LangChain run id or
+    its scope) with a model, tool or chain name."""
     attrs = span.attributes
     if any(key.startswith("agent.output.") for key in attrs) or any(key in attrs for key in _DISTINCT_KEYS):
         return True
@@ -67,6 +69,8 @@ def detect(span: SpanRecord) -> bool:
 
 
 def span_type_of(span: SpanRecord) -> SpanType:
+    """What the span is: a chain span is the agent when it is the root, has events or carries the
+    agent's output (else a chain); ``tool.name`` makes a tool, ``llm.*`` a model call."""
     attrs = span.attributes
     if "chain.name" in attrs or "chain.inputs" in attrs or "chain.inputs.input" in attrs:
         return "agent" if span.is_root or _has_agent_output(attrs) or span.events else "chain"
@@ -80,6 +84,7 @@ def span_type_of(span: SpanRecord) -> SpanType:
 
 
 def read(span: SpanRecord) -> Reading:
+    """The reading of a Noveum span by its type (agent or chain, llm, tool), as the module's notes say."""
     span_type = span_type_of(span)
     reading = Reading(convention=NAME, span_type=span_type)
     reading.sources.update({"task_id": "trace_id", "turn_id": "span_id", "exit_status": "status"})

@@ -73,6 +73,7 @@ _INDEXED = re.compile(r"^(\d+)\.(.+)$")
 
 
 def detect(span: SpanRecord) -> bool:
+    """An ``openinference.span.kind`` attribute: every OpenInference instrumentation writes it."""
     return KIND_KEY in span.attributes
 
 
@@ -85,6 +86,7 @@ def quick_span_type(span: SpanRecord) -> SpanType:
 
 
 def read(span: SpanRecord) -> Reading:
+    """The reading of an OpenInference span by its kind (llm, tool, retriever, agent or chain)."""
     attrs = span.attributes
     span_type = quick_span_type(span)
     reading = Reading(NAME, span_type)

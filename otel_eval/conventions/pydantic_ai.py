@@ -42,6 +42,8 @@ _V2_SPAN_NAMES: dict[str, SpanType] = {"agent run": "agent", "running tool": "to
 
 
 def detect(span: SpanRecord) -> bool:
+    """Pydantic AI's scope or its own attributes, or a format v2 span name (``agent run``, ``running
+    tool``) beside Logfire's message."""
     if span.scope.replace("_", "-").startswith("pydantic-ai"):
         return True
     attrs = span.attributes
@@ -51,6 +53,8 @@ def detect(span: SpanRecord) -> bool:
 
 
 def read(span: SpanRecord) -> Reading:
+    """The GenAI reading, with the agent's conversation and answer and the tool's arguments and result
+    from Pydantic AI's own attributes; an empty conversation id is no session."""
     attrs = span.attributes
     reading = genai.read_as(span, NAME)
     if reading.span_type == "unknown" and span.name in _V2_SPAN_NAMES:

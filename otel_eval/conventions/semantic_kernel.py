@@ -30,16 +30,20 @@ _CHAIN_SPANS = frozenset({"AutoFunctionInvocationLoop"})
 
 
 def detect(span: SpanRecord) -> bool:
+    """Semantic Kernel's instrumentation scope: its spans are GenAI spans known by their scope."""
     return span.scope.startswith(_SCOPE)
 
 
 def quick_span_type(span: SpanRecord) -> SpanType:
+    """Chain for the function-calling loop, else the GenAI span type."""
     if span.name in _CHAIN_SPANS:
         return "chain"
     return genai.quick_span_type(span)
 
 
 def read(span: SpanRecord) -> Reading:
+    """The GenAI reading, with the function-calling loop as a chain and the plugin stripped from the
+    function names."""
     reading = genai.read_as(span, NAME)
     if span.name in _CHAIN_SPANS:
         reading.span_type = "chain"

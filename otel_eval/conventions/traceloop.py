@@ -45,11 +45,15 @@ _INPUT_KEYS = ("input", "query", "question", "message", "prompt", "user_input", 
 
 
 def detect(span: SpanRecord) -> bool:
+    """``traceloop.span.kind``, ``llm.request.type`` or any ``traceloop.*`` attribute (OpenLLMetry)."""
     attrs = span.attributes
     return KIND in attrs or "llm.request.type" in attrs or any_key_starts(attrs, "traceloop.")
 
 
 def read(span: SpanRecord) -> Reading:
+    """A workflow, task, agent or tool span from its ``traceloop.entity.*`` input and output; any other
+    (a model call inside a workflow) as GenAI with the flattened prompts; the association properties'
+    session and user on both."""
     attrs = span.attributes
     kind = str(attrs.get(KIND) or "").lower()
     if kind in _KIND_TYPES:

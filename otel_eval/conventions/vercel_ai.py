@@ -93,6 +93,7 @@ IDENTITY_KEYS = IdentityKeys(own_session=SESSION_ATTRIBUTES, own_user=USER_ATTRI
 
 
 def detect(span: SpanRecord) -> bool:
+    """An ``ai.*`` attribute (``ai.operationId`` first): a span of the Vercel AI SDK."""
     attrs = span.attributes
     if "ai.operationId" in attrs:
         return True
@@ -131,6 +132,8 @@ def quick_span_type(span: SpanRecord) -> SpanType:
 
 
 def read(span: SpanRecord) -> Reading:
+    """The reading of a Vercel AI SDK span by its operation (run, model call, tool), from its ``ai.*``
+    attributes and the GenAI ones its model calls carry."""
     attrs = span.attributes
     kind = quick_span_type(span)
     reading = genai.read_as(span, NAME) if _has_genai(span) else Reading(NAME)

@@ -37,6 +37,8 @@ def indexed_messages(attributes: Mapping[str, Any], which: str) -> list[Message]
 
 
 def set_path(target: dict[str, Any], path: list[str], value: Any) -> None:
+    """Set ``value`` at ``path`` in nested dicts, making the dicts on the way: flattened attributes
+    (``gen_ai.prompt.0.content``) back into the objects they were flattened from."""
     for step in path[:-1]:
         nxt = target.get(step)
         if not isinstance(nxt, dict):

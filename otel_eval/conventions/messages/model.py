@@ -40,6 +40,7 @@ class Message:
 
     @property
     def text(self) -> str | None:
+        """The message's texts joined by newlines; None when it has none."""
         return "\n".join(self.texts) if self.texts else None
 
     def note(self, reason: str) -> None:
@@ -50,6 +51,7 @@ class Message:
         self.unread = unread
 
     def think(self, text: str) -> None:
+        """Add one piece of reasoning (the shared empty tuple becomes a list of this message's own)."""
         reasoning = self.reasoning if type(self.reasoning) is list else list(self.reasoning)
         reasoning.append(text)
         self.reasoning = reasoning

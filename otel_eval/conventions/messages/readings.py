@@ -19,6 +19,7 @@ def last_user_text(messages: Sequence[Message]) -> str | None:
 
 
 def system_text(messages: Sequence[Message]) -> str | None:
+    """The system messages' text, joined by newlines; None when there is none."""
     texts = [m.text for m in messages if m.role == "system" and m.texts]
     return "\n".join(t for t in texts if t) or None
 
@@ -32,6 +33,7 @@ def output_text(messages: Sequence[Message]) -> str | None:
 
 
 def output_calls(messages: Sequence[Message]) -> list[RequestedToolCall]:
+    """The tool calls the model asked for in ``messages`` (not the user's), as copies the reading owns."""
     # Each reading gets calls of its own, built directly: copy.copy's generic path costs ~1 µs a call.
     return [
         RequestedToolCall(call.name, call.args, call.call_id)

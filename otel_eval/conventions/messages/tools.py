@@ -54,6 +54,8 @@ def indexed_tool_schemas(attributes: Mapping[str, Any], prefix: str = "llm.reque
 
 
 def token_count(attributes: Mapping[str, Any], *keys: str) -> int | None:
+    """The first of ``keys`` whose value is a whole number; None when none is (a bad count is skipped,
+    not an error)."""
     for key in keys:
         value = attributes.get(key)
         if value in (None, ""):
@@ -66,6 +68,8 @@ def token_count(attributes: Mapping[str, Any], *keys: str) -> int | None:
 
 
 def first_text(attributes: Mapping[str, Any], *keys: str) -> tuple[str | None, str]:
+    """The first of ``keys`` with a non-empty value, as text, and that key (the reading's source);
+    ``(None, "")`` when none has one."""
     for key in keys:
         value = attributes.get(key)
         if value not in (None, ""):
