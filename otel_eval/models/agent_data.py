@@ -13,6 +13,9 @@ from pydantic import BaseModel, Field
 
 
 class ToolSchema(BaseModel):
+    """A tool the agent was offered (name, description, argument and return schemas), as its model call
+    declared it."""
+
     name: str
     description: str
     args_schema: dict[str, Any] | None = None
@@ -20,12 +23,16 @@ class ToolSchema(BaseModel):
 
 
 class ToolCall(BaseModel):
+    """A tool call the agent's model requested, in NovaEval's spelling (``parameters``, not ``args``)."""
+
     tool_name: str
     parameters: dict[str, Any]
     call_id: str
 
 
 class ToolResult(BaseModel):
+    """What a tool call returned (or its error), tied to its call by ``call_id``."""
+
     call_id: str
     result: Any
     success: bool
@@ -33,6 +40,9 @@ class ToolResult(BaseModel):
 
 
 class AgentData(BaseModel):
+    """One span's (or one trace's) agent activity in NovaEval's shape: what the agent was asked, told,
+    offered and answered, and the tools it called; stored per span and per trace for analysis."""
+
     user_id: str | None = None
     task_id: str | None = None
     turn_id: str | None = None

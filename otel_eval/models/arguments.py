@@ -411,12 +411,16 @@ class ArgumentPolicy:
         )
 
     def for_tool(self, name: str) -> ArgumentPolicy:
+        """The policy for one tool: its own under ``tools``, else the general one."""
         return self.tools.get(name, self)
 
     def equal(self, tool: str, expected: Any, actual: Any) -> bool:
+        """Whether a call's arguments agree with the expected ones under the tool's policy."""
         p = self.for_tool(tool)
         return arguments_equal(expected, actual, p.mode, p.keys, p.fold_case, p.fold_whitespace, p.comparators)
 
     def diff(self, tool: str, expected: Any, actual: Any) -> list[dict[str, Any]]:
+        """Per argument key, how the call's value compares with the expected one (for the details a
+        failed match shows)."""
         p = self.for_tool(tool)
         return argument_diff(expected, actual, p.mode, p.keys, p.fold_case, p.fold_whitespace, p.comparators)

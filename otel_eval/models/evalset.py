@@ -42,16 +42,20 @@ class _Golden(BaseModel):
 
 
 class MessageContent(_Golden):
+    """A message of a golden conversation: its role and content (text, or ADK's parts)."""
+
     role: str
     content: str | list[dict[str, Any]]
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
     def user(cls, text: str) -> MessageContent:
+        """A user message of plain text (for tests and golden files written in Python)."""
         return cls(role="user", content=text)
 
     @classmethod
     def assistant(cls, text: str) -> MessageContent:
+        """An assistant message of plain text."""
         return cls(role="assistant", content=text)
 
     def get_text(self) -> str:
@@ -90,6 +94,8 @@ class ExpectedToolCall(_Golden):
 
 
 class StepType(str, Enum):
+    """What a trajectory step is: an agent node, a tool call, a message or a branch."""
+
     NODE = "node"
     TOOL = "tool"
     MESSAGE = "message"
@@ -97,6 +103,8 @@ class StepType(str, Enum):
 
 
 class TrajectoryStep(_Golden):
+    """One step a golden trajectory expects (the seed's node and tool steps)."""
+
     step_type: StepType
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
@@ -105,16 +113,20 @@ class TrajectoryStep(_Golden):
 
     @classmethod
     def node(cls, name: str, timestamp: float | None = None, **metadata: Any) -> TrajectoryStep:
+        """A step entering an agent node."""
         return cls(step_type=StepType.NODE, name=name, timestamp=timestamp, metadata=metadata)
 
     @classmethod
     def tool(
         cls, name: str, args: dict[str, Any] | None = None, timestamp: float | None = None, **metadata: Any
     ) -> TrajectoryStep:
+        """A step calling a tool, with its arguments."""
         return cls(step_type=StepType.TOOL, name=name, args=args or {}, timestamp=timestamp, metadata=metadata)
 
 
 class Invocation(_Golden):
+    """One turn of a golden case: the user's message and what the agent is expected to do and answer."""
+
     invocation_id: str
     user_content: MessageContent
     expected_tool_trajectory: list[ExpectedToolCall] | None = None
@@ -144,12 +156,16 @@ class Invocation(_Golden):
 
 
 class SessionInput(_Golden):
+    """The state a golden session starts from (ADK's ``session_input``), kept for round trips."""
+
     thread_id: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)
     initial_state: dict[str, Any] = Field(default_factory=dict)
 
 
 class EvalCase(_Golden):
+    """A golden case: the conversation a session is matched to and scored against."""
+
     eval_id: str
     name: str = ""
     conversation: list[Invocation] = Field(default_factory=list)
@@ -164,6 +180,9 @@ class EvalCase(_Golden):
 
 
 class EvalSet(_Golden):
+    """A golden set (ADK's ``.evalset.json`` shape): cases and, optionally, the criteria they are scored
+    with."""
+
     eval_set_id: str
     name: str = ""
     description: str = ""
@@ -224,6 +243,7 @@ class EvalSet(_Golden):
         return eval_set
 
     def save(self, path: str | Path) -> None:
+        """Write the set as an ``.evalset.json`` file that :meth:`load` reads back unchanged."""
         Path(path).write_text(self.model_dump_json(indent=2, exclude_defaults=False) + "\n", encoding="utf-8")
 
 
@@ -236,6 +256,9 @@ def json_path(loc: tuple[int | str, ...]) -> str:
 
 
 class MatchType(str, Enum):
+    """How a turn's calls must match the expected ones: all in order and nothing else, in order with
+    others between, or in any order."""
+
     EXACT = "EXACT"
     IN_ORDER = "IN_ORDER"
     ANY_ORDER = "ANY_ORDER"
@@ -266,6 +289,8 @@ class _StrictSettings(BaseModel):
 
 
 class Rubric(_StrictSettings):
+    """One quality an LLM judge grades, with the guide to its 1-5 scale."""
+
     name: str
     description: str
     scoring_guide: str = "5=fully meets the description, 1=does not meet it at all"
@@ -273,6 +298,8 @@ class Rubric(_StrictSettings):
 
 
 class CriterionConfig(_StrictSettings):
+    """One criterion as a config names it: on or off, its threshold and the options its kind reads."""
+
     enabled: bool = True
     threshold: float = 0.8
     match_type: MatchType = MatchType.EXACT
@@ -307,11 +334,15 @@ class CriterionConfig(_StrictSettings):
 
 
 class UserSimulatorConfig(_Golden):
+    """ADK's user simulator settings, kept so an ADK config loads (no simulator runs here)."""
+
     model: str = "gpt-4o-mini"
     max_turns: int = 10
 
 
 class EvalConfig(_Golden):
+    """The criteria sessions are scored with (a ``criteria.toml`` or ADK's ``test_config.json``)."""
+
     criteria: dict[str, CriterionConfig] = Field(default_factory=dict)
     user_simulator_config: UserSimulatorConfig | None = None
 

@@ -60,6 +60,8 @@ class Obj:
 
 @dataclass(frozen=True)
 class ListOf:
+    """A JSON array whose items all follow one spec."""
+
     item: Spec
 
 
@@ -87,6 +89,7 @@ def to_camel(snake: str) -> str:
 
 
 def unknown_key_reason(key: str, spec: Obj) -> str:
+    """Why a key is refused: the closest known key when one is near, else the keys allowed there."""
     known = spec.known_keys(key)
     guess = closest_key(key, known)
     if guess is not None:

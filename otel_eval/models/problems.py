@@ -52,6 +52,7 @@ class GoldenFileError(InputError):
         super().__init__(first.source, reason, first.location)
 
     def lines(self) -> list[str]:
+        """Every problem as one printable line (``file: $.path: reason``)."""
         return [str(p) for p in self.problems]
 
 
@@ -93,9 +94,11 @@ class ProblemLog:
     """The JSON path of each case a parser produced, in the order of ``EvalSet.eval_cases``."""
 
     def add(self, location: str, reason: str) -> None:
+        """Record a problem at a JSON path: the file is refused once reading ends."""
         self.problems.append(Problem(self.source, location, reason))
 
     def warn(self, location: str, reason: str) -> None:
+        """Record a warning at a JSON path: shown, but the file is still used."""
         self.warnings.append(Problem(self.source, location, reason, severity="warning"))
 
     def __bool__(self) -> bool:
@@ -104,18 +107,22 @@ class ProblemLog:
     # --- typed reads: each logs a problem and returns None when the value is unusable ---
 
     def object(self, value: Any, path: str, what: str = "an object") -> dict[str, Any] | None:
+        """``value`` if it is a JSON object, else None with a problem at ``path``."""
         if isinstance(value, dict):
             return value
         self.add(path, f"expected {what}, got {type_name(value)}")
         return None
 
     def array(self, value: Any, path: str, what: str = "an array") -> list[Any] | None:
+        """``value`` if it is a JSON array, else None with a problem at ``path``."""
         if isinstance(value, list):
             return value
         self.add(path, f"expected {what}, got {type_name(value)}")
         return None
 
     def string(self, value: Any, path: str, required: bool = True, non_empty: bool = False) -> str | None:
+        """``value`` if it is a string (non-empty when asked), else None with a problem; None is allowed
+        when not ``required``."""
         if value is None and not required:
             return None
         if not isinstance(value, str):

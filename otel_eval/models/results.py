@@ -19,6 +19,9 @@ failed and stays out of pass rates."""
 
 
 class CriterionResult(BaseModel):
+    """One criterion's outcome for one session: its score against the threshold, or why it was skipped
+    or failed to run."""
+
     criterion: str
     score: float
     passed: bool
@@ -54,6 +57,9 @@ def verdict_of(criteria: Iterable[CriterionResult]) -> Verdict:
 
 
 class EvalCaseResult(BaseModel):
+    """One session scored against its golden case: the verdict, the mean score and each criterion's
+    result."""
+
     eval_id: str
     name: str | None = None
     passed: bool
@@ -87,6 +93,9 @@ class EvalCaseResult(BaseModel):
 
 
 class CriterionStats(BaseModel):
+    """One criterion over a report's sessions: how often it ran, passed and was skipped, its pass rate
+    and mean score."""
+
     evaluated: int = 0
     passed: int = 0
     skipped: int = 0
@@ -95,6 +104,9 @@ class CriterionStats(BaseModel):
 
 
 class EvalSummary(BaseModel):
+    """A report's totals: sessions passed, failed and not evaluated, the pass rate and the per-criterion
+    figures."""
+
     total_cases: int
     passed_cases: int
     failed_cases: int
@@ -107,6 +119,9 @@ class EvalSummary(BaseModel):
 
 
 class EvalReport(BaseModel):
+    """The results of a run (``otel-eval evaluate``, a report over stored sessions) with their summary
+    and the config used, secrets redacted."""
+
     report_id: str
     eval_set_id: str
     eval_set_name: str | None = None
