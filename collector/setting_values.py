@@ -78,9 +78,7 @@ def boolean(value: Any, source: str) -> bool:
 
 def host_list(value: Any, source: str) -> list[str]:
     """Host names for the Host check: a list (TOML, repeated flag) or comma-separated text (env)."""
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
-        raise InputError(source, f"expected a host name or a list of them, got {value!r}")
+    items = _listed(value, source, "a host name or a list of them")
     names = []
     for item in (v.strip() for v in items):
         if not item:
@@ -118,9 +116,7 @@ def http_url(value: Any, source: str) -> str:
 
 def key_list(value: Any, source: str) -> list[str]:
     """Attribute keys: a list (TOML, repeated flag) or comma-separated text (env)."""
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
-        raise InputError(source, f"expected an attribute key or a list of them, got {value!r}")
+    items = _listed(value, source, "an attribute key or a list of them")
     keys = [item.strip() for item in items if item.strip()]
     for key in keys:
         if any(c.isspace() for c in key):
@@ -133,9 +129,7 @@ def model_map(value: Any, source: str) -> dict[str, str]:
     if isinstance(value, dict):
         pairs = list(value.items())
     else:
-        items = value.split(",") if isinstance(value, str) else value
-        if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
-            raise InputError(source, f"expected NAME=MODEL pairs, got {value!r}")
+        items = _listed(value, source, "NAME=MODEL pairs")
         pairs = []
         for item in (v.strip() for v in items if v.strip()):
             name, sep, model = item.partition("=")
@@ -178,9 +172,7 @@ def fraction(low_open: bool) -> Callable[[Any, str], float]:
 
 def outcome_list(value: Any, source: str) -> list[str]:
     """Session outcomes (``--forward-when``), comma-separated or a list, each one forward.py knows."""
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
-        raise InputError(source, f"expected outcomes separated by commas, got {value!r}")
+    items = _listed(value, source, "outcomes separated by commas")
     from .forward import OUTCOMES
 
     outcomes = [v.strip() for v in items if v.strip()]
@@ -188,3 +180,11 @@ def outcome_list(value: Any, source: str) -> list[str]:
         if outcome not in OUTCOMES:
             raise InputError(source, unknown_name("outcome", outcome, OUTCOMES))
     return outcomes
+
+
+def _listed(value: Any, source: str, expected: str) -> list[str]:
+    """The strings of a list (TOML, a repeated flag) or of comma-separated text (a variable)."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+        raise InputError(source, f"expected {expected}, got {value!r}")
+    return items
