@@ -47,10 +47,12 @@ class ConfigError(InputError):
         )
 
     def lines(self) -> list[str]:
+        """Every problem as one printable line (``file: at location: reason``)."""
         return [f"{self.source}: at {location}: {reason}" for location, reason in self.problems]
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
+    """A TOML file's contents; a missing or malformed file is an :class:`InputError` naming it."""
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)
@@ -116,5 +118,7 @@ def eval_config_from_dict(data: Mapping[str, Any], source: str = "<config>") -> 
 
 
 def load_eval_config(path: str | Path) -> EvalConfig:
+    """The criteria a ``criteria.toml`` sets (under ``[evaluation]`` or at the top), merged over the
+    defaults; a bad criterion or option is a :class:`ConfigError` listing every problem."""
     data = read_toml(path)
     return eval_config_from_dict(data.get("evaluation", data), str(path))

@@ -76,6 +76,9 @@ class GenerateContentConfig(_Forbid):
 
 
 class JudgeModelOptions(_Forbid):
+    """ADK's ``judge_model_options``: the judge model's name (mapped to an endpoint's model here) and
+    its generation settings."""
+
     judge_model: str = "gemini-2.5-flash"
     judge_model_config: GenerateContentConfig | None = None
     num_samples: int = Field(default=5, ge=1)
@@ -83,10 +86,14 @@ class JudgeModelOptions(_Forbid):
 
 
 class AdkRubricContent(_Forbid):
+    """ADK's ``rubric_content``: the rubric's text."""
+
     text_property: str | None = None
 
 
 class AdkRubric(_Forbid):
+    """ADK's ``Rubric``: one rubric a rubric-based judge metric gives a yes/no verdict on."""
+
     rubric_id: str
     rubric_content: AdkRubricContent
     description: str | None = None
@@ -94,17 +101,25 @@ class AdkRubric(_Forbid):
 
 
 class BaseCriterion(_Allow):
+    """ADK's ``BaseCriterion``: a metric's threshold; extra keys allowed, as ADK allows them."""
+
     threshold: float
     include_intermediate_responses_in_final: bool = False
 
 
 class AdkMatchType(Enum):
+    """ADK's ``TrajectoryEvaluator`` match types, by number as ADK's enum stores them (EXACT, IN_ORDER,
+    ANY_ORDER)."""
+
     EXACT = 0
     IN_ORDER = 1
     ANY_ORDER = 2
 
 
 class ToolTrajectoryCriterion(BaseCriterion):
+    """ADK's criterion for ``tool_trajectory_avg_score``: the match type and whether arguments are
+    ignored."""
+
     match_type: AdkMatchType = AdkMatchType.EXACT
     ignore_args: bool = False
 
@@ -119,20 +134,28 @@ class ToolTrajectoryCriterion(BaseCriterion):
 
 
 class LlmAsAJudgeCriterion(BaseCriterion):
+    """ADK's criterion for a judge metric: the threshold and the judge model."""
+
     judge_model_options: JudgeModelOptions = Field(default_factory=JudgeModelOptions)
 
 
 class RubricsBasedCriterion(BaseCriterion):
+    """ADK's criterion for the rubric-based judge metrics: the judge model and the rubrics."""
+
     judge_model_options: JudgeModelOptions = Field(default_factory=JudgeModelOptions)
     rubrics: list[AdkRubric] = Field(default_factory=list)
 
 
 class HallucinationsCriterion(BaseCriterion):
+    """ADK's criterion for ``hallucinations_v1``: also whether intermediate answers are checked."""
+
     judge_model_options: JudgeModelOptions = Field(default_factory=JudgeModelOptions)
     evaluate_intermediate_nl_responses: bool = False
 
 
 class LlmBackedUserSimulatorCriterion(LlmAsAJudgeCriterion):
+    """ADK's criterion for ``per_turn_user_simulator_quality_v1``: also the simulator's stop signal."""
+
     stop_signal: str = "</finished>"
 
 
@@ -151,11 +174,15 @@ CRITERION_TYPES: dict[str, type[BaseCriterion]] = {
 
 
 class CodeConfig(BaseModel):
+    """ADK's ``CodeConfig``: the Python function a custom metric names (never imported here)."""
+
     model_config = ConfigDict(extra="forbid")
     name: str
 
 
 class Interval(_Forbid):
+    """ADK's ``Interval``: the range a custom metric's value lies in."""
+
     min_value: float
     open_at_min: bool = False
     max_value: float
@@ -163,10 +190,14 @@ class Interval(_Forbid):
 
 
 class MetricValueInfo(_Forbid):
+    """ADK's ``MetricValueInfo``: what a custom metric's values look like."""
+
     interval: Interval | None = None
 
 
 class MetricInfo(_Forbid):
+    """ADK's ``MetricInfo``: a custom metric's name, description and value range."""
+
     metric_name: str
     description: str | None = None
     metric_value_info: MetricValueInfo
@@ -174,12 +205,16 @@ class MetricInfo(_Forbid):
 
 
 class CustomMetricConfig(_Ignore):
+    """ADK's ``CustomMetricConfig``: a ``test_config.json`` custom metric (reported not evaluated here)."""
+
     code_config: CodeConfig
     metric_info: MetricInfo | None = None
     description: str = ""
 
 
 class LiveModelConfig(_Ignore):
+    """ADK's live (streaming) model settings of a user simulator, accepted so the file loads."""
+
     timeout_seconds: int = 300
 
 
@@ -192,10 +227,14 @@ class _UserSimulatorConfig(_Allow):
 
 
 class LlmBackedUserSimulatorConfig(_UserSimulatorConfig):
+    """ADK's text user simulator settings, accepted so the file loads (no simulator runs here)."""
+
     type: Literal["llm_backed"] = "llm_backed"
 
 
 class LlmAudioUserSimulatorConfig(_UserSimulatorConfig):
+    """ADK's audio user simulator settings, accepted so the file loads (no simulator runs here)."""
+
     type: Literal["llm_audio"] = "llm_audio"
     audio_model: str = "cloud_tts"
     audio_model_configuration: GenerateContentConfig = Field(default_factory=GenerateContentConfig)

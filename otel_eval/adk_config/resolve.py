@@ -9,7 +9,7 @@ as ``adk eval`` does (:func:`resolve_config`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -75,6 +75,9 @@ def _criteria_file_of_toml(path: str | Path) -> str | None:
 
 
 class Resolved(NamedTuple):
+    """The criteria a run uses and where they came from (a criteria file, an ADK ``test_config.json``
+    beside the golden files, or the defaults), said in one line."""
+
     config: EvalConfig | None
     """None: no file; the caller's defaults (``EvalConfig.default()``) apply."""
     source: str | None
@@ -85,7 +88,9 @@ class Resolved(NamedTuple):
 
 
 def resolve_config(
-    config_path: str | Path | None, golden: Sequence[str | Path] = (), toml_loader: Any = None
+    config_path: str | Path | None,
+    golden: Sequence[str | Path] = (),
+    toml_loader: Callable[[str | Path], EvalConfig] | None = None,
 ) -> Resolved:
     """The criteria a run uses: ``config_path`` (a ``.json`` test_config.json, else TOML read by
     ``toml_loader``), else the test_config.json beside a golden ``.evalset.json`` / ``.test.json``
@@ -102,7 +107,9 @@ def resolve_config(
                 read.config, named, f"criteria from {named} (criteria_file of {config_path})", read.warnings
             )
         if toml_loader is None:
-            from ..criteria_file import load_eval_config as toml_loader
+            from ..criteria_file import load_eval_config
+
+            toml_loader = load_eval_config
         config = toml_loader(config_path)
         if "criteria" in _toml_table(config_path) or not beside(golden):
             return Resolved(config, str(config_path), f"criteria from {config_path}", [])
