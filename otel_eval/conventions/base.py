@@ -130,6 +130,9 @@ class ExecutedToolCall:
 
 @dataclass
 class Reading:
+    """What one span says, whatever its instrumentation: its kind, the texts, tools and calls it
+    carries, in one shape so the trajectory and AgentData need not know any dialect."""
+
     convention: str
     span_type: SpanType = "unknown"
     agent_name: str | None = None
