@@ -7,9 +7,9 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 from .engine import Engine, EngineSettings
+from .golden.embedding import EmbedFunction
 from .models.evalset import EvalConfig, EvalSet
 from .models.results import EvalCaseResult
 from .readers import is_logs_file, read_log_events, read_spans
@@ -21,11 +21,11 @@ def evaluate(
     golden: Iterable[str | Path | EvalSet] = (),
     config: EvalConfig | str | Path | None = None,
     db: str | Path | None = None,
-    on_result: Callable[[EvalCaseResult], Any] | None = None,
-    progress: Callable[[int], Any] | None = None,
+    on_result: Callable[[EvalCaseResult], object] | None = None,
+    progress: Callable[[int], object] | None = None,
     fuzzy_threshold: float = 90.0,
     embedding_threshold: float | None = None,
-    embed: Callable[[list[str]], list[list[float]]] | None = None,
+    embed: EmbedFunction | None = None,
     settings: EngineSettings | None = None,
 ) -> list[EvalCaseResult]:
     """Evaluate captured spans offline: files (Noveum ``dataset.json``, OTLP JSON/JSON lines/.pb,

@@ -30,6 +30,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from .convert_process import ConverterProcess
 from .engine import Engine, EngineSettings
 from .engine.writer import SOURCE_ROUND
+from .golden.embedding import EmbedFunction
 from .models.evalset import EvalConfig, EvalSet
 from .models.results import EvalCaseResult
 from .sdk_rows import Resources, ended_parts, row_of_parts
@@ -53,14 +54,14 @@ class EvalSpanProcessor(SpanProcessor):
         db: str | Path = "otel-eval.db",
         golden: str | Path | EvalSet | Iterable[str | Path | EvalSet] = (),
         config: EvalConfig | str | Path | None = None,
-        on_result: Callable[[EvalCaseResult], Any] | None = None,
+        on_result: Callable[[EvalCaseResult], object] | None = None,
         trace_quiet: float | None = None,
         session_idle: float | None = None,
         max_queue_spans: int | None = None,
         max_value_chars: int | None = None,
         fuzzy_threshold: float | None = None,
         embedding_threshold: float | None = None,
-        embed: Callable[[list[str]], list[list[float]]] | None = None,
+        embed: EmbedFunction | None = None,
         *,
         engine: Engine | None = None,
         settings: EngineSettings | None = None,
