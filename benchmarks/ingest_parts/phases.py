@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,18 @@ def _log_problems(path: Path) -> tuple[int, str | None]:
     return len(bad), (bad[0] if bad else None)
 
 
-def measure_collector(protocol: str, args: argparse.Namespace, workdir: Path, workload: Workload) -> dict[str, Any]:
-    db = workdir / f"collector-{protocol}.db"
+def measure_collector(
+    protocol: str,
+    args: argparse.Namespace,
+    workdir: Path,
+    workload: Workload,
+    name: str | None = None,
+    extra_args: Sequence[str] = (),
+) -> dict[str, Any]:
+    """One collector phase with ``protocol``'s client; ``name`` (default the protocol) names the
+    phase, its database and log; ``extra_args`` are more collector options (e.g. ``--config``)."""
+    name = name or protocol
+    db = workdir / f"collector-{name}.db"
     server = ServerProcess(
         "collector",
         [
@@ -38,10 +49,11 @@ def measure_collector(protocol: str, args: argparse.Namespace, workdir: Path, wo
             "--log-level",
             args.log_level,
             *(["--score-workers", str(args.score_workers)] if args.score_workers is not None else []),
+            *extra_args,
         ],
-        workdir / f"collector-{protocol}.log",
+        workdir / f"collector-{name}.log",
     )
-    out: dict[str, Any] = {"phase": f"collector/{protocol}", "startup_s": round(server.startup_seconds, 2)}
+    out: dict[str, Any] = {"phase": f"collector/{name}", "startup_s": round(server.startup_seconds, 2)}
     sampler = MemorySampler(server.pid)
     sampler.start()
     try:
