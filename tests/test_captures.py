@@ -39,10 +39,6 @@ CHECKED = {
 #: find what real frameworks send. strict: each test fails as soon as its capture reads right,
 #: so the mark cannot outlive the fix.
 NOT_READ_YET = {
-    "openai_agents_logfire": "Logfire's own attributes (input / output / request_data, logfire.msg_template) "
-    "have no reader",
-    "dspy_openinference": "DSPy ReAct: the question is in the root's input_args, tools are <name>.__call__, "
-    "its finish tool is no call",
     "langchainjs_openllmetry": "OpenLLMetry JS's LangChain spans carry no tool calls or tool names; "
     "they are only in the chain outputs",
 }

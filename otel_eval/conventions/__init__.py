@@ -7,9 +7,11 @@ program with its error, not be dropped so that its spans quietly read as another
 from __future__ import annotations
 
 from . import (
+    dspy,
     genai,
     google_adk,
     langfuse,
+    logfire,
     mastra,
     mlflow,
     noveum,
@@ -28,11 +30,15 @@ from .base import Convention
 #: Mastra's spans are GenAI spans with mastra.* keys that fill the gaps; Semantic Kernel's are
 #: GenAI spans (known by their scope) whose function names carry the plugin. Langfuse's own
 #: langfuse.observation.* spans go ahead of the general GenAI and Noveum readers, as do MLflow's
-#: mlflow.* ones.
+#: mlflow.* ones. DSPy's spans are OpenInference spans (known by their scope) with DSPy's own
+#: shapes; Logfire's spans carry gen_ai.* keys beside its own attributes (Pydantic AI's, which
+#: Logfire also marks, stay Pydantic AI's).
 CONVENTIONS: list[Convention] = [
+    dspy,
     openinference,
     pydantic_ai,
     google_adk,
+    logfire,
     traceloop,
     vercel_ai,
     mastra,
