@@ -34,7 +34,7 @@ def split_host(header: str) -> tuple[str, str | None]:
     return value.rstrip("."), None
 
 
-def _ip(host: str) -> ipaddress._BaseAddress | None:
+def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     try:
         return ipaddress.ip_address(host)
     except ValueError:

@@ -141,6 +141,7 @@ def _group_sessions(mapped: list[MappedSpan]) -> list[tuple[str, dict[str, Any],
         # Nearest the root wins, as in the engine: a nested agent's own conversation id never names the turn.
         depths = [(depth, m.span.start_ns, m.span.span_id, m) for depth, m in _tree_order(members) if m.session_id]
         named = min(depths, key=lambda d: d[:3])[3] if depths else None
+        origin: dict[str, Any]
         if named is not None:
             session_id = named.session_id or trace_id
             origin = {"source": session_source(named), "span": {"span_id": named.span.span_id, "name": named.span.name}}
@@ -403,9 +404,10 @@ def inspect_main(args: argparse.Namespace, console: Any = None) -> int:
     """Run ``otel-eval inspect`` from parsed arguments; returns the exit code.
 
     Input errors are raised as :class:`InputError` for the CLI's usual error line."""
-    file = getattr(args, "file", None)
-    db = getattr(args, "db", None)
-    session = getattr(args, "session", None)
+    # "" for an option not given: the checks below read them as true or false, the calls as text
+    file: str = getattr(args, "file", None) or ""
+    db: str = getattr(args, "db", None) or ""
+    session: str = getattr(args, "session", None) or ""
     if file and (db or session):
         raise InputError("inspect", "give either FILE or --db with --session, not both", "arguments")
     if not file and not (db and session):

@@ -267,8 +267,8 @@ def window_coverage(rows: Sequence[EvaluationRow], golden: Sequence[tuple[str, s
     cov = Coverage(since=since)
     cases = {key: CaseCoverage(*key) for key in golden}
     by_id: dict[str, CaseCoverage] = {}
-    for case in cases.values():
-        by_id.setdefault(case.eval_id, case)
+    for known in cases.values():
+        by_id.setdefault(known.eval_id, known)
     for r in rows:
         cov.sessions += 1
         if not r.case_id:

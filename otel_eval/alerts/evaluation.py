@@ -78,12 +78,11 @@ def rule_values(
             scope.append((key, actual))
         else:
             groups.setdefault(tuple(scope), []).append(row)
-    out = {}
-    for scope, members in groups.items():
-        if len(members) < rule.min_sessions:
-            continue
-        out[scope] = (_value(rule.metric, members), len(members))
-    return out
+    return {
+        group: (_value(rule.metric, members), len(members))
+        for group, members in groups.items()
+        if len(members) >= rule.min_sessions
+    }
 
 
 def drift_values(
@@ -94,6 +93,9 @@ def drift_values(
     rule's ``fdr``), else 0.0; with the sessions compared."""
     from ..drift import benjamini_hochberg, compare_paths
 
+    baseline = rule.baseline
+    if baseline is None:  # only a rule built by hand lacks one (from_dict requires it): nothing to compare with
+        return {}
     cutoff = now - rule.window_s
     counts: dict[tuple[str, str], dict[str, int]] = {}
     for row in rows:
@@ -102,21 +104,21 @@ def drift_values(
         if rule.case not in (None, EACH) and row.case_id != rule.case:
             continue
         version = row.agent_version or "unknown"
-        if version != rule.baseline and rule.version not in (None, EACH) and version != rule.version:
+        if version != baseline and rule.version not in (None, EACH) and version != rule.version:
             continue
         per = counts.setdefault((row.case_id, version), {})
         per[row.tool_path] = per.get(row.tool_path, 0) + 1
-    tests = []
+    tests: list[tuple[tuple[tuple[str, str], ...], float, int]] = []
     for (case, version), candidate in counts.items():
-        if version == rule.baseline or (case, rule.baseline) not in counts:
+        if version == baseline or (case, baseline) not in counts:
             continue
-        result = compare_paths(case, counts[(case, rule.baseline)], candidate, rule.min_sessions)
+        result = compare_paths(case, counts[(case, baseline)], candidate, rule.min_sessions)
         if result.dof or result.reason.startswith("one path"):  # one shared path: no difference (p = 1)
             tests.append(
                 (
                     (("case", case), ("version", version)),
                     1.0 if result.p_value is None else result.p_value,
-                    sum(candidate.values()) + sum(counts[(case, rule.baseline)].values()),
+                    sum(candidate.values()) + sum(counts[(case, baseline)].values()),
                 )
             )
     flags = benjamini_hochberg([p for _, p, _ in tests], rule.threshold)

@@ -4,6 +4,7 @@ and the dashboard's session page."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .verdicts import score_text
@@ -15,7 +16,7 @@ RESPONSE_CHARS = 300
 RESPONSE_KINDS = ("response_match",)
 
 
-def is_response_criterion(criterion: dict[str, Any]) -> bool:
+def is_response_criterion(criterion: Mapping[str, Any]) -> bool:
     """A criterion comparing the final response with the expected one: ``response_match``,
     ADK's ``response_match_score``, or any criterion whose kind is response_match."""
     details = criterion.get("details") or {}
@@ -25,7 +26,7 @@ def is_response_criterion(criterion: dict[str, Any]) -> bool:
     return isinstance(details, dict) and details.get("kind") in RESPONSE_KINDS
 
 
-def response_turns(criterion: dict[str, Any]) -> list[dict[str, Any]]:
+def response_turns(criterion: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Per turn: ``turn`` (0-based), ``expected``, ``actual``, ``score`` and ``why`` (method and
     what the score measures). A regex criterion has one entry: the pattern against the response."""
     details = criterion.get("details") or {}
@@ -63,7 +64,7 @@ def response_turns(criterion: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def response_lines(criterion: dict[str, Any], limit: int = RESPONSE_CHARS) -> list[str]:
+def response_lines(criterion: Mapping[str, Any], limit: int = RESPONSE_CHARS) -> list[str]:
     """``report --session``'s lines for a response criterion: expected vs actual per turn."""
     lines = []
     for t in response_turns(criterion):
@@ -88,7 +89,7 @@ def shorten_text(value: Any, limit: int) -> str:
     return f"{cut[:-1]!r}… ({len(text) - len(cut) + 1} more characters)"
 
 
-def is_trajectory_criterion(criterion: dict[str, Any]) -> bool:
+def is_trajectory_criterion(criterion: Mapping[str, Any]) -> bool:
     """A criterion whose details align expected and actual tool calls turn by turn."""
     details = criterion.get("details") or {}
     if not isinstance(details, dict):

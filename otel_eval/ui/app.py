@@ -308,10 +308,11 @@ class DashboardApp:
         if not self.authorized(headers):
             return self._unauthorized(route.startswith("/api/"))
         params = parse_qs(scope.get("query_string", b"").decode("utf-8", "replace"))
-        nonce = self._cookie_named(headers, CSRF_COOKIE)
-        fresh = nonce is None or len(nonce) != 32 or any(c not in "0123456789abcdef" for c in nonce)
-        if fresh:
-            nonce = secrets.token_hex(16)
+        cookie = self._cookie_named(headers, CSRF_COOKIE)
+        if cookie is not None and len(cookie) == 32 and all(c in "0123456789abcdef" for c in cookie):
+            nonce, fresh = cookie, False
+        else:
+            nonce, fresh = secrets.token_hex(16), True
         try:
             reply = await asyncio.to_thread(self._page, route, params, self.csrf_token(nonce))
             if fresh and reply.content_type == HTML and reply.status == 200:
@@ -335,7 +336,7 @@ class DashboardApp:
     def _static(self, name: str) -> Reply:
         if name not in STATIC:
             return Reply(404, b"no such asset", "text/plain")
-        data = resources.files(__package__).joinpath("static", name).read_bytes()
+        data = resources.files(__package__).joinpath("static").joinpath(name).read_bytes()
         return Reply(200, data, STATIC[name])
 
     def _page(self, route: str, params: dict[str, list[str]], csrf: str = "") -> Reply:

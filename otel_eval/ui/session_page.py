@@ -181,7 +181,7 @@ def _criteria_section(criteria: Sequence[Mapping[str, Any]]) -> str:
         reason = c.get("error") or (details.get("reason") if isinstance(details, dict) else "") or ""
         if not reason and is_trajectory_criterion(c):
             reason = _trajectory_summary(details)
-        if not reason and is_response_criterion(dict(c)) and not c["skipped"]:
+        if not reason and is_response_criterion(c) and not c["skipped"]:
             reason = _response_summary(c)
         rows.append(
             f'<tr class="crit-{state}" data-criterion="{esc(c["criterion"])}"><td>{esc(c["criterion"])}</td>'
