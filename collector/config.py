@@ -18,7 +18,7 @@ from otel_eval.errors import InputError
 from otel_eval.listen_address import Endpoint, parse_endpoint
 from otel_eval.models.evalset import EvalConfig
 
-from .config_file import read_toml
+from .config_file import read_settings_file
 from .setting_values import LOG_LEVELS
 from .settings import (
     DEFAULT_GRPC,
@@ -141,7 +141,7 @@ def load_config(
     if config_file and is_test_config(config_file):
         criteria_file = config_file  # google-adk's test_config.json: criteria only
     elif config_file:
-        file_values, eval_config = read_toml(config_file)
+        file_values, eval_config = read_settings_file(config_file)
         criteria_file = file_values.pop("criteria_file", (None, ""))[0]
         values.update(file_values)
     for name in SETTINGS:

@@ -22,7 +22,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 
-def read_toml(path: str) -> tuple[dict[str, tuple[Any, str]], EvalConfig | None]:
+def read_settings_file(path: str) -> tuple[dict[str, tuple[Any, str]], EvalConfig | None]:
     """The file's settings as ``{name: (raw value, "file: at $.key")}`` for the converters, and its
     criteria; an unknown key is refused with the known ones, so a misspelling is not ignored."""
     try:
