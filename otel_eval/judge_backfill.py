@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
 from .golden import GoldenSets
@@ -34,6 +34,9 @@ from .models.evalset import EvalConfig
 from .read.sessions import scored_sessions
 from .read.times import parse_since
 from .store import Store
+
+if TYPE_CHECKING:  # only for annotations: the engine is loaded when a run starts
+    from .engine.settings import EngineSettings
 
 #: ``progress(done, total)`` after each session (rescore's too).
 ProgressCallback = Callable[[int, int], Any]
@@ -67,7 +70,7 @@ def judge_stored(
     sessions: Sequence[str] | None = None,
     cases: Sequence[str] = (),
     progress: ProgressCallback | None = None,
-    settings: Any = None,
+    settings: EngineSettings | None = None,
     env: dict[str, str] | None = None,
 ) -> JudgeBackfill:
     from .engine.settings import EngineSettings, golden_index
@@ -104,7 +107,7 @@ def judge_stored(
 def run_jobs(
     store: Store,
     work: list[J.JudgeJob],
-    settings: Any,
+    settings: EngineSettings,
     progress: ProgressCallback | None = None,
     out: JudgeBackfill | None = None,
     env: dict[str, str] | None = None,

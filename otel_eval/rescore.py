@@ -16,6 +16,7 @@ CLI: ``otel-eval rescore [--db D] [--since ISO] [--session ID]... [--golden G]..
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -36,6 +37,7 @@ from .read.times import SINCE_EXAMPLES, parse_since
 from .store import SCORED, Store
 
 if TYPE_CHECKING:
+    from .criteria.base import JudgeClient
     from .engine.settings import EngineSettings
 
 PASS, FAIL, NONE = "pass", "fail", "none"
@@ -93,7 +95,7 @@ def rescore(
     fuzzy_threshold: float | None = None,
     embedding_threshold: float | None = None,
     embed: Callable[[list[str]], list[list[float]]] | None = None,
-    judge: Any = None,
+    judge: JudgeClient | None = None,
     max_value_chars: int | None = None,
     settings: EngineSettings | None = None,
 ) -> list[RescoreChange]:
@@ -305,7 +307,9 @@ def rescore_main(args: argparse.Namespace, console: Any = None) -> int:
     config = config_for_command(getattr(args, "config", None), golden or ())
     if getattr(args, "judge_only", False):
         return _judge_only_main(args, config, console)
-    common = dict(
+    run = functools.partial(
+        rescore,
+        args.db,
         golden=golden,
         config=config,
         since=getattr(args, "since", None),
@@ -315,7 +319,7 @@ def rescore_main(args: argparse.Namespace, console: Any = None) -> int:
         embed=embedding_backend(args),
     )
     if getattr(args, "json", False):
-        changes = rescore(args.db, **common)
+        changes = run()
         print(
             json.dumps(
                 {"db": str(args.db), "summary": summarize_changes(changes), "sessions": [c.to_dict() for c in changes]},
@@ -338,7 +342,7 @@ def rescore_main(args: argparse.Namespace, console: Any = None) -> int:
         disable=not err.is_terminal,
     ) as bar:
         task = bar.add_task("sessions", total=None)
-        changes = rescore(args.db, progress=lambda done, total: bar.update(task, completed=done, total=total), **common)
+        changes = run(progress=lambda done, total: bar.update(task, completed=done, total=total))
     render_changes(changes, console)
     return 0
 
@@ -351,7 +355,9 @@ def _judge_only_main(args: argparse.Namespace, config: EvalConfig | None, consol
     from .judge_backfill import judge_stored
 
     settings = EngineSettings(judge_concurrency=max(1, int(getattr(args, "judge_concurrency", 16) or 16)))
-    common = dict(
+    run = functools.partial(
+        judge_stored,
+        args.db,
         config=config,
         since=getattr(args, "since", None),
         sessions=list(getattr(args, "session", None) or []) or None,
@@ -359,7 +365,7 @@ def _judge_only_main(args: argparse.Namespace, config: EvalConfig | None, consol
         settings=settings,
     )
     if getattr(args, "json", False):
-        outcome = judge_stored(args.db, **common)
+        outcome = run()
         print(json.dumps({"db": str(args.db), **outcome.to_dict()}, indent=2))
         return 0
     console = console or Console()
@@ -373,9 +379,7 @@ def _judge_only_main(args: argparse.Namespace, config: EvalConfig | None, consol
         disable=not err.is_terminal,
     ) as bar:
         task = bar.add_task("sessions", total=None)
-        outcome = judge_stored(
-            args.db, progress=lambda done, total: bar.update(task, completed=done, total=total), **common
-        )
+        outcome = run(progress=lambda done, total: bar.update(task, completed=done, total=total))
     console.print(
         f"judged {len(outcome.judged)} session(s); {len(outcome.skipped)} skipped; "
         f"{len(outcome.left)} left for the next run",
