@@ -105,11 +105,14 @@ class Test:
 
     @property
     def difference(self) -> float | None:
+        """Candidate minus baseline pass rate as observed; None until both versions have a verdict."""
         if not (self.baseline_total and self.candidate_total):
             return None
         return self.candidate_passed / self.candidate_total - self.baseline_passed / self.baseline_total
 
     def to_dict(self) -> dict[str, Any]:
+        """The test as ``compare --gate --json`` gives it: counts, rates, the difference and its interval."""
+
         def rate(passed: int, total: int) -> float | None:
             return round(passed / total, 6) if total else None
 
@@ -136,6 +139,9 @@ class Test:
 
 @dataclass
 class GateResult:
+    """The gate's answer: promote, roll back or not enough evidence yet, why, the settings it
+    was asked with, and the tests (overall and per case) that decided it."""
+
     baseline: str
     candidate: str
     decision: str
@@ -148,9 +154,11 @@ class GateResult:
 
     @property
     def exit_code(self) -> int:
+        """The decision as the exit code CI reads: 0 promote, 1 roll back, 3 wait."""
         return EXIT_CODES[self.decision]
 
     def to_dict(self) -> dict[str, Any]:
+        """``compare --gate --json``'s document (docs/compare.md#release-gate)."""
         return {
             "baseline": self.baseline,
             "candidate": self.candidate,

@@ -48,6 +48,7 @@ class Notifier:
         self.dropped = 0
 
     def notify(self, event: AlertEvent) -> None:
+        """Log ``event`` now and queue its webhook post; never blocks (a full queue drops the post and counts it)."""
         if event.status == FIRING:
             log.warning("%s", event.message)
         else:

@@ -162,11 +162,13 @@ class AlertEvaluator:
                 self._rows[key] = row
 
     def observe_many(self, rows: Iterable[EvaluationRow]) -> None:
+        """:meth:`observe` each row, as a feed's :meth:`~otel_eval.read.feed.EvaluationFeed.poll` returns them."""
         for row in rows:
             self.observe(row)
 
     @property
     def firing(self) -> list[AlertEvent]:
+        """The events of the alerts firing now, one per rule and scope: what is wrong at the moment."""
         with self._lock:
             return list(self._firing.values())
 

@@ -13,6 +13,9 @@ FIRING, RESOLVED = "firing", "resolved"
 
 @dataclass(frozen=True)
 class AlertEvent:
+    """One state change of a rule in one scope: it started firing or resolved, with the value and
+    sessions that decided it and when (``at``, epoch seconds)."""
+
     rule: AlertRule
     status: str
     """``firing`` or ``resolved``."""
@@ -23,6 +26,8 @@ class AlertEvent:
 
     @property
     def message(self) -> str:
+        """The one line logged and sent: which alert, in which scope, the value against the threshold
+        over which window."""
         where = ", ".join(f"{k} {v}" for k, v in self.scope.items()) or "all sessions"
         minutes = f"{self.rule.window_s / 60:g} min"
         if self.rule.metric == DRIFT:

@@ -44,6 +44,7 @@ class AlertMonitor:
         poll_s: float = 5.0,
         notifier: Notifier | None = None,
     ) -> AlertMonitor:
+        """The monitor of the collector's ``[[alerts]]`` tables (validated here) over ``db_paths``."""
         rules = load_rules(tables, source)
         return cls(AlertEvaluator(rules, notifier or Notifier()), db_paths, poll_s)
 
@@ -60,9 +61,11 @@ class AlertMonitor:
             return self.evaluator.evaluate(now)
 
     def wake(self, *_: Any) -> None:
+        """Look now (an engine listener: it only sets a flag, so the writer is never held up)."""
         self._wake.set()
 
     def start(self) -> AlertMonitor:
+        """Start the monitor's thread (once); returns the monitor."""
         if self._thread is None:
             self._thread = threading.Thread(target=self._loop, name="otel-eval-alert-monitor", daemon=True)
             self._thread.start()

@@ -172,6 +172,8 @@ class AlertRule:
         )
 
     def breached(self, value: float) -> bool:
+        """Whether ``value`` (from :func:`~otel_eval.alerts.evaluation.rule_values`) is on the firing side
+        of the threshold."""
         if self.metric == DRIFT:  # value: 1.0 when the case's change is significant (drift_values)
             return value > 0.5
         return value < self.threshold if self.comparison == "below" else value > self.threshold

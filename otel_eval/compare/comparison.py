@@ -61,6 +61,7 @@ class Stat:
     """Sessions where nothing was checked: counted, but in neither the pass rate nor the mean."""
 
     def add(self, passed: bool, score: float | None, verdict: str | None = None) -> None:
+        """Count one run: a not_evaluated session apart, any other in the pass rate and the mean score."""
         if verdict == NOT_EVALUATED:
             self.not_evaluated += 1
             return
@@ -70,13 +71,16 @@ class Stat:
 
     @property
     def pass_rate(self) -> float | None:
+        """Passed / evaluated, to four places; None when nothing was evaluated (no rate, not 0%)."""
         return round(self.passed / self.evaluated, 4) if self.evaluated else None
 
     @property
     def mean_score(self) -> float | None:
+        """Mean score of the evaluated runs, to four places; None when nothing was evaluated."""
         return round(self.score_sum / self.evaluated, 4) if self.evaluated else None
 
     def to_dict(self) -> dict[str, Any]:
+        """The group's counts, rate and mean as docs/compare.md's JSON gives them."""
         return {
             "evaluated": self.evaluated,
             "passed": self.passed,
@@ -101,6 +105,7 @@ class Delta:
     """For a case: its criteria compared (skipped runs left out)."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The delta as docs/compare.md's JSON gives it: the set only when known, criteria only for a case."""
         out: dict[str, Any] = {"key": self.key}
         if self.eval_set_id is not None:
             out["eval_set_id"] = self.eval_set_id
@@ -118,6 +123,9 @@ class Delta:
 
 @dataclass
 class VersionSummary:
+    """One version's aggregates: sessions, matched, pass rate and mean score, and the health
+    means (latency, tokens, steps, tool errors) over all its sessions, matched or not."""
+
     version: str
     sessions: int = 0
     matched: int = 0
@@ -131,11 +139,15 @@ class VersionSummary:
     mean_tool_errors: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The summary as docs/compare.md's JSON gives it."""
         return asdict(self)
 
 
 @dataclass
 class Comparison:
+    """Two versions compared: both summaries, the cases (regressions first) and criteria with their
+    status, and the cases whose tool paths changed."""
+
     baseline: str
     candidate: str
     summary: dict[str, VersionSummary]
@@ -147,14 +159,17 @@ class Comparison:
     """Per case both versions ran: did the candidate change its tool paths? (:mod:`otel_eval.drift`)"""
 
     def counts(self, of: str = "cases") -> dict[str, int]:
+        """How many cases (``of="cases"``) or criteria (any other value) have each status."""
         items = self.cases if of == "cases" else self.criteria
         return {status: sum(1 for d in items if d.status == status) for status in STATUSES}
 
     @property
     def regressed(self) -> list[Delta]:
+        """The cases that got worse: what ``--fail-on-regression`` fails on."""
         return [d for d in self.cases if d.status == REGRESSED]
 
     def to_dict(self) -> dict[str, Any]:
+        """``compare --json``'s document (docs/compare.md)."""
         return {
             "baseline": self.baseline,
             "candidate": self.candidate,
@@ -168,6 +183,7 @@ class Comparison:
 
 
 def version_of(row: dict[str, Any]) -> str:
+    """The row's agent version, ``unknown`` when the session carried none (so it is still compared)."""
     return row.get("agent_version") or UNKNOWN_VERSION
 
 

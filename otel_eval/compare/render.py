@@ -146,6 +146,8 @@ def render_drift(results: Sequence[DriftResult], console: Any) -> None:
 
 
 def render_gate(result: GateResult, console: Any = None) -> None:
+    """``compare --gate`` in a terminal: the decision and why, then each case's pass rates and the
+    interval of their difference that decided it."""
     from rich.console import Console
 
     from ..tablefit import Column, fit_table, middle_ellipsis
