@@ -95,6 +95,8 @@ def _command_module(name: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``otel-eval`` parser: evaluate, report and golden here, every other command's options from
+    its own module (SUBCOMMANDS), so a command's flags live beside its code."""
     parser = argparse.ArgumentParser(
         prog="otel-eval",
         description="Evaluate AI agents from their OpenTelemetry traces: map spans to AgentData, match each "
@@ -237,6 +239,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``otel-eval`` entry point: parse ``argv``, run the command, and return its exit code; an input
+    error is one ``otel-eval: error:`` line per problem (exit 2), never a traceback."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["collect"]:
         from collector.app import main as collect_main
@@ -288,6 +292,8 @@ def _refuse_bad_golden(paths: Sequence[str]) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    """``otel-eval evaluate``: span files through a real engine into ``--db``, then the report (or JSON)
+    of the sessions those files held, for a first look without a collector."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -354,6 +360,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    """``otel-eval report``: the summary and latest sessions, one session (``--session``), coverage and
+    calibration, or all of it as JSON; says what is not scored yet."""
     import time
 
     from rich.console import Console
@@ -423,6 +431,8 @@ def session_timing(args: argparse.Namespace) -> Any:
 
 
 def add_timing_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--trace-quiet`` and ``--session-idle``: the collector's own timings, so ``report`` can say when a
+    session still open will end and be scored."""
     parser.add_argument(
         "--trace-quiet",
         type=_positive_seconds,
@@ -465,6 +475,8 @@ def _no_evaluation(session_id: str, state: str | None, recent: Sequence[str], ti
 
 
 def cmd_golden(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``otel-eval golden validate|suggest|convert``: check golden files (exit 1 on any error, every
+    problem listed), suggest cases from unmatched traffic, or convert a set to another format."""
     from .golden import convert, validate_golden
 
     if args.golden_command == "validate":
