@@ -478,7 +478,12 @@ def _calls(
     orders: dict[str, int] = {}
     for m in tools:
         tool = m.reading.tool
+        name = tool.name
         request = _match(m, requests, claimed_ids)
+        if request is None:
+            request = _match_by_arguments(m, requests)
+            if request is not None:
+                name = request.call.name
         args = dict(tool.args)
         call_id = tool.call_id
         result, group, asked_by = tool.result, None, None
@@ -498,7 +503,7 @@ def _calls(
         agent, depth, inside_call = _agent_of(m, by_id, root)
         calls.append(
             ActualToolCall(
-                name=tool.name,
+                name=name,
                 args=args,
                 call_id=call_id,
                 result=result,
@@ -657,6 +662,20 @@ def _match(m: Any, requests: list[_Request], claimed_ids: set[str]) -> _Request 
         )
     )
     return before[0] if before else None
+
+
+def _match_by_arguments(m: Any, requests: list[_Request]) -> _Request | None:
+    """The request a tool span whose name no request of the turn carries, and that has no call id,
+    carried out: the earliest open request made before it with the same arguments (the call then
+    takes the requested name). OpenLLMetry JS names a LangChain tool run by the tool's class
+    (``DynamicStructuredTool``), and only a run that returned names its tool."""
+    tool = m.reading.tool
+    if not tool.args or tool.call_id or any(r.call.name == tool.name for r in requests):
+        return None
+    for r in requests:
+        if not r.used and r.mapped.span.start_ns <= m.span.start_ns and r.call.args == tool.args:
+            return r
+    return None
 
 
 def _same_call(args: dict[str, Any], requested: dict[str, Any]) -> bool:

@@ -10,6 +10,21 @@ its LLM spans.
 * LLM spans (``llm.request.type``): ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*`` (with
   ``tool_calls.M.*``), ``llm.request.functions.N.*``, ``gen_ai.usage.prompt_tokens`` ... which
   :mod:`.genai` reads.
+
+OpenLLMetry JS's LangChain instrumentation (``@traceloop/instrumentation-langchain``, its
+``TraceloopCallbackHandler``) writes less than the Python one:
+
+* its model spans (``chat <model>``) keep only each message's text (``parts: [{type: "text"}]``):
+  no tool calls. What the model asked for is in the output of the chain that ran it: a LangGraph
+  node's update (``{"messages": [AIMessage]}``, or ``Command``s with ``update.messages``, under
+  ``outputs``/``output``), read here as that chain's requested calls. A chain whose output is a
+  state with a human message in it (the graph, the workflow around it) made none of them, and a
+  ``Send`` only dispatches them;
+* a tool run is ``execute_tool <class>``, ``traceloop.span.kind`` ``task`` with
+  ``gen_ai.operation.name`` ``execute_tool``: a tool span. ``traceloop.entity.name`` is the tool's
+  class (``DynamicStructuredTool``), not its name; the name and call id are in the ``ToolMessage``
+  it returned (``traceloop.entity.output``), and a failed run has none (the trajectory then
+  pairs it with the model's request by its arguments).
 """
 
 from __future__ import annotations
@@ -20,8 +35,17 @@ from typing import Any
 from ..json_text import as_text, parse_json_maybe
 from ..spans import SpanRecord
 from . import genai
-from .base import ExecutedToolCall, IdentityKeys, Reading, SpanType, any_key_starts, as_arguments, span_error
-from .messages import indexed_tool_schemas, last_user_text, parse_messages, token_count
+from .base import (
+    ExecutedToolCall,
+    IdentityKeys,
+    Reading,
+    RequestedToolCall,
+    SpanType,
+    any_key_starts,
+    as_arguments,
+    span_error,
+)
+from .messages import indexed_tool_schemas, last_user_text, output_calls, parse_message, parse_messages, token_count
 
 NAME = "traceloop"
 quick_span_type = None  # the span type is known only once the span is read
@@ -39,6 +63,8 @@ ENTITY_INPUT = "traceloop.entity.input"
 ENTITY_OUTPUT = "traceloop.entity.output"
 WORKFLOW_NAME = "traceloop.workflow.name"
 ASSOCIATION = "traceloop.association.properties."
+#: OpenLLMetry JS's LangChain instrumentation.
+LANGCHAIN_JS_SCOPE = "@traceloop/instrumentation-langchain"
 _KIND_TYPES: dict[str, SpanType] = {"workflow": "chain", "task": "chain", "agent": "agent", "tool": "tool"}
 #: Argument names whose value is the user's request, in the order they are tried.
 _INPUT_KEYS = ("input", "query", "question", "message", "prompt", "user_input", "text", "task", "content")
@@ -56,6 +82,8 @@ def read(span: SpanRecord) -> Reading:
     session and user on both."""
     attrs = span.attributes
     kind = str(attrs.get(KIND) or "").lower()
+    if kind == "task" and attrs.get("gen_ai.operation.name") == "execute_tool":
+        kind = "tool"  # OpenLLMetry JS's LangChain tool runs are "task" entities
     if kind in _KIND_TYPES:
         reading = Reading(convention=NAME, span_type=_KIND_TYPES[kind])
         _read_entity(span, reading, kind)
@@ -100,10 +128,11 @@ def _read_entity(span: SpanRecord, reading: Reading, kind: str) -> None:
             result=output,
             error=span_error(span),
         )
-        reading.parameters = dict(arguments)
         reading.sources.update(
             {"tool_calls": ENTITY_NAME, "parameters_passed": ENTITY_INPUT, "tool_call_results": ENTITY_OUTPUT}
         )
+        output = _read_tool_message(output, reading)
+        reading.parameters = dict(arguments)
     else:
         reading.agent_name = str(name) if name else _text(attrs.get(WORKFLOW_NAME))
         reading.sources["agent_name"] = ENTITY_NAME if name else WORKFLOW_NAME
@@ -116,6 +145,62 @@ def _read_entity(span: SpanRecord, reading: Reading, kind: str) -> None:
         reading.sources["agent_response"] = ENTITY_OUTPUT
     if kind == "agent" and reading.response is not None:
         reading.agent_exit = True
+    if kind != "tool" and span.scope == LANGCHAIN_JS_SCOPE:
+        calls = node_update_calls(raw_output)
+        if calls:
+            reading.requested_calls = calls
+            reading.sources["tool_calls"] = ENTITY_OUTPUT + " (the AI messages of a node's update)"
+
+
+def _read_tool_message(output: Any, reading: Reading) -> Any:
+    """A LangChain ``ToolMessage`` a tool returned: its name and call id name the call (the span
+    names only the tool's class), its content is the result, an error status the failure.
+    Returns the result; any other output is the result as it is."""
+    if not isinstance(output, Mapping) or reading.tool is None:
+        return output
+    message = parse_message(output)
+    if message is None or message.role != "tool" or len(message.responses) != 1:
+        return output
+    response = message.responses[0]
+    tool = reading.tool
+    if response.name:
+        tool.name = response.name
+        reading.sources["tool_calls"] = ENTITY_OUTPUT + " (ToolMessage name)"
+    tool.call_id = response.call_id
+    tool.result = response.value
+    if response.is_error and tool.error is None:
+        tool.error = as_text(response.value) or "error"
+    return response.value
+
+
+def node_update_calls(value: Any) -> list[RequestedToolCall]:
+    """The tool calls of the AI messages a LangGraph node's update holds (LangChain callback
+    output: ``{"messages": [...]}`` or ``Command``s with ``update.messages``, under ``outputs`` /
+    ``output`` or bare). None from a state that holds a human message (a graph's or a workflow's
+    output: the calls of the turn, and of turns before it, that its nodes made), nor from a
+    ``Send`` (a dispatch of calls made before)."""
+    calls: list[RequestedToolCall] = []
+    for messages in _update_messages(parse_json_maybe(value)):
+        parsed = parse_messages(messages, "assistant")
+        if any(message.role == "user" and message.texts for message in parsed):
+            continue
+        calls.extend(output_calls(parsed))
+    return calls
+
+
+def _update_messages(value: Any) -> list[Any]:
+    """The message lists of a chain output's updates, unwrapped from ``outputs`` / ``output``."""
+    if isinstance(value, Mapping):
+        for envelope in ("outputs", "output"):
+            if envelope in value and len(value) <= 2:
+                return _update_messages(parse_json_maybe(value[envelope]))
+        if value.get("lg_name") == "Command":
+            return _update_messages(value.get("update"))
+        messages = value.get("messages")
+        return [messages] if isinstance(messages, list) else []
+    if isinstance(value, list):
+        return [found for item in value for found in _update_messages(item)]
+    return []
 
 
 def entity_arguments(value: Any) -> dict[str, Any]:
