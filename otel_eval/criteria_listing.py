@@ -10,6 +10,7 @@ from typing import Any
 
 
 def add_criteria_arguments(parser: argparse.ArgumentParser) -> None:
+    """``otel-eval criteria``'s one option, ``--json``."""
     parser.add_argument("--json", action="store_true", help="print as JSON")
 
 
@@ -50,6 +51,8 @@ def _traits(entry: dict[str, Any]) -> str:
 
 
 def criteria_main(args: argparse.Namespace) -> int:
+    """``otel-eval criteria``: every criterion a config may name, with what it measures, its
+    default threshold and what it needs from a case, so a config is written without reading the code."""
     entries = describe_criteria()
     if args.json:
         print(json.dumps(entries, indent=2))

@@ -11,6 +11,8 @@ from .errors import InputError
 
 
 def add_embedding_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--embedding-threshold`` and the embeddings server's options, the same for every command that
+    matches sessions to cases."""
     parser.add_argument(
         "--embedding-threshold",
         type=float,

@@ -56,6 +56,8 @@ class HostPolicy:
             self.names.add(listen)
 
     def allows(self, header: str | None) -> bool:
+        """Whether a request with this ``Host`` header may be served: a name allowed, a loopback IP
+        (or any IP when listening on all addresses); no header at all is allowed (never a browser)."""
         if self.any:
             return True
         if header is None:
@@ -70,6 +72,7 @@ class HostPolicy:
         return ip is not None and (ip.is_loopback or self.any_ip)
 
     def describe(self) -> str:
+        """The allowed hosts in words, for the message that refuses a request from another host."""
         if self.any:
             return "any Host (--allowed-host '*')"
         names = sorted(self.names)

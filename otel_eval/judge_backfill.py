@@ -54,6 +54,7 @@ class JudgeBackfill:
     """Session → why it was not sent (already judged, not sampled, filtered, unmatched, pending live)."""
 
     def to_dict(self) -> dict[str, Any]:
+        """``rescore --judge-only --json``'s counts, the reasons work was left, and the sessions judged."""
         return {
             "judged": len(self.judged),
             "left": len(self.left),
@@ -73,6 +74,8 @@ def judge_stored(
     settings: EngineSettings | None = None,
     env: dict[str, str] | None = None,
 ) -> JudgeBackfill:
+    """Judge the stored sessions still waiting for a judge answer (see the module docstring); each
+    answer becomes the session's next revision. Resumable; stops at the budget, leaving the rest queued."""
     from .engine.settings import EngineSettings, golden_index
     from .pipeline import ScoringContext, score_session
 

@@ -27,6 +27,7 @@ WRITE_TIMEOUT_S = 30.0
 
 
 def add_label_arguments(parser: argparse.ArgumentParser) -> None:
+    """``otel-eval label``'s arguments: the session, agree or disagree, and who says so with a note."""
     parser.add_argument("session", metavar="SESSION", help="the session id (as `otel-eval report` lists it)")
     parser.add_argument(
         "label",

@@ -66,6 +66,7 @@ class RescoreChange:
 
     @property
     def verdict_changed(self) -> bool:
+        """The verdict word differs (pass to fail, unmatched to pass, ...); a new case alone is :attr:`changed`."""
         return self.before_verdict != self.after_verdict
 
     @property
@@ -74,6 +75,7 @@ class RescoreChange:
         return self.verdict_changed or self.before_case != self.after_case
 
     def to_dict(self) -> dict[str, Any]:
+        """The change as ``rescore --json`` lists it, with ``changed`` and ``verdict_changed`` spelled out."""
         return {**asdict(self), "changed": self.changed, "verdict_changed": self.verdict_changed}
 
 

@@ -68,10 +68,13 @@ class Watcher:
         self._lock = threading.Lock()
 
     def close(self) -> None:
+        """Close every database's feed (its read-only connection)."""
         for feed in self.feeds.values():
             feed.close()
 
     def refresh(self, now: float) -> None:
+        """Read what each database scored since the last call: new current evaluations in, superseded
+        revisions and rows older than the window out. The first call starts at the window's start."""
         cutoff = now - self.window_s
         if not self._started:
             for feed in self.feeds.values():
@@ -96,6 +99,8 @@ class Watcher:
         return rows
 
     def snapshot(self, now: float | None = None) -> dict[str, Any]:
+        """The whole ``watch`` view at ``now`` as one dict (also ``watch --json``): the window's summary,
+        coverage, sessions still open or awaiting scoring, and each database's ingest."""
         now = time.time() if now is None else now
         with self._lock:
             self.refresh(now)
