@@ -56,6 +56,8 @@ SOURCE = "otel-eval golden suggest"
 
 @dataclass(frozen=True)
 class UnmatchedSession:
+    """One unmatched session a draft was built from: its database, id, query and when it was scored."""
+
     db: str
     session_id: str
     query: str
@@ -64,6 +66,9 @@ class UnmatchedSession:
 
 @dataclass
 class Suggestion:
+    """One draft golden case: the cluster's query and sessions, its phrasings with their counts, the
+    case built from the common tool path, and how many of the sessions took that path."""
+
     eval_id: str
     query: str
     sessions: list[UnmatchedSession]
@@ -265,6 +270,8 @@ def draft_eval_set(suggestions: Sequence[Suggestion], eval_set_id: str = "sugges
 
 
 def add_suggest_arguments(parser: argparse.ArgumentParser) -> None:
+    """``otel-eval golden suggest``'s options: where to read, how big and how alike a cluster must be,
+    the output file and the matching options ``rescore`` takes."""
     from .embedding_options import add_embedding_arguments
 
     parser.add_argument(
@@ -298,6 +305,8 @@ def add_suggest_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def suggest_main(args: argparse.Namespace) -> int:
+    """``otel-eval golden suggest``: write the draft cases as an ADK EvalSet to ``--output`` and list
+    them; nothing to suggest is not an error (exit 0)."""
     from .embedding_options import embedding_backend
 
     if args.min_sessions < 1:
