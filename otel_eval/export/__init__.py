@@ -120,6 +120,7 @@ def load_sessions(db: DbPath, session_ids: Sequence[str], max_value_chars: int =
 
 
 def collect(dbs: Sequence[DbPath], selection: SessionSelection) -> list[SessionForExport]:
+    """The chosen sessions of every database, loaded for export, in database order."""
     sessions: list[SessionForExport] = []
     for db in dbs:
         sessions.extend(load_sessions(db, select_sessions(db, selection)))
@@ -128,6 +129,9 @@ def collect(dbs: Sequence[DbPath], selection: SessionSelection) -> list[SessionF
 
 @dataclass
 class ExportResult:
+    """What an export wrote: the format and file, the databases read, the sessions exported and
+    the records written, and the sessions left out with why (``export --json`` prints it)."""
+
     format: str
     output: str | None
     dbs: list[str]
@@ -136,6 +140,7 @@ class ExportResult:
     skipped: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as ``export`` reports it (docs/exports.md), with ``count`` the sessions exported."""
         return {
             "format": self.format,
             "output": self.output,

@@ -29,6 +29,8 @@ ADK_ID = re.compile(r"^[a-zA-Z0-9_]+$")
 
 
 def check_eval_set_id(eval_set_id: str, source: str = "--eval-set-id") -> str:
+    """``eval_set_id`` if google-adk would accept it (letters, digits, ``_``), else an InputError naming
+    ``source``: a set ADK cannot find by its id is refused before any file is written."""
     if not ADK_ID.fullmatch(eval_set_id or ""):
         raise InputError(
             source,
@@ -61,6 +63,8 @@ def _function_response(call: ExpectedToolCall) -> dict[str, Any]:
 
 
 def adk_invocation(invocation: Invocation, creation_timestamp: float = 0.0) -> dict[str, Any]:
+    """One invocation in ADK's ``Invocation`` shape: genai ``Content`` messages, the expected calls as
+    ``intermediate_data.tool_uses`` and their results as ``tool_responses``."""
     out: dict[str, Any] = {
         "invocation_id": invocation.invocation_id,
         "user_content": _content(invocation.user_content, "user"),
@@ -86,6 +90,8 @@ def adk_invocation(invocation: Invocation, creation_timestamp: float = 0.0) -> d
 
 
 def adk_case(case: EvalCase, creation_timestamp: float = 0.0) -> dict[str, Any]:
+    """One case in ADK's ``EvalCase`` shape: its conversation, and a ``session_input`` when the case's
+    config names the app and user ADK requires."""
     out: dict[str, Any] = {
         "eval_id": case.eval_id,
         "conversation": [adk_invocation(inv, creation_timestamp) for inv in case.conversation],

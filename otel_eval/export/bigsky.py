@@ -52,6 +52,8 @@ DEFAULT_EVALUATORS = [
 
 @dataclass
 class BigSkyExport:
+    """A Big Sky dataset built from sessions, with the sessions it holds and what was left out."""
+
     dataset: dict[str, Any]
     skipped: list[Skipped] = field(default_factory=list)
     """Sessions without an example, and examples merged or left out (one entry each)."""

@@ -29,15 +29,20 @@ SOURCE = "otel-eval export"
 
 @dataclass
 class Skipped:
+    """A session left out of an export, and why (no user message, say)."""
+
     session_id: str
     reason: str
 
     def to_dict(self) -> dict[str, str]:
+        """The entry as an export's ``skipped`` list gives it."""
         return {"session_id": self.session_id, "reason": self.reason}
 
 
 @dataclass
 class Promotion:
+    """Sessions promoted to golden cases: the EvalSet, and the sessions that could not become a case."""
+
     eval_set: EvalSet
     skipped: list[Skipped] = field(default_factory=list)
 

@@ -295,9 +295,11 @@ class ResultForwarder:
         return len(criteria)
 
     def force_flush(self, timeout_millis: int = 10000) -> bool:
+        """Send the records emitted so far, waiting up to ``timeout_millis``; False if they were not all sent."""
         return self.provider.force_flush(timeout_millis)
 
     def shutdown(self) -> None:
+        """Flush and stop the forwarder's log exporter (the collector's shutdown calls it)."""
         self.provider.shutdown()
 
 
@@ -314,6 +316,8 @@ def forward_results(engine: Any, endpoint: str | None = None, **kwargs: Any) -> 
 
 @dataclass
 class ForwardStats:
+    """Counts of a :class:`SpanForwarder`: requests and spans sent, dropped (queue full) and failed."""
+
     requests_forwarded: int = 0
     spans_forwarded: int = 0
     spans_dropped: int = 0
