@@ -22,6 +22,8 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#0
 
 @dataclass(frozen=True)
 class Bucket:
+    """One point of a version's line: the evaluations that began in one time bucket and how many passed."""
+
     start: float
     """Bucket start, seconds since the epoch (UTC)."""
     evaluations: int
@@ -29,6 +31,7 @@ class Bucket:
 
     @property
     def pass_rate(self) -> float:
+        """Passed / evaluations (a bucket exists only with at least one evaluation)."""
         return self.passed / self.evaluations
 
 

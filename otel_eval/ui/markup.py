@@ -61,30 +61,38 @@ class Links:
         self.prefix = prefix.rstrip("/")
 
     def home(self, params: Mapping[str, str] | None = None) -> str:
+        """The sessions page, with its filters as the query string."""
         query = urlencode(params or {})
         return f"{self.prefix}/" + (f"?{query}" if query else "")
 
     def session(self, session_id: str) -> str:
+        """One session's page (the id quoted whole: ids may hold ``/``)."""
         return f"{self.prefix}/sessions/{quote(session_id, safe='')}"
 
     def static(self, name: str) -> str:
+        """A static asset (stylesheet, script), served without a token so the login page is styled."""
         return f"{self.prefix}/static/{name}"
 
     def stamp(self) -> str:
+        """The API answering what changed last: the page polls it and reloads when it moves."""
         return f"{self.prefix}/api/stamp"
 
     def coverage(self, params: Mapping[str, str] | None = None) -> str:
+        """The golden coverage page, with its filters (empty ones left out of the URL)."""
         query = urlencode({k: v for k, v in (params or {}).items() if v})
         return f"{self.prefix}/coverage" + (f"?{query}" if query else "")
 
     def clusters(self, params: Mapping[str, str] | None = None) -> str:
+        """The unmatched-query clusters page, with its filters (empty ones left out of the URL)."""
         query = urlencode({k: v for k, v in (params or {}).items() if v})
         return f"{self.prefix}/clusters" + (f"?{query}" if query else "")
 
     def labels(self) -> str:
+        """The page of recent human labels."""
         return f"{self.prefix}/labels"
 
     def label_post(self) -> str:
+        """Where the session page's label form posts."""
         return f"{self.prefix}/label"
 
 

@@ -19,6 +19,7 @@ _DECISION = {
 
 
 def release_link(links: Links, baseline: str = "", candidate: str = "") -> str:
+    """The release page comparing ``baseline`` and ``candidate`` (either left out when empty)."""
     query = urlencode({k: v for k, v in (("baseline", baseline), ("candidate", candidate)) if v})
     return f"{links.prefix}/release" + (f"?{query}" if query else "")
 
