@@ -90,6 +90,9 @@ SECURITY_HEADERS = {
 
 @dataclass
 class Reply:
+    """One HTTP answer of the dashboard: status, body, content type and extra headers (the ASGI
+    send in ``__call__`` adds the security headers every answer carries)."""
+
     status: int
     body: bytes
     content_type: str = HTML
@@ -146,13 +149,15 @@ class DashboardApp:
     # --- auth --------------------------------------------------------------------------------
 
     def authorized(self, headers: dict[str, str]) -> bool:
-        if self._bearer is None:
+        """Whether the request may read: always without a token, else with ``Authorization: Bearer``
+        or the login cookie (compared in constant time)."""
+        if self._bearer is None or self._cookie is None:  # no token: both are None together
             return True
         if hmac.compare_digest(headers.get("authorization", "").encode("latin-1"), self._bearer):
             return True
         for part in headers.get("cookie", "").split(";"):
             name, _, value = part.strip().partition("=")
-            if name == COOKIE and hmac.compare_digest(value.encode("latin-1"), self._cookie):  # type: ignore[arg-type]
+            if name == COOKIE and hmac.compare_digest(value.encode("latin-1"), self._cookie):
                 return True
         return False
 
@@ -517,6 +522,7 @@ def _since(params: dict[str, list[str]]) -> str | None:
 
 
 def add_ui_arguments(parser: argparse.ArgumentParser) -> None:
+    """``otel-eval ui``'s options: the database, the listen address, a token, and the Host names to answer."""
     parser.add_argument(
         "--db", default="otel-eval.db", help="SQLite file written by the collector (default otel-eval.db)"
     )
