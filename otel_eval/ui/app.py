@@ -178,12 +178,12 @@ class DashboardApp:
             if message["type"] == "http.disconnect" or not message.get("more_body", False):
                 break
         token = (parse_qs(body.decode("utf-8", "replace")).get("token") or [""])[0]
-        if self._bearer is None:
+        if self._bearer is None or self._cookie is None:  # no token: both are None together
             return Reply(303, b"", HTML, {"Location": self.links.home()})
         if not hmac.compare_digest(f"Bearer {token}".encode(), self._bearer):
             return self._unauthorized(False, "wrong token, try again")
         secure = "; Secure" if scope.get("scheme") == "https" else ""
-        cookie = f"{COOKIE}={self._cookie.decode()}; Path={self.prefix or '/'}; HttpOnly; SameSite=Strict{secure}"  # type: ignore[union-attr]
+        cookie = f"{COOKIE}={self._cookie.decode()}; Path={self.prefix or '/'}; HttpOnly; SameSite=Strict{secure}"
         return Reply(303, b"", HTML, {"Location": self.links.home(), "Set-Cookie": cookie})
 
     # --- the label form: CSRF and same-origin checks -------------------------------------------
