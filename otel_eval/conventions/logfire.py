@@ -145,7 +145,7 @@ def _read_agent(attrs: Mapping[str, Any], reading: Reading) -> None:
 
 
 def _read_function(span: SpanRecord, attrs: Mapping[str, Any], reading: Reading) -> None:
-    name = _text(attrs.get("name")) or str(attrs.get("logfire.msg") or span.name)
+    name = _text(attrs.get("name")) or _function_of_message(attrs.get("logfire.msg")) or span.name
     arguments = as_arguments(attrs.get("input"))
     result = parse_json_maybe(attrs.get("output"))
     error = span_error(span) or _sdk_error(attrs.get("error"))
@@ -155,6 +155,15 @@ def _read_function(span: SpanRecord, attrs: Mapping[str, Any], reading: Reading)
     if result is not None:
         reading.response = as_text(result)
         reading.sources["agent_response"] = "output"
+
+
+def _function_of_message(message: Any) -> str | None:
+    """The tool's name in the message Logfire formatted (``Function: get_weather``, with
+    `` failed: <error>`` after it when the tool failed); None when it is no such message."""
+    text = _text(message)
+    if text is None or not text.startswith("Function: "):
+        return None
+    return _text(text[len("Function: ") :].split(" failed: ", 1)[0].strip())
 
 
 def _sdk_error(value: Any) -> str | None:
