@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,115 +57,63 @@ class AlertRule:
                     f"unknown {'drift ' if kind == DRIFT else ''}alert key {key!r} (known: {', '.join(known)})",
                     f"{location}.{key}",
                 )
-
-        def text(key: str, required: bool = False) -> str | None:
-            value = table.get(key)
-            if value is None:
-                if required:
-                    raise InputError(source, f"missing required key {key!r}", f"{location}.{key}")
-                return None
-            if not isinstance(value, str) or not value.strip():
-                raise InputError(source, f"expected a non-empty string, got {value!r}", f"{location}.{key}")
-            return value.strip()
-
-        def number(key: str, minimum: float, maximum: float = math.inf) -> float | None:
-            value = table.get(key)
-            if value is None:
-                return None
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-                raise InputError(source, f"expected a number, got {value!r}", f"{location}.{key}")
-            if not minimum <= value <= maximum:
-                bound = f"between {minimum:g} and {maximum:g}" if maximum != math.inf else f"at least {minimum:g}"
-                raise InputError(source, f"must be {bound}, got {value!r}", f"{location}.{key}")
-            return float(value)
-
+        read = _TableReader(table, source, location)
         if kind == DRIFT:
-            return cls._drift(table, text, number, source, location)
-        metric = text("metric", required=True)
-        assert metric is not None
+            return cls._drift(read)
+        metric = read.required_text("metric")
         if metric not in METRICS:
-            raise InputError(source, f"unknown metric {metric!r} (known: {', '.join(METRICS)})", f"{location}.metric")
+            raise read.error(f"unknown metric {metric!r} (known: {', '.join(METRICS)})", "metric")
         below, above = table.get("below"), table.get("above")
         if (below is None) == (above is None):
-            raise InputError(source, "give exactly one of 'below' or 'above'", location)
+            raise read.error("give exactly one of 'below' or 'above'")
         if metric == PASS_RATE and below is None:
-            raise InputError(source, "a pass_rate rule fires when the rate drops: use 'below'", f"{location}.above")
+            raise read.error("a pass_rate rule fires when the rate drops: use 'below'", "above")
         if metric != PASS_RATE and above is None:
-            raise InputError(source, f"a {metric} rule fires when the value grows: use 'above'", f"{location}.below")
+            raise read.error(f"a {metric} rule fires when the value grows: use 'above'", "below")
         comparison = "below" if below is not None else "above"
         ratio = metric in (PASS_RATE, UNMATCHED_SHARE, "tool_error_rate")
-        threshold = number(comparison, 0.0, 1.0 if ratio else math.inf)
-        assert threshold is not None
-        case = text("case")
+        threshold = read.required_number(comparison, 0.0, 1.0 if ratio else math.inf)
+        case = read.text("case")
         if case is not None and metric == UNMATCHED_SHARE:
-            raise InputError(
-                source, "an unmatched session has no case: unmatched_share takes 'version' only", f"{location}.case"
-            )
-        version = text("version")
-        window = number("window_minutes", 0.0)
-        if window is not None and window <= 0:
-            raise InputError(
-                source, f"must be greater than 0, got {table['window_minutes']!r}", f"{location}.window_minutes"
-            )
-        min_sessions = table.get("min_sessions", DEFAULT_MIN_SESSIONS)
-        if isinstance(min_sessions, bool) or not isinstance(min_sessions, int) or min_sessions < 1:
-            raise InputError(
-                source, f"expected a whole number of at least 1, got {min_sessions!r}", f"{location}.min_sessions"
-            )
-        webhook = text("webhook")
-        if webhook is not None and not webhook.startswith(("http://", "https://")):
-            raise InputError(source, f"expected an http:// or https:// URL, got {webhook!r}", f"{location}.webhook")
+            raise read.error("an unmatched session has no case: unmatched_share takes 'version' only", "case")
+        version = read.text("version")
+        window_s = read.window_s()
+        min_sessions = read.min_sessions(DEFAULT_MIN_SESSIONS)
+        webhook = read.webhook()
         scope = [f"case={case}" if case else "", f"version={version}" if version else ""]
         default_name = " ".join([metric, *[s for s in scope if s]])
         return cls(
-            name=text("name") or default_name,
+            name=read.text("name") or default_name,
             metric=metric,
             threshold=threshold,
             comparison=comparison,
             case=case,
             version=version,
-            window_s=(window if window is not None else DEFAULT_WINDOW_MINUTES) * 60.0,
+            window_s=window_s,
             min_sessions=min_sessions,
             webhook=webhook,
         )
 
     @classmethod
-    def _drift(
-        cls,
-        table: Mapping[str, Any],
-        text: Callable[..., str | None],
-        number: Callable[..., float | None],
-        source: str,
-        location: str,
-    ) -> AlertRule:
+    def _drift(cls, read: _TableReader) -> AlertRule:
         from ..drift import DEFAULT_FDR
         from ..drift import DEFAULT_MIN_SESSIONS as DRIFT_MIN_SESSIONS
 
-        baseline = text("baseline", required=True)
-        window = number("window_minutes", 0.0)
-        if window is not None and window <= 0:
-            raise InputError(
-                source, f"must be greater than 0, got {table['window_minutes']!r}", f"{location}.window_minutes"
-            )
-        fdr = number("fdr", 0.0, 1.0)
-        min_sessions = table.get("min_sessions", DRIFT_MIN_SESSIONS)
-        if isinstance(min_sessions, bool) or not isinstance(min_sessions, int) or min_sessions < 1:
-            raise InputError(
-                source, f"expected a whole number of at least 1, got {min_sessions!r}", f"{location}.min_sessions"
-            )
-        webhook = text("webhook")
-        if webhook is not None and not webhook.startswith(("http://", "https://")):
-            raise InputError(source, f"expected an http:// or https:// URL, got {webhook!r}", f"{location}.webhook")
-        version = text("version") or EACH
-        case = text("case") or EACH
+        baseline = read.required_text("baseline")
+        window_s = read.window_s()
+        fdr = read.number("fdr", 0.0, 1.0)
+        min_sessions = read.min_sessions(DRIFT_MIN_SESSIONS)
+        webhook = read.webhook()
+        version = read.text("version") or EACH
+        case = read.text("case") or EACH
         return cls(
-            name=text("name") or f"drift against {baseline}",
+            name=read.text("name") or f"drift against {baseline}",
             metric=DRIFT,
-            threshold=fdr if fdr is not None else DEFAULT_FDR,
+            threshold=DEFAULT_FDR if fdr is None else fdr,
             comparison="above",
             case=case,
             version=version,
-            window_s=(window if window is not None else DEFAULT_WINDOW_MINUTES) * 60.0,
+            window_s=window_s,
             min_sessions=min_sessions,
             webhook=webhook,
             baseline=baseline,
@@ -177,6 +125,69 @@ class AlertRule:
         if self.metric == DRIFT:  # value: 1.0 when the case's change is significant (drift_values)
             return value > 0.5
         return value < self.threshold if self.comparison == "below" else value > self.threshold
+
+
+class _TableReader:
+    """Reads the keys of one ``[[alerts]]`` table, the same checks for both kinds of rule; each
+    error names the file and the key's JSON path."""
+
+    def __init__(self, table: Mapping[str, Any], source: str, location: str):
+        self.table, self.source, self.location = table, source, location
+
+    def error(self, reason: str, key: str | None = None) -> InputError:
+        return InputError(self.source, reason, f"{self.location}.{key}" if key else self.location)
+
+    def text(self, key: str) -> str | None:
+        value = self.table.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(f"expected a non-empty string, got {value!r}", key)
+        return value.strip()
+
+    def required_text(self, key: str) -> str:
+        value = self.text(key)
+        if value is None:
+            raise self.error(f"missing required key {key!r}", key)
+        return value
+
+    def number(self, key: str, minimum: float, maximum: float = math.inf) -> float | None:
+        value = self.table.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+            raise self.error(f"expected a number, got {value!r}", key)
+        if not minimum <= value <= maximum:
+            bound = f"between {minimum:g} and {maximum:g}" if maximum != math.inf else f"at least {minimum:g}"
+            raise self.error(f"must be {bound}, got {value!r}", key)
+        return float(value)
+
+    def required_number(self, key: str, minimum: float, maximum: float = math.inf) -> float:
+        value = self.number(key, minimum, maximum)
+        if value is None:
+            raise self.error(f"missing required key {key!r}", key)
+        return value
+
+    def window_s(self) -> float:
+        """``window_minutes`` in seconds (:data:`DEFAULT_WINDOW_MINUTES` when not given)."""
+        minutes = self.number("window_minutes", 0.0)
+        if minutes is None:
+            return DEFAULT_WINDOW_MINUTES * 60.0
+        if minutes <= 0:
+            raise self.error(f"must be greater than 0, got {self.table['window_minutes']!r}", "window_minutes")
+        return minutes * 60.0
+
+    def min_sessions(self, default: int) -> int:
+        value = self.table.get("min_sessions", default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise self.error(f"expected a whole number of at least 1, got {value!r}", "min_sessions")
+        return value
+
+    def webhook(self) -> str | None:
+        url = self.text("webhook")
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise self.error(f"expected an http:// or https:// URL, got {url!r}", "webhook")
+        return url
 
 
 def load_rules(tables: Sequence[Mapping[str, Any]], source: str = "alerts") -> list[AlertRule]:
