@@ -124,6 +124,11 @@ def run_weather(react: ReAct, question: str = "Compare the weather in Paris and 
         )
 
 
+def span_of(name: str, attributes: dict[str, Any], scope: str = SCOPE) -> SpanRecord:
+    """One span as a file would hold it, without an SDK."""
+    return SpanRecord("t" * 32, "s" * 16, None, name, 1, 2, attributes=attributes, scope=scope)
+
+
 def turn_of(spans: list[SpanRecord]):
     mapped = map_spans(spans)
     (turn,) = build_trajectory("dspy-1", mapped).turns
@@ -133,9 +138,7 @@ def turn_of(spans: list[SpanRecord]):
 def test_dspy_spans_are_their_own_dialect_and_other_openinference_spans_are_not(react):
     run_weather(react)
     assert {convention_name(s) for s in react.finished()} == {"dspy"}
-    other = SpanRecord(
-        "t" * 32, "s" * 16, None, "lookup.__call__", 1, 2, attributes={"openinference.span.kind": "TOOL"}
-    )
+    other = span_of("lookup.__call__", {"openinference.span.kind": "TOOL"}, scope="")
     assert convention_name(other) == "openinference"
     assert read_span(other).tool.name == "lookup.__call__"  # only DSPy's Tool call form is stripped
 
@@ -170,16 +173,7 @@ def test_an_awaited_tool_and_a_tool_named_by_its_attribute(react):
         react.tool("get_forecast", {"city": "Oslo", "days": 2}, "Sunny.", suffix=".acall")
     span = next(s for s in react.finished() if s.name == "get_forecast.acall")
     assert read_span(span).tool.name == "get_forecast"
-    named = SpanRecord(
-        "t" * 32,
-        "s" * 16,
-        None,
-        "Tool.__call__",
-        1,
-        2,
-        attributes={"openinference.span.kind": "TOOL", "tool.name": "search.v2", "input.value": "{}"},
-        scope=SCOPE,
-    )
+    named = span_of("Tool.__call__", {"openinference.span.kind": "TOOL", "tool.name": "search.v2", "input.value": "{}"})
     assert read_span(named).tool.name == "search.v2"
 
 
@@ -194,19 +188,13 @@ def test_an_awaited_tool_and_a_tool_named_by_its_attribute(react):
     ],
 )
 def test_a_modules_request_is_its_conventional_or_only_text_field(inputs, request_text):
-    span = SpanRecord(
-        "t" * 32,
-        "s" * 16,
-        None,
+    span = span_of(
         "Summarize.forward",
-        1,
-        2,
-        attributes={
+        {
             "openinference.span.kind": "CHAIN",
             "input.value": json.dumps(inputs),
             "input.mime_type": "application/json",
         },
-        scope=SCOPE,
     )
     assert read_span(span).user_input == request_text
 
@@ -231,18 +219,8 @@ def test_missing_values_never_raise():
         ("LM.__call__", "LLM"),
         (".__call__", "TOOL"),
     ):
-        span = SpanRecord(
-            "t" * 32, "s" * 16, None, name, 1, 2, attributes={"openinference.span.kind": kind}, scope=SCOPE
-        )
-        read_span(span)
-    bad = SpanRecord(
-        "t" * 32,
-        "s" * 16,
-        None,
-        "ReAct.forward",
-        1,
-        2,
-        attributes={"openinference.span.kind": "CHAIN", "input.value": "{not json", "output.value": "[1, 2"},
-        scope=SCOPE,
+        read_span(span_of(name, {"openinference.span.kind": kind}))
+    bad = span_of(
+        "ReAct.forward", {"openinference.span.kind": "CHAIN", "input.value": "{not json", "output.value": "[1, 2"}
     )
     assert read_span(bad).user_input == "{not json"  # kept as the text it is
