@@ -55,12 +55,14 @@ class Backlog:
     """Scored, with a judge criterion pending: the verdict shown is the deterministic one so far."""
 
     def merge(self, other: Backlog) -> Backlog:
-        first = min((b for b in (self, other) if b.next_due_ns is not None), key=lambda b: b.next_due_ns, default=None)  # type: ignore[arg-type, return-value]
+        """Both backlogs as one (of two databases): counts added, the next due of the two."""
+        due = [(b.next_due_ns, b.next_session) for b in (self, other) if b.next_due_ns is not None]
+        next_due_ns, next_session = min(due, key=lambda pair: pair[0]) if due else (None, None)
         return Backlog(
             self.open + other.open,
             self.awaiting_scoring + other.awaiting_scoring,
-            first.next_session if first else None,
-            first.next_due_ns if first else None,
+            next_session,
+            next_due_ns,
             self.awaiting_judge + other.awaiting_judge,
         )
 
@@ -70,6 +72,7 @@ class Backlog:
         return None if self.next_due_ns is None else round((self.next_due_ns - now_ns) / 1e9, 1)
 
     def to_dict(self, now_ns: int) -> dict[str, Any]:
+        """The ``--json`` shape (``report``'s ``pending``), the next due as seconds from ``now_ns``."""
         return {
             "open": self.open,
             "awaiting_scoring": self.awaiting_scoring,
@@ -91,7 +94,7 @@ def read_backlog(conn: sqlite3.Connection, timing: Timing) -> Backlog:
         judge = _awaiting_judge(conn)
         if not counts.get(OPEN):
             return Backlog(0, counts.get(ENDED, 0), awaiting_judge=judge)
-        sessions = {
+        sessions: dict[str, tuple[str, bool, int, list[tuple[bool, int]]]] = {
             sid: (keyed_by, bool(end_requested), last or 0, [])
             for sid, keyed_by, end_requested, last in conn.execute(
                 "SELECT session_id, keyed_by, end_requested, last_received_ns FROM sessions WHERE status = ?", (OPEN,)
@@ -119,10 +122,11 @@ def _awaiting_judge(conn: sqlite3.Connection) -> int:
     """Current evaluations waiting for their judge's answer (a partial index would make this
     cheaper; the judge_jobs table is small: its queued rows are exactly these)."""
     try:
-        return conn.execute(
+        count: int = conn.execute(
             "SELECT COUNT(*) FROM judge_jobs j JOIN evaluations e ON e.id = j.evaluation_id"
             " WHERE j.status = 'queued' AND e.superseded = 0 AND e.judge_pending > 0"
         ).fetchone()[0]
+        return count
     except sqlite3.OperationalError as exc:
         if missing_schema(exc):
             return 0

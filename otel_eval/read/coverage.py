@@ -19,6 +19,8 @@ UNKNOWN_VERSION = "unknown"
 
 @dataclass
 class CaseCoverage:
+    """How often live traffic matched one golden case, by day and agent version."""
+
     eval_set_id: str
     eval_id: str
     name: str | None = None
@@ -32,6 +34,7 @@ class CaseCoverage:
     """False: sessions matched it, but no loaded golden set has it any more."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` shape (``report``'s ``coverage.cases``), days and versions sorted."""
         return {
             "eval_set_id": self.eval_set_id,
             "eval_id": self.eval_id,
@@ -47,6 +50,8 @@ class CaseCoverage:
 
 @dataclass
 class Coverage:
+    """Golden coverage of a window (:func:`coverage`): sessions, unmatched ones, every case."""
+
     since: str | None
     sessions: int = 0
     """Sessions with a current evaluation in the window, matched or not."""
@@ -56,21 +61,26 @@ class Coverage:
 
     @property
     def matched(self) -> int:
+        """Sessions matched to a golden case."""
         return self.sessions - self.unmatched
 
     @property
     def unmatched_share(self) -> float | None:
+        """The share of sessions no case describes; None when there are none."""
         return self.unmatched / self.sessions if self.sessions else None
 
     @property
     def never_exercised(self) -> list[CaseCoverage]:
+        """Golden cases no session matched in the window."""
         return [c for c in self.cases if not c.sessions and c.in_golden_set]
 
     @property
     def exercised(self) -> list[CaseCoverage]:
+        """Cases some session matched (one no golden set has any more too)."""
         return [c for c in self.cases if c.sessions]
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` shape (``report``'s ``coverage``)."""
         golden = [c for c in self.cases if c.in_golden_set]
         return {
             "since": self.since,

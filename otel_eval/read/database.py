@@ -111,4 +111,5 @@ def first_key_at_or_after(conn: sqlite3.Connection, table: str, key: str, column
             hi = mid
         else:
             lo = found_key + 1
-    return conn.execute(probe, (lo,)).fetchone()[0]
+    first: int = conn.execute(probe, (lo,)).fetchone()[0]
+    return first

@@ -84,6 +84,7 @@ class EvaluationRow:
 
     @property
     def matched(self) -> bool:
+        """The session matched a golden case."""
         return bool(self.case_id)
 
     @property
@@ -117,6 +118,7 @@ class EvaluationFeed:
 
     @property
     def available(self) -> bool:
+        """The database file exists (the feed has a connection to it)."""
         return self.connection() is not None
 
     def connection(self) -> sqlite3.Connection | None:
@@ -126,6 +128,7 @@ class EvaluationFeed:
         return self._conn
 
     def close(self) -> None:
+        """Close the connection; a later poll opens it again."""
         if self._conn is not None:
             self._conn.close()
             self._conn = None

@@ -14,6 +14,8 @@ _HAS_QUERY = " AND TRIM(COALESCE(query, '')) != ''"
 
 @dataclass
 class UnmatchedQueries:
+    """The unmatched sessions of a window, and the most recent of them with a query to cluster."""
+
     total: int = 0
     """Unmatched sessions (current evaluation without a case) in the window."""
     with_query: int = 0
@@ -23,6 +25,7 @@ class UnmatchedQueries:
 
     @property
     def capped(self) -> bool:
+        """More sessions had a query than were read (the page says so)."""
         return self.with_query > len(self.sessions)
 
 

@@ -19,12 +19,16 @@ CaseKey = tuple[str, str]
 
 @dataclass
 class VerdictCounts:
+    """Verdict counts per agent version and golden case (:func:`verdict_counts`)."""
+
     decided: dict[str, dict[CaseKey, list[int]]] = field(default_factory=dict)
     """agent version → case → [passed, passed + failed]: matched sessions with a verdict."""
     sessions: dict[str, int] = field(default_factory=dict)
     """agent version → sessions with a current evaluation (matched or not, any verdict)."""
 
     def add(self, version: str, case: CaseKey, verdict: str, count: int = 1) -> None:
+        """Count ``count`` sessions of ``version`` and ``case`` with ``verdict`` (only passed and
+        failed count: a not_evaluated session decides nothing)."""
         if verdict not in (PASSED, FAILED) or count <= 0:
             return
         tally = self.decided.setdefault(version, {}).setdefault(case, [0, 0])
