@@ -24,13 +24,16 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from rich.console import Console
 
 from examples.weather_agent import SessionResult, run_session
+
+if TYPE_CHECKING:
+    from otel_eval.read.evaluations import StoredEvaluation
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 GOLDEN_FILES = [GOLDEN_DIR / "weather.evalset.json", GOLDEN_DIR / "weather.trajectory.json"]
@@ -111,14 +114,14 @@ class Judgement:
         return cls(verdict_of(result), result.eval_id or None, result.score, tuple(failed_criteria(result)))
 
     @classmethod
-    def of_row(cls, row: Mapping[str, Any]) -> Judgement:
+    def of_row(cls, row: StoredEvaluation) -> Judgement:
         from otel_eval.read.evaluations import failing_criteria
 
-        if not row["case_id"]:
+        if not row.case_id:
             verdict = UNMATCHED
         else:
-            verdict = PASS if row["passed"] else FAIL
-        return cls(verdict, row["case_id"], row["score"] or 0.0, tuple(failing_criteria(dict(row))))
+            verdict = PASS if row.passed else FAIL
+        return cls(verdict, row.case_id, row.score or 0.0, tuple(failing_criteria(row.criteria)))
 
     def describe(self) -> str:
         failing = f", failing {', '.join(self.failing)}" if self.failing else ""
@@ -240,21 +243,22 @@ def run_demo(db: Path, console: Console, scenarios: Sequence[Scenario] = SCENARI
 
 def print_report(
     db: Path, console: Console, session_ids: Iterable[str] | None = None, details_for: Iterable[str] = ()
-) -> list[dict[str, Any]]:
+) -> list[StoredEvaluation]:
     """The project's report from the database, limited to ``session_ids`` (a reused database
     keeps earlier runs), with the criterion-by-criterion detail of the sessions in ``details_for``."""
     from otel_eval import report
     from otel_eval.read.evaluations import current_evaluations
+    from otel_eval.read.sessions import SessionDetail
 
     rows = current_evaluations([db])
     if session_ids is not None:
         wanted = set(session_ids)
-        rows = [row for row in rows if row["session_id"] in wanted]
+        rows = [row for row in rows if row.session_id in wanted]
     report.render_report(rows, console=console)
     detailed = set(details_for)
     for row in rows:
-        if row["session_id"] in detailed:
-            report.render_session(row, console=console)
+        if row.session_id in detailed:
+            report.render_session(SessionDetail.of(row), console=console)
     return rows
 
 

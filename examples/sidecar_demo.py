@@ -25,7 +25,7 @@ import urllib.request
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -45,6 +45,9 @@ from examples.demo import (
     print_verdict,
 )
 from examples.weather_agent import run_session
+
+if TYPE_CHECKING:
+    from otel_eval.read.evaluations import StoredEvaluation
 
 REPO = Path(__file__).resolve().parents[1]
 GRPC, HTTP = "grpc", "http"
@@ -214,7 +217,7 @@ def exporter_for(transport: str, collector: CollectorProcess) -> SpanExporter:
     raise ValueError(f"unknown transport {transport!r}; expected {GRPC!r} or {HTTP!r}")
 
 
-def scored_rows(db: Path, session_ids: set[str]) -> dict[str, dict[str, Any]]:
+def scored_rows(db: Path, session_ids: set[str]) -> dict[str, StoredEvaluation]:
     """The current evaluation of each of ``session_ids`` that has one by now."""
     from otel_eval.read.evaluations import current_evaluations
 
@@ -222,7 +225,7 @@ def scored_rows(db: Path, session_ids: set[str]) -> dict[str, dict[str, Any]]:
         rows = current_evaluations([db])
     except sqlite3.OperationalError:  # a writer holds a lock for a moment; ask again on the next poll
         return {}
-    return {row["session_id"]: row for row in rows if row["session_id"] in session_ids}
+    return {row.session_id: row for row in rows if row.session_id in session_ids}
 
 
 def run_sidecar_demo(

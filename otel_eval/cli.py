@@ -342,11 +342,17 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             embed=embed,
             progress=lambda n: progress.advance(task, n),
         )
-    rows = [r for r in current_evaluations([args.db]) if r["session_id"] in {res.session_id for res in results}]
+    scored = {res.session_id for res in results}
+    rows = [r for r in current_evaluations([args.db]) if r.session_id in scored]
     if args.json:
         print(
             json.dumps(
-                {"db": args.db, "spans": len(spans), "summary": summarize_sessions(rows), "sessions": rows},
+                {
+                    "db": args.db,
+                    "spans": len(spans),
+                    "summary": summarize_sessions(rows),
+                    "sessions": [r.to_dict() for r in rows],
+                },
                 indent=2,
                 default=str,
             )
@@ -386,7 +392,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                 "--session",
             )
         if args.json:
-            print(json.dumps(row, indent=2, default=str))
+            print(json.dumps(row.to_dict(), indent=2, default=str))
         else:
             render_session(row, Console())
         return 0
@@ -405,7 +411,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                     "pending": backlog.to_dict(now_ns),
                     "coverage": cov.to_dict(),
                     "calibration": cal.to_dict(),
-                    "sessions": rows,
+                    "sessions": [r.to_dict() for r in rows],
                 },
                 indent=2,
                 default=str,

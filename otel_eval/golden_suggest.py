@@ -84,11 +84,11 @@ def unmatched_sessions(db_paths: Sequence[DbPath], since: str | None = None) -> 
     """Sessions whose current evaluation matched no case, with a query, oldest first."""
     out = []
     for row in current_evaluations(db_paths):
-        if row.get("case_id") or not (row.get("query") or "").strip():
+        if row.case_id or not row.query or not row.query.strip():
             continue
-        if since and (row.get("created_at") or "") < since:
+        if since and (row.created_at or "") < since:
             continue
-        out.append(UnmatchedSession(row["db"], row["session_id"], row["query"], row.get("created_at") or ""))
+        out.append(UnmatchedSession(row.db, row.session_id, row.query, row.created_at or ""))
     return out
 
 

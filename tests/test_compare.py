@@ -27,6 +27,7 @@ from otel_eval.compare import (
     render_comparison,
 )
 from otel_eval.errors import InputError
+from tests.stored_rows import stored_criterion, stored_evaluation
 
 GOLDEN = Path(__file__).resolve().parents[1] / "examples" / "golden"
 GOLDEN_FILES = [GOLDEN / "weather.evalset.json", GOLDEN / "weather.trajectory.json"]
@@ -147,16 +148,14 @@ def test_an_unknown_version_names_the_versions_present(dbs):
 
 
 def _row(version, case, passed, score, criteria=()):
-    return {
-        "agent_version": version,
-        "case_id": case,
-        "eval_set_id": "s",
-        "passed": passed,
-        "score": score,
-        "criteria": [
-            {"criterion": n, "passed": p, "score": s, "skipped": False, "details": {}} for n, p, s in criteria
-        ],
-    }
+    return stored_evaluation(
+        agent_version=version,
+        case_id=case,
+        eval_set_id="s",
+        passed=passed,
+        score=score,
+        criteria=tuple(stored_criterion(n, p, s) for n, p, s in criteria),
+    )
 
 
 def test_an_equal_pass_rate_compares_mean_scores_above_min_delta():

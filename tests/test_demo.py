@@ -13,6 +13,7 @@ from rich.console import Console
 
 from examples.demo import FAIL, PASS, UNMATCHED, Judgement, Scenario, as_expected, build_parser, main
 from examples.sidecar_demo import GRPC, run_sidecar_demo
+from tests.stored_rows import stored_criterion, stored_evaluation
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the demo stops the collector with SIGTERM")
 
@@ -147,18 +148,18 @@ def test_a_session_is_as_expected_only_with_the_right_verdict_case_and_failing_c
 
 
 def test_a_report_row_is_judged_like_the_live_result():
-    row = {
-        "case_id": "top_users_by_revenue",
-        "passed": False,
-        "score": 0.75,
-        "criteria": [
-            {"criterion": "trajectory_match", "skipped": False, "passed": True},
-            {"criterion": "llm_judge", "skipped": True, "passed": False},
-            {"criterion": "table_usage", "skipped": False, "passed": False},
-            {"criterion": "health", "skipped": False, "passed": False},
-        ],
-    }
+    row = stored_evaluation(
+        case_id="top_users_by_revenue",
+        passed=False,
+        score=0.75,
+        criteria=(
+            stored_criterion("trajectory_match", True),
+            stored_criterion("llm_judge", False, skipped=True),
+            stored_criterion("table_usage", False),
+            stored_criterion("health", False),
+        ),
+    )
     assert Judgement.of_row(row) == Judgement(FAIL, "top_users_by_revenue", 0.75, ("table_usage",))
-    assert Judgement.of_row({"case_id": None, "passed": False, "score": None, "criteria": []}) == Judgement(
+    assert Judgement.of_row(stored_evaluation(case_id=None, passed=False, score=None)) == Judgement(
         UNMATCHED, None, 0.0, ()
     )

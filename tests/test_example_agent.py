@@ -326,9 +326,9 @@ def test_processor_passes_version_1_and_fails_version_2_naming_the_criterion(tmp
     assert "trajectory_match" in failing(results["v2-tokyo"])
     assert failing(results["v2-sql"]) == ["table_usage"]
 
-    stored = {row["session_id"]: row for row in current_evaluations([db])}
-    assert stored["v2-tokyo"]["agent_version"] == "2.0.0"
-    assert stored["v1-tokyo"]["passed"] is True and stored["v2-sql"]["passed"] is False
+    stored = {row.session_id: row for row in current_evaluations([db])}
+    assert stored["v2-tokyo"].agent_version == "2.0.0"
+    assert stored["v1-tokyo"].passed is True and stored["v2-sql"].passed is False
 
 
 def test_demo_judges_every_scenario_as_expected(tmp_path):

@@ -126,20 +126,20 @@ def test_report_fits_the_width_and_keeps_every_verdict_and_score_whole(db: Path,
     assert_fits(text, width)
     cells = table_rows(text)
     for r in rows:
-        shown = r["session_id"] if len(r["session_id"]) <= 12 else None
+        shown = r.session_id if len(r.session_id) <= 12 else None
         line = next(
             c
             for c in cells
             if (
                 shown in c
                 if shown
-                else any(x.startswith(r["session_id"][:4]) and x.endswith(r["session_id"][-4:]) and "…" in x for x in c)
+                else any(x.startswith(r.session_id[:4]) and x.endswith(r.session_id[-4:]) and "…" in x for x in c)
             )
         )
-        word = VERDICT_WORDS[r["verdict"]] if r["case_id"] else "unmatched"
-        assert word in line, (r["session_id"], line)
-        if r["case_id"]:
-            assert f"{r['score']:.2f}" in line
+        word = VERDICT_WORDS[r.verdict] if r.case_id else "unmatched"
+        assert word in line, (r.session_id, line)
+        if r.case_id:
+            assert f"{r.score:.2f}" in line
     # The long ids share 62 characters: elided in the middle, each still tells itself apart.
     long_cells = [c for row in cells for c in row if c.startswith("checkout") and "…" in c]
     assert {c[-4:] for c in long_cells} == {"0001", "0002"}

@@ -65,7 +65,7 @@ def test_two_files_with_one_stem_keep_their_cases_apart_live_and_in_the_database
 
     by_session = {r.session_id: r for r in results}
     assert (by_session["s-tokyo"].passed, by_session["s-paris"].passed) == (True, True)
-    rows = {r["session_id"]: (r["eval_set_id"], r["case_id"]) for r in current_evaluations([db])}
+    rows = {r.session_id: (r.eval_set_id, r.case_id) for r in current_evaluations([db])}
     case_id = load_golden(tokyo).eval_cases[0].eval_id
     assert rows == {"s-tokyo": ("tokyo/cases", case_id), "s-paris": ("paris/cases", case_id)}
     conn = sqlite3.connect(db)

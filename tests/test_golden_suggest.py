@@ -116,10 +116,10 @@ def test_rescoring_with_the_draft_matches_and_passes_the_clustered_sessions(db, 
     golden = [a for p in GOLDEN_FILES for a in ("--golden", str(p))]
     assert main(["rescore", "--db", str(db), *golden, "--golden", str(draft)]) == 0
     capsys.readouterr()
-    rows = {r["session_id"]: r for r in current_evaluations([db])}
-    assert {rows[s]["case_id"] for s in clustered} == {c.eval_id for c in draft_set.eval_cases}
-    assert {rows[s]["verdict"] for s in clustered} == {"passed"}
-    assert rows["s11"]["case_id"] is None  # the joke is still unmatched
+    rows = {r.session_id: r for r in current_evaluations([db])}
+    assert {rows[s].case_id for s in clustered} == {c.eval_id for c in draft_set.eval_cases}
+    assert {rows[s].verdict for s in clustered} == {"passed"}
+    assert rows["s11"].case_id is None  # the joke is still unmatched
 
 
 def test_nothing_to_suggest_is_one_line_and_success(db, tmp_path, capsys):
@@ -175,6 +175,6 @@ def test_an_embedding_model_clusters_paraphrases_the_n_grams_keep_apart(tmp_path
         golden = [a for p in GOLDEN_FILES for a in ("--golden", str(p))]
         assert main(["rescore", "--db", str(db), *golden, "--golden", str(draft), *model]) == 0
         rows = current_evaluations([db])
-        assert {r["case_id"] for r in rows} == {case["eval_id"]}
+        assert {r.case_id for r in rows} == {case["eval_id"]}
     finally:
         server.close()

@@ -137,11 +137,11 @@ def test_calibration_counts_each_criterion_against_the_corrected_verdicts(db, ca
     assert table == {"trajectory_match": (4, 3, 0, 1), "response_match": (4, 3, 0, 1), "health": (4, 3, 1, 0)}
     conn = sqlite3.connect(db)
     history = session_labels(conn, "p2")
-    assert [(h["label"], h["who"], h["note"], h["source"]) for h in history] == [
+    assert [(h.label, h.who, h.note, h.source) for h in history] == [
         ("agree", "erin", None, "cli"),
         ("disagree", "carol", "the forecast is for Kyoto", "cli"),
     ]
-    assert session_labels(conn, "f1")[0]["who"] == "dave"
+    assert session_labels(conn, "f1")[0].who == "dave"
     conn.close()
 
     # report: the same numbers in --json, and a table at 80 columns.
@@ -388,13 +388,13 @@ def test_user_feedback_sent_as_log_records_is_stored_beside_its_session(start_co
     reader = sqlite3.connect(db)
     reader.row_factory = sqlite3.Row
     [up] = session_feedback(reader, "fb-pass")
-    assert (up["value"], up["explanation"], up["attributes"]["gen_ai.conversation.id"]) == (
+    assert (up.value, up.explanation, up.attributes["gen_ai.conversation.id"]) == (
         "thumbs_up",
         "exactly what I needed",
         "fb-pass",
     )
     [down] = session_feedback(reader, "fb-fail")
-    assert (down["value"], down["attributes"]["app.screen"]) == ("thumbs_down", "chat")
+    assert (down.value, down.attributes["app.screen"]) == ("thumbs_down", "chat")
     reader.close()
 
     # A retried export is stored once.

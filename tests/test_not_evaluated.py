@@ -34,6 +34,7 @@ from otel_eval.compare import compare
 from otel_eval.export import SessionSelection, export_sessions
 from otel_eval.models.results import CriterionResult, verdict_of
 from otel_eval.read.evaluations import current_evaluations
+from otel_eval.read.sessions import SessionDetail
 from otel_eval.report import render_report, render_session, summarize_sessions
 from otel_eval.store import SCHEMA_VERSION
 from otel_eval.watch import add_watch_arguments, watch_main
@@ -192,9 +193,9 @@ def test_report_counts_not_evaluated_apart_and_shows_a_dash_for_skipped_criteria
 
 def test_render_session_of_a_passing_session_keeps_its_pass(world):
     _, db, _ = world
-    row = next(r for r in current_evaluations([db]) if r["session_id"] == "tokyo-1")
+    row = next(r for r in current_evaluations([db]) if r.session_id == "tokyo-1")
     console = Console(record=True, width=200)
-    render_session(row, console)
+    render_session(SessionDetail.of(row), console)
     assert "tokyo-1 (revision 1): PASS" in console.export_text()
 
 
@@ -364,15 +365,15 @@ def test_a_v1_database_migrates_its_passed_nothing_checked_session_to_not_evalua
     assert conn.execute("SELECT passed FROM evaluations WHERE session_id = 'joke-1'").fetchone() == (1,)  # the old PASS
     conn.close()
     # A reader (report opens the file read-only) migrates it first; the stored criteria decide.
-    rows = {r["session_id"]: r for r in current_evaluations([db])}
-    assert {sid: (r["case_id"], r["verdict"], r["passed"]) for sid, r in rows.items()} == {
+    rows = {r.session_id: r for r in current_evaluations([db])}
+    assert {sid: (r.case_id, r.verdict, r.passed) for sid, r in rows.items()} == {
         "tokyo-1": ("weather_tokyo", "passed", True),
         "tokyo-2": ("weather_tokyo", "failed", False),
         "joke-1": ("joke", "not_evaluated", False),
         "revenue-2": (None, "not_evaluated", False),
     }
-    assert rows["joke-1"]["score"] is None and rows["tokyo-2"]["score"] == 0.3125
-    assert all(c["score"] is None for c in rows["joke-1"]["criteria"] if c["skipped"])
+    assert rows["joke-1"].score is None and rows["tokyo-2"].score == 0.3125
+    assert all(c.score is None for c in rows["joke-1"].criteria if c.skipped)
     assert summarize_sessions(rows.values())["pass_rate"] == 0.5
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

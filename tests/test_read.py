@@ -58,20 +58,20 @@ def db_copy(scored, tmp_path):
 
 def test_current_evaluations_are_what_the_engine_scored(scored):
     db, results = scored
-    rows = {r["session_id"]: r for r in evaluations.current_evaluations([db])}
+    rows = {r.session_id: r for r in evaluations.current_evaluations([db])}
     assert rows.keys() == results.keys()
     for session_id, result in results.items():
         row = rows[session_id]
-        assert (row["case_id"], row["verdict"], row["passed"]) == (
+        assert (row.case_id, row.verdict, row.passed) == (
             result.eval_id or None,
             result.verdict,
             result.passed,
         )
-        assert row["score"] == (pytest.approx(result.score) if result.evaluated else None)
-        assert [(c["criterion"], c["passed"], c["skipped"]) for c in row["criteria"]] == [
+        assert row.score == (pytest.approx(result.score) if result.evaluated else None)
+        assert [(c.criterion, c.passed, c.skipped) for c in row.criteria] == [
             (c.criterion, c.passed, c.skipped) for c in result.criterion_results
         ]
-        assert evaluations.failing_criteria(row) == [
+        assert evaluations.failing_criteria(row.criteria) == [
             c.criterion for c in result.criterion_results if not c.skipped and not c.passed and c.criterion != "health"
         ]
 
@@ -94,10 +94,10 @@ def test_session_turns_are_the_turns_the_scorer_built(scored):
         for session_id in results:
             expected = build_trajectory(session_id, load_session(store, session_id).mapped).turns
             turns = spans.session_turns(conn, session_id)
-            assert [(t["turn"], t["trace_id"], t["user_input"]) for t in turns] == [
+            assert [(t.turn, t.trace_id, t.user_input) for t in turns] == [
                 (t.index, t.trace_id, t.user_input) for t in expected
             ]
-        assert any(t["user_input"] for sid in results for t in spans.session_turns(conn, sid))
+        assert any(t.user_input for sid in results for t in spans.session_turns(conn, sid))
 
 
 def test_stored_spans_trees_and_first_trace_come_from_the_captured_spans(scored):

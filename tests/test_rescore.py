@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from examples.weather_agent import run_session
 from otel_eval import EvalSpanProcessor
 from otel_eval.errors import InputError
-from otel_eval.read.evaluations import current_evaluations
+from otel_eval.read.evaluations import StoredEvaluation, current_evaluations
 from otel_eval.read.times import parse_since
 from otel_eval.rescore import add_rescore_arguments, rescore, rescore_main
 
@@ -43,12 +43,12 @@ def run_agent(
     provider.shutdown()
 
 
-def latest(db: Path) -> dict[str, dict]:
-    return {r["session_id"]: r for r in current_evaluations([db])}
+def latest(db: Path) -> dict[str, StoredEvaluation]:
+    return {r.session_id: r for r in current_evaluations([db])}
 
 
-def failing(row: dict) -> list[str]:
-    return sorted(c["criterion"] for c in row["criteria"] if not c["skipped"] and not c["passed"])
+def failing(row: StoredEvaluation) -> list[str]:
+    return sorted(c.criterion for c in row.criteria if not c.skipped and not c.passed)
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def db(tmp_path: Path) -> Path:
 
 def test_a_new_golden_set_matches_sessions_that_were_unmatched(db):
     before = latest(db)
-    assert {sid: (r["case_id"], r["revision"]) for sid, r in before.items()} == {
+    assert {sid: (r.case_id, r.revision) for sid, r in before.items()} == {
         "tokyo-1.0.0": ("weather_tokyo", 1),
         "sql-1.0.0": (None, 1),
         "tokyo-2.0.0": ("weather_tokyo", 1),
@@ -81,7 +81,7 @@ def test_a_new_golden_set_matches_sessions_that_were_unmatched(db):
     ]
     assert [c.session_id for c in changes if c.verdict_changed] == ["sql-1.0.0", "sql-2.0.0"]
     after = latest(db)
-    assert failing(after["sql-2.0.0"]) == ["table_usage"] and after["sql-2.0.0"]["revision"] == 2
+    assert failing(after["sql-2.0.0"]) == ["table_usage"] and after["sql-2.0.0"].revision == 2
     conn = sqlite3.connect(db)
     # The first revisions are kept, superseded; the sessions stay scored.
     assert conn.execute("SELECT COUNT(*), SUM(superseded) FROM evaluations").fetchone() == (8, 4)
@@ -107,7 +107,7 @@ def test_a_changed_config_rescored_with_the_stored_golden(tmp_path):
         "sql-2.0.0": ("fail", "pass"),
     }
     row = latest(db)["sql-2.0.0"]
-    assert "table_usage" not in [c["criterion"] for c in row["criteria"]]
+    assert "table_usage" not in [c.criterion for c in row.criteria]
     conn = sqlite3.connect(db)
     hashes = conn.execute(
         "SELECT revision, config_hash FROM evaluations WHERE session_id = 'sql-2.0.0' ORDER BY revision"
@@ -264,7 +264,7 @@ def test_big_sky_evaluators_are_the_criteria_of_their_cases_live_and_when_rescor
     # Rescoring from the stored golden rebuilds the Big Sky set with its criteria.
     changes = {c.session_id: c for c in rescore(db)}
     assert (changes["tokyo-1.0.0"].after_verdict, changes["tokyo-2.0.0"].after_verdict) == ("pass", "fail")
-    assert [c["criterion"] for c in latest(db)["tokyo-2.0.0"]["criteria"]] == [
+    assert [c.criterion for c in latest(db)["tokyo-2.0.0"].criteria] == [
         "trajectory_match",
         "response_match",
         "health",

@@ -33,7 +33,7 @@ from ..drift import TEST as DRIFT_TEST
 from ..drift import DriftResult, drift
 from ..errors import InputError
 from ..models.results import FAILED, NOT_EVALUATED, PASSED
-from ..read.evaluations import current_evaluations
+from ..read.evaluations import StoredEvaluation, current_evaluations
 
 IMPROVED, REGRESSED, UNCHANGED = "improved", "regressed", "unchanged"
 ONLY_BASELINE, ONLY_CANDIDATE = "only_baseline", "only_candidate"
@@ -182,17 +182,17 @@ class Comparison:
         }
 
 
-def version_of(row: dict[str, Any]) -> str:
+def version_of(row: StoredEvaluation) -> str:
     """The row's agent version, ``unknown`` when the session carried none (so it is still compared)."""
-    return row.get("agent_version") or UNKNOWN_VERSION
+    return row.agent_version or UNKNOWN_VERSION
 
 
-def verdict_of_row(row: dict[str, Any]) -> str:
-    """The row's verdict; rows built without one (older callers) are passed or failed."""
-    return row.get("verdict") or (PASSED if row["passed"] else FAILED)
+def verdict_of_row(row: StoredEvaluation) -> str:
+    """The row's verdict; a row stored without one is passed or failed."""
+    return row.verdict or (PASSED if row.passed else FAILED)
 
 
-def versions(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
+def versions(rows: Iterable[StoredEvaluation]) -> dict[str, int]:
     """Agent versions present, with their session counts."""
     out: dict[str, int] = {}
     for row in rows:
@@ -223,8 +223,8 @@ def _delta(key: str, pair: dict[str, Stat], min_delta: float, **extra: Any) -> D
     return Delta(key=key, baseline=b, candidate=c, status=status, pass_rate_delta=rate, score_delta=score, **extra)
 
 
-def _summary(version: str, rows: list[dict[str, Any]]) -> VersionSummary:
-    matched = [r for r in rows if r.get("case_id")]
+def _summary(version: str, rows: list[StoredEvaluation]) -> VersionSummary:
+    matched = [r for r in rows if r.case_id]
     evaluated = [r for r in matched if verdict_of_row(r) != NOT_EVALUATED]
     passed = sum(1 for r in evaluated if verdict_of_row(r) == PASSED)
     out = VersionSummary(
@@ -236,14 +236,14 @@ def _summary(version: str, rows: list[dict[str, Any]]) -> VersionSummary:
     )
     if evaluated:
         out.pass_rate = round(passed / len(evaluated), 4)
-        out.mean_score = round(sum(r["score"] or 0.0 for r in evaluated) / len(evaluated), 4)
+        out.mean_score = round(sum(r.score or 0.0 for r in evaluated) / len(evaluated), 4)
     sums: dict[str, list[float]] = {}
     for row in rows:  # health is measured for every session, matched or not
-        for c in row.get("criteria", []):
-            if c["criterion"] != HEALTH and (c.get("details") or {}).get("kind") != HEALTH:
+        for c in row.criteria:
+            if c.criterion != HEALTH and c.details.get("kind") != HEALTH:
                 continue
             for detail, name in HEALTH_MEANS.items():
-                value = (c.get("details") or {}).get(detail)
+                value = c.details.get(detail)
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     sums.setdefault(name, []).append(float(value))
             break
@@ -252,7 +252,7 @@ def _summary(version: str, rows: list[dict[str, Any]]) -> VersionSummary:
     return out
 
 
-def compare_rows(rows: Sequence[dict[str, Any]], baseline: str, candidate: str, min_delta: float = 0.0) -> Comparison:
+def compare_rows(rows: Sequence[StoredEvaluation], baseline: str, candidate: str, min_delta: float = 0.0) -> Comparison:
     """The comparison of two versions over current-evaluation rows (pure)."""
     present = versions(rows)
     for role, version in (("baseline", baseline), ("candidate", candidate)):
@@ -270,14 +270,14 @@ def compare_rows(rows: Sequence[dict[str, Any]], baseline: str, candidate: str, 
     criteria: dict[str, dict[str, Stat]] = {}
     for role, members in by_role.items():
         for row in members:
-            if not row.get("case_id"):
+            if not row.case_id:
                 continue
-            key = (row.get("eval_set_id") or "", row["case_id"])
-            cases.setdefault(key, {}).setdefault(role, Stat()).add(row["passed"], row["score"], verdict_of_row(row))
-            for c in row.get("criteria", []):
-                if not c.get("skipped"):
-                    case_criteria.setdefault(key, {}).setdefault(c["criterion"], {}).setdefault(role, Stat()).add(
-                        c["passed"], c["score"]
+            key = (row.eval_set_id or "", row.case_id)
+            cases.setdefault(key, {}).setdefault(role, Stat()).add(row.passed, row.score, verdict_of_row(row))
+            for c in row.criteria:
+                if not c.skipped:
+                    case_criteria.setdefault(key, {}).setdefault(c.criterion, {}).setdefault(role, Stat()).add(
+                        c.passed, c.score
                     )
     # Criteria overall are compared on the cases BOTH versions ran: a case only one version saw
     # would otherwise read as a criterion getting better or worse when only the traffic changed.
@@ -316,14 +316,14 @@ def compare_rows(rows: Sequence[dict[str, Any]], baseline: str, candidate: str, 
     )
 
 
-def _path_counts(by_role: dict[str, list[dict[str, Any]]]) -> dict[str, tuple[dict[str, int], dict[str, int]]]:
+def _path_counts(by_role: dict[str, list[StoredEvaluation]]) -> dict[str, tuple[dict[str, int], dict[str, int]]]:
     """Case → (baseline, candidate) tool-path counts of matched sessions with a stored path."""
     out: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
     for slot, role in enumerate(("baseline", "candidate")):
         for row in by_role[role]:
-            if row.get("case_id") and row.get("tool_path"):
-                counts = out.setdefault(row["case_id"], ({}, {}))[slot]
-                counts[row["tool_path"]] = counts.get(row["tool_path"], 0) + 1
+            if row.case_id and row.tool_path:
+                counts = out.setdefault(row.case_id, ({}, {}))[slot]
+                counts[row.tool_path] = counts.get(row.tool_path, 0) + 1
     return {case: pair for case, pair in out.items() if pair[0] and pair[1]}
 
 

@@ -12,6 +12,10 @@ monitor are views over these modules; none of them opens the file or writes SQL 
 * :mod:`.backlog`: what is not scored yet and when it will be;
 * :mod:`.feed`: new evaluations, incrementally (``watch`` and the alert monitor follow it).
 
+Rows come back typed (frozen dataclasses and named tuples, e.g.
+:class:`~.evaluations.StoredEvaluation`, :class:`~.sessions.SessionOverview`), never as dicts;
+where a view prints JSON (``--json``, the dashboard's API), the row's ``to_dict()`` is that shape.
+
 The writer (:mod:`otel_eval.engine`) is the only code that writes; these modules only read, on
 connections SQLite itself keeps read-only.
 """

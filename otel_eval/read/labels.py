@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..models.results import FAILED, PASSED
+from ..store.labels import StoredLabel
 from .database import DbPath, missing_schema, named_rows, open_database
 from .evaluations import UNSCORED, criteria_of, outcome
 
@@ -46,6 +47,8 @@ def corrected_verdict(labelled_verdict: str, label: str) -> str | None:
 
 @dataclass
 class CriterionAgreement:
+    """How often one criterion's pass/fail (or the verdict's) equals the human-corrected verdict."""
+
     criterion: str
     sessions: int = 0
     """Labelled sessions (with a corrected verdict) where the criterion ran."""
@@ -57,9 +60,11 @@ class CriterionAgreement:
 
     @property
     def rate(self) -> float | None:
+        """The agreement rate; None when no labelled session ran it."""
         return self.agree / self.sessions if self.sessions else None
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` shape (``report``'s ``calibration.criteria``)."""
         return {
             "criterion": self.criterion,
             "sessions": self.sessions,
@@ -72,6 +77,8 @@ class CriterionAgreement:
 
 @dataclass
 class FeedbackCount:
+    """How many feedback records of one name and value are about sessions of one outcome."""
+
     outcome: str
     """The session's current outcome: passed, failed, not_evaluated, unmatched, or unscored (no
     evaluation yet, or no session of that id or trace is stored)."""
@@ -80,11 +87,14 @@ class FeedbackCount:
     count: int
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` shape (``report``'s ``calibration.feedback``)."""
         return {"outcome": self.outcome, "name": self.name, "value": self.value, "count": self.count}
 
 
 @dataclass
 class Calibration:
+    """Judge calibration against human labels, and user feedback per outcome (:func:`calibration`)."""
+
     labels: int = 0
     """Labels stored, every one (a session labelled twice counts twice)."""
     labelled_sessions: int = 0
@@ -102,9 +112,11 @@ class Calibration:
 
     @property
     def feedback_total(self) -> int:
+        """Feedback records counted, of every name and value."""
         return sum(f.count for f in self.feedback)
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` shape (``report``'s ``calibration``)."""
         return {
             "labels": self.labels,
             "labelled_sessions": self.labelled_sessions,
@@ -159,9 +171,9 @@ def _add_labels(conn: sqlite3.Connection, out: Calibration, criteria: dict[str, 
         if r["current_case"] and r["current_verdict"] in _OPPOSITE:
             _count(out.verdict, r["current_verdict"] == PASSED, truth)
         for c in ran.get(r["current_id"], []) if r["current_id"] is not None else []:
-            if c["skipped"] or c["error"] or (c.get("details") or {}).get("informational") is True:
+            if c.skipped or c.error or c.informational:
                 continue
-            _count(criteria.setdefault(c["criterion"], CriterionAgreement(c["criterion"])), c["passed"], truth)
+            _count(criteria.setdefault(c.criterion, CriterionAgreement(c.criterion)), c.passed, truth)
 
 
 def _count(into: CriterionAgreement, passed: bool, truth: str) -> None:
@@ -206,22 +218,82 @@ def feedback_value(label: str | None, score: float | None) -> str:
 # --- one session ------------------------------------------------------------------------------
 
 
-def session_labels(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
+def label_dict(label: StoredLabel) -> dict[str, Any]:
+    """A label in the dashboard API's shape: its ``labels`` columns but ``session_id``."""
+    return {
+        "id": label.id,
+        "evaluation_id": label.evaluation_id,
+        "revision": label.revision,
+        "verdict": label.verdict,
+        "case_id": label.case_id,
+        "label": label.label,
+        "note": label.note,
+        "who": label.who,
+        "source": label.source,
+        "created_at": label.created_at,
+    }
+
+
+#: A ``labels`` row's columns, in :class:`~otel_eval.store.labels.StoredLabel`'s order.
+_LABEL_COLUMNS = "l.id, l.session_id, l.evaluation_id, l.revision, l.verdict, l.case_id, l.label, l.note, l.who, l.source, l.created_at"
+
+
+def session_labels(conn: sqlite3.Connection, session_id: str) -> list[StoredLabel]:
     """Every label of the session, newest first (the first is the one that counts)."""
     return [
-        dict(r)
-        for r in named_rows(
-            conn,
-            "SELECT id, evaluation_id, revision, verdict, case_id, label, note, who, source, created_at"
-            " FROM labels WHERE session_id = ? ORDER BY id DESC",
-            (session_id,),
+        StoredLabel(*row)
+        for row in conn.execute(
+            f"SELECT {_LABEL_COLUMNS} FROM labels l WHERE l.session_id = ? ORDER BY l.id DESC", (session_id,)
         )
     ]
 
 
-def session_feedback(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class UserFeedback:
+    """One user feedback record about a session (a ``feedback`` row, :func:`session_feedback`)."""
+
+    id: int
+    session_id: str | None
+    """The session it names by attribute; None: named through its trace."""
+    trace_id: str
+    span_id: str
+    name: str | None
+    score: float | None
+    label: str | None
+    explanation: str | None
+    response_id: str | None
+    time_ns: int
+    received_ns: int
+    attributes: dict[str, Any]
+    """The log record's attributes, parsed."""
+    body: object
+    """The log record's body, parsed (None when it had none)."""
+    value: str
+    """:func:`feedback_value`: what it said, in one word."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The dashboard API's shape (the ``feedback`` columns, then ``value``)."""
+        return {
+            "id": self.id,
+            "session_id": self.session_id,
+            "trace_id": self.trace_id,
+            "span_id": self.span_id,
+            "name": self.name,
+            "score": self.score,
+            "label": self.label,
+            "explanation": self.explanation,
+            "response_id": self.response_id,
+            "time_ns": self.time_ns,
+            "received_ns": self.received_ns,
+            "attributes": self.attributes,
+            "body": self.body,
+            "value": self.value,
+        }
+
+
+def session_feedback(conn: sqlite3.Connection, session_id: str) -> list[UserFeedback]:
     """The user feedback about the session (named by attribute, or through one of its traces),
-    oldest first, ``attributes`` parsed."""
+    oldest first, ``attributes`` and ``body`` parsed."""
     rows = named_rows(
         conn,
         "SELECT * FROM (SELECT * FROM feedback WHERE session_id = ?"
@@ -229,33 +301,60 @@ def session_feedback(conn: sqlite3.Connection, session_id: str) -> list[dict[str
         " WHERE f.session_id IS NULL AND t.session_id = ?) ORDER BY time_ns, id",
         (session_id, session_id),
     )
-    out = []
-    for r in rows:
-        item = dict(r)
-        item["attributes"] = json.loads(item["attributes"]) if item.get("attributes") else {}
-        item["body"] = json.loads(item["body"]) if item.get("body") else None
-        item["value"] = feedback_value(item.get("label"), item.get("score"))
-        out.append(item)
-    return out
-
-
-def recent_labels(conn: sqlite3.Connection, limit: int = 50) -> list[dict[str, Any]]:
-    """The latest labels across sessions, newest first, with the session's current outcome."""
-    rows = [
-        dict(r)
-        for r in named_rows(
-            conn,
-            "SELECT l.session_id, l.revision, l.verdict, l.case_id, l.label, l.note, l.who, l.source, l.created_at,"
-            " e.case_id AS current_case, e.verdict AS current_verdict, e.revision AS current_revision FROM labels l"
-            " LEFT JOIN evaluations e ON e.session_id = l.session_id AND e.superseded = 0"
-            " ORDER BY l.id DESC LIMIT ?",
-            (limit,),
+    return [
+        UserFeedback(
+            id=r["id"],
+            session_id=r["session_id"],
+            trace_id=r["trace_id"],
+            span_id=r["span_id"],
+            name=r["name"],
+            score=r["score"],
+            label=r["label"],
+            explanation=r["explanation"],
+            response_id=r["response_id"],
+            time_ns=r["time_ns"],
+            received_ns=r["received_ns"],
+            attributes=json.loads(r["attributes"]) if r["attributes"] else {},
+            body=json.loads(r["body"]) if r["body"] else None,
+            value=feedback_value(r["label"], r["score"]),
         )
+        for r in rows
     ]
-    for r in rows:
-        r["corrected"] = corrected_verdict(r["verdict"], r["label"])
-        r["current"] = outcome(r.pop("current_case"), r.pop("current_verdict"))
-    return rows
+
+
+@dataclass(frozen=True)
+class RecentLabel:
+    """A label as the Labels page lists it, with the session's current outcome (:func:`recent_labels`)."""
+
+    stored: StoredLabel
+    current_revision: int | None
+    """The session's current revision: another one when it was scored again since."""
+    corrected: str | None
+    """:func:`corrected_verdict`: the verdict people say is right, when it has an opposite."""
+    current: str
+    """:func:`~otel_eval.read.evaluations.outcome` of the session's current evaluation."""
+
+
+def recent_labels(conn: sqlite3.Connection, limit: int = 50) -> list[RecentLabel]:
+    """The latest labels across sessions, newest first, with the session's current outcome."""
+    out = []
+    for row in conn.execute(
+        f"SELECT {_LABEL_COLUMNS}, e.case_id, e.verdict, e.revision FROM labels l"
+        " LEFT JOIN evaluations e ON e.session_id = l.session_id AND e.superseded = 0"
+        " ORDER BY l.id DESC LIMIT ?",
+        (limit,),
+    ):
+        label = StoredLabel(*row[:11])
+        current_case, current_verdict, current_revision = row[11:]
+        out.append(
+            RecentLabel(
+                label,
+                current_revision,
+                corrected_verdict(label.verdict, label.label),
+                outcome(current_case, current_verdict),
+            )
+        )
+    return out
 
 
 def label_stamp(conn: sqlite3.Connection) -> str:

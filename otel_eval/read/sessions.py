@@ -2,8 +2,10 @@
 and which sessions ``export`` and ``rescore`` work on.
 
 A session is listed with its current evaluation (``sessions`` LEFT JOIN the evaluation that is
-not superseded), so a session not scored yet is listed too, as pending. Every value comes back as
-plain Python data; nothing here knows about HTML or terminals.
+not superseded), so a session not scored yet is listed too, as pending. Rows come back typed
+(:class:`SessionSummary`, :class:`SessionOverview`, :class:`SessionDetail`), their ``to_dict()``
+the dashboard API's and ``report --session --json``'s shapes; nothing here knows about HTML or
+terminals.
 """
 
 from __future__ import annotations
@@ -12,21 +14,30 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
-from typing import Any
+from dataclasses import fields as dataclass_fields
+from typing import Any, NamedTuple
 
 from ..errors import InputError
 from ..store import SCORED
+from ..store.labels import StoredLabel
+from ..unread import Unread
 from .database import DbPath, missing_schema, named_rows, open_database
 from .evaluations import (
+    MatchEvidence,
+    Revision,
+    StoredCriterion,
+    StoredEvaluation,
     criteria_of,
     current_evaluations,
     failing_criteria,
     judge_state,
     match_evidence,
+    match_to_dict,
     outcome,
     revisions,
 )
-from .spans import session_reading, session_turns
+from .labels import UserFeedback, label_dict, session_feedback, session_labels
+from .spans import TurnReading, session_reading, session_turns
 
 #: Result filter values and the SQL condition each stands for (on the current evaluation ``e``).
 RESULT_FILTERS: dict[str, str] = {
@@ -41,6 +52,8 @@ MAX_PAGE_SIZE = 500
 
 @dataclass(frozen=True)
 class SessionFilter:
+    """The dashboard's session list filter and page, as its query string gives them."""
+
     case: str = ""
     version: str = ""
     result: str = ""
@@ -97,6 +110,7 @@ _SESSION_FROM = " FROM sessions s LEFT JOIN evaluations e ON e.session_id = s.se
 
 
 def _where(f: SessionFilter, with_result: bool = True) -> tuple[str, list[Any]]:
+    """The filter as a WHERE clause and its parameters (``with_result`` False: all results)."""
     clauses: list[str] = []
     params: list[Any] = []
     if f.case:
@@ -118,39 +132,144 @@ def _where(f: SessionFilter, with_result: bool = True) -> tuple[str, list[Any]]:
 VERDICT_WORDS = {"passed": "pass", "failed": "fail", "not_evaluated": "not_evaluated"}
 
 
-def verdict(row: Mapping[str, Any]) -> str:
+def listed_verdict(evaluation_id: int | None, case_id: str | None, stored_verdict: str | None) -> str:
     """pass / fail / not_evaluated / unmatched / pending, the one word a person scans for."""
-    if row.get("evaluation_id") is None:
+    if evaluation_id is None or stored_verdict is None:
         return "pending"
-    if not row.get("case_id"):
+    if not case_id:
         return "unmatched"
-    return VERDICT_WORDS[row["stored_verdict"]]
+    return VERDICT_WORDS[stored_verdict]
 
 
-def _dict_rows(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
-    return [dict(r) for r in named_rows(conn, sql, params)]
+@dataclass(frozen=True)
+class SessionSummary:
+    """A session as the dashboard lists it: its stored state and its current evaluation, if any
+    (the evaluation's fields are None while it is pending)."""
+
+    session_id: str
+    status: str
+    """open, ended or scored."""
+    revision: int
+    user_id: str | None
+    service_name: str | None
+    end_reason: str | None
+    span_count: int
+    trace_count: int
+    first_received_ns: int | None
+    last_received_ns: int | None
+    query: str | None
+    """The evaluation's query, else the session's."""
+    agent_version: str | None
+    """The evaluation's agent version, else the session's."""
+    evaluation_id: int | None
+    case_id: str | None
+    eval_set_id: str | None
+    matched_by: str | None
+    match_score: float | None
+    passed: bool | None
+    score: float | None
+    stored_verdict: str | None
+    """passed, failed or not_evaluated as stored; :attr:`verdict` is the word the pages show."""
+    created_at: str | None
+    error: str | None
+    judge_pending: int | None
+    """Judge criteria the evaluation waits for (0: complete)."""
+    verdict: str
+    """:func:`listed_verdict`: pass, fail, not_evaluated, unmatched or pending."""
+    failing_criteria: tuple[str, ...]
+    judge: str | None
+    """:func:`~otel_eval.read.evaluations.judge_state` of its criteria."""
+
+    def _columns(self) -> dict[str, Any]:
+        """The stored columns, in the order of the query, then the listed verdict."""
+        return {
+            "session_id": self.session_id,
+            "status": self.status,
+            "revision": self.revision,
+            "user_id": self.user_id,
+            "service_name": self.service_name,
+            "end_reason": self.end_reason,
+            "span_count": self.span_count,
+            "trace_count": self.trace_count,
+            "first_received_ns": self.first_received_ns,
+            "last_received_ns": self.last_received_ns,
+            "query": self.query,
+            "agent_version": self.agent_version,
+            "evaluation_id": self.evaluation_id,
+            "case_id": self.case_id,
+            "eval_set_id": self.eval_set_id,
+            "matched_by": self.matched_by,
+            "match_score": self.match_score,
+            "passed": self.passed,
+            "score": self.score,
+            "stored_verdict": self.stored_verdict,
+            "created_at": self.created_at,
+            "error": self.error,
+            "judge_pending": self.judge_pending,
+            "verdict": self.verdict,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The dashboard API's shape of a listed session (``/api/sessions``)."""
+        return {**self._columns(), "failing_criteria": list(self.failing_criteria), "judge": self.judge}
 
 
-def list_sessions(conn: sqlite3.Connection, f: SessionFilter) -> tuple[list[dict[str, Any]], int]:
+@dataclass(frozen=True)
+class SessionOverview(SessionSummary):
+    """One session with everything its page shows but the spans: the current evaluation's
+    criteria and match evidence, the turns, every revision, the labels and the user feedback."""
+
+    criteria: tuple[StoredCriterion, ...] = ()
+    match: MatchEvidence | None = None
+    turns: tuple[TurnReading, ...] = ()
+    revisions: tuple[Revision, ...] = ()
+    """Newest first."""
+    labels: tuple[StoredLabel, ...] = ()
+    """Newest first: the first is the one that counts."""
+    feedback: tuple[UserFeedback, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The dashboard API's shape of one session (``/api/sessions/<id>``)."""
+        return {
+            **self._columns(),
+            "criteria": [c.to_dict() for c in self.criteria],
+            "match": match_to_dict(self.match),
+            "judge": self.judge,
+            "failing_criteria": list(self.failing_criteria),
+            "turns": [t.to_dict() for t in self.turns],
+            "revisions": [r.to_dict() for r in self.revisions],
+            "labels": [label_dict(label) for label in self.labels],
+            "feedback": [f.to_dict() for f in self.feedback],
+        }
+
+
+def _summary_fields(row: sqlite3.Row, criteria: Sequence[StoredCriterion]) -> dict[str, Any]:
+    """A ``_SESSION_COLUMNS`` row and its evaluation's criteria as :class:`SessionSummary` fields."""
+    fields = dict(row)
+    fields["passed"] = None if row["passed"] is None else bool(row["passed"])
+    fields["verdict"] = listed_verdict(row["evaluation_id"], row["case_id"], row["stored_verdict"])
+    fields["failing_criteria"] = tuple(failing_criteria(criteria))
+    fields["judge"] = judge_state(criteria)
+    return fields
+
+
+def list_sessions(conn: sqlite3.Connection, f: SessionFilter) -> tuple[list[SessionSummary], int]:
     """One page of sessions, most recently active first, and how many match the filter in all."""
     where, params = _where(f)
-    total = conn.execute("SELECT COUNT(*)" + _SESSION_FROM + where, params).fetchone()[0]
-    rows = _dict_rows(
-        conn,
-        "SELECT"
-        + _SESSION_COLUMNS
-        + _SESSION_FROM
-        + where
-        + " ORDER BY s.last_received_ns DESC, s.session_id LIMIT ? OFFSET ?",
-        [*params, f.page_size, (f.page - 1) * f.page_size],
+    total: int = conn.execute("SELECT COUNT(*)" + _SESSION_FROM + where, params).fetchone()[0]
+    rows = list(
+        named_rows(
+            conn,
+            "SELECT"
+            + _SESSION_COLUMNS
+            + _SESSION_FROM
+            + where
+            + " ORDER BY s.last_received_ns DESC, s.session_id LIMIT ? OFFSET ?",
+            [*params, f.page_size, (f.page - 1) * f.page_size],
+        )
     )
     criteria = criteria_of(conn, [r["evaluation_id"] for r in rows if r["evaluation_id"] is not None])
-    for r in rows:
-        r["verdict"] = verdict(r)
-        r["passed"] = None if r["passed"] is None else bool(r["passed"])
-        r["failing_criteria"] = failing_criteria({"criteria": criteria.get(r["evaluation_id"], [])})
-        r["judge"] = judge_state(criteria.get(r["evaluation_id"], []))
-    return rows, total
+    return [SessionSummary(**_summary_fields(r, criteria.get(r["evaluation_id"], []))) for r in rows], total
 
 
 def result_counts(conn: sqlite3.Connection, f: SessionFilter) -> dict[str, int]:
@@ -163,7 +282,16 @@ def result_counts(conn: sqlite3.Connection, f: SessionFilter) -> dict[str, int]:
     return counts
 
 
-def filter_options(conn: sqlite3.Connection) -> dict[str, list[str]]:
+class FilterOptions(NamedTuple):
+    """What the dashboard's filter menus offer."""
+
+    cases: list[str]
+    """Scored cases and every loaded golden case, sorted."""
+    versions: list[str]
+    """Agent versions seen, sorted."""
+
+
+def filter_options(conn: sqlite3.Connection) -> FilterOptions:
     """Cases (scored ones and every loaded golden case) and agent versions seen, for the filter menus."""
     cases = {r[0] for r in conn.execute("SELECT DISTINCT case_id FROM evaluations WHERE case_id IS NOT NULL")}
     cases |= {r[0] for r in conn.execute("SELECT eval_id FROM golden_cases")}
@@ -175,7 +303,7 @@ def filter_options(conn: sqlite3.Connection) -> dict[str, list[str]]:
             + " WHERE COALESCE(e.agent_version, s.agent_version) IS NOT NULL"
         )
     }
-    return {"cases": sorted(cases), "versions": sorted(versions)}
+    return FilterOptions(sorted(cases), sorted(versions))
 
 
 def change_stamp(conn: sqlite3.Connection) -> str:
@@ -188,39 +316,72 @@ def change_stamp(conn: sqlite3.Connection) -> str:
     return "-".join(str(v or 0) for v in (*s, *e))
 
 
-def session_overview(conn: sqlite3.Connection, session_id: str) -> dict[str, Any] | None:
-    """The session, its current evaluation with criteria and match evidence, and every revision."""
-    found = _dict_rows(conn, "SELECT" + _SESSION_COLUMNS + _SESSION_FROM + " WHERE s.session_id = ?", (session_id,))
-    if not found:
+def session_overview(conn: sqlite3.Connection, session_id: str) -> SessionOverview | None:
+    """The session, its current evaluation with criteria and match evidence, every revision, its
+    labels and user feedback; None for an unknown session."""
+    found = named_rows(conn, "SELECT" + _SESSION_COLUMNS + _SESSION_FROM + " WHERE s.session_id = ?", (session_id,))
+    row = found.fetchone()
+    if row is None:
         return None
-    out = found[0]
-    out["verdict"] = verdict(out)
-    out["passed"] = None if out["passed"] is None else bool(out["passed"])
-    out["criteria"] = []
-    out["match"] = {}
-    if out["evaluation_id"] is not None:
-        out["criteria"] = criteria_of(conn, [out["evaluation_id"]]).get(out["evaluation_id"], [])
-        out["match"] = match_evidence(conn, out["evaluation_id"])
-    out["judge"] = judge_state(out["criteria"])
-    out["failing_criteria"] = failing_criteria(out)
-    out["turns"] = session_turns(conn, session_id)
-    out["revisions"] = revisions(conn, session_id)
-    return out
+    evaluation_id = row["evaluation_id"]
+    criteria = criteria_of(conn, [evaluation_id]).get(evaluation_id, []) if evaluation_id is not None else []
+    return SessionOverview(
+        **_summary_fields(row, criteria),
+        criteria=tuple(criteria),
+        match=match_evidence(conn, evaluation_id) if evaluation_id is not None else None,
+        turns=tuple(session_turns(conn, session_id)),
+        revisions=tuple(revisions(conn, session_id)),
+        labels=tuple(session_labels(conn, session_id)),
+        feedback=tuple(session_feedback(conn, session_id)),
+    )
 
 
-def session_detail(db_paths: Sequence[DbPath], session_id: str) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class SessionDetail(StoredEvaluation):
+    """A session's current evaluation (:class:`StoredEvaluation`) with what ``report --session``
+    adds: each turn's user input as the scorer read it, what no rule read, and the match evidence."""
+
+    turns: tuple[TurnReading, ...] = ()
+    unread: tuple[Unread, ...] = ()
+    """What the session's spans carried that no rule read (:mod:`otel_eval.unread`)."""
+    match: MatchEvidence | None = None
+    """How it was matched to its case, and why not."""
+
+    @classmethod
+    def of(
+        cls,
+        evaluation: StoredEvaluation,
+        turns: Sequence[TurnReading] = (),
+        unread: Sequence[Unread] = (),
+        match: MatchEvidence | None = None,
+    ) -> SessionDetail:
+        """``evaluation`` with these details (none: what ``report --session`` shows of the row alone)."""
+        fields = {f.name: getattr(evaluation, f.name) for f in dataclass_fields(StoredEvaluation)}
+        return cls(**fields, turns=tuple(turns), unread=tuple(unread), match=match)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``report --session --json``'s shape: the session row with ``turns``, ``unread``, ``match``."""
+        return {
+            **super().to_dict(),
+            "turns": [t.to_dict() for t in self.turns],
+            "unread": [u.to_dict() for u in self.unread],
+            "match": match_to_dict(self.match),
+        }
+
+
+def session_detail(db_paths: Sequence[DbPath], session_id: str) -> SessionDetail | None:
     """The session's current evaluation (as :func:`~otel_eval.read.evaluations.current_evaluations`
-    gives it) with ``turns``: per turn (trace) its ``user_input``, as the scorer read it, and
-    ``match``: how it was matched to its case, and why not (``details.match``)."""
+    gives it) with its turns, as the scorer read them, what no rule read, and how it was matched
+    to its case (``details.match``); None when no database has an evaluation of it."""
     for row in current_evaluations(db_paths):
-        if row["session_id"] == session_id:
-            with closing(open_database(row["db"])) as conn:
-                row["turns"], row["unread"] = session_reading(conn, session_id)
+        if row.session_id == session_id:
+            with closing(open_database(row.db)) as conn:
+                turns, unread = session_reading(conn, session_id)
                 found = conn.execute(
-                    "SELECT id FROM evaluations WHERE session_id = ? AND revision = ?", (session_id, row["revision"])
+                    "SELECT id FROM evaluations WHERE session_id = ? AND revision = ?", (session_id, row.revision)
                 ).fetchone()
-                row["match"] = match_evidence(conn, found[0]) if found else {}
-            return row
+                match = match_evidence(conn, found[0]) if found else None
+            return SessionDetail.of(row, turns, unread, match)
     return None
 
 
@@ -235,7 +396,7 @@ def session_state(db_paths: Sequence[DbPath], session_id: str) -> str | None:
                     raise
                 row = None
         if row is not None:
-            return row[0]
+            return str(row[0])
     return None
 
 

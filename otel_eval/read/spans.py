@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import InputError
 from ..pipeline import map_session
@@ -14,9 +14,9 @@ from ..spans import LogEvent, SpanRecord, from_json
 from ..store.agent_rows import JSON_FIELDS
 from ..store.session_rows import IN_SESSION_TRACES, session_log_events, session_span_rows
 from ..trajectory import build_trajectory
-from ..unread import unread_in_session
+from ..unread import Unread, unread_in_session
 from .database import DbPath, first_key_at_or_after, named_rows
-from .evaluations import parse_details
+from .evaluations import parse_json_text
 
 
 def stored_spans(conn: sqlite3.Connection, path: DbPath, session_id: str) -> tuple[list[SpanRecord], list[LogEvent]]:
@@ -41,16 +41,37 @@ def recently_received_sessions(conn: sqlite3.Connection, limit: int = 5) -> list
     ]
 
 
-def session_turns(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
-    """``[{turn, trace_id, user_input}]`` of a stored session: its spans (read by the convention
-    detected at ingest) and span-linked log records go through the same mapping and turn building
-    as when it was scored, so turn *i* here is turn *i* of every criterion's ``per_turn``."""
+@dataclass(frozen=True)
+class TurnReading:
+    """One turn (trace) of a stored session as the scorer read it."""
+
+    turn: int
+    """Its index, as in every criterion's ``per_turn``."""
+    trace_id: str
+    user_input: str | None
+    answer_source: str | None
+    """Where its answer was read (:attr:`otel_eval.trajectory.Turn.answer_source`)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` shape: ``{turn, trace_id, user_input, answer_source}``."""
+        return {
+            "turn": self.turn,
+            "trace_id": self.trace_id,
+            "user_input": self.user_input,
+            "answer_source": self.answer_source,
+        }
+
+
+def session_turns(conn: sqlite3.Connection, session_id: str) -> list[TurnReading]:
+    """The turns of a stored session: its spans (read by the convention detected at ingest) and
+    span-linked log records go through the same mapping and turn building as when it was scored,
+    so turn *i* here is turn *i* of every criterion's ``per_turn``."""
     return session_reading(conn, session_id)[0]
 
 
-def session_reading(conn: sqlite3.Connection, session_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """:func:`session_turns`, each turn also with where its answer was read (``answer_source``),
-    and what the session's spans carry that no rule read (:func:`otel_eval.unread.unread_in_session`)."""
+def session_reading(conn: sqlite3.Connection, session_id: str) -> tuple[list[TurnReading], list[Unread]]:
+    """:func:`session_turns`, and what the session's spans carry that no rule read
+    (:func:`otel_eval.unread.unread_in_session`)."""
     rows = session_span_rows(conn, session_id)
     mapped = map_session(
         [from_json(raw) for raw, _, _ in rows],
@@ -58,14 +79,11 @@ def session_reading(conn: sqlite3.Connection, session_id: str) -> tuple[list[dic
         conventions=[convention for _, convention, _ in rows],
     )
     trajectory = build_trajectory(session_id, mapped)
-    turns = [
-        {"turn": t.index, "trace_id": t.trace_id, "user_input": t.user_input, "answer_source": t.answer_source}
-        for t in trajectory.turns
-    ]
-    return turns, [item.to_dict() for item in unread_in_session(mapped)]
+    turns = [TurnReading(t.index, t.trace_id, t.user_input, t.answer_source) for t in trajectory.turns]
+    return turns, unread_in_session(mapped)
 
 
-@dataclass
+@dataclass(frozen=True)
 class TreeRow:
     """One span of a :class:`TraceTree`, at its depth (the writer's row of a span is
     :data:`otel_eval.span_rows.SpanRow`)."""
@@ -76,8 +94,10 @@ class TreeRow:
     span_type: str | None
 
 
-@dataclass
+@dataclass(frozen=True)
 class TraceTree:
+    """One trace of a session as a tree (:func:`build_tree`): its spans in depth-first order."""
+
     trace_id: str
     start_ns: int
     end_ns: int
@@ -119,18 +139,27 @@ def build_tree(trace_id: str, members: Sequence[tuple[SpanRecord, str | None, st
     return tree
 
 
-def session_agent_data(conn: sqlite3.Connection, session_id: str) -> dict[tuple[str, str, str], dict[str, Any]]:
-    """AgentData rows keyed by (trace_id, span_id, level), with only the fields that hold something."""
-    out: dict[tuple[str, str, str], dict[str, Any]] = {}
+class AgentDataKey(NamedTuple):
+    """Which AgentData row: a span's (``level`` "span") or a trace's aggregate ("trace", ``span_id`` "")."""
+
+    trace_id: str
+    span_id: str
+    level: str
+
+
+def session_agent_data(conn: sqlite3.Connection, session_id: str) -> dict[AgentDataKey, dict[str, object]]:
+    """The session's AgentData rows, each with only the fields that hold something (field name →
+    value, JSON fields parsed): what the span tree lists under each span."""
+    out: dict[AgentDataKey, dict[str, object]] = {}
     rows = named_rows(conn, f"SELECT * FROM agent_data WHERE {IN_SESSION_TRACES} ORDER BY id", (session_id, session_id))
     for r in rows:
-        fields: dict[str, Any] = {}
+        fields: dict[str, object] = {}
         for key in r.keys():
             if key in ("id", "trace_id", "span_id", "session_id", "level"):
                 continue
-            value = r[key]
+            value: object = r[key]
             if key in JSON_FIELDS and isinstance(value, str):
-                value = parse_details(value)
+                value = parse_json_text(value)
             if key == "agent_exit":
                 value = bool(value)
                 if not value:
@@ -138,7 +167,7 @@ def session_agent_data(conn: sqlite3.Connection, session_id: str) -> dict[tuple[
             if value in (None, "", [], {}):
                 continue
             fields[key] = value
-        out[(r["trace_id"], r["span_id"], r["level"])] = fields
+        out[AgentDataKey(r["trace_id"], r["span_id"], r["level"])] = fields
     return out
 
 
@@ -177,6 +206,7 @@ def spans_received_between(conn: sqlite3.Connection, low_ns: int, high_ns: int) 
     first = first_key_at_or_after(conn, "spans", "rowid", "received_ns", low_ns)
     if first is None:
         return 0
-    return conn.execute(
+    count: int = conn.execute(
         "SELECT COUNT(*) FROM spans WHERE rowid >= ? AND received_ns BETWEEN ? AND ?", (first, low_ns, high_ns)
     ).fetchone()[0]
+    return count

@@ -4,9 +4,9 @@ and the dashboard's session page."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from ..read.evaluations import StoredCriterion
 from .verdicts import score_text
 
 #: Longest expected or actual response shown in ``report --session`` (the JSON has them whole).
@@ -16,22 +16,18 @@ RESPONSE_CHARS = 300
 RESPONSE_KINDS = ("response_match",)
 
 
-def is_response_criterion(criterion: Mapping[str, Any]) -> bool:
+def is_response_criterion(criterion: StoredCriterion) -> bool:
     """A criterion comparing the final response with the expected one: ``response_match``,
     ADK's ``response_match_score``, or any criterion whose kind is response_match."""
-    details = criterion.get("details") or {}
-    name = criterion.get("criterion")
-    if name in ("response_match", "response_match_score"):
+    if criterion.criterion in ("response_match", "response_match_score"):
         return True
-    return isinstance(details, dict) and details.get("kind") in RESPONSE_KINDS
+    return criterion.details.get("kind") in RESPONSE_KINDS
 
 
-def response_turns(criterion: Mapping[str, Any]) -> list[dict[str, Any]]:
+def response_turns(criterion: StoredCriterion) -> list[dict[str, Any]]:
     """Per turn: ``turn`` (0-based), ``expected``, ``actual``, ``score`` and ``why`` (method and
     what the score measures). A regex criterion has one entry: the pattern against the response."""
-    details = criterion.get("details") or {}
-    if not isinstance(details, dict):
-        return []
+    details = criterion.details
     method = details.get("method") or ""
     if method == "regex":
         return [
@@ -39,7 +35,7 @@ def response_turns(criterion: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "turn": None,
                 "expected": f"/{details.get('pattern')}/",
                 "actual": details.get("response"),
-                "score": criterion.get("score"),
+                "score": criterion.score,
                 "why": "regex: the final response must match the pattern",
             }
         ]
@@ -64,7 +60,7 @@ def response_turns(criterion: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def response_lines(criterion: Mapping[str, Any], limit: int = RESPONSE_CHARS) -> list[str]:
+def response_lines(criterion: StoredCriterion, limit: int = RESPONSE_CHARS) -> list[str]:
     """``report --session``'s lines for a response criterion: expected vs actual per turn."""
     lines = []
     for t in response_turns(criterion):
@@ -89,13 +85,10 @@ def shorten_text(value: Any, limit: int) -> str:
     return f"{cut[:-1]!r}… ({len(text) - len(cut) + 1} more characters)"
 
 
-def is_trajectory_criterion(criterion: Mapping[str, Any]) -> bool:
+def is_trajectory_criterion(criterion: StoredCriterion) -> bool:
     """A criterion whose details align expected and actual tool calls turn by turn."""
-    details = criterion.get("details") or {}
-    if not isinstance(details, dict):
-        return False
-    turns = details.get("per_turn") or []
-    return criterion.get("criterion") == "trajectory_match" or any(
+    turns = criterion.details.get("per_turn") or []
+    return criterion.criterion == "trajectory_match" or any(
         isinstance(t, dict) and "expected_calls" in t for t in turns
     )
 

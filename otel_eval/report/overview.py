@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..read.evaluations import failing_criteria
+from ..read.evaluations import StoredEvaluation, failing_criteria
 from .summary import summarize_sessions
 from .verdicts import score_text, shows_score, verdict_word
 
@@ -15,7 +15,7 @@ from .verdicts import score_text, shows_score, verdict_word
 _SESSION_COLUMNS = ("result", "session", "score", "failing criteria", "case", "version", "query", "matched by")
 
 
-def sessions_table(rows: Sequence[dict[str, Any]], width: int, title: str | None = "Sessions") -> Any:
+def sessions_table(rows: Sequence[StoredEvaluation], width: int, title: str | None = "Sessions") -> Any:
     """The sessions as a table no wider than ``width``: columns dropped (least useful first) or
     abbreviated (ids by their middle, lists by whole items) rather than cut mid-word."""
     from ..tablefit import Column, fit_table, middle_ellipsis
@@ -36,14 +36,14 @@ def sessions_table(rows: Sequence[dict[str, Any]], width: int, title: str | None
         word, style = verdict_word(r)
         cells.append(
             [
-                r["session_id"],
-                r["query"] or "-",
-                r["case_id"] or "-",
-                r["matched_by"] or "-",
-                r["agent_version"] or "-",
+                r.session_id,
+                r.query or "-",
+                r.case_id or "-",
+                r.matched_by or "-",
+                r.agent_version or "-",
                 (word, style),
-                score_text(r["score"] if shows_score(r) else None),
-                failing_criteria(r) or ["-"],
+                score_text(r.score if shows_score(r) else None),
+                failing_criteria(r.criteria) or ["-"],
             ]
         )
     return fit_table(
@@ -51,7 +51,7 @@ def sessions_table(rows: Sequence[dict[str, Any]], width: int, title: str | None
     )
 
 
-def render_report(rows: list[dict[str, Any]], console: Any = None, limit: int = 50, pending: str = "") -> None:
+def render_report(rows: Sequence[StoredEvaluation], console: Any = None, limit: int = 50, pending: str = "") -> None:
     """Summary, the latest sessions and the criteria, for a terminal of any width (80 columns of
     a CI log included). ``pending`` says what is not scored yet (:func:`otel_eval.read.backlog.describe`)."""
     from rich.console import Console

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..read.sessions import SessionDetail
 from .details import (
     RESPONSE_CHARS,
     call_text,
@@ -18,7 +19,7 @@ from .details import (
 from .verdicts import score_text, verdict_markup
 
 
-def render_session(row: dict[str, Any], console: Any = None) -> None:
+def render_session(row: SessionDetail, console: Any = None) -> None:
     """One session: its match, every criterion with its explanation (a failed response criterion
     with the expected and actual text), and per turn the user message and aligned trajectory."""
     from rich.console import Console
@@ -27,17 +28,17 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
     from ..tablefit import Column, fit_table
 
     console = console or Console()
-    console.print(f"[bold]session {escape(row['session_id'])}[/] (revision {row['revision']}): {verdict_markup(row)}")
-    console.print(f"query: {row['query']!r}", markup=False, highlight=False)
+    console.print(f"[bold]session {escape(row.session_id)}[/] (revision {row.revision}): {verdict_markup(row)}")
+    console.print(f"query: {row.query!r}", markup=False, highlight=False)
     console.print(
-        f"case: {row['case_id'] or '-'} ({row['matched_by']}, score {row['match_score']:.1f})",
+        f"case: {row.case_id or '-'} ({row.matched_by}, score {row.match_score:.1f})",
         markup=False,
         highlight=False,
     )
-    why = ((row.get("match") or {}).get("evidence") or {}).get("reason")
-    if not row["case_id"] and why:  # unmatched or ambiguous: say why
+    why = row.match.reason if row.match is not None else None
+    if not row.case_id and why:  # unmatched or ambiguous: say why
         console.print(f"  why: {why}", markup=False, highlight=False)
-    inputs = {t["turn"]: t.get("user_input") for t in row.get("turns") or []}
+    inputs = {t.turn: t.user_input for t in row.turns}
     shown: list[Any] = []
     said: set[int] = set()
 
@@ -52,33 +53,27 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
             style="bold",
         )
 
-    for c in row["criteria"]:
+    for c in row.criteria:
         state = (
             "skipped"
-            if c["skipped"]
-            else (
-                "info"
-                if (c["details"] or {}).get("informational") is True
-                else "[green]pass[/]"
-                if c["passed"]
-                else "[red]fail[/]"
-            )
+            if c.skipped
+            else ("info" if c.informational else "[green]pass[/]" if c.passed else "[red]fail[/]")
         )
-        reason = c["details"].get("reason") or c["error"] or ""
-        measure = measure_label(c["details"])
-        score = score_text(None if c["skipped"] else c["score"])
+        reason = c.details.get("reason") or c.error or ""
+        measure = measure_label(c.details)
+        score = score_text(None if c.skipped else c.score)
         console.print(
-            f"  {escape(c['criterion'])}: {state} score={score} threshold={c['threshold']}"
+            f"  {escape(c.criterion)}: {state} score={score} threshold={c.threshold}"
             + (f" measure={escape(measure)}" if measure else "")
             + (f" {escape(reason)}" if reason else "")
         )
-        if is_response_criterion(c) and not c["skipped"] and not c["passed"]:
+        if is_response_criterion(c) and not c.skipped and not c.passed:
             for line in response_lines(c):
                 console.print("    " + line, markup=False, highlight=False)
-    for c in row["criteria"]:
+    for c in row.criteria:
         if not is_trajectory_criterion(c):
             continue
-        for turn in c["details"].get("per_turn") or []:
+        for turn in c.details.get("per_turn") or []:
             rows = trajectory_rows(turn)
             if (turn.get("turn"), rows) in shown:  # another criterion over the same alignment: shown already
                 continue
@@ -94,7 +89,7 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
             cells = [[r["mark"], call_text(r["expected"]), call_text(r["actual"]), r["note"]] for r in rows]
             console.print(
                 fit_table(
-                    f"{c['criterion']} · turn {turn.get('turn', 0) + 1}: expected vs actual",
+                    f"{c.criterion} · turn {turn.get('turn', 0) + 1}: expected vs actual",
                     columns,
                     cells,
                     console.width,
@@ -103,15 +98,15 @@ def render_session(row: dict[str, Any], console: Any = None) -> None:
             )
     for turn in sorted(inputs):  # turns no trajectory was compared for still say what the user asked
         user_says(turn)
-    for t in row.get("turns") or []:
-        if t.get("answer_source"):
+    for t in row.turns:
+        if t.answer_source:
             console.print(
-                f"turn {t['turn'] + 1} · answer read from: {t['answer_source']}",
+                f"turn {t.turn + 1} · answer read from: {t.answer_source}",
                 markup=False,
                 highlight=False,
                 style="dim",
             )
-    render_unread(row.get("unread") or [], console)
+    render_unread([item.to_dict() for item in row.unread], console)
 
 
 def render_unread(unread: list[dict[str, Any]], console: Any) -> None:

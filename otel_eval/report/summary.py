@@ -7,20 +7,21 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..models.results import FAILED, NOT_EVALUATED, PASSED
+from ..read.evaluations import StoredEvaluation
 
 
 def _rate(passed: int, evaluated: int) -> float | None:
     return round(passed / evaluated, 4) if evaluated else None
 
 
-def _tally(into: dict[str, Any], row: dict[str, Any]) -> None:
+def _tally(into: dict[str, Any], row: StoredEvaluation) -> None:
     """Count one session by verdict; only evaluated (passed or failed) ones carry a score."""
     into["sessions"] += 1
-    into["passed"] += int(row["verdict"] == PASSED)
-    into["failed"] += int(row["verdict"] == FAILED)
-    into["not_evaluated"] += int(row["verdict"] == NOT_EVALUATED)
-    if row["verdict"] != NOT_EVALUATED:
-        into["score_sum"] += row["score"] or 0.0
+    into["passed"] += int(row.verdict == PASSED)
+    into["failed"] += int(row.verdict == FAILED)
+    into["not_evaluated"] += int(row.verdict == NOT_EVALUATED)
+    if row.verdict != NOT_EVALUATED:
+        into["score_sum"] += row.score or 0.0
 
 
 def _finish(tally: dict[str, Any]) -> dict[str, Any]:
@@ -33,29 +34,29 @@ def _finish(tally: dict[str, Any]) -> dict[str, Any]:
     return tally
 
 
-def summarize_sessions(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
+def summarize_sessions(rows: Iterable[StoredEvaluation]) -> dict[str, Any]:
     """Totals, per-criterion and per-case aggregates over current evaluations.
 
     Sessions matched to a case are passed, failed or not_evaluated (nothing checked); the pass
     rate is passed / (passed + failed), so not_evaluated sessions are counted apart, not as
     failures and never as passes. Unmatched sessions are counted apart too."""
     rows = list(rows)
-    matched = [r for r in rows if r["case_id"]]
+    matched = [r for r in rows if r.case_id]
     criteria: dict[str, dict[str, Any]] = {}
     for r in matched:
-        for c in r["criteria"]:
+        for c in r.criteria:
             stat = criteria.setdefault(
-                c["criterion"], {"evaluated": 0, "passed": 0, "skipped": 0, "errors": 0, "score_sum": 0.0}
+                c.criterion, {"evaluated": 0, "passed": 0, "skipped": 0, "errors": 0, "score_sum": 0.0}
             )
-            if c["skipped"]:
+            if c.skipped:
                 stat["skipped"] += 1
                 continue
-            if (c.get("details") or {}).get("informational") is True:  # ADK's efficiency metrics: a value only
+            if c.informational:  # ADK's efficiency metrics: a value only
                 stat["informational"] = True
             stat["evaluated"] += 1
-            stat["passed"] += int(c["passed"])
-            stat["errors"] += int(bool(c["error"]))
-            stat["score_sum"] += c["score"]
+            stat["passed"] += int(c.passed)
+            stat["errors"] += int(bool(c.error))
+            stat["score_sum"] += c.score
     for stat in criteria.values():
         n = stat.pop("evaluated")
         total = stat.pop("score_sum")
@@ -72,8 +73,9 @@ def summarize_sessions(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     versions: dict[str, dict[str, Any]] = {}
     overall = empty()
     for r in matched:
-        _tally(cases.setdefault(r["case_id"], {"case_id": r["case_id"], "eval_set_id": r["eval_set_id"], **empty()}), r)
-        _tally(versions.setdefault(r["agent_version"] or "unknown", empty()), r)
+        case_id = r.case_id or ""  # matched: never empty
+        _tally(cases.setdefault(case_id, {"case_id": case_id, "eval_set_id": r.eval_set_id, **empty()}), r)
+        _tally(versions.setdefault(r.agent_version or "unknown", empty()), r)
         _tally(overall, r)
     overall = _finish(overall)
     return {

@@ -3,13 +3,11 @@ report shares."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..models.results import FAILED, NOT_EVALUATED, PASSED
-from ..read.evaluations import judge_state
+from ..read.evaluations import StoredEvaluation, judge_state
 
 
-def verdict_markup(row: dict[str, Any]) -> str:
+def verdict_markup(row: StoredEvaluation) -> str:
     """PASS, FAIL or NOT EVALUATED for a matched session; unmatched ones say so."""
     word, style = verdict_word(row)
     return f"[{style}]{word}[/]"
@@ -18,20 +16,20 @@ def verdict_markup(row: dict[str, Any]) -> str:
 VERDICT_STYLES = {PASSED: ("PASS", "green"), FAILED: ("FAIL", "red"), NOT_EVALUATED: ("NOT EVALUATED", "yellow")}
 
 
-def verdict_word(row: dict[str, Any]) -> tuple[str, str]:
+def verdict_word(row: StoredEvaluation) -> tuple[str, str]:
     """The verdict as a word and its colour: PASS, FAIL, NOT EVALUATED or unmatched; "· judge
     pending" while the judge's answer is awaited (the verdict is the deterministic criteria's so
     far), "· not sampled" when the judge sampled the session out."""
-    if not row["case_id"]:
+    if not row.case_id:
         return "unmatched", "yellow"
-    word, style = VERDICT_STYLES[row["verdict"]]
-    state = judge_state(row.get("criteria") or [])
+    word, style = VERDICT_STYLES[row.verdict]
+    state = judge_state(row.criteria)
     return (f"{word} · {state}", style) if state else (word, style)
 
 
-def shows_score(row: dict[str, Any]) -> bool:
+def shows_score(row: StoredEvaluation) -> bool:
     """A session's score means something only when it matched a case and something was checked."""
-    return bool(row["case_id"]) and row["verdict"] != NOT_EVALUATED
+    return bool(row.case_id) and row.verdict != NOT_EVALUATED
 
 
 def score_text(value: float | None) -> str:

@@ -390,7 +390,7 @@ class DashboardApp:
                     "page": f.page,
                     "page_size": f.page_size,
                     "counts": counts,
-                    "sessions": rows,
+                    "sessions": [r.to_dict() for r in rows],
                 }
             )
         main = sessions_page(
@@ -417,10 +417,8 @@ class DashboardApp:
             return Reply(
                 404, message_page(self.links, "Session not found", f"no session {session_id!r} in {self.db}").encode()
             )
-        overview["labels"] = labels.session_labels(conn, session_id)
-        overview["feedback"] = labels.session_feedback(conn, session_id)
         if api:
-            return _json_reply(overview)
+            return _json_reply(overview.to_dict())
         stamp = self._stamp(conn)
         main = session_page(
             self.links,

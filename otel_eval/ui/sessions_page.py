@@ -5,9 +5,8 @@ chart per golden case. Values are escaped as :mod:`.markup` says.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from ..read.sessions import RESULT_FILTERS, SessionFilter
+from ..read.sessions import RESULT_FILTERS, FilterOptions, SessionFilter, SessionSummary
 from ..tablefit import middle_ellipsis
 from .chart import pass_rate_series, render_chart
 from .markup import SESSION_ID_CHARS, Links, esc, judge_badge, score_text, shorten, time_cell, verdict_badge
@@ -25,10 +24,10 @@ def _options(name: str, label: str, values: Sequence[str], chosen: str, all_labe
 def sessions_page(
     links: Links,
     f: SessionFilter,
-    rows: list[dict[str, Any]],
+    rows: Sequence[SessionSummary],
     total: int,
     counts: Mapping[str, int],
-    options: Mapping[str, list[str]],
+    options: FilterOptions,
     pass_rates: Mapping[str, list[tuple[str, str, bool]]],
 ) -> str:
     """The dashboard: result tabs with counts, filters, the sessions table and a chart per case."""
@@ -48,8 +47,8 @@ def sessions_page(
     )
     filters = (
         f'<form class="filters" method="get" action="{esc(links.home())}">'
-        + _options("case", "case", options.get("cases", []), f.case, "any case")
-        + _options("version", "version", options.get("versions", []), f.version, "any version")
+        + _options("case", "case", options.cases, f.case, "any case")
+        + _options("version", "version", options.versions, f.version, "any version")
         + f'<label>result <select name="result">{result_choices}</select></label>'
         + f'<label>search <input type="search" name="q" value="{esc(f.text)}" placeholder="session id or query"></label>'
         + '<button type="submit">apply</button>'
@@ -92,17 +91,17 @@ def sessions_page(
     )
 
 
-def _session_row(links: Links, r: Mapping[str, Any]) -> str:
-    failing = ", ".join(r.get("failing_criteria") or []) or ("–" if r["verdict"] != "fail" else "")
-    case = r.get("case_id") or "–"
-    sid = r["session_id"]
+def _session_row(links: Links, r: SessionSummary) -> str:
+    failing = ", ".join(r.failing_criteria) or ("–" if r.verdict != "fail" else "")
+    case = r.case_id or "–"
+    sid = r.session_id
     return (
-        f'<tr class="row-{esc(r["verdict"])}" data-session="{esc(sid)}">'
-        f'<td class="when">{time_cell(r.get("last_received_ns"))}</td>'
+        f'<tr class="row-{esc(r.verdict)}" data-session="{esc(sid)}">'
+        f'<td class="when">{time_cell(r.last_received_ns)}</td>'
         f'<td class="sid"><a href="{esc(links.session(sid))}" title="{esc(sid)}">'
         f'{esc(middle_ellipsis(sid, SESSION_ID_CHARS))}</a></td>'
-        f'<td class="query">{esc(shorten(r.get("query") or "", 160)) or "–"}</td>'
-        f'<td>{esc(case)}</td><td>{esc(r.get("agent_version") or "–")}</td>'
-        f'<td>{verdict_badge(r["verdict"])}{judge_badge(r.get("judge"))}</td><td class="num">{score_text(r.get("score") if r.get("case_id") else None)}</td>'
-        f'<td class="failing">{esc(failing)}</td><td class="muted">{esc(r.get("status"))}</td></tr>'
+        f'<td class="query">{esc(shorten(r.query or "", 160)) or "–"}</td>'
+        f'<td>{esc(case)}</td><td>{esc(r.agent_version or "–")}</td>'
+        f'<td>{verdict_badge(r.verdict)}{judge_badge(r.judge)}</td><td class="num">{score_text(r.score if r.case_id else None)}</td>'
+        f'<td class="failing">{esc(failing)}</td><td class="muted">{esc(r.status)}</td></tr>'
     )

@@ -5,9 +5,8 @@ opening to its AgentData, attributes and events. Values are escaped as :mod:`.ma
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from ..read.spans import TraceTree
+from ..read.spans import AgentDataKey, TraceTree
 from .markup import as_display, esc, shorten
 
 
@@ -27,7 +26,7 @@ def _bar(start: int, end: int, tree: TraceTree, status: str) -> str:
     )
 
 
-def _fields_list(fields: Mapping[str, Any]) -> str:
+def _fields_list(fields: Mapping[str, object]) -> str:
     if not fields:
         return '<p class="empty">empty</p>'
     return (
@@ -37,14 +36,14 @@ def _fields_list(fields: Mapping[str, Any]) -> str:
     )
 
 
-def spans_section(traces: Sequence[TraceTree], agent_data: Mapping[tuple[str, str, str], Mapping[str, Any]]) -> str:
+def spans_section(traces: Sequence[TraceTree], agent_data: Mapping[AgentDataKey, Mapping[str, object]]) -> str:
     """The Spans section, a span tree per trace; ``agent_data`` as
     :func:`~otel_eval.read.spans.session_agent_data` reads it."""
     out = ['<section class="spans"><h2>Spans</h2>']
     if not traces:
         out.append('<p class="empty">no spans stored for this session</p>')
     for number, tree in enumerate(traces, 1):
-        trace_level = agent_data.get((tree.trace_id, "", "trace"))
+        trace_level = agent_data.get(AgentDataKey(tree.trace_id, "", "trace"))
         if trace_level is None:
             trace_level = next(
                 (v for (t, _, level), v in agent_data.items() if t == tree.trace_id and level == "trace"), None
@@ -61,7 +60,7 @@ def spans_section(traces: Sequence[TraceTree], agent_data: Mapping[tuple[str, st
         rows = []
         for row in tree.rows:
             s = row.span
-            data = agent_data.get((s.trace_id, s.span_id, "span"), {})
+            data = agent_data.get(AgentDataKey(s.trace_id, s.span_id, "span"), {})
             kind = row.span_type or "span"
             message = f' <span class="error">{esc(shorten(s.status_message, 200))}</span>' if s.status_message else ""
             events = ""

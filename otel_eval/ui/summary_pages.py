@@ -4,11 +4,11 @@ the judge's calibration against them. Values are escaped as :mod:`.markup` says.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..read.coverage import CaseCoverage, Coverage
-from ..read.labels import Calibration, CriterionAgreement
+from ..read.labels import Calibration, CriterionAgreement, RecentLabel
 from ..read.unmatched import UnmatchedQueries
 from ..report import calibration_line, coverage_line
 from ..tablefit import middle_ellipsis
@@ -136,7 +136,7 @@ def clusters_page(links: Links, clusters: Sequence[Any], found: UnmatchedQueries
     )
 
 
-def labels_page(links: Links, cal: Calibration, recent: Sequence[Mapping[str, Any]]) -> str:
+def labels_page(links: Links, cal: Calibration, recent: Sequence[RecentLabel]) -> str:
     """Judge calibration per criterion, user feedback per verdict, and the latest labels."""
 
     def row(c: CriterionAgreement, kind: str = "") -> str:
@@ -172,13 +172,13 @@ def labels_page(links: Links, cal: Calibration, recent: Sequence[Mapping[str, An
             f'<tbody>{rows}</tbody></table></div></section>'
         )
     latest = "".join(
-        f'<tr data-session="{esc(r["session_id"])}"><td class="when">{esc(r["created_at"][:16].replace("T", " "))}</td>'
-        f'<td class="sid"><a href="{esc(links.session(r["session_id"]))}" title="{esc(r["session_id"])}">'
-        f'{esc(middle_ellipsis(r["session_id"], SESSION_ID_CHARS))}</a></td>'
-        f'<td><span class="badge l-{esc(r["label"])}">{LABEL_WORDS.get(r["label"], "")}</span></td>'
-        f'<td>{esc(STORED_VERDICT_WORDS.get(r["verdict"], r["verdict"]))}</td><td>{esc(r["who"])}</td>'
-        f'<td>{esc(shorten(r.get("note") or "", 300)) or "–"}</td></tr>'
-        for r in recent
+        f'<tr data-session="{esc(r.session_id)}"><td class="when">{esc(r.created_at[:16].replace("T", " "))}</td>'
+        f'<td class="sid"><a href="{esc(links.session(r.session_id))}" title="{esc(r.session_id)}">'
+        f'{esc(middle_ellipsis(r.session_id, SESSION_ID_CHARS))}</a></td>'
+        f'<td><span class="badge l-{esc(r.label)}">{LABEL_WORDS.get(r.label, "")}</span></td>'
+        f'<td>{esc(STORED_VERDICT_WORDS.get(r.verdict, r.verdict))}</td><td>{esc(r.who)}</td>'
+        f'<td>{esc(shorten(r.note or "", 300)) or "–"}</td></tr>'
+        for r in (item.stored for item in recent)
     )
     latest_section = (
         '<section><h2>Latest labels</h2>'
