@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from sqlglot.parser import Parser
 from sqlglot.tokens import Tokenizer
 
-from otel_eval.metrics import sql
-from otel_eval.metrics.sql import _statement_by_recognizer, _statements_by_parser, _tools
+from otel_eval.metrics import sql, sql_parse
+from otel_eval.metrics.sql_parse import _statement_by_recognizer, _statements_by_parser, _tools
 
 from .paths import FIXTURES
 
@@ -257,10 +257,10 @@ def test_fixture_sql_is_found_the_same_with_and_without_the_recognizer(monkeypat
         return [sql.sql_and_tables([text]) for text in texts]
 
     recognised = []
-    real = sql._statement_by_recognizer
-    monkeypatch.setattr(sql, "_statement_by_recognizer", lambda tokens: recognised.append(1) or real(tokens))
+    real = sql_parse._statement_by_recognizer
+    monkeypatch.setattr(sql_parse, "_statement_by_recognizer", lambda tokens: recognised.append(1) or real(tokens))
     with_recognizer = found()
-    monkeypatch.setattr(sql, "_statement_by_recognizer", lambda tokens: None)
+    monkeypatch.setattr(sql_parse, "_statement_by_recognizer", lambda tokens: None)
     assert found() == with_recognizer
     assert any(statements for statements, _ in with_recognizer) and recognised
     for text in {s for statements, _ in with_recognizer for s in statements}:

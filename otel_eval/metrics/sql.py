@@ -17,11 +17,12 @@ from __future__ import annotations
 import functools
 import json
 import re
-import threading
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..json_text import as_text
+from .sql_parse import DIALECTS, read_sql
+from .sql_parse import _recent_parses as _recent_parses  # emptied through this module by benchmarks/scoring.py
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
 _SQL_FENCE_LANGS = {
@@ -183,7 +184,7 @@ def whole_sql(text: str) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=1024)
 def _whole_sql(stripped: str) -> tuple[str, ...]:
     # Agents repeat their queries and every criterion asks again: parse each text once.
-    for dialect in _DIALECTS:
+    for dialect in DIALECTS:
         statements = _parsed_statements(stripped, dialect)
         if statements is not None:
             return statements
@@ -191,7 +192,7 @@ def _whole_sql(stripped: str) -> tuple[str, ...]:
 
 
 def _parsed_statements(text: str, dialect: str | None) -> tuple[str, ...] | None:
-    reading = _read(text, dialect)
+    reading = read_sql(text, dialect)
     if reading is None:
         return None
     pieces, start = [], 0
@@ -208,144 +209,6 @@ def _parsed_statements(text: str, dialect: str | None) -> tuple[str, ...] | None
             if table.bare and table.name.lower() in _DETERMINERS:
                 return None
     return tuple(pieces)
-
-
-_dialects: dict[str | None, Any] = {}
-
-
-def _dialect(name: str | None) -> Any:
-    """The sqlglot dialect object of that name, made once (it only holds settings; tokenizing and
-    parsing make their own tokenizer and parser objects)."""
-    found = _dialects.get(name)
-    if found is None:
-        import sqlglot
-
-        found = _dialects[name] = sqlglot.Dialect.get_or_raise(name)
-    return found
-
-
-_per_thread = threading.local()
-
-
-def _tools(name: str | None) -> tuple[Any, Any]:
-    """This thread's sqlglot tokenizer and parser for the dialect. ``Dialect.tokenize`` makes a new
-    tokenizer per text, which costs a quarter as much as tokenizing one; both reset their state at
-    the start of every text, so one of each is kept per thread (they are not thread-safe)."""
-    tools = getattr(_per_thread, "tools", None)
-    if tools is None:
-        tools = _per_thread.tools = {}
-    found = tools.get(name)
-    if found is None:
-        dialect = _dialect(name)
-        found = tools[name] = (dialect.tokenizer(), dialect.parser())
-    return found
-
-
-class _Table(NamedTuple):
-    """One ``exp.Table`` of a parsed statement, as plain strings."""
-
-    catalog: str
-    db: str
-    name: str
-    bare: bool
-    """Unqualified and unquoted: a single word, which may be English rather than a table."""
-
-
-class _Statement(NamedTuple):
-    """What the finder needs of one parsed statement: its tables in ``find_all`` order (breadth
-    first) and the lower-cased names of its CTEs."""
-
-    tables: tuple[_Table, ...]
-    ctes: frozenset[str]
-
-
-class _Reading(NamedTuple):
-    """One text parsed in one dialect, as plain values: the offsets of its ``;`` tokens and its
-    statements (sqlglot's empty statements and lone comments left out)."""
-
-    cuts: tuple[int, ...]
-    statements: tuple[_Statement, ...]
-
-
-def _statement_of(tree: Any) -> _Statement:
-    from sqlglot import exp
-
-    tables: list[_Table] = []
-    ctes: set[str] = set()
-    for node in tree.bfs():
-        if isinstance(node, exp.Table):
-            identifier = node.this
-            bare = not node.db and isinstance(identifier, exp.Identifier) and not identifier.quoted
-            tables.append(_Table(node.catalog, node.db, node.name, bare))
-        elif isinstance(node, exp.CTE):
-            ctes.add(node.alias_or_name.lower())
-    return _Statement(tuple(tables), frozenset(ctes))
-
-
-_recent_parses: dict[tuple[str, str | None], _Reading | None] = {}
-_NOT_READ: Any = object()
-"""Not in ``_recent_parses`` (where None means "sqlglot cannot read it")."""
-
-
-def _read(text: str, dialect: str | None) -> _Reading | None:
-    """``sqlglot.parse(text, read=dialect)`` read down to what the finder uses; None when sqlglot
-    cannot read the text. Parsing is most of the cost of scoring a session with SQL, and a
-    statement found by :func:`whole_sql` is read again at once for its tables with the same text
-    and dialect: the last few readings are kept. Only plain values are kept, never sqlglot's
-    trees: their parent pointers make them cycles that only the garbage collector frees, and
-    a cache would carry them into its oldest generation (the engine runs in agents' processes)."""
-    key = (text, dialect)
-    # One lookup: another thread may empty the cache between a membership test and a read.
-    found = _recent_parses.get(key, _NOT_READ)
-    if found is not _NOT_READ:
-        return found
-    from sqlglot import TokenType
-
-    try:
-        tokens = _tools(dialect)[0].tokenize(text)
-    except Exception:  # sqlglot raises several error types for text it cannot read
-        reading = None
-    else:
-        statements = _statements(tokens, text, dialect)
-        cuts = tuple(t.start for t in tokens if t.token_type == TokenType.SEMICOLON) if ";" in text else ()
-        reading = None if statements is None else _Reading(cuts, statements)
-    if len(_recent_parses) >= 32:
-        _recent_parses.clear()
-    _recent_parses[key] = reading
-    return reading
-
-
-def _statements(tokens: list[Any], text: str, dialect: str | None) -> tuple[_Statement, ...] | None:
-    """The statements sqlglot parses ``tokens`` into; None when it cannot. A single-table SELECT
-    in the default dialect (the first one tried) is recognised without building its tree."""
-    if dialect is None:
-        recognised = _statement_by_recognizer(tokens)
-        if recognised is not None:
-            return (recognised,)
-    return _statements_by_parser(tokens, text, dialect)
-
-
-def _statement_by_recognizer(tokens: list[Any]) -> _Statement | None:
-    """What the default dialect's parser makes of a single-table SELECT, or None for any other
-    text (:mod:`otel_eval.metrics.simple_select`; its tests hold it to the parser)."""
-    from .simple_select import simple_select_table
-
-    parts = simple_select_table(tokens)
-    if parts is None:
-        return None
-    catalog, db, name = ("", "", *parts)[-3:]
-    return _Statement((_Table(catalog, db, name, bare=len(parts) == 1),), frozenset())
-
-
-def _statements_by_parser(tokens: list[Any], text: str, dialect: str | None) -> tuple[_Statement, ...] | None:
-    from sqlglot import exp
-
-    try:
-        trees = _tools(dialect)[1].parse(tokens, text)
-    except Exception:  # sqlglot raises several error types for text it cannot read
-        return None
-    # A comment after a ";" parses as a statement of its own (exp.Semicolon): not a statement.
-    return tuple(_statement_of(tree) for tree in trees if tree is not None and not isinstance(tree, exp.Semicolon))
 
 
 class _NotJSON(Exception):
@@ -500,7 +363,6 @@ def contains_sql(text: str | None) -> bool:
 
 # --- tables --------------------------------------------------------------------------------
 
-_DIALECTS: tuple[str | None, ...] = (None, "bigquery", "postgres", "mysql", "tsql", "snowflake")
 _TABLE_REF = re.compile(
     r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+((?:`[^`]+`|\"[^\"]+\"|\[[^\]]+\]|[A-Za-z_][\w$-]*)"
     r"(?:\s*\.\s*(?:`[^`]+`|\"[^\"]+\"|\[[^\]]+\]|[A-Za-z_][\w$-]*))*)",
@@ -519,7 +381,7 @@ def _strip_quotes(part: str) -> str:
 
 
 def _tables_by_parser(sql: str, dialect: str | None) -> list[str] | None:
-    reading = _read(sql, dialect)
+    reading = read_sql(sql, dialect)
     if reading is None:
         return None
     names: list[str] = []
@@ -559,7 +421,7 @@ def extract_tables(sql: str, lower: bool = False, dialect: str | None = None) ->
 def _extract_tables(sql: str, lower: bool, dialect: str | None) -> tuple[str, ...]:
     # Parsing is the costly part of scoring and agents repeat their queries: cache by text.
     names: list[str] | None = None
-    for candidate in (dialect,) if dialect else _DIALECTS:
+    for candidate in (dialect,) if dialect else DIALECTS:
         names = _tables_by_parser(sql, candidate)
         if names is not None:
             break
