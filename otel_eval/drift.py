@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 TEST = "Pearson's chi-square test of homogeneity (paths expected < 5 times pooled), Benjamini-Hochberg FDR"
 MIN_EXPECTED = 5.0
@@ -28,6 +28,17 @@ OTHER = "(other paths)"
 
 PathCounts = Mapping[str, int]
 """tool path → sessions that took it."""
+
+
+class ChangedPath(TypedDict):
+    """A path whose share of sessions moved between versions, as the comparison shows it."""
+
+    path: str
+    baseline_share: float | None
+    """Its share of the baseline's sessions; None when the baseline has none."""
+    candidate_share: float | None
+    change: float
+    """Candidate share minus baseline share (a version without sessions counts as share 0)."""
 
 
 def _upper_gamma_regularized(a: float, x: float) -> float:
@@ -73,6 +84,9 @@ def chi_square_sf(statistic: float, dof: int) -> float:
 
 @dataclass
 class DriftResult:
+    """One case's path distributions in two versions and whether they differ: the chi-square
+    test's outcome, or why it was not run."""
+
     key: str
     baseline: dict[str, int]
     candidate: dict[str, int]
@@ -82,10 +96,11 @@ class DriftResult:
     significant: bool = False
     reason: str = ""
     """Why it was not tested (too few sessions, one path), else empty."""
-    changed_paths: list[dict[str, Any]] = field(default_factory=list)
+    changed_paths: list[ChangedPath] = field(default_factory=list)
     """Paths whose share moved most, largest change first: path, the two shares, the change."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as JSON, as the comparison reports it; the statistic rounded to six places."""
         return {
             "key": self.key,
             "significant": self.significant,
@@ -108,14 +123,12 @@ def compare_paths(
     paths = sorted(set(baseline) | set(candidate), key=lambda p: (-(baseline.get(p, 0) + candidate.get(p, 0)), p))
     result.changed_paths = sorted(
         (
-            {
-                "path": p,
-                "baseline_share": round(baseline.get(p, 0) / n_b, 4) if n_b else None,
-                "candidate_share": round(candidate.get(p, 0) / n_c, 4) if n_c else None,
-                "change": round(
-                    (candidate.get(p, 0) / n_c if n_c else 0) - (baseline.get(p, 0) / n_b if n_b else 0), 4
-                ),
-            }
+            ChangedPath(
+                path=p,
+                baseline_share=round(baseline.get(p, 0) / n_b, 4) if n_b else None,
+                candidate_share=round(candidate.get(p, 0) / n_c, 4) if n_c else None,
+                change=round((candidate.get(p, 0) / n_c if n_c else 0) - (baseline.get(p, 0) / n_b if n_b else 0), 4),
+            )
             for p in paths
         ),
         key=lambda d: (-abs(d["change"]), d["path"]),

@@ -335,7 +335,7 @@ def _trace_json(ordered: Sequence[MappedSpan]) -> str:
     each string is quoted by the encoder ``json.dumps`` itself uses, between its separators.
     ``json.dumps`` builds an encoder and walks the list per call, which cost a third of
     aggregating a trace; a value that is not a plain string takes that path."""
-    parts = []
+    parts: list[str] = []
     for m in ordered:
         span_id, name, kind = m.span.span_id, m.span.name, m.reading.span_type
         if type(span_id) is not str or type(name) is not str or type(kind) is not str:
@@ -346,7 +346,7 @@ def _trace_json(ordered: Sequence[MappedSpan]) -> str:
     return "[" + ", ".join(parts) + "]"
 
 
-_quoted = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+_quoted = json.encoder.encode_basestring_ascii
 """A string as ``json.dumps`` (``ensure_ascii``) writes it, quotes included (the C function)."""
 
 

@@ -11,7 +11,7 @@ import base64
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 from typing import Any
 
 from . import json_text
@@ -378,7 +378,7 @@ def _time_ns(value: Any) -> int:
         return int(value)
     text = str(value).strip().replace("T", " ")
     frac_ns = 0
-    tz = timezone.utc
+    tz: tzinfo = timezone.utc
     # Nanosecond fractions do not fit datetime; split them off first.
     main, _, rest = text.partition(".")
     if rest:

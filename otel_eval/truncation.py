@@ -128,7 +128,7 @@ def _fits(reading: Reading, limit: int) -> bool:
         if text is not None and len(text) > limit:
             return False
     tool = reading.tool
-    structured = [call.args for call in reading.requested_calls]
+    structured: list[Any] = [call.args for call in reading.requested_calls]
     if reading.parameters:
         structured.append(reading.parameters)
     if reading.retrieval_query is not None or reading.retrieved_documents is not None:

@@ -26,8 +26,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..models.evalset import EvalCase, EvalSet, ExpectedToolCall, Invocation, MessageContent, SessionInput
-from ..models.keys import ListOf, MapOf, Obj, TupleOf, check_keys, closest_key
+from ..models.keys import ListOf, MapOf, Obj, TupleOf, check_keys
 from ..models.problems import ProblemLog, child, type_name
+from ..models.suggest import closest_key
 from .common import TOOL_USE_KEYS, check_unique_ids, parse_arguments, parse_tool_uses
 
 # --- the keys of google-adk's models (src/google/adk/evaluation/eval_set.py, eval_case.py, and the
@@ -88,10 +89,8 @@ _INTERMEDIATE_DATA = Obj(
     },
     camel=True,
 )
-_APP_DETAILS = Obj(
-    {"agent_details": MapOf(Obj({"name": None, "instructions": None, "tool_declarations": None}, camel=True))},
-    camel=True,
-)
+_AGENT_DETAILS = Obj({"name": None, "instructions": None, "tool_declarations": None}, camel=True)
+_APP_DETAILS = Obj({"agent_details": MapOf(_AGENT_DETAILS)}, camel=True)
 _INVOCATION = Obj(
     {
         "invocation_id": None,
@@ -150,7 +149,7 @@ MODEL_KEYS = {
     "Rubric": _RUBRIC,
     "RubricContent": _RUBRIC.fields["rubric_content"],
     "AppDetails": _APP_DETAILS,
-    "AgentDetails": _APP_DETAILS.fields["agent_details"].value,
+    "AgentDetails": _AGENT_DETAILS,
     "Content": _CONTENT,
     "Part": _PART,
     "FunctionCall": _FUNCTION_CALL,
@@ -219,7 +218,7 @@ def parse_adk_eval_set(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
     check_keys(data, EVAL_SET_KEYS, "$", log)
     set_id = _get(data, "eval_set_id")
     if set_id is not None:
-        set_id = log.string(set_id, child("$", _key(data, "eval_set_id")), non_empty=True)
+        set_id = log.string(set_id, child("$", _key(data, "eval_set_id") or "eval_set_id"), non_empty=True)
     name = log.string(_get(data, "name"), "$.name", required=False) or ""
     description = log.string(_get(data, "description"), "$.description", required=False) or ""
     cases_key = _key(data, "eval_cases") or "eval_cases"
@@ -252,11 +251,13 @@ def _parse_case(raw: Any, path: str, log: ProblemLog) -> EvalCase | None:
     eval_id = log.required(raw, id_key, path)
     if id_key in raw:
         eval_id = log.string(eval_id, child(path, id_key), non_empty=True)
-    conv_key, scen_key = _key(raw, "conversation"), _key(raw, "conversation_scenario")
+    # the key the case uses, snake_case when it has neither spelling (then it is not in ``raw``)
+    conv_key = _key(raw, "conversation") or "conversation"
+    scen_key = _key(raw, "conversation_scenario") or "conversation_scenario"
     metadata: dict[str, Any] = {}
     invocations: list[Invocation] = []
-    has_conversation = conv_key is not None and raw[conv_key] is not None
-    has_scenario = scen_key is not None and raw[scen_key] is not None
+    has_conversation = conv_key in raw and raw[conv_key] is not None
+    has_scenario = scen_key in raw and raw[scen_key] is not None
     if has_conversation == has_scenario:
         log.add(child(path, "conversation"), "exactly one of 'conversation' and 'conversation_scenario' must be given")
     elif has_conversation:
@@ -302,7 +303,7 @@ def _session_input(value: Any, path: str, log: ProblemLog) -> SessionInput | Non
     if value is None:
         return None
     state = _get(value, "state")
-    if state is not None and log.object(state, child(path, _key(value, "state"))) is None:
+    if state is not None and log.object(state, child(path, _key(value, "state") or "state")) is None:
         return None
     config = {k: _get(value, k) for k in ("app_name", "user_id") if _get(value, k) is not None}
     session_id = _get(value, "session_id")
@@ -318,7 +319,7 @@ def _parse_invocation(raw: Any, path: str, log: ProblemLog, default_id: str, fir
     before = len(log.problems)
     inv_id = _get(raw, "invocation_id")
     if inv_id is not None:
-        inv_id = log.string(inv_id, child(path, _key(raw, "invocation_id")))
+        inv_id = log.string(inv_id, child(path, _key(raw, "invocation_id") or "invocation_id"))
     user_key = _key(raw, "user_content") or "user_content"
     user = None
     if user_key in raw:
@@ -418,7 +419,7 @@ def _events(value: dict, path: str, log: ProblemLog) -> tuple[list[ExpectedToolC
     """``InvocationEvents``: tool calls and texts the agents produced, in order."""
     calls: list[ExpectedToolCall] = []
     responses: list[MessageContent] = []
-    key = _key(value, "invocation_events")
+    key = _key(value, "invocation_events") or "invocation_events"  # the caller saw one spelling
     for e, event in enumerate(log.array(value[key], child(path, key)) or []):
         e_path = child(child(path, key), e)
         event = log.object(event, e_path, "an invocation event object")

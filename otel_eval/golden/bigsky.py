@@ -282,13 +282,15 @@ def _evaluator_notes(evaluators: Any, criteria: dict[str, CriterionConfig]) -> t
     for _i, entry in enumerate(evaluators):
         if not isinstance(entry, dict) or not isinstance(entry.get("function"), str):
             continue
-        key = entry.get("key") if isinstance(entry.get("key"), str) else entry["function"]
-        function = entry["function"]
+        function: str = entry["function"]
+        given_key = entry.get("key")
+        key = given_key if isinstance(given_key, str) else function
         if function in KNOWN_UNMAPPED:
             unmapped.append({"key": key, "function": function, "reason": KNOWN_UNMAPPED[function]})
             continue
         builder = EVALUATOR_CRITERIA.get(function)
-        args = entry.get("arguments") if isinstance(entry.get("arguments"), dict) else {}
+        given_args = entry.get("arguments")
+        args: dict[str, Any] = given_args if isinstance(given_args, dict) else {}
         for name, _ in (builder(args, scratch, "$") if builder else None) or []:
             if name in sources:
                 unmapped.append(
@@ -310,7 +312,10 @@ def _parse_example(example: Any, path: str, log: ProblemLog, first_call_only: bo
     before = len(log.problems)
     inputs = log.required(example, "inputs", path)
     inputs_path = child(path, "inputs")
-    query, history, after, context = None, [], [], None
+    query: str | None = None
+    history: list[Any] = []
+    after: list[Any] = []
+    context = None
     if "inputs" in example and log.object(inputs, inputs_path) is not None:
         query, history, after = _messages(inputs, inputs_path, log)
         if inputs.get("context") is not None:

@@ -211,7 +211,8 @@ class _LackCounts:
         everyone = (1 << len(queries)) - 1
         holders = Counter(x for query in queries for x in set(query))
         own = {x for x, _ in holders.most_common(_OWN_COUNTERS)}
-        self._shared = {x: ord(x) % _SHARED_COUNTERS for x in holders if x not in own}
+        # a rare character → the counter it shares (typed as _Counted: the keys of the counts it feeds)
+        self._shared: dict[_Counted, int] = {x: ord(x) % _SHARED_COUNTERS for x in holders if x not in own}
         having: dict[_Counted, list[list[int]]] = {}  # x → [the queries with at least k copies]
         for i, query in enumerate(queries):
             for counted, copies in self._counts(query).items():
@@ -230,7 +231,7 @@ class _LackCounts:
     def _counts(self, query: str) -> Counter[_Counted]:
         """Copies per counter: a character shares its counter with others when it is rare in the
         golden queries; a character no golden query holds counts as itself (everyone lacks it)."""
-        copies = Counter(query)
+        copies: Counter[_Counted] = Counter(query)
         if not self._shared:
             return copies
         counted: Counter[_Counted] = Counter()

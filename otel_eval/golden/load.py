@@ -16,8 +16,8 @@ from typing import Any
 
 from ..errors import InputError
 from ..models.evalset import EvalCase, EvalSet
-from ..models.keys import closest_key
 from ..models.problems import GoldenFileError, Problem, ProblemLog
+from ..models.suggest import closest_key
 from . import adk_eval_set, bigsky, evalset_json, trajectory_golden
 from .common import eval_set_id_from_source
 

@@ -93,13 +93,15 @@ def parse_trajectory_golden(data: Any, log: ProblemLog, eval_set_id: str) -> Eva
         if case is not None:
             cases.append(case)
             log.case_paths.append(path)
-        if raw_id(item) is not None:
-            ids.append((raw_id(item), child(path, "id")))
+        item_id = raw_id(item)
+        if item_id is not None:
+            ids.append((item_id, child(path, "id")))
         elif case is not None:
             ids.append((case.eval_id, child(path, "query")))
     check_unique_ids(ids, log)
-    name = container.get("name") if isinstance(container.get("name"), str) else ""
-    description = container.get("description") if isinstance(container.get("description"), str) else ""
+    name, description = container.get("name"), container.get("description")
+    name = name if isinstance(name, str) else ""
+    description = description if isinstance(description, str) else ""
     metadata = container.get("metadata", {})
     if log.object(metadata, "$.metadata") is None:
         metadata = {}

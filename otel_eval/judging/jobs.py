@@ -16,7 +16,7 @@ Both are stored the same way, so a resumed job runs as it would have.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,7 +144,7 @@ def aggregate(criterion: dict[str, Any], answers: list[TurnAnswer], model: str) 
     )
 
 
-def not_evaluated(criterion: dict[str, Any], state: str, reason: str, error: bool = False) -> CriterionResult:
+def not_evaluated(criterion: Mapping[str, Any], state: str, reason: str, error: bool = False) -> CriterionResult:
     """A judge criterion with no answer: *not evaluated* (skipped) with the reason, never a FAIL.
     ``error``: the judge was asked and failed (the reason is also the criterion's error text)."""
     return CriterionResult(

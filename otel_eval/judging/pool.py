@@ -274,13 +274,15 @@ class JudgePool:
         if invalid:
             self._count("garbage")
             return J.not_evaluated(criterion, J.INVALID, str(invalid[0]), error=True), False
+        answered: list[J.Sample] = []
         for o in outcomes:
             if isinstance(o, BaseException):
                 raise o
+            answered.append(o)
         answers = [
-            J.TurnAnswer(t["turn"], t.get("invocation"), list(outcomes[i * samples : (i + 1) * samples]))
+            J.TurnAnswer(t["turn"], t.get("invocation"), answered[i * samples : (i + 1) * samples])
             for i, t in enumerate(turns)
-        ]  # type: ignore[arg-type]
+        ]
         return J.aggregate(criterion, answers, model), False
 
     async def _judge_protocol(

@@ -61,7 +61,7 @@ def when_problems(when: Any) -> list[str]:
 
 def judges_unmatched(when: dict | None) -> bool:
     """Whether sessions no golden case matched are judged too (``when.unmatched``)."""
-    return bool(when) and when.get("unmatched") in (True, "only")
+    return when is not None and when.get("unmatched") in (True, "only")
 
 
 def filtered_out(

@@ -416,7 +416,7 @@ class Alignment:
         actual_names, actual_calls = [], []
         for c in self.actual:
             actual_names.append(c.name)
-            call = {"name": c.name, "args": c.args, "error": c.error}
+            call: dict[str, Any] = {"name": c.name, "args": c.args, "error": c.error}
             if c.step is not None:
                 call["step"] = c.step
             if c.group is not None:
@@ -547,9 +547,10 @@ def adk_match(
         current = next(it)
         for a in actual:
             if equal(a, current):
-                current = next(it, None)
-                if current is None:
+                following = next(it, None)
+                if following is None:
                     return True
+                current = following
         return False
     unused = list(actual)
     for e in expected:

@@ -190,8 +190,18 @@ def _kept_values(null_columns: tuple[int, ...]) -> Callable[[Sequence[Any]], tup
 
 _DUMPED_FIELDS = JSON_FIELDS - {"tools_available"}
 _field_values = operator.itemgetter(*AGENT_DATA_FIELDS)
+
+
+def _field_type(name: str) -> Any:
+    """AgentData's annotation of a field (pydantic types it optional: a field made at run time may have none)."""
+    annotation = AgentData.model_fields[name].annotation
+    if annotation is None:  # every field of AgentData is declared with its type
+        raise TypeError(f"AgentData.{name} has no type")
+    return annotation
+
+
 _DUMPED_AT = [
-    (AGENT_DATA_COLUMNS.index(name), TypeAdapter(AgentData.model_fields[name].annotation).serializer.to_json)
+    (AGENT_DATA_COLUMNS.index(name), TypeAdapter(_field_type(name)).serializer.to_json)
     for name in AGENT_DATA_FIELDS
     if name in _DUMPED_FIELDS
 ]

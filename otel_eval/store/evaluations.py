@@ -207,6 +207,7 @@ class Evaluations(AgentRows):
             evaluation_id = conn.execute(
                 INSERT_EVALUATION, (session_id, revision, now_iso(), *evaluation_values(rows.evaluation))
             ).lastrowid
+            assert evaluation_id is not None  # an INSERT's cursor always has the new row's id
             if revision > 1:  # a session's first evaluation (the usual case) has nothing to supersede
                 conn.execute(
                     "UPDATE evaluations SET superseded = 1 WHERE session_id = ? AND revision < ?",
@@ -294,7 +295,9 @@ def _store_evaluation_rows(
     revisions = dict(_latest_revisions(conn, [session_id for session_id, _ in group]))
     first_id = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM evaluations").fetchone()[0]
     created_at = now_iso()
-    evaluations, criteria, superseding = [], [], []
+    evaluations: list[tuple[Any, ...]] = []
+    criteria: list[tuple[Any, ...]] = []
+    superseding: list[tuple[str, int]] = []
     by_fields: dict[tuple[str, ...], list[tuple]] = {}
     stored: list[tuple[int, int]] = []
     for evaluation_id, (session_id, rows) in enumerate(group, start=first_id):

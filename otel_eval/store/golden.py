@@ -19,9 +19,9 @@ class GoldenRows(StoreConnection):
         :mod:`otel_eval.golden.sets` builds them. A row with the same key is replaced."""
         with self.transaction():
             if sets:
-                self.db["golden_sets"].upsert_all(sets, pk=("eval_set_id", "source"))
+                self.db.table("golden_sets").upsert_all(sets, pk=("eval_set_id", "source"))
             if cases:
-                self.db["golden_cases"].upsert_all(cases, pk=("eval_set_id", "source", "eval_id"))
+                self.db.table("golden_cases").upsert_all(cases, pk=("eval_set_id", "source", "eval_id"))
 
     def stored_eval_sets(self) -> list[EvalSet]:
         """The golden sets stored in this file (``golden_cases`` + ``golden_sets``) as EvalSets,

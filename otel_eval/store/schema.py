@@ -41,7 +41,7 @@ def migrate(conn: sqlite3.Connection, db: sqlite_utils.Database, version: int) -
 
 
 def _create_v1(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
-    db["spans"].create(
+    db.table("spans").create(
         {
             "trace_id": str,
             "span_id": str,
@@ -60,14 +60,14 @@ def _create_v1(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
         pk=("trace_id", "span_id"),
         if_not_exists=True,
     )
-    db["spans"].create_index(["session_id"], if_not_exists=True)
+    db.table("spans").create_index(["session_id"], if_not_exists=True)
     columns: dict[str, Any] = {"id": int, "trace_id": str, "span_id": str, "session_id": str, "level": str}
     for name in AGENT_DATA_FIELDS:
         columns[name] = int if name == "agent_exit" else str
-    db["agent_data"].create(columns, pk="id", if_not_exists=True)
-    db["agent_data"].create_index(["trace_id", "span_id", "level"], unique=True, if_not_exists=True)
-    db["agent_data"].create_index(["session_id"], if_not_exists=True)
-    db["log_events"].create(
+    db.table("agent_data").create(columns, pk="id", if_not_exists=True)
+    db.table("agent_data").create_index(["trace_id", "span_id", "level"], unique=True, if_not_exists=True)
+    db.table("agent_data").create_index(["session_id"], if_not_exists=True)
+    db.table("log_events").create(
         {
             "trace_id": str,
             "span_id": str,
@@ -80,7 +80,7 @@ def _create_v1(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
         pk=("trace_id", "span_id", "time_ns", "event_name"),
         if_not_exists=True,
     )
-    db["traces"].create(
+    db.table("traces").create(
         {
             "trace_id": str,
             "session_id": str,
@@ -94,8 +94,8 @@ def _create_v1(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
         pk="trace_id",
         if_not_exists=True,
     )
-    db["traces"].create_index(["session_id"], if_not_exists=True)
-    db["sessions"].create(
+    db.table("traces").create_index(["session_id"], if_not_exists=True)
+    db.table("sessions").create(
         {
             "session_id": str,
             "status": str,
@@ -117,8 +117,8 @@ def _create_v1(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
         if_not_exists=True,
         defaults={"status": OPEN, "end_requested": 0, "revision": 0, "span_count": 0, "trace_count": 0},
     )
-    db["sessions"].create_index(["status"], if_not_exists=True)
-    db["golden_cases"].create(
+    db.table("sessions").create_index(["status"], if_not_exists=True)
+    db.table("golden_cases").create(
         {
             "eval_set_id": str,
             "eval_id": str,
@@ -132,7 +132,7 @@ def _create_v1(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
         pk=("eval_set_id", "eval_id"),
         if_not_exists=True,
     )
-    db["evaluations"].create(
+    db.table("evaluations").create(
         {
             "id": int,
             "session_id": str,
@@ -160,9 +160,9 @@ def _create_v1(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
         if_not_exists=True,
         defaults={"superseded": 0},
     )
-    db["evaluations"].create_index(["session_id", "revision"], unique=True, if_not_exists=True)
-    db["evaluations"].create_index(["case_id"], if_not_exists=True)
-    db["criterion_results"].create(
+    db.table("evaluations").create_index(["session_id", "revision"], unique=True, if_not_exists=True)
+    db.table("evaluations").create_index(["case_id"], if_not_exists=True)
+    db.table("criterion_results").create(
         {
             "id": int,
             "evaluation_id": int,
@@ -178,7 +178,7 @@ def _create_v1(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
         foreign_keys=[("evaluation_id", "evaluations", "id")],
         if_not_exists=True,
     )
-    db["criterion_results"].create_index(["evaluation_id"], if_not_exists=True)
+    db.table("criterion_results").create_index(["evaluation_id"], if_not_exists=True)
 
 
 def _migrate_v2(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
@@ -212,7 +212,7 @@ def _migrate_v2(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
     conn.executemany("UPDATE evaluations SET verdict = ?, passed = ? WHERE id = ?", updates)
     conn.execute("UPDATE evaluations SET score = NULL WHERE verdict = 'not_evaluated'")
     conn.execute("UPDATE criterion_results SET score = NULL WHERE skipped = 1")
-    db["evaluations"].create_index(["verdict"], if_not_exists=True)
+    db.table("evaluations").create_index(["verdict"], if_not_exists=True)
 
 
 def _migrate_v3_golden(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
@@ -221,7 +221,7 @@ def _migrate_v3_golden(conn: sqlite3.Connection, db: sqlite_utils.Database) -> N
     folders, loaded in different runs) no longer overwrite each other's rows. ``golden_sets``
     (until now created on first use) exists from here on, with the set's own ``criteria``."""
     conn.execute("ALTER TABLE golden_cases RENAME TO golden_cases_v2")
-    db["golden_cases"].create(
+    db.table("golden_cases").create(
         {
             "eval_set_id": str,
             "source": str,
@@ -243,7 +243,7 @@ def _migrate_v3_golden(conn: sqlite3.Connection, db: sqlite_utils.Database) -> N
     if db["golden_sets"].exists():
         conn.execute("ALTER TABLE golden_sets ADD COLUMN criteria TEXT")
     else:
-        db["golden_sets"].create(
+        db.table("golden_sets").create(
             {
                 "eval_set_id": str,
                 "source": str,

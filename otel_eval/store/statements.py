@@ -6,6 +6,7 @@ Every statement takes its values as parameters."""
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterable, Sequence
 from itertools import chain
 from typing import Any
@@ -63,10 +64,10 @@ ROWS_PER_STATEMENT = 2048
 
 
 def _max_parameters(conn: sqlite3.Connection) -> int:
-    try:
-        return conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)  # Python 3.11+
-    except AttributeError:  # SQLite's compiled-in default: 32,766 since 3.32, 999 before
-        return 32766 if sqlite3.sqlite_version_info >= (3, 32, 0) else 999
+    if sys.version_info >= (3, 11):
+        return conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+    # Python 3.10 cannot ask: SQLite's compiled-in default, 32,766 since 3.32, 999 before
+    return 32766 if sqlite3.sqlite_version_info >= (3, 32, 0) else 999
 
 
 def _rows_per_statement(conn: sqlite3.Connection, width: int) -> int:

@@ -144,7 +144,8 @@ def events_of(
         started = min((c.start_ns for c in step if c.start_ns), default=0)
         asking = [i for i, r in enumerate(responses) if r["calls"] and (not started or r["start_ns"] <= started)]
         same_agent = [i for i in asking if responses[i]["agent"] == (step[0].agent or responses[i]["agent"])]
-        chosen = (same_agent or asking or [None])[-1]
+        candidates = same_agent or asking
+        chosen = candidates[-1] if candidates else None
         who = step[0].agent or author
         if chosen is None:
             timeline.append(((started, 0, j), _model_event(who, step)))
@@ -173,7 +174,8 @@ def tool_declaration(tools: Sequence[Any]) -> list[dict[str, Any]]:
     for tool in tools:
         if not isinstance(tool, dict):
             continue
-        function = tool.get("function") if isinstance(tool.get("function"), dict) else tool  # OpenAI's wrapper
+        wrapped = tool.get("function")
+        function: dict[Any, Any] = wrapped if isinstance(wrapped, dict) else tool  # OpenAI's wrapper
         name = function.get("name")
         if not name:
             continue

@@ -93,7 +93,7 @@ def context(app_details: AppDetails | None, invocation: Invocation, events: Sequ
 
 def steps(actual: Invocation, evaluate_intermediate: bool = False) -> list[Step]:
     """``_get_steps_to_evaluate``: the responses to judge, each with its context."""
-    out = []
+    out: list[Step] = []
     before: list[InvocationEvent] = []
     events = actual.events
     if evaluate_intermediate:

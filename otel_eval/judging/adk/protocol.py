@@ -234,7 +234,8 @@ def messages(prompt: str, config: Mapping[str, Any] | None) -> list[dict[str, st
 
 def generation(config: Mapping[str, Any] | None) -> dict[str, Any]:
     """The chat-completions parameters ``judge_model_config`` sets (see :data:`GENERATION_KEYS`)."""
-    return {ours: config[key] for key, ours in GENERATION_KEYS.items() if (config or {}).get(key) is not None}
+    found = config or {}
+    return {ours: found[key] for key, ours in GENERATION_KEYS.items() if found.get(key) is not None}
 
 
 # --- running it -----------------------------------------------------------------------------------
