@@ -135,11 +135,22 @@ def judge_config(workdir: Path, url: str, sample_rate: float) -> Path:
     return path
 
 
-def judge_calls(db: Path) -> int:
-    """Judge calls the collector recorded (``judge_usage``), read after its phase."""
+def judge_figures(db: Path) -> dict[str, int]:
+    """After a phase with the judge on: the calls the collector recorded (``judge_usage``), the
+    judge outcomes stored (a session's later revision), and the sessions still waiting for
+    theirs when the collector was stopped (they stay queued for its next start)."""
     conn = read_only(db)
     try:
-        return int(conn.execute("SELECT COUNT(*) FROM judge_usage").fetchone()[0])
+        return {
+            "judge_calls": int(conn.execute("SELECT COUNT(*) FROM judge_usage").fetchone()[0]),
+            "judge_outcomes": int(conn.execute("SELECT COUNT(*) FROM evaluations WHERE revision > 1").fetchone()[0]),
+            "judge_pending": int(
+                conn.execute(
+                    "SELECT COUNT(*) FROM evaluations e JOIN sessions s ON s.session_id = e.session_id"
+                    " AND s.revision = e.revision WHERE e.judge_pending > 0"
+                ).fetchone()[0]
+            ),
+        }
     finally:
         conn.close()
 
@@ -171,7 +182,7 @@ def run_round(number: int, args: argparse.Namespace, folder: Path, workload: Wor
     for label, extra in judged:
         phase(f"judge-{label}", lambda: measure_collector("raw", args, folder, workload, f"judge-{label}", extra))
         if label != "off":
-            results[f"judge-{label}"]["judge_calls"] = judge_calls(folder / f"collector-judge-{label}.db")
+            results[f"judge-{label}"].update(judge_figures(folder / f"collector-judge-{label}.db"))
     if not args.no_half:
         spans_per_request = sum(t.spans for t in workload.templates) / len(workload.templates)
         half = copy.copy(args)
@@ -180,7 +191,7 @@ def run_round(number: int, args: argparse.Namespace, folder: Path, workload: Wor
             phase(f"half-{label}", lambda: measure_collector("raw", half, folder, workload, f"half-{label}", extra))
             results[f"half-{label}"]["rate_requests_per_s"] = round(half.rate, 2)
             if label != "off":
-                results[f"half-{label}"]["judge_calls"] = judge_calls(folder / f"collector-half-{label}.db")
+                results[f"half-{label}"].update(judge_figures(folder / f"collector-half-{label}.db"))
     return results
 
 
@@ -221,9 +232,12 @@ def print_rounds(rounds: list[dict[str, dict[str, Any]]], loads: list[float]) ->
         )
     for name in rounds[0]:
         if "judge_calls" in rounds[0][name]:
-            calls = [r[name]["judge_calls"] for r in rounds]
+            figures_of = [(r[name]["judge_calls"], r[name]["judge_outcomes"], r[name]["judge_pending"]) for r in rounds]
             sessions = [r[name].get("load_sessions_scored", 0) for r in rounds]
-            print(f"  {name}: judge calls {calls} for {sessions} sessions scored")
+            print(
+                f"  {name}: judge calls / outcomes stored / still pending at the stop {figures_of} for "
+                f"{sessions} sessions scored (latencies and end to end: each session's first verdict)"
+            )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

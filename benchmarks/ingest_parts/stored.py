@@ -38,11 +38,15 @@ class SessionTimes:
 
 
 def scored_sessions(db: Path) -> list[SessionTimes]:
+    """Every scored session with the time its first evaluation was stored: the verdict a user
+    waits for. With the online judge on, a judged session's judge outcome is a later revision,
+    stored when the judge answers (seconds later), which must not count as the verdict's latency."""
     conn = read_only(db)
     try:
         rows = conn.execute(
             "SELECT s.session_id, s.first_received_ns, s.last_received_ns, s.ended_ns, e.created_at, e.matched_by"
-            " FROM sessions s JOIN evaluations e ON e.session_id = s.session_id AND e.revision = s.revision"
+            " FROM sessions s JOIN evaluations e ON e.session_id = s.session_id AND e.revision ="
+            " (SELECT MIN(revision) FROM evaluations WHERE session_id = s.session_id)"
             " WHERE s.status = 'scored'"
         ).fetchall()
     finally:
