@@ -200,6 +200,11 @@ def figures(results: dict[str, dict[str, Any]]) -> dict[str, float]:
     base = results["baseline"]["spans_per_s"]
     out: dict[str, float] = {}
     for name, r in results.items():
+        if name == "baseline" or name.startswith("judge-"):
+            # CPU a server got, and waited for (runnable, not running), as shares of the load's wall time.
+            out[f"{name} cpu"] = r["collector_cpu_util_load"] + (r.get("workers_cpu_util_load") or 0.0)
+            wait = r.get("collector_cpu_wait_s_load", 0.0) + r.get("workers_cpu_wait_s_load", 0.0)
+            out[f"{name} cpu wait"] = wait / r["elapsed_s"] if r["elapsed_s"] else 0.0
         if name.startswith("judge-"):
             out[f"{name} ingest x"] = r["spans_per_s"] / base
             out[f"{name} end-to-end x"] = (r.get("end_to_end_spans_per_s") or 0.0) / base
@@ -218,7 +223,7 @@ def print_rounds(rounds: list[dict[str, dict[str, Any]]], loads: list[float]) ->
     print(f"{len(rounds)} round(s); load average at each round's start: {', '.join(f'{x:.1f}' for x in loads)}")
     for key in table[0]:
         values = [t[key] for t in table if key in t]
-        fmt = "{:.2f}" if key.endswith(" x") else "{:.0f}"
+        fmt = "{:.2f}" if key.endswith((" x", " cpu", " cpu wait")) else "{:.0f}"
         target = ""
         if key.endswith(" x") and "µs" not in key:
             target = " (target ≥ 0.75x)"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .clients import exporter_sender, raw_sender, run_load, send_probes
-from .procfs import MemorySampler, cpu_seconds, descendants_cpu_seconds, memory_mib, rss_profile
+from .procfs import MemorySampler, cpu_seconds, descendants_cpu_seconds, memory_mib, rss_profile, runqueue_wait_seconds
 from .server_process import ServerProcess
 from .stats import percentile
 from .stored import SessionTimes, read_only, scored_sessions, session_status_counts
@@ -62,11 +62,13 @@ def measure_collector(
         else:
             make = exporter_sender(protocol, server.ports[protocol], workload.by_size, args.spans_per_request)
         cpu0, workers_cpu0 = cpu_seconds(server.pid), descendants_cpu_seconds(server.pid)
+        waited0 = runqueue_wait_seconds(server.pid)
         began = time.monotonic()
         load = run_load(make, args.concurrency, args.duration, args.max_requests, args.rate)
         load_end = time.monotonic()
         cpu_load = cpu_seconds(server.pid) - cpu0
         workers_cpu_load = descendants_cpu_seconds(server.pid) - workers_cpu0
+        waited = [after - before for after, before in zip(runqueue_wait_seconds(server.pid), waited0)]
         at_load_end = session_status_counts(db)
         # Let every session of the load end and be scored (bounded), then a trickle of single
         # sessions measures end → stored evaluation without a queue in front of the scorer.
@@ -151,6 +153,9 @@ def measure_collector(
             "collector_cpu_s_load_and_drain": round(cpu_drain, 2),
             "collector_cpu_util_load": round(cpu_load / load.elapsed, 2) if load.elapsed else 0.0,
             "workers_cpu_s_load": round(workers_cpu_load, 2),
+            # Runnable but not running: seconds its threads waited for a CPU during the load.
+            "collector_cpu_wait_s_load": round(waited[0], 2),
+            "workers_cpu_wait_s_load": round(waited[1], 2),
             "workers_cpu_util_load": round(workers_cpu_load / load.elapsed, 2) if load.elapsed else 0.0,
             # Per unit of work: steadier than the rates when the machine's speed swings, since both
             # the work done and the CPU it took come from the same seconds.
@@ -179,6 +184,7 @@ def measure_baseline(args: argparse.Namespace, workdir: Path, workload: Workload
     sampler.start()
     try:
         cpu0 = cpu_seconds(server.pid)
+        waited0 = runqueue_wait_seconds(server.pid)[0]
         began = time.monotonic()
         load = run_load(
             raw_sender(server.ports["grpc"], workload.templates, args.random_ids),
@@ -187,6 +193,7 @@ def measure_baseline(args: argparse.Namespace, workdir: Path, workload: Workload
             args.max_requests,
         )
         cpu_load = cpu_seconds(server.pid) - cpu0
+        waited = runqueue_wait_seconds(server.pid)[0] - waited0
         peak = memory_mib(server.pid)[1]
         memory = rss_profile(sampler, began, time.monotonic())
     finally:
@@ -207,6 +214,7 @@ def measure_baseline(args: argparse.Namespace, workdir: Path, workload: Workload
         "spans_per_s": round(stored / load.elapsed, 1) if load.elapsed else 0.0,
         "collector_cpu_s_load": round(cpu_load, 2),
         "collector_cpu_util_load": round(cpu_load / load.elapsed, 2) if load.elapsed else 0.0,
+        "collector_cpu_wait_s_load": round(waited, 2),
         "client_cpu_s": round(load.client_cpu, 2),
         "collector_peak_rss_mib": round(peak, 1),
         **memory,

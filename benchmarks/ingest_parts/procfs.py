@@ -48,6 +48,48 @@ def descendants_cpu_seconds(pid: int) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def _tree(pid: int) -> set[int]:
+    """``pid`` and every process below it that is alive now."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+    tree, frontier = {pid}, {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - tree
+        tree |= frontier
+    return tree
+
+
+def runqueue_wait_seconds(pid: int) -> tuple[float, float]:
+    """(the process's, its descendants') seconds spent runnable but waiting for a CPU, summed
+    over their threads (``/proc/<pid>/task/<tid>/schedstat``, second field, ns): on a shared
+    machine, how much of a phase a server spent waiting for the other processes' CPU rather
+    than working. Threads that ended are not counted; (0.0, 0.0) where schedstat is missing."""
+
+    def waited(process: int) -> float:
+        total = 0
+        try:
+            tasks = os.listdir(f"/proc/{process}/task")
+        except OSError:
+            return 0.0
+        for tid in tasks:
+            try:
+                with open(f"/proc/{process}/task/{tid}/schedstat") as f:
+                    total += int(f.read().split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+        return total / 1e9
+
+    below = _tree(pid) - {pid}
+    return waited(pid), sum(waited(child) for child in below)
+
+
 #: The parts of RSS /proc/<pid>/status names: anonymous memory (the heap: where a leak shows),
 #: file-backed pages (libraries and mapped files, SQLite's WAL index among them) and shared memory.
 RSS_PARTS = ("RssAnon", "RssFile", "RssShmem")
