@@ -51,6 +51,8 @@ def dumps(value: Any) -> str:
 
 
 def loads(text: str | bytes) -> Any:
+    """Reads text :func:`dumps` wrote (or any JSON): with orjson for speed, but with the standard
+    library when the standard library wrote it or orjson cannot read it, so both read alike."""
     if text[:1] in (_WRITTEN_BY_JSON, b" "):
         return json.loads(text)
     try:

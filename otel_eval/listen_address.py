@@ -13,6 +13,8 @@ from .errors import InputError
 
 @dataclass(frozen=True)
 class Endpoint:
+    """A checked listen address; ``str()`` writes it back as it is given (``[v6]:PORT`` for IPv6)."""
+
     host: str
     port: int
 
@@ -21,6 +23,8 @@ class Endpoint:
 
     @property
     def is_loopback(self) -> bool:
+        """Listening only on this machine: on any other address the collector warns when no auth
+        token is set."""
         return self.host in ("127.0.0.1", "::1", "localhost") or self.host.startswith("127.")
 
 

@@ -61,6 +61,9 @@ def identity_attributes() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 @dataclass
 class MappedSpan:
+    """One span as the trajectory and the store need it: the record, its convention's reading and the
+    agent data row made of both, with the session it belongs to."""
+
     span: SpanRecord
     reading: Reading
     data: AgentData
@@ -69,6 +72,8 @@ class MappedSpan:
 
 
 def first_attribute(span: SpanRecord, keys: Sequence[str], resource_too: bool = True) -> str | None:
+    """The first of ``keys`` the span carries (then, with ``resource_too``, its resource), as text:
+    settings list keys in order of preference. A JSON-quoted string value is unquoted."""
     for key in keys:
         value = span.attributes.get(key)
         if value not in (None, ""):
@@ -118,6 +123,8 @@ def _own_attribute(span: SpanRecord, which: str, reading: Reading | None, conven
 
 
 def user_id_of(span: SpanRecord, reading: Reading | None = None) -> str | None:
+    """The user a span names: a configured or built-in user attribute, else its convention's own
+    user key, else what its reading found. None when nothing names one."""
     found = first_attribute(span, _user_keys)
     if found is None:
         found = _own_attribute(span, "own_user", reading, None)
@@ -135,6 +142,8 @@ def ends_session(span: SpanRecord) -> bool:
 
 
 def agent_version_of(span: SpanRecord) -> str | None:
+    """The agent version a span names (``gen_ai.agent.version``, else the resource's
+    ``service.version``): what release comparisons group sessions by."""
     return first_attribute(span, VERSION_ATTRIBUTES, resource_too=False) or (
         str(span.resource["service.version"]) if span.resource.get("service.version") else None
     )

@@ -49,6 +49,7 @@ def parse_trace_request(data: Any, source: str = "<request>") -> ExportTraceServ
 
 
 def parse_logs_request(data: Any, source: str = "<request>") -> ExportLogsServiceRequest:
+    """An ``ExportLogsServiceRequest`` from decoded JSON (either spelling of the ids)."""
     return _parse(data, ExportLogsServiceRequest(), source)
 
 

@@ -24,6 +24,8 @@ REASON_REQUESTED = "requested"
 
 @dataclass(frozen=True)
 class Timing:
+    """How long the tracker waits before a trace counts as complete and a session as ended."""
+
     trace_quiet: float = 5.0
     """Seconds without a new span, after the root ended, before a trace counts as complete."""
     session_idle: float = 60.0
@@ -31,10 +33,12 @@ class Timing:
 
     @property
     def quiet_ns(self) -> int:
+        """:attr:`trace_quiet` in nanoseconds, the unit of the receive clock."""
         return int(self.trace_quiet * 1e9)
 
     @property
     def idle_ns(self) -> int:
+        """:attr:`session_idle` in nanoseconds, the unit of the receive clock."""
         return int(self.session_idle * 1e9)
 
 
@@ -86,6 +90,7 @@ class SessionTracker:
         return session_id in self._sessions
 
     def session_of_trace(self, trace_id: str) -> str | None:
+        """The open session a trace was seen in, None when the tracker holds no such trace."""
         return self._trace_session.get(trace_id)
 
     def observe(
@@ -109,6 +114,8 @@ class SessionTracker:
             self._schedule(session_id, session, quiet_at)
 
     def move_trace(self, trace_id: str, old_session: str, new_session: str, keyed_by: str) -> None:
+        """A trace first keyed by its own id turned out to belong to a named session: its timers and
+        index entry go with it, and a session left with no trace is dropped."""
         old = self._sessions.get(old_session)
         trace = old.traces.pop(trace_id, None) if old else None
         if old is not None and not old.traces:
@@ -118,6 +125,8 @@ class SessionTracker:
         self._trace_session[trace_id] = new_session
 
     def request_end(self, session_id: str) -> bool:
+        """Marks the session to end once its traces are quiet, without waiting for it to go idle;
+        False when no open session has that id."""
         session = self._sessions.get(session_id)
         if session is None:
             return False
@@ -164,6 +173,7 @@ class SessionTracker:
         return ""
 
     def forget(self, session_id: str) -> None:
+        """Drops an ended session and its traces' index entries, so memory holds only open sessions."""
         session = self._sessions.pop(session_id, None)
         if session is not None:
             for trace_id in session.traces:
@@ -171,6 +181,7 @@ class SessionTracker:
                     del self._trace_session[trace_id]
 
     def open_sessions(self) -> list[str]:
+        """The ids of every session not ended yet: what shutdown ends."""
         return list(self._sessions)
 
     def resume(

@@ -29,6 +29,8 @@ _STATUS_NAMES = {0: STATUS_UNSET, 1: STATUS_OK, 2: STATUS_ERROR}
 
 @dataclass(frozen=True, slots=True)
 class SpanEvent:
+    """An event of a span (a message, an exception), as the readers see it whatever its source."""
+
     name: str
     time_ns: int
     attributes: Mapping[str, Any] = field(default_factory=dict)
@@ -36,6 +38,9 @@ class SpanEvent:
 
 @dataclass(frozen=True, slots=True)
 class SpanRecord:
+    """One span as every input produces it (see the module docstring): ids, name, times, status,
+    attributes, events and resource, immutable."""
+
     trace_id: str
     span_id: str
     parent_span_id: str | None
@@ -52,10 +57,12 @@ class SpanRecord:
 
     @property
     def is_root(self) -> bool:
+        """Whether the span has no parent: a trace's entry point, where a turn's input and answer are."""
         return not self.parent_span_id
 
     @property
     def duration_ns(self) -> int:
+        """The span's length, never negative (a clock skewed between start and end reads as 0)."""
         return max(0, self.end_ns - self.start_ns)
 
     def to_dict(self) -> dict[str, Any]:
@@ -78,6 +85,7 @@ class SpanRecord:
 
 
 def from_dict(data: Mapping[str, Any]) -> SpanRecord:
+    """The span :meth:`SpanRecord.to_dict` wrote, back as a record: how stored spans are read."""
     get = data.get
     events = get("events")
     # Positional, in field order: a frozen dataclass's __init__ costs ~0.5 µs more by keyword, and
@@ -102,10 +110,12 @@ def from_dict(data: Mapping[str, Any]) -> SpanRecord:
 
 
 def to_json(span: SpanRecord) -> str:
+    """The span as the JSON text the store's ``raw`` column holds."""
     return json_text.dumps(span.to_dict())
 
 
 def from_json(text: str) -> SpanRecord:
+    """The span :func:`to_json` wrote, back as a record."""
     return from_dict(json_text.loads(text))
 
 
@@ -164,12 +174,16 @@ def _plain(attrs: Mapping[str, Any] | None) -> dict[str, Any]:
 
 @dataclass
 class DecodeResult:
+    """What decoding an OTLP trace request gave: the spans, and how many were rejected and why (the
+    receiver answers a partial success with them)."""
+
     spans: list[SpanRecord]
     rejected: int = 0
     errors: list[str] = field(default_factory=list)
 
     @property
     def error_message(self) -> str:
+        """The first three errors, and how many more: short enough for an OTLP partial-success message."""
         if not self.errors:
             return ""
         more = f" (and {len(self.errors) - 3} more)" if len(self.errors) > 3 else ""
@@ -193,6 +207,8 @@ def any_value(value: Any) -> Any:
 
 
 def key_values(kvs: Iterable[Any]) -> dict[str, Any]:
+    """OTLP ``KeyValue`` messages as a plain dict of Python values (arrays as lists, kvlists as
+    dicts, bytes as base64 text), the attributes as the readers see them."""
     out: dict[str, Any] = {}
     for kv in kvs:
         value = kv.value
@@ -433,6 +449,7 @@ class LogEvent:
     resource: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        """The log record as plain JSON values (its mappings copied), for writing it out as JSON."""
         return {
             "trace_id": self.trace_id,
             "span_id": self.span_id,
@@ -446,6 +463,8 @@ class LogEvent:
 
 @dataclass
 class LogsDecodeResult:
+    """What decoding an OTLP logs request gave: the events, and the records ignored or rejected."""
+
     events: list[LogEvent]
     ignored: int = 0
     """Valid records without a trace and span id: nothing to attach them to."""
@@ -455,6 +474,7 @@ class LogsDecodeResult:
 
     @property
     def error_message(self) -> str:
+        """As :attr:`DecodeResult.error_message`, for the rejected log records."""
         return DecodeResult([], self.rejected, self.errors).error_message
 
 

@@ -119,6 +119,9 @@ Cell = str | tuple[str, str] | Sequence[str]
 
 @dataclass(frozen=True)
 class Column:
+    """How one column of a fitted table is shown: its header, the widths it may take and how its
+    cells are shortened (see the module docstring)."""
+
     header: str
     min_width: int | None = None
     """Narrowest useful width; None: the column is never narrower than its content."""

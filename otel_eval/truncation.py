@@ -33,6 +33,8 @@ def marker(original_length: int) -> str:
 
 
 def is_truncated(text: str) -> bool:
+    """Whether a text ends with :func:`marker`'s mark: a value cut on its way in, not the agent's
+    whole text."""
     return isinstance(text, str) and _MARKER_AT_END.search(text) is not None
 
 

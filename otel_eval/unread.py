@@ -78,6 +78,9 @@ _SOURCE_KEY = re.compile(r"(?:event:)?[A-Za-z_][\w*-]*(?:\.[\w*-]+)+|event:[\w.-
 
 @dataclass(frozen=True)
 class Unread:
+    """One attribute, event or reader problem nobody read, with how many spans carry it and one of
+    them to look at."""
+
     kind: str
     """"attribute", "event" (a span event's name) or "problem" (a reader's reason)."""
     name: str
@@ -85,6 +88,7 @@ class Unread:
     example_span: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The entry as JSON, as ``inspect`` and ``report --session`` show it."""
         return {"kind": self.kind, "name": self.name, "spans": self.spans, "example_span": self.example_span}
 
 

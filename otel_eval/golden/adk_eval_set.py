@@ -206,6 +206,8 @@ def is_old_eval_set(items: list) -> bool:
 
 
 def parse_adk_eval_set(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
+    """An ADK eval set (or the older test-file and eval-set lists ``adk eval`` still reads) as our
+    :class:`EvalSet`, every problem logged with its JSON path rather than raised."""
     if isinstance(data, list):
         if is_old_eval_set(data):
             check_keys(data, ListOf(OLD_EVAL_SET_ENTRY_KEYS), "$", log)

@@ -220,6 +220,8 @@ def _build(entry: dict, path: str, log: ProblemLog) -> list[tuple[str, Criterion
 
 
 def parse_bigsky(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
+    """A Big Sky dataset as an :class:`EvalSet`: its examples become cases and the evaluators it names
+    become criteria where one maps; problems are logged with their JSON path, not raised."""
     data = log.object(data, "$", "a Big Sky dataset object")
     if data is None:
         return EvalSet(eval_set_id=eval_set_id)

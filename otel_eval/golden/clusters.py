@@ -26,6 +26,9 @@ Embed = Callable[[list[str]], list[list[float]]]
 
 @dataclass
 class Cluster:
+    """One group of unmatched user queries that ask the same thing: the raw material of one
+    suggested golden case, its representative the case's query."""
+
     queries: list[str]
     """Distinct queries, most sessions first."""
     weights: list[int]
@@ -36,6 +39,8 @@ class Cluster:
 
     @property
     def sessions(self) -> int:
+        """How many sessions asked one of the cluster's queries: a cluster below ``min_sessions``
+        suggests no case."""
         return sum(self.weights)
 
 

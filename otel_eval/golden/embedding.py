@@ -82,6 +82,7 @@ class TfidfEmbedder:
         self.unseen_idf = 1.0
 
     def fit(self, corpus: Sequence[str]) -> TfidfEmbedder:
+        """Learns each feature's IDF from ``corpus`` (the golden queries); returns the embedder, fitted."""
         documents = len(corpus)
         frequency: Counter = Counter()
         for text in corpus:
@@ -91,6 +92,7 @@ class TfidfEmbedder:
         return self
 
     def vector(self, text: str) -> SparseVector:
+        """The text's unit-length TF-IDF vector, so the cosine of two vectors is their dot product."""
         weights = {
             f: (1.0 + math.log(c)) * self.idf.get(f, self.unseen_idf)
             for f, c in text_features(text, self.ngrams).items()
@@ -98,10 +100,12 @@ class TfidfEmbedder:
         return normalized(weights)
 
     def vectors(self, texts: Sequence[str]) -> list[SparseVector]:
+        """:meth:`vector` of each text, in order."""
         return [self.vector(t) for t in texts]
 
 
 def normalized(weights: Mapping[str, float]) -> SparseVector:
+    """The vector scaled to unit length (empty for a zero vector), so cosines are dot products."""
     norm = math.sqrt(sum(w * w for w in weights.values()))
     return {f: w / norm for f, w in weights.items()} if norm else {}
 
@@ -196,6 +200,7 @@ class OpenAIEmbeddings:
 
     @property
     def model_name(self) -> str:
+        """The model and endpoint, as a match's evidence names the embedding that scored it."""
         return f"{self.model} ({self.url})"
 
     def __getstate__(self) -> dict[str, Any]:

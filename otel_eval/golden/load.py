@@ -230,6 +230,8 @@ def load_golden_files(paths: Iterable[PathLike]) -> list[EvalSet]:
 def validate_golden_data(
     data: Any, source: str = "<data>", fmt: str | None = None, *, warnings: bool = False
 ) -> list[Problem]:
+    """Every problem of golden data (and its warnings when asked) as a list, where
+    :func:`load_golden_data` raises: for a caller that shows them all. ``fmt`` None detects it."""
     log = ProblemLog(source)
     _parse(data, log, fmt)
     return log.problems + (log.warnings if warnings else [])

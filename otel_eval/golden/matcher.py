@@ -64,6 +64,7 @@ class Match:
 
     @property
     def eval_id(self) -> str | None:
+        """The matched case's id, or None when no case matched (``case`` is None)."""
         return self.case.eval_id if self.case is not None else None
 
 
@@ -243,6 +244,7 @@ class GoldenIndex:
 
     @property
     def cases(self) -> list[EvalCase]:
+        """Every case a session can match, the loaded sets in order and each set's cases in order."""
         return [self.case_of(number) for number in range(len(self._set_id))]
 
     def __len__(self) -> int:
@@ -275,6 +277,8 @@ class GoldenIndex:
     # --- matching -----------------------------------------------------------------------------
 
     def match(self, query: str | None, case_hint: str | None = None) -> Match:
+        """The golden case a session's first query asks for: by explicit case hint, then exact, fuzzy and
+        embedding match, each step's evidence kept; ambiguous or unmatched when no case stands out."""
         normalized = normalize_query(query)
         evidence: dict[str, Any] = {"query": query, "normalized": normalized, "case_hint": case_hint}
         scope: tuple[CaseNo, ...] | None = None

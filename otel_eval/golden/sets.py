@@ -35,15 +35,19 @@ class GoldenStore(Protocol):
     """What a database must offer to hold golden sets (``otel_eval.store.Store`` does; the golden
     layer sits below the store and names only this)."""
 
-    def stored_eval_sets(self) -> list[EvalSet]: ...
+    def stored_eval_sets(self) -> list[EvalSet]:
+        """The golden sets saved in the database: what :meth:`GoldenSets.from_store` matches against."""
 
-    def save_golden(self, sets: list[dict[str, Any]], cases: list[dict[str, Any]]) -> Any: ...
+    def save_golden(self, sets: list[dict[str, Any]], cases: list[dict[str, Any]]) -> Any:
+        """Saves the sets' and cases' rows, so later runs and the dashboard see the same golden data."""
 
 
 GoldenSource = str | Path | EvalSet
 
 
 class SetSummary(NamedTuple):
+    """One loaded golden set as the commands report it."""
+
     source: str
     """The file it was loaded from (its id for a set given as an object)."""
     eval_set_id: str
@@ -129,6 +133,7 @@ class GoldenSets:
         )
 
     def summary(self) -> list[SetSummary]:
+        """One row per loaded set (source, id, number of cases): what the engine reports it loaded."""
         return [
             SetSummary(str(s.metadata.get("source", s.eval_set_id)), s.eval_set_id, len(s.eval_cases))
             for s in self.sets

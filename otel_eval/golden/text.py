@@ -81,4 +81,6 @@ def differing_words(a: str, b: str) -> tuple[list[str], list[str]]:
 
 
 def fuzzy_word(word: str) -> bool:
+    """Whether a word may be matched approximately: long enough for a typo to be one, and without
+    digits (a different number is a different request, never a typo)."""
     return len(word) >= MIN_FUZZY_WORD and not any(ch.isdigit() for ch in word)

@@ -75,6 +75,8 @@ def key_spec(data: Any) -> Spec:
 
 
 def parse_trajectory_golden(data: Any, log: ProblemLog, eval_set_id: str) -> EvalSet:
+    """A list of test cases with expected tool trajectories (bare, or under a container key) as an
+    :class:`EvalSet`; problems are logged with their JSON path, not raised."""
     items, base, container = items_of(data)
     if items is None:
         log.add(

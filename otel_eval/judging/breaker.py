@@ -17,6 +17,9 @@ STATE_NUMBERS = {CLOSED: 0, HALF_OPEN: 1, OPEN: 2}
 
 @dataclass(frozen=True)
 class Breaker:
+    """The judge's circuit breaker: stops calling a judge that keeps failing, so a dead endpoint costs
+    one cooldown, not a timeout per job. Immutable: each event returns the next breaker."""
+
     threshold: int = 5
     """Consecutive failures that open the circuit."""
     cooldown: float = 30.0
@@ -40,15 +43,19 @@ class Breaker:
         return True, replace(self, probing=True)
 
     def succeeded(self) -> Breaker:
+        """The breaker after a successful call: closed, the failure count reset."""
         return replace(self, state=CLOSED, failures=0, until=0.0, probing=False)
 
     def failed(self, now: float) -> Breaker:
+        """The breaker after a failed call: open once failures reach the threshold, or at once if the
+        failed call was the half-open probe."""
         failures = self.failures + 1
         if self.state == HALF_OPEN or failures >= self.threshold:
             return replace(self, state=OPEN, failures=failures, until=now + self.cooldown, probing=False)
         return replace(self, failures=failures)
 
     def reason(self) -> str:
+        """Why calls are refused, as the criterion's not-evaluated reason says it."""
         return (
             f"judge circuit open after {self.failures} consecutive failure(s); "
             f"calls resume after a {self.cooldown:g} s cooldown"

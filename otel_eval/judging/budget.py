@@ -28,6 +28,8 @@ EXHAUSTED = "judge budget exhausted"
 
 @dataclass(frozen=True)
 class Limits:
+    """A criterion's judge spend caps; None leaves that cap off."""
+
     calls_per_hour: int | None = None
     calls_per_day: int | None = None
     tokens_per_hour: int | None = None
@@ -35,6 +37,8 @@ class Limits:
 
     @classmethod
     def from_options(cls, options: dict) -> Limits:
+        """The caps a criterion's options set (``max_calls_per_hour`` and so on)."""
+
         def get(name: str) -> int | None:
             value = options.get(name)
             return None if value is None else int(value)
@@ -45,6 +49,7 @@ class Limits:
 
     @property
     def unlimited(self) -> bool:
+        """No cap is set: nothing to check before a call, nothing to report as left."""
         return all(
             v is None for v in (self.calls_per_hour, self.calls_per_day, self.tokens_per_hour, self.tokens_per_day)
         )
@@ -121,6 +126,7 @@ class Budget:
         self.ledger.append((at, calls, tokens))
 
     def left(self, now: float) -> dict[str, int]:
+        """What each cap has left now (the calls in flight counted), for the pool's stats."""
         self._forget(now)
         return left(self.limits, self.ledger, now, self.in_flight)
 

@@ -19,6 +19,8 @@ class HttpError(Exception):
 
 @dataclass
 class Response:
+    """An HTTP answer, read whole: the judge's answers are small JSON documents."""
+
     status: int
     headers: dict[str, str]
     body: bytes
@@ -45,6 +47,8 @@ class Client:
         self.connections_opened = 0
 
     async def post(self, url: str, body: bytes, headers: dict[str, str]) -> Response:
+        """POSTs ``body`` and reads the whole answer, over a kept-alive connection to the host when one
+        is idle. Raises :class:`HttpError` when no answer could be read."""
         parts = urlsplit(url)
         scheme = parts.scheme or "http"
         if scheme not in ("http", "https"):
@@ -95,6 +99,7 @@ class Client:
         return _Conn(reader, writer)
 
     def close(self) -> None:
+        """Closes the kept-alive connections; the client can still be used and opens new ones."""
         for conns in self._idle.values():
             for conn in conns:
                 conn.close()

@@ -90,17 +90,22 @@ class JudgeJob:
         )
 
     def to_json(self) -> dict[str, Any]:
+        """The job as stored with its pending evaluation, so a restart resumes it."""
         return {"session_id": self.session_id, "criteria": self.criteria}
 
 
 @dataclass
 class Sample:
+    """One judge answer for a turn: its weighted score and the per-rubric scores it gave."""
+
     score: float
     rubrics: dict[str, Any]
 
 
 @dataclass
 class TurnAnswer:
+    """A turn's judge samples: averaged into the turn's score, shown per turn in the details."""
+
     turn: int
     invocation: str | None
     samples: list[Sample] = field(default_factory=list)

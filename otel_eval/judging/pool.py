@@ -71,6 +71,9 @@ class _Garbage(Exception):
 
 
 class JudgePool:
+    """Judges jobs on a thread of its own, so scoring never waits for a judge: bounded queue, bounded
+    concurrency, a deadline per job, spend caps and a circuit breaker (see the module docstring)."""
+
     def __init__(
         self,
         on_outcome: Outcome,
@@ -123,6 +126,7 @@ class JudgePool:
     # --- lifecycle ------------------------------------------------------------------------------
 
     def start(self) -> JudgePool:
+        """Starts the pool's thread and its event loop (waiting up to 10 s for it); returns the pool."""
         self._thread = threading.Thread(target=self._run_loop, name="otel-eval-judge", daemon=True)
         self._thread.start()
         self._ready.wait(10)
@@ -172,6 +176,7 @@ class JudgePool:
 
     @property
     def closing(self) -> bool:
+        """Whether the pool is shutting down: new jobs stay queued in the database for the next start."""
         return self._closing
 
     def submit(self, job: J.JudgeJob) -> bool:
@@ -520,6 +525,8 @@ class JudgePool:
             self._tokens += tokens
 
     def stats(self) -> dict[str, Any]:
+        """The pool's counters (calls by outcome, latency histogram, tokens, queue, circuit state,
+        budget left), for the engine's stats and /metrics."""
         now = self._wall()
         with self._lock:
             running = self._jobs

@@ -88,6 +88,7 @@ def filtered_out(
 
 
 def not_sampled_reason(rate: float) -> str:
+    """The reason a session left out by ``sample_rate`` shows, naming the rate."""
     return f"not sampled (sample_rate {rate:g})"
 
 

@@ -245,10 +245,12 @@ class Alignment:
     # --- counts -----------------------------------------------------------------------
     @property
     def matched(self) -> int:
+        """Expected calls the agent made, in any order (the any-order matching's size)."""
         return len(self.pairs)
 
     @property
     def matched_in_order(self) -> int:
+        """Expected calls the agent made in the expected order (the order-preserving matching's size)."""
         return len(self.ordered_pairs)
 
     def _neutral(self, pairs: Sequence[Pair]) -> tuple[int, ...]:
@@ -279,6 +281,8 @@ class Alignment:
 
     @property
     def counted_in_order(self) -> int:
+        """Actual calls that count for the in-order measures (the neutral retried attempts of the
+        order-preserving matching left out)."""
         return len(self.actual) - len(self._neutral_in_order)
 
     # --- match types ----------------------------------------------------------------------
@@ -304,6 +308,8 @@ class Alignment:
         return self.matched_in_order == len(self.expected) and self.counted_in_order == len(self.expected)
 
     def satisfies(self, match_type: MatchType | str) -> bool:
+        """Whether the calls meet ``match_type``'s rule (exact, in order, any order): one question for
+        the criteria whichever rule they are configured with."""
         if not isinstance(match_type, MatchType):
             match_type = MatchType(match_type)
         if match_type is MatchType.EXACT:
@@ -336,14 +342,18 @@ class Alignment:
 
     @property
     def f1(self) -> float:
+        """Harmonic mean of :attr:`precision` and :attr:`recall`: one number that drops with extra and
+        with missing calls alike."""
         return _f1(self.precision, self.recall)
 
     @property
     def in_order_precision(self) -> float:
+        """Of the counted calls, the share that matched an expected call in the expected order."""
         return _ratio(self.matched_in_order, self.counted_in_order)
 
     @property
     def in_order_recall(self) -> float:
+        """Of the expected calls, the share made in the expected order."""
         return _ratio(self.matched_in_order, len(self.expected))
 
     @property

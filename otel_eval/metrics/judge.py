@@ -172,6 +172,7 @@ class Judge:
 
     @property
     def configured(self) -> bool:
+        """Whether an endpoint is set: without one the judge criteria are not evaluated, not failed."""
         return bool(self.base_url)
 
     def _cache_key(self, messages: list[dict[str, str]]) -> str:

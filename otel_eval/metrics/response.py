@@ -29,6 +29,8 @@ MAX_PATTERN_LENGTH = 2000
 
 
 def normalize(text: str, fold_case: bool = False, fold_whitespace: bool = True) -> str:
+    """The text as responses are compared: runs of whitespace as one space, trimmed, and with
+    ``fold_case`` case-folded, so layout and case need not decide a match."""
     if fold_whitespace:
         text = _SPACES.sub(" ", text).strip()
     if fold_case:
@@ -89,6 +91,8 @@ def rouge_tokens(text: str, use_stemmer: bool = False) -> list[str]:
 
 @dataclass(frozen=True)
 class RougeScore:
+    """ROUGE-1 of a candidate against a reference, the three numbers rouge-score's ``Score`` holds."""
+
     precision: float
     recall: float
     fmeasure: float
@@ -118,6 +122,8 @@ def _unigram_overlap(reference_tokens: list[str], candidate_tokens: list[str]) -
 
 
 def rouge1_f(reference: str, candidate: str, use_stemmer: bool = False) -> float:
+    """ROUGE-1 F-measure of ``candidate`` against ``reference``: the one number a response-match
+    criterion compares with its threshold."""
     return rouge1(reference, candidate, use_stemmer).fmeasure
 
 

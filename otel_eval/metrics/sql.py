@@ -358,6 +358,7 @@ def find_sql(texts: Iterable[Any]) -> list[str]:
 
 
 def contains_sql(text: str | None) -> bool:
+    """Whether :func:`find_sql` finds any statement in the text (None has none)."""
     return bool(find_sql([text]))
 
 

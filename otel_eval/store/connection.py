@@ -61,6 +61,7 @@ class StoreConnection:
         return cls(path, timeout=timeout, read_only=True)
 
     def close(self) -> None:
+        """Closes the SQLite connection; the object cannot be used after."""
         self.conn.close()
 
     @contextmanager

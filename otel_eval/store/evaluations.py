@@ -67,6 +67,8 @@ class EvaluationRows:
         judge_job: dict[str, Any] | None = None,
         tool_path: str | None = None,
     ) -> EvaluationRows:
+        """The rows of one evaluation, from its result and what the pipeline learnt matching and scoring
+        it: made off the writer's thread, so the write itself is only statements."""
         pending = [c.criterion for c in result.criterion_results if c.skipped and c.details.get("judge") == "pending"]
         if pending:
             details = {**details, "judge": {"pending": pending}}

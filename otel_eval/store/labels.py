@@ -31,6 +31,8 @@ class UnlabellableSession(LookupError):
 
 @dataclass(frozen=True)
 class StoredLabel:
+    """A person's label on one evaluation of a session, as stored: what they judged, and who."""
+
     id: int
     session_id: str
     evaluation_id: int

@@ -71,16 +71,20 @@ class Sessions(StoreConnection):
             self.conn.execute("DELETE FROM sessions WHERE session_id = ?", (old_session,))
 
     def set_session_status(self, session_id: str, status: str, reason: str = "", now_ns: int = 0) -> None:
+        """Records the session's new status, why it changed and when (receive clock)."""
         self.conn.execute(
             "UPDATE sessions SET status = ?, end_reason = ?, ended_ns = ? WHERE session_id = ?",
             (status, reason, now_ns, session_id),
         )
 
     def request_end(self, session_id: str) -> bool:
+        """Records that the session was asked to end, so a restart still ends it; False when no such
+        session is stored."""
         cur = self.conn.execute("UPDATE sessions SET end_requested = 1 WHERE session_id = ?", (session_id,))
         return cur.rowcount == 1
 
     def sessions_with_status(self, *statuses: str) -> list[SessionRow]:
+        """The stored sessions in one of ``statuses``: what a restart resumes (open ones) or scores (ended ones)."""
         marks = ",".join("?" * len(statuses))
         rows = self.conn.execute(
             "SELECT session_id, status, keyed_by, first_received_ns, last_received_ns, end_requested, revision"

@@ -88,15 +88,19 @@ class Spans(StoreConnection):
         spans: int,
         received_ns: int,
     ) -> None:
+        """Records a trace's new spans: created at its first, its times widened, span count and last
+        receive time updated after, so the session tracker can be rebuilt from the table."""
         self.conn.execute(
             _TOUCH_TRACE, (trace_id, session_id, root_span_id, start_ns, end_ns, spans, received_ns, received_ns)
         )
 
     def trace_spans(self, trace_id: str) -> list[SpanRecord]:
+        """The stored spans of one trace, in start order."""
         rows = self.conn.execute("SELECT raw FROM spans WHERE trace_id = ? ORDER BY start_ns", (trace_id,)).fetchall()
         return [from_json(r[0]) for r in rows]
 
     def trace_session(self, trace_id: str) -> str | None:
+        """The session a stored trace belongs to, None for a trace never stored."""
         row = self.conn.execute("SELECT session_id FROM traces WHERE trace_id = ?", (trace_id,)).fetchone()
         return row[0] if row else None
 

@@ -41,6 +41,8 @@ class RowsInsert:
         self._texts: dict[int, str] = {}
 
     def text(self, rows: int) -> str:
+        """The statement for ``rows`` rows, made once per count: the same text lets sqlite3 reuse its
+        prepared statement."""
         text = self._texts.get(rows)
         if text is None:
             text = self._texts[rows] = f"{self.head} VALUES {','.join([self.row] * rows)}{self.tail}"

@@ -38,6 +38,7 @@ class ActualToolCall:
 
     @property
     def succeeded(self) -> bool:
+        """Whether the call returned without an error (a failed call is still a call the agent made)."""
         return self.error is None
 
 
@@ -97,6 +98,9 @@ class Turn:
 
 @dataclass
 class Trajectory:
+    """What an agent did in one session, turn by turn, with what its spans say about the session
+    (user, agent version, service, case hint): all that the metrics see."""
+
     session_id: str
     turns: list[Turn] = field(default_factory=list)
     user_id: str | None = None
@@ -115,6 +119,7 @@ class Trajectory:
 
     @property
     def final_response(self) -> str | None:
+        """The session's answer: the last turn's that has one (a closing turn may say nothing)."""
         for turn in reversed(self.turns):
             if turn.final_response:
                 return turn.final_response
@@ -122,6 +127,7 @@ class Trajectory:
 
     @property
     def calls(self) -> list[ActualToolCall]:
+        """Every tool call of the session, turn after turn, in the order made."""
         return [call for turn in self.turns for call in turn.calls]
 
     def sql_sources(self) -> list[str]:

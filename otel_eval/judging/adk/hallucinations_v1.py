@@ -51,6 +51,7 @@ class Step:
     context: str
 
     def to_json(self) -> dict[str, str]:
+        """The step as it is stored in the judge request, so a resumed job judges the same text."""
         return {"nl_response": self.nl_response, "context": self.context}
 
 
@@ -112,14 +113,18 @@ def steps(actual: Invocation, evaluate_intermediate: bool = False) -> list[Step]
 
 
 def segmenter_prompt(nl_response: str) -> str:
+    """ADK's segmenter prompt for one response: the first of the two calls, which splits it into sentences."""
     return prompts.HALLUCINATIONS_V1_SEGMENTER.format(response=nl_response)
 
 
 def parse_sentences(answer: str) -> list[str]:
+    """The ``<sentence>`` elements of the segmenter's answer, in order: what the validator labels."""
     return _SENTENCE.findall(answer)
 
 
 def validator_prompt(step_context: str, sentences: Sequence[str]) -> str:
+    """ADK's validator prompt: the sentences, each in ``<sentence>`` tags as ADK writes them, to be
+    labelled against the step's context."""
     listed = "\n".join(f"<sentence>{s}</sentence>" for s in sentences)
     return prompts.HALLUCINATIONS_V1_VALIDATOR.format(context=step_context, sentences=listed)
 

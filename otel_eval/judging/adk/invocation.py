@@ -28,42 +28,57 @@ class _Model(BaseModel):
 
 
 class FunctionCall(_Model):
+    """genai's ``FunctionCall``: a tool call the model made, as the judge prompts print it."""
+
     id: str | None = None
     args: dict[str, Any] | None = None
     name: str | None = None
 
 
 class FunctionResponse(_Model):
+    """genai's ``FunctionResponse``: what a tool answered, as the judge prompts print it."""
+
     id: str | None = None
     name: str | None = None
     response: dict[str, Any] | None = None
 
 
 class Part(_Model):
+    """genai's ``Part``: one piece of a message, a text, a tool call or a tool's answer."""
+
     function_call: FunctionCall | None = None
     function_response: FunctionResponse | None = None
     text: str | None = None
 
 
 class Content(_Model):
+    """genai's ``Content``: a message's parts and who wrote it."""
+
     parts: list[Part] | None = None
     role: str | None = None
 
     @classmethod
     def of_text(cls, text: str, role: str) -> Content:
+        """A message of one text part, the shape ADK gives a user query and a final response."""
         return cls(parts=[Part(text=text)], role=role)
 
 
 class InvocationEvent(_Model):
+    """One event of a turn: what an agent (``author``) said or called between the query and the answer."""
+
     author: str
     content: Content | None = None
 
 
 class InvocationEvents(_Model):
+    """ADK's ``InvocationEvents``: a turn's intermediate data, the events in order."""
+
     invocation_events: list[InvocationEvent] = Field(default_factory=list)
 
 
 class AgentDetails(_Model):
+    """One agent of the app, as the hallucination prompt lists it: its instructions and tools."""
+
     name: str
     instructions: str = ""
     tool_declarations: list[Any] = Field(default_factory=list)
@@ -72,14 +87,20 @@ class AgentDetails(_Model):
 
 
 class AppDetails(_Model):
+    """The agents of the app, by name: the developer instructions and tools a response is judged against."""
+
     agent_details: dict[str, AgentDetails] = Field(default_factory=dict)
 
 
 class RubricContent(_Model):
+    """ADK's ``RubricContent``: the rubric's text, under ADK's field name."""
+
     text_property: str | None = None
 
 
 class Rubric(_Model):
+    """ADK's ``Rubric``: one property the judge is asked about, with the id its verdict is matched by."""
+
     rubric_id: str
     rubric_content: RubricContent
     description: str | None = None
@@ -87,10 +108,14 @@ class Rubric(_Model):
 
     @property
     def text(self) -> str | None:
+        """The property's text: what the prompt asks the judge and what a verdict without id is matched by."""
         return self.rubric_content.text_property
 
 
 class Invocation(_Model):
+    """ADK's ``Invocation``: one turn (the user's content, the events in between, the final response)
+    as ADK's judge metrics read it."""
+
     invocation_id: str = ""
     user_content: Content
     final_response: Content | None = None
@@ -100,6 +125,7 @@ class Invocation(_Model):
 
     @property
     def events(self) -> list[InvocationEvent]:
+        """The turn's intermediate events in order, none when the invocation has no intermediate data."""
         return self.intermediate_data.invocation_events if self.intermediate_data else []
 
     def to_adk_json(self) -> dict[str, Any]:
@@ -142,6 +168,7 @@ def _dump(model: BaseModel) -> dict[str, Any]:
 
 
 def tool_calls(invocation: Invocation) -> list[FunctionCall]:
+    """Every tool call of the turn's events, in order: what the tool-use prompts print."""
     return [
         p.function_call
         for e in invocation.events
@@ -152,6 +179,7 @@ def tool_calls(invocation: Invocation) -> list[FunctionCall]:
 
 
 def tool_responses(invocation: Invocation) -> list[FunctionResponse]:
+    """Every tool answer of the turn's events, in order, paired with :func:`tool_calls` in the prompts."""
     return [
         p.function_response
         for e in invocation.events

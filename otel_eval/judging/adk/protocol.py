@@ -81,6 +81,8 @@ endpoint, under the names it knows; ``system_instruction`` becomes a system mess
 
 
 def num_samples(options: Mapping[str, Any]) -> int:
+    """How many times each turn is judged (``options.num_samples``, ADK's default when unset; at least
+    one): the samples are voted on, so one judge answer does not decide alone."""
     return max(1, int(options.get("num_samples") or DEFAULT_NUM_SAMPLES))
 
 

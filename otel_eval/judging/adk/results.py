@@ -28,6 +28,7 @@ class PerInvocation:
     details: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """The invocation as it is stored in the criterion's details (``per_invocation``)."""
         return {
             "turn": self.turn,
             "invocation": self.invocation,

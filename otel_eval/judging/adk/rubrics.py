@@ -41,6 +41,9 @@ _VERDICT = re.compile(r"(?<=Verdict: )(.*)")
 
 @dataclass
 class RubricResponse:
+    """One rubric block of a judge's answer: the property it answers, why, and its verdict as a score
+    (None when the verdict said neither yes nor no)."""
+
     rubric_id: str | None
     property_text: str
     rationale: str
@@ -49,11 +52,14 @@ class RubricResponse:
 
 @dataclass
 class RubricScore:
+    """One rubric's verdict for an invocation after the vote over samples, as the details show it."""
+
     rubric_id: str
     score: float | None
     rationale: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The verdict as stored in the details: "yes"/"no" beside the score, the rationale when given."""
         verdict = "yes" if self.score == 1.0 else "no" if self.score is not None else None
         out: dict[str, Any] = {"rubric_id": self.rubric_id, "verdict": verdict, "score": self.score}
         if self.rationale is not None:
