@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..conventions import google_adk
 from ..json_text import as_text, parse_json_maybe
 from ..mapping import CASE_ATTRIBUTES, agent_version_of, first_attribute
-from .calls import has_call_hook, hooked_observations, is_tool_call, tool_calls
+from .calls import has_call_hook, hooked_observations, is_tool_call, turn_tool_calls
 from .model import Trajectory, Turn
 
 if TYPE_CHECKING:
@@ -185,7 +185,7 @@ def _build_turn(index: int, parts: list[_Trace]) -> Turn:
     _count_model_calls(turn, llms, tools, by_id)
 
     observations = hooked_observations(members)
-    turn.calls = tool_calls(index, members, root, observations, by_id, tools)
+    turn.calls = turn_tool_calls(index, members, root, observations, by_id, tools)
     hooked = {m.span.span_id for m in members if has_call_hook(m)}  # a span id names one member (deduplicated)
     recovered = {call.span_id: call.result for call in turn.calls if call.span_id in hooked} if hooked else {}
     for m in members:

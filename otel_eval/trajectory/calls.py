@@ -25,7 +25,7 @@ class _Request:
     used: bool = False
 
 
-def tool_calls(
+def turn_tool_calls(
     turn: int, members: list[Any], root: Any, observations: dict[str, Any], by_id: dict[str, Any], tools: list[Any]
 ) -> list[ActualToolCall]:
     """The turn's tool calls in the order the agent made them: tool spans paired with the calls the
