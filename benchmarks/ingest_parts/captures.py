@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .sessions import SESSION_MARK, session_id_of_index
-from .templates import TRACE_EPOCH_PLACEHOLDER, RawTemplate, _find_all
+from .sessions import session_id_of_index
+from .templates import TRACE_EPOCH_PLACEHOLDER, RawTemplate, template_of
 
 CAPTURES = Path(__file__).resolve().parents[2] / "tests" / "data" / "captures"
 
@@ -161,14 +161,7 @@ def encode_captured(sessions: Sequence[tuple[int, CapturedSession]], now_ns: int
                 if link.trace_id in trace_ids:
                     link.trace_id = trace_ids[link.trace_id]
             count += 1
-    data = request.SerializeToString()
-    return RawTemplate(
-        data,
-        [at + 8 for at in _find_all(data, magic + TRACE_EPOCH_PLACEHOLDER)],
-        [at + len(b"bench-") for at in _find_all(data, SESSION_MARK)],
-        count,
-        len(sessions),
-    )
+    return template_of(request, magic, count, len(sessions))
 
 
 def golden_evalset(filler_cases: int, seed: int) -> dict:

@@ -40,7 +40,8 @@ def descendants_cpu_seconds(pid: int) -> float:
         except OSError:  # it exited meanwhile
             continue
         parents[int(entry)], stats[int(entry)] = int(fields[1]), fields
-    below, frontier = set(), {pid}
+    below: set[int] = set()
+    frontier = {pid}
     while frontier:
         frontier = {child for child, parent in parents.items() if parent in frontier} - below
         below |= frontier

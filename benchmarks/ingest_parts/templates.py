@@ -141,13 +141,19 @@ def encode_template(sessions: Sequence[SessionSpec], now_ns: int) -> RawTemplate
             if spec.error:
                 span.status.code, span.status.message = 2, spec.error
             count += 1
+    return template_of(request, magic, count, len(sessions))
+
+
+def template_of(request: Any, magic: bytes, spans: int, sessions: int) -> RawTemplate:
+    """``request`` encoded, with the offsets ``render`` rewrites: each trace id's epoch (after the
+    request's ``magic`` 8 bytes and the placeholder) and each session id's (after ``bench-``)."""
     data = request.SerializeToString()
     return RawTemplate(
         data,
         [at + 8 for at in _find_all(data, magic + TRACE_EPOCH_PLACEHOLDER)],
         [at + len(b"bench-") for at in _find_all(data, SESSION_MARK)],
-        count,
-        len(sessions),
+        spans,
+        sessions,
     )
 
 
