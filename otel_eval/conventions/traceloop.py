@@ -45,7 +45,15 @@ from .base import (
     as_arguments,
     span_error,
 )
-from .messages import indexed_tool_schemas, last_user_text, output_calls, parse_message, parse_messages, token_count
+from .messages import (
+    indexed_tool_schemas,
+    last_user_text,
+    output_calls,
+    parse_history,
+    parse_message,
+    parse_messages,
+    token_count,
+)
 
 NAME = "traceloop"
 quick_span_type = None  # the span type is known only once the span is read
@@ -229,8 +237,9 @@ def request_text(value: Any) -> str | None:
     if isinstance(value, str):
         return value or None
     if isinstance(value, list):
-        messages = parse_messages(value)
-        text = last_user_text(messages)
+        # parse_history: only the roles up front, so a LangGraph state's messages after the last
+        # user turn (tool calls, tool results, answers) are not read in full only to be passed over.
+        text = last_user_text(parse_history(value))
         if text is not None:
             return text
         return next((request_text(item) for item in value if request_text(item) is not None), None)
@@ -246,7 +255,7 @@ def request_text(value: Any) -> str | None:
         if found is not None:
             return found
     if "messages" in value:
-        found = last_user_text(parse_messages(value["messages"]))
+        found = last_user_text(parse_history(value["messages"]))
         if found is not None:
             return found
     for key in _INPUT_KEYS:

@@ -171,14 +171,9 @@ def last_text_from(items: Sequence[Any], role: str) -> str | None:
     for item in reversed(items):
         if not isinstance(item, dict):
             continue
-        # The role first, as parse_message finds it (resolve_message; where that raises, parse_message
-        # gives a message without text): a LangGraph state's tool results and tool-calling turns after
-        # the last user message are not read in full only to be passed over.
-        try:
-            found = resolve_message(item, _NO_ROLE)[0]
-        except Exception:
-            continue
-        if found != role:
+        # The role first, as parse_message finds it: a LangGraph state's tool results and
+        # tool-calling turns after the last user message are not read in full only to be passed over.
+        if _role_of(item, _NO_ROLE) != role:
             continue
         message = parse_message(item, _NO_ROLE)
         if message is not None and message.role == role and message.text:
