@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..read.evaluations import StoredCriterion
-from .verdicts import score_text
+from .verdicts import terminal_score
 
 #: Longest expected or actual response shown in ``report --session`` (the JSON has them whole).
 RESPONSE_CHARS = 300
@@ -65,7 +65,7 @@ def response_lines(criterion: StoredCriterion, limit: int = RESPONSE_CHARS) -> l
     lines = []
     for t in response_turns(criterion):
         head = "response" if t["turn"] is None else f"turn {int(t['turn']) + 1}"
-        lines.append(f"{head}: score={score_text(t['score'])} {t['why']}".rstrip())
+        lines.append(f"{head}: score={terminal_score(t['score'])} {t['why']}".rstrip())
         lines.append(f"  expected: {shorten_text(t['expected'], limit)}")
         lines.append(f"  actual:   {shorten_text(t['actual'], limit)}")
     return lines

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..read.evaluations import StoredEvaluation, failing_criteria
 from .summary import summarize_sessions
-from .verdicts import score_text, shows_score, verdict_word
+from .verdicts import shows_score, terminal_score, verdict_word
 
 #: Session table columns, most important first: the verdict is never dropped or cut, then what
 #: tells sessions apart and why one failed; the rest shows when the terminal has room.
@@ -42,7 +42,7 @@ def sessions_table(rows: Sequence[StoredEvaluation], width: int, title: str | No
                 r.matched_by or "-",
                 r.agent_version or "-",
                 (word, style),
-                score_text(r.score if shows_score(r) else None),
+                terminal_score(r.score if shows_score(r) else None),
                 failing_criteria(r.criteria) or ["-"],
             ]
         )

@@ -16,7 +16,7 @@ from .details import (
     shorten_text,
     trajectory_rows,
 )
-from .verdicts import score_text, verdict_markup
+from .verdicts import terminal_score, verdict_markup
 
 
 def render_session(row: SessionDetail, console: Any = None) -> None:
@@ -61,7 +61,7 @@ def render_session(row: SessionDetail, console: Any = None) -> None:
         )
         reason = c.details.get("reason") or c.error or ""
         measure = measure_label(c.details)
-        score = score_text(None if c.skipped else c.score)
+        score = terminal_score(None if c.skipped else c.score)
         console.print(
             f"  {escape(c.criterion)}: {state} score={score} threshold={c.threshold}"
             + (f" measure={escape(measure)}" if measure else "")

@@ -32,6 +32,6 @@ def shows_score(row: StoredEvaluation) -> bool:
     return bool(row.case_id) and row.verdict != NOT_EVALUATED
 
 
-def score_text(value: float | None) -> str:
+def terminal_score(value: float | None) -> str:
     """A score, or ``-`` where there is none (a skipped criterion, a session not evaluated)."""
     return "-" if value is None else f"{value:.2f}"
