@@ -45,6 +45,7 @@ demo: $(STAMP)
 check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 test: check $(REFERENCE_STAMP) $(BIGSKY_STAMP)
 	$(BIN)/python -m pytest -q

@@ -12,8 +12,6 @@ import inspect
 import pkgutil
 from collections.abc import Iterator
 
-import pytest
-
 PACKAGES = ("otel_eval", "collector")
 
 
@@ -64,7 +62,6 @@ def undocumented() -> list[str]:
     return sorted(missing)
 
 
-@pytest.mark.xfail(reason="issue 32.7: being documented, package by package", strict=False)
 def test_every_public_class_function_and_method_says_what_it_is_for():
     missing = undocumented()
     assert missing == [], f"{len(missing)} public names without a docstring:\n" + "\n".join(missing)

@@ -16,9 +16,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-# as_text: also still imported from here by trajectory.py and google_adk.py (files other work
-# holds now); their home is json_text.
-from ..json_text import as_text, parse_json_maybe  # noqa: F401
+from ..json_text import parse_json_maybe
 from ..models.agent_data import ToolSchema
 
 SpanType = Literal["agent", "llm", "tool", "retriever", "chain", "unknown"]
