@@ -77,7 +77,7 @@ def judge_stored(
     """Judge the stored sessions still waiting for a judge answer (see the module docstring); each
     answer becomes the session's next revision. Resumable; stops at the budget, leaving the rest queued."""
     from .engine.settings import EngineSettings, golden_index
-    from .pipeline import ScoringContext, score_session
+    from .pipeline import ScoringContext, score_stored_session
 
     if not Path(db).exists():
         raise InputError(str(db), "database file not found")
@@ -98,7 +98,7 @@ def judge_stored(
         )
         work: list[J.JudgeJob] = []
         for session_id in scored_sessions(store.conn, store.path, since_ns, sessions):
-            job = _job_for(store, session_id, cases, context, score_session, out)
+            job = _job_for(store, session_id, cases, context, score_stored_session, out)
             if job is not None:
                 work.append(job)
         run_jobs(store, work, settings, progress, out, env)
@@ -150,7 +150,7 @@ def run_jobs(
 
 
 def _job_for(
-    store: Store, session_id: str, cases: Sequence[str], context: Any, score_session: Any, out: JudgeBackfill
+    store: Store, session_id: str, cases: Sequence[str], context: Any, score_stored_session: Any, out: JudgeBackfill
 ) -> J.JudgeJob | None:
     row = store.conn.execute(
         "SELECT id, case_id, judge_pending FROM evaluations WHERE session_id = ? AND superseded = 0", (session_id,)
@@ -176,7 +176,7 @@ def _job_for(
             (evaluation_id, J.ANSWERED),
         )
     }
-    finished = score_session(store, session_id, context)
+    finished = score_stored_session(store, session_id, context)
     request = finished.rows.judge_job if finished is not None else None
     if request is not None:
         request = {**request, "criteria": [c for c in request["criteria"] if c["criterion"] not in answered]}

@@ -2,7 +2,7 @@
 engine's score workers, ``rescore``, ``export`` and ``inspect`` share.
 
 ``load_session`` reads a session's spans (with the convention detected at ingest) and log
-events and maps them; ``score_session`` evaluates it and builds the record the writer commits;
+events and maps them; ``score_stored_session`` evaluates it and builds the record the writer commits;
 ``commit_evaluation`` stores that record in the caller's transaction. Only
 ``commit_evaluation`` writes, so a score worker runs the rest on a read-only connection.
 """
@@ -228,7 +228,7 @@ def _changed_span_types(mapped: list[MappedSpan], loaded: LoadedSession) -> list
     ]
 
 
-def score_session(
+def score_stored_session(
     store: Store,
     session_id: str,
     ctx: ScoringContext,

@@ -116,7 +116,7 @@ def rescore(
     from .engine.settings import golden_index
     from .judge_backfill import run_jobs
     from .judging.jobs import JudgeJob
-    from .pipeline import ScoringContext, commit_evaluation, score_session
+    from .pipeline import ScoringContext, commit_evaluation, score_stored_session
 
     if not Path(db).exists():
         raise InputError(str(db), "database file not found")
@@ -159,7 +159,7 @@ def rescore(
         jobs: list[Any] = []
         for done, session_id in enumerate(targets, 1):
             before = latest_evaluation(store.conn, session_id)
-            finished = score_session(
+            finished = score_stored_session(
                 store,
                 session_id,
                 context,

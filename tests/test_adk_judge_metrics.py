@@ -33,7 +33,7 @@ import pytest
 from otel_eval.adk_config.reading import read_test_config
 from otel_eval.judging import jobs as J
 from otel_eval.judging.adk import prompts, protocol
-from otel_eval.judging.adk.invocation import Invocation
+from otel_eval.judging.adk.invocation import AdkInvocation
 from otel_eval.judging.pool import JudgePool
 from otel_eval.models.results import CriterionResult
 from tests.judge_server import JudgeServer, refusing_url
@@ -475,9 +475,9 @@ def our_request(case: dict[str, Any], url: str) -> dict[str, Any]:
     metric = case["metric"]
     cfg = read_test_config(json.dumps({"criteria": {metric: case["criterion"]}})).config.criteria[metric]
     options = {**cfg.options, "base_url": url, "max_retries": 0, "timeout": 10}
-    actual = [Invocation.model_validate(i) for i in case["actual"]]
+    actual = [AdkInvocation.model_validate(i) for i in case["actual"]]
     expected = (
-        [Invocation.model_validate(i) for i in case["expected"]]
+        [AdkInvocation.model_validate(i) for i in case["expected"]]
         if case["expected"] is not None
         else [None] * len(actual)
     )
@@ -688,8 +688,8 @@ def test_offline_evaluate_returns_each_session_with_its_judge_outcome():
     """``evaluate`` (and ``otel-eval evaluate``) end every session at the end of the files: the
     result they return is the judged one, not a pending one lost when the engine closes."""
     from otel_eval import evaluate
-    from otel_eval.models import EvalCase, EvalSet, MessageContent
     from otel_eval.models import Invocation as GoldenInvocation
+    from otel_eval.models import EvalCase, EvalSet, MessageContent
     from otel_eval.models.evalset import CriterionConfig, EvalConfig
     from otel_eval.spans import SpanRecord
 

@@ -806,7 +806,7 @@ def test_a_writer_that_falls_behind_holds_scoring_back_and_loses_nothing(tmp_pat
     monkeypatch.setattr(core, "MAX_WAITING_EVALUATIONS", 2)
     monkeypatch.setattr(core, "MAX_WAITING_FROM_PROCESSES", 50)  # not this engine's: it scores in a thread
     gate = stall_commits(monkeypatch)
-    real_score = workers.score_session
+    real_score = workers.score_stored_session
     scored = []
 
     def counted_score(store, session_id, context):
@@ -814,7 +814,7 @@ def test_a_writer_that_falls_behind_holds_scoring_back_and_loses_nothing(tmp_pat
         scored.append(session_id)
         return finished
 
-    monkeypatch.setattr(workers, "score_session", counted_score)
+    monkeypatch.setattr(workers, "score_stored_session", counted_score)
     db = tmp_path / "e.db"
     sessions = [f"s{i}" for i in range(6)]
     engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1).start()

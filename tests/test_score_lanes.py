@@ -114,14 +114,14 @@ def hold_scoring_of(monkeypatch, session_id: str) -> threading.Event:
     """Scoring ``session_id`` (in this process) waits until the returned event is set: the big
     session stays in flight for as long as the test needs it."""
     release = threading.Event()
-    real = workers.score_session
+    real = workers.score_stored_session
 
     def held(store, sid, context):
         if sid == session_id:
             assert release.wait(60), "the test never released the held session"
         return real(store, sid, context)
 
-    monkeypatch.setattr(workers, "score_session", held)
+    monkeypatch.setattr(workers, "score_stored_session", held)
     return release
 
 

@@ -25,46 +25,15 @@ TYPE_ALIAS = re.compile(r"[A-Z][a-z0-9]\w*")
 #: Module protocols: the package whose modules implement it, and its members.
 PROTOCOLS = {
     "otel_eval/conventions/": {name for name in vars(Convention) if not name.startswith("_")}
-    | set(Convention.__annotations__)
+    | set(Convention.__annotations__),
+    # each ADK judge metric's module builds its judge prompt as ADK's format_auto_rater_prompt does;
+    # judging/adk/protocol.py calls the metric's own (frm.prompt, rfrq.prompt, ...)
+    "otel_eval/judging/adk/": {"prompt"},
 }
 ENTRY_POINT = "main"
 
 #: Repeats left for now, with why: {name: (its modules, why it waits)}.
-WAITING = {
-    "score_session": (
-        {"otel_eval/pipeline.py", "otel_eval/scoring.py"},
-        "renaming either reaches scoring.py or engine/workers.py, both being edited by other work",
-    ),
-    "Invocation": (
-        {"otel_eval/models/evalset.py", "otel_eval/judging/adk/invocation.py"},
-        "the EvalSet seed's name; judging/ (ADK's own model) is being edited by other work",
-    ),
-    "Rubric": (
-        {"otel_eval/models/evalset.py", "otel_eval/judging/adk/invocation.py"},
-        "the EvalSet seed's name; judging/ (ADK's own model) is being edited by other work",
-    ),
-    "evaluate": (
-        {"otel_eval/offline.py", "otel_eval/judging/adk/final_response_match_v2.py"},
-        "otel_eval.evaluate is the public API; judging/ is being edited by other work",
-    ),
-    "majority": (
-        {"otel_eval/judging/adk/final_response_match_v2.py", "otel_eval/judging/adk/rubrics.py"},
-        "judging/ is being edited by other work",
-    ),
-    "prompt": (
-        {
-            "otel_eval/judging/adk/final_response_match_v2.py",
-            "otel_eval/judging/adk/rubric_based_final_response_quality_v1.py",
-            "otel_eval/judging/adk/rubric_based_multi_turn_trajectory_quality_v1.py",
-            "otel_eval/judging/adk/rubric_based_tool_use_quality_v1.py",
-        },
-        "each ADK judge metric's prompt: judging/ is being edited by other work",
-    ),
-    "Skip": (
-        {"otel_eval/criteria/base.py", "otel_eval/engine/workers.py"},
-        "criteria/ and engine/workers.py are being edited by other work",
-    ),
-}
+WAITING: dict[str, tuple[set[str], str]] = {}
 
 
 def public_names(path: Path) -> set[str]:

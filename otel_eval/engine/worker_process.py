@@ -76,7 +76,7 @@ def main(argv: list[str]) -> int:
     out: BinaryIO = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s [score worker]: %(message)s")
-    from ..pipeline import score_session
+    from ..pipeline import score_stored_session
     from ..store import Store
     from .own_process import FullCollections, freeze_long_lived, widen_young_generation
     from .workers import read_frame
@@ -104,7 +104,7 @@ def main(argv: list[str]) -> int:
         sent = time.perf_counter()
         for i, session_id in enumerate(session_ids):
             try:
-                finished = score_session(store, session_id, context)
+                finished = score_stored_session(store, session_id, context)
                 if finished is not None and not with_results:
                     finished.without_result()
                 answers.append(finished)

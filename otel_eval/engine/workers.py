@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import IO, TypedDict
 
 from ..golden.embedding import EmbedFunction
-from ..pipeline import FinishedEvaluation, ScoringContext, score_session
+from ..pipeline import FinishedEvaluation, ScoringContext, score_stored_session
 from ..store import Store
 
 log = logging.getLogger("otel_eval.engine")
@@ -57,7 +57,7 @@ BIG_SESSION_SPANS = 1000
 BIG_LANE_IDLE_SECONDS = 30.0
 
 Deliver = Callable[[FinishedEvaluation], None]
-Skip = Callable[[str], None]
+SkipSession = Callable[[str], None]
 WantsResults = Callable[[], bool]
 """Whether a listener may ask for the full result of what is scored now (else it is dropped)."""
 
@@ -98,7 +98,7 @@ class ScoreWorkers:
     """Two queues of ended sessions, small and big (:data:`BIG_SESSION_SPANS`), and the workers
     that drain them: a session waits only behind sessions of its own lane."""
 
-    def __init__(self, deliver: Deliver, skip: Skip, wants_results: WantsResults = lambda: True):
+    def __init__(self, deliver: Deliver, skip: SkipSession, wants_results: WantsResults = lambda: True):
         self._deliver = deliver
         self._skip = skip
         self._wants_results = wants_results
@@ -162,7 +162,7 @@ class ThreadWorkers(ScoreWorkers):
         db_path: str,
         context: ScoringContext,
         deliver: Deliver,
-        skip: Skip,
+        skip: SkipSession,
         wants_results: WantsResults = lambda: True,
         threads: int = 1,
     ):
@@ -197,12 +197,17 @@ class ThreadWorkers(ScoreWorkers):
 
 
 def _score_here(
-    store: Store, session_id: str, context: ScoringContext, deliver: Deliver, skip: Skip, wants_results: WantsResults
+    store: Store,
+    session_id: str,
+    context: ScoringContext,
+    deliver: Deliver,
+    skip: SkipSession,
+    wants_results: WantsResults,
 ) -> bool:
     """Score one session in this thread and hand the record on (as :class:`ThreadWorkers` do);
     False when there was nothing to hand on (no spans, or reading failed)."""
     try:
-        finished = score_session(store, session_id, context)
+        finished = score_stored_session(store, session_id, context)
     except Exception:
         log.exception("scoring session %s failed", session_id)
         finished = None
@@ -222,7 +227,7 @@ class ProcessWorkers(ScoreWorkers):
         processes: int,
         init: WorkerInit,
         deliver: Deliver,
-        skip: Skip,
+        skip: SkipSession,
         wants_results: WantsResults = lambda: True,
         idle: IdleScoring | None = None,
     ):

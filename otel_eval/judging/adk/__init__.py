@@ -1,6 +1,6 @@
 """google-adk's LLM-judge metrics on otel-eval's judge pool, with ADK's semantics (issue 31.3).
 
-    invocation.py        ADK's Invocation (the part the judges read) and its text helpers
+    invocation.py        ADK's Invocation as AdkInvocation (the part the judges read) and its text helpers
     from_trajectory.py   a session's turns and golden case → those invocations
     prompts/             ADK's prompt templates, verbatim, one module per metric
     final_response_match_v2.py, rubrics.py, rubric_based_*.py, hallucinations_v1.py

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from . import prompts
-from .invocation import Invocation, response_text, text_of
+from .invocation import AdkInvocation, response_text, text_of
 from .results import NOT_EVALUATED, Evaluation, PerInvocation, eval_status
 
 VALID, INVALID, NOT_FOUND = "valid", "invalid", "label field not found"
@@ -27,7 +27,7 @@ _VALID_FIELD = re.compile(r'"is_the_agent_response_valid":\s*\[*[\n\s]*"*([^"^\]
 _INVALID_FIELD = re.compile(r'"is_the_agent_response_invalid":\s*\[*[\n\s]*"*([^"^\]^\s]*)"*[\n\s]*\]*\s*[,\n\}]')
 
 
-def prompt(actual: Invocation, expected: Invocation, include_intermediate: bool = False) -> str:
+def prompt(actual: AdkInvocation, expected: AdkInvocation, include_intermediate: bool = False) -> str:
     """``format_auto_rater_prompt``: the user prompt is the *expected* invocation's."""
     reference = response_text(expected, include_intermediate)
     response = response_text(actual, include_intermediate)
@@ -60,7 +60,7 @@ def sample_score(answer: str | None) -> float | None:
     return 1.0 if label == VALID else 0.0 if label == INVALID else None
 
 
-def majority(scores: Sequence[float | None]) -> float | None:
+def label_majority(scores: Sequence[float | None]) -> float | None:
     """``aggregate_per_invocation_samples``: more valid than invalid samples → valid; a tie →
     invalid; no sample with a label → no score."""
     positive = sum(1 for s in scores if s == 1.0)
@@ -70,13 +70,15 @@ def majority(scores: Sequence[float | None]) -> float | None:
     return 1.0 if positive > negative else 0.0
 
 
-def evaluate(answers: Sequence[tuple[int, str | None, Sequence[str | None]]], threshold: float) -> Evaluation:
+def evaluation_from_answers(
+    answers: Sequence[tuple[int, str | None, Sequence[str | None]]], threshold: float
+) -> Evaluation:
     """The metric from the judge's answers: per invocation (turn, invocation id, its samples'
     answer texts), as ADK aggregates them."""
     per_invocation = []
     for turn, invocation_id, texts in answers:
         scores = [sample_score(t) for t in texts]
-        score = majority(scores)
+        score = label_majority(scores)
         labels = [parse_label(t) if t is not None else NOT_FOUND for t in texts]
         spread = Counter(labels)
         per_invocation.append(

@@ -30,16 +30,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from .invocation import (
+    AdkInvocation,
     AgentDetails,
     AppDetails,
     Content,
     FunctionCall,
     FunctionResponse,
-    Invocation,
     InvocationEvent,
     InvocationEvents,
+    JudgeRubric,
     Part,
-    Rubric,
     RubricContent,
 )
 
@@ -197,7 +197,7 @@ def tool_declaration(tools: Sequence[Any]) -> list[dict[str, Any]]:
     return [{"function_declarations": declarations}] if declarations else []
 
 
-def rubrics_of(raw: Any) -> list[Rubric]:
+def rubrics_of(raw: Any) -> list[JudgeRubric]:
     """ADK rubric objects (``{rubric_id, rubric_content: {text_property}, type}``, either key
     spelling) from a golden file's ``rubrics``; others are left out."""
     out = []
@@ -209,7 +209,7 @@ def rubrics_of(raw: Any) -> list[Rubric]:
         text = content.get("text_property", content.get("textProperty")) if isinstance(content, dict) else None
         if isinstance(rid, str):
             out.append(
-                Rubric(
+                JudgeRubric(
                     rubric_id=rid,
                     rubric_content=RubricContent(text_property=text),
                     description=item.get("description"),
@@ -219,7 +219,7 @@ def rubrics_of(raw: Any) -> list[Rubric]:
     return out
 
 
-def invocation_rubrics(case: Any, index: int) -> list[Rubric]:
+def invocation_rubrics(case: Any, index: int) -> list[JudgeRubric]:
     """The rubrics ADK copies onto actual invocation ``index``: the case's, then the golden
     invocation's; a rubric id given by both is ADK's error."""
     rubrics = rubrics_of((case.metadata or {}).get("rubrics")) if case is not None else []
@@ -241,8 +241,8 @@ def actual_invocation(
     system: str | None = None,
     tools: Sequence[Any] | None = None,
     view: dict[str, Any] | None = None,
-    rubrics: Sequence[Rubric] = (),
-) -> Invocation:
+    rubrics: Sequence[JudgeRubric] = (),
+) -> AdkInvocation:
     """A turn (``otel_eval.trajectory.Turn``) as the invocation ``adk eval`` would have built.
     ``view``: the trace's agents and model responses (:func:`~.trace_view.trace_view`); without
     it, the trace's system instructions and tool definitions (``system``, ``tools``) are the
@@ -284,7 +284,7 @@ def actual_invocation(
             }
         )
     text = (turn.user_input if turn is not None else None) or user_text or ""
-    return Invocation(
+    return AdkInvocation(
         invocation_id=invocation_id,
         user_content=Content.of_text(text, "user"),
         final_response=Content.of_text(answer, "model") if answer else None,
@@ -294,7 +294,7 @@ def actual_invocation(
     )
 
 
-def expected_invocation(invocation: Any) -> Invocation:
+def expected_invocation(invocation: Any) -> AdkInvocation:
     """A golden invocation (``otel_eval.models.evalset.Invocation``) as ADK's expected one: its
     user content, intermediate responses (as events) and final response."""
     events = [
@@ -305,7 +305,7 @@ def expected_invocation(invocation: Any) -> Invocation:
         if m.get_text()
     ]
     final = invocation.expected_final_response
-    return Invocation(
+    return AdkInvocation(
         invocation_id=invocation.invocation_id,
         user_content=Content.of_text(invocation.user_content.get_text(), "user"),
         final_response=Content.of_text(final.get_text(), "model") if final is not None else None,

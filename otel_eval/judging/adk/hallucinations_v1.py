@@ -24,8 +24,8 @@ from typing import Any
 from . import prompts
 from .invocation import (
     NO_GROUNDING,
+    AdkInvocation,
     AppDetails,
-    Invocation,
     InvocationEvent,
     developer_instructions,
     text_of,
@@ -55,7 +55,7 @@ class Step:
         return {"nl_response": self.nl_response, "context": self.context}
 
 
-def context(app_details: AppDetails | None, invocation: Invocation, events: Sequence[InvocationEvent]) -> str:
+def context(app_details: AppDetails | None, invocation: AdkInvocation, events: Sequence[InvocationEvent]) -> str:
     """``_create_context_for_step``: the header (instructions, user prompt, tool definitions,
     grounding metadata), then each earlier event's text, tool calls and tool outputs."""
     instructions, declarations = "", "Agent has no tools."
@@ -92,7 +92,7 @@ def context(app_details: AppDetails | None, invocation: Invocation, events: Sequ
     return "\n".join(parts)
 
 
-def steps(actual: Invocation, evaluate_intermediate: bool = False) -> list[Step]:
+def steps(actual: AdkInvocation, evaluate_intermediate: bool = False) -> list[Step]:
     """``_get_steps_to_evaluate``: the responses to judge, each with its context."""
     out: list[Step] = []
     before: list[InvocationEvent] = []

@@ -98,7 +98,7 @@ class RubricContent(_Model):
     text_property: str | None = None
 
 
-class Rubric(_Model):
+class JudgeRubric(_Model):
     """ADK's ``Rubric``: one property the judge is asked about, with the id its verdict is matched by."""
 
     rubric_id: str
@@ -112,7 +112,7 @@ class Rubric(_Model):
         return self.rubric_content.text_property
 
 
-class Invocation(_Model):
+class AdkInvocation(_Model):
     """ADK's ``Invocation``: one turn (the user's content, the events in between, the final response)
     as ADK's judge metrics read it."""
 
@@ -120,7 +120,7 @@ class Invocation(_Model):
     user_content: Content
     final_response: Content | None = None
     intermediate_data: InvocationEvents | None = None
-    rubrics: list[Rubric] | None = None
+    rubrics: list[JudgeRubric] | None = None
     app_details: AppDetails | None = None
 
     @property
@@ -149,8 +149,8 @@ def text_of(content: Content | None) -> str | None:
     return None
 
 
-def response_text(invocation: Invocation, include_intermediate: bool = False) -> str | None:
-    """``get_text_from_content`` of an Invocation: its final response's text; with
+def response_text(invocation: AdkInvocation, include_intermediate: bool = False) -> str | None:
+    """``get_text_from_content`` of an invocation: its final response's text; with
     ``include_intermediate_responses_in_final``, the texts of its intermediate events first."""
     if not include_intermediate:
         return text_of(invocation.final_response)
@@ -167,7 +167,7 @@ def _dump(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json", exclude_none=True)
 
 
-def tool_calls(invocation: Invocation) -> list[FunctionCall]:
+def tool_calls(invocation: AdkInvocation) -> list[FunctionCall]:
     """Every tool call of the turn's events, in order: what the tool-use prompts print."""
     return [
         p.function_call
@@ -178,7 +178,7 @@ def tool_calls(invocation: Invocation) -> list[FunctionCall]:
     ]
 
 
-def tool_responses(invocation: Invocation) -> list[FunctionResponse]:
+def tool_responses(invocation: AdkInvocation) -> list[FunctionResponse]:
     """Every tool answer of the turn's events, in order, paired with :func:`tool_calls` in the prompts."""
     return [
         p.function_response
@@ -189,7 +189,7 @@ def tool_responses(invocation: Invocation) -> list[FunctionResponse]:
     ]
 
 
-def tool_calls_and_responses_json(invocation: Invocation) -> str:
+def tool_calls_and_responses_json(invocation: AdkInvocation) -> str:
     """``get_tool_calls_and_responses_as_json_str``: each call with the response of the same id
     (ADK's dictionary by id: calls without an id share the last response without one)."""
     by_id = {r.id: r for r in tool_responses(invocation)}

@@ -34,7 +34,7 @@ from . import rubric_based_final_response_quality_v1 as rfrq
 from . import rubric_based_multi_turn_trajectory_quality_v1 as rmtt
 from . import rubric_based_tool_use_quality_v1 as rtuq
 from . import rubrics as R
-from .invocation import Invocation, Rubric, RubricContent
+from .invocation import AdkInvocation, JudgeRubric, RubricContent
 from .results import NOT_EVALUATED, Evaluation, PerInvocation
 
 log = logging.getLogger("otel_eval.judge")
@@ -89,17 +89,17 @@ def num_samples(options: Mapping[str, Any]) -> int:
 # --- building the request --------------------------------------------------------------------------
 
 
-def criterion_rubrics(rubrics: Sequence[Any], types: Mapping[str, str] | None = None) -> list[Rubric]:
+def criterion_rubrics(rubrics: Sequence[Any], types: Mapping[str, str] | None = None) -> list[JudgeRubric]:
     """A criterion's rubrics (otel-eval's ``Rubric``: ``name`` is ADK's rubric_id, ``description``
     its ``text_property``) as ADK's, with their ``type`` from ``options.rubric_types``."""
     types = types or {}
     return [
-        Rubric(rubric_id=r.name, rubric_content=RubricContent(text_property=r.description), type=types.get(r.name))
+        JudgeRubric(rubric_id=r.name, rubric_content=RubricContent(text_property=r.description), type=types.get(r.name))
         for r in rubrics
     ]
 
 
-def _rubric_entries(rubrics: Sequence[Rubric]) -> list[dict[str, Any]]:
+def _rubric_entries(rubrics: Sequence[JudgeRubric]) -> list[dict[str, Any]]:
     return [r.model_dump(mode="json", exclude_none=True) for r in rubrics]
 
 
@@ -110,9 +110,9 @@ def build(
     threshold: float,
     judge_model: str,
     options: Mapping[str, Any],
-    rubrics: Sequence[Rubric],
-    actual: Sequence[Invocation],
-    expected: Sequence[Invocation | None],
+    rubrics: Sequence[JudgeRubric],
+    actual: Sequence[AdkInvocation],
+    expected: Sequence[AdkInvocation | None],
     turns: Sequence[int],
 ) -> dict[str, Any]:
     """The request of criterion ``name`` computing ADK's ``metric`` on the case's invocations
@@ -281,7 +281,7 @@ async def run(criterion: Mapping[str, Any], ask: Ask) -> tuple[Evaluation, list[
                 for t in texts
                 if frm.sample_score(t) is None
             ]
-        evaluation = frm.evaluate(
+        evaluation = frm.evaluation_from_answers(
             [(t["turn"], t.get("invocation"), texts) for t, texts in zip(turns, per_turn)], threshold
         )
         return evaluation, unreadable
@@ -292,7 +292,7 @@ async def run(criterion: Mapping[str, Any], ask: Ask) -> tuple[Evaluation, list[
     # invocation: its evaluator keeps one effective rubric list, reset as each prompt is formatted,
     # and formats every prompt before the first answer is read. An invocation rubric of an earlier
     # turn is asked about, but its verdicts are dropped. Kept, so the scores are ADK's.
-    rubrics = [Rubric.model_validate(r) for r in turns[-1]["rubrics"]]
+    rubrics = [JudgeRubric.model_validate(r) for r in turns[-1]["rubrics"]]
     for turn, texts in zip(turns, per_turn):
         for text in texts:
             if not R.sample_scores(text, rubrics)[1]:

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from . import prompts
 from .invocation import (
     NO_GROUNDING,
-    Invocation,
-    Rubric,
+    AdkInvocation,
+    JudgeRubric,
     developer_instructions,
     response_text,
     text_of,
@@ -22,7 +22,7 @@ from .rubrics import FINAL_RESPONSE_QUALITY, properties_text
 RUBRIC_TYPE = FINAL_RESPONSE_QUALITY
 
 
-def prompt(actual: Invocation, rubrics: Sequence[Rubric], include_intermediate: bool = False) -> str:
+def prompt(actual: AdkInvocation, rubrics: Sequence[JudgeRubric], include_intermediate: bool = False) -> str:
     """``format_auto_rater_prompt``. The developer instructions are those of the agent that wrote
     the invocation's first event (else the first agent known); unknown to the app details, that
     agent is an error, as in ADK."""

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import prompts
-from .invocation import Invocation, Rubric
+from .invocation import AdkInvocation, JudgeRubric
 from .rubrics import TRAJECTORY_QUALITY
 
 RUBRIC_TYPE = TRAJECTORY_QUALITY
@@ -23,7 +23,7 @@ def _texts(parts: Any) -> list[str]:
     return [p.text for p in parts if p.text]
 
 
-def dialogue(invocations: Sequence[Invocation]) -> str:
+def dialogue(invocations: Sequence[AdkInvocation]) -> str:
     """``_assemble_dialogue_history``'s dialogue: one line per user input, agent text, tool call,
     tool output and final response, each tagged with its turn number (from 1)."""
     lines = []
@@ -56,7 +56,7 @@ def dialogue(invocations: Sequence[Invocation]) -> str:
     return "\n".join(lines)
 
 
-def instructions_and_tools(invocations: Sequence[Invocation]) -> tuple[str, str]:
+def instructions_and_tools(invocations: Sequence[AdkInvocation]) -> tuple[str, str]:
     """Every agent's instructions, and every agent's tools as ``- name: description`` lines, each
     once, in the order first seen. A tool without function declarations (a built-in such as
     google_search) is an error, as it is for ADK."""
@@ -75,7 +75,7 @@ def instructions_and_tools(invocations: Sequence[Invocation]) -> tuple[str, str]
     return "\n\n".join(dict.fromkeys(instructions)), "\n".join(dict.fromkeys(tools))
 
 
-def prompt(invocations: Sequence[Invocation], rubrics: Sequence[Rubric]) -> str:
+def prompt(invocations: Sequence[AdkInvocation], rubrics: Sequence[JudgeRubric]) -> str:
     """The one judge prompt of the conversation (``rubrics``: the last invocation's effective ones)."""
     listed = []
     for r in rubrics:

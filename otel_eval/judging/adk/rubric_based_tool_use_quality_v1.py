@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import prompts
-from .invocation import Invocation, Rubric, text_of, tool_calls_and_responses_json, tool_declarations_json
+from .invocation import AdkInvocation, JudgeRubric, text_of, tool_calls_and_responses_json, tool_declarations_json
 from .rubrics import TOOL_USE_QUALITY, properties_text
 
 RUBRIC_TYPE = TOOL_USE_QUALITY
 
 
-def prompt(actual: Invocation, rubrics: Sequence[Rubric]) -> str:
+def prompt(actual: AdkInvocation, rubrics: Sequence[JudgeRubric]) -> str:
     """``format_auto_rater_prompt``: the tools available, the user's input, the calls made with
     their responses, the rubrics."""
     declarations = (

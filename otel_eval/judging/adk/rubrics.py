@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .invocation import Rubric
+from .invocation import JudgeRubric
 from .results import Evaluation, PerInvocation, eval_status
 
 FINAL_RESPONSE_QUALITY = "FINAL_RESPONSE_QUALITY"
@@ -68,14 +68,14 @@ class RubricScore:
 
 
 def effective_rubrics(
-    criterion_rubrics: Sequence[Rubric], invocation_rubrics: Sequence[Rubric] | None, rubric_type: str | None
-) -> list[Rubric]:
+    criterion_rubrics: Sequence[JudgeRubric], invocation_rubrics: Sequence[JudgeRubric] | None, rubric_type: str | None
+) -> list[JudgeRubric]:
     """``create_effective_rubrics_list``: the criterion's rubrics, then the invocation's of this
     metric's type. A rubric id given twice, or no rubric at all, is an error (ADK's ValueError,
     which leaves the metric NOT_EVALUATED)."""
-    by_id: dict[str, Rubric] = {}
+    by_id: dict[str, JudgeRubric] = {}
 
-    def add(rubrics: Sequence[Rubric], scope: str) -> None:
+    def add(rubrics: Sequence[JudgeRubric], scope: str) -> None:
         for r in rubrics:
             if r.rubric_id in by_id:
                 raise ValueError(
@@ -92,7 +92,7 @@ def effective_rubrics(
     return list(by_id.values())
 
 
-def properties_text(rubrics: Sequence[Rubric]) -> str:
+def properties_text(rubrics: Sequence[JudgeRubric]) -> str:
     """The ``<properties>`` block of the final-response and tool-use prompts."""
     return "\n".join(f"*  [id: {r.rubric_id}] {r.text}" for r in rubrics)
 
@@ -140,7 +140,7 @@ def mean_score(scores: Sequence[RubricScore]) -> float | None:
     return statistics.mean(values) if values else None
 
 
-def sample_scores(answer: str | None, rubrics: Sequence[Rubric]) -> tuple[float | None, list[RubricScore]]:
+def sample_scores(answer: str | None, rubrics: Sequence[JudgeRubric]) -> tuple[float | None, list[RubricScore]]:
     """``convert_auto_rater_response_to_score``: the answer's verdicts on the rubrics asked about
     (blocks naming another rubric are dropped), and their mean."""
     responses = parse(answer) if answer else []
@@ -189,7 +189,7 @@ def evaluate_invocation(
     turn: int,
     invocation_id: str | None,
     answers: Sequence[str | None],
-    rubrics: Sequence[Rubric],
+    rubrics: Sequence[JudgeRubric],
     threshold: float,
 ) -> PerInvocation:
     """One invocation from its samples' answers."""
