@@ -88,7 +88,7 @@ def benchmark_dump(sessions: int, golden_cases: int, seed: int, workdir: Path) -
 
     try:
         for sid in session_ids:
-            finished = pipeline.score_session(store, sid, ctx)
+            finished = pipeline.score_stored_session(store, sid, ctx)
             if finished is None:
                 continue
             results.append(finished.result.model_dump(mode="json"))

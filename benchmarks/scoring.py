@@ -216,7 +216,7 @@ def _scorer(index: Any, config: Any) -> _Scorer:
         settings = pipeline.ScoringContext(index=index, config=config)
 
         def commit(store: Any, sid: str) -> None:
-            finished = pipeline.score_session(store, sid, settings)
+            finished = pipeline.score_stored_session(store, sid, settings)
             if finished is not None:
                 with store.transaction():
                     pipeline.commit_evaluation(store, finished)
@@ -226,12 +226,12 @@ def _scorer(index: Any, config: Any) -> _Scorer:
                 for sid in sids:
                     commit(store, sid)
                 return
-            scored = [pipeline.score_session(store, sid, settings) for sid in sids]
+            scored = [pipeline.score_stored_session(store, sid, settings) for sid in sids]
             pipeline.commit_evaluations(store, [finished for finished in scored if finished is not None])
 
         return _Scorer(
             lambda store, sid: pipeline.load_session(store, sid),
-            lambda store, sid: pipeline.score_session(store, sid, settings),
+            lambda store, sid: pipeline.score_stored_session(store, sid, settings),
             commit,
             commit_group,
         )

@@ -186,7 +186,7 @@ class EvaluationsPart:
         context = pipeline.ScoringContext(index=GoldenIndex([load_golden(golden)]), config=EvalConfig.default())
         store = Store(self.pristine)
         try:
-            finished = [pipeline.score_session(store, sid, context) for sid in session_ids]
+            finished = [pipeline.score_stored_session(store, sid, context) for sid in session_ids]
         finally:
             store.close()
         # As a collector's worker sends them when no listener reads full results (its default:

@@ -688,8 +688,8 @@ def test_offline_evaluate_returns_each_session_with_its_judge_outcome():
     """``evaluate`` (and ``otel-eval evaluate``) end every session at the end of the files: the
     result they return is the judged one, not a pending one lost when the engine closes."""
     from otel_eval import evaluate
-    from otel_eval.models import Invocation as GoldenInvocation
     from otel_eval.models import EvalCase, EvalSet, MessageContent
+    from otel_eval.models import Invocation as GoldenInvocation
     from otel_eval.models.evalset import CriterionConfig, EvalConfig
     from otel_eval.spans import SpanRecord
 
