@@ -167,6 +167,7 @@ class GoodClient(threading.Thread):
                 request, ids = make_request(20, self.rng)
                 body = request.SerializeToString()
                 started = time.perf_counter()
+                status: int | str = 0
                 for _attempt in range(20):
                     try:
                         if n % 2:
@@ -202,7 +203,7 @@ class GoodClient(threading.Thread):
 
 def fuzz_bodies(rng: random.Random, count: int) -> list[tuple[str, bytes, dict]]:
     """``(protocol, body, headers)``: valid requests mangled at the byte level and at the field level."""
-    out = []
+    out: list[tuple[str, bytes, dict]] = []
     for i in range(count):
         request, _ = make_request(rng.randint(1, 8), rng, size=rng.choice((0, 10, 300)))
         span = request.resource_spans[0].scope_spans[0].spans[0]
@@ -444,6 +445,7 @@ def attack_memory(folder: Path, http_clients: int, grpc_clients: int, mb: int, b
     peak = [0]
 
     def http_send() -> None:
+        status: int | str
         try:
             status = httpx.post(server.url + "/v1/traces", content=body, headers=PB, timeout=300).status_code
         except httpx.HTTPError as exc:

@@ -95,8 +95,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     index = GoldenIndex([eval_set])
     misses = [q for q in queries if index.match(q).method not in ("exact", "case_id")]
     tables = {
-        "old": FullScan(index._queries),
-        "sketch": _sketch_table(index._queries),
+        "old": FullScan(list(index._queries)),
+        "sketch": _sketch_table(list(index._queries)),
         "new": QueryTable(index._queries, remember=0),
         "new+memory": QueryTable(index._queries),
     }

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib
 import io
 import json
 import pstats
@@ -191,7 +192,7 @@ def _forget_caches() -> None:
         elif QueryTable is not None and isinstance(obj, QueryTable):
             obj._remembered.clear()
         elif _RecentCases is not None and isinstance(obj, _RecentCases):
-            obj.__init__()  # empty, with a new lock: what a copy sent to another process starts as
+            _RecentCases.__init__(obj)  # empty, with a new lock: what a copy sent to another process starts as
     try:
         from otel_eval.metrics import sql
     except ImportError:
@@ -235,8 +236,11 @@ def _scorer(index: Any, config: Any) -> _Scorer:
             commit,
             commit_group,
         )
-    # Before the pipeline module existed: the engine's own functions.
-    from otel_eval.engine import prepare_evaluation
+    # Before the pipeline module existed (before 359bc23, which made prepare_evaluation into
+    # pipeline.score_stored_session): the engine's own functions, looked up by name because the
+    # engine this file is type-checked against no longer has it.
+    engine = importlib.import_module("otel_eval.engine")
+    prepare_evaluation: Callable[..., Any] = engine.prepare_evaluation
     from otel_eval.mapping import map_spans
 
     def load_old(store: Any, sid: str) -> Any:

@@ -57,7 +57,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from . import ingest as load
 from . import scoring
@@ -125,7 +125,9 @@ def _checkpointing(store: Any) -> Iterator[_CheckpointerCPU]:
     from otel_eval.engine.checkpointer import Checkpointer
 
     checkpointer = Checkpointer(store.path).start()
-    clock = time.pthread_getcpuclockid(checkpointer._thread.ident)
+    ident = checkpointer._thread.ident
+    assert ident is not None, "the checkpointer thread runs once start() returned"
+    clock = time.pthread_getcpuclockid(ident)
     used = _CheckpointerCPU()
     try:
         yield used
@@ -243,7 +245,12 @@ class EvaluationsPart:
     def profile(self, top: int, sort: str) -> str:
         store = self.fresh_store()
         try:
-            return _profiled(lambda: (self.unpickle(), self.commit_all(store)), top, sort)
+
+            def unpickle_and_commit() -> None:
+                self.unpickle()
+                self.commit_all(store)
+
+            return _profiled(unpickle_and_commit, top, sort)
         finally:
             store.close()
 
@@ -329,12 +336,17 @@ class IngestPart:
     def profile(self, top: int, sort: str) -> str:
         writer = self.fresh_writer()
         try:
-            return _profiled(lambda: (self.decode(), self.write_all(writer)), top, sort)
+
+            def decode_and_write() -> None:
+                self.decode()
+                self.write_all(writer)
+
+            return _profiled(decode_and_write, top, sort)
         finally:
             writer.store.close()
 
 
-PARTS = {"evaluations": EvaluationsPart, "ingest": IngestPart}
+PARTS: dict[str, type[EvaluationsPart] | type[IngestPart]] = {"evaluations": EvaluationsPart, "ingest": IngestPart}
 
 
 def _best(runs: list[dict[str, float]]) -> dict[str, float]:
@@ -361,6 +373,13 @@ def print_report(part: str, facts: dict[str, Any], best: dict[str, float], label
     if not label:
         print(head + " (best of runs)")
     print(f"  {label:12s}" + "   ".join(f"{name} {value:7.2f}" for name, value in best.items()))
+
+
+def _opened(pipe: IO[str] | None) -> IO[str]:
+    """A child's pipe that Popen was asked to open (``subprocess.PIPE``)."""
+    if pipe is None:
+        raise RuntimeError("the child process was started without this pipe")
+    return pipe
 
 
 def serve(args: argparse.Namespace, workdir: Path) -> int:
@@ -412,14 +431,17 @@ def compare(args: argparse.Namespace) -> int:
             env=dict(os.environ, PYTHONPATH=str(root)),
         )
     try:
-        facts = {side: json.loads(child.stdout.readline()) for side, child in children.items()}
+        # Both pipes were asked for (PIPE), so Popen opened them.
+        pipes = {side: (_opened(child.stdin), _opened(child.stdout)) for side, child in children.items()}
+        facts = {side: json.loads(pipes[side][1].readline()) for side in children}
         for part in _part_names(args):
             runs: dict[str, list[dict[str, float]]] = {side: [] for side in children}
             for _ in range(args.repeat):
-                for side, child in children.items():
-                    child.stdin.write(part + "\n")
-                    child.stdin.flush()
-                    runs[side].append(json.loads(child.stdout.readline()))
+                for side in children:
+                    to_child, from_child = pipes[side]
+                    to_child.write(part + "\n")
+                    to_child.flush()
+                    runs[side].append(json.loads(from_child.readline()))
             print(f"{part}: {args.repeat} alternating runs each; this = {sides['this']}, other = {sides['other']}")
             for side in children:
                 print_report(part, facts[side][part], _best(runs[side]), label=f"{side} best")
@@ -427,7 +449,8 @@ def compare(args: argparse.Namespace) -> int:
             sys.stdout.flush()
     finally:
         for child in children.values():
-            child.stdin.close()
+            if child.stdin is not None:
+                child.stdin.close()
             child.wait(timeout=60)
     return 0
 

@@ -324,5 +324,5 @@ def run_sidecar_demo(
     console.rule(f"[bold]report from the collector's database {db}", style="dim")
     failures = [sid for sid in by_session if sid in judged and judged[sid].verdict == FAIL]
     print_report(db, console, session_ids=by_session, details_for=failures[:1])
-    outcome = check_expectations(console, expected, judged, db)
-    return outcome if status == 0 else 1
+    expectations_met = check_expectations(console, expected, judged, db)
+    return expectations_met if status == 0 else 1

@@ -47,7 +47,7 @@ SYSTEM_PROMPT = (
     "language of the question. Today is 2025-06-02."
 )
 
-TOOL_SCHEMAS = {
+TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
     "get_weather": {
         "type": "function",
         "function": {
@@ -130,7 +130,7 @@ def _messages_for_call(history: list[dict], turn: Turn, done: list[tuple[str, To
 
 def _turn_plan(turn: Turn, fail_first: bool, rng: random.Random) -> list[tuple[str, ToolStep, Any, str | None]]:
     """(call id, step, result, error) in call order; a failed attempt precedes its retry."""
-    plan = []
+    plan: list[tuple[str, ToolStep, Any, str | None]] = []
     for n, step in enumerate(turn.steps):
         if fail_first and n == 0:
             bad = ToolStep(

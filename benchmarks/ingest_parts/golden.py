@@ -155,7 +155,9 @@ def weather_step(rng: random.Random, city: str, when: str) -> tuple[ToolStep, st
 
 
 def _forecast(rng: random.Random, city: str, days: int) -> tuple[ToolStep, str]:
-    daily = [{"day": d + 1, "high_c": rng.randint(0, 35), "condition": rng.choice(CONDITIONS)} for d in range(days)]
+    daily: list[dict[str, Any]] = [
+        {"day": d + 1, "high_c": rng.randint(0, 35), "condition": rng.choice(CONDITIONS)} for d in range(days)
+    ]
     step = ToolStep("get_forecast", {"city": city, "days": days}, {"city": city, "daily": daily})
     return step, f"Over the next {days} days {city} peaks at {max(d['high_c'] for d in daily)}°C."
 

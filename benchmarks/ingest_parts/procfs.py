@@ -14,7 +14,7 @@ from .stats import second_half_slope
 def cpu_seconds(pid: int) -> float:
     """User + system CPU of a process (psutil when installed, else /proc/<pid>/stat)."""
     try:
-        import psutil  # type: ignore[import-not-found]
+        import psutil
 
         times = psutil.Process(pid).cpu_times()
         return times.user + times.system

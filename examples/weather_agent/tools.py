@@ -54,7 +54,7 @@ REVENUE_ROWS = [
 ]
 ACTIVE_USERS_ROWS = [{"month": "2024-05", "active_users": 4213}]
 
-POLICY_DOCUMENTS = [
+POLICY_DOCUMENTS: list[dict[str, Any]] = [
     {
         "id": "policy-001",
         "content": "Refunds are available within 30 days of purchase for unused items.",
