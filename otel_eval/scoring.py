@@ -62,9 +62,12 @@ _HEALTH_DEFAULT = CriterionConfig(threshold=Health.default_threshold)
 """``health`` as reported for every session when the config names none."""
 
 
-def _skipped(name: str, cfg: CriterionConfig, reason: str) -> CriterionResult:
+def _skipped(name: str, cfg: CriterionConfig, reason: str, judge_state: str | None = None) -> CriterionResult:
+    """Not evaluated, with the reason; a judge criterion's also says the judge's state (filtered out,
+    not sampled, pending), which report, watch and the dashboard show."""
+    details = {"reason": reason} if judge_state is None else {"judge": judge_state, "reason": reason}
     return CriterionResult(
-        criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True, details={"reason": reason}
+        criterion=name, score=0.0, passed=False, threshold=cfg.threshold, skipped=True, details=details
     )
 
 
@@ -136,37 +139,16 @@ def _deferred_judge(
         tool_errors=sum(1 for c in trajectory.calls if c.error),
     )
     if reason is not None:
-        return CriterionResult(
-            criterion=name,
-            score=0.0,
-            passed=False,
-            threshold=cfg.threshold,
-            skipped=True,
-            details={"judge": FILTERED, "reason": reason},
-        )
+        return _skipped(name, cfg, reason, FILTERED)
     rate = float(options.get("sample_rate", 1.0))
     if not sampled(trajectory.session_id, rate, name):
-        return CriterionResult(
-            criterion=name,
-            score=0.0,
-            passed=False,
-            threshold=cfg.threshold,
-            skipped=True,
-            details={"judge": NOT_SAMPLED, "reason": not_sampled_reason(rate)},
-        )
+        return _skipped(name, cfg, not_sampled_reason(rate), NOT_SAMPLED)
     try:
         request = criterion.judge_request(name, cfg, trajectory, case, context)
     except Skip as skip:
         return _skipped(name, cfg, str(skip))
     requests.append(request)
-    return CriterionResult(
-        criterion=name,
-        score=0.0,
-        passed=False,
-        threshold=cfg.threshold,
-        skipped=True,
-        details={"judge": PENDING, "reason": PENDING_REASON},
-    )
+    return _skipped(name, cfg, PENDING_REASON, PENDING)
 
 
 def score_session(
