@@ -31,6 +31,7 @@ from .base import (
     ExecutedToolCall,
     IdentityKeys,
     Reading,
+    SpanType,
     any_key_starts,
     as_arguments,
     span_error,
@@ -38,7 +39,6 @@ from .base import (
 from .messages import as_list, fill_from_messages, instructions_text, parse_messages, token_count, tool_schemas
 
 NAME = "adk"
-quick_span_type = None  # the span type is known only once the span is read
 tool_observations = None  # tool spans are believed
 SEQUENTIAL_NESTING = False
 #: Read on every span: ADK stamps it on spans that OpenInference's ADK instrumentation types too.
@@ -56,6 +56,16 @@ def detect(span: SpanRecord) -> bool:
     if span.scope == SCOPE or span.attributes.get("gen_ai.system") == SCOPE:
         return True
     return any_key_starts(span.attributes, PREFIX)
+
+
+def quick_span_type(span: SpanRecord) -> SpanType:
+    """The span type :func:`read` gives, without parsing a large request (stored at ingest)."""
+    if span.name == "call_llm" or _has_content(span.attributes.get(PREFIX + "llm_request")):
+        return "llm"
+    span_type = genai.quick_span_type(span)
+    if span.name == "invocation" and span_type == "unknown":
+        return "chain"
+    return span_type
 
 
 def read(span: SpanRecord) -> Reading:
@@ -215,6 +225,14 @@ def _content(value: Any) -> Any | None:
         return None
     parsed = parse_json_maybe(value)
     return None if parsed in ({}, None) else parsed
+
+
+def _has_content(value: Any) -> bool:
+    """``_content(value) is not None``, without parsing a long JSON text: one of over 64
+    characters is never ``{}`` or ``null`` (nor a placeholder) but with padding no writer adds."""
+    if isinstance(value, str) and len(value) > 64:
+        return True
+    return _content(value) is not None
 
 
 def _text(value: Any) -> str | None:

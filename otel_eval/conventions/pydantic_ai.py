@@ -25,7 +25,6 @@ from .base import ExecutedToolCall, IdentityKeys, Reading, SpanType, any_key_sta
 from .messages import last_user_text, parse_messages, system_text
 
 NAME = "pydantic_ai"
-quick_span_type = None  # the span type is known only once the span is read
 tool_observations = None  # tool spans are believed
 SEQUENTIAL_NESTING = False
 IDENTITY_KEYS = IdentityKeys()  # gen_ai.conversation.id: OpenTelemetry's own
@@ -50,6 +49,14 @@ def detect(span: SpanRecord) -> bool:
     if any(map(attrs.__contains__, _OWN_KEYS)) or any_key_starts(attrs, "pydantic_ai."):
         return True
     return span.name in _V2_SPAN_NAMES and "logfire.msg" in attrs
+
+
+def quick_span_type(span: SpanRecord) -> SpanType:
+    """The span type :func:`read` gives, without reading the content (stored at ingest)."""
+    span_type = genai.quick_span_type(span)
+    if span_type == "unknown":
+        return _V2_SPAN_NAMES.get(span.name, span_type)
+    return span_type
 
 
 def read(span: SpanRecord) -> Reading:

@@ -56,7 +56,6 @@ from .messages import (
 )
 
 NAME = "traceloop"
-quick_span_type = None  # the span type is known only once the span is read
 tool_observations = None  # tool spans are believed
 SEQUENTIAL_NESTING = False
 #: The Traceloop SDK stamps its association properties on every span of the context, whichever
@@ -84,14 +83,32 @@ def detect(span: SpanRecord) -> bool:
     return KIND in attrs or "llm.request.type" in attrs or any_key_starts(attrs, "traceloop.")
 
 
+def quick_span_type(span: SpanRecord) -> SpanType:
+    """The span type :func:`read` gives, from the entity kind and the GenAI keys (stored at ingest:
+    a type known only at scoring rewrites the span's row, raw JSON and all)."""
+    attrs = span.attributes
+    kind = _entity_kind(attrs)
+    if kind in _KIND_TYPES:
+        return _KIND_TYPES[kind]
+    span_type = genai.quick_span_type(span)
+    if span_type == "unknown" and ("llm.request.type" in attrs or _has_prompts(attrs)):
+        return "llm"
+    return span_type
+
+
+def _entity_kind(attrs: Mapping[str, Any]) -> str:
+    kind = str(attrs.get(KIND) or "").lower()
+    if kind == "task" and attrs.get("gen_ai.operation.name") == "execute_tool":
+        return "tool"  # OpenLLMetry JS's LangChain tool runs are "task" entities
+    return kind
+
+
 def read(span: SpanRecord) -> Reading:
     """A workflow, task, agent or tool span from its ``traceloop.entity.*`` input and output; any other
     (a model call inside a workflow) as GenAI with the flattened prompts; the association properties'
     session and user on both."""
     attrs = span.attributes
-    kind = str(attrs.get(KIND) or "").lower()
-    if kind == "task" and attrs.get("gen_ai.operation.name") == "execute_tool":
-        kind = "tool"  # OpenLLMetry JS's LangChain tool runs are "task" entities
+    kind = _entity_kind(attrs)
     if kind in _KIND_TYPES:
         reading = Reading(convention=NAME, span_type=_KIND_TYPES[kind])
         _read_entity(span, reading, kind)
