@@ -60,12 +60,16 @@ def detect(span: SpanRecord) -> bool:
 
 def quick_span_type(span: SpanRecord) -> SpanType:
     """The span type :func:`read` gives, without parsing a large request (stored at ingest)."""
-    if span.name == "call_llm" or _has_content(span.attributes.get(PREFIX + "llm_request")):
+    asks_model = span.name == "call_llm" or _has_content(span.attributes.get(PREFIX + "llm_request"))
+    return _own_type(span, genai.quick_span_type(span), asks_model)
+
+
+def _own_type(span: SpanRecord, genai_type: SpanType, asks_model: bool) -> SpanType:
+    """A span that asks a model is an LLM span; the Runner's ``invocation`` wraps the agent and says
+    nothing itself (a chain); any other keeps its GenAI type."""
+    if asks_model:
         return "llm"
-    span_type = genai.quick_span_type(span)
-    if span.name == "invocation" and span_type == "unknown":
-        return "chain"
-    return span_type
+    return "chain" if span.name == "invocation" and genai_type == "unknown" else genai_type
 
 
 def read(span: SpanRecord) -> Reading:
@@ -73,10 +77,9 @@ def read(span: SpanRecord) -> Reading:
     the tool's arguments and response, and the session id."""
     attrs = span.attributes
     reading = genai.read_as(span, NAME)
-    if span.name == "invocation" and reading.span_type == "unknown":
-        reading.span_type = "chain"  # the Runner's invocation: wraps the agent, says nothing itself
-    if span.name == "call_llm" or _content(attrs.get(PREFIX + "llm_request")) is not None:
-        reading.span_type = "llm"
+    asks_model = span.name == "call_llm" or _content(attrs.get(PREFIX + "llm_request")) is not None
+    reading.span_type = _own_type(span, reading.span_type, asks_model)
+    if asks_model:
         _read_llm(attrs, reading)
     if reading.span_type == "tool":
         _read_tool(span, reading)

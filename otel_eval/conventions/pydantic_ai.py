@@ -53,10 +53,12 @@ def detect(span: SpanRecord) -> bool:
 
 def quick_span_type(span: SpanRecord) -> SpanType:
     """The span type :func:`read` gives, without reading the content (stored at ingest)."""
-    span_type = genai.quick_span_type(span)
-    if span_type == "unknown":
-        return _V2_SPAN_NAMES.get(span.name, span_type)
-    return span_type
+    return _own_type(span, genai.quick_span_type(span))
+
+
+def _own_type(span: SpanRecord, genai_type: SpanType) -> SpanType:
+    """The GenAI type, or the one a format v2 span name tells when GenAI's keys tell none."""
+    return _V2_SPAN_NAMES.get(span.name, genai_type) if genai_type == "unknown" else genai_type
 
 
 def read(span: SpanRecord) -> Reading:
@@ -64,8 +66,7 @@ def read(span: SpanRecord) -> Reading:
     from Pydantic AI's own attributes; an empty conversation id is no session."""
     attrs = span.attributes
     reading = genai.read_as(span, NAME)
-    if reading.span_type == "unknown" and span.name in _V2_SPAN_NAMES:
-        reading.span_type = _V2_SPAN_NAMES[span.name]
+    reading.span_type = _own_type(span, reading.span_type)
     if reading.session_id == "":
         reading.session_id = None
 

@@ -91,9 +91,7 @@ def quick_span_type(span: SpanRecord) -> SpanType:
     if kind in _KIND_TYPES:
         return _KIND_TYPES[kind]
     span_type = genai.quick_span_type(span)
-    if span_type == "unknown" and ("llm.request.type" in attrs or _has_prompts(attrs)):
-        return "llm"
-    return span_type
+    return "llm" if span_type == "unknown" and _model_call(attrs) else span_type
 
 
 def _entity_kind(attrs: Mapping[str, Any]) -> str:
@@ -115,7 +113,7 @@ def read(span: SpanRecord) -> Reading:
     else:
         # An LLM (or other instrumented library) span inside a Traceloop workflow.
         reading = genai.read_as(span, NAME)
-        if reading.span_type == "unknown" and ("llm.request.type" in attrs or _has_prompts(attrs)):
+        if reading.span_type == "unknown" and _model_call(attrs):
             reading.span_type = "llm"
             genai.read_messages(span, reading)
         if not reading.tools_available:
@@ -291,8 +289,11 @@ def _unwrap_output(value: Any) -> Any:
     return value
 
 
-def _has_prompts(attrs: Mapping[str, Any]) -> bool:
-    return any(key.startswith(("gen_ai.prompt.", "gen_ai.completion.", "llm.prompts.")) for key in attrs)
+def _model_call(attrs: Mapping[str, Any]) -> bool:
+    """A span GenAI's keys leave untyped that OpenLLMetry's own keys show is a model call."""
+    return "llm.request.type" in attrs or any(
+        key.startswith(("gen_ai.prompt.", "gen_ai.completion.", "llm.prompts.")) for key in attrs
+    )
 
 
 def _association(attrs: Mapping[str, Any], key: str) -> str | None:
