@@ -239,6 +239,34 @@ def test_restart_resumes_open_sessions_and_scores_each_once(tmp_path):
     ]
 
 
+def test_a_span_sent_again_after_a_restart_is_stored_and_counted_once(tmp_path):
+    """After a restart the engine knows no trace of a scored session: a re-sent span of one is
+    still found stored (not counted, not re-opening its session), while a new trace's spans,
+    which the writer no longer looks up one by one, are all counted."""
+    db = tmp_path / "e.db"
+    engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1).start()
+    engine.ingest([_marker_span("first", "f1" * 16)])
+    engine.close(score_open=True)
+    assert evaluations(db) == [("first", 1, "tokyo", "exact", 0, 0)]
+
+    engine = Engine(db, golden=[GOLDEN], trace_quiet=0.05, session_idle=0.1).start()
+    result = engine.ingest([_marker_span("first", "f1" * 16), _marker_span("second", "f2" * 16)])
+    child = SpanRecord(
+        "f2" * 16, "00000000000000a2", "00000000000000a1", "tool", 2, 3, attributes={"session.id": "second"}
+    )
+    twice = engine.ingest([child, child])  # the same span twice in one batch: stored once
+    engine.close(score_open=True)
+
+    assert (result.stored, result.duplicates) == (1, 1)
+    assert (twice.stored, twice.duplicates) == (1, 1)
+    with sqlite3.connect(db) as conn:
+        spans = dict(conn.execute("SELECT session_id, count(*) FROM spans GROUP BY session_id").fetchall())
+        counted = dict(conn.execute("SELECT session_id, span_count FROM sessions").fetchall())
+    assert spans == {"first": 1, "second": 2}
+    assert counted == {"first": 1, "second": 2}
+    assert evaluations(db) == [("first", 1, "tokyo", "exact", 0, 0), ("second", 1, "tokyo", "exact", 0, 0)]
+
+
 def _marker_span(session_id, trace_id):
     return SpanRecord(
         trace_id,

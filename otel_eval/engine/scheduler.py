@@ -120,8 +120,11 @@ class SessionScheduler:
             trace_id: staged.session_of_trace(trace_id) or tracked(trace_id) for trace_id in by_trace
         }
         unknown = [trace_id for trace_id, session in known.items() if session is None]
+        new_traces: set[str] = set()
         if unknown:  # traces this process has not seen since it started: maybe stored before
-            known.update(store.trace_sessions(unknown))
+            stored_before = store.trace_sessions(unknown)
+            known.update(stored_before)
+            new_traces.update(trace_id for trace_id in unknown if trace_id not in stored_before)
         for trace_id, name in named.items():
             session = known.get(trace_id)
             if session is not None and session != trace_id and session != name:
@@ -132,7 +135,7 @@ class SessionScheduler:
             trace_id: self._resolve(store, trace_id, session, named.get(trace_id), staged)
             for trace_id, session in known.items()
         }
-        fresh = store.insert_spans([(row, resolved[row[TRACE_ID]][0]) for row in rows], now_ns)
+        fresh = store.insert_spans([(row, resolved[row[TRACE_ID]][0]) for row in rows], now_ns, new_traces)
         if all(fresh):
             per_trace = by_trace
         else:  # some were stored before (a retried export): only the new ones count

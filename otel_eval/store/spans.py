@@ -8,7 +8,7 @@ harmless; multi-row statements (:class:`~.statements.RowsInsert`) and one-step l
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from ..span_rows import TRACE_ID, SpanRow
 from ..spans import LogEvent, SpanRecord, from_json
@@ -20,14 +20,20 @@ from .statements import RowsInsert, pairs, stored_json
 class Spans(StoreConnection):
     """The part of a Store that keeps spans, span-linked log records and traces."""
 
-    def insert_spans(self, rows: Sequence[tuple[SpanRow, str]], received_ns: int) -> list[bool]:
+    def insert_spans(
+        self, rows: Sequence[tuple[SpanRow, str]], received_ns: int, new_traces: Collection[str] = ()
+    ) -> list[bool]:
         """Insert spans, ignoring ones already stored; returns, per row, whether it was new.
 
         ``rows`` are ``(span_row, session_id)`` (:func:`otel_eval.span_rows.span_row`).
         Idempotence on (trace_id, span_id) is what makes a retried export harmless.
+        ``new_traces``: traces the caller found nowhere in ``traces``, so none of their spans
+        can be stored (a span is stored in the transaction that touches its trace): their
+        spans are not looked up. An agent's batch is mostly such traces, and looking up every
+        span key of them cost the writer more than the insert that checks them anyway.
         """
-        # One query for what is already stored, multi-row INSERTs for the rest (RowsInsert).
-        stored = self._stored_span_keys({row[TRACE_ID] for row, _ in rows})
+        # One query for what may be stored already, multi-row INSERTs for the rest (RowsInsert).
+        stored = self._stored_span_keys({row[TRACE_ID] for row, _ in rows}.difference(new_traces))
         fresh: list[bool] = []
         params = []
         for row, session_id in rows:
