@@ -21,7 +21,7 @@ from typing import Any
 
 from ..judging import jobs as J
 from ..judging.budget import DAY, Limits
-from ..judging.pool import JudgePool
+from ..judging.pool import JudgePool, JudgePoolStats
 from ..models.results import CriterionResult, EvalCaseResult
 from ..store import Store
 from .events import EvaluationStored
@@ -155,9 +155,9 @@ class JudgeLink:
         with self._lock:
             return self._busy > 0
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> JudgePoolStats:
         """The judge pool's figures, and the jobs whose outcome is not committed yet (``pending_jobs``)."""
-        out = self.pool.stats() if self.pool is not None else {}
+        out = self.pool.stats() if self.pool is not None else JudgePoolStats()
         with self._lock:
             out["pending_jobs"] = self._busy
         return out

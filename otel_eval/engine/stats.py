@@ -6,7 +6,10 @@ notifier; read by anyone. A lock, not atomics: every update is a handful of addi
 from __future__ import annotations
 
 import threading
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from ..judging.pool import JudgePoolStats
 
 
 class EngineCounters(TypedDict):
@@ -44,7 +47,7 @@ class CountersSnapshot(EngineCounters):
 
 
 class _JudgeStats(TypedDict, total=False):
-    judge: dict[str, Any]
+    judge: JudgePoolStats
     """The judge pool's figures (:meth:`otel_eval.judging.pool.JudgePool.stats`) and its pending
     jobs; present once the engine has started."""
 

@@ -25,7 +25,7 @@ import time
 from bisect import bisect_left
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from ..metrics.judge import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, JudgeError, parse_scores, weighted_score
 from ..models.evalset import Rubric
@@ -524,7 +524,7 @@ class JudgePool:
             self._latency_sum += seconds
             self._tokens += tokens
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> JudgePoolStats:
         """The pool's counters (calls by outcome, latency histogram, tokens, queue, circuit state,
         budget left), for the engine's stats and /metrics."""
         now = self._wall()
@@ -550,6 +550,34 @@ class JudgePool:
                 "circuit_state_number": STATE_NUMBERS[self.breaker.state],
                 "budget_left": {name: b.left(now) for name, b in self._budgets.items() if not b.limits.unlimited},
             }
+
+
+class JudgePoolStats(TypedDict, total=False):
+    """The judge pool's figures (:meth:`JudgePool.stats`), as ``Engine.stats()["judge"]`` and
+    /metrics report them; the engine adds ``pending_jobs``. Empty but for that one when no
+    criterion uses the judge."""
+
+    calls: dict[str, int]
+    """Calls and judgments by outcome (``ok``, ``timeout``, ``budget``, ``circuit_open``, ...)
+    and the pool's events (``circuit_opened``, ``backfill``)."""
+    latency_buckets: list[tuple[float, int]]
+    """(upper bound in seconds, answered calls within it), cumulative; the last bound is inf."""
+    latency_sum: float
+    latency_count: int
+    tokens: int
+    in_flight: int
+    jobs: int
+    """Judge jobs queued or running."""
+    queue_capacity: int
+    concurrency: int
+    backfill_waiting: int
+    connections_opened: int
+    circuit_state: str
+    circuit_state_number: int
+    budget_left: dict[str, dict[str, int]]
+    """Criterion → what each of its configured caps has left."""
+    pending_jobs: int
+    """Evaluations whose judge outcome is not committed yet (added by the engine)."""
 
 
 def _content(raw: bytes, url: str) -> tuple[str, int]:
