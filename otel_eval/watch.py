@@ -24,7 +24,7 @@ from typing import Any
 from .errors import InputError
 from .models.results import FAILED, NOT_EVALUATED, PASSED
 from .read.backlog import Backlog, describe, read_backlog
-from .read.coverage import CaseCoverage, Coverage
+from .read.coverage import golden_case_keys, retired_cases, window_coverage
 from .read.database import DbPath, missing_schema
 from .read.feed import EvaluationFeed, EvaluationRow
 from .read.spans import spans_received_between
@@ -115,7 +115,7 @@ class Watcher:
             databases=databases,
             coverage={
                 "golden_cases": len(golden),
-                "exercised": len(cov.exercised) - _retired(cov),
+                "exercised": len(cov.exercised) - retired_cases(cov),
                 "never_exercised": len(cov.never_exercised),
                 "sessions": cov.sessions,
                 "unmatched": cov.unmatched,
@@ -139,24 +139,12 @@ class Watcher:
         return out
 
     def _golden_cases(self) -> list[tuple[str, str]]:
-        """``(eval_set_id, eval_id)`` of the golden cases stored in the databases (a small table)."""
+        """``(eval_set_id, eval_id)`` of the golden cases stored in the databases, each once."""
         found: dict[tuple[str, str], None] = {}
         for feed in self.feeds.values():
             conn = feed.connection()
-            if conn is None:
-                continue
-            try:
-                found.update(
-                    dict.fromkeys(
-                        (s or "", e)
-                        for s, e in conn.execute(
-                            "SELECT eval_set_id, eval_id FROM golden_cases ORDER BY eval_set_id, eval_id"
-                        )
-                    )
-                )
-            except sqlite3.OperationalError as exc:
-                if not missing_schema(exc):
-                    raise
+            if conn is not None:
+                found.update(dict.fromkeys(golden_case_keys(conn)))
         return list(found)
 
     def _database_stats(self, now: float) -> tuple[list[dict[str, Any]], int, Backlog]:
@@ -262,38 +250,6 @@ def summarize_window(rows: Sequence[EvaluationRow], limit: int = LIST_LIMIT) -> 
             for r in reversed(unhealthy)
         ][:limit],
     }
-
-
-def window_coverage(rows: Sequence[EvaluationRow], golden: Sequence[tuple[str, str]], since: str) -> Coverage:
-    """Golden coverage over the window's evaluations (pure): the refresh reads no more than the
-    window it already holds and the golden cases, where ``report``'s coverage scans every
-    evaluation. A window row names its case by ``eval_id`` only; two sets sharing an id count
-    once, under the first."""
-    cov = Coverage(since=since)
-    cases = {key: CaseCoverage(*key) for key in golden}
-    by_id: dict[str, CaseCoverage] = {}
-    for known in cases.values():
-        by_id.setdefault(known.eval_id, known)
-    for r in rows:
-        cov.sessions += 1
-        if not r.case_id:
-            cov.unmatched += 1
-            continue
-        case = by_id.get(r.case_id)
-        if case is None:  # matched a case no stored golden set has any more
-            case = by_id[r.case_id] = cases[("", r.case_id)] = CaseCoverage("", r.case_id, in_golden_set=False)
-        case.sessions += 1
-        version = r.agent_version or "unknown"
-        case.by_version[version] = case.by_version.get(version, 0) + 1
-        day = r.created_at[:10]
-        case.by_day[day] = case.by_day.get(day, 0) + 1
-    cov.cases = sorted(cases.values(), key=lambda c: (-c.sessions, c.eval_set_id, c.eval_id))
-    return cov
-
-
-def _retired(cov: Coverage) -> int:
-    """Exercised cases that no stored golden set has any more (not part of "n of N cases")."""
-    return sum(1 for c in cov.exercised if not c.in_golden_set)
 
 
 #: Stored verdict → the word of the ``latest`` list (pass and fail as before; the new one as is).

@@ -7,12 +7,14 @@ aggregate query per database: it stays cheap on a database of millions of sessio
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
-from .database import DbPath, open_database
+from .database import DbPath, missing_schema, open_database
+from .feed import EvaluationRow
 
 UNKNOWN_VERSION = "unknown"
 
@@ -129,3 +131,47 @@ def coverage(db_paths: Sequence[DbPath], since: str | None = None) -> Coverage:
                 case.last_seen = max(filter(None, (case.last_seen, last)), default=None)
     out.cases = sorted(cases.values(), key=lambda c: (-c.sessions, c.eval_set_id, c.eval_id))
     return out
+
+
+def golden_case_keys(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """``(eval_set_id, eval_id)`` of the golden cases one database stores, in order; none in a
+    database that has no otel-eval tables yet."""
+    try:
+        rows = conn.execute("SELECT eval_set_id, eval_id FROM golden_cases ORDER BY eval_set_id, eval_id").fetchall()
+    except sqlite3.OperationalError as exc:
+        if not missing_schema(exc):
+            raise
+        return []
+    return [(set_id or "", eval_id) for set_id, eval_id in rows]
+
+
+def window_coverage(rows: Sequence[EvaluationRow], golden: Sequence[tuple[str, str]], since: str) -> Coverage:
+    """Golden coverage over the window's evaluations (pure): the refresh reads no more than the
+    window it already holds and the golden cases, where ``report``'s coverage scans every
+    evaluation. A window row names its case by ``eval_id`` only; two sets sharing an id count
+    once, under the first."""
+    cov = Coverage(since=since)
+    cases = {key: CaseCoverage(*key) for key in golden}
+    by_id: dict[str, CaseCoverage] = {}
+    for known in cases.values():
+        by_id.setdefault(known.eval_id, known)
+    for r in rows:
+        cov.sessions += 1
+        if not r.case_id:
+            cov.unmatched += 1
+            continue
+        case = by_id.get(r.case_id)
+        if case is None:  # matched a case no stored golden set has any more
+            case = by_id[r.case_id] = cases[("", r.case_id)] = CaseCoverage("", r.case_id, in_golden_set=False)
+        case.sessions += 1
+        version = r.agent_version or UNKNOWN_VERSION
+        case.by_version[version] = case.by_version.get(version, 0) + 1
+        day = r.created_at[:10]
+        case.by_day[day] = case.by_day.get(day, 0) + 1
+    cov.cases = sorted(cases.values(), key=lambda c: (-c.sessions, c.eval_set_id, c.eval_id))
+    return cov
+
+
+def retired_cases(cov: Coverage) -> int:
+    """Exercised cases that no stored golden set has any more (not part of "n of N cases")."""
+    return sum(1 for c in cov.exercised if not c.in_golden_set)
