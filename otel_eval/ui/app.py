@@ -1,4 +1,5 @@
-"""The dashboard as an ASGI app: routing, auth, security headers, static files, the JSON API.
+"""The dashboard as an ASGI app: routing, security headers, static files, the JSON API; who may
+read and write is :mod:`otel_eval.ui.guard`'s.
 
 Mounted by the collector under ``/ui`` on its HTTP port (``--ui``), or served on its own by
 ``otel-eval ui`` (:func:`ui_main`). Routes, relative to the mount point:
@@ -22,27 +23,22 @@ accepts) or the cookie ``/login`` sets, which holds a hash of the token, not the
 **The one write.** The pages only read (``mode=ro``); ``POST /label`` is the only request that
 writes, one label through :meth:`otel_eval.store.Store.add_label`, and only after: the Host check
 (when the app checks Host itself: ``otel-eval ui``; the collector checks it before), a same-origin
-check (``Sec-Fetch-Site``, then ``Origin`` against ``Host``), the token (when set), and a CSRF
-token: an HMAC, under a key of this process, of a random value in a ``SameSite=Strict``,
-``HttpOnly`` cookie, so a form posted from another site (which carries neither the cookie nor the
-token) is refused. GET never writes.
+check, the token (when set), and the form's CSRF token (:mod:`otel_eval.ui.guard`). GET never
+writes.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
-import hmac
 import json
 import os
-import secrets
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 from ..drift import drift
 from ..errors import InputError
@@ -58,6 +54,7 @@ from ..read.unmatched import unmatched_queries
 from ..read.verdicts import verdict_counts
 from ..store import Store
 from ..store.labels import LABELS, MAX_NOTE_CHARS, UnlabellableSession
+from .guard import Guard, cross_site
 from .markup import Links, layout, message_page
 from .release_page import release_page
 from .session_page import session_page
@@ -66,8 +63,6 @@ from .summary_pages import clusters_page, coverage_page, labels_page
 
 HTML = "text/html; charset=utf-8"
 JSON = "application/json"
-COOKIE = "otel_eval_ui"
-CSRF_COOKIE = "otel_eval_csrf"
 MAX_LOGIN_BYTES = 4096
 #: A label form: the note (at most MAX_NOTE_CHARS characters, up to 4 bytes each once encoded) and a few fields.
 MAX_LABEL_BYTES = 4 * MAX_NOTE_CHARS * 3 + 2048
@@ -103,11 +98,6 @@ def _json_reply(data: Any, status: int = 200) -> Reply:
     return Reply(status, json.dumps(data, ensure_ascii=False, default=str).encode(), JSON)
 
 
-def cookie_value(token: str) -> str:
-    """What the login cookie holds: a digest of the token, so the cookie never reveals it."""
-    return hashlib.sha256(f"otel-eval-ui:{token}".encode()).hexdigest()
-
-
 class DashboardApp:
     """ASGI app over one SQLite file, read-only but for ``POST /label``. ``prefix`` is where it is
     mounted. ``hosts(host_header) -> bool``: the Host names to answer (None: the server that mounts
@@ -127,10 +117,7 @@ class DashboardApp:
         self.links = Links(self.prefix)
         self.poll_seconds = poll_seconds
         self.hosts = hosts
-        self._bearer = f"Bearer {auth_token}".encode() if auth_token else None
-        self._cookie = cookie_value(auth_token).encode() if auth_token else None
-        # Per process: a restart turns open label forms stale (a reload gives a fresh one).
-        self._csrf_key = secrets.token_bytes(32)
+        self.guard = Guard(auth_token, self.prefix or "/")
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":  # served with lifespan="off": no startup or shutdown work
@@ -146,20 +133,7 @@ class DashboardApp:
         await send({"type": "http.response.start", "status": reply.status, "headers": headers})
         await send({"type": "http.response.body", "body": reply.body if scope["method"] != "HEAD" else b""})
 
-    # --- auth --------------------------------------------------------------------------------
-
-    def authorized(self, headers: dict[str, str]) -> bool:
-        """Whether the request may read: always without a token, else with ``Authorization: Bearer``
-        or the login cookie (compared in constant time)."""
-        if self._bearer is None or self._cookie is None:  # no token: both are None together
-            return True
-        if hmac.compare_digest(headers.get("authorization", "").encode("latin-1"), self._bearer):
-            return True
-        for part in headers.get("cookie", "").split(";"):
-            name, _, value = part.strip().partition("=")
-            if name == COOKIE and hmac.compare_digest(value.encode("latin-1"), self._cookie):
-                return True
-        return False
+    # --- login and the label form ---------------------------------------------------------------
 
     def _unauthorized(self, api: bool, message: str = "this dashboard needs the collector's bearer token") -> Reply:
         headers = {"WWW-Authenticate": 'Bearer realm="otel-eval"'}
@@ -178,53 +152,19 @@ class DashboardApp:
             if message["type"] == "http.disconnect" or not message.get("more_body", False):
                 break
         token = (parse_qs(body.decode("utf-8", "replace")).get("token") or [""])[0]
-        if self._bearer is None or self._cookie is None:  # no token: both are None together
+        if not self.guard.token_required:
             return Reply(303, b"", HTML, {"Location": self.links.home()})
-        if not hmac.compare_digest(f"Bearer {token}".encode(), self._bearer):
+        if not self.guard.accepts_login(token):
             return self._unauthorized(False, "wrong token, try again")
-        secure = "; Secure" if scope.get("scheme") == "https" else ""
-        cookie = f"{COOKIE}={self._cookie.decode()}; Path={self.prefix or '/'}; HttpOnly; SameSite=Strict{secure}"
+        cookie = self.guard.login_cookie(https=scope.get("scheme") == "https")
         return Reply(303, b"", HTML, {"Location": self.links.home(), "Set-Cookie": cookie})
-
-    # --- the label form: CSRF and same-origin checks -------------------------------------------
-
-    def csrf_token(self, nonce: str) -> str:
-        """The form's token for the browser holding ``nonce`` in its CSRF cookie."""
-        return hmac.new(self._csrf_key, f"label:{nonce}".encode(), hashlib.sha256).hexdigest()
-
-    @staticmethod
-    def _cookie_named(headers: dict[str, str], name: str) -> str | None:
-        for part in headers.get("cookie", "").split(";"):
-            key, _, value = part.strip().partition("=")
-            if key == name and value:
-                return value
-        return None
-
-    def _csrf_cookie(self, scope: dict, nonce: str) -> str:
-        secure = "; Secure" if scope.get("scheme") == "https" else ""
-        return f"{CSRF_COOKIE}={nonce}; Path={self.prefix or '/'}; HttpOnly; SameSite=Strict{secure}"
-
-    @staticmethod
-    def cross_site(headers: dict[str, str]) -> str | None:
-        """Why a write request does not come from this dashboard's own pages, or None. Browsers
-        send ``Sec-Fetch-Site`` and ``Origin`` with a form POST; a client that sends neither
-        (curl, a script) still needs the token and the CSRF cookie and field."""
-        site = headers.get("sec-fetch-site")
-        if site is not None and site not in ("same-origin", "none"):
-            return f"a {site} request cannot write here (Sec-Fetch-Site: {site})"
-        origin = headers.get("origin")
-        if origin is not None:
-            host = headers.get("host", "").lower()
-            if origin == "null" or urlsplit(origin).netloc.lower() != host:
-                return f"Origin {origin!r} is not this dashboard ({host or 'no Host'}): cross-site writes are refused"
-        return None
 
     async def _label(self, scope: dict, receive: Callable, headers: dict[str, str]) -> Reply:
         """``POST /label``: every check, then one label stored; 303 back to the session page."""
-        refused = self.cross_site(headers)
+        refused = cross_site(headers)
         if refused:
             return self._refused(403, "Request refused", refused)
-        if not self.authorized(headers):
+        if not self.guard.authorized(headers):
             return self._unauthorized(False)
         if headers.get("content-type", "").split(";")[0].strip().lower() != FORM:
             return self._refused(415, "Not a form", f"a label is posted as {FORM}")
@@ -237,8 +177,7 @@ class DashboardApp:
             if message["type"] == "http.disconnect" or not message.get("more_body", False):
                 break
         form = {k: v[-1] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
-        nonce = self._cookie_named(headers, CSRF_COOKIE)
-        if nonce is None or not hmac.compare_digest(form.get("csrf", "").encode(), self.csrf_token(nonce).encode()):
+        if not self.guard.form_is_ours(headers, form.get("csrf", "")):
             return self._refused(
                 403,
                 "Form expired",
@@ -310,18 +249,14 @@ class DashboardApp:
         if route.startswith("/static/"):
             # Assets hold no data; serving them without a token lets the login page be styled.
             return self._static(route[len("/static/") :])
-        if not self.authorized(headers):
+        if not self.guard.authorized(headers):
             return self._unauthorized(route.startswith("/api/"))
         params = parse_qs(scope.get("query_string", b"").decode("utf-8", "replace"))
-        cookie = self._cookie_named(headers, CSRF_COOKIE)
-        if cookie is not None and len(cookie) == 32 and all(c in "0123456789abcdef" for c in cookie):
-            nonce, fresh = cookie, False
-        else:
-            nonce, fresh = secrets.token_hex(16), True
+        nonce, fresh = self.guard.form_nonce(headers)
         try:
-            reply = await asyncio.to_thread(self._page, route, params, self.csrf_token(nonce))
+            reply = await asyncio.to_thread(self._page, route, params, self.guard.csrf_token(nonce))
             if fresh and reply.content_type == HTML and reply.status == 200:
-                reply.headers["Set-Cookie"] = self._csrf_cookie(scope, nonce)
+                reply.headers["Set-Cookie"] = self.guard.csrf_cookie(nonce, https=scope.get("scheme") == "https")
             return reply
         except InputError as exc:
             where = f" ({exc.location})" if exc.location not in ("", "$") else ""
