@@ -76,7 +76,9 @@ class JudgeJob:
     session_id: str
     criteria: list[dict[str, Any]]
     created: float = 0.0
-    """When it was queued (``time.time()``); the deadline counts from here."""
+    """When it was queued (``time.time()``); the deadline counts from here. Not stored: a job
+    resumed after a restart counts from its resumption, since the time no process was running
+    is not time the judge failed to answer in."""
     backfill: bool = False
     """A second try of a job whose judge was unavailable."""
 
