@@ -1,10 +1,13 @@
 """A fake OpenAI-compatible server that plays the scripted model of :mod:`captures.scenarios`.
 
 Chat Completions (``/v1/chat/completions``, plain or streamed) and Responses (``/v1/responses``,
-plain or streamed), the two APIs the frameworks' OpenAI clients speak. Which response comes next
-is decided from the request alone: the turn is the scenario turn whose text appears last in the
-newest user message, and the step is how many of that turn's tool calls the request already
-carries. So any framework, with any history handling, gets the same decisions.
+plain or streamed), the two APIs the frameworks' OpenAI clients speak, and Anthropic's Messages
+API (``/v1/messages``, plain or streamed as Anthropic's named SSE events; the anthropic SDK's
+``base_url`` is the server's root, without ``/v1``). Which response comes next is decided from
+the request alone: the turn is the scenario turn whose text appears last in the newest user
+message (for Messages, the newest user message that carries text: one holding only
+``tool_result`` blocks is not a new turn), and the step is how many of that turn's tool calls the
+request already carries. So any framework, with any history handling, gets the same decisions.
 
 Standard library only, so that it runs inside every capture's own virtualenv::
 
@@ -386,6 +389,86 @@ def response_events(step: Step, model: str) -> Iterator[dict[str, Any]]:
     yield {"type": "response.completed", "sequence_number": next(seq), "response": full}
 
 
+def messages_state(body: dict[str, Any]) -> tuple[str, int]:
+    """(newest user text, tool calls asked for since it) of an Anthropic Messages request: the
+    newest user message with a string content or a ``text`` block, and the ``tool_use`` blocks of
+    the assistant messages after it."""
+    messages = body.get("messages") or []
+
+    def has_text(message: dict[str, Any]) -> bool:
+        content = message.get("content")
+        if isinstance(content, str):
+            return True
+        return any(isinstance(b, dict) and b.get("type") == "text" for b in content or [])
+
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user" and has_text(m)), default=-1)
+    if last_user < 0:
+        return "", 0
+    content = messages[last_user].get("content")
+    if isinstance(content, str):
+        user_text = content
+    else:
+        user_text = " ".join(b.get("text") or "" for b in content if isinstance(b, dict) and b.get("type") == "text")
+    calls = sum(
+        1
+        for m in messages[last_user + 1 :]
+        if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    )
+    return user_text, calls
+
+
+def anthropic_message(step: Step, model: str) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if step.answer:
+        content.append({"type": "text", "text": step.answer})
+    for name, args in step.calls:
+        content.append({"type": "tool_use", "id": _next_id("toolu_"), "name": name, "input": args})
+    return {
+        "id": _next_id("msg_"),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": "tool_use" if step.calls else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": USAGE["prompt_tokens"], "output_tokens": USAGE["completion_tokens"]},
+    }
+
+
+def anthropic_events(step: Step, model: str) -> Iterator[dict[str, Any]]:
+    full = anthropic_message(step, model)
+    start = {
+        **full,
+        "content": [],
+        "stop_reason": None,
+        "usage": {"input_tokens": full["usage"]["input_tokens"], "output_tokens": 1},
+    }
+    yield {"type": "message_start", "message": start}
+    for index, block in enumerate(full["content"]):
+        if block["type"] == "text":
+            yield {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+            words = block["text"].split(" ")
+            for i, word in enumerate(words):
+                piece = word if i == 0 else " " + word
+                yield {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}}
+        else:
+            yield {"type": "content_block_start", "index": index, "content_block": {**block, "input": {}}}
+            yield {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
+            }
+        yield {"type": "content_block_stop", "index": index}
+    yield {
+        "type": "message_delta",
+        "delta": {"stop_reason": full["stop_reason"], "stop_sequence": None},
+        "usage": {"output_tokens": full["usage"]["output_tokens"]},
+    }
+    yield {"type": "message_stop"}
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     log_file: Any | None = None
@@ -434,6 +517,14 @@ class Handler(BaseHTTPRequestHandler):
                 self._sse(response_events(step, model), done=False, named=True)
             else:
                 self._json(200, response_object(step, model))
+        elif path.endswith("/messages"):
+            user_text, calls = messages_state(body)
+            step = decide(user_text, calls)
+            self._record(path, body, step)
+            if body.get("stream"):
+                self._sse(anthropic_events(step, model), done=False, named=True)
+            else:
+                self._json(200, anthropic_message(step, model))
         elif path.endswith("/embeddings"):
             inputs = body.get("input")
             inputs = inputs if isinstance(inputs, list) else [inputs]

@@ -169,9 +169,20 @@ def test_no_tool_spans_uses_the_llm_requests(sessions):
         if s.attributes.get("session.id") == PREFIX + "s2-multi-tool" and "tool.name" not in s.attributes
     ]
     t = build_trajectory("x", map_spans(mine))
+    # The results come from the next model call, whose input sends them back by call id.
     assert [(c.name, c.args, c.call_id, c.result) for c in t.calls] == [
-        ("get_weather", {"city": "Paris"}, "call_3ea38ff7df76e7f4259d42c2", None),
-        ("get_weather", {"city": "London"}, "call_c18a0dcc50ba08d10f2a5907", None),
+        (
+            "get_weather",
+            {"city": "Paris"},
+            "call_3ea38ff7df76e7f4259d42c2",
+            {"city": "Paris", "temperature_c": 18, "condition": "cloudy"},
+        ),
+        (
+            "get_weather",
+            {"city": "London"},
+            "call_c18a0dcc50ba08d10f2a5907",
+            {"city": "London", "temperature_c": 15, "condition": "light rain"},
+        ),
     ]
     assert t.calls[0].group == t.calls[1].group is not None
 

@@ -127,6 +127,18 @@ class ExecutedToolCall:
 
 
 @dataclass
+class ToolResponse:
+    """A tool's result as a message carries it back to the model."""
+
+    call_id: str | None
+    name: str | None
+    value: Any
+    is_error: bool = False
+    """The shape says the call failed: Bedrock ``toolResult.status == "error"``, Anthropic
+    ``tool_result.is_error``, LangChain ``ToolMessage.status == "error"``."""
+
+
+@dataclass
 class Reading:
     """What one span says, whatever its instrumentation: its kind, the texts, tools and calls it
     carries, in one shape so the trajectory and AgentData need not know any dialect."""
@@ -143,6 +155,10 @@ class Reading:
     requested_calls: list[RequestedToolCall] = field(default_factory=list)
     """Tool calls decided by this span (LLM tool_calls of one response = one parallel group)."""
     tool: ExecutedToolCall | None = None
+    tool_results: list[ToolResponse] = field(default_factory=list)
+    """The tool results a model call was sent back, in order: the tool messages after the newest
+    user message of its input. A loop whose tools are not traced (an agent written by hand, traced
+    only by its model client's instrumentation) records its calls' results nowhere else."""
     parameters: dict[str, Any] = field(default_factory=dict)
     retrieval_query: list[str] | None = None
     retrieved_documents: list[str] | None = None

@@ -30,6 +30,7 @@ from .base import (
     IdentityKeys,
     Reading,
     SpanType,
+    ToolResponse,
     as_arguments,
     as_int,
     may_have_key_starting,
@@ -38,9 +39,11 @@ from .base import (
 )
 from .messages import (
     IndexedGroups,
+    given_results,
     last_text_from,
     last_user_text,
     openinference_messages,
+    parse_messages,
     read_content,
     state_messages,
     system_text,
@@ -130,6 +133,11 @@ def _read_llm(span: SpanRecord, reading: Reading) -> None:
         reading.system_prompt = system
         reading.sources["system_prompt"] = "llm.input_messages.*.message.content (role system)"
     user = last_user_text(inputs)
+    results = given_results(inputs)
+    if results:
+        _mark_failed_results(attrs, results)
+        reading.tool_results = results
+        reading.sources["tool_results"] = "llm.input_messages.*.message.content (role tool, after the last role user)"
     if user is not None:
         reading.user_input = user
         reading.sources["agent_task"] = "llm.input_messages.*.message.content (last role user)"
@@ -161,6 +169,21 @@ def _read_llm(span: SpanRecord, reading: Reading) -> None:
     )
     reading.input_tokens = as_int(attrs.get("llm.token_count.prompt"))
     reading.output_tokens = as_int(attrs.get("llm.token_count.completion"))
+
+
+def _mark_failed_results(attrs: Mapping[str, Any], results: list[ToolResponse]) -> None:
+    """Set ``is_error`` on the results the request in ``input.value`` marks failed. Flattening
+    the messages loses the flag (Anthropic's ``tool_result.is_error``); the request kept whole
+    in ``input.value`` has it, under the same call ids."""
+    if attrs.get("input.mime_type") != _JSON_MIME:
+        return
+    request = parse_json_maybe(attrs.get("input.value"))
+    if type(request) is not dict or not isinstance(request.get("messages"), list):
+        return
+    failed = {r.call_id for r in given_results(parse_messages(request["messages"])) if r.is_error and r.call_id}
+    for result in results:
+        if result.call_id in failed:
+            result.is_error = True
 
 
 def _read_tool(span: SpanRecord, reading: Reading) -> None:

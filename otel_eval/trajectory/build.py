@@ -1,5 +1,6 @@
-"""A session's mapped spans → its turns: one per trace (one per ADK invocation), each with its
-user input, answer, model calls and tokens; the tool calls come from :mod:`.calls`."""
+"""A session's mapped spans → its turns: one per trace (one per ADK invocation, and the traces of
+a hand-written tool loop's model calls together), each with its user input, answer, model calls
+and tokens; the tool calls come from :mod:`.calls`."""
 
 from __future__ import annotations
 
@@ -18,12 +19,16 @@ if TYPE_CHECKING:
     from ..mapping import MappedSpan
 
 
+RESPONSE_ID = "gen_ai.response.id"
+"""The provider's id of a model response: spans that carry the same one traced the same call."""
+
 _START_ORDER = operator.attrgetter("span.start_ns", "span.end_ns", "span.span_id")
 """A trace's spans in start order (ties by end, then id); the tuple is made in C, not by a lambda."""
 
 
 def build_trajectory(session_id: str, mapped: Sequence[MappedSpan]) -> Trajectory:
-    """A session's mapped spans → its trajectory: one turn per trace, ordered by root start.
+    """A session's mapped spans → its trajectory: one turn per trace (see :func:`_turns_of` for the
+    traces that share a turn), ordered by root start.
 
     Robust to what arrives over the wire: spans in any order (children before parents),
     duplicates (first copy kept), missing roots (the earliest orphan stands in), missing attributes.
@@ -103,20 +108,48 @@ def _turns_of(traces: list[_Trace]) -> list[list[_Trace]]:
     """The traces of each turn, turns in start order: one trace each, except that traces of one
     google-adk invocation are one turn, as ``adk eval`` lists invocations (grouped by invocation id
     in order of first appearance): a ``task`` agent that asks the user is resumed by the answer,
-    in a new trace under the same invocation id. Traces without ADK's invocation id are turns
-    of their own."""
+    in a new trace under the same invocation id. A trace that is only a model call sent back
+    the results of the previous turn's tool calls is that turn's next step (:func:`_continues`).
+    Other traces are turns of their own."""
     turns: list[list[_Trace]] = []
     by_invocation: dict[str, list[_Trace]] = {}
     for trace in traces:
         invocation = _adk_invocation(trace[2], trace[4])
         if invocation is None:
-            turns.append([trace])
+            if turns and _continues(trace, turns[-1]):
+                turns[-1].append(trace)
+            else:
+                turns.append([trace])
         elif invocation in by_invocation:
             by_invocation[invocation].append(trace)
         else:
             by_invocation[invocation] = [trace]
             turns.append(by_invocation[invocation])
     return turns
+
+
+def _continues(trace: _Trace, turn: list[_Trace]) -> bool:
+    """Whether ``trace`` is the next step of ``turn``'s tool loop rather than a turn of its own.
+
+    An agent written by hand and traced only by its model client's instrumentation leaves one
+    trace per model call: nothing encloses the loop. Such a trace (every root a model call)
+    continues the turn before it when its first model call is sent results of calls that turn's
+    model asked for (the call ids match), or, where the results carry no ids, when it answers
+    the same user message. A new user message starts a new turn: the results sent with it are
+    then no longer after the newest user message, so the call carries none."""
+    _, _, _, roots, llms = trace
+    if not llms or any(r.reading.span_type != "llm" for r in roots):
+        return False
+    first = llms[0].reading
+    results = first.tool_results
+    if not results:
+        return False
+    ids = {r.call_id for r in results if r.call_id}
+    if ids:
+        asked = {c.call_id for part in turn for m in part[4] for c in m.reading.requested_calls if c.call_id}
+        return not ids.isdisjoint(asked)
+    _, _, members, turn_roots, turn_llms = turn[0]
+    return first.user_input is not None and first.user_input == _user_input(turn_roots, turn_llms, members)
 
 
 def _adk_invocation(members: list[Any], llms: list[Any]) -> str | None:
@@ -201,13 +234,20 @@ def _build_turn(index: int, parts: list[_Trace]) -> Turn:
 
 def _count_model_calls(turn: Turn, llms: list[Any], tools: list[Any], by_id: dict[str, Any]) -> None:
     """The turn's model calls and tokens, each call once: model spans of one ADK event (the legacy
-    schema's ``call_llm`` and the ``generate_content`` span inside it) are one call, its tokens
+    schema's ``call_llm`` and the ``generate_content`` span inside it) are one call, and so are
+    model spans of one response (``gen_ai.response.id``: a client library that traces its own
+    calls, as the anthropic SDK does, beside an instrumentation of the same call); its tokens
     counted once. Of them, those made inside a tool call (``tools``) are counted apart too."""
     calls: dict[Any, list[Any]] = {}  # one key per call → [span, input tokens, output tokens]
     event_key = google_adk.EVENT_ID
     for m in llms:
-        event = m.span.attributes.get(event_key)  # google_adk.model_call_id, inline: asked of every model span
-        key = ("adk event", event) if event else m.span.span_id
+        attributes = m.span.attributes
+        event = attributes.get(event_key)  # google_adk.model_call_id, inline: asked of every model span
+        if event:
+            key: Any = ("adk event", event)
+        else:
+            response = attributes.get(RESPONSE_ID)
+            key = ("response", response) if response else m.span.span_id
         call = calls.get(key)
         if call is None:
             calls[key] = [m, m.reading.input_tokens, m.reading.output_tokens]

@@ -34,15 +34,23 @@ def turn_tool_calls(
     requests = _requests(members)
     step_of = _steps(members, requests)
     if not tools:  # nothing executed was traced: what the model asked for is the best record
+        sent_back = _results_sent_back(members)
         fallback = []
         for r in requests:
             agent, depth, inside_call = _agent_of(r.mapped, by_id, root)
+            given = sent_back.get(r.call.call_id) if r.call.call_id else None
+            result = observations.get(r.mapped.span.span_id)
+            error = None
+            if given is not None:
+                result = given.value if result is None else result
+                error = (as_text(given.value) or "error") if given.is_error else None
             fallback.append(
                 ActualToolCall(
                     name=r.call.name,
                     args=dict(r.call.args),
                     call_id=r.call.call_id,
-                    result=observations.get(r.mapped.span.span_id),
+                    result=result,
+                    error=error,
                     span_id=r.mapped.span.span_id,
                     start_ns=r.mapped.span.end_ns,
                     turn=turn,
@@ -120,6 +128,17 @@ def turn_tool_calls(
             )
         )
     return _parallel_in_request_order(calls, orders)
+
+
+def _results_sent_back(members: list[Any]) -> dict[str, Any]:
+    """Call id → the result the turn's model calls were later sent for it (a ``ToolResponse``):
+    where an untraced tool loop's results are recorded (:attr:`Reading.tool_results`)."""
+    found: dict[str, Any] = {}
+    for m in members:
+        for given in m.reading.tool_results:
+            if given.call_id:
+                found.setdefault(given.call_id, given)
+    return found
 
 
 def _delegations(members: list[Any], requests: list[_Request]) -> list[tuple[_Request, Any]]:

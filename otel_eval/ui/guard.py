@@ -64,6 +64,7 @@ class Guard:
 
     @property
     def token_required(self) -> bool:
+        """Whether a token is configured (without one, every request may read)."""
         return self._bearer is not None
 
     def authorized(self, headers: dict[str, str]) -> bool:
@@ -100,6 +101,7 @@ class Guard:
         return secrets.token_hex(16), True
 
     def csrf_cookie(self, nonce: str, https: bool) -> str:
+        """The ``Set-Cookie`` value that gives a browser its CSRF ``nonce`` (with the page that holds the form)."""
         return f"{CSRF_COOKIE}={nonce}; Path={self.path}; HttpOnly; SameSite=Strict{_secure(https)}"
 
     def form_is_ours(self, headers: dict[str, str], form_token: str) -> bool:

@@ -44,7 +44,15 @@ from .flattened import IndexedGroups, indexed_messages, openinference_messages, 
 from .lists import last_text_from, parse_history, parse_messages, state_messages, unread_of
 from .model import MAX_NOTES, Message, ToolResponse, as_list, normalise_role, str_or_none
 from .parts import all_parts, instructions_text, is_part, read_content
-from .readings import fill_from_messages, last_user_text, note_unread_messages, output_calls, output_text, system_text
+from .readings import (
+    fill_from_messages,
+    given_results,
+    last_user_text,
+    note_unread_messages,
+    output_calls,
+    output_text,
+    system_text,
+)
 from .tools import first_text, indexed_tool_schemas, token_count, tool_schemas
 
 __all__ = [
@@ -55,6 +63,7 @@ __all__ = [
     "all_parts",
     "as_list",
     "fill_from_messages",
+    "given_results",
     "first_text",
     "indexed_messages",
     "indexed_tool_schemas",

@@ -9,8 +9,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..base import RequestedToolCall, as_arguments
+from .calls import result_value
 from .envelopes import parse_message
-from .model import Message, is_mapping, str_or_none
+from .model import Message, ToolResponse, is_mapping, str_or_none
 
 _PROMPT_KEY = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
 
@@ -131,22 +132,42 @@ def openinference_messages(grouped: dict[int, dict[str, Any]], with_calls: bool 
         role = str(fields.get("message.role") or "").lower()
         role = _OPENINFERENCE_ROLES.get(role, role)
         text = fields.get("message.content")
+        if role == "tool":  # a tool's result sent back to the model, named by the call's id
+            value = text if text not in (None, "") else _content_texts(fields)
+            call_id = str_or_none(fields.get("message.tool_call_id"))
+            messages.append(
+                Message(
+                    role,
+                    [str(value)] if value else [],
+                    [],
+                    [ToolResponse(call_id, str_or_none(fields.get("message.name")), result_value(value))],
+                )
+            )
+            continue
         if not with_calls and text not in (None, ""):
             messages.append(Message(role, [str(text)], []))
             continue
         # Most messages are a role and a text: no indexed contents or tool calls to group.
         nested = _NOTHING_NESTED if fields.keys() <= _FLAT_MESSAGE_KEYS else _message_groups(fields)
-        if text not in (None, ""):
-            texts = [str(text)]
-        else:
-            texts = [
-                str(c["message_content.text"])
-                for _, c in sorted(nested.get("message.contents", {}).items())
-                if c.get("message_content.text") not in (None, "")
-                and str(c.get("message_content.type") or "text") == "text"
-            ]
+        texts = [str(text)] if text not in (None, "") else _texts_of_contents(nested)
         messages.append(Message(role, texts, _openinference_calls(fields, nested) if with_calls else []))
     return messages
+
+
+def _texts_of_contents(nested: dict[str, dict[int, dict[str, Any]]]) -> list[str]:
+    """The text items of a message's ``message.contents``, in index order."""
+    return [
+        str(c["message_content.text"])
+        for _, c in sorted(nested.get("message.contents", {}).items())
+        if c.get("message_content.text") not in (None, "") and str(c.get("message_content.type") or "text") == "text"
+    ]
+
+
+def _content_texts(fields: dict[str, Any]) -> str | None:
+    """A message's ``message.contents`` texts joined, for a message without ``message.content``."""
+    if fields.keys() <= _FLAT_MESSAGE_KEYS:
+        return None
+    return "\n".join(_texts_of_contents(_message_groups(fields))) or None
 
 
 def _openinference_calls(

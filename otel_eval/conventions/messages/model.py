@@ -7,21 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...json_text import parse_json_maybe
-from ..base import RequestedToolCall
+from ..base import RequestedToolCall, ToolResponse
 
 _ROLE_ALIASES = {"model": "assistant", "ai": "assistant", "human": "user", "developer": "system", "function": "tool"}
-
-
-@dataclass
-class ToolResponse:
-    """A tool's result as a message carries it back to the model."""
-
-    call_id: str | None
-    name: str | None
-    value: Any
-    is_error: bool = False
-    """The shape says the call failed: Bedrock ``toolResult.status == "error"``, Anthropic
-    ``tool_result.is_error``, LangChain ``ToolMessage.status == "error"``."""
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..base import Reading, RequestedToolCall, note_unread
+from ..base import Reading, RequestedToolCall, ToolResponse, note_unread
 from .lists import unread_of
 from .model import Message
 
@@ -16,6 +16,19 @@ def last_user_text(messages: Sequence[Message]) -> str | None:
         if message.role == "user" and message.texts:
             return message.text
     return None
+
+
+def given_results(messages: Sequence[Message]) -> list[ToolResponse]:
+    """The tool results in ``messages`` after the last user message that says something: what a
+    model call inside a tool loop is sent back, in order (results sent as role ``user`` content
+    blocks, as Anthropic's are, count)."""
+    found: list[ToolResponse] = []
+    for message in reversed(messages):
+        if message.role == "user" and message.texts:
+            break
+        found.extend(reversed(message.responses))
+    found.reverse()
+    return found
 
 
 def system_text(messages: Sequence[Message]) -> str | None:
@@ -70,6 +83,8 @@ def fill_from_messages(
         if text is not None:
             reading.response = text
             reading.sources.setdefault("agent_response", output_source)
+    if not reading.tool_results:
+        reading.tool_results = given_results(inputs)
     if with_calls and not reading.requested_calls:
         calls = output_calls(outputs)
         if calls:

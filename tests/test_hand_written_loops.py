@@ -1,0 +1,213 @@
+"""An agent written by hand, traced only by its model client's instrumentation: nothing encloses
+its tool loop, so every model call is a trace of its own, and a call's result is recorded only in
+the next model call's input. Such a session must still read as one turn per user message, with
+every call's result and failure, and score as the agent behaved.
+
+The spans are made with the real OpenTelemetry SDK in the GenAI conventions' form (what
+``opentelemetry-instrumentation-openai-v2`` and other client instrumentations write); the
+Anthropic capture (``anthropic_openinference``: openinference-instrumentation-anthropic over a
+hand-written Messages loop) is the same case as a real package records it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otel_eval import evaluate
+from otel_eval.mapping import map_spans
+from otel_eval.models import EvalCase, EvalSet, ExpectedToolCall, Invocation, MessageContent
+from otel_eval.readers import read_spans
+from otel_eval.spans import SpanRecord, from_sdk_span
+from otel_eval.trajectory import Trajectory, build_trajectory
+
+CAPTURES = Path(__file__).parent / "data" / "captures"
+SESSION = "hand-1"
+
+
+class Client:
+    """A hand-written Chat Completions loop's model client, traced the GenAI way: one ``chat``
+    span per request, each the root of its own trace (no span encloses the loop)."""
+
+    def __init__(self) -> None:
+        self.exporter = InMemorySpanExporter()
+        self.provider = TracerProvider()
+        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self.tracer = self.provider.get_tracer("tests.hand_written")
+        self.ids = itertools.count(1)
+
+    def chat(self, history: list[dict[str, Any]], reply: dict[str, Any], with_ids: bool = True) -> dict[str, Any]:
+        """One model request: ``history`` as ``gen_ai.input.messages``, ``reply`` the model's message;
+        returns the reply with call ids given to its tool calls."""
+        parts = reply.get("parts", [])
+        for part in parts:
+            if part["type"] == "tool_call" and with_ids:
+                part["id"] = f"call_{next(self.ids)}"
+        with self.tracer.start_as_current_span(
+            "chat gpt-4o",
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": "openai",
+                "gen_ai.request.model": "gpt-4o",
+                "session.id": SESSION,
+                "gen_ai.input.messages": json.dumps(history),
+                "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": parts}]),
+            },
+        ):
+            pass
+        return {"role": "assistant", "parts": parts}
+
+    def spans(self) -> list[SpanRecord]:
+        self.provider.force_flush()
+        return [from_sdk_span(s) for s in self.exporter.get_finished_spans()]
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "parts": [{"type": "text", "content": text}]}
+
+
+def call(name: str, **args: Any) -> dict[str, Any]:
+    return {"type": "tool_call", "name": name, "arguments": args}
+
+
+def result_of(request: dict[str, Any], result: str) -> dict[str, Any]:
+    return {"role": "tool", "parts": [{"type": "tool_call_response", "id": request.get("id"), "response": result}]}
+
+
+def run_turn(client: Client, history: list[dict[str, Any]], question: str, steps, answer: str, with_ids=True) -> None:
+    """A user message, then per step the model's calls and their results sent back, then the answer."""
+    history.append(user(question))
+    for step in steps:
+        reply = client.chat(history, {"parts": [call(name, **args) for name, args, _ in step]}, with_ids)
+        history.append(reply)
+        for part, (_, _, result) in zip(reply["parts"], step):
+            history.append(result_of(part, result))
+    history.append(client.chat(history, {"parts": [{"type": "text", "content": answer}]}))
+
+
+def trajectory(spans: list[SpanRecord]) -> Trajectory:
+    mapped = [m for m in map_spans(spans) if m.session_id]
+    return build_trajectory(mapped[0].session_id or "", mapped)
+
+
+def test_a_model_call_sent_the_results_is_the_same_turn_and_the_results_reach_the_calls():
+    client, history = Client(), []
+    run_turn(
+        client,
+        history,
+        "Compare the weather in Paris and London",
+        [[("get_weather", {"city": "Paris"}, "18°C, cloudy"), ("get_weather", {"city": "London"}, "15°C, rain")]],
+        "Paris is warmer.",
+    )
+    run_turn(client, history, "And tomorrow in Paris?", [[("get_forecast", {"city": "Paris"}, "20°C")]], "20°C.")
+    spans = client.spans()
+    assert len({s.trace_id for s in spans}) == 4  # one trace per model call
+
+    turns = trajectory(spans).turns
+    assert [t.user_input for t in turns] == ["Compare the weather in Paris and London", "And tomorrow in Paris?"]
+    assert [t.final_response for t in turns] == ["Paris is warmer.", "20°C."]
+    assert [(c.name, c.args, c.result, c.error) for c in turns[0].calls] == [
+        ("get_weather", {"city": "Paris"}, "18°C, cloudy", None),
+        ("get_weather", {"city": "London"}, "15°C, rain", None),
+    ]
+    assert [(c.name, c.result) for c in turns[1].calls] == [("get_forecast", "20°C")]
+    assert [t.llm_calls for t in turns] == [2, 2]
+
+
+def test_the_same_question_asked_again_is_a_new_turn():
+    client, history = Client(), []
+    run_turn(client, history, "What's the weather in Tokyo?", [[("get_weather", {"city": "Tokyo"}, "22°C")]], "22°C.")
+    run_turn(client, history, "What's the weather in Tokyo?", [], "Still 22°C.")
+    turns = trajectory(client.spans()).turns
+    assert [(t.user_input, t.final_response, len(t.calls)) for t in turns] == [
+        ("What's the weather in Tokyo?", "22°C.", 1),
+        ("What's the weather in Tokyo?", "Still 22°C.", 0),
+    ]
+
+
+def test_results_without_call_ids_join_the_turn_of_the_same_user_message():
+    client, history = Client(), []
+    run_turn(
+        client,
+        history,
+        "What's the weather in Tokyo?",
+        [[("get_weather", {"city": "Tokyo"}, "22°C")]],
+        "22°C.",
+        with_ids=False,
+    )
+    turns = trajectory(client.spans()).turns
+    assert len(turns) == 1
+    assert (turns[0].user_input, turns[0].final_response) == ("What's the weather in Tokyo?", "22°C.")
+    assert [(c.name, c.args) for c in turns[0].calls] == [("get_weather", {"city": "Tokyo"})]
+
+
+def test_a_trace_under_an_agent_span_is_a_turn_of_its_own():
+    """Only a bare model call continues the turn before it: a trace whose root is an agent (a
+    framework's turn) stays a turn, whatever its model calls were sent."""
+    client = Client()
+    history = [user("What's the weather in Tokyo?")]
+    reply = client.chat(history, {"parts": [call("get_weather", city="Tokyo")]})
+    history += [reply, result_of(reply["parts"][0], "22°C")]
+    with client.tracer.start_as_current_span(
+        "invoke_agent assistant", attributes={"gen_ai.operation.name": "invoke_agent", "session.id": SESSION}
+    ):
+        client.chat(history, {"parts": [{"type": "text", "content": "22°C."}]})
+    assert len(trajectory(client.spans()).turns) == 2
+
+
+def test_anthropic_capture_reads_one_turn_per_user_message_with_results_and_the_failed_try():
+    spans = read_spans(CAPTURES / "anthropic_openinference.traces.pb")
+    by_session: dict[str, list[Any]] = {}
+    for m in map_spans(spans):
+        by_session.setdefault(m.session_id or "", []).append(m)
+
+    retried = build_trajectory("s5", by_session["anthropic_openinference-s5-tool-error"])
+    assert len(retried.turns) == 1
+    assert [(c.name, c.args, c.error is not None) for c in retried.turns[0].calls] == [
+        ("get_weather", {"city": "Berln"}, True),  # is_error, kept whole only in the request's input.value
+        ("get_weather", {"city": "Berlin"}, False),
+    ]
+    assert retried.turns[0].final_response == "It is 12°C and windy in Berlin."
+
+    follow_up = build_trajectory("s3", by_session["anthropic_openinference-s3-followup"])
+    assert [t.user_input for t in follow_up.turns] == ["What's the weather in Paris?", "What about tomorrow?"]
+    sql = build_trajectory("s4", by_session["anthropic_openinference-s4-sql"]).turns[0].calls[0]
+    assert sql.name == "call_db_agent" and "SELECT user_id" in json.dumps(sql.result)
+
+
+def test_a_hand_written_session_scores_as_the_agent_behaved(tmp_path):
+    client, history = Client(), []
+    run_turn(client, history, "What's the weather in Tokyo?", [[("get_weather", {"city": "Tokyo"}, "22°C")]], "22°C.")
+
+    def golden(city: str) -> EvalSet:
+        turn = Invocation(
+            invocation_id="t0",
+            user_content=MessageContent.user("What's the weather in Tokyo?"),
+            expected_tool_trajectory=[ExpectedToolCall(name="get_weather", args={"city": city})],
+            expected_final_response=MessageContent.assistant("22°C."),
+        )
+        return EvalSet(eval_set_id="hand", eval_cases=[EvalCase(eval_id="tokyo", conversation=[turn])])
+
+    right = evaluate(client.spans(), golden=[golden("Tokyo")], db=tmp_path / "right.db")
+    wrong = evaluate(client.spans(), golden=[golden("Kyoto")], db=tmp_path / "wrong.db")
+    assert [r.passed for r in right] == [True]
+    assert [r.passed for r in wrong] == [False]
+
+
+def test_a_model_call_traced_by_the_client_library_and_an_instrumentation_counts_once():
+    """anthropic's SDK traces its own requests (``anthropic.messages.create``) beside OpenLLMetry's
+    span of the same call (``anthropic.chat``): one response id, one model call, its tokens once."""
+    spans = read_spans(CAPTURES / "traceloop_anthropic.traces.pb")
+    session = "traceloop_anthropic-s1-weather"
+    mine = {s.trace_id for s in spans if s.attributes.get("traceloop.association.properties.session_id") == session}
+    mapped = [m for m in map_spans([s for s in spans if s.trace_id in mine])]
+    model_spans = [m for m in mapped if m.reading.span_type == "llm"]
+    assert sorted(m.span.name for m in model_spans) == ["anthropic.chat"] * 2 + ["anthropic.messages.create"] * 2
+    turn = build_trajectory(session, mapped).turns[0]
+    assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (2, 84, 14)
