@@ -147,18 +147,25 @@ def test_results_without_call_ids_join_the_turn_of_the_same_user_message():
     assert [(c.name, c.args) for c in turns[0].calls] == [("get_weather", {"city": "Tokyo"})]
 
 
-def test_a_trace_under_an_agent_span_is_a_turn_of_its_own():
-    """Only a bare model call continues the turn before it: a trace whose root is an agent (a
-    framework's turn) stays a turn, whatever its model calls were sent."""
+def test_a_loop_that_opens_a_span_per_step_keeps_one_turn_per_user_message():
+    """A trace per step (the model call and its tools under a span of the application's): the
+    step whose model call is sent the results of the step before continues its turn; a step that
+    starts from a new user message does not."""
     client = Client()
     history = [user("What's the weather in Tokyo?")]
-    reply = client.chat(history, {"parts": [call("get_weather", city="Tokyo")]})
+    with client.tracer.start_as_current_span("step", attributes={"session.id": SESSION}):
+        reply = client.chat(history, {"parts": [call("get_weather", city="Tokyo")]})
     history += [reply, result_of(reply["parts"][0], "22°C")]
-    with client.tracer.start_as_current_span(
-        "invoke_agent assistant", attributes={"gen_ai.operation.name": "invoke_agent", "session.id": SESSION}
-    ):
-        client.chat(history, {"parts": [{"type": "text", "content": "22°C."}]})
-    assert len(trajectory(client.spans()).turns) == 2
+    with client.tracer.start_as_current_span("step", attributes={"session.id": SESSION}):
+        history.append(client.chat(history, {"parts": [{"type": "text", "content": "22°C."}]}))
+    history.append(user("Thanks! And in Paris?"))
+    with client.tracer.start_as_current_span("step", attributes={"session.id": SESSION}):
+        client.chat(history, {"parts": [{"type": "text", "content": "18°C."}]})
+    turns = trajectory(client.spans()).turns
+    assert [(t.user_input, t.final_response, [c.result for c in t.calls]) for t in turns] == [
+        ("What's the weather in Tokyo?", "22°C.", ["22°C"]),
+        ("Thanks! And in Paris?", "18°C.", []),
+    ]
 
 
 def test_anthropic_capture_reads_one_turn_per_user_message_with_results_and_the_failed_try():

@@ -108,8 +108,8 @@ def _turns_of(traces: list[_Trace]) -> list[list[_Trace]]:
     """The traces of each turn, turns in start order: one trace each, except that traces of one
     google-adk invocation are one turn, as ``adk eval`` lists invocations (grouped by invocation id
     in order of first appearance): a ``task`` agent that asks the user is resumed by the answer,
-    in a new trace under the same invocation id. A trace that is only a model call sent back
-    the results of the previous turn's tool calls is that turn's next step (:func:`_continues`).
+    in a new trace under the same invocation id. A trace whose first model call is sent back the
+    results of the previous turn's tool calls is that turn's next step (:func:`_continues`).
     Other traces are turns of their own."""
     turns: list[list[_Trace]] = []
     by_invocation: dict[str, list[_Trace]] = {}
@@ -131,14 +131,15 @@ def _turns_of(traces: list[_Trace]) -> list[list[_Trace]]:
 def _continues(trace: _Trace, turn: list[_Trace]) -> bool:
     """Whether ``trace`` is the next step of ``turn``'s tool loop rather than a turn of its own.
 
-    An agent written by hand and traced only by its model client's instrumentation leaves one
-    trace per model call: nothing encloses the loop. Such a trace (every root a model call)
-    continues the turn before it when its first model call is sent results of calls that turn's
-    model asked for (the call ids match), or, where the results carry no ids, when it answers
-    the same user message. A new user message starts a new turn: the results sent with it are
-    then no longer after the newest user message, so the call carries none."""
+    An agent written by hand leaves a trace per model call when its model client's
+    instrumentation is all that traces it, or a trace per step when it opens a span for each.
+    Such a trace continues the turn before it when its first model call is sent the results of
+    calls that turn's model asked for (the call ids match). Results without ids tie a trace to
+    the turn only when the trace is a bare model call (every root a model call) that answers the
+    same user message. A new user message starts a new turn: results sent before it are no
+    longer after the newest user message, so the first call of that trace carries none."""
     _, _, _, roots, llms = trace
-    if not llms or any(r.reading.span_type != "llm" for r in roots):
+    if not llms:
         return False
     first = llms[0].reading
     results = first.tool_results
@@ -148,6 +149,8 @@ def _continues(trace: _Trace, turn: list[_Trace]) -> bool:
     if ids:
         asked = {c.call_id for part in turn for m in part[4] for c in m.reading.requested_calls if c.call_id}
         return not ids.isdisjoint(asked)
+    if any(r.reading.span_type != "llm" for r in roots):
+        return False
     _, _, members, turn_roots, turn_llms = turn[0]
     return first.user_input is not None and first.user_input == _user_input(turn_roots, turn_llms, members)
 
