@@ -91,6 +91,9 @@ def evaluate_mapped(
     if match.case is None and not trajectory.query and _content_not_recorded(mapped):
         match = replace(match, evidence={**match.evidence, "reason": NO_CONTENT_REASON})
         _warn_no_content_once()
+    if session_id in per_trace and _part_of_a_loop(mapped):
+        match = replace(match, evidence={**match.evidence, "note": LOOP_PART_NOTE})
+        _warn_loop_part_once(session_id)
     # A golden set that declares its own criteria (Big Sky evaluators) is scored by them.
     eval_set = index.set_of(match.eval_set_id, match.eval_id)
     case_config = config_for_case(config, eval_set)
@@ -163,6 +166,35 @@ def _warn_no_content_once() -> None:
     if not _warned_no_content:
         _warned_no_content = True
         log.warning("a session could not be matched to a golden case: %s", NO_CONTENT_REASON)
+
+
+LOOP_PART_NOTE = (
+    "this session is one trace of a tool loop whose other steps are in other traces: its model calls "
+    "are sent results of tool calls made elsewhere, or ask for tools whose results never come back here. "
+    "An agent written by hand and traced only by its model client's instrumentation leaves a trace per "
+    "model call, and without a session id each trace is a session of its own. Set session.id on the "
+    "spans (OpenTelemetry baggage with BaggageSpanProcessor, or the instrumentation's session helper) "
+    "so that the loop's traces form one session"
+)
+
+
+def _part_of_a_loop(mapped: Sequence[MappedSpan]) -> bool:
+    """The session (one trace) runs no tool itself, yet its first model call is sent tool results
+    or its last asks for tools: the rest of its loop is in other traces."""
+    llms = sorted((m for m in mapped if m.reading.span_type == "llm"), key=lambda m: (m.span.start_ns, m.span.end_ns))
+    if not llms or any(m.reading.span_type == "tool" for m in mapped):
+        return False
+    return bool(llms[0].reading.tool_results or llms[-1].reading.requested_calls)
+
+
+_warned_loop_part = False
+
+
+def _warn_loop_part_once(session_id: str) -> None:
+    global _warned_loop_part
+    if not _warned_loop_part:
+        _warned_loop_part = True
+        log.warning("session %s (a trace without a session id) is part of a tool loop: %s", session_id, LOOP_PART_NOTE)
 
 
 def failed_outcome(session_id: str, exc: Exception) -> SessionEvaluation:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -218,3 +220,59 @@ def test_a_model_call_traced_by_the_client_library_and_an_instrumentation_counts
     assert sorted(m.span.name for m in model_spans) == ["anthropic.chat"] * 2 + ["anthropic.messages.create"] * 2
     turn = build_trajectory(session, mapped).turns[0]
     assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (2, 84, 14)
+
+
+def test_without_a_session_id_each_step_says_it_is_part_of_a_loop(tmp_path):
+    """No session id: every trace is a session of its own, and a hand-written loop's steps come
+    apart. Each such session says so, and how to tie them (the verdicts cannot be right)."""
+    import sqlite3
+
+    from otel_eval.read.evaluations import match_evidence
+
+    client, history = Client(), []
+    run_turn(client, history, "What's the weather in Tokyo?", [[("get_weather", {"city": "Tokyo"}, "22°C")]], "22°C.")
+    bare = [
+        SpanRecord(
+            s.trace_id,
+            s.span_id,
+            s.parent_span_id,
+            s.name,
+            s.start_ns,
+            s.end_ns,
+            s.kind,
+            s.status,
+            "",
+            {k: v for k, v in s.attributes.items() if k != "session.id"},
+            s.events,
+            s.resource,
+            s.scope,
+        )
+        for s in client.spans()
+    ]
+    results = evaluate(bare, golden=[], db=tmp_path / "e.db")
+    assert len(results) == 2  # the two model calls' traces
+    with sqlite3.connect(tmp_path / "e.db") as conn:
+        notes = [match_evidence(conn, row[0]).note for row in conn.execute("SELECT id FROM evaluations")]
+    assert len(notes) == 2 and all(n and "Set session.id" in n for n in notes)
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "otel_eval.cli",
+            "report",
+            "--db",
+            str(tmp_path / "e.db"),
+            "--session",
+            results[0].session_id,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "note: this session is one trace of a tool loop" in " ".join(shown.split())
+
+    # With the session id, one session and no note.
+    results = evaluate(client.spans(), golden=[], db=tmp_path / "f.db")
+    with sqlite3.connect(tmp_path / "f.db") as conn:
+        notes = [match_evidence(conn, row[0]).note for row in conn.execute("SELECT id FROM evaluations")]
+    assert len(results) == 1 and notes == [None]

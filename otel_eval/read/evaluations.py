@@ -132,6 +132,13 @@ class MatchEvidence:
         reason = self.evidence.get("reason")
         return str(reason) if reason else None
 
+    @property
+    def note(self) -> str | None:
+        """What the reader should know about how the session was cut, when anything (a trace
+        without a session id that is one step of a tool loop)."""
+        note = self.evidence.get("note")
+        return str(note) if note else None
+
     def to_dict(self) -> dict[str, Any]:
         """The stored ``details.match`` object."""
         return {"method": self.method, "score": self.score, "evidence": self.evidence}

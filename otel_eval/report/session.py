@@ -38,6 +38,9 @@ def render_session(row: SessionDetail, console: Any = None) -> None:
     why = row.match.reason if row.match is not None else None
     if not row.case_id and why:  # unmatched or ambiguous: say why
         console.print(f"  why: {why}", markup=False, highlight=False)
+    note = row.match.note if row.match is not None else None
+    if note:
+        console.print(f"note: {note}", markup=False, highlight=False)
     inputs = {t.turn: t.user_input for t in row.turns}
     shown: list[Any] = []
     said: set[int] = set()

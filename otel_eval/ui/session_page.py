@@ -71,6 +71,7 @@ def session_page(
             + (f' <span class="muted">score {float(o.match_score):.1f}</span>' if o.match_score is not None else "")
             + (f' <span class="muted">— {esc(reason)}</span>' if reason else ""),
         ),
+        *([("note", esc(o.match.note))] if o.match is not None and o.match.note else []),
         ("query", esc(o.query or "–")),
         ("agent version", esc(o.agent_version or "–")),
         ("user", esc(o.user_id or "–")),
