@@ -276,3 +276,46 @@ def test_without_a_session_id_each_step_says_it_is_part_of_a_loop(tmp_path):
     with sqlite3.connect(tmp_path / "f.db") as conn:
         notes = [match_evidence(conn, row[0]).note for row in conn.execute("SELECT id FROM evaluations")]
     assert len(results) == 1 and notes == [None]
+
+
+def test_a_failure_told_only_in_the_result_text_makes_the_call_a_retried_attempt(tmp_path):
+    """OpenAI's tool messages have no error field: a loop reports a failed call in the text it
+    sends back. Retried with the right argument, the failed try is set aside, as with a tool span."""
+    client, history = Client(), []
+    run_turn(
+        client,
+        history,
+        "What's the weather in Berlin?",
+        [
+            [("get_weather", {"city": "Berln"}, "Error: Unknown city: Berln")],
+            [("get_weather", {"city": "Berlin"}, "12°C")],
+        ],
+        "12°C in Berlin.",
+    )
+    calls = trajectory(client.spans()).turns[0].calls
+    assert [(c.args, c.error) for c in calls] == [
+        ({"city": "Berln"}, "Error: Unknown city: Berln"),
+        ({"city": "Berlin"}, None),
+    ]
+    turn = Invocation(
+        invocation_id="t0",
+        user_content=MessageContent.user("What's the weather in Berlin?"),
+        expected_tool_trajectory=[ExpectedToolCall(name="get_weather", args={"city": "Berlin"})],
+        expected_final_response=MessageContent.assistant("12°C in Berlin."),
+    )
+    golden = EvalSet(eval_set_id="hand", eval_cases=[EvalCase(eval_id="berlin", conversation=[turn])])
+    assert [r.passed for r in evaluate(client.spans(), golden=[golden], db=tmp_path / "e.db")] == [True]
+
+
+def test_which_result_texts_read_as_a_failure():
+    from otel_eval.trajectory.calls import says_it_failed
+
+    failed = [
+        "Error: Unknown city: Berln",
+        "Error executing tool 'get_weather': boom",
+        "  exception: timeout",
+        "ERROR: 500",
+    ]
+    fine = ["Error rate is 5% today", "22°C", "No errors: all good", "", {"error": "x"}, None]
+    assert [says_it_failed(v) for v in failed] == [True] * len(failed)
+    assert [says_it_failed(v) for v in fine] == [False] * len(fine)

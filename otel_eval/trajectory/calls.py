@@ -4,6 +4,7 @@ model step that asked, the agent that made it and, where a convention recovers i
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +44,8 @@ def turn_tool_calls(
             error = None
             if given is not None:
                 result = given.value if result is None else result
-                error = (as_text(given.value) or "error") if given.is_error else None
+                if given.is_error or says_it_failed(given.value):
+                    error = as_text(given.value) or "error"
             fallback.append(
                 ActualToolCall(
                     name=r.call.name,
@@ -128,6 +130,19 @@ def turn_tool_calls(
             )
         )
     return _parallel_in_request_order(calls, orders)
+
+
+_FAILED_RESULT = re.compile(r"\s*(?:error|exception)\b[^:\n]{0,60}:", re.IGNORECASE)
+"""A result text that opens by saying it failed: ``Error: Unknown city``, ``Error executing tool
+'x': ...``, ``Exception: ...``."""
+
+
+def says_it_failed(value: Any) -> bool:
+    """Whether a tool result sent back to the model reads as a failure. OpenAI's tool messages
+    and the GenAI ``tool_call_response`` part have no error field, so a loop that reports a
+    failed call to its model says so only in the text; a failed call is then a retried attempt
+    when the model calls the tool again (:mod:`otel_eval.metrics.alignment`)."""
+    return type(value) is str and _FAILED_RESULT.match(value) is not None
 
 
 def _results_sent_back(members: list[Any]) -> dict[str, Any]:
