@@ -184,7 +184,7 @@ def _part_of_a_loop(mapped: Sequence[MappedSpan]) -> bool:
     llms = sorted((m for m in mapped if m.reading.span_type == "llm"), key=lambda m: (m.span.start_ns, m.span.end_ns))
     if not llms or any(m.reading.span_type == "tool" for m in mapped):
         return False
-    return bool(llms[0].reading.tool_results or llms[-1].reading.requested_calls)
+    return bool(llms[0].reading.tool_results() or llms[-1].reading.requested_calls)
 
 
 _warned_loop_part = False

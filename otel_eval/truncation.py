@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from .conventions.base import ExecutedToolCall, Reading, RequestedToolCall
+from .conventions.base import ExecutedToolCall, Reading, RequestedToolCall, ToolResponse
 
 DEFAULT_LIMIT = 64 * 1024
 """Characters of text kept per value (64 Ki characters)."""
@@ -95,6 +95,7 @@ def truncate_reading(reading: Reading, limit: int = DEFAULT_LIMIT) -> Reading:
     documents) are cut to ``limit``; identifiers, names and counts are left alone. When no
     content is longer than ``limit`` (nearly always), ``reading`` itself."""
     _check(limit)
+    _cut_results_when_read(reading, limit)
     if _fits(reading, limit):
         return reading
     out = copy.copy(reading)
@@ -119,6 +120,21 @@ def truncate_reading(reading: Reading, limit: int = DEFAULT_LIMIT) -> Reading:
     out.tools_available = list(reading.tools_available)
     out.sources = dict(reading.sources)
     return out
+
+
+def _cut_results_when_read(reading: Reading, limit: int) -> None:
+    """The tool results the model call was sent back (:meth:`Reading.tool_results`), cut to
+    ``limit`` when they are read: they are parsed only when asked for, so ``reading`` itself is
+    told how (its other fields stay as they are)."""
+    found = reading.sent_back
+    if callable(found):
+        reading.sent_back = lambda: [_cut_response(r, limit) for r in found()]
+    elif found:
+        reading.sent_back = [_cut_response(r, limit) for r in found]
+
+
+def _cut_response(response: ToolResponse, limit: int) -> ToolResponse:
+    return ToolResponse(response.call_id, response.name, _cut_value(response.value, limit), response.is_error)
 
 
 def _fits(reading: Reading, limit: int) -> bool:

@@ -319,3 +319,12 @@ def test_which_result_texts_read_as_a_failure():
     fine = ["Error rate is 5% today", "22°C", "No errors: all good", "", {"error": "x"}, None]
     assert [says_it_failed(v) for v in failed] == [True] * len(failed)
     assert [says_it_failed(v) for v in fine] == [False] * len(fine)
+
+
+def test_a_result_sent_back_is_cut_to_the_value_limit_like_a_tool_span_result():
+    client, history = Client(), []
+    huge = "x" * 5000
+    run_turn(client, history, "Fetch the log", [[("fetch_log", {"day": "today"}, huge)]], "Done.")
+    mapped = map_spans(client.spans(), max_value_chars=1000)
+    result = build_trajectory(SESSION, mapped).turns[0].calls[0].result
+    assert result.startswith("x" * 1000) and len(result) < 1100 and "5000" in result

@@ -136,7 +136,7 @@ def _read_llm(span: SpanRecord, reading: Reading) -> None:
     results = given_results(inputs)
     if results:
         _mark_failed_results(attrs, results)
-        reading.tool_results = results
+        reading.sent_back = results
         reading.sources["tool_results"] = "llm.input_messages.*.message.content (role tool, after the last role user)"
     if user is not None:
         reading.user_input = user

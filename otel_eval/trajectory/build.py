@@ -142,7 +142,7 @@ def _continues(trace: _Trace, turn: list[_Trace]) -> bool:
     if not llms:
         return False
     first = llms[0].reading
-    results = first.tool_results
+    results = first.tool_results()
     if not results:
         return False
     ids = {r.call_id for r in results if r.call_id}

@@ -147,10 +147,10 @@ def says_it_failed(value: Any) -> bool:
 
 def _results_sent_back(members: list[Any]) -> dict[str, Any]:
     """Call id → the result the turn's model calls were later sent for it (a ``ToolResponse``):
-    where an untraced tool loop's results are recorded (:attr:`Reading.tool_results`)."""
+    where an untraced tool loop's results are recorded (:meth:`Reading.tool_results`)."""
     found: dict[str, Any] = {}
     for m in members:
-        for given in m.reading.tool_results:
+        for given in m.reading.tool_results():
             if given.call_id:
                 found.setdefault(given.call_id, given)
     return found

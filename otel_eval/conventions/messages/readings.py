@@ -24,9 +24,11 @@ def given_results(messages: Sequence[Message]) -> list[ToolResponse]:
     blocks, as Anthropic's are, count)."""
     found: list[ToolResponse] = []
     for message in reversed(messages):
-        if message.role == "user" and message.texts:
+        role = message.role
+        if role == "user" and message.texts:
             break
-        found.extend(reversed(message.responses))
+        if role == "tool" or role == "user":  # the assistant's own messages carry none: left unparsed
+            found.extend(reversed(message.responses))
     found.reverse()
     return found
 
@@ -83,8 +85,12 @@ def fill_from_messages(
         if text is not None:
             reading.response = text
             reading.sources.setdefault("agent_response", output_source)
-    if not reading.tool_results:
-        reading.tool_results = given_results(inputs)
+    if inputs:  # read when asked (Reading.tool_results); an earlier source of messages first
+        earlier = reading.sent_back
+        if callable(earlier):
+            reading.sent_back = lambda: earlier() or given_results(inputs)
+        elif not earlier:
+            reading.sent_back = lambda: given_results(inputs)
     if with_calls and not reading.requested_calls:
         calls = output_calls(outputs)
         if calls:
