@@ -1,13 +1,16 @@
 """A fake OpenAI-compatible server that plays the scripted model of :mod:`captures.scenarios`.
 
 Chat Completions (``/v1/chat/completions``, plain or streamed) and Responses (``/v1/responses``,
-plain or streamed), the two APIs the frameworks' OpenAI clients speak, and Anthropic's Messages
-API (``/v1/messages``, plain or streamed as Anthropic's named SSE events; the anthropic SDK's
-``base_url`` is the server's root, without ``/v1``). Which response comes next is decided from
-the request alone: the turn is the scenario turn whose text appears last in the newest user
-message (for Messages, the newest user message that carries text: one holding only
-``tool_result`` blocks is not a new turn), and the step is how many of that turn's tool calls the
-request already carries. So any framework, with any history handling, gets the same decisions.
+plain or streamed), the two APIs the frameworks' OpenAI clients speak, Anthropic's Messages API
+(``/v1/messages``, plain or streamed as Anthropic's named SSE events; the anthropic SDK's
+``base_url`` is the server's root, without ``/v1``) and Gemini's ``generateContent`` API
+(``/{v1beta,v1}/models/{model}:generateContent``, and ``:streamGenerateContent?alt=sse`` streamed
+as unnamed SSE events each holding a whole response; the google-genai SDK's ``base_url`` is the
+server's root too, and its 3.x releases post to ``/v1``). Which response comes next is decided from the request alone: the turn is the
+scenario turn whose text appears last in the newest user message (for Messages and Gemini, the
+newest user message that carries text: one holding only ``tool_result`` blocks or
+``functionResponse`` parts is not a new turn), and the step is how many of that turn's tool calls
+the request already carries. So any framework, with any history handling, gets the same decisions.
 
 Standard library only, so that it runs inside every capture's own virtualenv::
 
@@ -469,6 +472,86 @@ def anthropic_events(step: Step, model: str) -> Iterator[dict[str, Any]]:
     yield {"type": "message_stop"}
 
 
+GEMINI_MODEL = "gemini-2.5-flash"
+
+
+def _gemini_parts(content: dict[str, Any]) -> list[dict[str, Any]]:
+    return [p for p in content.get("parts") or [] if isinstance(p, dict)]
+
+
+def _gemini_key(part: dict[str, Any], camel: str) -> Any:
+    """A part's field, named in camelCase (the REST API's JSON) or snake_case (also accepted)."""
+    snake = re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), camel)
+    return part.get(camel, part.get(snake))
+
+
+def gemini_state(body: dict[str, Any]) -> tuple[str, int]:
+    """(newest user text, tool calls asked for since it) of a Gemini ``generateContent`` request:
+    the newest ``user`` content with a ``text`` part (one holding only ``functionResponse`` parts
+    is not a new turn), and the ``functionCall`` parts of the ``model`` contents after it."""
+    contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
+
+    def has_text(content: dict[str, Any]) -> bool:
+        return any(isinstance(p.get("text"), str) and not p.get("thought") for p in _gemini_parts(content))
+
+    last_user = max((i for i, c in enumerate(contents) if c.get("role", "user") == "user" and has_text(c)), default=-1)
+    if last_user < 0:
+        return "", 0
+    user_text = " ".join(p["text"] for p in _gemini_parts(contents[last_user]) if isinstance(p.get("text"), str))
+    calls = sum(
+        1
+        for c in contents[last_user + 1 :]
+        if c.get("role") == "model"
+        for p in _gemini_parts(c)
+        if _gemini_key(p, "functionCall")
+    )
+    return user_text, calls
+
+
+def gemini_response(step: Step, model: str) -> dict[str, Any]:
+    """A ``GenerateContentResponse``: one candidate whose parts are the calls or the answer."""
+    parts: list[dict[str, Any]] = []
+    if step.answer:
+        parts.append({"text": step.answer})
+    for name, args in step.calls:
+        parts.append({"functionCall": {"name": name, "args": args}})
+    prompt, output = USAGE["prompt_tokens"], USAGE["completion_tokens"]
+    return {
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {
+            "promptTokenCount": prompt,
+            "candidatesTokenCount": output,
+            "totalTokenCount": prompt + output,
+        },
+        "modelVersion": model,
+        "responseId": _next_id("resp_"),
+    }
+
+
+def gemini_chunks(step: Step, model: str) -> Iterator[dict[str, Any]]:
+    """``streamGenerateContent?alt=sse``: each event a whole ``GenerateContentResponse`` holding the
+    next piece (the answer word by word, each function call whole), ``finishReason`` on the last."""
+    full = gemini_response(step, model)
+    pieces: list[dict[str, Any]] = []
+    if step.answer:
+        words = step.answer.split(" ")
+        pieces += [{"text": word if i == 0 else " " + word} for i, word in enumerate(words)]
+    pieces += [part for part in full["candidates"][0]["content"]["parts"] if "functionCall" in part]
+    for i, part in enumerate(pieces):
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": [part]}, "index": 0}
+        if i == len(pieces) - 1:
+            candidate["finishReason"] = "STOP"
+        usage = dict(full["usageMetadata"])
+        if i < len(pieces) - 1:
+            usage = {"promptTokenCount": usage["promptTokenCount"], "totalTokenCount": usage["promptTokenCount"]}
+        yield {
+            "candidates": [candidate],
+            "usageMetadata": usage,
+            "modelVersion": model,
+            "responseId": full["responseId"],
+        }
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     log_file: Any | None = None
@@ -525,6 +608,15 @@ class Handler(BaseHTTPRequestHandler):
                 self._sse(anthropic_events(step, model), done=False, named=True)
             else:
                 self._json(200, anthropic_message(step, model))
+        elif path.endswith(":generateContent") or path.endswith(":streamGenerateContent"):
+            user_text, calls = gemini_state(body)
+            step = decide(user_text, calls)
+            self._record(path, body, step)
+            gemini_model = path.rsplit("/", 1)[-1].split(":", 1)[0] or GEMINI_MODEL
+            if path.endswith(":streamGenerateContent"):
+                self._sse(gemini_chunks(step, gemini_model), done=False)
+            else:
+                self._json(200, gemini_response(step, gemini_model))
         elif path.endswith("/embeddings"):
             inputs = body.get("input")
             inputs = inputs if isinstance(inputs, list) else [inputs]

@@ -307,18 +307,19 @@ def test_a_failure_told_only_in_the_result_text_makes_the_call_a_retried_attempt
     assert [r.passed for r in evaluate(client.spans(), golden=[golden], db=tmp_path / "e.db")] == [True]
 
 
-def test_which_result_texts_read_as_a_failure():
-    from otel_eval.trajectory.calls import says_it_failed
+def test_which_results_read_as_a_failure():
+    from otel_eval.trajectory.calls import failure_of
 
-    failed = [
-        "Error: Unknown city: Berln",
-        "Error executing tool 'get_weather': boom",
-        "  exception: timeout",
-        "ERROR: 500",
-    ]
-    fine = ["Error rate is 5% today", "22°C", "No errors: all good", "", {"error": "x"}, None]
-    assert [says_it_failed(v) for v in failed] == [True] * len(failed)
-    assert [says_it_failed(v) for v in fine] == [False] * len(fine)
+    failed = {
+        "Error: Unknown city: Berln": "Error: Unknown city: Berln",
+        "Error executing tool 'get_weather': boom": "Error executing tool 'get_weather': boom",
+        "ERROR: 500": "ERROR: 500",
+    }
+    assert {v: failure_of(v) for v in failed} == failed
+    assert failure_of({"error": "Unknown city: Berln"}) == "Unknown city: Berln"  # Gemini's functionResponse
+    assert failure_of("city not found", flagged=True) == "city not found"  # Anthropic's is_error
+    fine = ["Error rate is 5% today", "22°C", "No errors: all good", "", {"error": None, "output": 1}, None, 3]
+    assert [failure_of(v) for v in fine] == [None] * len(fine)
 
 
 def test_a_result_sent_back_is_cut_to_the_value_limit_like_a_tool_span_result():
@@ -328,3 +329,23 @@ def test_a_result_sent_back_is_cut_to_the_value_limit_like_a_tool_span_result():
     mapped = map_spans(client.spans(), max_value_chars=1000)
     result = build_trajectory(SESSION, mapped).turns[0].calls[0].result
     assert result.startswith("x" * 1000) and len(result) < 1100 and "5000" in result
+
+
+def test_gemini_calls_without_ids_take_their_results_by_name_and_order():
+    """Gemini's functionCall / functionResponse carry no ids: the n-th response named X answers
+    the n-th call of X. A failure is the response's ``error`` (google-genai's own convention)."""
+    spans = read_spans(CAPTURES / "google_genai_openinference.traces.pb")
+    by_session: dict[str, list[Any]] = {}
+    for m in map_spans(spans):
+        by_session.setdefault(m.session_id or "", []).append(m)
+    retried = build_trajectory("s5", by_session["google_genai_openinference-s5-tool-error"]).turns
+    assert len(retried) == 1
+    assert [(c.call_id, c.args, c.error, c.result) for c in retried[0].calls] == [
+        (None, {"city": "Berln"}, "Unknown city: Berln", {"error": "Unknown city: Berln"}),
+        (None, {"city": "Berlin"}, None, {"result": "It is 12°C and windy in Berlin."}),
+    ]
+    parallel = build_trajectory("s2", by_session["google_genai_openinference-s2-multi-tool"]).turns[0].calls
+    assert [(c.args["city"], c.result) for c in parallel] == [
+        ("Paris", {"result": "It is 18°C and cloudy in Paris."}),
+        ("London", {"result": "It is 15°C and rainy in London."}),
+    ]

@@ -35,17 +35,16 @@ def turn_tool_calls(
     requests = _requests(members)
     step_of = _steps(members, requests)
     if not tools:  # nothing executed was traced: what the model asked for is the best record
-        sent_back = _results_sent_back(members)
+        given_for = _results_sent_back(members, requests)
         fallback = []
         for r in requests:
             agent, depth, inside_call = _agent_of(r.mapped, by_id, root)
-            given = sent_back.get(r.call.call_id) if r.call.call_id else None
+            given = given_for.get(id(r))
             result = observations.get(r.mapped.span.span_id)
             error = None
             if given is not None:
                 result = given.value if result is None else result
-                if given.is_error or says_it_failed(given.value):
-                    error = as_text(given.value) or "error"
+                error = failure_of(given.value, given.is_error)
             fallback.append(
                 ActualToolCall(
                     name=r.call.name,
@@ -137,22 +136,51 @@ _FAILED_RESULT = re.compile(r"\s*(?:error|exception)\b[^:\n]{0,60}:", re.IGNOREC
 'x': ...``, ``Exception: ...``."""
 
 
-def says_it_failed(value: Any) -> bool:
-    """Whether a tool result sent back to the model reads as a failure. OpenAI's tool messages
-    and the GenAI ``tool_call_response`` part have no error field, so a loop that reports a
-    failed call to its model says so only in the text; a failed call is then a retried attempt
+def failure_of(value: Any, flagged: bool = False) -> str | None:
+    """The error a tool result sent back to the model reports, or None when it reads as a success.
+    ``flagged``: the message's shape said the call failed (Anthropic's ``is_error``). Without such
+    a field a loop reports a failure in the result itself: OpenAI's tool messages have none, so
+    the text says it (``Error: ...``); Gemini's ``functionResponse`` puts it under ``error``, as
+    the google-genai SDK asks (``output`` for a result). A failed call is then a retried attempt
     when the model calls the tool again (:mod:`otel_eval.metrics.alignment`)."""
-    return type(value) is str and _FAILED_RESULT.match(value) is not None
+    if type(value) is str:
+        if flagged or _FAILED_RESULT.match(value):
+            return value or "error"
+        return None
+    if isinstance(value, dict) and value.get("error") not in (None, "", False) and "output" not in value:
+        return as_text(value["error"]) or "error"
+    return (as_text(value) or "error") if flagged else None
 
 
-def _results_sent_back(members: list[Any]) -> dict[str, Any]:
-    """Call id → the result the turn's model calls were later sent for it (a ``ToolResponse``):
-    where an untraced tool loop's results are recorded (:meth:`Reading.tool_results`)."""
-    found: dict[str, Any] = {}
+def _results_sent_back(members: list[Any], requests: list[_Request]) -> dict[int, Any]:
+    """Each request's result as the turn's model calls were later sent it (a ``ToolResponse``),
+    keyed by ``id(request)``: where an untraced tool loop's results are recorded
+    (:meth:`Reading.tool_results`). By call id; where neither side has one (Gemini's function
+    calls), the n-th result named X answers the n-th call of X, in the order of the latest model
+    call's input, which holds every result of the turn so far."""
+    by_call_id: dict[str, Any] = {}
+    latest: list[Any] = []
     for m in members:
-        for given in m.reading.tool_results():
+        if m.reading.span_type != "llm":
+            continue
+        results = m.reading.tool_results()
+        for given in results:
             if given.call_id:
-                found.setdefault(given.call_id, given)
+                by_call_id.setdefault(given.call_id, given)
+        if len(results) >= len(latest):
+            latest = results
+    by_name: dict[str, list[Any]] = {}
+    for given in latest:
+        if not given.call_id and given.name:
+            by_name.setdefault(given.name, []).append(given)
+    found: dict[int, Any] = {}
+    for r in requests:
+        call_id = r.call.call_id
+        if call_id:
+            if call_id in by_call_id:
+                found[id(r)] = by_call_id[call_id]
+        elif by_name.get(r.call.name):
+            found[id(r)] = by_name[r.call.name].pop(0)
     return found
 
 
