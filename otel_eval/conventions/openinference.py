@@ -39,12 +39,14 @@ from .base import (
 )
 from .messages import (
     IndexedGroups,
+    Message,
     given_results,
     last_text_from,
     last_user_text,
     openinference_messages,
     parse_messages,
     read_content,
+    result_value,
     state_messages,
     system_text,
 )
@@ -133,10 +135,8 @@ def _read_llm(span: SpanRecord, reading: Reading) -> None:
         reading.system_prompt = system
         reading.sources["system_prompt"] = "llm.input_messages.*.message.content (role system)"
     user = last_user_text(inputs)
-    results = given_results(inputs)
-    if results:
-        _mark_failed_results(attrs, results)
-        reading.sent_back = results
+    if any(m.role == "tool" for m in inputs):  # read when asked (Reading.tool_results): most spans never are
+        reading.sent_back = lambda: _sent_back(attrs, inputs)
         reading.sources["tool_results"] = "llm.input_messages.*.message.content (role tool, after the last role user)"
     if user is not None:
         reading.user_input = user
@@ -171,19 +171,22 @@ def _read_llm(span: SpanRecord, reading: Reading) -> None:
     reading.output_tokens = as_int(attrs.get("llm.token_count.completion"))
 
 
-def _mark_failed_results(attrs: Mapping[str, Any], results: list[ToolResponse]) -> None:
-    """Set ``is_error`` on the results the request in ``input.value`` marks failed. Flattening
-    the messages loses the flag (Anthropic's ``tool_result.is_error``); the request kept whole
-    in ``input.value`` has it, under the same call ids."""
-    if attrs.get("input.mime_type") != _JSON_MIME:
-        return
+def _sent_back(attrs: Mapping[str, Any], inputs: list[Message]) -> list[ToolResponse]:
+    """The tool results after the last user message, their values parsed, with ``is_error`` set
+    where the request kept in ``input.value`` says a call failed: flattening the messages loses
+    that flag (Anthropic's ``tool_result.is_error``), the whole request has it under the same
+    call ids."""
+    results = [ToolResponse(r.call_id, r.name, result_value(r.value)) for r in given_results(inputs)]
+    if not results or attrs.get("input.mime_type") != _JSON_MIME:
+        return results
     request = parse_json_maybe(attrs.get("input.value"))
     if type(request) is not dict or not isinstance(request.get("messages"), list):
-        return
+        return results
     failed = {r.call_id for r in given_results(parse_messages(request["messages"])) if r.is_error and r.call_id}
     for result in results:
         if result.call_id in failed:
             result.is_error = True
+    return results
 
 
 def _read_tool(span: SpanRecord, reading: Reading) -> None:

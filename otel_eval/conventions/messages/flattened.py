@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..base import RequestedToolCall, as_arguments
-from .calls import result_value
 from .envelopes import parse_message
 from .model import Message, ToolResponse, is_mapping, str_or_none
 
@@ -140,7 +139,9 @@ def openinference_messages(grouped: dict[int, dict[str, Any]], with_calls: bool 
                     role,
                     [str(value)] if value else [],
                     [],
-                    [ToolResponse(call_id, str_or_none(fields.get("message.name")), result_value(value))],
+                    [
+                        ToolResponse(call_id, str_or_none(fields.get("message.name")), value)
+                    ],  # as written: parsed when read
                 )
             )
             continue
