@@ -3,14 +3,18 @@
 Chat Completions (``/v1/chat/completions``, plain or streamed) and Responses (``/v1/responses``,
 plain or streamed), the two APIs the frameworks' OpenAI clients speak, Anthropic's Messages API
 (``/v1/messages``, plain or streamed as Anthropic's named SSE events; the anthropic SDK's
-``base_url`` is the server's root, without ``/v1``) and Gemini's ``generateContent`` API
+``base_url`` is the server's root, without ``/v1``), Gemini's ``generateContent`` API
 (``/{v1beta,v1}/models/{model}:generateContent``, and ``:streamGenerateContent?alt=sse`` streamed
 as unnamed SSE events each holding a whole response; the google-genai SDK's ``base_url`` is the
-server's root too, and its 3.x releases post to ``/v1``). Which response comes next is decided from the request alone: the turn is the
-scenario turn whose text appears last in the newest user message (for Messages and Gemini, the
-newest user message that carries text: one holding only ``tool_result`` blocks or
-``functionResponse`` parts is not a new turn), and the step is how many of that turn's tool calls
-the request already carries. So any framework, with any history handling, gets the same decisions.
+server's root too, and its 3.x releases post to ``/v1``) and Amazon Bedrock Runtime's Converse
+API (``/model/{modelId}/converse``, and ``/model/{modelId}/converse-stream`` streamed as AWS's binary
+event stream; boto3's ``bedrock-runtime`` client with ``endpoint_url`` the server's root and any
+credentials: the signature is not checked). Which response comes next is decided from the request
+alone: the turn is the scenario turn whose text appears last in the newest user message (for
+Messages, Gemini and Converse, the newest user message that carries text: one holding only
+``tool_result`` / ``toolResult`` blocks or ``functionResponse`` parts is not a new turn), and the
+step is how many of that turn's tool calls the request already carries. So any framework, with any
+history handling, gets the same decisions.
 
 Standard library only, so that it runs inside every capture's own virtualenv::
 
@@ -23,8 +27,10 @@ import argparse
 import json
 import os
 import re
+import struct
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -552,6 +558,80 @@ def gemini_chunks(step: Step, model: str) -> Iterator[dict[str, Any]]:
         }
 
 
+def bedrock_state(body: dict[str, Any]) -> tuple[str, int]:
+    """(newest user text, tool calls asked for since it) of a Bedrock Converse request: the newest
+    ``user`` message with a ``text`` block (one holding only ``toolResult`` blocks is not a new
+    turn), and the ``toolUse`` blocks of the ``assistant`` messages after it."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+
+    def blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+        return [b for b in message.get("content") or [] if isinstance(b, dict)]
+
+    def has_text(message: dict[str, Any]) -> bool:
+        return any(isinstance(b.get("text"), str) for b in blocks(message))
+
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user" and has_text(m)), default=-1)
+    if last_user < 0:
+        return "", 0
+    user_text = " ".join(b["text"] for b in blocks(messages[last_user]) if isinstance(b.get("text"), str))
+    calls = sum(
+        1 for m in messages[last_user + 1 :] if m.get("role") == "assistant" for b in blocks(m) if "toolUse" in b
+    )
+    return user_text, calls
+
+
+def bedrock_response(step: Step) -> dict[str, Any]:
+    """A ``ConverseResponse``: the answer as a ``text`` block, or the calls as ``toolUse`` blocks."""
+    content: list[dict[str, Any]] = []
+    if step.answer:
+        content.append({"text": step.answer})
+    for name, args in step.calls:
+        content.append({"toolUse": {"toolUseId": _next_id("tooluse_"), "name": name, "input": args}})
+    prompt, output = USAGE["prompt_tokens"], USAGE["completion_tokens"]
+    return {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": "tool_use" if step.calls else "end_turn",
+        "usage": {"inputTokens": prompt, "outputTokens": output, "totalTokens": prompt + output},
+        "metrics": {"latencyMs": 1},
+    }
+
+
+def bedrock_stream_events(step: Step) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``ConverseStream``'s events as (event type, payload): ``messageStart``, per content block
+    ``contentBlockStart`` (tool uses only) / ``contentBlockDelta`` (the answer word by word, a tool
+    use's input as one JSON string) / ``contentBlockStop``, ``messageStop``, ``metadata``."""
+    full = bedrock_response(step)
+    yield "messageStart", {"role": "assistant"}
+    for index, block in enumerate(full["output"]["message"]["content"]):
+        if "text" in block:
+            words = block["text"].split(" ")
+            for i, word in enumerate(words):
+                piece = word if i == 0 else " " + word
+                yield "contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": piece}}
+        else:
+            use = block["toolUse"]
+            start = {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}}
+            yield "contentBlockStart", {"contentBlockIndex": index, "start": start}
+            delta = {"toolUse": {"input": json.dumps(use["input"])}}
+            yield "contentBlockDelta", {"contentBlockIndex": index, "delta": delta}
+        yield "contentBlockStop", {"contentBlockIndex": index}
+    yield "messageStop", {"stopReason": full["stopReason"]}
+    yield "metadata", {"usage": full["usage"], "metrics": full["metrics"]}
+
+
+def eventstream_message(event_type: str, payload: dict[str, Any]) -> bytes:
+    """One message of AWS's binary event stream (``application/vnd.amazon.eventstream``): prelude
+    (total and headers length, CRC32), string headers, the JSON payload, the message's CRC32."""
+    headers = b""
+    for name, value in ((":event-type", event_type), (":content-type", "application/json"), (":message-type", "event")):
+        raw_name, raw_value = name.encode(), value.encode()
+        headers += struct.pack(">B", len(raw_name)) + raw_name + struct.pack(">BH", 7, len(raw_value)) + raw_value
+    body = json.dumps(payload).encode()
+    prelude = struct.pack(">II", 12 + len(headers) + len(body) + 4, len(headers))
+    message = prelude + struct.pack(">I", zlib.crc32(prelude)) + headers + body
+    return message + struct.pack(">I", zlib.crc32(message))
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     log_file: Any | None = None
@@ -617,6 +697,15 @@ class Handler(BaseHTTPRequestHandler):
                 self._sse(gemini_chunks(step, gemini_model), done=False)
             else:
                 self._json(200, gemini_response(step, gemini_model))
+        elif path.endswith("/converse") or path.endswith("/converse-stream"):
+            user_text, calls = bedrock_state(body)
+            step = decide(user_text, calls)
+            self._record(path, body, step)
+            if path.endswith("/converse-stream"):
+                stream = b"".join(eventstream_message(kind, event) for kind, event in bedrock_stream_events(step))
+                self._bytes(200, "application/vnd.amazon.eventstream", stream)
+            else:
+                self._json(200, bedrock_response(step))
         elif path.endswith("/embeddings"):
             inputs = body.get("input")
             inputs = inputs if isinstance(inputs, list) else [inputs]
@@ -644,9 +733,11 @@ class Handler(BaseHTTPRequestHandler):
             self.log_file.flush()
 
     def _json(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode()
+        self._bytes(status, "application/json", json.dumps(payload).encode())
+
+    def _bytes(self, status: int, content_type: str, data: bytes) -> None:
         self.send_response(status)
-        self.send_header("content-type", "application/json")
+        self.send_header("content-type", content_type)
         self.send_header("content-length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
