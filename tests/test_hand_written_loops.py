@@ -349,3 +349,22 @@ def test_gemini_calls_without_ids_take_their_results_by_name_and_order():
         ("Paris", {"result": "It is 18°C and cloudy in Paris."}),
         ("London", {"result": "It is 15°C and rainy in London."}),
     ]
+
+
+def test_litellm_calls_recorded_without_ids_take_the_results_sent_back_by_name():
+    """LiteLLM's own OTel logger writes the calls a response asks for without their ids
+    (``gen_ai.completion.0.function_call.*``); the next request's history names them
+    (``tool_calls`` ids, then the role-tool results by id). The loop still reads as one turn per
+    user message, each call with its result, and S5's failed try as failed."""
+    spans = read_spans(CAPTURES / "litellm_otel.traces.pb")
+    by_session: dict[str, list[Any]] = {}
+    for m in map_spans(spans):
+        by_session.setdefault(m.session_id or "", []).append(m)
+    follow_up = build_trajectory("s3", by_session["litellm_otel-s3-followup"]).turns
+    assert [t.user_input for t in follow_up] == ["What's the weather in Paris?", "What about tomorrow?"]
+    retried = build_trajectory("s5", by_session["litellm_otel-s5-tool-error"]).turns
+    assert len(retried) == 1
+    assert [(c.call_id, c.args, c.error is not None, c.result) for c in retried[0].calls] == [
+        (None, {"city": "Berln"}, True, "Error: Unknown city: Berln"),
+        (None, {"city": "Berlin"}, False, "It is 12°C and windy in Berlin."),
+    ]

@@ -134,9 +134,9 @@ def _continues(trace: _Trace, turn: list[_Trace]) -> bool:
     An agent written by hand leaves a trace per model call when its model client's
     instrumentation is all that traces it, or a trace per step when it opens a span for each.
     Such a trace continues the turn before it when its first model call is sent the results of
-    calls that turn's model asked for (the call ids match). Results without ids tie a trace to
-    the turn only when the trace is a bare model call (every root a model call) that answers the
-    same user message. A new user message starts a new turn: results sent before it are no
+    calls that turn's model asked for (the call ids match). Where one side has no ids (Gemini's
+    calls and results; LiteLLM records the calls without theirs), a trace continues the turn only
+    when it is a bare model call (every root a model call) that answers the same user message. A new user message starts a new turn: results sent before it are no
     longer after the newest user message, so the first call of that trace carries none."""
     _, _, _, roots, llms = trace
     if not llms:
@@ -146,8 +146,8 @@ def _continues(trace: _Trace, turn: list[_Trace]) -> bool:
     if not results:
         return False
     ids = {r.call_id for r in results if r.call_id}
-    if ids:
-        asked = {c.call_id for part in turn for m in part[4] for c in m.reading.requested_calls if c.call_id}
+    asked = {c.call_id for part in turn for m in part[4] for c in m.reading.requested_calls if c.call_id} if ids else ()
+    if asked:
         return not ids.isdisjoint(asked)
     if any(r.reading.span_type != "llm" for r in roots):
         return False

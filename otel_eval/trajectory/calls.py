@@ -155,9 +155,10 @@ def failure_of(value: Any, flagged: bool = False) -> str | None:
 def _results_sent_back(members: list[Any], requests: list[_Request]) -> dict[int, Any]:
     """Each request's result as the turn's model calls were later sent it (a ``ToolResponse``),
     keyed by ``id(request)``: where an untraced tool loop's results are recorded
-    (:meth:`Reading.tool_results`). By call id; where neither side has one (Gemini's function
-    calls), the n-th result named X answers the n-th call of X, in the order of the latest model
-    call's input, which holds every result of the turn so far."""
+    (:meth:`Reading.tool_results`). By call id; a call recorded without one (Gemini's, or
+    LiteLLM's, whose results do carry theirs) takes the n-th result named X for the n-th call of
+    X that has no id, in the order of the latest model call's input, which holds every result of
+    the turn so far."""
     by_call_id: dict[str, Any] = {}
     latest: list[Any] = []
     for m in members:
@@ -169,9 +170,10 @@ def _results_sent_back(members: list[Any], requests: list[_Request]) -> dict[int
                 by_call_id.setdefault(given.call_id, given)
         if len(results) >= len(latest):
             latest = results
+    claimed = {r.call.call_id for r in requests if r.call.call_id}
     by_name: dict[str, list[Any]] = {}
     for given in latest:
-        if not given.call_id and given.name:
+        if given.name and given.call_id not in claimed:
             by_name.setdefault(given.name, []).append(given)
     found: dict[int, Any] = {}
     for r in requests:

@@ -21,15 +21,24 @@ def last_user_text(messages: Sequence[Message]) -> str | None:
 def given_results(messages: Sequence[Message]) -> list[ToolResponse]:
     """The tool results in ``messages`` after the last user message that says something: what a
     model call inside a tool loop is sent back, in order (results sent as role ``user`` content
-    blocks, as Anthropic's are, count)."""
+    blocks, as Anthropic's are, count). A result that names no tool (OpenAI's tool messages name
+    only the call's id) takes the name of the call of that id in the messages before it."""
     found: list[ToolResponse] = []
+    asked: list[Message] = []
     for message in reversed(messages):
         role = message.role
         if role == "user" and message.texts:
             break
-        if role == "tool" or role == "user":  # the assistant's own messages carry none: left unparsed
+        if role == "tool" or role == "user":
             found.extend(reversed(message.responses))
+        elif role == "assistant":
+            asked.append(message)
     found.reverse()
+    if any(r.name is None and r.call_id for r in found):
+        names = {call.call_id: call.name for message in asked for call in message.calls if call.call_id}
+        for r in found:
+            if r.name is None and r.call_id in names:
+                r.name = names[r.call_id]
     return found
 
 
