@@ -40,8 +40,8 @@ LiteLLM's logger uses an SDK provider already set globally instead of building i
 
 from __future__ import annotations
 
-import json
 import os
+from functools import partial
 from typing import Any
 
 os.environ.setdefault("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
@@ -55,54 +55,27 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from captures.scenarios import SCENARIOS, TOOLS, run_tool
+from captures.chat_loop import SYSTEM_PROMPT, TOOL_SPECS, chat_turn
+from captures.scenarios import SCENARIOS
 
 CAPTURE = os.environ.get("CAPTURE_NAME", "litellm_otel")
-SYSTEM_PROMPT = "You are a helpful assistant. Use the tools to answer."
 MODEL = "openai/gpt-4o-mini"
-TOOL_SPECS = [{"type": "function", "function": {"name": name, **spec}} for name, spec in TOOLS.items()]
 
 
-def chat_turn(messages: list[dict[str, Any]], text: str, session: str, user: str) -> str:
-    """The tool loop: model → tools → model ... until the model answers in text."""
-    messages.append({"role": "user", "content": text})
-    for _ in range(8):
-        response = litellm.completion(
-            model=MODEL,
-            api_base=os.environ["OPENAI_BASE_URL"],
-            api_key=os.environ["OPENAI_API_KEY"],
-            messages=messages,
-            tools=TOOL_SPECS,
-            user=user,
-            litellm_session_id=session,
-            metadata={"session_id": session, "user_id": user},
-        )
-        message = response.choices[0].message
-        if not message.tool_calls:
-            messages.append({"role": "assistant", "content": message.content})
-            return message.content or ""
-        messages.append(
-            {
-                "role": "assistant",
-                "content": message.content,
-                "tool_calls": [
-                    {
-                        "id": c.id,
-                        "type": "function",
-                        "function": {"name": c.function.name, "arguments": c.function.arguments},
-                    }
-                    for c in message.tool_calls
-                ],
-            }
-        )
-        for call in message.tool_calls:
-            try:
-                result = run_tool(call.function.name, json.loads(call.function.arguments))
-                content = result if isinstance(result, str) else json.dumps(result)
-            except Exception as exc:  # reported to the model, which may retry
-                content = f"Error: {exc}"
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
-    raise RuntimeError("the model kept asking for tools")
+def ask(messages: list[dict[str, Any]], session: str, user: str) -> Any:
+    """One request through LiteLLM, naming the session and user every way LiteLLM takes them;
+    the response's message (:func:`captures.chat_loop.chat_turn`)."""
+    response = litellm.completion(
+        model=MODEL,
+        api_base=os.environ["OPENAI_BASE_URL"],
+        api_key=os.environ["OPENAI_API_KEY"],
+        messages=messages,
+        tools=TOOL_SPECS,
+        user=user,
+        litellm_session_id=session,
+        metadata={"session_id": session, "user_id": user},
+    )
+    return response.choices[0].message
 
 
 def main() -> None:
@@ -120,7 +93,7 @@ def main() -> None:
             try:
                 messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
                 for turn in scenario.turns:
-                    answer = chat_turn(messages, turn, session, scenario.user)
+                    answer = chat_turn(partial(ask, session=session, user=scenario.user), messages, turn)
                     print(f"{scenario.id}: {turn!r} -> {answer!r}", flush=True)
             finally:
                 context.detach(token)

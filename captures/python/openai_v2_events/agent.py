@@ -37,8 +37,8 @@ records carry no baggage, only the trace and span ids of the chat span they belo
 
 from __future__ import annotations
 
-import json
 import os
+from functools import partial
 from typing import Any
 
 os.environ.setdefault("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
@@ -57,45 +57,16 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from captures.scenarios import SCENARIOS, TOOLS, run_tool
+from captures.chat_loop import SYSTEM_PROMPT, TOOL_SPECS, chat_turn
+from captures.scenarios import SCENARIOS
 
 CAPTURE = os.environ.get("CAPTURE_NAME", "openai_v2_events")
-SYSTEM_PROMPT = "You are a helpful assistant. Use the tools to answer."
 MODEL = "gpt-4o-mini"
-TOOL_SPECS = [{"type": "function", "function": {"name": name, **spec}} for name, spec in TOOLS.items()]
 
 
-def chat_turn(client: OpenAI, messages: list[dict[str, Any]], text: str) -> str:
-    """The tool loop: model → tools → model ... until the model answers in text."""
-    messages.append({"role": "user", "content": text})
-    for _ in range(8):
-        response = client.chat.completions.create(model=MODEL, messages=messages, tools=TOOL_SPECS)
-        message = response.choices[0].message
-        if not message.tool_calls:
-            messages.append({"role": "assistant", "content": message.content})
-            return message.content or ""
-        messages.append(
-            {
-                "role": "assistant",
-                "content": message.content,
-                "tool_calls": [
-                    {
-                        "id": c.id,
-                        "type": "function",
-                        "function": {"name": c.function.name, "arguments": c.function.arguments},
-                    }
-                    for c in message.tool_calls
-                ],
-            }
-        )
-        for call in message.tool_calls:
-            try:
-                result = run_tool(call.function.name, json.loads(call.function.arguments))
-                content = result if isinstance(result, str) else json.dumps(result)
-            except Exception as exc:  # reported to the model, which may retry
-                content = f"Error: {exc}"
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
-    raise RuntimeError("the model kept asking for tools")
+def ask(client: OpenAI, messages: list[dict[str, Any]]) -> Any:
+    """One Chat Completions request; the response's message (:func:`captures.chat_loop.chat_turn`)."""
+    return client.chat.completions.create(model=MODEL, messages=messages, tools=TOOL_SPECS).choices[0].message
 
 
 def main() -> None:
@@ -116,7 +87,7 @@ def main() -> None:
             try:
                 messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
                 for turn in scenario.turns:
-                    answer = chat_turn(client, messages, turn)
+                    answer = chat_turn(partial(ask, client), messages, turn)
                     print(f"{scenario.id}: {turn!r} -> {answer!r}", flush=True)
             finally:
                 context.detach(token)
