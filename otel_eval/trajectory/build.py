@@ -136,8 +136,9 @@ def _continues(trace: _Trace, turn: list[_Trace]) -> bool:
     Such a trace continues the turn before it when its first model call is sent the results of
     calls that turn's model asked for (the call ids match). Where one side has no ids (Gemini's
     calls and results; LiteLLM records the calls without theirs), a trace continues the turn only
-    when it is a bare model call (every root a model call) that answers the same user message. A new user message starts a new turn: results sent before it are no
-    longer after the newest user message, so the first call of that trace carries none."""
+    when it is a bare model call (every root a model call) that answers the same user message. A
+    new user message starts a new turn: results sent before it are no longer after the newest
+    user message, so the first call of that trace carries none."""
     _, _, _, roots, llms = trace
     if not llms:
         return False

@@ -132,24 +132,15 @@ def openinference_messages(grouped: dict[int, dict[str, Any]], with_calls: bool 
         role = _OPENINFERENCE_ROLES.get(role, role)
         text = fields.get("message.content")
         if role == "tool":  # a tool's result sent back to the model, named by the call's id
-            value = text if text not in (None, "") else _content_texts(fields)
-            call_id = str_or_none(fields.get("message.tool_call_id"))
-            messages.append(
-                Message(
-                    role,
-                    [str(value)] if value else [],
-                    [],
-                    [
-                        ToolResponse(call_id, str_or_none(fields.get("message.name")), value)
-                    ],  # as written: parsed when read
-                )
-            )
+            value = text if text not in (None, "") else "\n".join(_texts_of_contents(_nested(fields))) or None
+            name = str_or_none(fields.get("message.name"))
+            response = ToolResponse(str_or_none(fields.get("message.tool_call_id")), name, value)  # parsed when read
+            messages.append(Message(role, [str(value)] if value else [], [], [response]))
             continue
         if not with_calls and text not in (None, ""):
             messages.append(Message(role, [str(text)], []))
             continue
-        # Most messages are a role and a text: no indexed contents or tool calls to group.
-        nested = _NOTHING_NESTED if fields.keys() <= _FLAT_MESSAGE_KEYS else _message_groups(fields)
+        nested = _nested(fields)
         texts = [str(text)] if text not in (None, "") else _texts_of_contents(nested)
         messages.append(Message(role, texts, _openinference_calls(fields, nested) if with_calls else []))
     return messages
@@ -164,11 +155,10 @@ def _texts_of_contents(nested: dict[str, dict[int, dict[str, Any]]]) -> list[str
     ]
 
 
-def _content_texts(fields: dict[str, Any]) -> str | None:
-    """A message's ``message.contents`` texts joined, for a message without ``message.content``."""
-    if fields.keys() <= _FLAT_MESSAGE_KEYS:
-        return None
-    return "\n".join(_texts_of_contents(_message_groups(fields))) or None
+def _nested(fields: dict[str, Any]) -> dict[str, dict[int, dict[str, Any]]]:
+    """A message's indexed groups (``message.contents``, ``message.tool_calls``). Most messages
+    are a role and a text: nothing to group."""
+    return _NOTHING_NESTED if fields.keys() <= _FLAT_MESSAGE_KEYS else _message_groups(fields)
 
 
 def _openinference_calls(
